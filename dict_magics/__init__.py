@@ -1,0 +1,23 @@
+"""dict-magics: delete user-dictionary entries of a translation service from notebooks.
+
+``%load_ext dict_magics`` registers the magics. Importing this package is deliberately light:
+requests, urllib3, ipywidgets and keyring load on first use, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``DictMagics`` with the shell (called by ``%load_ext dict_magics``)."""
+    from .magics import DictMagics
+
+    ipython.register_magics(DictMagics(shell=ipython))
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Nothing to release: clients are created per command and closed after it."""

@@ -1,0 +1,256 @@
+"""Credential profiles: OS keyring items, environment overrides, and clear errors.
+
+A profile is three keyring items under service ``dict-magics``: ``<profile>:access_key``,
+``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` environment variables
+override the keyring for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``),
+so scripts and CI work with no keyring at all. ``keyring`` is imported only when it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import CredentialsError
+from .paths import normalize_base_url
+
+__all__ = [
+    "ENV_ACCESS_KEY",
+    "ENV_BASE_URL",
+    "ENV_PROFILE",
+    "ENV_SECRET_KEY",
+    "SERVICE",
+    "BackendInfo",
+    "Credentials",
+    "backend_info",
+    "default_profile",
+    "delete_profile",
+    "load",
+    "mask",
+    "store",
+    "stored_items",
+]
+
+SERVICE = "dict-magics"
+ENV_BASE_URL = "DICT_MAGICS_BASE_URL"
+ENV_ACCESS_KEY = "DICT_MAGICS_ACCESS_KEY"
+ENV_SECRET_KEY = "DICT_MAGICS_SECRET_KEY"  # noqa: S105 (a variable name)
+ENV_PROFILE = "DICT_MAGICS_PROFILE"
+ITEMS = ("base_url", "access_key", "secret_key")
+_ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
+
+
+def mask(value: str | None) -> str:
+    """Enough of an access key to recognise it, never enough to use it."""
+    if not value:
+        return "(none)"
+    if len(value) <= 8:
+        return "*" * len(value)
+    return f"{value[:4]}\u2026{value[-2:]}"
+
+
+def default_profile() -> str:
+    """The profile used when none is named: ``$DICT_MAGICS_PROFILE`` or ``default``."""
+    return os.environ.get(ENV_PROFILE, "").strip() or "default"
+
+
+def _check_profile(profile: str) -> str:
+    profile = (profile or "").strip()
+    if not profile or ":" in profile or any(not ch.isprintable() for ch in profile):
+        raise CredentialsError(
+            f"profile name {profile!r} is not valid: use letters, digits, '-' or '_'."
+        )
+    return profile
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``)."""
+
+    profile: str
+    base_url: str
+    access_key: str
+    secret_key: str = field(repr=False)
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def masked_access_key(self) -> str:
+        """The access key, masked for display."""
+        return mask(self.access_key)
+
+    def __repr__(self) -> str:
+        return (
+            f"Credentials(profile={self.profile!r}, base_url={self.base_url!r}, "
+            f"access_key={self.masked_access_key!r}, secret_key=<hidden>)"
+        )
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Which keyring backend holds the secrets, and whether it encrypts them."""
+
+    name: str
+    available: bool
+    plaintext: bool
+
+    @property
+    def warning(self) -> str | None:
+        """What the user should know about this backend, if anything."""
+        if not self.available:
+            return (
+                "no keyring backend is available: install and unlock one (e.g. gnome-keyring), "
+                f"or set {ENV_ACCESS_KEY} / {ENV_SECRET_KEY} / {ENV_BASE_URL}"
+            )
+        if self.plaintext:
+            return "this keyring backend stores secrets in a plaintext file, unencrypted"
+        return None
+
+
+def _keyring() -> Any:
+    import keyring
+
+    return keyring
+
+
+def _backend_name(backend: Any) -> str:
+    cls = type(backend)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def backend_info() -> BackendInfo:
+    """Describe the active keyring backend without reading any secret."""
+    keyring = _keyring()
+    from keyring.backends import fail
+
+    backend = keyring.get_keyring()
+    chained = getattr(backend, "backends", None)
+    members = list(chained) if chained else [backend]
+    names = " + ".join(_backend_name(b) for b in members) or _backend_name(backend)
+    available = not all(isinstance(b, fail.Keyring) for b in members)
+    plaintext = any(
+        "plaintext" in type(b).__name__.lower()
+        or (
+            type(b).__module__.startswith("keyrings.alt")
+            and "crypt" not in type(b).__name__.lower()
+        )
+        for b in members
+    )
+    return BackendInfo(names, available, plaintext)
+
+
+def _translate(exc: Exception, action: str, profile: str) -> CredentialsError:
+    """Turn a keyring exception into one clear line that never quotes a secret."""
+    from keyring import errors
+
+    env_hint = (
+        f"Meanwhile, set {ENV_BASE_URL}, {ENV_ACCESS_KEY} and {ENV_SECRET_KEY} "
+        "to work without the keyring."
+    )
+    if isinstance(exc, errors.NoKeyringError):
+        return CredentialsError(
+            f"cannot {action} profile {profile!r}: no keyring backend is available. "
+            "Install and start one (on Linux: gnome-keyring with a D-Bus session; see the "
+            f"README's troubleshooting). {env_hint}"
+        )
+    if isinstance(exc, errors.KeyringLocked):
+        return CredentialsError(
+            f"cannot {action} profile {profile!r}: the keyring is locked. Unlock it "
+            f"(log in to your desktop, or unlock gnome-keyring) and try again. {env_hint}"
+        )
+    if isinstance(exc, errors.InitError):
+        return CredentialsError(
+            f"cannot {action} profile {profile!r}: the keyring could not be opened "
+            f"({type(exc).__name__}). {env_hint}"
+        )
+    return CredentialsError(
+        f"cannot {action} profile {profile!r}: the keyring backend failed "
+        f"({type(exc).__name__}). {env_hint}"
+    )
+
+
+def _read(profile: str, item: str) -> str | None:
+    keyring = _keyring()
+    try:
+        return keyring.get_password(SERVICE, f"{profile}:{item}")
+    except Exception as exc:
+        raise _translate(exc, "read", profile) from None
+
+
+def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
+    """Credentials for ``profile``; ``base_url`` (from configuration) overrides the stored one.
+
+    Environment variables apply to the environment's profile only, so ``-p other`` still
+    reads ``other`` from the keyring. Raises ``CredentialsError`` saying what is missing.
+    """
+    profile = _check_profile(profile or default_profile())
+    values: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    if base_url:
+        values["base_url"], sources["base_url"] = base_url, "config"
+    if profile == default_profile():
+        for item, var in _ENV_OF.items():
+            value = os.environ.get(var, "").strip()
+            if value and item not in values:
+                values[item], sources[item] = value, "env"
+    for item in ITEMS:
+        if item not in values:
+            stored = _read(profile, item)
+            if stored:
+                values[item], sources[item] = stored, "keyring"
+    missing = [item for item in ITEMS if item not in values]
+    if missing:
+        raise CredentialsError(
+            f"no {' / '.join(m.replace('_', ' ') for m in missing)} for profile {profile!r}. "
+            f"Run %dict_login -p {profile} (or `dict-magics login --profile {profile}`), "
+            f"or set {', '.join(_ENV_OF[m] for m in missing)}."
+        )
+    return Credentials(
+        profile,
+        normalize_base_url(values["base_url"]),
+        values["access_key"],
+        values["secret_key"],
+        sources,
+    )
+
+
+def stored_items(profile: str) -> dict[str, bool]:
+    """Which of the profile's keyring items exist (values are not returned)."""
+    profile = _check_profile(profile)
+    return {item: bool(_read(profile, item)) for item in ITEMS}
+
+
+def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
+    """Save a profile in the keyring after checking the base URL; returns what was saved."""
+    profile = _check_profile(profile)
+    base_url = normalize_base_url(base_url)
+    if not access_key.strip() or not secret_key:
+        raise CredentialsError("both an access key and a secret key are needed.")
+    keyring = _keyring()
+    values = {"base_url": base_url, "access_key": access_key.strip(), "secret_key": secret_key}
+    try:
+        for item, value in values.items():
+            keyring.set_password(SERVICE, f"{profile}:{item}", value)
+    except Exception as exc:
+        raise _translate(exc, "save", profile) from None
+    return Credentials(
+        profile, base_url, values["access_key"], secret_key, dict.fromkeys(ITEMS, "keyring")
+    )
+
+
+def delete_profile(profile: str) -> list[str]:
+    """Remove the profile's keyring items; returns the items that existed."""
+    profile = _check_profile(profile)
+    keyring = _keyring()
+    from keyring.errors import PasswordDeleteError
+
+    removed = []
+    for item in ITEMS:
+        try:
+            keyring.delete_password(SERVICE, f"{profile}:{item}")
+        except PasswordDeleteError:
+            continue
+        except Exception as exc:
+            raise _translate(exc, "remove", profile) from None
+        removed.append(item)
+    return removed
