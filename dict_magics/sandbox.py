@@ -150,6 +150,14 @@ class SandboxServer:
         """The base URL to give a client: ``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self.port}"
 
+    def env(self) -> dict[str, str]:
+        """The ``DICT_MAGICS_*`` variables that point a client at this sandbox."""
+        return {
+            "DICT_MAGICS_BASE_URL": self.url,
+            "DICT_MAGICS_ACCESS_KEY": self.access_key,
+            "DICT_MAGICS_SECRET_KEY": self.secret_key,
+        }
+
     # -- state -----------------------------------------------------------------------------
 
     @property

@@ -80,3 +80,22 @@ def sandbox() -> Iterator[SandboxServer]:
     """A fresh sandbox with entries "1".."100" on 127.0.0.1."""
     with SandboxServer(100) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def _shell():
+    """One real IPython InteractiveShell for the whole run (IPython allows one per process)."""
+    from IPython.testing.globalipapp import start_ipython
+
+    return start_ipython()
+
+
+@pytest.fixture
+def ip(_shell, memory_keyring: MemoryKeyring):
+    """The real shell with ``dict_magics`` freshly loaded and no ``%config`` left from others."""
+    import dict_magics
+
+    _shell.config.pop("DictMagics", None)
+    dict_magics.load_ipython_extension(_shell)
+    yield _shell
+    _shell.config.pop("DictMagics", None)
