@@ -1,0 +1,414 @@
+"""DictionaryClient against the sandbox over real loopback HTTP: outcomes, retries, id rules."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dict_magics.client import DictionaryClient
+from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
+from dict_magics.paths import API_PREFIX
+from dict_magics.sandbox import SandboxServer
+from dict_magics.signing import sign
+
+
+def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
+    options.setdefault("backoff", 0.01)
+    return DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key, **options)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def assert_fresh_signed_nonces(sandbox: SandboxServer) -> None:
+    nonces = [r.headers["nonce"] for r in sandbox.requests]
+    assert len(set(nonces)) == len(nonces)
+    for record in sandbox.requests:
+        assert record.headers["signature"] == sign(
+            record.path, sandbox.secret_key, record.headers["nonce"]
+        )
+
+
+# -- plain outcomes ---------------------------------------------------------------------------
+
+
+def test_delete_one_entry(sandbox: SandboxServer) -> None:
+    result = client_for(sandbox).delete_entry("7")
+    assert result.ok and result.status == "success"
+    assert (result.entry_id, result.http_status, result.attempts) == ("7", 200, 1)
+    assert not result.outcome_unknown and result.reason is None and result.elapsed >= 0
+    assert "7" not in sandbox.entries and len(sandbox.entries) == 99
+    [record] = sandbox.requests
+    assert (record.method, record.path, record.operation) == (
+        "DELETE",
+        "/api/v1/dictionary/7",
+        "delete",
+    )
+    assert record.headers["Content-Type"] == "application/json"
+    assert record.headers["accessKey"] == sandbox.access_key
+    assert sandbox.secret_key not in str(record.headers)
+
+
+def test_unknown_id_is_a_failure_with_the_services_reason(sandbox: SandboxServer) -> None:
+    result = client_for(sandbox).delete_entry("nope")
+    assert not result.ok and result.status == "failure" and not result.outcome_unknown
+    assert result.http_status == 404
+    assert "status 'failure'" in result.reason and "no such entry" in result.reason
+    assert len(sandbox.entries) == 100
+
+
+def test_purge_deletes_everything(sandbox: SandboxServer) -> None:
+    result = client_for(sandbox).delete_all()
+    assert result.ok and result.entry_id is None
+    assert sandbox.entries == {}
+    assert [r.operation for r in sandbox.requests] == ["purge"]
+    assert sandbox.requests[0].path == "/api/v1/dictionary/dictionary-all"
+
+
+def test_wrong_secret_is_reported_not_raised(sandbox: SandboxServer) -> None:
+    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
+    result = client.delete_entry("1")
+    assert not result.ok and result.http_status == 401
+    assert "signature does not match" in result.reason
+    assert "wrong-secret" not in result.reason and "1" in sandbox.entries
+
+
+def test_base_url_with_api_v1_suffix_works(sandbox: SandboxServer) -> None:
+    client = DictionaryClient(sandbox.url + "/api/v1/", sandbox.access_key, sandbox.secret_key)
+    assert client.delete_entry("3").ok
+    assert sandbox.requests[0].path == "/api/v1/dictionary/3"
+
+
+# -- id and URL rules: refused before any request ---------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["dictionary-all", "DICTIONARY-all", "", " ", ".", "..", "a\nb"])
+def test_bad_ids_never_reach_the_service(sandbox: SandboxServer, bad: str) -> None:
+    client = client_for(sandbox)
+    with pytest.raises(InvalidIdError):
+        client.delete_entry(bad)
+    with pytest.raises(InvalidIdError):
+        client.delete_entries(["1", "2", bad, "3"])
+    assert sandbox.requests == [] and len(sandbox.entries) == 100
+
+
+@pytest.mark.parametrize(
+    "entry_id",
+    [
+        "a/b",
+        "../..",
+        "%64ictionary-all",
+        "x?y=1",
+        "frag#ment",
+        "dictionary-all/..",
+        "..%2F..",
+        "\u202edictionary-all",
+        "ﬁ",
+        "100%",
+    ],
+)
+def test_tricky_ids_arrive_as_one_literal_segment(sandbox: SandboxServer, entry_id: str) -> None:
+    sandbox.add_entries([entry_id])
+    result = client_for(sandbox).delete_entry(entry_id)
+    assert result.ok, result
+    [record] = sandbox.requests
+    assert record.operation == "delete" and record.entry_id == entry_id
+    assert record.path.count("/") == API_PREFIX.count("/")
+    assert len(sandbox.entries) == 100
+
+
+def test_plain_http_to_a_remote_host_is_refused() -> None:
+    with pytest.raises(InvalidBaseUrlError, match="plain http"):
+        DictionaryClient("http://dictionary.example.com", "a", "s")
+
+
+def test_missing_keys_and_bad_options_are_refused() -> None:
+    with pytest.raises(DictMagicsError):
+        DictionaryClient("https://example.com", "", "s")
+    with pytest.raises(DictMagicsError):
+        DictionaryClient("https://example.com", "a", "s", timeout=0)
+    with pytest.raises(DictMagicsError):
+        DictionaryClient("https://example.com", "a", "s", max_retries=-1)
+
+
+def test_client_repr_never_shows_the_secret(sandbox: SandboxServer) -> None:
+    client = client_for(sandbox)
+    assert sandbox.secret_key not in repr(client)
+    assert sandbox.secret_key not in repr(client._auth)
+
+
+# -- redirects --------------------------------------------------------------------------------
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    received: ClassVar[list[dict[str, str]]]
+
+    def do_DELETE(self) -> None:
+        type(self).received.append(dict(self.headers.items()))
+        self.send_response(200)
+        self.send_header("Content-Length", "20")
+        self.end_headers()
+        self.wfile.write(b'{"status": "success"}'[:20])
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    received: list[dict[str, str]] = []
+    handler = type("Recorder", (_Recorder,), {"received": received})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_redirects_are_not_followed(sandbox: SandboxServer, recorder) -> None:
+    elsewhere, received = recorder
+    sandbox.inject("redirect", location=elsewhere + "/api/v1/dictionary/1")
+    result = client_for(sandbox).delete_entry("1")
+    assert not result.ok and result.http_status == 307 and not result.outcome_unknown
+    assert elsewhere.removeprefix("http://") in result.reason and "not followed" in result.reason
+    assert received == []
+    assert "1" in sandbox.entries
+
+
+def test_redirect_target_recorder_really_records(recorder) -> None:
+    # The check above means something only if the recorder would have seen a followed request.
+    import requests
+
+    elsewhere, received = recorder
+    requests.delete(elsewhere + "/x", headers={"accessKey": "probe"}, timeout=5)
+    assert received and received[0]["accessKey"] == "probe"
+
+
+# -- retries ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [429, 502, 503, 504])
+def test_retryable_statuses_are_retried_with_fresh_nonces(
+    sandbox: SandboxServer, code: int
+) -> None:
+    sandbox.fail_next(2, code)
+    result = client_for(sandbox, max_retries=3).delete_entry("5")
+    assert result.ok and result.attempts == 3 and not result.outcome_unknown
+    assert len(sandbox.requests) == 3 and "5" not in sandbox.entries
+    assert_fresh_signed_nonces(sandbox)
+
+
+@pytest.mark.parametrize("code", [429, 503])
+def test_giving_up_says_so(sandbox: SandboxServer, code: int) -> None:
+    sandbox.fail_next(10, code)
+    result = client_for(sandbox, max_retries=2).delete_entry("5")
+    assert not result.ok and not result.outcome_unknown and result.attempts == 3
+    assert f"HTTP {code}" in result.reason and "gave up after 3 attempts" in result.reason
+    assert len(sandbox.requests) == 3
+
+
+@pytest.mark.parametrize("code", [502, 504])
+def test_gateway_errors_may_have_been_applied(sandbox: SandboxServer, code: int) -> None:
+    # A 504 then "no such entry" could mean the first attempt deleted it: say we do not know.
+    sandbox.fail_next(1, code)
+    result = client_for(sandbox).delete_entry("no-such-id")
+    assert not result.ok and result.outcome_unknown and result.attempts == 2
+    assert f"HTTP {code}" in result.reason and "may have reached the service" in result.reason
+
+
+def test_non_retryable_statuses_are_not_retried(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(1, 500)
+    result = client_for(sandbox).delete_entry("5")
+    assert not result.ok and result.attempts == 1 and result.http_status == 500
+    assert len(sandbox.requests) == 1 and "5" in sandbox.entries
+
+
+def test_retry_after_is_honoured(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(1, 429, retry_after=1)
+    started = time.monotonic()
+    result = client_for(sandbox).delete_entry("5")
+    assert result.ok and result.attempts == 2
+    assert time.monotonic() - started >= 1.0
+    first, second = sandbox.requests
+    assert second.at - first.at >= 1.0
+
+
+def test_retry_after_is_capped(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(1, 503, retry_after=3600)
+    result = client_for(sandbox, max_retry_after=0.05).delete_entry("5")
+    assert result.ok and result.attempts == 2 and result.elapsed < 60
+
+
+def test_connection_refused_is_retried_then_reported() -> None:
+    port = free_port()
+    client = DictionaryClient(f"http://127.0.0.1:{port}", "a", "s", max_retries=2, backoff=0.01)
+    result = client.delete_entry("1")
+    assert not result.ok and not result.outcome_unknown and result.attempts == 3
+    assert "could not connect" in result.reason
+
+
+def test_connection_refused_then_service_comes_up() -> None:
+    port = free_port()
+    sandbox = SandboxServer(10, port=port)
+    client = DictionaryClient(
+        f"http://127.0.0.1:{port}",
+        sandbox.access_key,
+        sandbox.secret_key,
+        max_retries=8,
+        backoff=0.2,
+    )
+    timer = threading.Timer(0.3, sandbox.start)
+    timer.start()
+    try:
+        result = client.delete_entry("1")
+    finally:
+        timer.join()
+        sandbox.stop()
+    assert result.ok and result.attempts >= 2
+    assert "1" not in sandbox.entries
+
+
+# -- outcome unknown and unreadable answers ---------------------------------------------------
+
+
+def test_read_timeout_is_outcome_unknown(sandbox: SandboxServer) -> None:
+    sandbox.inject("hang", delay=3)
+    result = client_for(sandbox, timeout=0.3).delete_entry("9")
+    assert result.outcome_unknown and not result.ok and result.attempts == 1
+    assert "no answer within" in result.reason and "may have reached" in result.reason
+    assert "9" not in sandbox.entries  # the sandbox did act on it: "unknown" was the truth
+
+
+def test_dropped_connection_after_sending_is_outcome_unknown(sandbox: SandboxServer) -> None:
+    sandbox.inject("drop_after")
+    result = client_for(sandbox).delete_entry("9")
+    assert result.outcome_unknown and result.attempts == 1 and len(sandbox.requests) == 1
+    assert "dropped" in result.reason
+
+
+def test_slowly_dripping_answer_is_outcome_unknown(sandbox: SandboxServer) -> None:
+    sandbox.inject("drip", delay=0.1)
+    result = client_for(sandbox, timeout=0.5).delete_entry("9")
+    assert result.outcome_unknown and result.http_status == 200
+    assert "did not arrive within" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("non_json", "not JSON: 'OK, deleted.'"),
+        ("no_status", "has no status"),
+        ("other_status", "unexpected status 'deleted'"),
+        ("html", "HTTP 500 with an answer that is not JSON"),
+        ("huge", "larger than 64 KiB"),
+    ],
+)
+def test_unreadable_answers_are_failures_that_say_what_came(
+    sandbox: SandboxServer, kind: str, words: str
+) -> None:
+    sandbox.inject(kind)
+    result = client_for(sandbox).delete_entry("9")
+    assert not result.ok and not result.outcome_unknown and result.attempts == 1
+    assert words in result.reason
+    assert len(result.reason) < 400
+
+
+# -- batches ----------------------------------------------------------------------------------
+
+
+def test_batch_keeps_input_order_and_deletes_duplicates_once(sandbox: SandboxServer) -> None:
+    ids = ["5", "nope", "6", "5", " 6 ", "7"]
+    calls: list[tuple[int, int]] = []
+    batch = client_for(sandbox).delete_entries(
+        ids, workers=3, progress=lambda done, total, result: calls.append((done, total))
+    )
+    assert [r.entry_id for r in batch.results] == ["5", "nope", "6", "5", "6", "7"]
+    assert [r.ok for r in batch.results] == [True, False, True, True, True, True]
+    assert (batch.succeeded, batch.failed, batch.ok) == (5, 1, False)
+    assert sorted(r.entry_id for r in sandbox.requests) == ["5", "6", "7", "nope"]
+    assert sorted(calls) == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_batch_of_many_on_many_workers(sandbox: SandboxServer) -> None:
+    batch = client_for(sandbox).delete_entries([str(i) for i in range(1, 101)], workers=16)
+    assert batch.ok and batch.succeeded == 100 and sandbox.entries == {}
+    assert_fresh_signed_nonces(sandbox)
+
+
+def test_batch_cancel_reports_what_was_not_attempted(sandbox: SandboxServer) -> None:
+    cancel = threading.Event()
+
+    def stop_after_three(done: int, total: int, result: object) -> None:
+        if done == 3:
+            cancel.set()
+
+    batch = client_for(sandbox).delete_entries(
+        [str(i) for i in range(1, 51)], workers=1, progress=stop_after_three, cancel=cancel
+    )
+    attempted = [r for r in batch.results if r.attempts > 0]
+    assert len(attempted) == 3 and batch.failed == 47
+    assert all("not attempted" in r.reason for r in batch.results if r.attempts == 0)
+    assert len(sandbox.entries) == 97
+
+
+def test_workers_must_be_positive(sandbox: SandboxServer) -> None:
+    with pytest.raises(DictMagicsError):
+        client_for(sandbox).delete_entries(["1"], workers=0)
+
+
+# -- property: an id is one segment or refused, never the purge -------------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(0) as server:
+        yield server
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(alphabet="/.%?#& dictonary-aLL\\", max_size=30),
+        st.sampled_from(
+            [
+                "dictionary-all",
+                "Dictionary-ALL",
+                "%64ictionary-all",
+                "dictionary%2Dall",
+                "./dictionary-all",
+                "dictionary-all/.",
+            ]
+        ),
+    )
+)
+def test_any_id_is_one_segment_or_refused(shared_sandbox: SandboxServer, entry_id: str) -> None:
+    client = client_for(shared_sandbox)
+    shared_sandbox.clear_log()
+    shared_sandbox.add_entries([entry_id.strip()] if entry_id.strip() else [])
+    try:
+        result = client.delete_entry(entry_id)
+    except InvalidIdError:
+        assert shared_sandbox.requests == []
+        return
+    [record] = shared_sandbox.requests
+    assert record.operation == "delete", record
+    assert record.entry_id == entry_id.strip()
+    assert "/" not in record.path[len(API_PREFIX) :]
+    assert result.ok, result
