@@ -97,7 +97,8 @@ class SandboxServer:
     ) -> None:
         ids = [str(i) for i in range(1, entries + 1)] if isinstance(entries, int) else entries
         self.access_key = access_key
-        self.secret_key = secret_key or secrets.token_urlsafe(24)
+        # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
+        self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency = latency
         self._state = _State(entries={i: f"term {i}" for i in ids}, log=deque(maxlen=max_log))
         self._port = port

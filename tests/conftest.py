@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 
@@ -13,7 +14,10 @@ from keyring.errors import PasswordDeleteError
 
 from dict_magics.sandbox import SandboxServer
 
+pytest_plugins = ["pytester"]
+
 REQUIRE_ENV = "DICT_MAGICS_REQUIRE_SYSTEM_TESTS"
+SANDBOX_SECRET = re.compile(r"sandbox-secret-[A-Za-z0-9_-]{8,}")
 
 
 def require(condition: bool, reason: str) -> None:
@@ -87,7 +91,9 @@ def _shell():
     """One real IPython InteractiveShell for the whole run (IPython allows one per process)."""
     from IPython.testing.globalipapp import start_ipython
 
-    return start_ipython()
+    shell = start_ipython()
+    _record_displays(shell)
+    return shell
 
 
 @pytest.fixture
@@ -99,3 +105,95 @@ def ip(_shell, memory_keyring: MemoryKeyring):
     dict_magics.load_ipython_extension(_shell)
     yield _shell
     _shell.config.pop("DictMagics", None)
+
+
+# -- secret hygiene: every test's output, logs and displays are searched for secrets ----------
+#
+# Known secrets are: any sandbox secret (they share a recognisable prefix), the secret key in
+# the environment, every secret item in the in-memory keyring, and values a test registers with
+# the ``known_secret`` fixture. A test that deliberately shows a secret says so with
+# ``@pytest.mark.shows_secret``.
+
+_registered: set[str] = set()
+_displayed: dict[str, list[str]] = {}
+
+
+@pytest.fixture
+def known_secret():
+    """Register a secret value the hygiene check must not find in this test's output."""
+    added: list[str] = []
+
+    def register(value: str) -> str:
+        added.append(value)
+        _registered.add(value)
+        return value
+
+    yield register
+    _registered.difference_update(added)
+
+
+def _current_secrets() -> set[str]:
+    found = set(_registered)
+    env_secret = os.environ.get("DICT_MAGICS_SECRET_KEY", "")
+    if len(env_secret) >= 6:
+        found.add(env_secret)
+    backend = keyring.get_keyring()
+    if isinstance(backend, MemoryKeyring):
+        found.update(
+            v
+            for (_, user), v in backend.items.items()
+            if user.endswith(":secret_key") and len(v) >= 6
+        )
+    return found
+
+
+def _leaks(texts: list[str], secrets: set[str]) -> list[str]:
+    hits = []
+    for text in texts:
+        hits.extend(m.group(0)[:24] + "..." for m in SANDBOX_SECRET.finditer(text))
+        hits.extend(f"a known secret ({len(s)} chars)" for s in secrets if s in text)
+    return hits
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    _displayed[item.nodeid] = []
+    yield
+    item.stash[_SECRETS_KEY] = _current_secrets()
+
+
+_SECRETS_KEY = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or item.get_closest_marker("shows_secret"):
+        return
+    texts = [content for _, content in report.sections]
+    texts.extend(_displayed.pop(item.nodeid, []))
+    leaks = _leaks(texts, item.stash.get(_SECRETS_KEY, set()))
+    if leaks:
+        report.outcome = "failed"
+        report.longrepr = (
+            "secret hygiene: a secret appeared in this test's output, logs or displays: "
+            + ", ".join(sorted(set(leaks)))
+        )
+
+
+def _record_displays(shell) -> None:
+    """Keep every mime bundle the shell formats, for the hygiene check."""
+    formatter = shell.display_formatter
+    if getattr(formatter, "_dict_magics_recording", False):
+        return
+    original = formatter.format
+
+    def format_and_record(obj, include=None, exclude=None):
+        data, metadata = original(obj, include=include, exclude=exclude)
+        for bucket in _displayed.values():
+            bucket.extend(str(v) for v in data.values())
+        return data, metadata
+
+    formatter.format = format_and_record
+    formatter._dict_magics_recording = True

@@ -137,6 +137,7 @@ def test_env_points_a_client_at_the_sandbox(sandbox: SandboxServer) -> None:
     assert env["DICT_MAGICS_SECRET_KEY"] == sandbox.secret_key
 
 
+@pytest.mark.shows_secret
 def test_command_line_serves_until_interrupted() -> None:
     process = subprocess.Popen(
         [
