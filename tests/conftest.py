@@ -92,6 +92,8 @@ def _shell():
     from IPython.testing.globalipapp import start_ipython
 
     shell = start_ipython()
+    # Render every mime type, as a notebook front end would (a terminal asks for text only).
+    shell.display_formatter.active_types = shell.display_formatter.format_types
     _record_displays(shell)
     return shell
 
