@@ -211,6 +211,11 @@ class SandboxServer:
         """Answer the next ``count`` requests with ``status`` (and ``Retry-After``)."""
         self.inject("status", count, status=status, retry_after=retry_after)
 
+    def drop_connections(self) -> None:
+        """Close every open (kept-alive) connection now, as a server restart or idle timeout does."""
+        if self._server is not None:
+            self._server.close_connections()
+
     def clear_faults(self) -> None:
         """Drop every pending fault."""
         with self._state.lock:

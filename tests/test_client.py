@@ -6,8 +6,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -148,56 +146,6 @@ def test_client_repr_never_shows_the_secret(sandbox: SandboxServer) -> None:
     assert sandbox.secret_key not in repr(client._auth)
 
 
-# -- redirects --------------------------------------------------------------------------------
-
-
-class _Recorder(BaseHTTPRequestHandler):
-    received: ClassVar[list[dict[str, str]]]
-
-    def do_DELETE(self) -> None:
-        type(self).received.append(dict(self.headers.items()))
-        self.send_response(200)
-        self.send_header("Content-Length", "20")
-        self.end_headers()
-        self.wfile.write(b'{"status": "success"}'[:20])
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
-    received: list[dict[str, str]] = []
-    handler = type("Recorder", (_Recorder,), {"received": received})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", received
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_redirects_are_not_followed(sandbox: SandboxServer, recorder) -> None:
-    elsewhere, received = recorder
-    sandbox.inject("redirect", location=elsewhere + "/api/v1/dictionary/1")
-    result = client_for(sandbox).delete_entry("1")
-    assert not result.ok and result.http_status == 307 and not result.outcome_unknown
-    assert elsewhere.removeprefix("http://") in result.reason and "not followed" in result.reason
-    assert received == []
-    assert "1" in sandbox.entries
-
-
-def test_redirect_target_recorder_really_records(recorder) -> None:
-    # The check above means something only if the recorder would have seen a followed request.
-    import requests
-
-    elsewhere, received = recorder
-    requests.delete(elsewhere + "/x", headers={"accessKey": "probe"}, timeout=5)
-    assert received and received[0]["accessKey"] == "probe"
-
-
 # -- retries ----------------------------------------------------------------------------------
 
 
@@ -282,49 +230,7 @@ def test_connection_refused_then_service_comes_up() -> None:
     assert "1" not in sandbox.entries
 
 
-# -- outcome unknown and unreadable answers ---------------------------------------------------
-
-
-def test_read_timeout_is_outcome_unknown(sandbox: SandboxServer) -> None:
-    sandbox.inject("hang", delay=3)
-    result = client_for(sandbox, timeout=0.3).delete_entry("9")
-    assert result.outcome_unknown and not result.ok and result.attempts == 1
-    assert "no answer within" in result.reason and "may have reached" in result.reason
-    assert "9" not in sandbox.entries  # the sandbox did act on it: "unknown" was the truth
-
-
-def test_dropped_connection_after_sending_is_outcome_unknown(sandbox: SandboxServer) -> None:
-    sandbox.inject("drop_after")
-    result = client_for(sandbox).delete_entry("9")
-    assert result.outcome_unknown and result.attempts == 1 and len(sandbox.requests) == 1
-    assert "dropped" in result.reason
-
-
-def test_slowly_dripping_answer_is_outcome_unknown(sandbox: SandboxServer) -> None:
-    sandbox.inject("drip", delay=0.1)
-    result = client_for(sandbox, timeout=0.5).delete_entry("9")
-    assert result.outcome_unknown and result.http_status == 200
-    assert "did not arrive within" in result.reason
-
-
-@pytest.mark.parametrize(
-    ("kind", "words"),
-    [
-        ("non_json", "not JSON: 'OK, deleted.'"),
-        ("no_status", "has no status"),
-        ("other_status", "unexpected status 'deleted'"),
-        ("html", "HTTP 500 with an answer that is not JSON"),
-        ("huge", "larger than 64 KiB"),
-    ],
-)
-def test_unreadable_answers_are_failures_that_say_what_came(
-    sandbox: SandboxServer, kind: str, words: str
-) -> None:
-    sandbox.inject(kind)
-    result = client_for(sandbox).delete_entry("9")
-    assert not result.ok and not result.outcome_unknown and result.attempts == 1
-    assert words in result.reason
-    assert len(result.reason) < 400
+# Unreadable answers, timeouts, dropped connections and redirects: see test_faults.py.
 
 
 # -- batches ----------------------------------------------------------------------------------

@@ -1,0 +1,173 @@
+"""The fault matrix: every way the network or the service can misbehave, one test each.
+
+Each case asserts the outcome the client reports, how many attempts it made, and what really
+happened at the sandbox, so a report can never be wrong: "success" means deleted exactly once,
+"failure" means not deleted, and "unknown" is used exactly when the service may have acted.
+The table in docs/reliability.md is this file in prose.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from dict_magics.client import DictionaryClient
+from dict_magics.render import kind_of
+from dict_magics.sandbox import SandboxServer
+
+
+@dataclass(frozen=True)
+class Case:
+    setup: Callable[[SandboxServer], None]
+    outcome: str  # success | failure | unknown
+    attempts: int
+    deleted: bool
+    reason: str = ""
+    http_status: int | None = None
+
+
+CASES = {
+    "429 with Retry-After": Case(
+        lambda s: s.fail_next(1, 429, retry_after=0), "success", 2, True, http_status=200
+    ),
+    "500": Case(lambda s: s.fail_next(1, 500), "failure", 1, False, "HTTP 500", 500),
+    "502": Case(lambda s: s.fail_next(1, 502), "success", 2, True, http_status=200),
+    "503": Case(lambda s: s.fail_next(1, 503), "success", 2, True, http_status=200),
+    "504": Case(lambda s: s.fail_next(1, 504), "success", 2, True, http_status=200),
+    "503 every time": Case(
+        lambda s: s.fail_next(99, 503), "failure", 4, False, "gave up after 4 attempts"
+    ),
+    "reset on receipt (drop_before)": Case(
+        lambda s: s.inject("drop_before"), "unknown", 1, False, "dropped"
+    ),
+    "dropped after acting (drop_after)": Case(
+        lambda s: s.inject("drop_after"), "unknown", 1, True, "dropped"
+    ),
+    "read timeout": Case(
+        lambda s: s.inject("hang", delay=2),
+        "unknown",
+        1,
+        True,
+        "no answer within the 0.5 s timeout",
+    ),
+    "non-JSON body": Case(
+        lambda s: s.inject("non_json"), "failure", 1, False, "not JSON: 'OK, deleted.'", 200
+    ),
+    "JSON without status": Case(
+        lambda s: s.inject("no_status"), "failure", 1, False, "has no status", 200
+    ),
+    "status other than success/failure": Case(
+        lambda s: s.inject("other_status"), "failure", 1, False, "unexpected status 'deleted'", 200
+    ),
+    "HTML error page": Case(
+        lambda s: s.inject("html"), "failure", 1, False, "500 Internal Server Error", 500
+    ),
+    "huge body": Case(lambda s: s.inject("huge"), "failure", 1, False, "larger than 64 KiB", 200),
+    "slowly dripping body": Case(
+        lambda s: s.inject("drip", delay=0.2), "unknown", 1, True, "did not arrive within", 200
+    ),
+}
+
+
+def make_client(sandbox: SandboxServer, **options: object) -> DictionaryClient:
+    return DictionaryClient(
+        sandbox.url, sandbox.access_key, sandbox.secret_key, timeout=0.5, backoff=0.01, **options
+    )
+
+
+def applied_deletes(sandbox: SandboxServer, entry_id: str) -> int:
+    """How many times the sandbox really removed ``entry_id``."""
+    return sum(
+        1
+        for r in sandbox.requests
+        if r.entry_id == entry_id
+        and r.operation == "delete"
+        and (r.outcome == "success" or r.outcome.endswith("(applied)"))
+    )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fault(sandbox: SandboxServer, name: str) -> None:
+    case = CASES[name]
+    case.setup(sandbox)
+    result = make_client(sandbox).delete_entry("42")
+    assert kind_of(result) == case.outcome, result
+    assert result.attempts == case.attempts, result
+    assert result.ok == (case.outcome == "success")
+    assert ("42" not in sandbox.entries) == case.deleted
+    assert applied_deletes(sandbox, "42") == int(case.deleted)
+    assert case.reason in (result.reason or ""), result
+    if case.http_status is not None:
+        assert result.http_status == case.http_status
+    if case.outcome == "unknown":
+        assert "may have reached the service" in result.reason
+    # Every attempt was a distinct, valid request: no replay was ever rejected.
+    assert all(r.operation != "rejected" for r in sandbox.requests)
+    nonces = [r.headers.get("nonce") for r in sandbox.requests]
+    assert len(set(nonces)) == len(nonces) == case.attempts
+
+
+def test_connection_refused() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = DictionaryClient(f"http://127.0.0.1:{port}", "a", "s", max_retries=2, backoff=0.01)
+    result = client.delete_entry("42")
+    assert kind_of(result) == "failure" and result.attempts == 3
+    assert f"could not connect to 127.0.0.1:{port}" in result.reason
+
+
+def test_kept_alive_connection_dropped_before_sending(sandbox: SandboxServer) -> None:
+    # The server closes idle connections (a restart, an idle timeout): the next request must
+    # notice before sending and use a new connection, with no error and no retry needed.
+    client = make_client(sandbox)
+    assert client.delete_entry("1").ok
+    sandbox.drop_connections()
+    result = client.delete_entry("2")
+    assert result.ok and result.attempts == 1
+    assert applied_deletes(sandbox, "2") == 1
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    def do_DELETE(self) -> None:
+        self.server.received.append(dict(self.headers.items()))
+        self.send_response(200)
+        self.send_header("Content-Length", "21")
+        self.end_headers()
+        self.wfile.write(b'{"status": "success"}')
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def other_host() -> Iterator[ThreadingHTTPServer]:
+    """A second loopback server that records every request reaching it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.received = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_redirect_to_another_host_carries_no_credentials(
+    sandbox: SandboxServer, other_host: ThreadingHTTPServer
+) -> None:
+    target = f"http://127.0.0.1:{other_host.server_address[1]}"
+    sandbox.inject("redirect", count=5, location=target + "/api/v1/dictionary/42")
+    result = make_client(sandbox).delete_entry("42")
+    assert kind_of(result) == "failure" and result.attempts == 1 and result.http_status == 307
+    assert target.removeprefix("http://") in result.reason
+    assert other_host.received == [] and "42" in sandbox.entries
+    # The recorder does record what reaches it (so the empty list above means something).
+    import requests
+
+    requests.delete(target + "/probe", headers={"accessKey": "probe"}, timeout=5)
+    assert other_host.received[0]["accessKey"] == "probe"
