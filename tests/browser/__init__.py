@@ -1,0 +1,1 @@
+"""Helpers for the real-browser tests: a throw-away JupyterLab, notebooks, and Chromium."""
