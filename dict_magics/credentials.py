@@ -24,11 +24,15 @@ __all__ = [
     "BackendInfo",
     "Credentials",
     "backend_info",
+    "check_backend",
+    "check_profile",
     "default_profile",
     "delete_profile",
+    "env_items",
     "load",
     "mask",
     "store",
+    "stored_base_url",
     "stored_items",
 ]
 
@@ -38,6 +42,7 @@ ENV_ACCESS_KEY = "DICT_MAGICS_ACCESS_KEY"
 ENV_SECRET_KEY = "DICT_MAGICS_SECRET_KEY"  # noqa: S105 (a variable name)
 ENV_PROFILE = "DICT_MAGICS_PROFILE"
 ITEMS = ("base_url", "access_key", "secret_key")
+_WORDS = {"base_url": "base URL", "access_key": "access key", "secret_key": "secret key"}
 _ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
 
 
@@ -55,7 +60,8 @@ def default_profile() -> str:
     return os.environ.get(ENV_PROFILE, "").strip() or "default"
 
 
-def _check_profile(profile: str) -> str:
+def check_profile(profile: str) -> str:
+    """Return the stripped profile name, or raise: it becomes part of a keyring user name."""
     profile = (profile or "").strip()
     if not profile or ":" in profile or any(not ch.isprintable() for ch in profile):
         raise CredentialsError(
@@ -139,33 +145,45 @@ def backend_info() -> BackendInfo:
     return BackendInfo(names, available, plaintext)
 
 
+_ENV_HINT = (
+    f"Meanwhile, set {ENV_BASE_URL}, {ENV_ACCESS_KEY} and {ENV_SECRET_KEY} "
+    "to work without the keyring."
+)
+
+
+def _no_backend(action: str, profile: str) -> CredentialsError:
+    return CredentialsError(
+        f"cannot {action} profile {profile!r}: no keyring backend is available. "
+        "Install and start one (on Linux: gnome-keyring with a D-Bus session; see the "
+        f"README's troubleshooting). {_ENV_HINT}"
+    )
+
+
+def check_backend(profile: str, action: str = "store") -> None:
+    """Raise the no-backend error before the user types a secret that could not be kept."""
+    if not backend_info().available:
+        raise _no_backend(action, check_profile(profile))
+
+
 def _translate(exc: Exception, action: str, profile: str) -> CredentialsError:
     """Turn a keyring exception into one clear line that never quotes a secret."""
     from keyring import errors
 
-    env_hint = (
-        f"Meanwhile, set {ENV_BASE_URL}, {ENV_ACCESS_KEY} and {ENV_SECRET_KEY} "
-        "to work without the keyring."
-    )
     if isinstance(exc, errors.NoKeyringError):
-        return CredentialsError(
-            f"cannot {action} profile {profile!r}: no keyring backend is available. "
-            "Install and start one (on Linux: gnome-keyring with a D-Bus session; see the "
-            f"README's troubleshooting). {env_hint}"
-        )
+        return _no_backend(action, profile)
     if isinstance(exc, errors.KeyringLocked):
         return CredentialsError(
             f"cannot {action} profile {profile!r}: the keyring is locked. Unlock it "
-            f"(log in to your desktop, or unlock gnome-keyring) and try again. {env_hint}"
+            f"(log in to your desktop, or unlock gnome-keyring) and try again. {_ENV_HINT}"
         )
     if isinstance(exc, errors.InitError):
         return CredentialsError(
             f"cannot {action} profile {profile!r}: the keyring could not be opened "
-            f"({type(exc).__name__}). {env_hint}"
+            f"({type(exc).__name__}). {_ENV_HINT}"
         )
     return CredentialsError(
         f"cannot {action} profile {profile!r}: the keyring backend failed "
-        f"({type(exc).__name__}). {env_hint}"
+        f"({type(exc).__name__}). {_ENV_HINT}"
     )
 
 
@@ -183,7 +201,7 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
     Environment variables apply to the environment's profile only, so ``-p other`` still
     reads ``other`` from the keyring. Raises ``CredentialsError`` saying what is missing.
     """
-    profile = _check_profile(profile or default_profile())
+    profile = check_profile(profile or default_profile())
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
     if base_url:
@@ -200,10 +218,13 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
                 values[item], sources[item] = stored, "keyring"
     missing = [item for item in ITEMS if item not in values]
     if missing:
+        env = ", ".join(_ENV_OF[m] for m in missing)
+        if profile != default_profile():
+            env = f"{ENV_PROFILE}={profile} with {env}"
         raise CredentialsError(
-            f"no {' / '.join(m.replace('_', ' ') for m in missing)} for profile {profile!r}. "
+            f"no {' / '.join(_WORDS[m] for m in missing)} for profile {profile!r}. "
             f"Run %dict_login -p {profile} (or `dict-magics login --profile {profile}`), "
-            f"or set {', '.join(_ENV_OF[m] for m in missing)}."
+            f"or set {env}."
         )
     return Credentials(
         profile,
@@ -214,15 +235,31 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
     )
 
 
+def env_items(profile: str | None = None) -> dict[str, str]:
+    """The items the environment sets for ``profile`` (item -> variable name), values not read.
+
+    Only the environment's own profile takes them, exactly as ``load`` does.
+    """
+    profile = check_profile(profile or default_profile())
+    if profile != default_profile():
+        return {}
+    return {item: var for item, var in _ENV_OF.items() if os.environ.get(var, "").strip()}
+
+
+def stored_base_url(profile: str) -> str | None:
+    """The base URL kept in the keyring for ``profile`` (it is not a secret), or ``None``."""
+    return _read(check_profile(profile), "base_url") or None
+
+
 def stored_items(profile: str) -> dict[str, bool]:
     """Which of the profile's keyring items exist (values are not returned)."""
-    profile = _check_profile(profile)
+    profile = check_profile(profile)
     return {item: bool(_read(profile, item)) for item in ITEMS}
 
 
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
     """Save a profile in the keyring after checking the base URL; returns what was saved."""
-    profile = _check_profile(profile)
+    profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
     if not access_key.strip() or not secret_key:
         raise CredentialsError("both an access key and a secret key are needed.")
@@ -240,7 +277,7 @@ def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Cred
 
 def delete_profile(profile: str) -> list[str]:
     """Remove the profile's keyring items; returns the items that existed."""
-    profile = _check_profile(profile)
+    profile = check_profile(profile)
     keyring = _keyring()
     from keyring.errors import PasswordDeleteError
 

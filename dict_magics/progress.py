@@ -1,0 +1,145 @@
+"""Progress of a batch of deletions: a widget bar in a notebook, a text bar in a terminal.
+
+The client calls ``update(done, total, result)`` from its worker threads (one call at a time),
+so both bars only set values: the widget one sets traits, which ipywidgets syncs safely from any
+thread, and the text one writes whole lines to the stream chosen when it started.
+ipywidgets is imported only when a notebook bar is actually shown.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .results import DeleteResult
+
+__all__ = ["ProgressDisplay", "TextProgress", "WidgetProgress", "in_notebook", "start"]
+
+BAR_WIDTH = 30
+
+
+class ProgressDisplay(Protocol):
+    """What the magics need from a progress bar."""
+
+    def update(self, done: int, total: int, result: DeleteResult) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def in_notebook(shell: Any) -> bool:
+    """True when the shell runs in a kernel (a notebook or another front end that draws widgets)."""
+    return getattr(shell, "kernel", None) is not None
+
+
+class TextProgress:
+    """``label [#####.....] 5/10 (1 failed)``: redrawn in place on a terminal, else a few lines."""
+
+    def __init__(self, total: int, label: str, stream: IO[str] | None = None) -> None:
+        self.total = total
+        self.label = label
+        self.done = 0
+        self.failed = 0
+        self._stream = stream if stream is not None else sys.stdout
+        self._lock = threading.Lock()
+        self._shown: tuple[int, int] | None = None
+        self._closed = False
+        isatty = getattr(self._stream, "isatty", None)
+        self._live = bool(isatty and isatty())
+        self._draw()
+
+    def _line(self) -> str:
+        filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        return f"{self.label} [{bar}] {self.done}/{self.total}{failed}"
+
+    def _draw(self) -> None:
+        # A terminal redraws the line in place whenever the percentage or the failure count
+        # changes; a log or pipe gets a whole line at each quarter, never one per entry.
+        percent = 100 * self.done // self.total if self.total else 100
+        key = (percent, self.failed) if self._live else (percent // 25, 0)
+        if key == self._shown:
+            return
+        self._shown = key
+        if self._live:
+            self._stream.write("\r" + self._line())
+        else:
+            self._stream.write(self._line() + "\n")
+        self._stream.flush()
+
+    def update(self, done: int, total: int, result: DeleteResult) -> None:
+        """Record one more result (called from the client's worker threads)."""
+        with self._lock:
+            if self._closed:
+                return
+            self.done, self.total = done, total
+            self.failed += 0 if result.ok else 1
+            self._draw()
+
+    def close(self) -> None:
+        """End the bar's line so what follows starts on a fresh one."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._live:
+                self._stream.write("\n")
+            elif self._shown != (100 // 25, 0):
+                self._stream.write(self._line() + "\n")
+            self._stream.flush()
+
+
+class WidgetProgress:
+    """An ipywidgets ``IntProgress`` with a count beside it, shown in the cell's output."""
+
+    def __init__(self, total: int, label: str) -> None:
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        self.total = total
+        self.failed = 0
+        self.bar = widgets.IntProgress(
+            value=0, min=0, max=max(total, 1), description="", bar_style="info"
+        )
+        self.text = widgets.HTML(self._html(label, 0))
+        self.label = label
+        self.box = widgets.HBox([self.bar, self.text])
+        self._lock = threading.Lock()
+        display(self.box)
+
+    def _html(self, label: str, done: int) -> str:
+        from html import escape
+
+        failed = f", {self.failed} failed" if self.failed else ""
+        return escape(f"{label}: {done}/{self.total}{failed}")
+
+    def update(self, done: int, total: int, result: DeleteResult) -> None:
+        """Set the bar's value (trait updates are safe from the client's worker threads)."""
+        with self._lock:
+            self.failed += 0 if result.ok else 1
+            self.total = total
+            self.bar.max = max(total, 1)
+            self.bar.value = done
+            if self.failed:
+                self.bar.bar_style = "warning"
+            self.text.value = self._html(self.label, done)
+
+    def close(self) -> None:
+        """Leave the bar at its final state: green when every entry went, red otherwise."""
+        with self._lock:
+            complete = self.bar.value >= self.total
+            self.bar.bar_style = "success" if complete and not self.failed else "danger"
+
+
+def start(
+    total: int, label: str, *, shell: Any = None, stream: IO[str] | None = None
+) -> ProgressDisplay:
+    """A widget bar when ``shell`` runs in a kernel and ipywidgets loads, else a text bar."""
+    if in_notebook(shell):
+        try:
+            return WidgetProgress(total, label)
+        except ImportError:
+            pass
+    return TextProgress(total, label, stream)

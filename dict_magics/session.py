@@ -1,0 +1,186 @@
+"""What every front end does before a request: credentials + settings -> a client.
+
+The magics (delete, purge, panel) and the command line build their client here, so they all
+resolve profiles, environment overrides and the configured base URL the same way. The profile
+status shown by ``%dict_status`` is gathered here too, never holding the secret itself.
+Nothing heavy is imported until a client is actually made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from . import credentials
+from .errors import DictMagicsError
+
+if TYPE_CHECKING:
+    from .client import DictionaryClient
+
+__all__ = ["ProfileStatus", "make_client", "profile_status", "status_html", "status_text"]
+
+
+def make_client(
+    profile: str | None = None,
+    *,
+    base_url: str | None = None,
+    timeout: float = 15.0,
+    max_retries: int = 3,
+    workers: int = 4,
+) -> tuple[DictionaryClient, credentials.Credentials]:
+    """A client for ``profile`` and the credentials it was built from.
+
+    ``base_url`` (from configuration) overrides the profile's stored one. Raises a
+    ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
+    anything is sent; the caller closes the client.
+    """
+    creds = credentials.load(profile, base_url=base_url or None)
+    from .client import DictionaryClient
+
+    client = DictionaryClient(
+        creds.base_url,
+        creds.access_key,
+        creds.secret_key,
+        timeout=timeout,
+        max_retries=max_retries,
+        workers=workers,
+    )
+    return client, creds
+
+
+_SOURCE_WORDS = {
+    "env": "environment",
+    "keyring": "keyring",
+    "config": "%config DictMagics.base_url",
+}
+
+
+@dataclass(frozen=True)
+class ProfileStatus:
+    """Where a profile's settings come from; holds no secret, only where the secret is kept."""
+
+    profile: str
+    base_url: str | None = None
+    masked_access_key: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    env_vars: dict[str, str] = field(default_factory=dict)
+    backend: credentials.BackendInfo | None = None
+    problem: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True when a client could be built for this profile."""
+        return self.problem is None
+
+    @property
+    def secret_location(self) -> str:
+        """Which place holds the secret key, in words."""
+        source = self.sources.get("secret_key")
+        if source == "env":
+            return f"environment variable {credentials.ENV_SECRET_KEY}"
+        if source == "keyring":
+            name = self.backend.name if self.backend else "the keyring"
+            return f"keyring backend {name}"
+        return "not found"
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know: a plaintext or missing keyring backend."""
+        if self.backend is None or self.backend.warning is None:
+            return []
+        if not self.backend.available:
+            if self.sources.get("secret_key") == "env":
+                return [
+                    "no keyring backend is available: the environment variables are used, "
+                    "and %dict_login cannot store a profile until a backend is installed"
+                ]
+            if self.problem:  # the problem already says what is missing and how to fix it
+                return []
+        return [self.backend.warning]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The status as (label, value) pairs, shared by the text and HTML views."""
+
+        def origin(item: str) -> str:
+            source = self.sources.get(item)
+            if source == "env":
+                return f" (from {self.env_vars.get(item, 'the environment')})"
+            return f" (from {_SOURCE_WORDS[source]})" if source else ""
+
+        held = "secret_key" in self.sources
+        where = f"set, never shown (in the {self.secret_location})" if held else "not found"
+        backend = "unknown"
+        if self.backend is not None:
+            backend = self.backend.name + ("" if self.backend.available else " (not available)")
+        rows = [
+            ("profile", self.profile),
+            ("base URL", (self.base_url or "not found") + origin("base_url")),
+            ("access key", (self.masked_access_key or "not found") + origin("access_key")),
+            ("secret key", where),
+            ("keyring backend", backend),
+        ]
+        if self.problem:
+            rows.append(("problem", self.problem))
+        rows.extend(("warning", text) for text in self.warnings)
+        return rows
+
+    def __repr__(self) -> str:
+        return status_text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(status_text(self))
+
+    def _repr_html_(self) -> str:
+        return status_html(self)
+
+
+def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:
+    """Describe ``profile`` without sending anything; keyring trouble becomes ``problem``.
+
+    Raises ``DictMagicsError`` only for a profile name that cannot exist.
+    """
+    profile = credentials.check_profile(profile or credentials.default_profile())
+    env_vars = credentials.env_items(profile)
+    try:
+        backend: credentials.BackendInfo | None = credentials.backend_info()
+    except Exception:  # a broken PYTHON_KEYRING_BACKEND must not hide the rest
+        backend = None
+    try:
+        creds = credentials.load(profile, base_url=base_url or None)
+    except DictMagicsError as exc:
+        return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=str(exc))
+    return ProfileStatus(
+        profile,
+        creds.base_url,
+        creds.masked_access_key,
+        dict(creds.sources),
+        env_vars,
+        backend,
+    )
+
+
+def status_text(status: ProfileStatus) -> str:
+    """The status as aligned plain-text lines."""
+    rows = status.rows()
+    width = max(len(label) for label, _ in rows) + 2
+    head = "\u2713" if status.ready else "\u2717"
+    lines = [f"{head} dict-magics profile {status.profile!r}"]
+    lines += [f"  {label + ':':<{width}}{value}" for label, value in rows[1:]]
+    return "\n".join(lines)
+
+
+def status_html(status: ProfileStatus) -> str:
+    """The status as a small table, every value escaped."""
+    colour = "#1a7f37" if status.ready else "#cf222e"
+    body = "".join(
+        f'<tr><th style="text-align:left;padding-right:1em">{escape(label)}</th>'
+        f'<td style="text-align:left{";color:#9a6700" if label == "warning" else ""}">'
+        f"{escape(value)}</td></tr>"
+        for label, value in status.rows()
+    )
+    return (
+        f'<div class="dict-magics-status"><b style="color:{colour}">'
+        f"{'&#10003;' if status.ready else '&#10007;'} dict-magics profile "
+        f"{escape(repr(status.profile))}</b><table>{body}</table></div>"
+    )

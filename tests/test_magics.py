@@ -1,0 +1,829 @@
+"""The magics on a real InteractiveShell, against the real sandbox over loopback.
+
+Prompts are answered by replacing only the user's keyboard (``builtins.input`` and
+``getpass.getpass``); a front end without stdin is simulated by raising what ipykernel raises.
+Every "nothing was sent" claim is checked against the sandbox's own request log.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import keyring
+import pytest
+from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.utils.capture import capture_output
+from keyring.backend import KeyringBackend
+from keyring.backends import fail
+from keyring.errors import KeyringLocked
+
+from dict_magics.magics import DeletionFailedError
+from dict_magics.results import BatchResult, DeleteResult
+from dict_magics.sandbox import SandboxServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """What one cell did: its value, its error, and everything it printed."""
+
+    result: Any
+    error: BaseException | None
+    stdout: str
+    stderr: str
+    displayed: list[str]
+
+    @property
+    def everything(self) -> str:
+        """All the text a user could see, the returned value's text and HTML views included."""
+        parts = [self.stdout, self.stderr, *self.displayed]
+        if self.result is not None:
+            parts.append(repr(self.result))
+            html = getattr(self.result, "_repr_html_", None)
+            if html:
+                parts.append(html())
+        if self.error is not None:
+            parts.append(str(self.error))
+        return "\n".join(parts)
+
+
+def run(ip: Any, cell: str) -> Run:
+    """Run ``cell`` as a user would, capturing stdout, stderr and display output."""
+    with capture_output() as cap:
+        res = ip.run_cell(cell)
+    displayed = [str(value) for out in cap.outputs for value in out.data.values()]
+    return Run(res.result, res.error_in_exec, cap.stdout, cap.stderr, displayed)
+
+
+def usage_error(ip: Any, cell: str) -> str:
+    """Run ``cell``, insist it failed with exactly IPython's UsageError, return its message."""
+    outcome = run(ip, cell)
+    assert type(outcome.error) is UsageError, (outcome.error, outcome.stdout, outcome.stderr)
+    assert "UsageError" in outcome.stderr  # shown as IPython's one red line
+    assert "Traceback" not in outcome.stdout + outcome.stderr
+    return str(outcome.error)
+
+
+class Keyboard:
+    """The user's keyboard: answers prompts in order; an exception instance is raised instead.
+
+    ``asked`` records ``(kind, prompt)`` with kind ``"input"`` or ``"getpass"``.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *answers: str | BaseException) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, str]] = []
+        monkeypatch.setattr("builtins.input", lambda prompt="": self._answer("input", prompt))
+        monkeypatch.setattr(
+            "getpass.getpass",
+            lambda prompt="Password: ", stream=None: self._answer("getpass", prompt),
+        )
+
+    def _answer(self, kind: str, prompt: str) -> str:
+        self.asked.append((kind, prompt))
+        if not self.answers:
+            raise AssertionError(f"unexpected prompt {prompt!r}")
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+class LockedKeyring(KeyringBackend):
+    """A keyring backend that is installed but locked, as gnome-keyring is before unlocking."""
+
+    priority = -1
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise KeyringLocked("the collection is locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise KeyringLocked("the collection is locked")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise KeyringLocked("the collection is locked")
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """No keyring backend at all (what keyring picks on a headless Linux box)."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
+    """The default profile's credentials come from DICT_MAGICS_* variables."""
+    for name, value in sandbox.env().items():
+        monkeypatch.setenv(name, value)
+    return sandbox
+
+
+def login(ip: Any, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, profile: str) -> Run:
+    """Store ``profile`` for ``server`` through %dict_login, typing the keys at the prompts."""
+    Keyboard(monkeypatch, server.access_key, server.secret_key)
+    outcome = run(ip, f"%dict_login -p {profile} --base-url {server.url}")
+    assert outcome.error is None, outcome.stderr
+    return outcome
+
+
+def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
+    """(operation, entry id) of every request the server received."""
+    return [(r.operation, r.entry_id) for r in server.requests]
+
+
+# -- loading and configuration ----------------------------------------------------------------
+
+
+def test_load_ext_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, dict_magics, dict_magics.magics\n"
+        "heavy = ('requests', 'urllib3', 'ipywidgets', 'keyring')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_config_sets_and_validates_traits(ip: Any, caplog: pytest.LogCaptureFixture) -> None:
+    magics = ip.magics_manager.registry["DictMagics"]
+    assert run(ip, "%config DictMagics.workers = 2").error is None
+    assert magics.workers == 2
+    assert run(ip, "%config DictMagics.workers").result == 2
+    run(ip, "%config DictMagics.base_url = 'http://127.0.0.1:8080/api/v1/'")
+    assert magics.base_url == "http://127.0.0.1:8080"
+    run(ip, "%config DictMagics.raise_on_failure = True")
+    assert magics.raise_on_failure is True
+
+    refused = {
+        "timeout = 0": ("timeout", 15.0, "> 0"),
+        "workers = 0": ("workers", 2, "1..64"),
+        "max_retries = -1": ("max_retries", 3, "0..10"),
+        "base_url = 'http://example.com'": ("base_url", "http://127.0.0.1:8080", "plain http"),
+        "profile = 'a:b'": ("profile", "", "not valid"),
+    }
+    for statement, (trait, kept, message) in refused.items():
+        caplog.clear()
+        run(ip, f"%config DictMagics.{statement}")  # %config logs the error, as for any class
+        assert getattr(magics, trait) == kept, statement
+        assert message in caplog.text, (statement, caplog.text)
+
+
+def test_reloading_keeps_one_configurable(ip: Any) -> None:
+    import dict_magics
+
+    dict_magics.load_ipython_extension(ip)
+    dict_magics.load_ipython_extension(ip)
+    mine = [c for c in ip.configurables if type(c).__name__ == "DictMagics"]
+    assert mine == [ip.magics_manager.registry["DictMagics"]]
+    run(ip, "%config DictMagics.timeout = 3.5")
+    assert mine[0].timeout == 3.5
+
+
+def test_help_lists_the_arguments(ip: Any) -> None:
+    help_text = run(ip, "%dict_delete?").stdout
+    assert "%dict_delete [-p PROFILE] [-w WORKERS] ID [ID ...]" in help_text
+    assert "spaces and/or commas" in help_text
+    purge_help = run(ip, "%dict_purge?").stdout
+    assert "-y, --yes" in purge_help and "delete-all" in purge_help
+    login_help = run(ip, "%dict_login?").stdout
+    assert "--access-key" in login_help and "--secret" not in login_help
+
+
+# -- login, logout, status --------------------------------------------------------------------
+
+
+def test_login_asks_for_what_is_missing_and_stores_it(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    keys = Keyboard(monkeypatch, sandbox.url + "/api/v1", sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, "%dict_login")
+    assert outcome.error is None, outcome.stderr
+    assert [kind for kind, _ in keys.asked] == ["input", "getpass", "getpass"]
+    assert "Secret key" in keys.asked[2][1]
+    assert memory_keyring.items == {
+        ("dict-magics", "default:base_url"): sandbox.url,
+        ("dict-magics", "default:access_key"): sandbox.access_key,
+        ("dict-magics", "default:secret_key"): sandbox.secret_key,
+    }
+    assert "Stored profile 'default'" in outcome.stdout
+    assert "sand\u2026ey" in outcome.stdout
+    assert sandbox.secret_key not in outcome.everything
+
+    deleted = run(ip, "%dict_delete 7")
+    assert isinstance(deleted.result, DeleteResult) and deleted.result.ok
+    assert sent(sandbox) == [("delete", "7")]
+
+
+def test_login_with_options_asks_only_for_the_secret(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    keys = Keyboard(monkeypatch, "s3cret-typed")
+    outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url} --access-key AK-12345678")
+    assert outcome.error is None
+    assert [kind for kind, _ in keys.asked] == ["getpass"]
+    assert memory_keyring.items[("dict-magics", "work:secret_key")] == "s3cret-typed"
+
+    # Logging in again offers the stored base URL: an empty answer keeps it.
+    keys = Keyboard(monkeypatch, "", "AK-other-key", "another-secret")
+    assert run(ip, "%dict_login -p work").error is None
+    assert sandbox.url in keys.asked[0][1]
+    assert memory_keyring.items[("dict-magics", "work:base_url")] == sandbox.url
+    assert memory_keyring.items[("dict-magics", "work:access_key")] == "AK-other-key"
+
+
+def test_login_and_logout_mention_environment_overrides(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-from-the-environment")
+    stored = login(ip, monkeypatch, sandbox, "default")
+    assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in stored.stdout
+    assert run(ip, "%dict_delete 1").result.reason == (
+        "HTTP 401, the service answered status 'failure': unknown access key"
+    )
+    removed = run(ip, "%dict_logout")
+    assert "DICT_MAGICS_ACCESS_KEY still set" in removed.stdout
+    assert login(ip, monkeypatch, sandbox, "other").stdout.count("Note:") == 0
+
+
+def test_login_refuses_bad_input_before_storing(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any
+) -> None:
+    keys = Keyboard(monkeypatch)
+    message = usage_error(ip, "%dict_login --base-url http://example.com")
+    assert "plain http" in message and keys.asked == []  # refused before any key is typed
+
+    Keyboard(monkeypatch, "AK-1", "")
+    assert "no secret key" in usage_error(ip, "%dict_login --base-url https://api.example.com")
+    Keyboard(monkeypatch, "")
+    assert "no base URL" in usage_error(ip, "%dict_login")
+    assert "not valid" in usage_error(ip, "%dict_login -p bad:name")
+    assert memory_keyring.items == {}
+
+
+@pytest.mark.parametrize("raised", [StdinNotImplementedError("no stdin"), EOFError()])
+def test_login_without_stdin_names_the_environment_variables(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any, raised: BaseException
+) -> None:
+    Keyboard(monkeypatch, raised)
+    message = usage_error(ip, "%dict_login --base-url https://api.example.com")
+    assert "no stdin" in message
+    assert "DICT_MAGICS_ACCESS_KEY" in message and "DICT_MAGICS_SECRET_KEY" in message
+    assert memory_keyring.items == {}
+
+
+def test_login_without_keyring_backend_says_how_to_fix(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, no_keyring: None
+) -> None:
+    keys = Keyboard(monkeypatch)
+    message = usage_error(ip, "%dict_login")
+    assert "no keyring backend is available" in message
+    assert "gnome-keyring" in message and "DICT_MAGICS_SECRET_KEY" in message
+    assert keys.asked == []  # nobody types a secret that could not be kept
+
+
+def test_logout_removes_only_that_profile(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    login(ip, monkeypatch, sandbox, "a")
+    login(ip, monkeypatch, sandbox, "b")
+    outcome = run(ip, "%dict_logout -p a")
+    assert "Removed profile 'a'" in outcome.stdout
+    assert {user for _, user in memory_keyring.items} == {
+        "b:base_url",
+        "b:access_key",
+        "b:secret_key",
+    }
+    assert "nothing stored" in run(ip, "%dict_logout -p a").stdout
+    message = usage_error(ip, "%dict_delete -p a 1")
+    assert "profile 'a'" in message and "%dict_login -p a" in message
+    assert "DICT_MAGICS_PROFILE=a" in message and "DICT_MAGICS_SECRET_KEY" in message
+    assert run(ip, "%dict_delete -p b 1").result.ok
+    assert sent(sandbox) == [("delete", "1")]
+
+
+def test_status_shows_where_things_are_but_never_the_secret(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer
+) -> None:
+    login(ip, monkeypatch, sandbox, "default")
+    outcome = run(ip, "%dict_status")
+    text = repr(outcome.result)
+    assert "profile 'default'" in text
+    assert f"{sandbox.url} (from keyring)" in text
+    assert "sand\u2026ey (from keyring)" in text
+    assert "keyring backend " in text and "MemoryKeyring" in text
+    assert sandbox.access_key not in text and sandbox.secret_key not in outcome.everything
+    assert "<table>" in outcome.result._repr_html_()
+    assert sandbox.requests == []
+
+
+def test_status_warns_about_a_plaintext_backend(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    class PlaintextKeyring(type(memory_keyring)):  # type: ignore[misc]
+        """Named like keyrings.alt's unencrypted file backend."""
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    try:
+        stored = login(ip, monkeypatch, sandbox, "default")
+        status = repr(run(ip, "%dict_status").result)
+    finally:
+        keyring.set_keyring(previous)
+    assert "plaintext file, unencrypted" in stored.stdout
+    assert "warning:" in status and "plaintext file, unencrypted" in status
+
+
+def test_status_reports_problems_instead_of_failing(ip: Any) -> None:
+    missing = repr(run(ip, "%dict_status -p nobody").result)
+    assert "\u2717 dict-magics profile 'nobody'" in missing
+    assert "%dict_login -p nobody" in missing
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        locked = repr(run(ip, "%dict_status").result)
+    finally:
+        keyring.set_keyring(previous)
+    assert "keyring is locked" in locked
+
+
+# -- credentials from the environment, with no keyring at all ---------------------------------
+
+
+def test_env_credentials_work_without_any_keyring_backend(
+    ip: Any, env_creds: SandboxServer, no_keyring: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status = repr(run(ip, "%dict_status").result)
+    assert "\u2713 dict-magics profile 'default'" in status
+    assert "(from DICT_MAGICS_BASE_URL)" in status
+    assert "environment variable DICT_MAGICS_SECRET_KEY" in status
+    assert "keyring.backends.fail.Keyring (not available)" in status
+    assert "no keyring backend is available: the environment variables are used" in status
+
+    batch = run(ip, "%dict_delete 1, 2 3").result
+    assert isinstance(batch, BatchResult) and batch.ok and batch.succeeded == 3
+    assert not {"1", "2", "3"} & set(env_creds.entries)
+
+    message = usage_error(ip, "%dict_delete -p other 4")
+    assert "no keyring backend" in message and "DICT_MAGICS_ACCESS_KEY" in message
+    Keyboard(monkeypatch)
+    assert "no keyring backend" in usage_error(ip, "%dict_login -p other")
+    assert len(env_creds.requests) == 3
+
+
+def test_dict_magics_profile_variable_picks_the_profile(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_PROFILE", "ci")
+    assert "profile 'ci'" in repr(run(ip, "%dict_status").result)
+    assert run(ip, "%dict_delete 9").result.ok
+    # The environment belongs to its own profile; another one still needs the keyring.
+    assert "profile 'default'" in usage_error(ip, "%dict_delete -p default 10")
+
+
+# -- deleting ---------------------------------------------------------------------------------
+
+
+def test_delete_one_entry_returns_a_rendered_result(ip: Any, env_creds: SandboxServer) -> None:
+    outcome = run(ip, "%dict_delete 42")
+    result = outcome.result
+    assert isinstance(result, DeleteResult) and result.ok and result.entry_id == "42"
+    assert "\u2713 deleted entry '42'" in outcome.stdout  # shown as the cell's output
+    assert "dict-magics-success" in result._repr_html_()
+    assert "42" not in env_creds.entries
+    assert sent(env_creds) == [("delete", "42")]
+
+
+def test_delete_several_shows_progress_and_lists_every_failure(
+    ip: Any, env_creds: SandboxServer
+) -> None:
+    outcome = run(ip, "%dict_delete -w 3 1,2, 3 nope 2 gone")
+    batch = outcome.result
+    assert isinstance(batch, BatchResult)
+    assert [r.entry_id for r in batch.results] == ["1", "2", "3", "nope", "2", "gone"]
+    assert (batch.succeeded, batch.failed, batch.ok) == (4, 2, False)
+    assert "Deleting 5 entries at 127.0.0.1:" in outcome.stdout
+    assert "5/5 (2 failed)" in outcome.stdout
+    text = repr(batch)
+    assert "entry 'nope' not deleted" in text and "entry 'gone' not deleted" in text
+    assert text.count("no such entry") == 2
+    assert sorted(i for _, i in sent(env_creds)) == ["1", "2", "3", "gone", "nope"]
+
+
+def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxServer) -> None:
+    ip.user_ns.update(
+        one="11", text="12,13", listed=["14", 15], spaced=range(16, 18), who="default"
+    )
+    assert run(ip, "%dict_delete $one").result.entry_id == "11"
+    assert [r.entry_id for r in run(ip, "%dict_delete {text}").result.results] == ["12", "13"]
+    assert [r.entry_id for r in run(ip, "%dict_delete {listed}").result.results] == ["14", "15"]
+    batch = run(ip, "%dict_delete -p {who} {spaced} {int(one) + 7}").result
+    assert [r.entry_id for r in batch.results] == ["16", "17", "18"] and batch.ok
+    cell = (
+        "def delete_mine():\n"
+        "    mine = ('19', '20')\n"
+        "    return get_ipython().run_line_magic('dict_delete', '{mine}')\n"
+        "delete_mine()"
+    )
+    assert [r.entry_id for r in run(ip, cell).result.results] == ["19", "20"]
+
+    class Column:
+        """Like a numpy array or pandas Series: items are not ``int``, ``tolist()`` gives ints."""
+
+        def __iter__(self) -> Iterator[object]:
+            return iter([object(), object()])
+
+        def tolist(self) -> list[int]:
+            return [21, 22]
+
+        def __str__(self) -> str:
+            return "0    21\n1    22\nName: id, dtype: int64"
+
+    ip.user_ns["column"] = Column()
+    assert [r.entry_id for r in run(ip, "%dict_delete {column}").result.results] == ["21", "22"]
+    assert len(env_creds.requests) == 12
+
+
+def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServer) -> None:
+    assert "'dictionary-all' is not an entry id" in usage_error(ip, "%dict_delete 1 dictionary-all")
+    assert "'..'" in usage_error(ip, "%dict_delete 2,..,3")
+    assert "'.'" in usage_error(ip, "%dict_delete .")
+    ip.user_ns["ids"] = ["4", "DICTIONARY-ALL"]
+    assert "DICTIONARY-ALL" in usage_error(ip, "%dict_delete {ids}")
+    ip.user_ns["ids"] = ["5", "two words"]
+    assert "'two words' contains a space or comma" in usage_error(ip, "%dict_delete {ids}")
+    ip.user_ns["ids"] = [6, 7.0]
+    assert "7.0" in usage_error(ip, "%dict_delete {ids}")
+    assert "NameError" in usage_error(ip, "%dict_delete {not_defined}")
+    assert "no entry id" in usage_error(ip, "%dict_delete ,,")
+    assert "ID" in usage_error(ip, "%dict_delete")
+    assert "-w/--workers must be 1..64" in usage_error(ip, "%dict_delete -w 0 1 2")
+    assert "invalid int value" in usage_error(ip, "%dict_delete -w many 1 2")
+    assert env_creds.requests == []
+
+
+def test_unsafe_base_url_is_refused_before_any_request(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_BASE_URL", "http://dictionary.example.com")
+    assert "refusing plain http" in usage_error(ip, "%dict_delete 1")
+    assert "refusing plain http" in usage_error(ip, "%dict_purge --yes")
+    assert env_creds.requests == []
+
+
+def test_missing_locked_and_absent_keyrings_are_usage_errors(ip: Any) -> None:
+    message = usage_error(ip, "%dict_delete 1")
+    assert "profile 'default'" in message and "%dict_login" in message
+    assert "DICT_MAGICS_ACCESS_KEY" in message
+
+    previous = keyring.get_keyring()
+    try:
+        keyring.set_keyring(LockedKeyring())
+        assert "the keyring is locked" in usage_error(ip, "%dict_delete 1")
+        assert "the keyring is locked" in usage_error(ip, "%dict_logout")
+        keyring.set_keyring(fail.Keyring())
+        message = usage_error(ip, "%dict_purge --yes")
+        assert "no keyring backend is available" in message and "DICT_MAGICS_" in message
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_service_failures_are_returned_or_raised_when_configured(
+    ip: Any, env_creds: SandboxServer
+) -> None:
+    env_creds.fail_next(1, status=500)
+    failed = run(ip, "%dict_delete 1")
+    assert failed.error is None
+    assert isinstance(failed.result, DeleteResult) and not failed.result.ok
+    assert "HTTP 500" in failed.stdout
+
+    run(ip, "%config DictMagics.raise_on_failure = True")
+    env_creds.fail_next(1, status=500)
+    raised = run(ip, "%dict_delete 2")
+    assert type(raised.error) is DeletionFailedError
+    assert str(raised.error) == repr(raised.error.result)
+    assert "entry '2' not deleted" in str(raised.error)
+
+    raised = run(ip, "%dict_delete 3 missing")
+    assert type(raised.error) is DeletionFailedError
+    assert isinstance(raised.error.result, BatchResult)
+    assert "entry 'missing' not deleted" in str(raised.error)
+    assert run(ip, "%dict_delete 4 5").error is None  # all went well: nothing raised
+
+
+def test_config_reaches_the_client(ip: Any, env_creds: SandboxServer) -> None:
+    run(ip, "%config DictMagics.max_retries = 0")
+    env_creds.fail_next(1, status=503)
+    result = run(ip, "%dict_delete 1").result
+    assert result.attempts == 1 and "gave up after 1 attempts" in result.reason
+
+    run(ip, "%config DictMagics.timeout = 0.3")
+    env_creds.inject("hang", delay=3)
+    result = run(ip, "%dict_delete 3").result
+    assert result.outcome_unknown and "no answer within the 0.3 s timeout" in result.reason
+
+    with SandboxServer(5, secret_key=env_creds.secret_key) as other:
+        run(ip, f"%config DictMagics.base_url = '{other.url}'")
+        assert run(ip, "%dict_delete 2").result.ok
+        assert sent(other) == [("delete", "2")]
+    assert [r.entry_id for r in env_creds.requests] == ["1", "3"]
+
+
+# -- purge ------------------------------------------------------------------------------------
+
+
+def test_purge_cancelled_sends_nothing(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for answer in ("no", "", "delete all", "DELETE-ALL "):
+        keys = Keyboard(monkeypatch, answer)
+        outcome = run(ip, "%dict_purge")
+        assert outcome.error is None and outcome.result is None
+        assert "Cancelled: nothing was deleted" in outcome.stdout
+        host = env_creds.url.removeprefix("http://")
+        assert f"profile 'default' at {host}" in outcome.stdout
+        assert "how many is unknown" in outcome.stdout
+        assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
+    assert env_creds.requests == [] and len(env_creds.entries) == 100
+
+
+@pytest.mark.parametrize("word", ["delete-all", " delete-all ", "host"])
+def test_purge_confirmed_by_typing_the_word_or_host(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch, word: str
+) -> None:
+    if word == "host":
+        word = env_creds.url.removeprefix("http://")
+    Keyboard(monkeypatch, word)
+    result = run(ip, "%dict_purge").result
+    assert isinstance(result, DeleteResult) and result.ok and result.entry_id is None
+    assert sent(env_creds) == [("purge", None)] and env_creds.entries == {}
+
+
+def test_purge_yes_skips_the_question(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = Keyboard(monkeypatch)
+    outcome = run(ip, "%dict_purge -y")
+    assert outcome.result.ok and keys.asked == []
+    assert "deleted every entry" in outcome.stdout
+    assert sent(env_creds) == [("purge", None)]
+
+
+@pytest.mark.parametrize("raised", [StdinNotImplementedError("no stdin"), EOFError()])
+def test_purge_without_stdin_names_yes(
+    ip: Any,
+    env_creds: SandboxServer,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: BaseException,
+) -> None:
+    Keyboard(monkeypatch, raised)
+    message = usage_error(ip, "%dict_purge")
+    assert "--yes" in message and "Nothing was sent" in message
+    assert env_creds.requests == [] and len(env_creds.entries) == 100
+
+
+def test_purge_without_credentials_never_asks(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = Keyboard(monkeypatch)
+    assert "%dict_login" in usage_error(ip, "%dict_purge")
+    assert keys.asked == []
+
+
+def test_purge_failure_raises_only_when_configured(ip: Any, env_creds: SandboxServer) -> None:
+    env_creds.fail_next(1, status=500)
+    assert not run(ip, "%dict_purge --yes").result.ok
+    run(ip, "%config DictMagics.raise_on_failure = True")
+    env_creds.fail_next(1, status=500)
+    raised = run(ip, "%dict_purge --yes").error
+    assert type(raised) is DeletionFailedError and "every entry not deleted" in str(raised)
+    assert len(env_creds.entries) == 100
+
+
+# -- profiles ---------------------------------------------------------------------------------
+
+
+def test_profiles_are_kept_apart(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer
+) -> None:
+    with SandboxServer(10, access_key="second-access-key") as second:
+        login(ip, monkeypatch, sandbox, "first")
+        login(ip, monkeypatch, second, "second")
+        assert run(ip, "%dict_delete -p first 1").result.ok
+        assert run(ip, "%dict_delete -p second 2 3").result.ok
+        run(ip, "%config DictMagics.profile = 'second'")
+        assert run(ip, "%dict_delete 4").result.ok
+        assert sent(sandbox) == [("delete", "1")]
+        assert sorted(sent(second)) == [("delete", "2"), ("delete", "3"), ("delete", "4")]
+        assert {r.headers["accessKey"] for r in second.requests} == {"second-access-key"}
+        assert second.url in repr(run(ip, "%dict_status").result)
+        assert sandbox.url in repr(run(ip, "%dict_status -p first").result)
+
+        # The wrong secret for a profile is the service's answer, not a leak of the other's.
+        Keyboard(monkeypatch, "wrong-secret")
+        run(ip, f"%dict_login -p first --base-url {sandbox.url} --access-key {sandbox.access_key}")
+        result = run(ip, "%dict_delete -p first 5").result
+        assert not result.ok and "signature does not match" in result.reason
+
+
+# -- panel ------------------------------------------------------------------------------------
+
+
+def test_panel_is_built_from_the_same_credentials(ip: Any, env_creds: SandboxServer) -> None:
+    from dict_magics.panel import DictPanel
+
+    run(ip, "%config DictMagics.workers = 3")
+    panel = run(ip, "%dict_panel").result
+    try:
+        assert isinstance(panel, DictPanel)
+        assert panel.profile == "default" and panel.workers == 3
+        assert panel._client.base_url == env_creds.url
+    finally:
+        panel.close()
+    assert "profile 'nobody'" in usage_error(ip, "%dict_panel -p nobody")
+    assert env_creds.requests == []
+
+
+# -- progress displays ------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _result(ok: bool) -> DeleteResult:
+    return DeleteResult("success" if ok else "failure", "x", reason=None if ok else "no")
+
+
+def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None:
+    from dict_magics.progress import TextProgress
+
+    terminal = _Terminal()
+    bar = TextProgress(4, "Deleting", terminal)
+    for done, ok in enumerate([True, False, True, True], start=1):
+        bar.update(done, 4, _result(ok))
+    bar.close()
+    text = terminal.getvalue()
+    assert text.count("\r") == 5 and text.endswith("4/4 (1 failed)\n")
+    assert "[###############...............] 2/4 (1 failed)" in text
+
+    log = io.StringIO()
+    bar = TextProgress(200, "Deleting", log)
+    for done in range(1, 201):
+        bar.update(done, 200, _result(True))
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue()
+    assert [line.rsplit(" ", 1)[-1] for line in lines] == [
+        "0/200",
+        "50/200",
+        "100/200",
+        "150/200",
+        "200/200",
+    ]
+
+
+def test_widget_progress_tracks_values_and_outcome() -> None:
+    from dict_magics.progress import WidgetProgress, in_notebook
+
+    bar = WidgetProgress(3, "Deleting 3 entries")
+    bar.update(1, 3, _result(True))
+    bar.update(2, 3, _result(False))
+    assert (bar.bar.value, bar.bar.max, bar.bar.bar_style) == (2, 3, "warning")
+    assert "2/3, 1 failed" in bar.text.value
+    bar.update(3, 3, _result(True))
+    bar.close()
+    assert bar.bar.bar_style == "danger"
+    bar.box.close()
+
+    clean = WidgetProgress(2, "Deleting 2 entries")
+    clean.update(1, 2, _result(True))
+    clean.update(2, 2, _result(True))
+    clean.close()
+    assert clean.bar.bar_style == "success"
+    clean.box.close()
+    assert not in_notebook(None)
+
+
+# -- a real notebook front end: widgets and no stdin ------------------------------------------
+
+
+def test_headless_notebook_run(
+    tmp_path: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a real kernel run by nbclient (no stdin): a widget bar, and prompts become errors."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    cells = [
+        "%load_ext dict_magics",
+        "r = %dict_delete 1 2 3 nope\nr",
+        "%dict_purge",
+        "%dict_login -p other --base-url https://api.example.com",
+        "%dict_status",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    client = nbclient.NotebookClient(
+        nb, kernel_name="python3", allow_errors=True, timeout=120, resources={}
+    )
+    client.execute(cwd=ROOT)
+
+    delete_out = nb.cells[1].outputs
+    views = [
+        o for o in delete_out if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert len(views) == 1, delete_out
+    result = next(o for o in delete_out if o.output_type == "execute_result")
+    assert "deleted 3 of 4 entries" in result.data["text/html"]
+    assert "entry &#x27;nope&#x27; not deleted" in result.data["text/html"]
+    states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    bars = [s["state"] for s in states.values() if s["model_name"] == "IntProgressModel"]
+    assert [(b["value"], b["max"], b["bar_style"]) for b in bars] == [(4, 4, "danger")]
+
+    def text_of(index: int) -> str:
+        return json.dumps(nb.cells[index].outputs)
+
+    assert "UsageError" in text_of(2) and "--yes" in text_of(2) and "no stdin" in text_of(2)
+    assert "UsageError" in text_of(3) and "DICT_MAGICS_SECRET_KEY" in text_of(3)
+    assert "environment variable DICT_MAGICS_SECRET_KEY" in text_of(4)
+    assert sorted(i for _, i in sent(env_creds)) == ["1", "2", "3", "nope"]
+    assert env_creds.secret_key not in nbformat.writes(nb)
+
+
+# -- the secret, everywhere -------------------------------------------------------------------
+
+
+def test_the_secret_never_appears_in_anything_shown(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer
+) -> None:
+    secret = sandbox.secret_key
+    seen: list[str] = []
+
+    def show(cell: str, *answers: str | BaseException) -> Run:
+        Keyboard(monkeypatch, *answers)
+        outcome = run(ip, cell)
+        seen.append(outcome.everything)
+        return outcome
+
+    show("%dict_login", sandbox.url, sandbox.access_key, secret)
+    show(f"%dict_login -p two --base-url {sandbox.url}", sandbox.access_key, secret)
+    show("%dict_login -p three", StdinNotImplementedError("no stdin"))
+    show("%dict_status")
+    show("%dict_status -p two")
+    show("%dict_delete 1")
+    show("%dict_delete 2 3 missing 4")
+    show("%dict_delete dictionary-all")
+    sandbox.inject("drop_after")
+    show("%dict_delete 5")
+    show("%dict_purge", "no")
+    show("%dict_purge", EOFError())
+    show("%dict_panel").result.close()
+    run(ip, "%config DictMagics.raise_on_failure = True")
+    run(ip, "%xmode Verbose")  # tracebacks that print local variables
+    try:
+        sandbox.fail_next(1, status=500)
+        assert type(show("%dict_delete 6").error) is DeletionFailedError
+        sandbox.fail_next(1, status=500)
+        assert type(show("%dict_purge --yes").error) is DeletionFailedError
+    finally:
+        run(ip, "%xmode Context")
+    show("%dict_purge", "delete-all")
+    show("%dict_logout -p two")
+    with monkeypatch.context() as env:
+        for name, value in sandbox.env().items():
+            env.setenv(name, value)
+        previous = keyring.get_keyring()
+        keyring.set_keyring(fail.Keyring())
+        try:
+            show("%dict_status")
+            show("%dict_delete 7")
+            show("%dict_login -p other")
+        finally:
+            keyring.set_keyring(previous)
+
+    assert len(seen) == 19 and all(seen)
+    leaks = [text for text in seen if secret in text]
+    assert leaks == []
+    assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
+    assert any("deleted every entry" in text for text in seen)
