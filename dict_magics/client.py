@@ -20,6 +20,7 @@ import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, ReadTimeoutError
 
+from .credentials import mask
 from .errors import DictMagicsError
 from .paths import (
     check_id,
@@ -124,7 +125,7 @@ class DictionaryClient:
         self._ensure_pool(workers)
 
     def __repr__(self) -> str:
-        return f"DictionaryClient(base_url={self.base_url!r}, access_key={self.access_key!r})"
+        return f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r})"
 
     def close(self) -> None:
         """Close the connection pool."""

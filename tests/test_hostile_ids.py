@@ -116,3 +116,48 @@ def _client(sandbox: SandboxServer) -> DictionaryClient:
             sandbox.url, sandbox.access_key, sandbox.secret_key
         )
     return _clients[sandbox.url]
+
+
+@settings(
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(HOSTILE)
+def test_dict_delete_magic_delivers_or_refuses(
+    ip, monkeypatch: pytest.MonkeyPatch, hostile_sandbox: SandboxServer, entry_id: str
+) -> None:
+    from IPython.core.error import UsageError
+
+    for name, value in hostile_sandbox.env().items():
+        monkeypatch.setenv(name, value)
+    ip.user_ns["hostile_ids"] = [entry_id]
+    hostile_sandbox.clear_log()
+    try:
+        result = ip.run_line_magic("dict_delete", "{hostile_ids}")
+    except UsageError as exc:
+        assert str(exc)
+        check_delivery(hostile_sandbox, entry_id, refused=True)
+        return
+    check_delivery(hostile_sandbox, entry_id, refused=False)
+    assert result.entry_id == entry_id.strip()
+
+
+@pytest.mark.parametrize(
+    "line", ["dictionary-all", "1 DICTIONARY-ALL", "1,dictionary-all", "..", "a/../dictionary-all"]
+)
+def test_typed_lines_never_reach_the_purge(
+    ip, monkeypatch: pytest.MonkeyPatch, hostile_sandbox: SandboxServer, line: str
+) -> None:
+    from IPython.core.error import UsageError
+
+    for name, value in hostile_sandbox.env().items():
+        monkeypatch.setenv(name, value)
+    hostile_sandbox.clear_log()
+    try:
+        ip.run_line_magic("dict_delete", line)
+    except UsageError:
+        assert hostile_sandbox.requests == []
+        return
+    assert all(r.operation == "delete" for r in hostile_sandbox.requests)
+    assert [r.entry_id for r in hostile_sandbox.requests] == [line]
