@@ -1,0 +1,319 @@
+"""``dict-magics demo``: run the quickstart notebook headlessly and check what it did.
+
+The notebook runs in a kernel of *this* interpreter (a kernelspec written to a temporary
+directory, so no other Python's kernel is picked up) against a sandbox started here. After each
+step the sandbox's entries and request log are compared with what the notebook says the step
+does. The notebooks ship inside the package as ``dict_magics.notebooks`` (the repository's
+``notebooks/`` folder, mapped in pyproject.toml), so an installed copy can run the demo too.
+nbclient, nbformat and ipykernel are needed only here: ``pip install 'dict-magics[demo]'``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import DictMagicsError
+from .sandbox import SandboxServer
+
+__all__ = [
+    "DEMO_PACKAGES",
+    "INSTALL_HINT",
+    "NOTEBOOKS",
+    "QUICKSTART_STEPS",
+    "Step",
+    "cell_text",
+    "execute",
+    "load_notebook",
+    "notebook_path",
+    "run_demo",
+    "running_kernel",
+]
+
+NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb")
+DEMO_PACKAGES = ("nbclient", "nbformat", "ipykernel")
+INSTALL_HINT = "pip install 'dict-magics[demo]'"
+KERNEL_NAME = "dict-magics-demo"
+CELL_TIMEOUT_S = 120
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+Request = tuple[str, str | None, int | None]  # (operation, entry id, HTTP status) in the log
+
+
+def notebook_path(name: str) -> Path:
+    """Where notebook ``name`` is: in the installed package, else in this source checkout."""
+    try:
+        found = resources.files("dict_magics.notebooks") / name
+    except ModuleNotFoundError:  # a checkout not (re)installed since notebooks were mapped
+        found = Path(__file__).resolve().parent.parent / "notebooks" / name
+    path = Path(str(found))
+    if not path.is_file():
+        raise DictMagicsError(
+            f"notebook {name!r} is not installed with dict_magics (looked at {path}); "
+            "reinstall dict-magics."
+        )
+    return path
+
+
+def missing_packages() -> list[str]:
+    """Which of the demo's own requirements cannot be imported."""
+    missing = []
+    for name in DEMO_PACKAGES:
+        try:
+            found = find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def load_notebook(name: str) -> Any:
+    """The notebook as an ``nbformat`` node (version 4)."""
+    import nbformat
+
+    return nbformat.read(notebook_path(name), as_version=4)
+
+
+def kernel_env(extra: dict[str, str], home: Path) -> dict[str, str]:
+    """This process's environment for the kernel, minus the user's own dict-magics and IPython
+    settings (a profile or ``%config`` there must not redirect a demo), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DICT_MAGICS_")}
+    env.update(IPYTHONDIR=str(home / "ipython"), PYDEVD_DISABLE_FILE_VALIDATION="1")
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def running_kernel(nb: Any, env: dict[str, str], cwd: Path) -> Iterator[Any]:
+    """An ``nbclient.NotebookClient`` for ``nb`` with a started kernel of ``sys.executable``.
+
+    The kernel gets exactly ``env``; it is shut down when the block ends.
+    """
+    from ipykernel.kernelspec import write_kernel_spec
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    with tempfile.TemporaryDirectory(prefix="dict-magics-kernel-") as tmp:
+        kernels = Path(tmp) / "kernels"
+        write_kernel_spec(str(kernels / KERNEL_NAME), overrides={"display_name": "dict-magics"})
+        manager = AsyncKernelManager(
+            kernel_name=KERNEL_NAME,
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+            transport="ipc",  # Unix sockets in the temporary directory: no TCP port opened
+            connection_file=str(Path(tmp) / "kernel.json"),
+        )
+        client = NotebookClient(
+            nb,
+            km=manager,
+            timeout=CELL_TIMEOUT_S,
+            startup_timeout=60,
+            allow_errors=True,
+            resources={"metadata": {"path": str(cwd)}},
+        )
+        with client.setup_kernel(env=env, cleanup_kc=True):
+            yield client
+
+
+def cell_text(cell: Any) -> str:
+    """Everything a cell showed, as text: streams, plain-text results, errors; widgets named."""
+    parts = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(output.get("text", ""))
+        elif kind == "error":
+            parts.append(f"{output.get('ename')}: {output.get('evalue')}")
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data", {})
+            parts.append("[widget]" if WIDGET_MIME in data else data.get("text/plain", ""))
+    return "\n".join(part.rstrip("\n") for part in parts)
+
+
+def execute(client: Any, cell: Any, index: int) -> str | None:
+    """Run one cell; return the name of the exception it raised, or ``None``.
+
+    The kernel's reply is what tells: a ``UsageError`` is shown as one line of stderr, not as an
+    error output, yet the cell did fail.
+    """
+    replies: list[dict[str, Any]] = []
+    client.on_cell_executed = lambda **hook: replies.append(hook["execute_reply"]["content"])
+    try:
+        client.execute_cell(cell, index)
+    finally:
+        client.on_cell_executed = None
+    if cell.cell_type != "code" or not replies or replies[-1].get("status") != "error":
+        return None
+    return replies[-1].get("ename") or "Error"
+
+
+# -- what each quickstart step must do ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the notebook says a cell does, checked against the sandbox and the cell's output."""
+
+    says: str
+    output: str = ""
+    requests: tuple[Request, ...] = ()
+    error: str | None = None
+    purges: bool = False
+
+    def problems(
+        self, text: str, error: str | None, before: dict, after: dict, sent: list[Request]
+    ) -> list[str]:
+        """Why the cell did not do what the notebook says (empty when it did)."""
+        found = []
+        if error != self.error:
+            found.append(f"raised {error or 'nothing'}, expected {self.error or 'no error'}")
+        if self.output not in text:
+            found.append(f"its output does not show {self.output!r}")
+        if Counter(sent) != Counter(self.requests):
+            found.append(f"the sandbox received {sent}, expected {list(self.requests)}")
+        deleted = {entry for op, entry, code in self.requests if op == "delete" and code == 200}
+        expected = {} if self.purges else {k: v for k, v in before.items() if k not in deleted}
+        if after != expected:
+            found.append(f"the sandbox holds {len(after)} entries, expected {len(expected)}")
+        return found
+
+
+QUICKSTART_STEPS = {
+    "load-extension": Step("load the extension"),
+    "connect": Step("use the sandbox this demo started", output="Using the sandbox already"),
+    "status": Step(
+        "show the profile and a masked access key, never the secret",
+        output="\u2713 dict-magics profile 'default'",
+    ),
+    "delete-one": Step(
+        "delete entry 1",
+        output="\u2713 deleted entry '1'",
+        requests=(("delete", "1", 200),),
+    ),
+    "delete-several": Step(
+        "delete entries 2, 3, 4 and 5 in parallel",
+        output="\u2713 deleted 4 of 4 entries",
+        requests=tuple(("delete", str(i), 200) for i in range(2, 6)),
+    ),
+    "delete-again": Step(
+        "report truthfully that entry 1 is not there any more",
+        output="\u2717 entry '1' not deleted",
+        requests=(("delete", "1", 404),),
+    ),
+    "refused": Step(
+        "refuse 'dictionary-all' as an entry id, before any request",
+        output="not an entry id",
+        error="UsageError",
+    ),
+    "purge": Step(
+        "delete every entry (with --yes: a headless run cannot type the confirmation)",
+        output="\u2713 deleted every entry",
+        requests=(("purge", None, 200),),
+        purges=True,
+    ),
+}
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def _indent(text: str, prefix: str = "      ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def _describe(sent: list[Request], left: int) -> str:
+    if not sent:
+        return f"sandbox: no request; {left} entries"
+    shown = ", ".join(
+        f"{'purge' if entry is None else 'DELETE ' + entry} \u2192 {code}"
+        for _, entry, code in sent[:6]
+    )
+    more = f", \u2026 ({len(sent)} in all)" if len(sent) > 6 else ""
+    return f"sandbox: {shown}{more}; {left} entries left"
+
+
+def _run_step(
+    client: Any, sandbox: SandboxServer, cell: Any, index: int, step: Step | None, out: IO[str]
+) -> bool:
+    """Execute one cell, print what it showed and what the sandbox saw, and judge it."""
+    before, logged = sandbox.entries, len(sandbox.requests)
+    error = execute(client, cell, index)
+    text = cell_text(cell)
+    sent = [(r.operation, r.entry_id, r.http_status) for r in sandbox.requests[logged:]]
+    after = sandbox.entries
+    if text:
+        print(_indent(text), file=out)
+    print(_indent(_describe(sent, len(after))), file=out)
+    if step is None:
+        problems = ["no expectation is known for this cell"]
+    else:
+        problems = step.problems(text, error, before, after, sent)
+    if sandbox.secret_key in text:
+        problems.append("its output shows the secret key")
+    if problems:
+        print(_indent("\u2717 not as the notebook says: " + "; ".join(problems)), file=out)
+        return False
+    print(_indent("\u2713 as the notebook says"), file=out)
+    return True
+
+
+def run_demo(
+    output: str | os.PathLike[str],
+    stream: IO[str] | None = None,
+    steps: dict[str, Step] | None = None,
+) -> int:
+    """Run the quickstart against a fresh sandbox; 0 only if every step did what ``steps``
+    (by default ``QUICKSTART_STEPS``, what the notebook's text says) expects of it."""
+    out = stream or sys.stdout
+    steps = QUICKSTART_STEPS if steps is None else steps
+    missing = missing_packages()
+    if missing:
+        print(
+            f"dict-magics demo needs {', '.join(missing)} (not installed here). "
+            f"Install the demo's requirements with: {INSTALL_HINT}",
+            file=sys.stderr,
+        )
+        return 2
+    import nbformat
+
+    target = Path(output).resolve()
+    source = notebook_path("quickstart.ipynb")
+    nb = nbformat.read(source, as_version=4)
+    code_cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    with SandboxServer(100) as sandbox, tempfile.TemporaryDirectory() as tmp:
+        print(f"Sandbox dictionary service at {sandbox.url} with 100 entries.", file=out)
+        print(f"Running {source} with {sys.executable}", file=out)
+        passed = 0
+        env = kernel_env(sandbox.env(), Path(tmp))
+        with running_kernel(nb, env, Path(tmp)) as client:
+            for number, (index, cell) in enumerate(code_cells, 1):
+                step = steps.get(cell.get("id", ""))
+                says = step.says if step else "(no expectation known for this cell)"
+                print(f"\n[{number}/{len(code_cells)}] {cell.get('id')}: {says}", file=out)
+                print(_indent(cell.source, "    > "), file=out)
+                if not _run_step(client, sandbox, cell, index, step, out):
+                    break
+                passed += 1
+            client.set_widgets_metadata()  # so the saved notebook can redraw its widgets
+        leaked = sandbox.secret_key in nbformat.writes(nb)
+    if leaked:
+        print("\nThe executed notebook contains the secret key: not written.", file=out)
+        return 1
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(target))
+    print(f"\nExecuted notebook written to {target}", file=out)
+    if passed == len(code_cells):
+        print(f"Demo passed: all {passed} steps did what the notebook says.", file=out)
+        return 0
+    print(f"Demo FAILED at step {passed + 1} of {len(code_cells)}.", file=out)
+    return 1

@@ -1,0 +1,177 @@
+"""``dict-magics demo``: the quickstart notebook, run headlessly and checked step by step.
+
+The last test runs the README's Quick start command verbatim in a fresh virtual environment
+(pip install included, so a few minutes); it runs when DICT_MAGICS_QUICKSTART_TEST=1, as CI sets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dict_magics.demo import QUICKSTART_STEPS, run_demo
+
+CLI = [sys.executable, "-m", "dict_magics.cli"]
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART_ENV = "DICT_MAGICS_QUICKSTART_TEST"
+# The README's Quick start command, verbatim (README.md and .ci/run carry the same string).
+QUICKSTART_DEMO = (
+    "python3 -m venv .venv && .venv/bin/pip install '.[demo]' && .venv/bin/dict-magics demo"
+)
+SECRET_PREFIX = "sandbox-secret-"
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """This environment without anyone's dict-magics settings or keyring."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DICT_MAGICS_")}
+    env.update(HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    return env
+
+
+def check_passed(stdout: str, notebook: Path) -> None:
+    steps = list(QUICKSTART_STEPS)
+    for number, cell_id in enumerate(steps, 1):
+        assert f"[{number}/{len(steps)}] {cell_id}: " in stdout
+    assert stdout.count("\u2713 as the notebook says") == len(steps)
+    assert "not as the notebook says" not in stdout
+    assert f"Executed notebook written to {notebook.resolve()}" in stdout
+    assert stdout.rstrip().endswith(
+        f"Demo passed: all {len(steps)} steps did what the notebook says."
+    )
+    nb = nbformat.read(notebook, as_version=4)
+    code = {c.id: c for c in nb.cells if c.cell_type == "code"}
+    assert list(code) == steps
+    assert all(c.execution_count for c in code.values())
+    assert all(c.outputs for cell_id, c in code.items() if cell_id != "load-extension")
+    assert "\u2713 deleted every entry" in code["purge"].outputs[0]["data"]["text/plain"]
+    assert "widgets" in nb.metadata  # the progress bar can be redrawn when opened
+    assert SECRET_PREFIX not in notebook.read_text(encoding="utf-8")
+
+
+def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*CLI, "demo"],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_passed(proc.stdout, tmp_path / "dict-magics-demo.ipynb")
+    assert "\u2713 deleted entry '1' (HTTP 200" in proc.stdout
+    assert "sandbox: DELETE 1 \u2192 404; 95 entries left" in proc.stdout
+    assert "sandbox: purge \u2192 200; 0 entries left" in proc.stdout
+    assert SECRET_PREFIX not in proc.stdout + proc.stderr
+
+
+def test_demo_writes_where_it_is_told(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "run.ipynb"
+    proc = subprocess.run(
+        [*CLI, "demo", "--output", str(target)],
+        env=clean_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_passed(proc.stdout, target)
+
+
+def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) -> None:
+    # Expect the service to refuse entry 1: the sandbox deletes it, so the demo must say no.
+    steps = dict(QUICKSTART_STEPS)
+    steps["delete-one"] = dataclasses.replace(
+        steps["delete-one"], output="\u2717", requests=(("delete", "1", 404),)
+    )
+    out = io.StringIO()
+    target = tmp_path / "failed.ipynb"
+    assert run_demo(target, out, steps=steps) == 1
+    text = out.getvalue()
+    assert "\u2717 not as the notebook says: its output does not show '\u2717'" in text
+    assert "the sandbox received [('delete', '1', 200)]" in text
+    assert "[5/8]" not in text  # it stops at the first step that went wrong
+    assert text.rstrip().endswith("Demo FAILED at step 4 of 8.")
+    assert target.exists()  # written anyway, to look at
+
+
+def test_demo_says_how_to_install_what_it_needs(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['nbclient'] = None\n"  # as if nbclient were not installed
+        "from dict_magics.cli import main; raise SystemExit(main(['demo']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "needs nbclient" in proc.stderr
+    assert "pip install 'dict-magics[demo]'" in proc.stderr
+    assert not (tmp_path / "dict-magics-demo.ipynb").exists()
+
+
+def project_files() -> list[str]:
+    """What a fresh clone holds, plus files not committed yet (but not ignored ones)."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout to know the project's files")
+    listed = subprocess.run(
+        [git, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name and (ROOT / name).is_file()]
+
+
+@pytest.mark.skipif(
+    os.environ.get(QUICKSTART_ENV) != "1",
+    reason=f"runs pip install in a fresh virtual environment; set {QUICKSTART_ENV}=1 (CI does)",
+)
+@pytest.mark.timeout(1200)
+def test_readme_quick_start_demo_command_verbatim(tmp_path: Path) -> None:
+    assert QUICKSTART_DEMO in (ROOT / "README.md").read_text(encoding="utf-8")
+    project = tmp_path / "dict-magics"
+    for name in project_files():
+        target = project / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    env = clean_env(tmp_path)
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
+    proc = subprocess.run(
+        ["bash", "-c", QUICKSTART_DEMO],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=1100,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    demo_output = proc.stdout[proc.stdout.index("Sandbox dictionary service at") :]
+    check_passed(demo_output, project / "dict-magics-demo.ipynb")
+    ran = re.search(r"Running (\S+) with (\S+)", proc.stdout)
+    assert ran and ran.group(1).endswith("/notebooks/quickstart.ipynb")
+    assert Path(ran.group(2)).parent == project / ".venv" / "bin"  # the new venv's kernel
