@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import DictMagicsError
+from .user_input import purge_confirmed, purge_question, split_ids
 
 if TYPE_CHECKING:
     from .client import DictionaryClient
@@ -92,8 +93,6 @@ def _client(args: argparse.Namespace, *, workers: int = 1) -> DictionaryClient:
 
 def _split_ids(values: Sequence[str]) -> list[str]:
     """Ids exactly as ``%dict_delete`` reads them (spaces and/or commas), each checked."""
-    from .magics import split_ids
-
     return split_ids(" ".join(values))
 
 
@@ -285,16 +284,12 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 def _confirm_purge(target: str, host: str) -> bool:
     """The same question as ``%dict_purge``: type the purge word or the host name."""
-    from .magics import PURGE_WORD
-
     sys.stderr.write(f"This deletes {target}. It cannot be undone.\n")
     try:
-        answer = _ask(
-            f"Type {PURGE_WORD} (or {host}) to confirm, anything else cancels: ", secret=False
-        )
+        answer = _ask(purge_question(host), secret=False)
     except EOFError:
         return False
-    return answer in (PURGE_WORD, host)
+    return purge_confirmed(answer, host)
 
 
 def cmd_sandbox(argv: list[str]) -> int:
@@ -302,7 +297,7 @@ def cmd_sandbox(argv: list[str]) -> int:
     from .sandbox import main as sandbox_main
 
     try:
-        return sandbox_main(argv)
+        return sandbox_main(argv, prog="dict-magics sandbox")
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or EXIT_OK

@@ -9,7 +9,6 @@ nothing heavy: requests, urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import getpass
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,17 +22,16 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from . import credentials, session
 from .errors import DictMagicsError
 from .paths import check_id, host_of, normalize_base_url
+from .user_input import ID_SEPARATORS, purge_confirmed, purge_question, split_ids
 
 if TYPE_CHECKING:
     from .client import DictionaryClient
     from .credentials import Credentials
     from .results import BatchResult, DeleteResult
 
-__all__ = ["PURGE_WORD", "DeletionFailedError", "DictMagics", "split_ids"]
+__all__ = ["DeletionFailedError", "DictMagics"]
 
-PURGE_WORD = "delete-all"
 MAX_WORKERS = 64
-_SEPARATORS = re.compile(r"[\s,]+")
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 _ENV_VARS = (
     f"{credentials.ENV_BASE_URL}, {credentials.ENV_ACCESS_KEY} and {credentials.ENV_SECRET_KEY}"
@@ -51,11 +49,6 @@ class DeletionFailedError(Exception):
         self.result = result
 
 
-def split_ids(text: str) -> list[str]:
-    """Ids separated by spaces and/or commas, each checked; raises ``InvalidIdError``."""
-    return [check_id(part) for part in _SEPARATORS.split(text) if part]
-
-
 class _IdFormatter(DollarFormatter):
     """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
 
@@ -71,7 +64,7 @@ class _IdFormatter(DollarFormatter):
             value = value.tolist()
         ids = [check_id(item) for item in value]
         for text in ids:
-            if _SEPARATORS.search(text):
+            if ID_SEPARATORS.search(text):
                 raise UsageError(
                     f"entry id {text!r} contains a space or comma, which %dict_delete reads "
                     "as a separator; delete it from Python with the client's delete_entry."
@@ -395,12 +388,12 @@ class DictMagics(Magics):
             "(how many is unknown: the service cannot count them). It cannot be undone."
         )
         answer = _ask(
-            f"Type {PURGE_WORD} (or {host}) to confirm, anything else cancels: ",
+            purge_question(host),
             secret=False,
             no_stdin=f"%dict_purge needs a typed confirmation, but {_NO_STDIN}. "
             "Nothing was sent. Use %dict_purge --yes to purge without asking.",
         )
-        return answer.strip() in (PURGE_WORD, host)
+        return purge_confirmed(answer, host)
 
     @line_magic
     @magic_arguments()

@@ -11,7 +11,6 @@ errors in the panel's status area and leaves the panel usable.
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import time
 from collections import deque
@@ -26,15 +25,14 @@ from .errors import DictMagicsError, InvalidIdError
 from .paths import check_id
 from .render import batch_html, result_html
 from .results import BatchResult, DeleteResult
+from .user_input import ID_SEPARATORS, PURGE_WORD
 
 if TYPE_CHECKING:
     from .client import DictionaryClient
 
 __all__ = ["DictPanel", "parse_ids"]
 
-PURGE_WORD = "delete-all"
 HISTORY_SIZE = 10
-_SPLIT = re.compile(r"[\s,]+")
 _STATUS_COLOUR = {"info": "#57606a", "error": "#cf222e", "busy": "#0969da"}
 
 State = Literal["idle", "armed", "running"]
@@ -43,7 +41,7 @@ Result = DeleteResult | BatchResult
 
 def parse_ids(text: str) -> list[str]:
     """Split what the user typed on spaces and commas, keeping the first of any duplicates."""
-    return list(dict.fromkeys(part for part in _SPLIT.split(text) if part))
+    return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
 def _show(widget: widgets.Widget, visible: bool) -> None:

@@ -212,7 +212,7 @@ class SandboxServer:
         self.inject("status", count, status=status, retry_after=retry_after)
 
     def drop_connections(self) -> None:
-        """Close every open (kept-alive) connection now, as a server restart or idle timeout does."""
+        """Close every open (kept-alive) connection now, as a restart or an idle timeout does."""
         if self._server is not None:
             self._server.close_connections()
 
@@ -451,10 +451,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(min(0.05, end - time.monotonic()))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandbox") -> int:
     """Serve a sandbox until Ctrl-C, printing its URL and demo credentials."""
     parser = argparse.ArgumentParser(
-        prog="python -m dict_magics.sandbox",
+        prog=prog,
         description="Serve a local stand-in for the dictionary API (127.0.0.1 only).",
     )
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
