@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 import urllib3.exceptions
@@ -42,6 +45,8 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 # 502 and 504 come from a gateway: the service behind it may have acted on the request.
 MAYBE_APPLIED_STATUSES = frozenset({502, 504})
 MAX_BODY_BYTES = 64 * 1024
+# The body is read raw (to bound its size and time), so ask for it uncompressed.
+_HEADERS = {"Accept-Encoding": "identity"}
 EXCERPT_CHARS = 160
 
 
@@ -105,8 +110,8 @@ class DictionaryClient:
         self.base_url = normalize_base_url(base_url)
         if not access_key or not secret_key:
             raise DictMagicsError("both an access key and a secret key are needed.")
-        if timeout <= 0:
-            raise DictMagicsError(f"timeout must be positive, not {timeout!r}.")
+        if not (math.isfinite(timeout) and timeout > 0):
+            raise DictMagicsError(f"timeout must be a positive number of seconds, not {timeout!r}.")
         if max_retries < 0:
             raise DictMagicsError(f"max_retries must be 0 or more, not {max_retries!r}.")
         self.access_key = access_key
@@ -117,7 +122,7 @@ class DictionaryClient:
         self.max_retry_after = max_retry_after
         self._auth = SignedAuth(access_key, secret_key)
         self._session = session or requests.Session()
-        if session is None and is_loopback(host_of(self.base_url).rsplit(":", 1)[0]):
+        if session is None and is_loopback(urlsplit(self.base_url).hostname or ""):
             # A proxy from the environment must not see loopback traffic (the sandbox).
             self._session.trust_env = False
         self._pool_lock = threading.Lock()
@@ -147,10 +152,13 @@ class DictionaryClient:
         with self._pool_lock:
             if workers <= self._pool_size:
                 return
+            previous = self._session.adapters.get("https://")
             adapter = HTTPAdapter(pool_connections=1, pool_maxsize=workers, max_retries=0)
             self._session.mount("http://", adapter)
             self._session.mount("https://", adapter)
             self._pool_size = workers
+            if previous is not None:
+                previous.close()
 
     # -- public operations ---------------------------------------------------------------
 
@@ -304,16 +312,19 @@ class DictionaryClient:
             response = self._session.delete(
                 url,
                 auth=self._auth,
+                headers=_HEADERS,
                 timeout=(self.timeout, self.timeout),
                 allow_redirects=False,
                 stream=True,
             )
         except requests.ConnectionError as exc:
+            handshake = _tls_handshake_failure(exc)
+            if handshake:
+                reason = f"TLS handshake with {self.host} failed ({handshake}); nothing was sent"
+                return _Attempt(_failure(entry_id, reason, None, attempt, started))
             if _not_sent(exc):
                 return _Attempt(retry_reason=f"could not connect to {self.host}")
             why = "the connection was dropped before an answer came"
-            if isinstance(exc, requests.ReadTimeout):
-                why = f"no answer within the {self.timeout:g} s timeout"
             return _Attempt(self._unknown(entry_id, why, attempt, started, None))
         except requests.Timeout:
             why = f"no answer within the {self.timeout:g} s timeout"
@@ -382,14 +393,41 @@ class _BodyTooSlow(Exception):
     """The answer's body did not arrive in time."""
 
 
-def _not_sent(exc: requests.ConnectionError) -> bool:
-    """True when the request certainly never left: refused, unresolvable, or connect timeout."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return True
+def _cause(exc: requests.ConnectionError) -> object:
+    """The urllib3 error behind a requests error (through MaxRetryError and ProxyError)."""
     reason = exc.args[0] if exc.args else None
     if isinstance(reason, MaxRetryError):
         reason = reason.reason
-    return isinstance(reason, ConnectTimeoutError)
+    if isinstance(reason, urllib3.exceptions.ProxyError):
+        reason = reason.original_error
+    return reason
+
+
+def _not_sent(exc: requests.ConnectionError) -> bool:
+    """True when the request certainly never left: refused, unresolvable, or connect timeout
+    (to the service or to a proxy on the way)."""
+    return isinstance(exc, requests.ConnectTimeout) or isinstance(_cause(exc), ConnectTimeoutError)
+
+
+_HANDSHAKE_REASONS = ("CERTIFICATE_VERIFY_FAILED", "WRONG_VERSION_NUMBER", "HANDSHAKE")
+
+
+def _tls_handshake_failure(exc: requests.ConnectionError) -> str | None:
+    """A short description when TLS failed while connecting, before anything was sent.
+
+    A certificate that does not verify, or a server that does not speak TLS at all, fails the
+    handshake: retrying would not help, and the service never saw the request.
+    """
+    if not isinstance(exc, requests.exceptions.SSLError):
+        return None
+    cause = _cause(exc)
+    inner = cause.args[0] if isinstance(cause, Exception) and cause.args else cause
+    if isinstance(inner, ssl.SSLCertVerificationError):
+        return f"certificate not trusted: {inner.verify_message}"
+    reason = getattr(inner, "reason", None) or ""
+    if any(word in reason for word in _HANDSHAKE_REASONS):
+        return reason.replace("_", " ").lower()
+    return None
 
 
 def _failure(
@@ -412,7 +450,7 @@ def _interpret(
     text = body.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         excerpt = _excerpt(text)
         reason = f"HTTP {code} with an answer that is not JSON" + (
             f": {excerpt!r}" if excerpt else " (empty body)"

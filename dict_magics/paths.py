@@ -34,7 +34,7 @@ MAX_ID_LENGTH = 1000
 def is_loopback(host: str) -> bool:
     """True for ``localhost``, 127.0.0.0/8 and ``::1``: the only places plain http may go."""
     host = host.strip("[]").rstrip(".").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -9,6 +9,7 @@ with no account. Run ``python -m dict_magics.sandbox`` to serve one until Ctrl-C
 from __future__ import annotations
 
 import argparse
+import gzip
 import hmac
 import json
 import secrets
@@ -42,6 +43,8 @@ FAULT_KINDS = {
     "drop_after": "delete, then close the connection without answering",
     "hang": "delete, then wait `delay` seconds before answering",
     "redirect": "answer 307 pointing at `location`; nothing deleted",
+    "gzip": "delete, and gzip the answer if the request accepts gzip",
+    "deep_json": "answer 200 with JSON nested 50,000 levels deep; nothing deleted",
 }
 
 
@@ -102,6 +105,8 @@ class SandboxServer:
         self.latency = latency
         self._state = _State(entries={i: f"term {i}" for i in ids}, log=deque(maxlen=max_log))
         self._port = port
+        self._open = threading.Event()
+        self._open.set()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -129,6 +134,7 @@ class SandboxServer:
         server, self._server = self._server, None
         if server is None:
             return
+        self._open.set()
         server.shutdown()
         server.close_connections()
         server.server_close()
@@ -210,6 +216,15 @@ class SandboxServer:
     def fail_next(self, count: int = 1, status: int = 503, retry_after: Any = None) -> None:
         """Answer the next ``count`` requests with ``status`` (and ``Retry-After``)."""
         self.inject("status", count, status=status, retry_after=retry_after)
+
+    def pause(self) -> None:
+        """Hold every request that arrives from now on until ``resume()``: a request in flight,
+        for as long as a test needs to look at it."""
+        self._open.clear()
+
+    def resume(self) -> None:
+        """Let held requests (and new ones) through."""
+        self._open.set()
 
     def drop_connections(self) -> None:
         """Close every open (kept-alive) connection now, as a restart or an idle timeout does."""
@@ -360,6 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         sandbox = self.server.sandbox
+        while not sandbox._open.wait(0.05):
+            if sandbox._server is not self.server:
+                return
         fault = sandbox._take_fault()
         if fault is not None and fault.kind == "drop_before":
             sandbox._log(self, None, "dropped", None, "connection dropped before reading")
@@ -402,7 +420,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault(self, fault: _Fault, entry_id: str | None, op: str) -> None:
         sandbox = self.server.sandbox
         kind = fault.kind
-        applied = kind in ("drip", "drop_after", "hang")
+        applied = kind in ("drip", "drop_after", "hang", "gzip")
         code: int | None = None
         if applied:
             code, data = sandbox._apply(entry_id)
@@ -426,6 +444,16 @@ class _Handler(BaseHTTPRequestHandler):
                 "application/json",
                 {},
             )
+        elif kind == "gzip":
+            body = json.dumps(data).encode()
+            if "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                self._answer(
+                    code, gzip.compress(body), "application/json", {"Content-Encoding": "gzip"}
+                )
+            else:
+                self._answer(code, body, "application/json", {})
+        elif kind == "deep_json":
+            self._answer(200, b"[" * 50_000, "application/json", {})
         elif kind == "redirect":
             self._answer(307, b"", "text/plain", {"Location": fault.location})
         elif kind == "drop_after":

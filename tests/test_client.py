@@ -138,6 +138,15 @@ def test_missing_keys_and_bad_options_are_refused() -> None:
         DictionaryClient("https://example.com", "a", "s", timeout=0)
     with pytest.raises(DictMagicsError):
         DictionaryClient("https://example.com", "a", "s", max_retries=-1)
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(DictMagicsError, match="positive number of seconds"):
+            DictionaryClient("https://example.com", "a", "s", timeout=bad)
+
+
+@pytest.mark.parametrize("url", ["http://[::1]", "http://localhost", "http://127.0.0.1:9"])
+def test_loopback_traffic_never_goes_through_an_environment_proxy(url: str) -> None:
+    assert DictionaryClient(url, "a", "s")._session.trust_env is False
+    assert DictionaryClient("https://example.com", "a", "s")._session.trust_env is True
 
 
 def test_client_repr_never_shows_the_secret(sandbox: SandboxServer) -> None:
@@ -185,20 +194,38 @@ def test_non_retryable_statuses_are_not_retried(sandbox: SandboxServer) -> None:
     assert len(sandbox.requests) == 1 and "5" in sandbox.entries
 
 
-def test_retry_after_is_honoured(sandbox: SandboxServer) -> None:
-    sandbox.fail_next(1, 429, retry_after=1)
-    started = time.monotonic()
-    result = client_for(sandbox).delete_entry("5")
-    assert result.ok and result.attempts == 2
-    assert time.monotonic() - started >= 1.0
-    first, second = sandbox.requests
-    assert second.at - first.at >= 1.0
+def test_retry_after_is_honoured_and_capped() -> None:
+    client = DictionaryClient("https://example.com", "a", "s", max_retry_after=30)
+    assert client._delay(1, 7.0) == 7.0
+    assert client._delay(1, 3600.0) == 30.0
+    assert client._delay(5, 0.0) == 0.0
 
 
-def test_retry_after_is_capped(sandbox: SandboxServer) -> None:
-    sandbox.fail_next(1, 503, retry_after=3600)
-    result = client_for(sandbox, max_retry_after=0.05).delete_entry("5")
-    assert result.ok and result.attempts == 2 and result.elapsed < 60
+def test_backoff_grows_with_jitter_up_to_a_ceiling() -> None:
+    client = DictionaryClient("https://example.com", "a", "s", backoff=0.5, max_backoff=8)
+    for attempt, ceiling in [(1, 0.5), (2, 1.0), (3, 2.0), (6, 8.0), (9, 8.0)]:
+        delays = {client._delay(attempt, None) for _ in range(50)}
+        assert all(ceiling / 2 <= d <= ceiling for d in delays) and len(delays) > 1
+
+
+def test_retry_after_header_forms() -> None:
+    from email.utils import formatdate
+
+    from dict_magics.client import _parse_retry_after
+
+    assert _parse_retry_after("3") == 3.0
+    assert _parse_retry_after(" 0.5 ") == 0.5
+    assert _parse_retry_after("-4") == 0.0
+    assert _parse_retry_after(None) is None and _parse_retry_after("soon") is None
+    in_a_minute = _parse_retry_after(formatdate(time.time() + 60, usegmt=True))
+    assert in_a_minute is not None and 50 < in_a_minute <= 60
+
+
+def test_retry_after_is_used_end_to_end(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(1, 429, retry_after=0)
+    result = client_for(sandbox, backoff=30, max_backoff=30).delete_entry("5")
+    # Backoff alone would have slept at least 15 s; Retry-After: 0 must win over it.
+    assert result.ok and result.attempts == 2 and result.elapsed < 10
 
 
 def test_connection_refused_is_retried_then_reported() -> None:

@@ -68,6 +68,10 @@ CASES = {
         lambda s: s.inject("html"), "failure", 1, False, "500 Internal Server Error", 500
     ),
     "huge body": Case(lambda s: s.inject("huge"), "failure", 1, False, "larger than 64 KiB", 200),
+    "gzip-compressed answer": Case(lambda s: s.inject("gzip"), "success", 1, True, http_status=200),
+    "JSON nested 50,000 deep": Case(
+        lambda s: s.inject("deep_json"), "failure", 1, False, "not JSON", 200
+    ),
     "slowly dripping body": Case(
         lambda s: s.inject("drip", delay=0.2), "unknown", 1, True, "did not arrive within", 200
     ),
@@ -171,3 +175,28 @@ def test_redirect_to_another_host_carries_no_credentials(
 
     requests.delete(target + "/probe", headers={"accessKey": "probe"}, timeout=5)
     assert other_host.received[0]["accessKey"] == "probe"
+
+
+def test_tls_to_a_plain_http_port_fails_before_sending(sandbox: SandboxServer) -> None:
+    # https to a server that does not speak TLS: the handshake fails, nothing is sent, and
+    # retrying would not help, so it is a plain failure after one attempt.
+    port = sandbox.port
+    client = DictionaryClient(f"https://127.0.0.1:{port}", "a", "s", max_retries=3, backoff=0.01)
+    result = client.delete_entry("42")
+    assert kind_of(result) == "failure" and result.attempts == 1, result
+    assert "TLS handshake" in result.reason and "nothing was sent" in result.reason
+    assert sandbox.requests == [] and "42" in sandbox.entries
+
+
+def test_unreachable_proxy_is_not_sent_and_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The proxy (on loopback) refuses connections: the request never left this machine.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = DictionaryClient("https://dictionary.invalid", "a", "s", max_retries=1, backoff=0.01)
+    result = client.delete_entry("42")
+    assert kind_of(result) == "failure" and result.attempts == 2, result
+    assert "could not connect" in result.reason

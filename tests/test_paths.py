@@ -89,6 +89,7 @@ def test_base_urls_accepted(given: str, normal: str) -> None:
         ("http://api.example.com", "plain http"),
         ("http://10.0.0.1", "plain http"),
         ("http://localhost.example.com", "plain http"),
+        ("http://api.localhost:8080", "plain http"),
         ("ftp://api.example.com", "https://host"),
         ("api.example.com", "https://host"),
         ("", "https://host"),
