@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import DictMagicsError
+from .secret import Secret
 from .user_input import purge_confirmed, purge_question, split_ids
 
 if TYPE_CHECKING:
@@ -165,9 +166,9 @@ def cmd_login(args: argparse.Namespace) -> int:
     if not access_key.strip():
         raise UsageProblem("no access key given; nothing was stored.")
     if interactive:
-        secret_key = _ask(f"Secret key for {host} (hidden): ", secret=True)
+        secret_key = Secret(_ask(f"Secret key for {host} (hidden): ", secret=True))
     else:
-        secret_key = sys.stdin.readline().rstrip("\r\n")
+        secret_key = Secret(sys.stdin.readline().rstrip("\r\n"))
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)

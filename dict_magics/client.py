@@ -34,6 +34,7 @@ from .paths import (
     purge_path,
 )
 from .results import BatchResult, DeleteResult
+from .secret import Secret
 from .signing import SignedAuth
 
 __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress"]
@@ -120,7 +121,7 @@ class DictionaryClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
-        self._auth = SignedAuth(access_key, secret_key)
+        self._auth = SignedAuth(access_key, Secret(secret_key))
         self._session = session or requests.Session()
         if session is None and is_loopback(urlsplit(self.base_url).hostname or ""):
             # A proxy from the environment must not see loopback traffic (the sandbox).

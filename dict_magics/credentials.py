@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import CredentialsError
 from .paths import normalize_base_url
+from .secret import Secret
 
 __all__ = [
     "ENV_ACCESS_KEY",
@@ -210,12 +211,14 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
         for item, var in _ENV_OF.items():
             value = os.environ.get(var, "").strip()
             if value and item not in values:
-                values[item], sources[item] = value, "env"
+                values[item] = Secret(value) if item == "secret_key" else value
+                sources[item] = "env"
     for item in ITEMS:
         if item not in values:
             stored = _read(profile, item)
             if stored:
-                values[item], sources[item] = stored, "keyring"
+                values[item] = Secret(stored) if item == "secret_key" else stored
+                sources[item] = "keyring"
     missing = [item for item in ITEMS if item not in values]
     if missing:
         env = ", ".join(_ENV_OF[m] for m in missing)

@@ -22,6 +22,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from . import credentials, session
 from .errors import DictMagicsError
 from .paths import check_id, host_of, normalize_base_url
+from .secret import Secret
 from .user_input import ID_SEPARATORS, purge_confirmed, purge_question, split_ids
 
 if TYPE_CHECKING:
@@ -236,8 +237,10 @@ class DictMagics(Magics):
             )
             if not access_key.strip():
                 raise UsageError("no access key given; nothing was stored.")
-            secret_key = _ask(
-                f"Secret key for {host_of(base_url)} (hidden): ", secret=True, no_stdin=no_stdin
+            secret_key = Secret(
+                _ask(
+                    f"Secret key for {host_of(base_url)} (hidden): ", secret=True, no_stdin=no_stdin
+                )
             )
             if not secret_key:
                 raise UsageError("no secret key given; nothing was stored.")

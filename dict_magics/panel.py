@@ -137,18 +137,10 @@ class DictPanel(widgets.VBox):
         ``client_options`` go to ``DictionaryClient`` (``timeout``, ``max_retries``, ...);
         ``workers`` is also used for batches. Raises ``CredentialsError`` if nothing is stored.
         """
-        from . import credentials
-        from .client import DictionaryClient
+        from .session import make_client
 
-        creds = credentials.load(profile)
         workers = int(client_options.pop("workers", 4))
-        client = DictionaryClient(
-            creds.base_url,
-            creds.access_key,
-            creds.secret_key,
-            workers=workers,
-            **client_options,
-        )
+        client, creds = make_client(profile, workers=workers, **client_options)
         try:
             return cls(client, profile=creds.profile, workers=workers)
         except BaseException:

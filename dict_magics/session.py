@@ -28,12 +28,13 @@ def make_client(
     timeout: float = 15.0,
     max_retries: int = 3,
     workers: int = 4,
+    **options: Any,
 ) -> tuple[DictionaryClient, credentials.Credentials]:
     """A client for ``profile`` and the credentials it was built from.
 
     ``base_url`` (from configuration) overrides the profile's stored one. Raises a
     ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
-    anything is sent; the caller closes the client.
+    anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
     """
     creds = credentials.load(profile, base_url=base_url or None)
     from .client import DictionaryClient
@@ -45,6 +46,7 @@ def make_client(
         timeout=timeout,
         max_retries=max_retries,
         workers=workers,
+        **options,
     )
     return client, creds
 

@@ -1,0 +1,43 @@
+"""Verbose tracebacks print every frame's local variables: the secret must not be among them."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from dict_magics.secret import Secret
+
+CELLS = [
+    "from dict_magics.panel import DictPanel\nDictPanel.from_profile()",
+    "from dict_magics import credentials\ncredentials.load()",
+    "from dict_magics.session import make_client\nmake_client(timeout=float('nan'))",
+]
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_verbose_tracebacks_hide_the_secret(
+    ip, monkeypatch: pytest.MonkeyPatch, known_secret, cell: str
+) -> None:
+    secret = known_secret("tb-secret-0123456789")
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-traceback")
+    monkeypatch.setenv("DICT_MAGICS_SECRET_KEY", secret)
+    # A plain-http remote base URL: refused after the secret has been read.
+    monkeypatch.setenv("DICT_MAGICS_BASE_URL", "http://dictionary.example.com")
+    if "nan" in cell:
+        monkeypatch.setenv("DICT_MAGICS_BASE_URL", "https://dictionary.example.com")
+    ip.run_line_magic("xmode", "Verbose")
+    try:
+        with capture_output() as captured:
+            ip.run_cell(cell)
+    finally:
+        ip.run_line_magic("xmode", "Context")
+    shown = captured.stdout + captured.stderr
+    assert "Traceback" in shown or "Error" in shown, shown
+    assert "secret hidden" in shown or "plain http" in shown or "positive" in shown
+    assert secret not in shown
+
+
+def test_secret_is_a_str_that_hides_its_repr() -> None:
+    value = Secret("abc123")
+    assert value == "abc123" and value.encode() == b"abc123" and isinstance(value, str)
+    assert repr(value) == "<secret hidden>" and "abc123" not in repr({"k": value})
