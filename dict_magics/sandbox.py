@@ -27,9 +27,11 @@ from urllib.parse import unquote
 from .paths import API_PREFIX, PURGE_SEGMENT
 from .signing import sign
 
-__all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main"]
+__all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
 
 NONCE_WINDOW_S = 300.0
+SANDBOX_MARKER = "DICT_MAGICS_SANDBOX"
+"""Set (to the sandbox's URL) by whoever started a sandbox for a notebook run to reuse."""
 
 FAULT_KINDS = {
     "status": "answer with `status` (JSON failure body, optional Retry-After); nothing deleted",
@@ -163,6 +165,7 @@ class SandboxServer:
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
             "DICT_MAGICS_SECRET_KEY": self.secret_key,
+            SANDBOX_MARKER: self.url,
         }
 
     # -- state -----------------------------------------------------------------------------
@@ -477,6 +480,35 @@ class _Handler(BaseHTTPRequestHandler):
         end = time.monotonic() + seconds
         while time.monotonic() < end and self.server.sandbox._server is self.server:
             time.sleep(min(0.05, end - time.monotonic()))
+
+
+def use_sandbox(entries: int = 100) -> SandboxServer | None:
+    """Point this IPython session at a sandbox, and at nothing else (the demo notebooks' setup).
+
+    A sandbox announced by ``DICT_MAGICS_SANDBOX`` (``dict-magics demo`` and the tests start
+    one) is reused; otherwise one is started here and returned. Either way the session's
+    profile and base-URL settings are reset, so a stored profile, a ``%config`` line or real
+    credentials in the environment can never send these notebooks' deletes to a real account.
+    """
+    import os
+
+    given = os.environ.get(SANDBOX_MARKER)
+    sandbox = None
+    if given and given == os.environ.get("DICT_MAGICS_BASE_URL"):
+        print(f"Using the sandbox already running at {given}")
+    else:
+        sandbox = SandboxServer(entries).start()
+        os.environ.update(sandbox.env())
+        print(f"Started an embedded sandbox at {sandbox.url} with {entries} entries")
+    os.environ["DICT_MAGICS_PROFILE"] = "default"
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    for configurable in getattr(shell, "configurables", []):
+        if type(configurable).__name__ == "DictMagics":
+            configurable.profile = ""
+            configurable.base_url = ""
+    return sandbox
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandbox") -> int:

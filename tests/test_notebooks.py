@@ -193,3 +193,46 @@ def test_bulk_cleanup_starts_its_own_sandbox(tmp_path: Path) -> None:
     run = run_notebook("bulk_cleanup.ipynb", tmp_path, None)
     assert run["connect"].endswith("with 500 entries")
     check_bulk(run)
+
+
+# -- nothing can redirect a demo notebook to a real account --------------------------------
+
+
+def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) -> None:
+    """A user whose IPython config picks a real profile (and base URL) runs the quickstart:
+    the sandbox gets every request, the "real" service (another sandbox) none."""
+    from file_keyring import ENV_FILE
+
+    with SandboxServer(50) as real:
+        keyring_file = tmp_path / "keyring.json"
+        items = {"base_url": real.url, "access_key": real.access_key, "secret_key": real.secret_key}
+        keyring_file.write_text(
+            json.dumps({f"dict-magics\x00work:{k}": v for k, v in items.items()}), encoding="utf-8"
+        )
+        config = tmp_path / "ipython" / "profile_default"
+        config.mkdir(parents=True)
+        for name in ("ipython_config.py", "ipython_kernel_config.py"):
+            (config / name).write_text(
+                f"c.DictMagics.profile = 'work'\nc.DictMagics.base_url = {real.url!r}\n",
+                encoding="utf-8",
+            )
+        extra = {
+            "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+            "PYTHONPATH": str(Path(__file__).parent),
+            ENV_FILE: str(keyring_file),
+            "DICT_MAGICS_PROFILE": "work",
+        }
+        nb = load_notebook("quickstart.ipynb")
+        env = kernel_env({}, tmp_path) | extra
+        with running_kernel(nb, env, tmp_path) as client:
+            probe = new_code_cell("print(get_ipython().config.DictMagics.profile)")
+            nb.cells.insert(0, probe)
+            assert execute(client, probe, 0) is None
+            assert cell_text(probe).strip() == "work"  # the config really was in force
+            nb.cells.remove(probe)
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code":
+                    execute(client, cell, index)
+            texts = {cell.id: cell_text(cell) for cell in nb.cells if cell.cell_type == "code"}
+        assert texts["purge"].startswith("\u2713 deleted every entry")
+        assert real.requests == [] and len(real.entries) == 50
