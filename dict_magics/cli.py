@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .errors import DictMagicsError
 from .secret import Secret
-from .user_input import purge_confirmed, purge_question, split_ids
+from .user_input import MAX_RETRIES, MAX_WORKERS, purge_confirmed, purge_question, split_ids
 
 if TYPE_CHECKING:
     from .client import DictionaryClient
@@ -82,6 +82,8 @@ def _client(args: argparse.Namespace, *, workers: int = 1) -> DictionaryClient:
     """Credentials (keyring, environment, ``--base-url``) -> a client, as the magics build it."""
     from .session import make_client
 
+    if not 0 <= args.max_retries <= MAX_RETRIES:
+        raise UsageProblem(f"--max-retries must be 0..{MAX_RETRIES}, not {args.max_retries}.")
     client, _ = make_client(
         _profile(args),
         base_url=args.base_url,
@@ -237,8 +239,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
         ids += _read_ids_file(args.file)
     if not ids:
         raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
-    if args.workers < 1:
-        raise UsageProblem(f"--workers must be at least 1, not {args.workers}.")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise UsageProblem(f"--workers must be 1..{MAX_WORKERS}, not {args.workers}.")
     with _client(args, workers=args.workers) as client:
         if len(ids) == 1:
             result = client.delete_entry(ids[0])

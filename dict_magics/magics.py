@@ -9,6 +9,7 @@ nothing heavy: requests, urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import getpass
+import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,13 @@ from . import credentials, session
 from .errors import DictMagicsError
 from .paths import check_id, host_of, normalize_base_url
 from .secret import Secret
-from .user_input import ID_SEPARATORS, purge_confirmed, purge_question, split_ids
+from .user_input import (
+    MAX_RETRIES,
+    MAX_WORKERS,
+    purge_confirmed,
+    purge_question,
+    split_ids,
+)
 
 if TYPE_CHECKING:
     from .client import DictionaryClient
@@ -32,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DeletionFailedError", "DictMagics"]
 
-MAX_WORKERS = 64
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 _ENV_VARS = (
     f"{credentials.ENV_BASE_URL}, {credentials.ENV_ACCESS_KEY} and {credentials.ENV_SECRET_KEY}"
@@ -55,22 +61,35 @@ class _IdFormatter(DollarFormatter):
 
     ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
     those ids, instead of whatever the collection's printed form would split into (a list's
-    brackets and quotes, a Series' index numbers).
+    brackets and quotes, a Series' index numbers). Each id travels through the argument parser
+    as an opaque token and is put back afterwards, so spaces, commas, quotes and backslashes in
+    an id arrive exactly as they were.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: dict[str, str] = {}
+        self._tag = secrets.token_hex(4)
 
     def format_field(self, value: Any, format_spec: str) -> str:
         if isinstance(value, str | bytes) or not isinstance(value, Iterable):
             return super().format_field(value, format_spec)
         if hasattr(value, "tolist"):
             value = value.tolist()
-        ids = [check_id(item) for item in value]
-        for text in ids:
-            if ID_SEPARATORS.search(text):
-                raise UsageError(
-                    f"entry id {text!r} contains a space or comma, which %dict_delete reads "
-                    "as a separator; delete it from Python with the client's delete_entry."
-                )
-        return " ".join(ids)
+        tokens = []
+        for item in value:
+            token = f"@dict-magics-{self._tag}-{len(self.held)}@"
+            self.held[token] = check_id(item)
+            tokens.append(token)
+        return " ".join(tokens)
+
+
+def _parse(magic: Any, line: str) -> Any:
+    """``parse_argstring``, with an unbalanced quote reported as a one-line UsageError."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as exc:
+        raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
 
 
 @contextmanager
@@ -106,7 +125,7 @@ class DictMagics(Magics):
         config=True
     )
     max_retries = Int(
-        3, help="Times a request that certainly was not acted on is sent again (0..10)."
+        3, help=f"Times a request that certainly was not acted on is sent again (0..{MAX_RETRIES})."
     ).tag(config=True)
     workers = Int(
         4, help=f"Requests in flight for several ids (1..{MAX_WORKERS}; -w overrides)."
@@ -156,8 +175,10 @@ class DictMagics(Magics):
 
     @validate("max_retries")
     def _valid_max_retries(self, proposal: Any) -> int:
-        if not 0 <= proposal["value"] <= 10:
-            raise TraitError(f"DictMagics.max_retries must be 0..10, not {proposal['value']!r}.")
+        if not 0 <= proposal["value"] <= MAX_RETRIES:
+            raise TraitError(
+                f"DictMagics.max_retries must be 0..{MAX_RETRIES}, not {proposal['value']!r}."
+            )
         return proposal["value"]
 
     @validate("workers")
@@ -194,11 +215,13 @@ class DictMagics(Magics):
             raise DeletionFailedError(result)
         return result
 
-    def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> str:
+    def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:
+        """The line with ``{expr}``/``$name`` expanded, and the ids held back from collections."""
         namespace = dict(self.shell.user_ns) if self.shell is not None else {}
         namespace.update(local_ns or {})
+        formatter = _IdFormatter()
         try:
-            return _IdFormatter().vformat(line, args=[], kwargs=namespace)
+            return formatter.vformat(line, args=[], kwargs=namespace), formatter.held
         except UsageError:
             raise
         except DictMagicsError as exc:
@@ -222,7 +245,7 @@ class DictMagics(Magics):
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
         never on the command line, and is never shown afterwards.
         """
-        args = parse_argstring(self.dict_login, line)
+        args = _parse(self.dict_login, line)
         profile = self._profile(args.profile)
         no_stdin = (
             f"cannot ask for the keys: {_NO_STDIN}. Run %dict_login in an interactive "
@@ -273,7 +296,7 @@ class DictMagics(Magics):
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
-        args = parse_argstring(self.dict_logout, line)
+        args = _parse(self.dict_logout, line)
         profile = self._profile(args.profile)
         with _user_errors():
             removed = credentials.delete_profile(profile)
@@ -298,7 +321,7 @@ class DictMagics(Magics):
         variable) holds the secret key, never the secret itself, and warns about a plaintext
         or missing keyring backend.
         """
-        args = parse_argstring(self.dict_status, line)
+        args = _parse(self.dict_status, line)
         profile = self._profile(args.profile)
         with _user_errors():
             return session.profile_status(profile, base_url=self.base_url or None)
@@ -329,9 +352,15 @@ class DictMagics(Magics):
         Every id is checked before the first request. Several ids run in parallel with a
         progress bar; the summary lists every failure with its reason.
         """
-        args = parse_argstring(self.dict_delete, self._expand(line, local_ns))
+        expanded, held = self._expand(line, local_ns)
+        try:
+            args = _parse(self.dict_delete, expanded)
+        except UsageError as exc:
+            if "required: ID" not in str(exc):
+                raise
+            raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
         with _user_errors():
-            ids = split_ids(" ".join(args.ids))
+            ids = [held.get(part, part) for part in split_ids(" ".join(args.ids))]
         if not ids:
             raise UsageError("no entry id given; nothing was sent.")
         workers = self.workers if args.workers is None else args.workers
@@ -368,18 +397,20 @@ class DictMagics(Magics):
         action="store_true",
         help="delete at once without asking (for scripts and pipelines)",
     )
-    def dict_purge(self, line: str = "") -> DeleteResult | BatchResult | None:
+    def dict_purge(self, line: str = "") -> DeleteResult | BatchResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
         Asks you to type delete-all (or the host name) first, naming the profile and host at
         stake; anything else cancels with nothing sent. --yes skips the question.
         """
-        args = parse_argstring(self.dict_purge, line)
+        args = _parse(self.dict_purge, line)
         client, creds = self._client(args.profile)
         try:
             if not args.yes and not self._confirm_purge(creds.profile, client.host):
-                print(f"Cancelled: nothing was deleted (profile {creds.profile!r}, {client.host}).")
-                return None
+                raise UsageError(
+                    f"purge not confirmed: nothing was deleted (profile {creds.profile!r}, "
+                    f"{client.host})."
+                )
             result = client.delete_all()
         finally:
             client.close()
@@ -403,7 +434,7 @@ class DictMagics(Magics):
     @argument("-p", "--profile", help="profile whose credentials to use")
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it."""
-        args = parse_argstring(self.dict_panel, line)
+        args = _parse(self.dict_panel, line)
         client, creds = self._client(args.profile)
         try:
             from .panel import DictPanel

@@ -10,10 +10,22 @@ import re
 
 from .paths import check_id
 
-__all__ = ["ID_SEPARATORS", "PURGE_WORD", "purge_confirmed", "purge_question", "split_ids"]
+__all__ = [
+    "ID_SEPARATORS",
+    "MAX_RETRIES",
+    "MAX_WORKERS",
+    "PURGE_WORD",
+    "purge_confirmed",
+    "purge_question",
+    "split_ids",
+]
 
 ID_SEPARATORS = re.compile(r"[\s,]+")
 PURGE_WORD = "delete-all"
+MAX_WORKERS = 64
+"""The most requests in flight any front end accepts: more only hurts the service."""
+MAX_RETRIES = 10
+"""The most re-sends any front end accepts: beyond that, waiting only hides an outage."""
 
 
 def split_ids(text: str) -> list[str]:

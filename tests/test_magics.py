@@ -459,7 +459,14 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
 
     ip.user_ns["column"] = Column()
     assert [r.entry_id for r in run(ip, "%dict_delete {column}").result.results] == ["21", "22"]
-    assert len(env_creds.requests) == 12
+    # List items reach the service exactly: quotes, backslashes, spaces and commas included.
+    odd = ["it's", 'a"b"c', "back\\slash", "two words", "x,y"]
+    env_creds.add_entries(odd)
+    ip.user_ns["quoted"] = odd
+    batch = run(ip, "%dict_delete {quoted}").result
+    assert [r.entry_id for r in batch.results] == odd and batch.ok
+    assert sorted(r.entry_id for r in env_creds.requests[-5:]) == sorted(odd)
+    assert len(env_creds.requests) == 17
 
 
 def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServer) -> None:
@@ -468,13 +475,16 @@ def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServe
     assert "'.'" in usage_error(ip, "%dict_delete .")
     ip.user_ns["ids"] = ["4", "DICTIONARY-ALL"]
     assert "DICTIONARY-ALL" in usage_error(ip, "%dict_delete {ids}")
-    ip.user_ns["ids"] = ["5", "two words"]
-    assert "'two words' contains a space or comma" in usage_error(ip, "%dict_delete {ids}")
+    ip.user_ns["ids"] = ["5", "dictionary-all"]
+    assert "delete-everything" in usage_error(ip, "%dict_delete {ids}")
     ip.user_ns["ids"] = [6, 7.0]
     assert "7.0" in usage_error(ip, "%dict_delete {ids}")
     assert "NameError" in usage_error(ip, "%dict_delete {not_defined}")
     assert "no entry id" in usage_error(ip, "%dict_delete ,,")
-    assert "ID" in usage_error(ip, "%dict_delete")
+    assert "no entry id given" in usage_error(ip, "%dict_delete")
+    ip.user_ns["ids"] = []
+    assert "no entry id given" in usage_error(ip, "%dict_delete {ids}")
+    assert "No closing quotation" in usage_error(ip, "%dict_delete 'unbalanced")
     assert "-w/--workers must be 1..64" in usage_error(ip, "%dict_delete -w 0 1 2")
     assert "invalid int value" in usage_error(ip, "%dict_delete -w many 1 2")
     assert env_creds.requests == []
@@ -556,9 +566,12 @@ def test_purge_cancelled_sends_nothing(
     for answer in ("no", "", "delete all", "DELETE-ALL "):
         keys = Keyboard(monkeypatch, answer)
         outcome = run(ip, "%dict_purge")
-        assert outcome.error is None and outcome.result is None
-        assert "Cancelled: nothing was deleted" in outcome.stdout
+        # Not confirmed is a user's decision: a UsageError, so a "Run All" stops here too.
+        assert type(outcome.error) is UsageError and outcome.result is None
         host = env_creds.url.removeprefix("http://")
+        assert f"purge not confirmed: nothing was deleted (profile 'default', {host})" in str(
+            outcome.error
+        )
         assert f"profile 'default' at {host}" in outcome.stdout
         assert "how many is unknown" in outcome.stdout
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
