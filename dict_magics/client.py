@@ -302,7 +302,10 @@ class DictionaryClient:
             "failure",
             entry_id,
             http_status=http_status,
-            reason=f"{why}. The request may have reached the service: check before retrying",
+            reason=(
+                f"{why}. The request may have reached the service, so the entry may be gone; "
+                "sending it again is safe (it answers 'no such entry' if so)"
+            ),
             outcome_unknown=True,
             attempts=attempts,
             elapsed=time.monotonic() - started,
@@ -322,6 +325,9 @@ class DictionaryClient:
             handshake = _tls_handshake_failure(exc)
             if handshake:
                 reason = f"TLS handshake with {self.host} failed ({handshake}); nothing was sent"
+                return _Attempt(_failure(entry_id, reason, None, attempt, started))
+            if isinstance(_cause(exc), urllib3.exceptions.NameResolutionError):
+                reason = f"could not resolve the host name of {self.host}; nothing was sent"
                 return _Attempt(_failure(entry_id, reason, None, attempt, started))
             if _not_sent(exc):
                 return _Attempt(retry_reason=f"could not connect to {self.host}")
@@ -480,6 +486,8 @@ def _interpret(
         )
         if detail:
             reason += f": {_excerpt(detail)}"
+        if code in (401, 403):
+            reason += " (check the access key, the secret key, and this computer's clock)"
     else:
         reason = f"HTTP {code} with an unexpected status {_excerpt(str(status))!r}"
     return _failure(entry_id, reason, code, attempt, started)

@@ -27,7 +27,7 @@ def kind_of(result: DeleteResult) -> str:
 
 def _details(result: DeleteResult) -> str:
     parts = []
-    if result.http_status is not None:
+    if result.http_status is not None and f"HTTP {result.http_status}" not in (result.reason or ""):
         parts.append(f"HTTP {result.http_status}")
     parts.append(f"{result.attempts} attempt" + ("" if result.attempts == 1 else "s"))
     parts.append(f"{result.elapsed:.2f} s")
@@ -67,6 +67,9 @@ def result_html(result: DeleteResult) -> str:
 def _summary(batch: BatchResult) -> str:
     total = len(batch.results)
     text = f"deleted {batch.succeeded} of {total} entr{'y' if total == 1 else 'ies'}"
+    repeats = total - len({r.entry_id for r in batch.results})
+    if repeats:
+        text += f" ({repeats} repeated id{'' if repeats == 1 else 's'}, each sent once)"
     if batch.failed:
         text += f"; {batch.failed} not deleted"
         if batch.unknown:

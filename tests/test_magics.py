@@ -256,7 +256,8 @@ def test_login_and_logout_mention_environment_overrides(
     stored = login(ip, monkeypatch, sandbox, "default")
     assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in stored.stdout
     assert run(ip, "%dict_delete 1").result.reason == (
-        "HTTP 401, the service answered status 'failure': unknown access key"
+        "HTTP 401, the service answered status 'failure': unknown access key "
+        "(check the access key, the secret key, and this computer's clock)"
     )
     removed = run(ip, "%dict_logout")
     assert "DICT_MAGICS_ACCESS_KEY still set" in removed.stdout

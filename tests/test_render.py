@@ -8,6 +8,7 @@ from dict_magics.results import BatchResult, DeleteResult
 OK = DeleteResult("success", "42", http_status=200, attempts=1, elapsed=0.01)
 FAILED = DeleteResult("failure", "<b>x</b>", http_status=404, reason="said <script>1</script>")
 UNKNOWN = DeleteResult("failure", "9", reason="no answer", outcome_unknown=True, attempts=2)
+OK2 = DeleteResult("success", "43", http_status=200)
 PURGE = DeleteResult("success", None, http_status=200)
 
 
@@ -34,7 +35,7 @@ def test_purge_reads_as_every_entry() -> None:
 
 
 def test_batch_summary_lists_every_failure_with_its_reason() -> None:
-    batch = BatchResult([OK, FAILED, UNKNOWN, OK])
+    batch = BatchResult([OK, FAILED, UNKNOWN, OK2])
     text = batch_text(batch)
     assert (
         text.splitlines()[0]
@@ -47,7 +48,7 @@ def test_batch_summary_lists_every_failure_with_its_reason() -> None:
 
 
 def test_all_good_batch() -> None:
-    batch = BatchResult([OK, OK])
+    batch = BatchResult([OK, OK2])
     assert batch.ok and batch_text(batch) == "\u2713 deleted 2 of 2 entries"
     assert "<li>" not in batch_html(batch)
     assert not BatchResult([]).ok
@@ -57,3 +58,13 @@ def test_results_render_themselves() -> None:
     assert repr(OK) == result_text(OK) and OK._repr_html_() == result_html(OK)
     batch = BatchResult([OK])
     assert repr(batch) == batch_text(batch) and batch._repr_html_() == batch_html(batch)
+
+
+def test_repeated_ids_are_said_to_be_sent_once() -> None:
+    batch = BatchResult([OK, OK2, OK, OK])
+    assert batch_text(batch) == "\u2713 deleted 4 of 4 entries (2 repeated ids, each sent once)"
+
+
+def test_details_do_not_repeat_the_http_status() -> None:
+    text = result_text(DeleteResult("failure", "1", http_status=404, reason="HTTP 404, no"))
+    assert text.count("HTTP 404") == 1

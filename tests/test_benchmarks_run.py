@@ -1,0 +1,101 @@
+"""Smoke test of ``benchmarks/run.py --quick``: every section runs and prints numeric ratios.
+
+Benchmarks are not timed tests: nothing here looks at how fast anything was. What it does check
+is that the script still runs end to end against the real sandbox (each deletion it makes must
+succeed, or the script fails), that every section reports its figures, that ``%load_ext`` pulls
+in none of the heavy modules, and that no sandbox secret reaches the output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "run.py"
+SECTIONS = {
+    "[1]": "load_ext",
+    "[2]": "per_delete",
+    "[3]": "bulk",
+    "[3b]": "memory",
+    "[4]": "cli",
+}
+RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict]:
+    figures = tmp_path_factory.mktemp("bench") / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(figures)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, f"benchmarks failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout, proc.stderr, json.loads(figures.read_text(encoding="utf-8"))
+
+
+def _sections(output: str) -> dict[str, str]:
+    """The text of each ``== [n] ... ==`` section, by its tag."""
+    parts = re.split(r"^== (\[\w+\]) .*==$", output, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+@pytest.mark.timeout(900)
+def test_every_section_prints_numeric_ratios(quick_run: tuple[str, str, dict]) -> None:
+    stdout, _, _ = quick_run
+    sections = _sections(stdout)
+    assert set(sections) == set(SECTIONS), f"sections printed: {sorted(sections)}"
+    for tag, text in sections.items():
+        ratios = RATIO.findall(text)
+        assert ratios, f"section {tag} printed no ratio:\n{text}"
+        for name, value in ratios:
+            number = float(value)
+            assert math.isfinite(number) and number > 0, f"{tag} {name} = {value}"
+
+
+@pytest.mark.timeout(900)
+def test_targets_are_stated_with_a_verdict(quick_run: tuple[str, str, dict]) -> None:
+    stdout, _, _ = quick_run
+    judged = re.findall(r"ratio (\S+) = \S+  \(target <= [\d.]+: (PASS|MISS)\)", stdout)
+    names = {name for name, _ in judged}
+    assert {"load_ext/shell_startup", "magic/hand", "bulk_8_workers/limit"} <= names
+    assert "cli_8_workers/limit" in names
+
+
+@pytest.mark.timeout(900)
+def test_load_ext_imports_no_heavy_module(quick_run: tuple[str, str, dict]) -> None:
+    """Not a timing: %load_ext must not import requests, urllib3, ipywidgets or keyring."""
+    stdout, _, figures = quick_run
+    assert "heavy-import check: PASS" in stdout
+    assert figures["load_ext"]["heavy"] == []
+    imported = figures["load_ext"]["new_modules"]
+    assert "dict_magics.magics" in imported
+    assert not [m for m in imported if m.split(".")[0] in ("requests", "urllib3", "keyring")]
+
+
+@pytest.mark.timeout(900)
+def test_figures_file_covers_every_section(quick_run: tuple[str, str, dict]) -> None:
+    _, _, figures = quick_run
+    assert figures["mode"] == "quick"
+    assert set(SECTIONS.values()) <= set(figures)
+    assert set(figures["bulk"]) == {"1", "4", "8", "16"}
+    counts = [row["count"] for row in figures["memory"]]
+    assert counts == sorted(counts) and len(counts) == 3
+    assert all(row["succeeded"] == row["count"] for row in figures["memory"])
+
+
+@pytest.mark.timeout(900)
+def test_no_secret_in_the_output(quick_run: tuple[str, str, dict]) -> None:
+    stdout, stderr, figures = quick_run
+    for text in (stdout, stderr, json.dumps(figures)):
+        assert "sandbox-secret-" not in text
