@@ -146,17 +146,24 @@ def backend_info() -> BackendInfo:
     return BackendInfo(names, available, plaintext)
 
 
-_ENV_HINT = (
-    f"Meanwhile, set {ENV_BASE_URL}, {ENV_ACCESS_KEY} and {ENV_SECRET_KEY} "
-    "to work without the keyring."
-)
+def _env_hint(profile: str) -> str:
+    """How to do without the keyring for ``profile``, naming only what is not set yet."""
+    if profile != default_profile():
+        return (
+            f"Meanwhile, set {ENV_PROFILE}={profile} with {ENV_BASE_URL}, {ENV_ACCESS_KEY} and "
+            f"{ENV_SECRET_KEY} to work without the keyring."
+        )
+    unset = [var for var in _ENV_OF.values() if not os.environ.get(var, "").strip()]
+    if not unset:
+        return "Meanwhile, the DICT_MAGICS_* variables set in the environment are used."
+    return f"Meanwhile, set {' and '.join(unset)} to work without the keyring."
 
 
 def _no_backend(action: str, profile: str) -> CredentialsError:
     return CredentialsError(
         f"cannot {action} profile {profile!r}: no keyring backend is available. "
         "Install and start one (on Linux: gnome-keyring with a D-Bus session; see the "
-        f"README's troubleshooting). {_ENV_HINT}"
+        f"README's troubleshooting). {_env_hint(profile)}"
     )
 
 
@@ -175,16 +182,16 @@ def _translate(exc: Exception, action: str, profile: str) -> CredentialsError:
     if isinstance(exc, errors.KeyringLocked):
         return CredentialsError(
             f"cannot {action} profile {profile!r}: the keyring is locked. Unlock it "
-            f"(log in to your desktop, or unlock gnome-keyring) and try again. {_ENV_HINT}"
+            f"(log in to your desktop, or unlock gnome-keyring) and try again. {_env_hint(profile)}"
         )
     if isinstance(exc, errors.InitError):
         return CredentialsError(
             f"cannot {action} profile {profile!r}: the keyring could not be opened "
-            f"({type(exc).__name__}). {_ENV_HINT}"
+            f"({type(exc).__name__}). {_env_hint(profile)}"
         )
     return CredentialsError(
         f"cannot {action} profile {profile!r}: the keyring backend failed "
-        f"({type(exc).__name__}). {_ENV_HINT}"
+        f"({type(exc).__name__}). {_env_hint(profile)}"
     )
 
 

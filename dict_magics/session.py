@@ -95,7 +95,8 @@ class ProfileStatus:
             if self.sources.get("secret_key") == "env":
                 return [
                     "no keyring backend is available: the environment variables are used, "
-                    "and %dict_login cannot store a profile until a backend is installed"
+                    "and no profile can be stored (%dict_login, dict-magics login) until one "
+                    "is installed"
                 ]
             if self.problem:  # the problem already says what is missing and how to fix it
                 return []

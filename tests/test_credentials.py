@@ -228,3 +228,17 @@ def test_keyring_errors_become_one_clear_line(backend: None, expected: str) -> N
         assert expected in message and "DICT_MAGICS_BASE_URL" in message
         assert SECRET not in message and "\n" not in message
         assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+@pytest.mark.parametrize("backend", [fail.Keyring()], indirect=True)
+def test_environment_hint_names_only_what_is_missing(
+    backend: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_BASE_URL", "https://api.example.com")
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-1234567")
+    with pytest.raises(CredentialsError) as caught:
+        credentials.load()
+    assert "Meanwhile, set DICT_MAGICS_SECRET_KEY to work without" in str(caught.value)
+    with pytest.raises(CredentialsError) as caught:
+        credentials.load("other")
+    assert "set DICT_MAGICS_PROFILE=other with DICT_MAGICS_BASE_URL" in str(caught.value)
