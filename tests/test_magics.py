@@ -743,8 +743,9 @@ def test_headless_notebook_run(
     tmp_path: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In a real kernel run by nbclient (no stdin): a widget bar, and prompts become errors."""
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    import nbclient
+    import nbformat
+
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):

@@ -225,7 +225,7 @@ def test_cancelled_purge_sends_nothing_and_forgets_the_word(
 def test_double_click_on_confirm_sends_one_request(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    sandbox.latency = 0.5  # keeps the request in flight while we click again
+    sandbox.pause()  # holds the request in flight while we click again
     arm(panel, "3")
     panel.confirm_button.click()
     # click() came back while the request is still in flight: it runs on another thread.
@@ -236,6 +236,7 @@ def test_double_click_on_confirm_sends_one_request(
     panel.confirm_button.click()
     panel.delete_button.click()
     panel.delete_all_button.click()
+    sandbox.resume()
     assert panel.wait(WAIT_S)
     assert [r.entry_id for r in deletes(sandbox)] == ["3"]
     assert len(panel.history) == 1
@@ -425,9 +426,6 @@ def test_workers_below_one_are_refused(sandbox: SandboxServer) -> None:
 def test_dict_panel_magic_returns_a_working_panel(
     request: pytest.FixtureRequest, sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    magics = pytest.importorskip("dict_magics.magics")
-    if not hasattr(magics.DictMagics, "dict_panel"):
-        pytest.skip("%dict_panel is not registered by dict_magics.magics yet")
     ip = request.getfixturevalue("ip")
     for name, value in sandbox.env().items():
         monkeypatch.setenv(name, value)
