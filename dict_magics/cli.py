@@ -253,16 +253,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def _delete_many(client: DictionaryClient, ids: list[str], workers: int) -> BatchResult:
     """A batch, with the shared text progress bar on stderr when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return client.delete_entries(ids, workers=workers)
-    from .progress import TextProgress
+    from .progress import delete_with_progress
 
-    unique = len(dict.fromkeys(ids))
-    bar = TextProgress(unique, f"Deleting {unique} entries at {client.host}", sys.stderr)
-    try:
-        return client.delete_entries(ids, workers=workers, progress=bar.update)
-    finally:
-        bar.close()
+    return delete_with_progress(client, ids, workers, stream=sys.stderr, show=sys.stderr.isatty())
 
 
 def cmd_purge(args: argparse.Namespace) -> int:

@@ -377,16 +377,10 @@ class DictMagics(Magics):
         return self._finish(result)
 
     def _delete_many(self, client: DictionaryClient, ids: list[str], workers: int) -> BatchResult:
-        from . import progress
+        from .progress import delete_with_progress
 
-        unique = len(dict.fromkeys(ids))
-        label = f"Deleting {unique} entries at {client.host}"
-        bar = progress.start(unique, label, shell=self.shell)
-        try:
-            with _user_errors():
-                return client.delete_entries(ids, workers=workers, progress=bar.update)
-        finally:
-            bar.close()
+        with _user_errors():
+            return delete_with_progress(client, ids, workers, shell=self.shell)
 
     @line_magic
     @magic_arguments()

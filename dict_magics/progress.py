@@ -13,9 +13,17 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .results import DeleteResult
+    from .client import DictionaryClient
+    from .results import BatchResult, DeleteResult
 
-__all__ = ["ProgressDisplay", "TextProgress", "WidgetProgress", "in_notebook", "start"]
+__all__ = [
+    "ProgressDisplay",
+    "TextProgress",
+    "WidgetProgress",
+    "delete_with_progress",
+    "in_notebook",
+    "start",
+]
 
 BAR_WIDTH = 30
 
@@ -143,3 +151,23 @@ def start(
         except ImportError:
             pass
     return TextProgress(total, label, stream)
+
+
+def delete_with_progress(
+    client: DictionaryClient,
+    ids: list[str],
+    workers: int,
+    *,
+    shell: Any = None,
+    stream: IO[str] | None = None,
+    show: bool = True,
+) -> BatchResult:
+    """A batch of deletions with the right bar for where it runs (the magics and the CLI)."""
+    if not show:
+        return client.delete_entries(ids, workers=workers)
+    unique = len(dict.fromkeys(ids))
+    bar = start(unique, f"Deleting {unique} entries at {client.host}", shell=shell, stream=stream)
+    try:
+        return client.delete_entries(ids, workers=workers, progress=bar.update)
+    finally:
+        bar.close()

@@ -87,7 +87,8 @@ class SandboxServer:
     """The service's two DELETE endpoints on ``127.0.0.1``, with faults on demand.
 
     ``entries`` is a count (ids ``"1"``..``"N"``) or an iterable of ids. ``latency`` (seconds)
-    is added to every answer. Use as a context manager, or call ``start()`` / ``stop()``.
+    is added to every answer; ``echo`` prints one line per request (never a header value).
+    Use as a context manager, or call ``start()`` / ``stop()``.
     """
 
     def __init__(
@@ -99,12 +100,14 @@ class SandboxServer:
         port: int = 0,
         latency: float = 0.0,
         max_log: int | None = 100_000,
+        echo: bool = False,
     ) -> None:
         ids = [str(i) for i in range(1, entries + 1)] if isinstance(entries, int) else entries
         self.access_key = access_key
         # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency = latency
+        self.echo = echo
         self._state = _State(entries={i: f"term {i}" for i in ids}, log=deque(maxlen=max_log))
         self._port = port
         self._open = threading.Event()
@@ -266,6 +269,9 @@ class SandboxServer:
         )
         with self._state.lock:
             self._state.log.append(record)
+        if self.echo:
+            shown = "-" if code is None else code
+            print(f"{handler.command} {handler.path} -> {shown} {outcome}", flush=True)
 
     def _check_auth(self, handler: _Handler) -> str | None:
         """The reason a request is not authentic, or ``None`` if it is."""
@@ -521,14 +527,20 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     parser.add_argument("--entries", type=int, default=100, help="seeded entries 1..N")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added per answer")
     parser.add_argument("--secret-key", help="demo secret (default: a new random one)")
+    parser.add_argument("--quiet", action="store_true", help="do not print a line per request")
     args = parser.parse_args(argv)
     sandbox = SandboxServer(
-        args.entries, port=args.port, latency=args.latency, secret_key=args.secret_key
+        args.entries,
+        port=args.port,
+        latency=args.latency,
+        secret_key=args.secret_key,
+        echo=not args.quiet,
     )
     try:
         sandbox.start()
     except OSError as exc:
-        parser.exit(2, f"cannot listen on 127.0.0.1:{args.port}: {exc}\n")
+        hint = " (--port 0 picks any free port)" if args.port else ""
+        parser.exit(2, f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{hint}\n")
     print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
     print("Its demo credentials (for this sandbox only):")
     print(f"  export DICT_MAGICS_BASE_URL={sandbox.url}")

@@ -168,3 +168,28 @@ def test_command_line_serves_until_interrupted() -> None:
         process.send_signal(signal.SIGINT)
         out, _ = process.communicate(timeout=10)
     assert process.returncode == 0 and "Stopped." in out
+
+
+def test_echo_prints_a_line_per_request_without_headers(capsys: pytest.CaptureFixture) -> None:
+    with SandboxServer(3, echo=True) as sandbox:
+        send(sandbox, "/api/v1/dictionary/1")
+        send(sandbox, "/api/v1/dictionary/1")
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "DELETE /api/v1/dictionary/1 -> 200 success",
+        "DELETE /api/v1/dictionary/1 -> 404 failure",
+    ]
+
+
+def test_busy_port_says_how_to_pick_another() -> None:
+    with SandboxServer(0) as busy:
+        port = busy.port
+        process = subprocess.run(
+            [sys.executable, "-m", "dict_magics.sandbox", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert process.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in process.stderr
+    assert "--port 0 picks any free port" in process.stderr
