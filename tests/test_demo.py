@@ -57,9 +57,10 @@ def check_passed(stdout: str, notebook: Path) -> None:
     assert SECRET_PREFIX not in notebook.read_text(encoding="utf-8")
 
 
-def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [*CLI, "demo"],
+def demo_process(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """``dict-magics demo`` in ``tmp_path`` with a clean environment and no stdin."""
+    return subprocess.run(
+        [*CLI, "demo", *options],
         cwd=tmp_path,
         env=clean_env(tmp_path),
         stdin=subprocess.DEVNULL,
@@ -68,6 +69,10 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
         encoding="utf-8",
         timeout=300,
     )
+
+
+def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
+    proc = demo_process(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_passed(proc.stdout, tmp_path / "dict-magics-demo.ipynb")
     assert "\u2713 deleted entry '1' (HTTP 200" in proc.stdout
@@ -78,15 +83,7 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
 
 def test_demo_writes_where_it_is_told(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "run.ipynb"
-    proc = subprocess.run(
-        [*CLI, "demo", "--output", str(target)],
-        env=clean_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-    )
+    proc = demo_process(tmp_path, "--output", str(target))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_passed(proc.stdout, target)
 
