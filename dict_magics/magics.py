@@ -8,7 +8,6 @@ nothing heavy: requests, urllib3, ipywidgets and keyring load on first use.
 
 from __future__ import annotations
 
-import getpass
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,7 +19,6 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
-from . import credentials, session
 from .errors import DictMagicsError
 from .paths import check_id, host_of, normalize_base_url
 from .secret import Secret
@@ -36,13 +34,11 @@ if TYPE_CHECKING:
     from .client import DictionaryClient
     from .credentials import Credentials
     from .results import BatchResult, DeleteResult
+    from .session import ProfileStatus
 
 __all__ = ["DeletionFailedError", "DictMagics"]
 
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
-_ENV_VARS = (
-    f"{credentials.ENV_BASE_URL}, {credentials.ENV_ACCESS_KEY} and {credentials.ENV_SECRET_KEY}"
-)
 
 
 class DeletionFailedError(Exception):
@@ -103,6 +99,8 @@ def _user_errors() -> Iterator[None]:
 
 def _ask(prompt: str, *, secret: bool, no_stdin: str) -> str:
     """Ask the user at the keyboard; a front end without stdin gets ``no_stdin`` as a UsageError."""
+    import getpass
+
     try:
         return getpass.getpass(prompt) if secret else input(prompt)
     except (StdinNotImplementedError, EOFError):
@@ -149,6 +147,8 @@ class DictMagics(Magics):
 
     @validate("profile")
     def _valid_profile(self, proposal: Any) -> str:
+        from . import credentials
+
         value = proposal["value"]
         if not value.strip():
             return ""
@@ -192,6 +192,8 @@ class DictMagics(Magics):
     # -- shared steps ------------------------------------------------------------------------
 
     def _profile(self, given: str | None) -> str:
+        from . import credentials
+
         with _user_errors():
             return credentials.check_profile(given or self.profile or credentials.default_profile())
 
@@ -199,6 +201,8 @@ class DictMagics(Magics):
         self, given_profile: str | None, workers: int | None = None
     ) -> tuple[DictionaryClient, Credentials]:
         """Credentials + settings -> (client, credentials); a UsageError if that cannot be."""
+        from . import session
+
         profile = self._profile(given_profile)
         with _user_errors():
             return session.make_client(
@@ -245,11 +249,14 @@ class DictMagics(Magics):
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
         never on the command line, and is never shown afterwards.
         """
+        from . import credentials
+
         args = _parse(self.dict_login, line)
         profile = self._profile(args.profile)
         no_stdin = (
             f"cannot ask for the keys: {_NO_STDIN}. Run %dict_login in an interactive "
-            f"notebook or terminal, or set {_ENV_VARS} instead."
+            f"notebook or terminal, or set {credentials.ENV_BASE_URL}, "
+            f"{credentials.ENV_ACCESS_KEY} and {credentials.ENV_SECRET_KEY} instead."
         )
         with _user_errors():
             credentials.check_backend(profile, "store")
@@ -284,6 +291,8 @@ class DictMagics(Magics):
             )
 
     def _ask_base_url(self, profile: str, no_stdin: str) -> str:
+        from . import credentials
+
         default = self.base_url or credentials.stored_base_url(profile) or ""
         shown = f" [{default}]" if default else ""
         answer = _ask(f"Base URL{shown}: ", secret=False, no_stdin=no_stdin).strip()
@@ -296,6 +305,8 @@ class DictMagics(Magics):
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
+        from . import credentials
+
         args = _parse(self.dict_logout, line)
         profile = self._profile(args.profile)
         with _user_errors():
@@ -314,13 +325,15 @@ class DictMagics(Magics):
     @line_magic
     @magic_arguments()
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
-    def dict_status(self, line: str = "") -> session.ProfileStatus:
+    def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
 
         Lists the base URL, the masked access key and which keyring backend (or environment
         variable) holds the secret key, never the secret itself, and warns about a plaintext
         or missing keyring backend.
         """
+        from . import session
+
         args = _parse(self.dict_status, line)
         profile = self._profile(args.profile)
         with _user_errors():
