@@ -62,3 +62,42 @@ _CONFTEST = (
     .read_text()
     .replace('pytest_plugins = ["pytester"]', "")
 )
+
+
+def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every public object a user can hold that was built from the secret hides it."""
+    from dict_magics import credentials, session
+    from dict_magics.magics import DeletionFailedError
+    from dict_magics.panel import DictPanel
+    from dict_magics.sandbox import SandboxServer
+    from dict_magics.secret import Secret
+    from dict_magics.signing import SignedAuth
+
+    with SandboxServer(5) as sandbox:
+        secret = sandbox.secret_key
+        for name, value in sandbox.env().items():
+            monkeypatch.setenv(name, value)
+        creds = credentials.load()
+        client, _ = session.make_client()
+        result = client.delete_entry("1")
+        batch = client.delete_entries(["2", "nope"])
+        panel = DictPanel(client, profile="default")
+        objects = [
+            creds,
+            client,
+            SignedAuth("AK", secret),
+            sandbox,
+            result,
+            batch,
+            DeletionFailedError(batch),
+            session.profile_status(),
+            credentials.backend_info(),
+            panel,
+            ip.run_line_magic("dict_status", ""),
+        ]
+        for obj in objects:
+            for text in (repr(obj), str(obj), getattr(obj, "_repr_html_", str)()):
+                assert secret not in text, type(obj).__name__
+        assert secret not in repr(vars(client)) and secret not in repr(vars(creds))
+        assert secret not in repr(Secret(secret))  # str() of it is the value: it is a str
+        panel.close()
