@@ -109,6 +109,8 @@ class DictionaryClient:
         max_retry_after: float = 30.0,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        if not isinstance(access_key, str) or not isinstance(secret_key, str):
+            raise DictMagicsError("the access key and the secret key must be text (str).")
         if not access_key or not secret_key:
             raise DictMagicsError("both an access key and a secret key are needed.")
         if not (math.isfinite(timeout) and timeout > 0):
@@ -326,11 +328,14 @@ class DictionaryClient:
             if handshake:
                 reason = f"TLS handshake with {self.host} failed ({handshake}); nothing was sent"
                 return _Attempt(_failure(entry_id, reason, None, attempt, started))
+            where = self.host
+            if isinstance(exc, requests.exceptions.ProxyError):
+                where = f"the proxy for {self.host}"
             if isinstance(_cause(exc), urllib3.exceptions.NameResolutionError):
-                reason = f"could not resolve the host name of {self.host}; nothing was sent"
+                reason = f"could not resolve the host name of {where}; nothing was sent"
                 return _Attempt(_failure(entry_id, reason, None, attempt, started))
             if _not_sent(exc):
-                return _Attempt(retry_reason=f"could not connect to {self.host}")
+                return _Attempt(retry_reason=f"could not connect to {where}")
             why = "the connection was dropped before an answer came"
             return _Attempt(self._unknown(entry_id, why, attempt, started, None))
         except requests.Timeout:

@@ -8,6 +8,7 @@ nothing heavy: requests, urllib3, ipywidgets and keyring load on first use.
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -65,19 +66,43 @@ class _IdFormatter(DollarFormatter):
     def __init__(self) -> None:
         super().__init__()
         self.held: dict[str, str] = {}
-        self._tag = secrets.token_hex(4)
+        self.marker = f"@dict-magics-{secrets.token_hex(4)}-"
 
     def format_field(self, value: Any, format_spec: str) -> str:
         if isinstance(value, str | bytes) or not isinstance(value, Iterable):
             return super().format_field(value, format_spec)
+        if hasattr(value, "columns") or getattr(value, "ndim", 1) > 1:
+            raise UsageError(
+                "a table is not a list of ids (iterating it gives its column names); "
+                "pass one column, e.g. {df['id']}. Nothing was sent."
+            )
         if hasattr(value, "tolist"):
             value = value.tolist()
         tokens = []
         for item in value:
-            token = f"@dict-magics-{self._tag}-{len(self.held)}@"
+            token = f"{self.marker}{len(self.held)}@"
             self.held[token] = check_id(item)
             tokens.append(token)
         return " ".join(tokens)
+
+    def restore(self, parts: list[str]) -> list[str]:
+        """The ids with each collection's items put back; a collection inside other text (or
+        as an option's value) is refused rather than sent as a mangled id."""
+        ids = []
+        for part in parts:
+            if part in self.held:
+                ids.append(self.held[part])
+            elif self.marker in part:
+                raise UsageError(_NOT_ALONE)
+            else:
+                ids.append(part)
+        return ids
+
+
+_NOT_ALONE = (
+    "a list (or other collection) of ids must stand alone on the line, not inside other text "
+    "or as an option's value; nothing was sent."
+)
 
 
 def _parse(magic: Any, line: str) -> Any:
@@ -169,7 +194,7 @@ class DictMagics(Magics):
 
     @validate("timeout")
     def _valid_timeout(self, proposal: Any) -> float:
-        if not proposal["value"] > 0:
+        if not (math.isfinite(proposal["value"]) and proposal["value"] > 0):
             raise TraitError(f"DictMagics.timeout must be > 0 seconds, not {proposal['value']!r}.")
         return proposal["value"]
 
@@ -219,13 +244,14 @@ class DictMagics(Magics):
             raise DeletionFailedError(result)
         return result
 
-    def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:
-        """The line with ``{expr}``/``$name`` expanded, and the ids held back from collections."""
+    def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[str, _IdFormatter]:
+        """The line with ``{expr}``/``$name`` expanded, and the formatter holding the ids it
+        took out of collections."""
         namespace = dict(self.shell.user_ns) if self.shell is not None else {}
         namespace.update(local_ns or {})
         formatter = _IdFormatter()
         try:
-            return formatter.vformat(line, args=[], kwargs=namespace), formatter.held
+            return formatter.vformat(line, args=[], kwargs=namespace), formatter
         except UsageError:
             raise
         except DictMagicsError as exc:
@@ -365,15 +391,19 @@ class DictMagics(Magics):
         Every id is checked before the first request. Several ids run in parallel with a
         progress bar; the summary lists every failure with its reason.
         """
-        expanded, held = self._expand(line, local_ns)
+        expanded, formatter = self._expand(line, local_ns)
         try:
             args = _parse(self.dict_delete, expanded)
         except UsageError as exc:
+            if formatter.marker in str(exc):
+                raise UsageError(_NOT_ALONE) from None
             if "required: ID" not in str(exc):
                 raise
             raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
+        if formatter.marker in (args.profile or ""):
+            raise UsageError(_NOT_ALONE)
         with _user_errors():
-            ids = [held.get(part, part) for part in split_ids(" ".join(args.ids))]
+            ids = formatter.restore(split_ids(" ".join(args.ids)))
         if not ids:
             raise UsageError("no entry id given; nothing was sent.")
         workers = self.workers if args.workers is None else args.workers

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
-from .paths import API_PREFIX, PURGE_SEGMENT
+from .paths import API_PREFIX, PURGE_SEGMENT, is_loopback
 from .signing import sign
 
 __all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
@@ -507,7 +507,8 @@ def use_sandbox(entries: int = 100) -> SandboxServer | None:
 
     given = os.environ.get(SANDBOX_MARKER)
     sandbox = None
-    if given and given == os.environ.get("DICT_MAGICS_BASE_URL"):
+    loopback = is_loopback(urlsplit(given or "").hostname or "")
+    if given and loopback and given == os.environ.get("DICT_MAGICS_BASE_URL"):
         print(f"Using the sandbox already running at {given}")
     else:
         sandbox = SandboxServer(entries).start()

@@ -138,6 +138,8 @@ def test_missing_keys_and_bad_options_are_refused() -> None:
         DictionaryClient("https://example.com", "a", "s", timeout=0)
     with pytest.raises(DictMagicsError):
         DictionaryClient("https://example.com", "a", "s", max_retries=-1)
+    with pytest.raises(DictMagicsError, match="must be text"):
+        DictionaryClient("https://example.com", "a", b"secret-as-bytes")
     for bad in (float("nan"), float("inf"), -1.0):
         with pytest.raises(DictMagicsError, match="positive number of seconds"):
             DictionaryClient("https://example.com", "a", "s", timeout=bad)

@@ -199,4 +199,17 @@ def test_unreachable_proxy_is_not_sent_and_retried(monkeypatch: pytest.MonkeyPat
     client = DictionaryClient("https://dictionary.invalid", "a", "s", max_retries=1, backoff=0.01)
     result = client.delete_entry("42")
     assert kind_of(result) == "failure" and result.attempts == 2, result
-    assert "could not connect" in result.reason
+    assert "could not connect to the proxy for dictionary.invalid" in result.reason
+
+
+def test_unresolvable_host_is_not_sent_and_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The resolver itself is the fault (no query may leave this machine): it knows no name.
+    def no_such_name(*args: object, **kwargs: object) -> None:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
+    client = DictionaryClient("https://dictionary.invalid", "a", "s", max_retries=3, backoff=0.01)
+    result = client.delete_entry("42")
+    assert kind_of(result) == "failure" and result.attempts == 1, result
+    assert "could not resolve the host name of dictionary.invalid" in result.reason
+    assert "nothing was sent" in result.reason

@@ -153,8 +153,9 @@ def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
 def test_load_ext_imports_nothing_heavy() -> None:
     code = (
         "import sys, dict_magics, dict_magics.magics\n"
-        "heavy = ('requests', 'urllib3', 'ipywidgets', 'keyring')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        "heavy = ('requests', 'urllib3', 'ipywidgets', 'keyring', 'getpass', 'html')\n"
+        "later = ('dict_magics.credentials', 'dict_magics.session', 'dict_magics.client')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in later))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
@@ -174,6 +175,7 @@ def test_config_sets_and_validates_traits(ip: Any, caplog: pytest.LogCaptureFixt
 
     refused = {
         "timeout = 0": ("timeout", 15.0, "> 0"),
+        "timeout = float('inf')": ("timeout", 15.0, "> 0"),
         "workers = 0": ("workers", 2, "1..64"),
         "max_retries = -1": ("max_retries", 3, "0..10"),
         "base_url = 'http://example.com'": ("base_url", "http://127.0.0.1:8080", "plain http"),
@@ -468,6 +470,24 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
     assert [r.entry_id for r in batch.results] == odd and batch.ok
     assert sorted(r.entry_id for r in env_creds.requests[-5:]) == sorted(odd)
     assert len(env_creds.requests) == 17
+
+
+def test_collections_must_stand_alone(ip: Any, env_creds: SandboxServer) -> None:
+    ip.user_ns.update(ids=["1", "2"], who=["default"])
+    for line in ("x{ids}", "{ids}x", "'{ids}'", "-p {who} 3", "-w {ids} 3"):
+        assert "must stand alone" in usage_error(ip, f"%dict_delete {line}"), line
+
+    class Table:
+        """Like a pandas DataFrame: iterating it gives column names, not ids."""
+
+        columns = ("id",)
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(["0"])
+
+    ip.user_ns["df"] = Table()
+    assert "pass one column" in usage_error(ip, "%dict_delete {df}")
+    assert env_creds.requests == []
 
 
 def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -193,3 +194,42 @@ def test_busy_port_says_how_to_pick_another() -> None:
     assert process.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in process.stderr
     assert "--port 0 picks any free port" in process.stderr
+
+
+def test_replays_are_rejected_across_nonce_pruning() -> None:
+    with SandboxServer(0) as sandbox:
+        sandbox._state.prune_at = 3  # prune often: a replay must still be caught after it
+        sent = []
+        for _ in range(8):
+            path = "/api/v1/dictionary/x"
+            headers = signed_headers(sandbox, path)
+            assert send(sandbox, path, headers=headers).status_code == 404
+            sent.append(headers)
+        for headers in sent:
+            again = send(sandbox, "/api/v1/dictionary/x", headers=headers)
+            assert again.status_code == 401 and "replayed" in again.json()["message"]
+
+
+def test_use_sandbox_reuses_only_a_loopback_sandbox(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from dict_magics.sandbox import SANDBOX_MARKER, use_sandbox
+
+    real = "https://api.real.example"
+    # Every variable use_sandbox() writes goes through monkeypatch, so all are undone after.
+    for name in ("DICT_MAGICS_ACCESS_KEY", "DICT_MAGICS_SECRET_KEY", "DICT_MAGICS_PROFILE"):
+        monkeypatch.setenv(name, "from-a-real-account")
+    for name in (SANDBOX_MARKER, "DICT_MAGICS_BASE_URL"):
+        monkeypatch.setenv(name, real)
+    started = use_sandbox(entries=3)
+    try:
+        assert started is not None
+        assert os.environ["DICT_MAGICS_BASE_URL"] == started.url != real
+        assert "Started an embedded sandbox" in capsys.readouterr().out
+    finally:
+        started.stop()
+    with SandboxServer(0) as given:
+        for name, value in given.env().items():
+            monkeypatch.setenv(name, value)
+        assert use_sandbox(entries=3) is None
+        assert f"Using the sandbox already running at {given.url}" in capsys.readouterr().out
