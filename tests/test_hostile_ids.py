@@ -6,7 +6,7 @@ exactly that id, or nothing at all; the delete-everything endpoint is never reac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 import pytest
@@ -74,6 +74,21 @@ def check_delivery(sandbox: SandboxServer, entry_id: str, refused: bool) -> None
     assert "/" not in record.path[len(API_PREFIX) :] and "?" not in record.path
 
 
+def sent_or_refused(
+    sandbox: SandboxServer, entry_id: str, send: Callable[[str], object], refusal: type
+) -> None:
+    """Send ``entry_id``; assert it was refused with nothing sent, or arrived exactly once."""
+    sandbox.clear_log()
+    try:
+        result = send(entry_id)
+    except refusal as exc:
+        assert str(exc)
+        check_delivery(sandbox, entry_id, refused=True)
+        return
+    check_delivery(sandbox, entry_id, refused=False)
+    assert result.entry_id == entry_id.strip()
+
+
 @settings(
     max_examples=2000,
     deadline=None,
@@ -81,16 +96,9 @@ def check_delivery(sandbox: SandboxServer, entry_id: str, refused: bool) -> None
 )
 @given(HOSTILE)
 def test_client_delivers_or_refuses(hostile_sandbox: SandboxServer, entry_id: str) -> None:
-    client = _client(hostile_sandbox)
-    hostile_sandbox.clear_log()
-    try:
-        result = client.delete_entry(entry_id)
-    except InvalidIdError as exc:
-        assert str(exc)
-        check_delivery(hostile_sandbox, entry_id, refused=True)
-        return
-    check_delivery(hostile_sandbox, entry_id, refused=False)
-    assert result.entry_id == entry_id.strip()
+    sent_or_refused(
+        hostile_sandbox, entry_id, _client(hostile_sandbox).delete_entry, InvalidIdError
+    )
 
 
 def test_every_purge_spelling_is_refused_or_harmless(hostile_sandbox: SandboxServer) -> None:
@@ -132,15 +140,12 @@ def test_dict_delete_magic_delivers_or_refuses(
     for name, value in hostile_sandbox.env().items():
         monkeypatch.setenv(name, value)
     ip.user_ns["hostile_ids"] = [entry_id]
-    hostile_sandbox.clear_log()
-    try:
-        result = ip.run_line_magic("dict_delete", "{hostile_ids}")
-    except UsageError as exc:
-        assert str(exc)
-        check_delivery(hostile_sandbox, entry_id, refused=True)
-        return
-    check_delivery(hostile_sandbox, entry_id, refused=False)
-    assert result.entry_id == entry_id.strip()
+    sent_or_refused(
+        hostile_sandbox,
+        entry_id,
+        lambda _: ip.run_line_magic("dict_delete", "{hostile_ids}"),
+        UsageError,
+    )
 
 
 @pytest.mark.parametrize(
