@@ -50,12 +50,8 @@ Request = tuple[str, str | None, int | None]  # (operation, entry id, HTTP statu
 
 
 def notebook_path(name: str) -> Path:
-    """Where notebook ``name`` is: in the installed package, else in this source checkout."""
-    try:
-        found = resources.files("dict_magics.notebooks") / name
-    except ModuleNotFoundError:  # a checkout not (re)installed since notebooks were mapped
-        found = Path(__file__).resolve().parent.parent / "notebooks" / name
-    path = Path(str(found))
+    """Where notebook ``name`` is: shipped in the package (``notebooks/`` in the source)."""
+    path = Path(str(resources.files("dict_magics.notebooks") / name))
     if not path.is_file():
         raise DictMagicsError(
             f"notebook {name!r} is not installed with dict_magics (looked at {path}); "
