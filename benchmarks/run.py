@@ -211,7 +211,7 @@ def child_memory(count: int) -> None:
     """Peak traced memory of one ``delete_entries`` call on ``count`` ids (client side only)."""
     import tracemalloc
 
-    from dict_magics.client import DictionaryClient
+    from dict_magics.service.client import DictionaryClient
 
     url = os.environ["DICT_MAGICS_BASE_URL"]
     access_key = os.environ["DICT_MAGICS_ACCESS_KEY"]
@@ -324,9 +324,9 @@ def bench_per_delete(mode: Mode) -> None:
     from IPython.display import display
     from IPython.utils.capture import capture_output
 
-    from dict_magics.client import DictionaryClient
-    from dict_magics.paths import entry_path
-    from dict_magics.signing import next_nonce, sign
+    from dict_magics.service.client import DictionaryClient
+    from dict_magics.service.paths import entry_path
+    from dict_magics.service.signing import next_nonce, sign
 
     calls = mode.delete_calls
     names = ["hand", "magic", "line_magic", "client", "hand_reused", "cell_magic", "cell_hand"]
@@ -471,7 +471,7 @@ def _env(values: dict[str, str]) -> Iterator[None]:
 
 def bench_bulk(mode: Mode) -> None:
     section(f"[3] bulk: delete_entries on {mode.bulk_ids} ids, sandbox answering in 20 ms")
-    from dict_magics.client import DictionaryClient
+    from dict_magics.service.client import DictionaryClient
 
     workers = [1, 4, 8, 16]
     names = [str(w) for w in workers]
@@ -574,7 +574,7 @@ def _cli_command() -> list[str]:
     script = Path(sys.executable).with_name("dict-magics")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from dict_magics.cli import main; sys.exit(main())"]
+    return [sys.executable, "-m", "dict_magics"]
 
 
 def _run_cli(command: list[str], ids: list[str], env: dict[str, str], n: int) -> float:

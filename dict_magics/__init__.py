@@ -14,7 +14,7 @@ __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``DictMagics`` with the shell (called by ``%load_ext dict_magics``)."""
-    from .magics import DictMagics
+    from .frontends.magics import DictMagics
 
     ipython.register_magics(DictMagics(shell=ipython))
 

@@ -1,16 +1,33 @@
-"""Errors for a user's mistakes, caught before any request is sent.
+"""One hierarchy of errors: a user's mistake, caught before anything is sent, or an operation
+that did not succeed.
 
-They carry plain, one-line messages: the magics turn them into IPython ``UsageError`` and the
-command line into exit code 2. Nothing here imports a heavy module.
+``DictMagicsError`` and its subclasses are mistakes the user can fix: the magics raise them as
+IPython's one-line ``UsageError`` and the command line exits 2. ``OperationFailedError`` is raised
+only on request (``raise_on_failure``) for a result that is not a success. Nothing here imports
+a heavy module.
 """
 
 from __future__ import annotations
 
-__all__ = ["CredentialsError", "DictMagicsError", "InvalidBaseUrlError", "InvalidIdError"]
+from typing import Any
+
+__all__ = [
+    "CredentialsError",
+    "DeletionFailedError",
+    "DictMagicsError",
+    "InvalidBaseUrlError",
+    "InvalidIdError",
+    "OperationFailedError",
+    "UsageProblem",
+]
 
 
 class DictMagicsError(Exception):
-    """A mistake the user can fix; its message says how."""
+    """A mistake the user can fix; its message says how. Nothing was sent."""
+
+
+class UsageProblem(DictMagicsError):
+    """A mistake in what was typed that the argument parser cannot see (exit code 2)."""
 
 
 class InvalidIdError(DictMagicsError, ValueError):
@@ -23,3 +40,18 @@ class InvalidBaseUrlError(DictMagicsError, ValueError):
 
 class CredentialsError(DictMagicsError):
     """Credentials are missing, or the keyring cannot be used."""
+
+
+class OperationFailedError(Exception):
+    """An operation reached the service (or tried to) and did not succeed.
+
+    The message is the rendered result (never a secret); ``result`` is the result object.
+    """
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(str(result))
+        self.result = result
+
+
+class DeletionFailedError(OperationFailedError):
+    """A deletion did not succeed and ``DictMagics.raise_on_failure`` is set."""

@@ -68,8 +68,8 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test sees the developer's own DICT_MAGICS_* settings."""
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's own DICT_MAGICS_* settings or writes to their data folder."""
     for var in (
         "DICT_MAGICS_BASE_URL",
         "DICT_MAGICS_ACCESS_KEY",
@@ -77,6 +77,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "DICT_MAGICS_PROFILE",
     ):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("DICT_MAGICS_HOME", str(tmp_path_factory.mktemp("dict-magics-home")))
 
 
 @pytest.fixture

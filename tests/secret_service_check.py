@@ -20,7 +20,7 @@ def main() -> int:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    from dict_magics import credentials
+    from dict_magics.profiles import credentials
     from dict_magics.sandbox import SandboxServer
 
     secret = os.environ["SECRET_SERVICE_TEST_SECRET"]

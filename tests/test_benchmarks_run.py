@@ -79,7 +79,7 @@ def test_load_ext_imports_no_heavy_module(quick_run: tuple[str, str, dict]) -> N
     assert "heavy-import check: PASS" in stdout
     assert figures["load_ext"]["heavy"] == []
     imported = figures["load_ext"]["new_modules"]
-    assert "dict_magics.magics" in imported
+    assert "dict_magics.frontends.magics" in imported
     assert not [m for m in imported if m.split(".")[0] in ("requests", "urllib3", "keyring")]
 
 

@@ -24,7 +24,7 @@ from file_keyring import ENV_FILE, read_items
 from dict_magics import __version__
 from dict_magics.sandbox import SandboxServer
 
-CLI = [sys.executable, "-m", "dict_magics.cli"]
+CLI = [sys.executable, "-m", "dict_magics"]
 TESTS_DIR = Path(__file__).resolve().parent
 FAIL_BACKEND = "keyring.backends.fail.Keyring"
 FILE_BACKEND = "file_keyring.FileKeyring"

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dict_magics.client import DictionaryClient
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
-from dict_magics.paths import API_PREFIX
 from dict_magics.sandbox import SandboxServer
-from dict_magics.signing import sign
+from dict_magics.service.client import DictionaryClient
+from dict_magics.service.paths import API_PREFIX
+from dict_magics.service.signing import sign
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
@@ -213,7 +213,7 @@ def test_backoff_grows_with_jitter_up_to_a_ceiling() -> None:
 def test_retry_after_header_forms() -> None:
     from email.utils import formatdate
 
-    from dict_magics.client import _parse_retry_after
+    from dict_magics.service.client import _parse_retry_after
 
     assert _parse_retry_after("3") == 3.0
     assert _parse_retry_after(" 0.5 ") == 0.5

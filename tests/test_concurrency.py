@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from dict_magics.client import DictionaryClient
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service.client import DictionaryClient
 
 
 def test_eight_threads_times_a_hundred_deletes_through_one_client() -> None:

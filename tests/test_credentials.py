@@ -11,8 +11,8 @@ from keyring.backend import KeyringBackend
 from keyring.backends import fail
 from keyring.errors import InitError, KeyringLocked
 
-from dict_magics import credentials
 from dict_magics.errors import CredentialsError, InvalidBaseUrlError
+from dict_magics.profiles import credentials
 
 SECRET = "s3cr\u00e9t-\u043a\u043b\u044e\u0447-" + "x" * 64
 

@@ -20,7 +20,7 @@ import pytest
 
 from dict_magics.demo import QUICKSTART_STEPS, run_demo
 
-CLI = [sys.executable, "-m", "dict_magics.cli"]
+CLI = [sys.executable, "-m", "dict_magics"]
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART_ENV = "DICT_MAGICS_QUICKSTART_TEST"
 # The README's Quick start command, verbatim (README.md and .ci/run carry the same string).
@@ -108,7 +108,7 @@ def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) ->
 def test_demo_says_how_to_install_what_it_needs(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['nbclient'] = None\n"  # as if nbclient were not installed
-        "from dict_magics.cli import main; raise SystemExit(main(['demo']))"
+        "from dict_magics.frontends.cli import main; raise SystemExit(main(['demo']))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],

@@ -16,9 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from dict_magics.client import DictionaryClient
 from dict_magics.render import kind_of
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service.client import DictionaryClient
 
 
 @dataclass(frozen=True)

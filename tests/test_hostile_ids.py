@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dict_magics.client import DictionaryClient
 from dict_magics.errors import InvalidIdError
-from dict_magics.paths import API_PREFIX
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service.client import DictionaryClient
+from dict_magics.service.paths import API_PREFIX
 
 PURGE = "dictionary-all"
 

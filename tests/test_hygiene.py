@@ -66,12 +66,14 @@ _CONFTEST = (
 
 def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every public object a user can hold that was built from the secret hides it."""
-    from dict_magics import credentials, session
-    from dict_magics.magics import DeletionFailedError
-    from dict_magics.panel import DictPanel
+    from dict_magics.frontends.magics import DeletionFailedError
+    from dict_magics.frontends.panel import DictPanel
+    from dict_magics.operations import session
+    from dict_magics.profiles import credentials
+    from dict_magics.profiles.secret import Secret
+    from dict_magics.profiles.status import profile_status
     from dict_magics.sandbox import SandboxServer
-    from dict_magics.secret import Secret
-    from dict_magics.signing import SignedAuth
+    from dict_magics.service.signing import SignedAuth
 
     with SandboxServer(5) as sandbox:
         secret = sandbox.secret_key
@@ -90,7 +92,7 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
             result,
             batch,
             DeletionFailedError(batch),
-            session.profile_status(),
+            profile_status(),
             credentials.backend_info(),
             panel,
             ip.run_line_magic("dict_status", ""),

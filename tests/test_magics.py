@@ -24,9 +24,9 @@ from keyring.backend import KeyringBackend
 from keyring.backends import fail
 from keyring.errors import KeyringLocked
 
-from dict_magics.magics import DeletionFailedError
-from dict_magics.results import BatchResult, DeleteResult
+from dict_magics.frontends.magics import DeletionFailedError
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service.models import BatchResult, DeleteResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -152,9 +152,10 @@ def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
 
 def test_load_ext_imports_nothing_heavy() -> None:
     code = (
-        "import sys, dict_magics, dict_magics.magics\n"
+        "import sys, dict_magics, dict_magics.frontends.magics\n"
         "heavy = ('requests', 'urllib3', 'ipywidgets', 'keyring', 'getpass', 'html')\n"
-        "later = ('dict_magics.credentials', 'dict_magics.session', 'dict_magics.client')\n"
+        "later = ('dict_magics.profiles.credentials', 'dict_magics.operations.session',\n"
+        "         'dict_magics.service.client')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in later))\n"
     )
     out = subprocess.run(
@@ -425,7 +426,7 @@ def test_delete_several_shows_progress_and_lists_every_failure(
     assert (batch.succeeded, batch.failed, batch.ok) == (4, 2, False)
     assert "Deleting 5 entries at 127.0.0.1:" in outcome.stdout
     assert "5/5 (2 failed)" in outcome.stdout
-    text = repr(batch)
+    text = str(batch)
     assert "entry 'nope' not deleted" in text and "entry 'gone' not deleted" in text
     assert text.count("no such entry") == 2
     assert sorted(i for _, i in sent(env_creds)) == ["1", "2", "3", "gone", "nope"]
@@ -550,7 +551,7 @@ def test_service_failures_are_returned_or_raised_when_configured(
     env_creds.fail_next(1, status=500)
     raised = run(ip, "%dict_delete 2")
     assert type(raised.error) is DeletionFailedError
-    assert str(raised.error) == repr(raised.error.result)
+    assert str(raised.error) == str(raised.error.result)
     assert "entry '2' not deleted" in str(raised.error)
 
     raised = run(ip, "%dict_delete 3 missing")
@@ -680,7 +681,7 @@ def test_profiles_are_kept_apart(
 
 
 def test_panel_is_built_from_the_same_credentials(ip: Any, env_creds: SandboxServer) -> None:
-    from dict_magics.panel import DictPanel
+    from dict_magics.frontends.panel import DictPanel
 
     run(ip, "%config DictMagics.workers = 3")
     panel = run(ip, "%dict_panel").result
@@ -707,7 +708,7 @@ def _result(ok: bool) -> DeleteResult:
 
 
 def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None:
-    from dict_magics.progress import TextProgress
+    from dict_magics.frontends.progress import TextProgress
 
     terminal = _Terminal()
     bar = TextProgress(4, "Deleting", terminal)
@@ -735,7 +736,7 @@ def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None
 
 
 def test_widget_progress_tracks_values_and_outcome() -> None:
-    from dict_magics.progress import WidgetProgress, in_notebook
+    from dict_magics.frontends.progress import WidgetProgress, in_notebook
 
     bar = WidgetProgress(3, "Deleting 3 entries")
     bar.update(1, 3, _result(True))

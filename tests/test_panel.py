@@ -13,13 +13,13 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from dict_magics import credentials
-from dict_magics.client import DictionaryClient
 from dict_magics.errors import CredentialsError, DictMagicsError
-from dict_magics.panel import DictPanel, parse_ids
+from dict_magics.frontends.panel import DictPanel, parse_ids
+from dict_magics.operations.user_input import PURGE_WORD
+from dict_magics.profiles import credentials
 from dict_magics.render import batch_html, result_html
 from dict_magics.sandbox import LoggedRequest, SandboxServer
-from dict_magics.user_input import PURGE_WORD
+from dict_magics.service.client import DictionaryClient
 
 WAIT_S = 30.0
 

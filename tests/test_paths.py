@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from dict_magics.errors import InvalidBaseUrlError, InvalidIdError
-from dict_magics.paths import check_id, encode_id, entry_path, is_loopback, normalize_base_url
+from dict_magics.service.paths import (
+    check_id,
+    encode_id,
+    entry_path,
+    is_loopback,
+    normalize_base_url,
+)
 
 
 @pytest.mark.parametrize(

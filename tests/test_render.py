@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dict_magics.render import batch_html, batch_text, kind_of, result_html, result_text
-from dict_magics.results import BatchResult, DeleteResult
+from dict_magics.service.models import BatchResult, DeleteResult
 
 OK = DeleteResult("success", "42", http_status=200, attempts=1, elapsed=0.01)
 FAILED = DeleteResult("failure", "<b>x</b>", http_status=404, reason="said <script>1</script>")
@@ -55,9 +55,17 @@ def test_all_good_batch() -> None:
 
 
 def test_results_render_themselves() -> None:
-    assert repr(OK) == result_text(OK) and OK._repr_html_() == result_html(OK)
+    from IPython.lib.pretty import pretty
+
+    assert pretty(OK) == str(OK) == result_text(OK) and OK._repr_html_() == result_html(OK)
     batch = BatchResult([OK])
-    assert repr(batch) == batch_text(batch) and batch._repr_html_() == batch_html(batch)
+    assert pretty(batch) == str(batch) == batch_text(batch)
+    assert batch._repr_html_() == batch_html(batch)
+
+
+def test_repr_lists_the_fields_for_debugging() -> None:
+    assert repr(OK).startswith("DeleteResult(status='success', entry_id='42', http_status=200")
+    assert repr(BatchResult([OK])).startswith("BatchResult(results=[DeleteResult(")
 
 
 def test_repeated_ids_are_said_to_be_sent_once() -> None:

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
-from dict_magics.signing import next_nonce, sign
+from dict_magics.service.signing import next_nonce, sign
 
 
 def signed_headers(sandbox: SandboxServer, path: str, nonce: str | None = None) -> dict[str, str]:

@@ -6,7 +6,7 @@ import threading
 
 import requests
 
-from dict_magics.signing import NonceSource, SignedAuth, next_nonce, sign
+from dict_magics.service.signing import NonceSource, SignedAuth, next_nonce, sign
 
 
 def test_rfc4231_case_2() -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from .paths import check_id
+from ..service.paths import check_id
+from ..settings import MAX_RETRIES, MAX_WORKERS, PURGE_WORD
 
 __all__ = [
     "ID_SEPARATORS",
@@ -21,11 +22,6 @@ __all__ = [
 ]
 
 ID_SEPARATORS = re.compile(r"[\s,]+")
-PURGE_WORD = "delete-all"
-MAX_WORKERS = 64
-"""The most requests in flight any front end accepts: more only hurts the service."""
-MAX_RETRIES = 10
-"""The most re-sends any front end accepts: beyond that, waiting only hides an outage."""
 
 
 def split_ids(text: str) -> list[str]:

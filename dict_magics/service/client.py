@@ -23,8 +23,9 @@ import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, ReadTimeoutError
 
-from .credentials import mask
-from .errors import DictMagicsError
+from ..errors import DictMagicsError
+from ..profiles.secret import Secret, mask
+from .models import BatchResult, DeleteResult
 from .paths import (
     check_id,
     entry_path,
@@ -33,8 +34,6 @@ from .paths import (
     normalize_base_url,
     purge_path,
 )
-from .results import BatchResult, DeleteResult
-from .secret import Secret
 from .signing import SignedAuth
 
 __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress"]

@@ -13,8 +13,8 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .client import DictionaryClient
-    from .results import BatchResult, DeleteResult
+    from ..service.client import DictionaryClient
+    from ..service.models import BatchResult, DeleteResult
 
 __all__ = [
     "ProgressDisplay",

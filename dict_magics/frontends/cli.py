@@ -14,23 +14,25 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .errors import DictMagicsError
-from .secret import Secret
-from .user_input import MAX_RETRIES, MAX_WORKERS, purge_confirmed, purge_question, split_ids
+from .. import __version__
+from ..errors import DictMagicsError, UsageProblem
+from ..operations.user_input import (
+    MAX_RETRIES,
+    MAX_WORKERS,
+    purge_confirmed,
+    purge_question,
+    split_ids,
+)
+from ..profiles.secret import Secret
 
 if TYPE_CHECKING:
-    from .client import DictionaryClient
-    from .results import BatchResult, DeleteResult
+    from ..service.client import DictionaryClient
+    from ..service.models import BatchResult, DeleteResult
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "batch_json", "main", "result_json"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "dict-magics"
-
-
-class UsageProblem(DictMagicsError):
-    """A mistake on the command line that argparse cannot see (exit code 2)."""
 
 
 # -- JSON shapes for scripts --------------------------------------------------------------
@@ -73,14 +75,14 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 def _profile(args: argparse.Namespace) -> str:
     """The profile named by ``--profile``, else ``$DICT_MAGICS_PROFILE``, else ``default``."""
-    from .credentials import check_profile, default_profile
+    from ..profiles.credentials import check_profile, default_profile
 
     return check_profile(args.profile or default_profile())
 
 
 def _client(args: argparse.Namespace, *, workers: int = 1) -> DictionaryClient:
     """Credentials (keyring, environment, ``--base-url``) -> a client, as the magics build it."""
-    from .session import make_client
+    from ..operations.session import make_client
 
     if not 0 <= args.max_retries <= MAX_RETRIES:
         raise UsageProblem(f"--max-retries must be 0..{MAX_RETRIES}, not {args.max_retries}.")
@@ -127,7 +129,7 @@ def _ask(prompt: str, *, secret: bool) -> str:
 
 
 def _env_note(profile: str, verb: str) -> str:
-    from .credentials import env_items
+    from ..profiles.credentials import env_items
 
     overridden = env_items(profile)
     if not overridden:
@@ -138,8 +140,8 @@ def _env_note(profile: str, verb: str) -> str:
 
 def cmd_login(args: argparse.Namespace) -> int:
     """Store a profile in the keyring, asking for what the options did not give."""
-    from . import credentials
-    from .paths import host_of, normalize_base_url
+    from ..profiles import credentials
+    from ..service.paths import host_of, normalize_base_url
 
     profile = _profile(args)
     interactive = sys.stdin.isatty()
@@ -194,7 +196,7 @@ def cmd_login(args: argparse.Namespace) -> int:
 
 def cmd_logout(args: argparse.Namespace) -> int:
     """Remove the profile's keyring items."""
-    from . import credentials
+    from ..profiles import credentials
 
     profile = _profile(args)
     removed = credentials.delete_profile(profile)
@@ -209,7 +211,8 @@ def cmd_logout(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Where requests would go and with which key; sends nothing, never shows the secret."""
-    from .session import profile_status, status_text
+    from ..profiles.status import profile_status
+    from ..render.status import status_text
 
     status = profile_status(_profile(args), base_url=args.base_url)
     backend = status.backend
@@ -232,7 +235,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """Delete one entry or several; every id is checked before the first request."""
-    from .render import batch_text, result_text
+    from ..render import batch_text, result_text
 
     ids = _split_ids(args.ids)
     if args.file:
@@ -260,7 +263,7 @@ def _delete_many(client: DictionaryClient, ids: list[str], workers: int) -> Batc
 
 def cmd_purge(args: argparse.Namespace) -> int:
     """Delete every entry, after a typed confirmation or ``--yes``."""
-    from .render import result_text
+    from ..render import result_text
 
     profile = _profile(args)
     with _client(args) as client:
@@ -290,7 +293,7 @@ def _confirm_purge(target: str, host: str) -> bool:
 
 def cmd_sandbox(argv: list[str]) -> int:
     """Serve the sandbox (``python -m dict_magics.sandbox``) with the remaining arguments."""
-    from .sandbox import main as sandbox_main
+    from ..sandbox import main as sandbox_main
 
     try:
         return sandbox_main(argv, prog="dict-magics sandbox")
@@ -302,7 +305,7 @@ def cmd_sandbox(argv: list[str]) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the quickstart notebook headlessly against an embedded sandbox."""
-    from .demo import run_demo
+    from ..demo import run_demo
 
     return run_demo(args.output)
 

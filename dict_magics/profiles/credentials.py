@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import CredentialsError
-from .paths import normalize_base_url
-from .secret import Secret
+from ..errors import CredentialsError
+from ..service.paths import normalize_base_url
+from .secret import Secret, mask
 
 __all__ = [
     "ENV_ACCESS_KEY",
@@ -45,15 +45,6 @@ ENV_PROFILE = "DICT_MAGICS_PROFILE"
 ITEMS = ("base_url", "access_key", "secret_key")
 _WORDS = {"base_url": "base URL", "access_key": "access key", "secret_key": "secret key"}
 _ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
-
-
-def mask(value: str | None) -> str:
-    """Enough of an access key to recognise it, never enough to use it."""
-    if not value:
-        return "(none)"
-    if len(value) <= 8:
-        return "*" * len(value)
-    return f"{value[:4]}\u2026{value[-2:]}"
 
 
 def default_profile() -> str:

@@ -11,7 +11,7 @@ import ipaddress
 import unicodedata
 from urllib.parse import quote, urlsplit
 
-from .errors import InvalidBaseUrlError, InvalidIdError
+from ..errors import InvalidBaseUrlError, InvalidIdError
 
 __all__ = [
     "API_PREFIX",

@@ -20,37 +20,26 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
-from .errors import DictMagicsError
-from .paths import check_id, host_of, normalize_base_url
-from .secret import Secret
-from .user_input import (
+from ..errors import DeletionFailedError, DictMagicsError
+from ..operations.user_input import (
     MAX_RETRIES,
     MAX_WORKERS,
     purge_confirmed,
     purge_question,
     split_ids,
 )
+from ..profiles.secret import Secret
+from ..service.paths import check_id, host_of, normalize_base_url
 
 if TYPE_CHECKING:
-    from .client import DictionaryClient
-    from .credentials import Credentials
-    from .results import BatchResult, DeleteResult
-    from .session import ProfileStatus
+    from ..profiles.credentials import Credentials
+    from ..profiles.status import ProfileStatus
+    from ..service.client import DictionaryClient
+    from ..service.models import BatchResult, DeleteResult
 
 __all__ = ["DeletionFailedError", "DictMagics"]
 
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
-
-
-class DeletionFailedError(Exception):
-    """A deletion did not succeed and ``DictMagics.raise_on_failure`` is set.
-
-    The message is the rendered result (never a secret); ``result`` is the result object.
-    """
-
-    def __init__(self, result: Any) -> None:
-        super().__init__(repr(result))
-        self.result = result
 
 
 class _IdFormatter(DollarFormatter):
@@ -172,7 +161,7 @@ class DictMagics(Magics):
 
     @validate("profile")
     def _valid_profile(self, proposal: Any) -> str:
-        from . import credentials
+        from ..profiles import credentials
 
         value = proposal["value"]
         if not value.strip():
@@ -217,7 +206,7 @@ class DictMagics(Magics):
     # -- shared steps ------------------------------------------------------------------------
 
     def _profile(self, given: str | None) -> str:
-        from . import credentials
+        from ..profiles import credentials
 
         with _user_errors():
             return credentials.check_profile(given or self.profile or credentials.default_profile())
@@ -226,7 +215,7 @@ class DictMagics(Magics):
         self, given_profile: str | None, workers: int | None = None
     ) -> tuple[DictionaryClient, Credentials]:
         """Credentials + settings -> (client, credentials); a UsageError if that cannot be."""
-        from . import session
+        from ..operations import session
 
         profile = self._profile(given_profile)
         with _user_errors():
@@ -275,7 +264,7 @@ class DictMagics(Magics):
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
         never on the command line, and is never shown afterwards.
         """
-        from . import credentials
+        from ..profiles import credentials
 
         args = _parse(self.dict_login, line)
         profile = self._profile(args.profile)
@@ -317,7 +306,7 @@ class DictMagics(Magics):
             )
 
     def _ask_base_url(self, profile: str, no_stdin: str) -> str:
-        from . import credentials
+        from ..profiles import credentials
 
         default = self.base_url or credentials.stored_base_url(profile) or ""
         shown = f" [{default}]" if default else ""
@@ -331,7 +320,7 @@ class DictMagics(Magics):
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
-        from . import credentials
+        from ..profiles import credentials
 
         args = _parse(self.dict_logout, line)
         profile = self._profile(args.profile)
@@ -358,12 +347,12 @@ class DictMagics(Magics):
         variable) holds the secret key, never the secret itself, and warns about a plaintext
         or missing keyring backend.
         """
-        from . import session
+        from ..profiles.status import profile_status
 
         args = _parse(self.dict_status, line)
         profile = self._profile(args.profile)
         with _user_errors():
-            return session.profile_status(profile, base_url=self.base_url or None)
+            return profile_status(profile, base_url=self.base_url or None)
 
     @line_magic
     @no_var_expand

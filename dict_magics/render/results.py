@@ -10,7 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .results import BatchResult, DeleteResult
+    from ..service.models import BatchResult, DeleteResult
 
 __all__ = ["batch_html", "batch_text", "kind_of", "result_html", "result_text"]
 

@@ -1,54 +1,14 @@
-"""What every front end does before a request: credentials + settings -> a client.
-
-The magics (delete, purge, panel) and the command line build their client here, so they all
-resolve profiles, environment overrides and the configured base URL the same way. The profile
-status shown by ``%dict_status`` is gathered here too, never holding the secret itself.
-Nothing heavy is imported until a client is actually made.
-"""
+"""Where a profile's settings come from, gathered without sending anything or holding a secret."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..errors import DictMagicsError
 from . import credentials
-from .errors import DictMagicsError
 
-if TYPE_CHECKING:
-    from .client import DictionaryClient
-
-__all__ = ["ProfileStatus", "make_client", "profile_status", "status_html", "status_text"]
-
-
-def make_client(
-    profile: str | None = None,
-    *,
-    base_url: str | None = None,
-    timeout: float = 15.0,
-    max_retries: int = 3,
-    workers: int = 4,
-    **options: Any,
-) -> tuple[DictionaryClient, credentials.Credentials]:
-    """A client for ``profile`` and the credentials it was built from.
-
-    ``base_url`` (from configuration) overrides the profile's stored one. Raises a
-    ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
-    anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
-    """
-    creds = credentials.load(profile, base_url=base_url or None)
-    from .client import DictionaryClient
-
-    client = DictionaryClient(
-        creds.base_url,
-        creds.access_key,
-        creds.secret_key,
-        timeout=timeout,
-        max_retries=max_retries,
-        workers=workers,
-        **options,
-    )
-    return client, creds
+__all__ = ["ProfileStatus", "profile_status"]
 
 
 _SOURCE_WORDS = {
@@ -129,12 +89,18 @@ class ProfileStatus:
         return rows
 
     def __repr__(self) -> str:
+        from ..render.status import status_text
+
         return status_text(self)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        from ..render.status import status_text
+
         p.text(status_text(self))
 
     def _repr_html_(self) -> str:
+        from ..render.status import status_html
+
         return status_html(self)
 
 
@@ -160,30 +126,4 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         dict(creds.sources),
         env_vars,
         backend,
-    )
-
-
-def status_text(status: ProfileStatus) -> str:
-    """The status as aligned plain-text lines."""
-    rows = status.rows()
-    width = max(len(label) for label, _ in rows) + 2
-    head = "\u2713" if status.ready else "\u2717"
-    lines = [f"{head} dict-magics profile {status.profile!r}"]
-    lines += [f"  {label + ':':<{width}}{value}" for label, value in rows[1:]]
-    return "\n".join(lines)
-
-
-def status_html(status: ProfileStatus) -> str:
-    """The status as a small table, every value escaped."""
-    colour = "#1a7f37" if status.ready else "#cf222e"
-    body = "".join(
-        f'<tr><th style="text-align:left;padding-right:1em">{escape(label)}</th>'
-        f'<td style="text-align:left{";color:#9a6700" if label == "warning" else ""}">'
-        f"{escape(value)}</td></tr>"
-        for label, value in status.rows()
-    )
-    return (
-        f'<div class="dict-magics-status"><b style="color:{colour}">'
-        f"{'&#10003;' if status.ready else '&#10007;'} dict-magics profile "
-        f"{escape(repr(status.profile))}</b><table>{body}</table></div>"
     )

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from .credentials import mask
-from .errors import DictMagicsError, InvalidIdError
-from .paths import check_id
-from .render import batch_html, result_html
-from .results import BatchResult, DeleteResult
-from .user_input import ID_SEPARATORS, PURGE_WORD
+from ..errors import DictMagicsError, InvalidIdError
+from ..operations.user_input import ID_SEPARATORS, PURGE_WORD
+from ..profiles.secret import mask
+from ..render import batch_html, result_html
+from ..service.models import BatchResult, DeleteResult
+from ..service.paths import check_id
 
 if TYPE_CHECKING:
-    from .client import DictionaryClient
+    from ..service.client import DictionaryClient
 
 __all__ = ["DictPanel", "parse_ids"]
 
@@ -137,7 +137,7 @@ class DictPanel(widgets.VBox):
         ``client_options`` go to ``DictionaryClient`` (``timeout``, ``max_retries``, ...);
         ``workers`` is also used for batches. Raises ``CredentialsError`` if nothing is stored.
         """
-        from .session import make_client
+        from ..operations.session import make_client
 
         workers = int(client_options.pop("workers", 4))
         client, creds = make_client(profile, workers=workers, **client_options)

@@ -24,8 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .paths import API_PREFIX, PURGE_SEGMENT, is_loopback
-from .signing import sign
+from ..service.paths import API_PREFIX, PURGE_SEGMENT, is_loopback
+from ..service.signing import sign
 
 __all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
 
@@ -563,7 +563,3 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     finally:
         sandbox.stop()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,7 +7,7 @@ environment) keeps it out of all of them.
 
 from __future__ import annotations
 
-__all__ = ["Secret"]
+__all__ = ["Secret", "mask"]
 
 
 class Secret(str):
@@ -17,3 +17,12 @@ class Secret(str):
 
     def __repr__(self) -> str:
         return "<secret hidden>"
+
+
+def mask(value: str | None) -> str:
+    """Enough of an access key to recognise it, never enough to use it."""
+    if not value:
+        return "(none)"
+    if len(value) <= 8:
+        return "*" * len(value)
+    return f"{value[:4]}\u2026{value[-2:]}"

@@ -1,0 +1,1 @@
+"""Credential profiles: the OS keyring, environment overrides, the secret wrapper, the status."""

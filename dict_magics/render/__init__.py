@@ -1,0 +1,7 @@
+"""Text and HTML of every model; reads models and nothing else."""
+
+from __future__ import annotations
+
+from .results import batch_html, batch_text, kind_of, result_html, result_text
+
+__all__ = ["batch_html", "batch_text", "kind_of", "result_html", "result_text"]

@@ -1,0 +1,38 @@
+"""Every default and bound in one place, read by traitlets, argparse, the panel and the client.
+
+A limit stated twice drifts; here it is stated once. Standard library only, so the front ends
+can read it while ``%load_ext`` stays light.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_ID_LENGTH",
+    "MAX_RETRIES",
+    "MAX_RETRY_AFTER",
+    "MAX_WORKERS",
+    "MIN_WORKERS",
+    "PURGE_WORD",
+    "RETRIES",
+    "TIMEOUT",
+    "WORKERS",
+]
+
+TIMEOUT = 15.0
+"""Seconds for one attempt, from sending the request to the whole answer."""
+RETRIES = 3
+"""Times a request that certainly was not acted on is sent again."""
+WORKERS = 4
+"""Requests in flight for several ids."""
+
+MIN_WORKERS = 1
+MAX_WORKERS = 64
+"""The most requests in flight any front end accepts: more only hurts the service."""
+MAX_RETRIES = 10
+"""The most re-sends any front end accepts: beyond that, waiting only hides an outage."""
+MAX_RETRY_AFTER = 30.0
+"""The longest ``Retry-After`` the client honours before it waits this long instead."""
+MAX_ID_LENGTH = 1000
+"""The longest entry id accepted."""
+PURGE_WORD = "delete-all"
+"""What a person types to confirm a purge (or the host it will hit)."""
