@@ -22,10 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
-from ..service.paths import API_PREFIX, PURGE_SEGMENT, is_loopback
+from ..service.paths import is_loopback
 from ..service.signing import sign
+from .router import ROUTERS, route
 
 __all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
 
@@ -102,7 +103,11 @@ class SandboxServer:
         latency: float = 0.0,
         max_log: int | None = 100_000,
         echo: bool = False,
+        router: str = "strict",
     ) -> None:
+        if router not in ROUTERS:
+            raise ValueError(f"unknown router {router!r}; one of {', '.join(ROUTERS)}")
+        self.router = router
         ids = [str(i) for i in range(1, entries + 1)] if isinstance(entries, int) else entries
         self.access_key = access_key
         # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
@@ -406,15 +411,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reject(400, "no query string is allowed")
         if self.headers.get("Transfer-Encoding") or int(self.headers.get("Content-Length") or 0):
             return self._reject(400, "no request body is allowed")
-        if not raw_path.startswith(API_PREFIX) or "/" in raw_path[len(API_PREFIX) :]:
-            return self._reject(404, "no such endpoint")
-        try:
-            segment = unquote(raw_path[len(API_PREFIX) :], errors="strict")
-        except UnicodeDecodeError:
-            return self._reject(400, "the id is not valid percent-encoded UTF-8")
-        entry_id = None if segment == PURGE_SEGMENT else segment
-        if not segment:
-            return self._reject(404, "no such endpoint")
+        where = route(raw_path, sandbox.router)
+        if where.kind == "error":
+            return self._reject(where.status, where.message)
+        entry_id = where.entry_id
         problem = sandbox._check_auth(self)
         if problem is not None:
             return self._reject(401, problem, entry_id)
