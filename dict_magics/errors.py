@@ -17,7 +17,9 @@ __all__ = [
     "DictMagicsError",
     "InvalidBaseUrlError",
     "InvalidIdError",
+    "ListingUnsupportedError",
     "OperationFailedError",
+    "ServiceError",
     "UsageProblem",
 ]
 
@@ -55,3 +57,21 @@ class OperationFailedError(Exception):
 
 class DeletionFailedError(OperationFailedError):
     """A deletion did not succeed and ``DictMagics.raise_on_failure`` is set."""
+
+
+class ServiceError(Exception):
+    """A read-only request (the listing) that gave no answer we can use.
+
+    ``cause`` is a ``dict_magics.service.models.Cause``; ``reason`` says the same in words.
+    Nothing was changed by it, so the caller may simply try again later.
+    """
+
+    def __init__(self, reason: str, *, cause: object = None, http_status: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.cause = cause
+        self.http_status = http_status
+
+
+class ListingUnsupportedError(ServiceError):
+    """The service has no listing endpoint (404, 405, or an answer that is not the listing)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "AddResult",
     "BatchResult",
     "Cause",
     "DeleteResult",
@@ -251,10 +252,44 @@ class DeleteResult:
 
 
 @dataclass(frozen=True)
+class AddResult:
+    """The outcome of one POST that adds ``entry`` (the service does not return the new id).
+
+    ``unknown`` means the request may have reached the service; a listing settles it, and such
+    a request is never re-sent blindly.
+    """
+
+    status: Literal["success", "failure"]
+    entry: Entry
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+
+    @property
+    def ok(self) -> bool:
+        """True only when the entry is known to have been added."""
+        return self.status == "success"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``success``, ``failure`` or ``unknown``."""
+        return "unknown" if self.outcome_unknown else self.status
+
+
+@dataclass(frozen=True)
 class BatchResult:
-    """The outcomes of several deletions, in the order the ids were given."""
+    """The outcomes of several deletions, in the order the ids were given.
+
+    ``interrupted`` is set when Ctrl-C (or a cancel) stopped the batch: requests already sent
+    were waited for and are reported as they ended; ids never sent are ``not_attempted``.
+    """
 
     results: list[DeleteResult] = field(default_factory=list)
+    interrupted: bool = False
 
     @property
     def succeeded(self) -> int:
