@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         import dict_magics
 
         print(f"dict_magics from {Path(dict_magics.__file__).parent}; data in {work}")
-        print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}")
         audit_section(work, results, rounds)
         snapshot_section(entries, snap_rounds)
     finally:
