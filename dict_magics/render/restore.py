@@ -1,0 +1,100 @@
+"""What a restore did (or, in a dry run, would do): added, already present, failed, unknown.
+
+Failures and unknown outcomes are listed in full, each with its reason; entries added are
+listed up to a limit, since a restore after a purge can put back thousands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING
+
+from .store import clean
+
+if TYPE_CHECKING:
+    from ..service.models import Entry, RestoreResult
+
+__all__ = ["restore_html", "restore_text"]
+
+SHOWN = 20
+_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
+_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
+_UNKNOWN = (
+    "outcome unknown: it may or may not have been added "
+    "(run the restore again: it adds only what is missing)"
+)
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def _kind(result: RestoreResult) -> str:
+    if result.failed:
+        return "failure"
+    return "unknown" if result.unknown else "success"
+
+
+def _summary(result: RestoreResult) -> str:
+    added, skipped = len(result.added), len(result.skipped)
+    total = added + skipped + len(result.failed) + len(result.unknown)
+    if total == 0:
+        return "nothing to restore: the snapshot holds no entries"
+    if result.dry_run:
+        text = f"would add {_entries(added)}"
+    elif result.ok:
+        text = f"restored {_entries(added)}"
+    else:
+        text = f"restored {added} of {_entries(total - skipped)}"
+    if skipped:
+        text += f"; {skipped} already present (skipped)"
+    if result.failed:
+        text += f"; {len(result.failed)} not restored"
+    if result.unknown:
+        text += f"; {len(result.unknown)} with unknown outcome"
+    if result.dry_run:
+        text += " (dry run: nothing was sent)"
+    return text
+
+
+def _items(result: RestoreResult) -> list[tuple[str, str, str]]:
+    """(kind, entry in words, note) for every failure and unknown, then the first entries added."""
+    items = [("failure", clean(e.describe()), clean(reason)) for e, reason in result.failed]
+    items += [("unknown", clean(e.describe()), _UNKNOWN) for e in result.unknown]
+    verb = "would add" if result.dry_run else "added"
+    items += [("success", f"{verb} {clean(e.describe())}", "") for e in result.added[:SHOWN]]
+    return items
+
+
+def _more(added: Sequence[Entry]) -> int:
+    return max(0, len(added) - SHOWN)
+
+
+def restore_text(result: RestoreResult) -> str:
+    """A summary line, then what did not go back (with reasons) and what did."""
+    lines = [f"{_SYMBOL[_kind(result)]} {_summary(result)}"]
+    for kind, what, note in _items(result):
+        lines.append(f"  {_SYMBOL[kind]} {what}" + (f" \u2014 {note}" if note else ""))
+    if _more(result.added):
+        lines.append(f"  ... and {_entries(_more(result.added))} more")
+    return "\n".join(lines)
+
+
+def restore_html(result: RestoreResult) -> str:
+    """The same as HTML, coloured by outcome, every value escaped."""
+    kind = _kind(result)
+    items = "".join(
+        f'<li style="color:{_COLOUR[k]}">{_SYMBOL[k]} {escape(what)}'
+        + (f" &mdash; {escape(note)}" if note else "")
+        + "</li>"
+        for k, what, note in _items(result)
+    )
+    if _more(result.added):
+        items += f"<li>... and {escape(_entries(_more(result.added)))} more</li>"
+    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+    return (
+        f'<div class="dict-magics-restore dict-magics-{kind}">'
+        f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(result))}</b>'
+        f"{listing}</div>"
+    )
