@@ -26,6 +26,7 @@ def home(*parts: str) -> Path:
         import platformdirs
 
         base = Path(platformdirs.user_data_dir("dict-magics", appauthor=False))
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = base.joinpath(*parts)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path

@@ -56,7 +56,7 @@ def main() -> int:
                 result = shell.run_cell(cell)
             outputs[name] = cap.stdout + cap.stderr
             errors[name] = type(result.error_in_exec).__name__ if result.error_in_exec else None
-            values[name] = repr(result.result)
+            values[name] = str(result.result)
         report.update(outputs=outputs, errors=errors, values=values)
         report["stored_after_logout"] = credentials.stored_items(PROFILE)
         report["entries_left"] = sorted(sandbox.entries, key=int)
