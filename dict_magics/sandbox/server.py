@@ -75,11 +75,11 @@ class _State:
 
 
 class _Rejected(Exception):
-    """A request the service refuses: HTTP status and message (and whether to hang up)."""
+    """A request the service refuses: HTTP status and message."""
 
-    def __init__(self, status: int, message: str, close: bool = False) -> None:
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.status, self.message, self.close = status, message, close
+        self.status, self.message = status, message
 
 
 class SandboxServer:
@@ -473,7 +473,8 @@ class _Handler(BaseHTTPRequestHandler):
     # -- reading ---------------------------------------------------------------------------
 
     def _not_allowed(self) -> None:
-        self._refuse(_Rejected(405, f"method {self.command} not allowed", self._has_body()))
+        self._body_read = False
+        self._refuse(_Rejected(405, f"method {self.command} not allowed"))
 
     do_PUT = do_PATCH = do_HEAD = _not_allowed
 
@@ -488,12 +489,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse(self, problem: _Rejected, entry_id: str | None = None) -> None:
         self.server.sandbox._log(self, "rejected", problem.status, problem.message, entry_id)
-        if problem.close:
+        extra = {}
+        if not self._skip_body():
+            # Its body is still unread: the connection cannot carry another request.
             self.close_connection = True
-        self.send_json(problem.status, {"status": "failure", "message": problem.message})
+            extra["Connection"] = "close"
+        self.send_json(problem.status, {"status": "failure", "message": problem.message}, extra)
 
     def _handle(self) -> None:
         sandbox = self.server.sandbox
+        self._body_read = False
         while not sandbox._open.wait(0.05):
             if not self.running():
                 return
@@ -531,15 +536,15 @@ class _Handler(BaseHTTPRequestHandler):
         raw_path, query_mark, _ = self.path.partition("?")
         if self.command != "DELETE":
             if raw_path != COLLECTION_PATH:
-                raise _Rejected(405, f"method {self.command} not allowed", self._has_body())
+                raise _Rejected(405, f"method {self.command} not allowed")
             if self.command == "GET" and not self.server.sandbox.listing:
-                raise _Rejected(404, "no such endpoint", self._has_body())
+                raise _Rejected(404, "no such endpoint")
         if query_mark:
-            raise _Rejected(400, "no query string is allowed", self._has_body())
+            raise _Rejected(400, "no query string is allowed")
         if self.command == "POST":
             return _Operation("add", body=self._read_body())
         if self._has_body():
-            raise _Rejected(400, "no request body is allowed", close=True)
+            raise _Rejected(400, "no request body is allowed")
         if self.command == "GET":
             return _Operation("list")
         where = route(raw_path, self.server.sandbox.router)
@@ -548,19 +553,35 @@ class _Handler(BaseHTTPRequestHandler):
         return _Operation("purge" if where.entry_id is None else "delete", where.entry_id)
 
     def _has_body(self) -> bool:
-        length = self.headers.get("Content-Length") or "0"
-        return bool(self.headers.get("Transfer-Encoding")) or length.strip() not in ("0", "")
+        length = (self.headers.get("Content-Length") or "0").strip()
+        return bool(self.headers.get("Transfer-Encoding")) or length != "0"
+
+    def _framed_length(self) -> int | None:
+        """The body's length when a Content-Length alone frames it and it is small enough."""
+        if self.headers.get("Transfer-Encoding"):
+            return None
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            return None
+        return length if 0 <= length <= MAX_POST_BODY else None
 
     def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding"):
-            raise _Rejected(411, "send the body with a Content-Length", close=True)
-        try:
-            length = int(self.headers.get("Content-Length") or "")
-        except ValueError:
-            raise _Rejected(411, "a POST needs a Content-Length", close=True) from None
-        if not 0 <= length <= MAX_POST_BODY:
-            raise _Rejected(413, f"the body must be at most {MAX_POST_BODY} bytes", close=True)
+        length = self._framed_length()
+        if length is None:
+            raise _Rejected(400, f"send the body with a Content-Length, {MAX_POST_BODY} at most")
+        self._body_read = True
         return self.rfile.read(length)
+
+    def _skip_body(self) -> bool:
+        """Drop a refused request's unread body, if it can be; False when the stream cannot
+        be brought back in step."""
+        if self._body_read or not self._has_body():
+            return True
+        length = self._framed_length()
+        if length is not None:
+            self._read_body()
+        return length is not None
 
     def _fault(self, fault: Fault, operation: _Operation) -> None:
         sandbox = self.server.sandbox
