@@ -6,6 +6,9 @@ step the sandbox's entries and request log are compared with what the notebook s
 does. The notebooks ship inside the package as ``dict_magics.notebooks`` (the repository's
 ``notebooks/`` folder, mapped in pyproject.toml), so an installed copy can run the demo too.
 nbclient, nbformat and ipykernel are needed only here: ``pip install 'dict-magics[demo]'``.
+
+``sandbox_only()`` guards every notebook cell that deletes: a demo deletes without asking, so it
+may only ever reach the sandbox it started, whatever the session's settings say.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from .errors import DictMagicsError
-from .sandbox import SandboxServer
+from .sandbox import SANDBOX_MARKER, SandboxServer
+from .service.paths import is_loopback, normalize_base_url
 
 __all__ = [
     "DEMO_PACKAGES",
@@ -37,6 +42,7 @@ __all__ = [
     "notebook_path",
     "run_demo",
     "running_kernel",
+    "sandbox_only",
 ]
 
 NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb")
@@ -58,6 +64,39 @@ def notebook_path(name: str) -> Path:
             "reinstall dict-magics."
         )
     return path
+
+
+def _same_url(url: str | None, sandbox: str) -> bool:
+    try:
+        return normalize_base_url(url or "") == normalize_base_url(sandbox)
+    except DictMagicsError:
+        return False
+
+
+def sandbox_only(base_url: str | None = None) -> None:
+    """Return only if requests go to the sandbox this session's notebook set up; else raise
+    IPython's ``UsageError`` (so "Run All" stops there) with nothing sent.
+
+    ``base_url`` is where the cell's requests go (a panel's ``base_url``); by default, where the
+    magics would send them now, after every profile, environment and ``%config`` setting.
+    """
+    from IPython import get_ipython
+    from IPython.core.error import UsageError
+
+    sandbox = os.environ.get(SANDBOX_MARKER, "")
+    if base_url is None:
+        shell = get_ipython()
+        status = shell.run_line_magic("dict_status", "") if shell is not None else None
+        base_url = getattr(status, "base_url", None)
+    host = urlsplit(sandbox).hostname or ""
+    if sandbox and is_loopback(host) and _same_url(base_url, sandbox):
+        return
+    raise UsageError(
+        "this demo cell deletes without asking, so it runs only against the sandbox that "
+        f"use_sandbox() started ({sandbox or 'none is running'}), but its requests would go "
+        f"to {base_url or 'no service (no credentials)'}. Nothing was sent. For your own "
+        "account, use %dict_delete and %dict_purge (which asks first) in a notebook of your own."
+    )
 
 
 def missing_packages() -> list[str]:

@@ -11,15 +11,17 @@ __all__ = [
     "MAX_RETRIES",
     "MAX_RETRY_AFTER",
     "MAX_WORKERS",
+    "MIN_RETRIES",
     "MIN_WORKERS",
     "PURGE_WORD",
     "RETRIES",
     "TIMEOUT",
     "WORKERS",
+    "span",
 ]
 
 TIMEOUT = 15.0
-"""Seconds for one attempt, from sending the request to the whole answer."""
+"""Seconds for one attempt, from sending the request to the whole answer (any value > 0)."""
 RETRIES = 3
 """Times a request that certainly was not acted on is sent again."""
 WORKERS = 4
@@ -28,6 +30,7 @@ WORKERS = 4
 MIN_WORKERS = 1
 MAX_WORKERS = 64
 """The most requests in flight any front end accepts: more only hurts the service."""
+MIN_RETRIES = 0
 MAX_RETRIES = 10
 """The most re-sends any front end accepts: beyond that, waiting only hides an outage."""
 MAX_RETRY_AFTER = 30.0
@@ -36,3 +39,8 @@ MAX_ID_LENGTH = 1000
 """The longest entry id accepted."""
 PURGE_WORD = "delete-all"
 """What a person types to confirm a purge (or the host it will hit)."""
+
+
+def span(low: int, high: int) -> str:
+    """A range as every message and help text writes it: ``1..64``."""
+    return f"{low}..{high}"

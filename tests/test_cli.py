@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from file_keyring import ENV_FILE, read_items
+from test_operations import needs_interrupted_batches
 
 from dict_magics import __version__
 from dict_magics.sandbox import SandboxServer
@@ -373,7 +374,7 @@ def test_purge_on_a_terminal_needs_the_typed_word(cli: Cli) -> None:
     assert f"EVERY entry of the user dictionary of profile 'default' at {host}" in wrong.screen
     wrong.type("yes")
     code, stdout, screen = wrong.finish()
-    assert code == 2 and "not confirmed; nothing was sent" in screen and stdout == ""
+    assert code == 2 and "purge not confirmed: nothing was deleted" in screen and stdout == ""
     assert cli.sandbox.requests == [] and len(cli.sandbox.entries) == 100
 
     right = Terminal(["purge"], cli.env())
@@ -556,3 +557,122 @@ def test_sandbox_command_serves_until_interrupted(cli: Cli) -> None:
         rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert "Stopped." in rest
+
+
+# -- usage problems: one line, exit 2, nothing sent ------------------------------------------
+
+
+def close_stdin() -> None:
+    """Run in the child before exec: the command starts with no stdin at all (``<&-``)."""
+    os.close(0)
+
+
+def one_line_usage_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("dict-magics: error: ") and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    return proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["purge"], "a typed confirmation is needed, but stdin is closed. Nothing was sent."),
+        (["delete", "-f", "-"], "cannot read ids from stdin: it is closed. Nothing was sent."),
+        (
+            ["login", "--base-url", "https://api.example.com", "--access-key", "AK"],
+            "cannot read the secret key from stdin: it is closed. Nothing was stored.",
+        ),
+    ],
+)
+def test_a_closed_stdin_is_a_usage_error(cli: Cli, args: list[str], message: str) -> None:
+    proc = subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        env=cli.env(),
+        timeout=120,
+        preexec_fn=close_stdin,
+    )
+    assert message in one_line_usage_error(proc)
+    assert cli.sandbox.requests == [] and len(cli.sandbox.entries) == 100
+
+
+def test_an_id_file_that_is_not_utf8_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes(b"1\n2\n\xff\xfe3\n")
+    proc = cli.run("delete", "-f", str(ids))
+    assert "is not UTF-8 text (byte 0xff on line 3)" in one_line_usage_error(proc)
+    piped = subprocess.run(
+        [*CLI, "delete", "-f", "-"], input=b"4\n\x80\n", capture_output=True, env=cli.env()
+    )
+    assert piped.returncode == 2 and b"cannot read ids from stdin" in piped.stderr
+    assert cli.sandbox.requests == []
+
+
+def test_an_id_file_is_one_id_a_line_with_comments_and_a_bom(cli: Cli, tmp_path: Path) -> None:
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes("\ufeff10\n# old entries\n\n11  # checked\r\n12\n".encode())
+    proc = cli.run("delete", "--json", "-f", str(ids))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["entry_id"] for r in json.loads(proc.stdout)["results"]] == ["10", "11", "12"]
+    assert sorted(i for _, i, _ in deletes(cli.sandbox)) == ["10", "11", "12"]
+
+
+@pytest.mark.parametrize("empty", ["", " "])
+def test_an_empty_id_given_explicitly_is_refused(cli: Cli, empty: str) -> None:
+    proc = cli.run("delete", "5", empty)
+    assert "an entry id cannot be empty" in one_line_usage_error(proc)
+    assert cli.sandbox.requests == [] and "5" in cli.sandbox.entries
+
+
+def test_the_purge_segment_refusal_names_this_command(cli: Cli) -> None:
+    stderr = one_line_usage_error(cli.run("delete", "3", "dictionary-all"))
+    assert "Use `dict-magics purge` if you mean to delete every entry." in stderr
+    assert "%dict_purge" not in stderr
+    assert cli.sandbox.requests == []
+
+
+def test_one_distinct_id_is_one_entry_on_the_progress_bar(cli: Cli) -> None:
+    term = Terminal(["delete", "7", "7"], cli.env(), stdin_tty=False)
+    code, _, screen = term.finish()
+    assert code == 0, screen
+    host = cli.sandbox.url.removeprefix("http://")
+    assert f"\rDeleting 1 entry at {host} " in screen and "entries at" not in screen
+    assert deletes(cli.sandbox) == [("delete", "7", 200)]
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------
+
+
+@needs_interrupted_batches
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> None:
+    cli.sandbox.inject("hang", delay=1.5)  # the first request is held while we press Ctrl-C
+    ids = ["1", "2", "3", "4", "5"]
+    options = ["--json"] if as_json else []
+    proc = subprocess.Popen(
+        [*CLI, "delete", "-w", "1", *options, *ids],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli.env(),
+    )
+    deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
+    while not cli.sandbox.requests and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    cli.check_no_secret(stdout, stderr)
+    sent = [i for _, i, _ in deletes(cli.sandbox)]
+    never = len(ids) - len(sent)
+    assert proc.returncode == 130, stdout + stderr
+    assert never >= 1 and sent == ids[: len(sent)]
+    assert stderr.strip().splitlines()[-1] == f"dict-magics: interrupted: {never} not attempted"
+    if as_json:
+        data = json.loads(stdout)
+        assert data["interrupted"] is True and [r["entry_id"] for r in data["results"]] == ids
+        assert [r["attempts"] == 0 for r in data["results"]] == [False] * len(sent) + [True] * never
+    else:
+        assert stdout.startswith(f"\u2717 deleted {len(sent)} of 5 entries")

@@ -184,9 +184,23 @@ def test_config_sets_and_validates_traits(ip: Any, caplog: pytest.LogCaptureFixt
     }
     for statement, (trait, kept, message) in refused.items():
         caplog.clear()
-        run(ip, f"%config DictMagics.{statement}")  # %config logs the error, as for any class
+        outcome = run(ip, f"%config DictMagics.{statement}")
         assert getattr(magics, trait) == kept, statement
-        assert message in caplog.text, (statement, caplog.text)
+        # One line, as IPython shows any UsageError; not the root logger's "ERROR:root:".
+        assert outcome.stderr.startswith(f"UsageError: DictMagics.{trait}"), outcome.stderr
+        assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, statement
+        assert outcome.stderr.rstrip().endswith("The setting is unchanged.")
+        assert caplog.records == [] and outcome.stdout == "", statement
+
+
+def test_a_bad_config_value_is_one_clean_line(ip: Any) -> None:
+    outcome = run(ip, "%config DictMagics.workers = 'many'")
+    assert outcome.error is None and outcome.stdout == ""
+    assert outcome.stderr == (
+        "UsageError: The 'workers' trait of a DictMagics instance expected an int, not the "
+        "str 'many'. The setting is unchanged.\n"
+    )
+    assert ip.magics_manager.registry["DictMagics"].workers == 4
 
 
 def test_reloading_keeps_one_configurable(ip: Any) -> None:
@@ -510,6 +524,16 @@ def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServe
     assert "-w/--workers must be 1..64" in usage_error(ip, "%dict_delete -w 0 1 2")
     assert "invalid int value" in usage_error(ip, "%dict_delete -w many 1 2")
     assert env_creds.requests == []
+
+
+def test_a_repeated_id_is_one_entry_and_one_line(ip: Any, env_creds: SandboxServer) -> None:
+    outcome = run(ip, "%dict_delete nope nope nope")
+    assert isinstance(outcome.result, BatchResult) and len(outcome.result) == 3
+    host = env_creds.url.removeprefix("http://")
+    assert f"Deleting 1 entry at {host}" in outcome.stdout
+    # The magic itself prints nothing per id: one line names the id, in the rendered result.
+    assert len([line for line in outcome.stdout.splitlines() if "'nope'" in line]) == 1
+    assert sent(env_creds) == [("delete", "nope")]
 
 
 def test_unsafe_base_url_is_refused_before_any_request(

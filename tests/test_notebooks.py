@@ -9,6 +9,7 @@ contain the secret key.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -218,7 +219,10 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
             )
         extra = {
             "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
-            "PYTHONPATH": str(Path(__file__).parent),
+            # The tests' folder (for file_keyring), before the code under test.
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])
+            ),
             ENV_FILE: str(keyring_file),
             "DICT_MAGICS_PROFILE": "work",
         }
@@ -236,3 +240,53 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
             texts = {cell.id: cell_text(cell) for cell in nb.cells if cell.cell_type == "code"}
         assert texts["purge"].startswith("\u2713 deleted every entry")
         assert real.requests == [] and len(real.entries) == 50
+
+
+# -- cells that delete reach only the notebook's own sandbox -------------------------------
+
+DELETING = ("%dict_delete", "%dict_purge", "confirm_button.click")
+
+
+def deleting_cells(name: str) -> list[nbformat.NotebookNode]:
+    cells = load_notebook(name).cells
+    return [c for c in cells if c.cell_type == "code" and any(d in c.source for d in DELETING)]
+
+
+def test_every_cell_that_deletes_first_checks_for_the_sandbox() -> None:
+    for name in NOTEBOOKS:
+        text = (REPO_NOTEBOOKS / name).read_text(encoding="utf-8")
+        assert "USE_REAL_SERVICE" not in text, f"{name} still has a real-service switch"
+        cells = deleting_cells(name)
+        assert cells, name
+        for cell in cells:
+            assert cell.source.startswith("sandbox_only("), f"{name} cell {cell.id}"
+
+
+def test_cells_that_delete_refuse_any_other_service(ip, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run All after pointing the session at a real account (another sandbox with the same
+    keys): every cell that deletes refuses, and that account receives nothing."""
+    with (
+        SandboxServer(20) as sandbox,
+        SandboxServer(20, access_key=sandbox.access_key, secret_key=sandbox.secret_key) as real,
+    ):
+        for variable, value in {**sandbox.env(), "DICT_MAGICS_PROFILE": "default"}.items():
+            monkeypatch.setenv(variable, value)  # as `dict-magics demo` starts a kernel
+        for name in NOTEBOOKS:
+            refused = []
+            for cell in load_notebook(name).cells:
+                if cell.cell_type != "code" or cell.id == "load-extension":
+                    continue
+                outcome = ip.run_cell(cell.source)
+                if cell.id == "connect":  # then the user points the session elsewhere
+                    ip.run_line_magic("config", f"DictMagics.base_url = {real.url!r}")
+                if any(d in cell.source for d in DELETING):
+                    assert type(outcome.error_in_exec).__name__ == "UsageError", cell.id
+                    assert "runs only against the sandbox" in str(outcome.error_in_exec)
+                    assert f"would go to {real.url}" in str(outcome.error_in_exec)
+                    refused.append(cell.id)
+            assert refused == [c.id for c in deleting_cells(name)]
+            panel = ip.user_ns.pop("panel", None)
+            if panel is not None:
+                panel.close()
+        assert real.requests == [] and len(real.entries) == 20
+        assert sandbox.requests == []

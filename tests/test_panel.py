@@ -15,11 +15,11 @@ import requests
 
 from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import DictPanel, parse_ids
-from dict_magics.operations.user_input import PURGE_WORD
 from dict_magics.profiles import credentials
 from dict_magics.render import batch_html, result_html
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
+from dict_magics.settings import PURGE_WORD
 
 WAIT_S = 30.0
 
@@ -207,6 +207,22 @@ def test_purge_needs_the_typed_word_before_confirm(
     assert "every entry" in panel.result.value
     assert_idle(panel)
     assert not visible(panel.purge_word_text)
+
+
+def test_purge_is_confirmed_by_the_same_answers_as_everywhere(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    host = f"127.0.0.1:{sandbox.port}"
+    panel.delete_all_button.click()
+    assert host in panel.confirm_message.value
+    for answer in ("DELETE-ALL", "delete-all!", "127.0.0.1"):
+        panel.purge_word_text.value = answer
+        assert panel.confirm_button.disabled, answer
+    panel.purge_word_text.value = f" {host} "  # the host it will hit, as %dict_purge accepts
+    assert not panel.confirm_button.disabled
+    confirm_and_wait(panel)
+    assert [r.operation for r in deletes(sandbox)] == ["purge"] and sandbox.entries == {}
+    assert panel.history[-1].ok and panel.history[-1].entry_id is None
 
 
 def test_cancelled_purge_sends_nothing_and_forgets_the_word(

@@ -3,36 +3,45 @@
 Exit codes are part of the contract: 0 when every deletion succeeded, 1 when any failed (the
 service or the network said no), 2 for a user's mistake caught before any request (bad id,
 missing credentials, purge not confirmed, bad option). ``--json`` prints the result objects for
-scripts. Heavy modules (requests, keyring) load only for the commands that need them.
+scripts; after Ctrl-C a batch prints what it did and exits 130. Heavy modules (requests, keyring)
+load only for the commands that need them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
+from .. import settings as limits
 from ..errors import DictMagicsError, UsageProblem
-from ..operations.user_input import (
-    MAX_RETRIES,
-    MAX_WORKERS,
-    purge_confirmed,
-    purge_question,
-    split_ids,
-)
+from ..operations.context import OperationSettings
+from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
+from ..operations.user_input import ids_from_bytes, split_args
 from ..profiles.secret import Secret
 
 if TYPE_CHECKING:
-    from ..service.client import DictionaryClient
     from ..service.models import BatchResult, DeleteResult
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "batch_json", "main", "result_json"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "batch_json",
+    "main",
+    "result_json",
+]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "dict-magics"
+SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers")
+# The id checks name the magic too; here only the command that exists here is named.
+_PURGE_HINT = re.compile(r"%dict_purge(?: \(or `dict-magics purge`\))?")
 
 
 # -- JSON shapes for scripts --------------------------------------------------------------
@@ -53,13 +62,17 @@ def result_json(result: DeleteResult) -> dict[str, Any]:
 
 
 def batch_json(batch: BatchResult) -> dict[str, Any]:
-    """The public fields of a ``BatchResult``, every result in input order."""
-    return {
+    """The public fields of a ``BatchResult``, every result in input order; ``interrupted``
+    appears (true) only for a batch that Ctrl-C stopped."""
+    data = {
         "results": [result_json(r) for r in batch.results],
         "ok": batch.ok,
         "succeeded": batch.succeeded,
         "failed": batch.failed,
     }
+    if batch.interrupted:
+        data["interrupted"] = True
+    return data
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
@@ -70,225 +83,176 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
         print(text)
 
 
-# -- shared pieces -------------------------------------------------------------------------
+# -- settings and input ----------------------------------------------------------------------
 
 
-def _profile(args: argparse.Namespace) -> str:
-    """The profile named by ``--profile``, else ``$DICT_MAGICS_PROFILE``, else ``default``."""
-    from ..profiles.credentials import check_profile, default_profile
-
-    return check_profile(args.profile or default_profile())
-
-
-def _client(args: argparse.Namespace, *, workers: int = 1) -> DictionaryClient:
-    """Credentials (keyring, environment, ``--base-url``) -> a client, as the magics build it."""
-    from ..operations.session import make_client
-
-    if not 0 <= args.max_retries <= MAX_RETRIES:
-        raise UsageProblem(f"--max-retries must be 0..{MAX_RETRIES}, not {args.max_retries}.")
-    client, _ = make_client(
-        _profile(args),
-        base_url=args.base_url,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        workers=workers,
-    )
-    return client
+def _settings(args: argparse.Namespace) -> OperationSettings:
+    """The options this command has, on top of the defaults in ``dict_magics.settings``."""
+    given = vars(args)
+    return OperationSettings(**{name: given[name] for name in SETTINGS if name in given})
 
 
-def _split_ids(values: Sequence[str]) -> list[str]:
-    """Ids exactly as ``%dict_delete`` reads them (spaces and/or commas), each checked."""
-    return split_ids(" ".join(values))
+def _is_terminal(stream: IO[str] | None) -> bool:
+    """True for a terminal; a closed stream (``<&-``, ``2>&-``) is none."""
+    return stream is not None and stream.isatty()
+
+
+def _stdin_bytes(what: str) -> bytes:
+    """All of stdin, for ``what``; a closed stdin is a usage problem, not a traceback."""
+    if sys.stdin is None:
+        raise UsageProblem(f"cannot read {what} from stdin: it is closed. Nothing was sent.")
+    return sys.stdin.buffer.read()
+
+
+def _stdin_line(what: str) -> str:
+    """The first line of stdin (UTF-8), without its line ending."""
+    if sys.stdin is None:
+        raise UsageProblem(f"cannot read {what} from stdin: it is closed. Nothing was stored.")
+    try:
+        return sys.stdin.buffer.readline().decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise UsageProblem(f"{what} on stdin is not UTF-8 text. Nothing was stored.") from None
 
 
 def _read_ids_file(name: str) -> list[str]:
+    """The ids in file ``name`` (``-``: stdin), one a line."""
+    if name == "-":
+        return ids_from_bytes(_stdin_bytes("ids"), "stdin")
     try:
-        if name == "-":
-            return _split_ids([sys.stdin.read()])
-        with open(name, encoding="utf-8") as handle:
-            return _split_ids([handle.read()])
+        with open(name, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise UsageProblem(f"cannot read ids from {name!r}: {exc.strerror or exc}.") from None
+    return ids_from_bytes(data, repr(name))
+
+
+class _Terminal:
+    """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
+
+    def ask(self, question: str) -> str:
+        sys.stderr.write(question)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise NoAnswer("stdin was closed")
+        return line.rstrip("\r\n")
+
+    def ask_secret(self, question: str) -> str:
+        import getpass
+
+        try:
+            return getpass.getpass(question)
+        except EOFError:
+            raise NoAnswer("stdin was closed") from None
+
+    def confirm(self, warning: str, question: str) -> str:
+        sys.stderr.write(warning + "\n")
+        return self.ask(question)
+
+
+def _prompter(hint: str = "") -> Prompter:
+    """Questions on the terminal; where stdin is none, a prompter saying why (and ``hint``)."""
+    if _is_terminal(sys.stdin):
+        return _Terminal()
+    state = "closed" if sys.stdin is None else "not a terminal"
+    return ScriptedPrompter(reason=f"stdin is {state}{hint}")
 
 
 # -- commands ------------------------------------------------------------------------------
 
 
-def _ask(prompt: str, *, secret: bool) -> str:
-    """Ask on the terminal (prompt on stderr); a secret answer is never echoed."""
-    if secret:
-        import getpass
-
-        return getpass.getpass(prompt)
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line.strip()
-
-
-def _env_note(profile: str, verb: str) -> str:
-    from ..profiles.credentials import env_items
-
-    overridden = env_items(profile)
-    if not overridden:
-        return ""
-    names = ", ".join(sorted(overridden.values()))
-    return f"\nNote: {names} {verb} in the environment for profile {profile!r}."
-
-
 def cmd_login(args: argparse.Namespace) -> int:
     """Store a profile in the keyring, asking for what the options did not give."""
-    from ..profiles import credentials
-    from ..service.paths import host_of, normalize_base_url
+    from ..operations.login import login
 
-    profile = _profile(args)
-    interactive = sys.stdin.isatty()
-    credentials.check_backend(profile, "store")  # before anyone types a secret in vain
-    base_url = args.base_url
-    if not base_url:
-        stored = credentials.stored_base_url(profile)
-        if interactive:
-            shown = f" [{stored}]" if stored else " (https://host[:port])"
-            base_url = _ask(f"Base URL{shown}: ", secret=False) or stored
-        else:
-            base_url = stored
-    if not interactive and not (base_url and args.access_key):
-        missing = [
-            n for n, v in (("--base-url", base_url), ("--access-key", args.access_key)) if not v
-        ]
-        raise UsageProblem(
-            f"stdin is not a terminal, so nothing can be asked: give {' and '.join(missing)} "
-            "and pipe the secret key on stdin. Nothing was stored."
-        )
-    if not base_url:
-        raise UsageProblem("no base URL given; nothing was stored.")
-    base_url = normalize_base_url(base_url)
-    host = host_of(base_url)
-    access_key = args.access_key or _ask(f"Access key for {host}: ", secret=True)
-    if not access_key.strip():
-        raise UsageProblem("no access key given; nothing was stored.")
-    if interactive:
-        secret_key = Secret(_ask(f"Secret key for {host} (hidden): ", secret=True))
-    else:
-        secret_key = Secret(sys.stdin.readline().rstrip("\r\n"))
-    if not secret_key:
-        raise UsageProblem("no secret key given; nothing was stored.")
-    saved = credentials.store(profile, base_url, access_key, secret_key)
-    backend = credentials.backend_info()
-    text = (
-        f"Stored profile {saved.profile!r} in the keyring ({backend.name}): base URL "
-        f"{saved.base_url}, access key {saved.masked_access_key}, secret key saved (not shown)."
+    settings = _settings(args)
+    secret = None
+    if not _is_terminal(sys.stdin):
+        secret = Secret(_stdin_line("the secret key"))
+    hint = ": give --base-url and --access-key, and pipe the secret key on stdin"
+    done = login(
+        settings,
+        _prompter(hint),
+        base_url=args.base_url,
+        access_key=args.access_key,
+        secret_key=secret,
     )
-    if backend.warning:
-        text += f"\nWarning: {backend.warning}."
-    text += _env_note(profile, "override the stored values")
     data = {
-        "profile": saved.profile,
-        "base_url": saved.base_url,
-        "access_key": saved.masked_access_key,
-        "keyring_backend": backend.name,
+        "profile": done.profile,
+        "base_url": done.base_url,
+        "access_key": done.masked_access_key,
+        "keyring_backend": done.backend,
     }
-    _emit(args, data, text)
+    _emit(args, data, "\n".join(done.lines))
     return EXIT_OK
 
 
 def cmd_logout(args: argparse.Namespace) -> int:
     """Remove the profile's keyring items."""
-    from ..profiles import credentials
+    from ..operations.login import logout
 
-    profile = _profile(args)
-    removed = credentials.delete_profile(profile)
-    if removed:
-        text = f"Removed profile {profile!r} from the keyring ({', '.join(removed)})."
-    else:
-        text = f"Profile {profile!r} had nothing stored in the keyring."
-    text += _env_note(profile, "still set")
-    _emit(args, {"profile": profile, "removed": removed}, text)
+    done = logout(_settings(args))
+    _emit(args, {"profile": done.profile, "removed": list(done.removed)}, "\n".join(done.lines))
     return EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Where requests would go and with which key; sends nothing, never shows the secret."""
-    from ..profiles.status import profile_status
+    from ..operations.status import status
     from ..render.status import status_text
 
-    status = profile_status(_profile(args), base_url=args.base_url)
-    backend = status.backend
+    found = status(_settings(args))
+    backend = found.backend
     data = {
-        "profile": status.profile,
-        "ready": status.ready,
-        "base_url": status.base_url,
-        "access_key": status.masked_access_key,
-        "sources": status.sources,
-        "secret_key": status.secret_location,
+        "profile": found.profile,
+        "ready": found.ready,
+        "base_url": found.base_url,
+        "access_key": found.masked_access_key,
+        "sources": found.sources,
+        "secret_key": found.secret_location,
         "keyring_backend": backend.name if backend else None,
         "keyring_available": backend.available if backend else False,
         "keyring_plaintext": backend.plaintext if backend else False,
-        "problem": status.problem,
-        "warnings": status.warnings,
+        "problem": found.problem,
+        "warnings": found.warnings,
     }
-    _emit(args, data, status_text(status))
-    return EXIT_OK if status.ready else EXIT_USAGE
+    _emit(args, data, status_text(found))
+    return EXIT_OK if found.ready else EXIT_USAGE
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """Delete one entry or several; every id is checked before the first request."""
+    from ..operations.delete import delete, interruption
     from ..render import batch_text, result_text
+    from ..service.models import BatchResult
+    from .progress import BarSink
 
-    ids = _split_ids(args.ids)
+    ids = split_args(args.ids)
     if args.file:
         ids += _read_ids_file(args.file)
     if not ids:
         raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
-    if not 1 <= args.workers <= MAX_WORKERS:
-        raise UsageProblem(f"--workers must be 1..{MAX_WORKERS}, not {args.workers}.")
-    with _client(args, workers=args.workers) as client:
-        if len(ids) == 1:
-            result = client.delete_entry(ids[0])
-            _emit(args, result_json(result), result_text(result))
-            return EXIT_OK if result.ok else EXIT_FAILED
-        batch = _delete_many(client, ids, args.workers)
-    _emit(args, batch_json(batch), batch_text(batch))
-    return EXIT_OK if batch.ok else EXIT_FAILED
-
-
-def _delete_many(client: DictionaryClient, ids: list[str], workers: int) -> BatchResult:
-    """A batch, with the shared text progress bar on stderr when stderr is a terminal."""
-    from .progress import delete_with_progress
-
-    return delete_with_progress(client, ids, workers, stream=sys.stderr, show=sys.stderr.isatty())
+    bar = BarSink(stream=sys.stderr) if _is_terminal(sys.stderr) else None
+    result = delete(_settings(args), ids, progress=bar)
+    if isinstance(result, BatchResult):
+        _emit(args, batch_json(result), batch_text(result))
+    else:
+        _emit(args, result_json(result), result_text(result))
+    note = interruption(result)
+    if note:
+        print(f"{PROG}: {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK if result.ok else EXIT_FAILED
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
     """Delete every entry, after a typed confirmation or ``--yes``."""
+    from ..operations.purge import purge
     from ..render import result_text
 
-    profile = _profile(args)
-    with _client(args) as client:
-        target = f"EVERY entry of the user dictionary of profile {profile!r} at {client.host}"
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageProblem(
-                    f"refusing to delete {target}: stdin is not a terminal, so nobody can type "
-                    "the confirmation. Nothing was sent. Re-run with --yes if you mean it."
-                )
-            if not _confirm_purge(target, client.host):
-                raise UsageProblem("purge not confirmed; nothing was sent.")
-        result = client.delete_all()
+    result = purge(_settings(args), _prompter(), yes=args.yes)
     _emit(args, result_json(result), result_text(result))
     return EXIT_OK if result.ok else EXIT_FAILED
-
-
-def _confirm_purge(target: str, host: str) -> bool:
-    """The same question as ``%dict_purge``: type the purge word or the host name."""
-    sys.stderr.write(f"This deletes {target}. It cannot be undone.\n")
-    try:
-        answer = _ask(purge_question(host), secret=False)
-    except EOFError:
-        return False
-    return purge_confirmed(answer, host)
 
 
 def cmd_sandbox(argv: list[str]) -> int:
@@ -318,7 +282,8 @@ same credentials (OS keyring profiles, or DICT_MAGICS_* environment variables) a
 %dict_* magics.
 
 exit codes: 0 every deletion succeeded; 1 a deletion failed (service or network);
-2 usage error (bad id or option, missing credentials, purge not confirmed)."""
+2 usage error (bad id or option, missing credentials, purge not confirmed);
+130 interrupted by Ctrl-C (a batch prints what it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
@@ -360,13 +325,17 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
 def _network(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="use this base URL instead of the profile's")
     parser.add_argument(
-        "--timeout", type=float, default=15.0, help="seconds per request (default 15)"
+        "--timeout",
+        type=float,
+        default=limits.TIMEOUT,
+        help=f"seconds per request (default {limits.TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-retries",
         type=int,
-        default=3,
-        help="re-sends of a request that surely was not acted on (default 3)",
+        default=limits.RETRIES,
+        help="re-sends of a request that surely was not acted on "
+        f"({limits.span(limits.MIN_RETRIES, limits.MAX_RETRIES)}, default {limits.RETRIES})",
     )
 
 
@@ -424,10 +393,19 @@ def build_parser() -> argparse.ArgumentParser:
     _common(delete, top=False)
     delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids")
     delete.add_argument(
-        "-f", "--file", metavar="PATH", help="also read ids from PATH ('-' for stdin)"
+        "-f",
+        "--file",
+        metavar="PATH",
+        help="also read ids from PATH ('-' for stdin), UTF-8, one id a line; blank lines "
+        "and # comments are skipped",
     )
     delete.add_argument(
-        "-w", "--workers", type=int, default=4, help="parallel requests (default 4)"
+        "-w",
+        "--workers",
+        type=int,
+        default=limits.WORKERS,
+        help="parallel requests "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}, default {limits.WORKERS})",
     )
     _network(delete)
 
@@ -470,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit code (0, 1 or 2)."""
+    """Run one command; returns the exit code (0, 1 or 2; 130 after Ctrl-C)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
@@ -485,11 +463,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except DictMagicsError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {_PURGE_HINT.sub('`dict-magics purge`', str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,16 +1,16 @@
 """The IPython magics: argument parsing, prompts and display only.
 
-Every request goes through ``session.make_client`` and the client; every user mistake (a bad
-id, missing credentials, an unusable keyring, an unanswerable prompt) becomes one ``UsageError``
-line before anything is sent. This module loads with ``%load_ext`` and therefore imports
-nothing heavy: requests, urllib3, ipywidgets and keyring load on first use.
+Each magic parses its line, builds ``OperationSettings`` from ``%config DictMagics``, and hands
+over to ``dict_magics.operations``; every user mistake (a bad id, missing credentials, an
+unusable keyring, an unanswerable prompt) comes back as one ``UsageError`` line before anything
+is sent. This module loads with ``%load_ext`` and therefore imports nothing heavy: requests,
+urllib3, ipywidgets and keyring load on first use.
 """
 
 from __future__ import annotations
 
-import math
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -20,21 +20,12 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
+from .. import settings as limits
 from ..errors import DeletionFailedError, DictMagicsError
-from ..operations.user_input import (
-    MAX_RETRIES,
-    MAX_WORKERS,
-    purge_confirmed,
-    purge_question,
-    split_ids,
-)
-from ..profiles.secret import Secret
-from ..service.paths import check_id, host_of, normalize_base_url
 
 if TYPE_CHECKING:
-    from ..profiles.credentials import Credentials
+    from ..operations.context import OperationSettings
     from ..profiles.status import ProfileStatus
-    from ..service.client import DictionaryClient
     from ..service.models import BatchResult, DeleteResult
 
 __all__ = ["DeletionFailedError", "DictMagics"]
@@ -67,6 +58,8 @@ class _IdFormatter(DollarFormatter):
             )
         if hasattr(value, "tolist"):
             value = value.tolist()
+        from ..service.paths import check_id
+
         tokens = []
         for item in value:
             token = f"{self.marker}{len(self.held)}@"
@@ -111,14 +104,67 @@ def _user_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
-def _ask(prompt: str, *, secret: bool, no_stdin: str) -> str:
-    """Ask the user at the keyboard; a front end without stdin gets ``no_stdin`` as a UsageError."""
-    import getpass
+def _say(note: str | None) -> None:
+    if note:
+        print(note)
 
+
+class _Keyboard:
+    """The ``Prompter`` of the magics: ``input`` and ``getpass`` where the front end has stdin."""
+
+    def ask(self, question: str) -> str:
+        return self._read(input, question)
+
+    def ask_secret(self, question: str) -> str:
+        import getpass
+
+        return self._read(getpass.getpass, question)
+
+    def confirm(self, warning: str, question: str) -> str:
+        print(warning)
+        return self.ask(question)
+
+    @staticmethod
+    def _read(read: Callable[[str], str], question: str) -> str:
+        from ..operations.prompts import NoAnswer
+
+        try:
+            return read(question)
+        except (StdinNotImplementedError, EOFError):
+            raise NoAnswer(_NO_STDIN) from None
+
+
+_RETRIES = "Times a request that certainly was not acted on is sent again"
+_WORKERS = "Requests in flight for several ids (-w overrides)"
+
+
+class _Bounded(Int):
+    """A configurable ``Int(min=..., max=...)`` whose help and refusal name the whole range."""
+
+    def __init__(self, default: int, low: int, high: int, help: str) -> None:
+        super().__init__(default, min=low, max=high, help=f"{help}: {limits.span(low, high)}.")
+        self.tag(config=True)
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        try:
+            return super().validate(obj, value)
+        except TraitError:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise
+            raise TraitError(
+                f"{type(obj).__name__}.{self.name} must be {limits.span(self.min, self.max)}, "
+                f"not {value!r}."
+            ) from None
+
+
+def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
+    """``check(value)`` for a text trait (empty stays empty), its refusal as a ``TraitError``."""
+    if not value.strip():
+        return ""
     try:
-        return getpass.getpass(prompt) if secret else input(prompt)
-    except (StdinNotImplementedError, EOFError):
-        raise UsageError(no_stdin) from None
+        return check(value)
+    except DictMagicsError as exc:
+        raise TraitError(f"DictMagics.{trait}: {exc}") from None
 
 
 @magics_class
@@ -133,15 +179,11 @@ class DictMagics(Magics):
         "",
         help="Base URL used for every profile instead of the stored one (empty: the profile's).",
     ).tag(config=True)
-    timeout = Float(15.0, help="Seconds to wait to connect, and for each answer (> 0).").tag(
-        config=True
-    )
-    max_retries = Int(
-        3, help=f"Times a request that certainly was not acted on is sent again (0..{MAX_RETRIES})."
+    timeout = Float(
+        limits.TIMEOUT, help="Seconds to wait to connect, and for each answer (> 0)."
     ).tag(config=True)
-    workers = Int(
-        4, help=f"Requests in flight for several ids (1..{MAX_WORKERS}; -w overrides)."
-    ).tag(config=True)
+    max_retries = _Bounded(limits.RETRIES, limits.MIN_RETRIES, limits.MAX_RETRIES, _RETRIES)
+    workers = _Bounded(limits.WORKERS, limits.MIN_WORKERS, limits.MAX_WORKERS, _WORKERS)
     raise_on_failure = Bool(
         False,
         help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops.",
@@ -157,81 +199,62 @@ class DictMagics(Magics):
                 if c is self or type(c).__name__ != type(self).__name__
             ]
 
-    # -- validation of %config values ------------------------------------------------------
+    # -- %config values ------------------------------------------------------------------------
+
+    def update_config(self, config: Any) -> None:
+        """A refused ``%config`` value is one ``UsageError`` line and changes nothing.
+
+        ``%config`` would log it through the root logger (``ERROR:root:...``).
+        """
+        try:
+            super().update_config(config)
+        except TraitError as exc:
+            if self.shell is None:
+                raise
+            self.shell.show_usage_error(UsageError(f"{exc} The setting is unchanged."))
 
     @validate("profile")
     def _valid_profile(self, proposal: Any) -> str:
         from ..profiles import credentials
 
-        value = proposal["value"]
-        if not value.strip():
-            return ""
-        try:
-            return credentials.check_profile(value)
-        except DictMagicsError as exc:
-            raise TraitError(str(exc)) from None
+        return _checked("profile", credentials.check_profile, proposal["value"])
 
     @validate("base_url")
     def _valid_base_url(self, proposal: Any) -> str:
-        value = proposal["value"]
-        if not value.strip():
-            return ""
-        try:
-            return normalize_base_url(value)
-        except DictMagicsError as exc:
-            raise TraitError(str(exc)) from None
+        from ..service.paths import normalize_base_url
+
+        return _checked("base_url", normalize_base_url, proposal["value"])
 
     @validate("timeout")
     def _valid_timeout(self, proposal: Any) -> float:
-        if not (math.isfinite(proposal["value"]) and proposal["value"] > 0):
+        from ..operations.context import timeout_ok
+
+        if not timeout_ok(proposal["value"]):
             raise TraitError(f"DictMagics.timeout must be > 0 seconds, not {proposal['value']!r}.")
-        return proposal["value"]
-
-    @validate("max_retries")
-    def _valid_max_retries(self, proposal: Any) -> int:
-        if not 0 <= proposal["value"] <= MAX_RETRIES:
-            raise TraitError(
-                f"DictMagics.max_retries must be 0..{MAX_RETRIES}, not {proposal['value']!r}."
-            )
-        return proposal["value"]
-
-    @validate("workers")
-    def _valid_workers(self, proposal: Any) -> int:
-        if not 1 <= proposal["value"] <= MAX_WORKERS:
-            raise TraitError(
-                f"DictMagics.workers must be 1..{MAX_WORKERS}, not {proposal['value']!r}."
-            )
         return proposal["value"]
 
     # -- shared steps ------------------------------------------------------------------------
 
-    def _profile(self, given: str | None) -> str:
-        from ..profiles import credentials
+    def _settings(
+        self, profile: str | None = None, workers: int | None = None
+    ) -> OperationSettings:
+        """``%config DictMagics`` with this line's options on top."""
+        from ..operations.context import OperationSettings
 
         with _user_errors():
-            return credentials.check_profile(given or self.profile or credentials.default_profile())
-
-    def _client(
-        self, given_profile: str | None, workers: int | None = None
-    ) -> tuple[DictionaryClient, Credentials]:
-        """Credentials + settings -> (client, credentials); a UsageError if that cannot be."""
-        from ..operations import session
-
-        profile = self._profile(given_profile)
-        with _user_errors():
-            return session.make_client(
-                profile,
+            return OperationSettings(
+                profile=profile or self.profile or None,
                 base_url=self.base_url or None,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
-                workers=workers or self.workers,
+                workers=self.workers if workers is None else workers,
+                raise_on_failure=self.raise_on_failure,
             )
 
-    def _finish(self, result: DeleteResult | BatchResult) -> DeleteResult | BatchResult:
-        """Return the result to be displayed, or raise it for a pipeline run."""
-        if not result.ok and self.raise_on_failure:
-            raise DeletionFailedError(result)
-        return result
+    def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:
+        """The parsed line of ``magic`` and the settings it asks for."""
+        args = _parse(magic, line)
+        return args, self._settings(args.profile)
 
     def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[str, _IdFormatter]:
         """The line with ``{expr}``/``$name`` expanded, and the formatter holding the ids it
@@ -251,6 +274,24 @@ class DictMagics(Magics):
                 "Write {{ and $$ for a literal brace or dollar sign."
             ) from None
 
+    def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[Any, list[str]]:
+        """The parsed line of ``%dict_delete`` and its ids, collections put back."""
+        expanded, formatter = self._expand(line, local_ns)
+        try:
+            args = _parse(self.dict_delete, expanded)
+        except UsageError as exc:
+            if formatter.marker in str(exc):
+                raise UsageError(_NOT_ALONE) from None
+            if "required: ID" not in str(exc):
+                raise
+            raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
+        if formatter.marker in (args.profile or ""):
+            raise UsageError(_NOT_ALONE)
+        from ..operations.user_input import split_args
+
+        with _user_errors():
+            return args, formatter.restore(split_args(args.ids))
+
     # -- the magics --------------------------------------------------------------------------
 
     @line_magic
@@ -264,78 +305,23 @@ class DictMagics(Magics):
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
         never on the command line, and is never shown afterwards.
         """
-        from ..profiles import credentials
+        from ..operations.login import login
 
-        args = _parse(self.dict_login, line)
-        profile = self._profile(args.profile)
-        no_stdin = (
-            f"cannot ask for the keys: {_NO_STDIN}. Run %dict_login in an interactive "
-            f"notebook or terminal, or set {credentials.ENV_BASE_URL}, "
-            f"{credentials.ENV_ACCESS_KEY} and {credentials.ENV_SECRET_KEY} instead."
-        )
+        args, settings = self._read(self.dict_login, line)
         with _user_errors():
-            credentials.check_backend(profile, "store")
-            base_url = args.base_url or self._ask_base_url(profile, no_stdin)
-            base_url = normalize_base_url(base_url)
-            access_key = args.access_key or _ask(
-                f"Access key for {host_of(base_url)}: ", secret=True, no_stdin=no_stdin
-            )
-            if not access_key.strip():
-                raise UsageError("no access key given; nothing was stored.")
-            secret_key = Secret(
-                _ask(
-                    f"Secret key for {host_of(base_url)} (hidden): ", secret=True, no_stdin=no_stdin
-                )
-            )
-            if not secret_key:
-                raise UsageError("no secret key given; nothing was stored.")
-            saved = credentials.store(profile, base_url, access_key, secret_key)
-            backend = credentials.backend_info()
-        print(
-            f"Stored profile {saved.profile!r} in the keyring ({backend.name}): "
-            f"base URL {saved.base_url}, access key {saved.masked_access_key}, "
-            "secret key saved (not shown)."
-        )
-        if backend.warning:
-            print(f"Warning: {backend.warning}.")
-        overridden = credentials.env_items(profile)
-        if overridden:
-            print(
-                f"Note: {', '.join(sorted(overridden.values()))} set in the environment "
-                f"override the stored values for profile {profile!r}."
-            )
-
-    def _ask_base_url(self, profile: str, no_stdin: str) -> str:
-        from ..profiles import credentials
-
-        default = self.base_url or credentials.stored_base_url(profile) or ""
-        shown = f" [{default}]" if default else ""
-        answer = _ask(f"Base URL{shown}: ", secret=False, no_stdin=no_stdin).strip()
-        if not (answer or default):
-            raise UsageError("no base URL given; nothing was stored.")
-        return answer or default
+            done = login(settings, _Keyboard(), base_url=args.base_url, access_key=args.access_key)
+        print("\n".join(done.lines))
 
     @line_magic
     @magic_arguments()
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
-        from ..profiles import credentials
+        from ..operations.login import logout
 
-        args = _parse(self.dict_logout, line)
-        profile = self._profile(args.profile)
+        _, settings = self._read(self.dict_logout, line)
         with _user_errors():
-            removed = credentials.delete_profile(profile)
-            overridden = credentials.env_items(profile)
-        if removed:
-            print(f"Removed profile {profile!r} from the keyring ({', '.join(removed)}).")
-        else:
-            print(f"Profile {profile!r} had nothing stored in the keyring.")
-        if overridden:
-            print(
-                f"Note: {', '.join(sorted(overridden.values()))} still set in the environment "
-                f"for profile {profile!r}."
-            )
+            print("\n".join(logout(settings).lines))
 
     @line_magic
     @magic_arguments()
@@ -347,12 +333,11 @@ class DictMagics(Magics):
         variable) holds the secret key, never the secret itself, and warns about a plaintext
         or missing keyring backend.
         """
-        from ..profiles.status import profile_status
+        from ..operations.status import status
 
-        args = _parse(self.dict_status, line)
-        profile = self._profile(args.profile)
+        _, settings = self._read(self.dict_status, line)
         with _user_errors():
-            return profile_status(profile, base_url=self.base_url or None)
+            return status(settings)
 
     @line_magic
     @no_var_expand
@@ -363,7 +348,8 @@ class DictMagics(Magics):
         "-w",
         "--workers",
         type=int,
-        help=f"requests in flight for several ids (1..{MAX_WORKERS}; default: DictMagics.workers)",
+        help="requests in flight for several ids "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
     )
     @argument(
         "ids",
@@ -380,39 +366,19 @@ class DictMagics(Magics):
         Every id is checked before the first request. Several ids run in parallel with a
         progress bar; the summary lists every failure with its reason.
         """
-        expanded, formatter = self._expand(line, local_ns)
-        try:
-            args = _parse(self.dict_delete, expanded)
-        except UsageError as exc:
-            if formatter.marker in str(exc):
-                raise UsageError(_NOT_ALONE) from None
-            if "required: ID" not in str(exc):
-                raise
-            raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
-        if formatter.marker in (args.profile or ""):
-            raise UsageError(_NOT_ALONE)
-        with _user_errors():
-            ids = formatter.restore(split_ids(" ".join(args.ids)))
-        if not ids:
-            raise UsageError("no entry id given; nothing was sent.")
-        workers = self.workers if args.workers is None else args.workers
-        if not 1 <= workers <= MAX_WORKERS:
-            raise UsageError(f"-w/--workers must be 1..{MAX_WORKERS}, not {workers}.")
-        client, _ = self._client(args.profile, workers)
-        try:
-            if len(ids) == 1:
-                result = client.delete_entry(ids[0])
-            else:
-                result = self._delete_many(client, ids, workers)
-        finally:
-            client.close()
-        return self._finish(result)
+        from ..operations.delete import delete, interruption
+        from .progress import BarSink
 
-    def _delete_many(self, client: DictionaryClient, ids: list[str], workers: int) -> BatchResult:
-        from .progress import delete_with_progress
-
-        with _user_errors():
-            return delete_with_progress(client, ids, workers, shell=self.shell)
+        args, ids = self._ids(line, local_ns)
+        settings = self._settings(args.profile, args.workers)
+        try:
+            with _user_errors():
+                result = delete(settings, ids, progress=BarSink(shell=self.shell))
+        except DeletionFailedError as exc:
+            _say(interruption(exc.result))
+            raise
+        _say(interruption(result))
+        return result
 
     @line_magic
     @magic_arguments()
@@ -423,50 +389,29 @@ class DictMagics(Magics):
         action="store_true",
         help="delete at once without asking (for scripts and pipelines)",
     )
-    def dict_purge(self, line: str = "") -> DeleteResult | BatchResult:
+    def dict_purge(self, line: str = "") -> DeleteResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
         Asks you to type delete-all (or the host name) first, naming the profile and host at
         stake; anything else cancels with nothing sent. --yes skips the question.
         """
-        args = _parse(self.dict_purge, line)
-        client, creds = self._client(args.profile)
-        try:
-            if not args.yes and not self._confirm_purge(creds.profile, client.host):
-                raise UsageError(
-                    f"purge not confirmed: nothing was deleted (profile {creds.profile!r}, "
-                    f"{client.host})."
-                )
-            result = client.delete_all()
-        finally:
-            client.close()
-        return self._finish(result)
+        from ..operations.purge import purge
 
-    def _confirm_purge(self, profile: str, host: str) -> bool:
-        print(
-            f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
-            "(how many is unknown: the service cannot count them). It cannot be undone."
-        )
-        answer = _ask(
-            purge_question(host),
-            secret=False,
-            no_stdin=f"%dict_purge needs a typed confirmation, but {_NO_STDIN}. "
-            "Nothing was sent. Use %dict_purge --yes to purge without asking.",
-        )
-        return purge_confirmed(answer, host)
+        args, settings = self._read(self.dict_purge, line)
+        with _user_errors():
+            return purge(settings, _Keyboard(), yes=args.yes)
 
     @line_magic
     @magic_arguments()
     @argument("-p", "--profile", help="profile whose credentials to use")
     def dict_panel(self, line: str = "") -> Any:
-        """Show the confirm-then-delete widget panel and return it."""
-        args = _parse(self.dict_panel, line)
-        client, creds = self._client(args.profile)
-        try:
-            from .panel import DictPanel
+        """Show the confirm-then-delete widget panel and return it.
 
-            with _user_errors():
-                return DictPanel(client, profile=creds.profile, workers=self.workers)
-        except BaseException:
-            client.close()
-            raise
+        Delete and Delete all only arm a confirmation that names what goes and where; a purge
+        also needs delete-all (or the host name) typed. Requests run in the background.
+        """
+        from .panel import DictPanel
+
+        _, settings = self._read(self.dict_panel, line)
+        with _user_errors():
+            return DictPanel.from_settings(settings)

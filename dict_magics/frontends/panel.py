@@ -21,11 +21,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError
-from ..operations.user_input import ID_SEPARATORS, PURGE_WORD
+from ..operations.context import OperationSettings
+from ..operations.delete import delete, interruption
+from ..operations.prompts import ScriptedPrompter
+from ..operations.purge import purge, purge_confirmed
+from ..operations.user_input import ID_SEPARATORS
 from ..profiles.secret import mask
 from ..render import batch_html, result_html
 from ..service.models import BatchResult, DeleteResult
 from ..service.paths import check_id
+from ..settings import PURGE_WORD, WORKERS
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
@@ -56,16 +61,13 @@ class DictPanel(widgets.VBox):
     ``wait()`` blocks until the background request, if any, has finished.
     """
 
-    purge_word: str = PURGE_WORD
-
     def __init__(
-        self, client: DictionaryClient, *, profile: str, workers: int = 4, **kwargs: Any
+        self, client: DictionaryClient, *, profile: str, workers: int = WORKERS, **kwargs: Any
     ) -> None:
-        if workers < 1:
-            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
+        self._settings = OperationSettings(profile=profile, workers=workers)
         self._client = client
         self.profile = profile
-        self.workers = int(workers)
+        self.workers = workers
         self.history: deque[Result] = deque(maxlen=HISTORY_SIZE)
         self._history_html: deque[str] = deque(maxlen=HISTORY_SIZE)
         # Guards the state and the controls that show it; re-entrant because setting a
@@ -91,8 +93,8 @@ class DictPanel(widgets.VBox):
         )
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(
-            placeholder=f"type {self.purge_word}",
-            tooltip=f"type {self.purge_word} to enable Confirm",
+            placeholder=f"type {PURGE_WORD}",
+            tooltip=f"type {PURGE_WORD} to enable Confirm",
             layout=widgets.Layout(width="14em"),
         )
         self.confirm_button = widgets.Button(description="Confirm", button_style="danger")
@@ -105,6 +107,7 @@ class DictPanel(widgets.VBox):
             layout=widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em"),
         )
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="0 / 0")
+        self._sink = _ProgressSink(self.progress)
         self.status = widgets.HTML()
         self.result = widgets.HTML()
         self.history_view = widgets.HTML()
@@ -139,13 +142,24 @@ class DictPanel(widgets.VBox):
         """
         from ..operations.session import make_client
 
-        workers = int(client_options.pop("workers", 4))
+        workers = int(client_options.pop("workers", WORKERS))
         client, creds = make_client(profile, workers=workers, **client_options)
         try:
             return cls(client, profile=creds.profile, workers=workers)
         except BaseException:
             client.close()
             raise
+
+    @classmethod
+    def from_settings(cls, settings: OperationSettings) -> DictPanel:
+        """The panel for ``settings`` (what ``%dict_panel`` shows)."""
+        return cls.from_profile(
+            settings.profile,
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            workers=settings.workers,
+        )
 
     # -- public ------------------------------------------------------------------------------
 
@@ -158,6 +172,11 @@ class DictPanel(widgets.VBox):
     def host(self) -> str:
         """Where this panel's requests go."""
         return self._client.host
+
+    @property
+    def base_url(self) -> str:
+        """The base URL this panel's requests go to."""
+        return self._client.base_url
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background request (if any) is done; ``False`` if it still runs.
@@ -236,10 +255,13 @@ class DictPanel(widgets.VBox):
         message = (
             f"<b>Delete EVERY entry</b> of profile <code>{escape(self.profile)}</code> on "
             f"<b>{escape(self.host)}</b>? This cannot be undone. To enable Confirm, type "
-            f"<code>{escape(self.purge_word)}</code> in the box below."
+            f"<code>{escape(PURGE_WORD)}</code> (or <code>{escape(self.host)}</code>) "
+            "in the box below."
         )
         if self._arm((), message):
-            self._set_status(f"Type {self.purge_word} to enable Confirm, or press Cancel.", "info")
+            self._set_status(
+                f"Type {PURGE_WORD} (or the host) to enable Confirm, or press Cancel.", "info"
+            )
 
     def _on_purge_word(self, _change: dict[str, Any]) -> None:
         self._refresh()
@@ -257,12 +279,18 @@ class DictPanel(widgets.VBox):
             if self._state != "armed" or self._armed is None:
                 return  # a second click, or a click with nothing armed: send nothing
             target = self._armed
+            answer = self.purge_word_text.value
             if not target and not self._purge_word_ok():
-                self._set_status(f"Type {self.purge_word} exactly to enable Confirm.", "error")
+                self._set_status(
+                    f"Type {PURGE_WORD} (or the host) exactly to enable Confirm.", "error"
+                )
                 return
             self._state, self._armed = "running", None
             self._worker = threading.Thread(
-                target=self._guard(self._run), args=(target,), name="dict-panel", daemon=True
+                target=self._guard(self._run),
+                args=(target, answer),
+                name="dict-panel",
+                daemon=True,
             )
         self._refresh()
         if not target:
@@ -277,33 +305,26 @@ class DictPanel(widgets.VBox):
 
     # -- background work (worker thread: traits only) -----------------------------------------
 
-    def _run(self, target: tuple[str, ...]) -> None:
+    def _run(self, target: tuple[str, ...], answer: str) -> None:
+        """The operation the confirmation armed: ``()`` is the purge, confirmed by ``answer``."""
         try:
             result: Result
-            if not target:
-                result = self._client.delete_all()
-                html = result_html(result)
-            elif len(target) == 1:
-                result = self._client.delete_entry(target[0])
-                html = result_html(result)
+            if target:
+                result = delete(self._settings, target, progress=self._sink, client=self._client)
             else:
-                result = self._client.delete_entries(
-                    target, workers=self.workers, progress=self._on_progress
-                )
-                html = batch_html(result)
+                prompter = ScriptedPrompter([answer])
+                result = purge(self._settings, prompter, client=self._client)
+            html = batch_html(result) if isinstance(result, BatchResult) else result_html(result)
             self._record(result, html)
             if result.ok:
                 self.ids_text.value = ""
-            self._set_status("", "info")
+            self._set_status(interruption(result) or "", "error")
+        except DictMagicsError as exc:
+            self._set_status(f"{exc}", "error")
         finally:
             with self._lock:
                 self._state, self._armed = "idle", None
             self._refresh()
-
-    def _on_progress(self, done: int, total: int, _result: DeleteResult) -> None:
-        self.progress.max = total
-        self.progress.value = done
-        self.progress.description = f"{done} / {total}"
 
     # -- display helpers -----------------------------------------------------------------------
 
@@ -320,7 +341,7 @@ class DictPanel(widgets.VBox):
         return True
 
     def _purge_word_ok(self) -> bool:
-        return self.purge_word_text.value.strip() == self.purge_word
+        return purge_confirmed(self.purge_word_text.value, self.host)
 
     def _refresh(self) -> None:
         """Make every control match the state: the only place that enables or disables them."""
@@ -373,6 +394,24 @@ class DictPanel(widgets.VBox):
             f"host <code>{escape(self._client.host)}</code>, "
             f"access key <code>{escape(mask(self._client.access_key))}</code></div>"
         )
+
+
+class _ProgressSink:
+    """The panel's ``ProgressSink``: its own bar, set from the worker thread (traits only)."""
+
+    def __init__(self, bar: widgets.IntProgress) -> None:
+        self.bar = bar
+
+    def start(self, total: int, label: str) -> None:
+        self.bar.max = max(total, 1)
+
+    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
+        self.bar.max = total
+        self.bar.value = done
+        self.bar.description = f"{done} / {total}"
+
+    def stop(self) -> None:
+        """The bar stays at its last value, beside the result."""
 
 
 def _descendants(box: widgets.Box) -> list[widgets.Widget]:

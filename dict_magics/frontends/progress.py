@@ -13,14 +13,13 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..service.client import DictionaryClient
-    from ..service.models import BatchResult, DeleteResult
+    from ..service.models import DeleteResult
 
 __all__ = [
+    "BarSink",
     "ProgressDisplay",
     "TextProgress",
     "WidgetProgress",
-    "delete_with_progress",
     "in_notebook",
     "start",
 ]
@@ -153,21 +152,25 @@ def start(
     return TextProgress(total, label, stream)
 
 
-def delete_with_progress(
-    client: DictionaryClient,
-    ids: list[str],
-    workers: int,
-    *,
-    shell: Any = None,
-    stream: IO[str] | None = None,
-    show: bool = True,
-) -> BatchResult:
-    """A batch of deletions with the right bar for where it runs (the magics and the CLI)."""
-    if not show:
-        return client.delete_entries(ids, workers=workers)
-    unique = len(dict.fromkeys(ids))
-    bar = start(unique, f"Deleting {unique} entries at {client.host}", shell=shell, stream=stream)
-    try:
-        return client.delete_entries(ids, workers=workers, progress=bar.update)
-    finally:
-        bar.close()
+class BarSink:
+    """The ``ProgressSink`` of the magics and the command line: the right bar for where it runs.
+
+    The bar appears when the operation starts a batch (so one id draws nothing) and is closed
+    when the batch ends, whatever happened.
+    """
+
+    def __init__(self, *, shell: Any = None, stream: IO[str] | None = None) -> None:
+        self._shell = shell
+        self._stream = stream
+        self._bar: ProgressDisplay | None = None
+
+    def start(self, total: int, label: str) -> None:
+        self._bar = start(total, label, shell=self._shell, stream=self._stream)
+
+    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
+        if self._bar is not None:
+            self._bar.update(done, total, result)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -6,23 +6,32 @@ the configured base URL the same way. Nothing heavy is imported until a client i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..profiles import credentials
+from ..settings import RETRIES, TIMEOUT, WORKERS
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
+    from .context import OperationSettings
 
-__all__ = ["make_client"]
+__all__ = ["connect", "make_client", "profile_of"]
+
+
+def profile_of(settings: OperationSettings) -> str:
+    """The profile the settings name, else ``$DICT_MAGICS_PROFILE``, else ``default``; checked."""
+    return credentials.check_profile(settings.profile or credentials.default_profile())
 
 
 def make_client(
     profile: str | None = None,
     *,
     base_url: str | None = None,
-    timeout: float = 15.0,
-    max_retries: int = 3,
-    workers: int = 4,
+    timeout: float = TIMEOUT,
+    max_retries: int = RETRIES,
+    workers: int = WORKERS,
     **options: Any,
 ) -> tuple[DictionaryClient, credentials.Credentials]:
     """A client for ``profile`` and the credentials it was built from.
@@ -44,3 +53,28 @@ def make_client(
         **options,
     )
     return client, creds
+
+
+@contextmanager
+def connect(
+    settings: OperationSettings, client: DictionaryClient | None = None
+) -> Iterator[tuple[DictionaryClient, str]]:
+    """``(client, profile)`` for one operation; a client made here is closed afterwards.
+
+    A front end that keeps a client of its own (the panel) passes it; it stays open.
+    """
+    profile = profile_of(settings)
+    if client is not None:
+        yield client, profile
+        return
+    made, _ = make_client(
+        profile,
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        workers=settings.workers,
+    )
+    try:
+        yield made, profile
+    finally:
+        made.close()

@@ -1,0 +1,67 @@
+"""How an operation asks the person in front of it something, whatever the front end.
+
+A front end supplies a ``Prompter``: the magics ask through ``input``/``getpass``, the command
+line on its terminal, the panel hands over what was typed in its box. When nobody can answer
+(no stdin, a pipe, a headless run), the prompter raises ``NoAnswer`` saying why, and the
+operation turns that into one message that says what to do instead. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+__all__ = ["NoAnswer", "Prompter", "ScriptedPrompter"]
+
+
+class NoAnswer(Exception):
+    """Nobody can answer this front end's prompts; ``reason`` says why, in words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Prompter(Protocol):
+    """Questions an operation may ask; each raises ``NoAnswer`` when nobody can answer."""
+
+    def ask(self, question: str) -> str:
+        """An answer that may be shown as it is typed (a base URL)."""
+        ...
+
+    def ask_secret(self, question: str) -> str:
+        """An answer that is never echoed (a key)."""
+        ...
+
+    def confirm(self, warning: str, question: str) -> str:
+        """Show what is at stake, ask, and return what was typed: the operation judges it."""
+        ...
+
+
+class ScriptedPrompter:
+    """Answers given in advance, in order: the panel's typed word, a script, a test.
+
+    When the answers run out it raises ``NoAnswer(reason)``. ``asked`` records
+    ``(kind, text)`` for every question (and every warning shown by ``confirm``).
+    """
+
+    def __init__(self, answers: Iterable[str] = (), *, reason: str = "no answer was given"):
+        self.answers = list(answers)
+        self.reason = reason
+        self.asked: list[tuple[str, str]] = []
+
+    def _next(self, kind: str, question: str) -> str:
+        self.asked.append((kind, question))
+        if not self.answers:
+            raise NoAnswer(self.reason)
+        return self.answers.pop(0)
+
+    def ask(self, question: str) -> str:
+        return self._next("ask", question)
+
+    def ask_secret(self, question: str) -> str:
+        return self._next("ask_secret", question)
+
+    def confirm(self, warning: str, question: str) -> str:
+        self.asked.append(("warning", warning))
+        return self._next("confirm", question)

@@ -1,0 +1,20 @@
+"""Where requests would go and with which key: ``%dict_status`` and ``dict-magics status``.
+
+Sends nothing and never holds the secret; keyring trouble is reported in the status itself.
+"""
+
+from __future__ import annotations
+
+from ..profiles.status import ProfileStatus, profile_status
+from . import session
+from .context import OperationSettings
+
+__all__ = ["status"]
+
+
+def status(settings: OperationSettings) -> ProfileStatus:
+    """The status of the settings' profile, with the configured base URL applied.
+
+    Raises ``DictMagicsError`` only for a profile name that cannot exist.
+    """
+    return profile_status(session.profile_of(settings), base_url=settings.base_url)
