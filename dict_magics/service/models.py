@@ -19,6 +19,7 @@ __all__ = [
     "BatchResult",
     "Cause",
     "DeleteResult",
+    "DryRunResult",
     "Entry",
     "EntryList",
     "Outcome",
@@ -215,6 +216,8 @@ class DeleteResult:
     entry: Entry | None = None
     verified: bool = False
     cause: Cause = Cause.OK
+    snapshot: str | None = None
+    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
 
     @property
     def ok(self) -> bool:
@@ -290,6 +293,8 @@ class BatchResult:
 
     results: list[DeleteResult] = field(default_factory=list)
     interrupted: bool = False
+    snapshot: str | None = None
+    """The snapshot file that holds the entries as they were before the batch (undo reads it)."""
 
     @property
     def succeeded(self) -> int:
@@ -345,6 +350,40 @@ class BatchResult:
         from ..render.results import batch_html
 
         return batch_html(self)
+
+
+@dataclass(frozen=True)
+class DryRunResult:
+    """What a delete or purge would do, with nothing sent that changes the dictionary.
+
+    ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
+    ``listed`` is False when the service offers no listing (then only the ids are known).
+    """
+
+    operation: Literal["delete", "purge"]
+    host: str
+    profile: str
+    entries: list[Entry] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    listed: bool = True
+
+    @property
+    def ok(self) -> bool:
+        """A dry run itself always succeeds; nothing was changed."""
+        return True
+
+    def __str__(self) -> str:
+        from ..render.dryrun import dryrun_text
+
+        return dryrun_text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from ..render.dryrun import dryrun_html
+
+        return dryrun_html(self)
 
 
 @dataclass(frozen=True)
