@@ -10,11 +10,13 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+import trustme
 
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.paths import entry_path
@@ -287,3 +289,58 @@ def test_the_pool_grows_to_the_workers(sandbox: SandboxServer) -> None:
     transport.ensure_pool(3)  # never shrinks
     adapter = transport.session.get_adapter(sandbox.url)
     assert adapter._pool_maxsize == 12
+
+
+# -- TLS: the same deadline, and a handshake that never ends ---------------------------------
+
+
+@pytest.fixture
+def tls_listener(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[socket.socket, object]]:
+    """A loopback listener and a server TLS context whose throw-away CA the client trusts."""
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    with ca.cert_pem.tempfile() as bundle:
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", bundle)
+        monkeypatch.setenv("SSL_CERT_FILE", bundle)
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener, context
+        listener.close()
+
+
+def test_tls_headers_that_never_end_cannot_hold_a_call(tls_listener) -> None:
+    listener, context = tls_listener
+    stop = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with context.wrap_socket(conn, server_side=True) as tls:
+            tls.recv(65536)
+            try:
+                tls.sendall(b"HTTP/1.1 200 OK\r\n")
+                while not stop.wait(0.02):
+                    tls.sendall(b"X-Pad: y\r\n")
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    url = f"https://127.0.0.1:{listener.getsockname()[1]}/x"
+    failure = Transport(SignedAuth("a", "s")).send("GET", url, timeout=TIMEOUT)
+    stop.set()
+    thread.join()
+    assert isinstance(failure, NetworkFailure) and failure.kind is FailureKind.TIMEOUT
+    assert failure.sent and time.monotonic() - started < TIMEOUT + 1
+
+
+def test_a_tls_handshake_that_never_completes_was_not_sent(tls_listener) -> None:
+    listener, _ = tls_listener  # accepts the TCP connection (backlog), never speaks TLS
+    started = time.monotonic()
+    url = f"https://127.0.0.1:{listener.getsockname()[1]}/x"
+    failure = Transport(SignedAuth("a", "s")).send("DELETE", url, timeout=TIMEOUT)
+    assert isinstance(failure, NetworkFailure)
+    assert (failure.kind, failure.sent) == (FailureKind.CONNECT_TIMEOUT, False)
+    assert time.monotonic() - started < TIMEOUT + 1

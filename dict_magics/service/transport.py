@@ -446,9 +446,9 @@ def _failure(exc: BaseException, attempt: _Attempt) -> NetworkFailure:
         return NetworkFailure(FailureKind.TLS, False, detail=tls, proxy=proxy)
     if any(isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
         return NetworkFailure(FailureKind.REFUSED, False, proxy=proxy)
-    if any(isinstance(e, urllib3.exceptions.ConnectTimeoutError) for e in chain) or any(
-        isinstance(e, requests.ConnectTimeout) for e in chain
-    ):
+    connect_timeout = (urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout)
+    if any(isinstance(e, connect_timeout) for e in chain) or _timed_out(exc):
+        # A timeout before the request started to go out: connecting, or the TLS handshake.
         return NetworkFailure(FailureKind.CONNECT_TIMEOUT, False, proxy=proxy)
     if proxy:
         return NetworkFailure(FailureKind.PROXY, False, detail=type(exc).__name__, proxy=True)
