@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +15,11 @@ import pytest
 import requests
 
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
+from dict_magics.service.models import Entry
 from dict_magics.service.signing import next_nonce, sign
+
+LIST = "/api/v1/dictionary"
+TERMS = {"fromLang": "ja", "fromText": "請求書", "toLang": "en", "toText": "invoice"}
 
 
 def signed_headers(sandbox: SandboxServer, path: str, nonce: str | None = None) -> dict[str, str]:
@@ -44,7 +51,7 @@ def test_entries_can_be_given_as_ids() -> None:
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH"])
-def test_only_delete_is_allowed(sandbox: SandboxServer, method: str) -> None:
+def test_an_entry_path_only_takes_delete(sandbox: SandboxServer, method: str) -> None:
     answer = send(sandbox, "/api/v1/dictionary/1", method=method)
     assert answer.status_code == 405 and answer.json()["status"] == "failure"
     assert "1" in sandbox.entries
@@ -151,6 +158,7 @@ def test_command_line_serves_until_interrupted() -> None:
             "5",
             "--secret-key",
             "demo-secret",
+            "--no-listing",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -165,6 +173,8 @@ def test_command_line_serves_until_interrupted() -> None:
         path = "/api/v1/dictionary/3"
         answer = requests.delete(url + path, headers=signed_headers(sandbox, path), timeout=5)
         assert answer.json() == {"status": "success"}
+        listing = requests.get(url + LIST, headers=signed_headers(sandbox, LIST), timeout=5)
+        assert listing.status_code == 404  # --no-listing
     finally:
         process.send_signal(signal.SIGINT)
         out, _ = process.communicate(timeout=10)
@@ -233,3 +243,390 @@ def test_use_sandbox_reuses_only_a_loopback_sandbox(
             monkeypatch.setenv(name, value)
         assert use_sandbox(entries=3) is None
         assert f"Using the sandbox already running at {given.url}" in capsys.readouterr().out
+
+
+# -- entries with real terms ------------------------------------------------------------------
+
+
+def test_seeded_entries_have_real_distinct_terms_in_several_language_pairs() -> None:
+    with SandboxServer(1000) as sandbox:
+        entries = sandbox.entries
+        assert entries["1"] == Entry("1", "ja", "金曜日", "en", "FRI")
+        assert sandbox.entry("4") == Entry("4", "de", "Straße", "en", "street")
+        assert len(set(sandbox.terms)) == 1000
+        pairs = {(e.from_lang, e.to_lang) for e in list(entries.values())[:20]}
+        assert {("ja", "en"), ("en", "de"), ("zh", "en"), ("de", "en"), ("en", "fr")} <= pairs
+        assert "会議" in {e.from_text for e in entries.values()}
+        assert all(e.from_text.strip() and e.to_text.strip() for e in entries.values())
+        late = entries["1000"]
+        assert late.from_text.endswith(" 4") and late.to_text.endswith(" 4")
+
+
+def test_entries_can_be_ids_entries_or_service_dicts() -> None:
+    given = [
+        "a",
+        Entry("7", "en", "Straße", "de", "street"),
+        {"id": 9, "fromLang": "zh", "fromText": "会议", "toLang": "en", "toText": "meeting"},
+    ]
+    with SandboxServer(given) as sandbox:
+        assert sandbox.entry("7").from_text == "Straße"
+        assert sandbox.entry("9") == Entry("9", "zh", "会议", "en", "meeting")
+        assert sandbox.entry("a").from_text and sandbox.entry("b") is None
+        sandbox.add_entries(["3"])
+        assert sandbox.entry("3") == SandboxServer(3).entries["3"]  # same id, same terms
+        assert len(sandbox.entries) == 4
+
+
+# -- GET: the listing ------------------------------------------------------------------------
+
+
+def test_listing_returns_every_entry_in_id_order_with_numeric_ids() -> None:
+    with SandboxServer(["10", "9", "b", "007", "a", "2"]) as sandbox:
+        answer = send(sandbox, LIST, method="GET")
+        assert answer.status_code == 200
+        body = answer.json()
+        assert body["status"] == "success" and set(body) == {"status", "data"}
+        listed = body["data"]["entries"]
+        assert [e["id"] for e in listed] == [2, 9, 10, "007", "a", "b"]
+        assert listed[0] == {"id": 2, **sandbox.entry("2").to_service(with_id=False)}
+        assert [r.operation for r in sandbox.requests] == ["list"]
+
+
+def test_non_ascii_terms_travel_as_utf8_and_round_trip() -> None:
+    terms = {"fromLang": "de", "fromText": "Größe 金曜日 🙂", "toLang": "en", "toText": "size"}
+    with SandboxServer(1) as sandbox:
+        assert send(sandbox, LIST, method="POST", json=terms).json() == {"status": "success"}
+        answer = send(sandbox, LIST, method="GET")
+        assert "金曜日".encode() in answer.content and "Größe".encode() in answer.content
+        assert answer.json()["data"]["entries"][1] == {"id": 2, **terms}
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"signature": "0" * 64}, "signature does not match"),
+        ({"Content-Type": "text/plain"}, "Content-Type"),
+        ({"accessKey": "someone-else"}, "unknown access key"),
+    ],
+)
+def test_listing_is_authenticated(sandbox: SandboxServer, change: dict, words: str) -> None:
+    answer = send(sandbox, LIST, method="GET", headers=signed_headers(sandbox, LIST) | change)
+    assert answer.status_code == 401 and words in answer.json()["message"]
+    assert "entries" not in answer.text
+
+
+def test_listing_rejects_replays_bodies_queries_and_other_paths(sandbox: SandboxServer) -> None:
+    headers = signed_headers(sandbox, LIST)
+    assert send(sandbox, LIST, method="GET", headers=headers).status_code == 200
+    again = send(sandbox, LIST, method="GET", headers=headers)
+    assert again.status_code == 401 and "replayed" in again.json()["message"]
+    with_body = send(sandbox, LIST, method="GET", data=b"{}")
+    assert with_body.status_code == 400 and "body" in with_body.json()["message"]
+    query = LIST + "?page=2"
+    answer = send(sandbox, query, method="GET", headers=signed_headers(sandbox, query))
+    assert answer.status_code == 400 and "query" in answer.json()["message"]
+    assert send(sandbox, LIST + "/", method="GET").status_code == 405
+    assert [r.operation for r in sandbox.requests] == ["list"] + ["rejected"] * 4
+
+
+def test_listing_can_be_turned_off_as_a_service_without_it(sandbox: SandboxServer) -> None:
+    sandbox.listing = False
+    answer = send(sandbox, LIST, method="GET")
+    assert answer.status_code == 404
+    assert answer.json() == {"status": "failure", "message": "no such endpoint"}
+    assert send(sandbox, LIST, method="POST", json=TERMS).status_code == 200  # adding still works
+    sandbox.listing = True
+    assert send(sandbox, LIST, method="GET").status_code == 200
+    with SandboxServer(2, listing=False) as off:
+        assert send(off, LIST, method="GET").status_code == 404
+        assert off.requests[0].operation == "rejected"
+
+
+# -- POST: add an entry ----------------------------------------------------------------------
+
+
+def test_post_adds_an_entry_with_a_new_id_and_allows_duplicates(sandbox: SandboxServer) -> None:
+    first = send(sandbox, LIST, method="POST", json=TERMS)
+    assert first.status_code == 200 and first.json() == {"status": "success"}  # no id
+    assert send(sandbox, LIST, method="POST", json=TERMS).json() == {"status": "success"}
+    assert sandbox.entry("101") == Entry("101", *TERMS.values())
+    assert sandbox.entry("102") == Entry("102", *TERMS.values())
+    added = [r for r in sandbox.requests if r.operation == "add"]
+    assert [(r.entry_id, r.entry.terms, r.http_status) for r in added] == [
+        ("101", tuple(TERMS.values()), 200),
+        ("102", tuple(TERMS.values()), 200),
+    ]
+
+
+def test_new_ids_are_never_reused(sandbox: SandboxServer) -> None:
+    assert send(sandbox, "/api/v1/dictionary/100").json()["status"] == "success"
+    send(sandbox, LIST, method="POST", json=TERMS)
+    assert "101" in sandbox.entries and "100" not in sandbox.entries
+    send(sandbox, "/api/v1/dictionary/dictionary-all")
+    send(sandbox, LIST, method="POST", json=TERMS)
+    assert list(sandbox.entries) == ["102"]
+
+
+def test_post_body_is_not_signed(sandbox: SandboxServer) -> None:
+    headers = signed_headers(sandbox, LIST)  # signed over nonce + path only
+    assert send(sandbox, LIST, method="POST", headers=headers, json=TERMS).status_code == 200
+    bad = signed_headers(sandbox, "/api/v1/dictionary/1")
+    answer = send(sandbox, LIST, method="POST", headers=bad, json=TERMS)
+    assert answer.status_code == 401 and len(sandbox.entries) == 101
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({k: v for k, v in TERMS.items() if k != "toText"}, "missing toText"),
+        (TERMS | {"id": 5}, "unexpected id"),
+        (TERMS | {"fromText": 5}, "fromText must be non-empty text"),
+        (TERMS | {"toLang": ""}, "toLang must be non-empty text"),
+        (TERMS | {"toText": None}, "toText must be non-empty text"),
+        ([TERMS], "must be a JSON object"),
+        ("not json", "must be JSON"),
+    ],
+)
+def test_post_wants_exactly_four_text_fields(sandbox: SandboxServer, body, words: str) -> None:
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    answer = send(sandbox, LIST, method="POST", data=data)
+    assert answer.status_code == 400 and answer.json()["status"] == "failure"
+    assert words in answer.json()["message"]
+    assert len(sandbox.entries) == 100 and sandbox.requests[-1].operation == "rejected"
+
+
+def test_a_refused_body_is_skipped_so_the_connection_carries_on(sandbox: SandboxServer) -> None:
+    query = LIST + "?x=1"
+    body = json.dumps(TERMS).encode()
+    with socket.create_connection(("127.0.0.1", sandbox.port), timeout=5) as sock:
+        for path in (query, LIST):  # one connection, kept alive
+            headers = signed_headers(sandbox, path) | {"Content-Length": str(len(body))}
+            head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode() + body)
+        answers = b""
+        while answers.count(b"HTTP/1.1") < 2 or not answers.endswith(b"}"):
+            if not (chunk := sock.recv(65536)):
+                break
+            answers += chunk
+    assert b"400 Bad Request" in answers and b"Connection: close" not in answers
+    assert answers.endswith(b'{"status": "success"}') and len(sandbox.entries) == 101
+
+
+def test_a_body_that_cannot_be_skipped_closes_the_connection(sandbox: SandboxServer) -> None:
+    headers = signed_headers(sandbox, LIST) | {"Transfer-Encoding": "chunked"}
+    answer = send(sandbox, LIST, method="POST", headers=headers, data=iter([b"{}"]))
+    assert answer.status_code == 400 and answer.headers["Connection"] == "close"
+    assert "Content-Length" in answer.json()["message"] and len(sandbox.entries) == 100
+
+
+# -- faults on every method ------------------------------------------------------------------
+
+
+def raw_request(sandbox: SandboxServer, method: str, path: str, body: bytes = b"") -> socket.socket:
+    """Send a signed request on a raw socket (the server closes after its answer)."""
+    headers = signed_headers(sandbox, path) | {
+        "Host": f"127.0.0.1:{sandbox.port}",
+        "Connection": "close",
+        "Accept-Encoding": "identity",
+        "Content-Length": str(len(body)),
+    }
+    if not body:
+        del headers["Content-Length"]
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    sock = socket.create_connection(("127.0.0.1", sandbox.port), timeout=5)
+    sock.sendall(head.encode() + b"\r\n" + body)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    with sock:
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def split_answer(raw: bytes) -> tuple[str, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    return status, dict(line.split(": ", 1) for line in lines), body
+
+
+REQUESTS = {
+    "GET": (LIST, b""),
+    "POST": (LIST, json.dumps(TERMS).encode()),
+    "DELETE": ("/api/v1/dictionary/1", b""),
+}
+
+
+def acted(sandbox: SandboxServer, method: str) -> bool:
+    """Whether the request of ``method`` (from REQUESTS) took effect."""
+    if method == "GET":
+        return sandbox.requests[-1].http_status == 200
+    return ("1" not in sandbox.entries) if method == "DELETE" else ("101" in sandbox.entries)
+
+
+@pytest.mark.parametrize("method", list(REQUESTS))
+def test_bom_fault_acts_then_prefixes_a_bom(sandbox: SandboxServer, method: str) -> None:
+    sandbox.inject("bom")
+    status, _, body = split_answer(read_all(raw_request(sandbox, method, *REQUESTS[method])))
+    assert status == "HTTP/1.1 200 OK" and body.startswith(b"\xef\xbb\xbf")
+    assert json.loads(body[3:])["status"] == "success" and acted(sandbox, method)
+    assert sandbox.requests[-1].outcome == "fault bom (applied)"
+
+
+@pytest.mark.parametrize("method", list(REQUESTS))
+def test_gzip_forced_fault_compresses_against_the_request(
+    sandbox: SandboxServer, method: str
+) -> None:
+    sandbox.inject("gzip_forced")
+    _, headers, body = split_answer(read_all(raw_request(sandbox, method, *REQUESTS[method])))
+    assert headers["Content-Encoding"] == "gzip" and int(headers["Content-Length"]) == len(body)
+    assert json.loads(gzip.decompress(body))["status"] == "success" and acted(sandbox, method)
+
+
+def test_utf16_fault_encodes_the_listing_in_utf16(sandbox: SandboxServer) -> None:
+    sandbox.inject("utf16")
+    _, headers, body = split_answer(read_all(raw_request(sandbox, "GET", LIST)))
+    assert headers["Content-Type"] == "application/json; charset=utf-16"
+    assert body[:2] in (b"\xff\xfe", b"\xfe\xff")
+    entries = json.loads(body.decode("utf-16"))["data"]["entries"]
+    assert entries[0]["fromText"] == "金曜日" and len(entries) == 100
+
+
+@pytest.mark.parametrize("method", ["POST", "DELETE"])
+def test_truncated_fault_promises_more_than_it_sends(sandbox: SandboxServer, method: str) -> None:
+    sandbox.inject("truncated")
+    _, headers, body = split_answer(read_all(raw_request(sandbox, method, *REQUESTS[method])))
+    assert int(headers["Content-Length"]) > len(body) and acted(sandbox, method)
+    assert body == b'{"status": "success"}'
+
+
+def test_empty_204_fault_answers_no_content(sandbox: SandboxServer) -> None:
+    sandbox.inject("empty_204", method="POST")
+    assert read_all(raw_request(sandbox, "POST", *REQUESTS["POST"])) == (
+        b"HTTP/1.1 204 No Content\r\n\r\n"
+    )
+    assert acted(sandbox, "POST")
+
+
+def test_close_mid_headers_fault_hangs_up_inside_the_head(sandbox: SandboxServer) -> None:
+    sandbox.inject("close_mid_headers")
+    raw = read_all(raw_request(sandbox, "DELETE", *REQUESTS["DELETE"]))
+    assert raw == b"HTTP/1.1 200 OK\r\nContent-Ty" and acted(sandbox, "DELETE")
+
+
+def test_drip_headers_fault_sends_the_head_bytewise_then_the_body(sandbox: SandboxServer) -> None:
+    sandbox.inject("drip_headers", delay=0.005)
+    sock = raw_request(sandbox, "DELETE", *REQUESTS["DELETE"])
+    first = sock.recv(65536)
+    raw = first + read_all(sock)
+    assert b"\r\n\r\n" not in first  # the head came in pieces
+    status, _, body = split_answer(raw)
+    assert status == "HTTP/1.1 200 OK" and json.loads(body) == {"status": "success"}
+    assert acted(sandbox, "DELETE")
+
+
+def test_continue_flood_never_answers_and_stops_with_the_client(sandbox: SandboxServer) -> None:
+    sandbox.inject("continue_flood", delay=0.01)
+    sock = raw_request(sandbox, "DELETE", *REQUESTS["DELETE"])
+    seen = b""
+    while seen.count(b"100 Continue") < 3:
+        seen += sock.recv(4096)
+    assert set(seen.split(b"\r\n\r\n")) <= {b"HTTP/1.1 100 Continue", b""}
+    sock.close()
+    assert acted(sandbox, "DELETE")
+    assert send(sandbox, "/api/v1/dictionary/2").json() == {"status": "success"}
+
+
+@pytest.mark.parametrize("kind", ["continue_flood", "drip_headers", "hang"])
+def test_long_faults_end_when_the_sandbox_stops(kind: str) -> None:
+    sandbox = SandboxServer(3).start()
+    sandbox.inject(kind, delay=60)
+    sock = raw_request(sandbox, "DELETE", "/api/v1/dictionary/1")
+    if kind == "continue_flood":
+        assert sock.recv(4096).startswith(b"HTTP/1.1 100 Continue")
+    sandbox.stop()
+    sock.settimeout(3)  # a bound, not a measurement: a fault that ignored stop() would hang
+    try:
+        rest = read_all(sock)
+    except ConnectionResetError:  # ended by a reset rather than a close: ended all the same
+        rest = b""
+    assert b"200" not in rest.replace(b"100 Continue", b"")
+
+
+def test_malformed_listing_garbles_two_entries_and_is_for_get_only(
+    sandbox: SandboxServer,
+) -> None:
+    with pytest.raises(ValueError, match="GET only"):
+        sandbox.inject("malformed_listing", method="DELETE")
+    sandbox.inject("malformed_listing")
+    assert send(sandbox, "/api/v1/dictionary/1").json() == {"status": "success"}  # not met
+    answer = send(sandbox, LIST, method="GET")
+    assert answer.status_code == 200 and answer.json()["status"] == "success"
+    first, second, *rest = answer.json()["data"]["entries"]
+    assert "toText" not in first and isinstance(second["fromText"], int)
+    assert len(rest) == 97 and all(isinstance(e["fromText"], str) for e in rest)
+    with SandboxServer(0) as empty:
+        empty.inject("malformed_listing")
+        entries = send(empty, LIST, method="GET").json()["data"]["entries"]
+        assert len(entries) == 2 and "toText" not in entries[0]
+
+
+def test_faults_can_be_kept_for_one_method(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(1, 503, method="DELETE")
+    sandbox.inject("drop_before", method="post")
+    assert send(sandbox, LIST, method="GET").status_code == 200  # the listing is not faulted
+    assert send(sandbox, "/api/v1/dictionary/1").status_code == 503
+    with pytest.raises(requests.ConnectionError):
+        send(sandbox, LIST, method="POST", json=TERMS)
+    assert "1" in sandbox.entries and len(sandbox.entries) == 100
+    with pytest.raises(ValueError, match="unknown method"):
+        sandbox.inject("hang", method="PUT")
+
+
+def test_status_fault_on_post_adds_nothing_but_drop_after_does(sandbox: SandboxServer) -> None:
+    sandbox.inject("status", status=500)
+    assert send(sandbox, LIST, method="POST", json=TERMS).status_code == 500
+    assert len(sandbox.entries) == 100
+    sandbox.inject("drop_after")
+    with pytest.raises(requests.ConnectionError):
+        send(sandbox, LIST, method="POST", json=TERMS)
+    assert sandbox.entry("101") == Entry("101", *TERMS.values())
+    logged = [(r.operation, r.entry_id, r.outcome) for r in sandbox.requests]
+    assert logged == [
+        ("add", None, "fault status"),
+        ("add", "101", "fault drop_after (applied)"),
+    ]
+
+
+def test_every_fault_kind_is_documented() -> None:
+    new = {"bom", "gzip_forced", "utf16", "truncated", "empty_204", "close_mid_headers"}
+    new |= {"drip_headers", "continue_flood", "malformed_listing"}
+    assert new <= set(FAULT_KINDS) and all(FAULT_KINDS.values())
+
+
+def test_the_log_names_each_operation(sandbox: SandboxServer) -> None:
+    send(sandbox, LIST, method="GET")
+    send(sandbox, LIST, method="POST", json=TERMS)
+    send(sandbox, "/api/v1/dictionary/5")
+    send(sandbox, "/api/v1/dictionary/5")
+    send(sandbox, LIST, method="GET", headers=signed_headers(sandbox, LIST) | {"nonce": "x"})
+    sandbox.inject("drop_before")
+    with pytest.raises(requests.ConnectionError):
+        send(sandbox, "/api/v1/dictionary/6")
+    send(sandbox, "/api/v1/dictionary/dictionary-all")
+    logged = [(r.method, r.operation, r.entry_id, r.http_status) for r in sandbox.requests]
+    assert logged == [
+        ("GET", "list", None, 200),
+        ("POST", "add", "101", 200),
+        ("DELETE", "delete", "5", 200),
+        ("DELETE", "delete", "5", 404),
+        ("GET", "rejected", None, 401),
+        ("DELETE", "dropped", None, None),
+        ("DELETE", "purge", None, 200),
+    ]
+    records = sandbox.requests
+    assert records[1].entry == Entry("101", *TERMS.values())
+    assert records[2].entry is not None and records[2].entry.id == "5"
+    assert records[0].entry is None

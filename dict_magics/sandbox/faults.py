@@ -17,7 +17,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .server import _Handler
+    from .handler import Handler
 
 __all__ = ["APPLIED", "FAULT_KINDS", "METHODS", "Fault", "FaultQueue", "make_fault", "write_fault"]
 
@@ -154,85 +154,85 @@ def _head(code: int, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def _status(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _status(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     extra = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
     h.send_json(f.status, {"status": "failure", "message": "injected fault"}, extra)
 
 
-def _non_json(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _non_json(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(200, b"OK, deleted.", "text/plain")
 
 
-def _no_status(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _no_status(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send_json(200, {"result": "ok"})
 
 
-def _other_status(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _other_status(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send_json(200, {"status": "deleted"})
 
 
-def _html(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _html(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html")
 
 
-def _huge(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _huge(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(200, b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}', "application/json")
 
 
-def _deep_json(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _deep_json(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(200, b"[" * 50_000, "application/json")
 
 
-def _redirect(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _redirect(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(307, b"", "text/plain", {"Location": f.location})
 
 
-def _drop(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _drop(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.reset()
 
 
-def _hang(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _hang(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     if h.pause(f.delay):
         h.send_json(code, data)
 
 
-def _gzip(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _gzip(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     if "gzip" in (h.headers.get("Accept-Encoding") or ""):
         _gzip_forced(h, f, code, data)
     else:
         h.send_json(code, data)
 
 
-def _gzip_forced(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _gzip_forced(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(code, gzip.compress(_body(data)), "application/json", {"Content-Encoding": "gzip"})
 
 
-def _bom(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _bom(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.send(code, b"\xef\xbb\xbf" + _body(data), "application/json")
 
 
-def _utf16(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _utf16(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     body = json.dumps(data, ensure_ascii=False).encode("utf-16")
     h.send(code, body, "application/json; charset=utf-16")
 
 
-def _truncated(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _truncated(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     body = _body(data)
     headers = {"Content-Type": "application/json", "Content-Length": str(len(body) + 100)}
     h.write(_head(code, headers) + body)
     h.close_connection = True
 
 
-def _empty_204(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _empty_204(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.write(b"HTTP/1.1 204 No Content\r\n\r\n")
 
 
-def _close_mid_headers(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _close_mid_headers(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
     h.close_connection = True
 
 
-def _drip(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _drip(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     body = _body(data)
     h.write(_head(code, {"Content-Type": "application/json", "Content-Length": str(len(body))}))
     for byte in body:
@@ -241,7 +241,7 @@ def _drip(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
         h.write(bytes([byte]))
 
 
-def _drip_headers(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _drip_headers(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     body = _body(data)
     head = _head(code, {"Content-Type": "application/json", "Content-Length": str(len(body))})
     for byte in head:
@@ -251,7 +251,7 @@ def _drip_headers(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> Non
     h.write(body)
 
 
-def _continue_flood(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _continue_flood(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     h.close_connection = True
     while True:
         h.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -262,7 +262,7 @@ def _continue_flood(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> N
 _FILLER = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
 
 
-def _malformed_listing(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+def _malformed_listing(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     entries = [dict(e) for e in data["data"]["entries"]]
     for n in range(len(entries), 2):  # too few entries to garble: garble made-up ones
         entries.append({"id": f"malformed-{n}", **_FILLER})
@@ -271,7 +271,7 @@ def _malformed_listing(h: _Handler, f: Fault, code: int, data: dict[str, Any]) -
     h.send_json(200, {"status": "success", "data": {"entries": entries}})
 
 
-_WRITERS: dict[str, Callable[[_Handler, Fault, int, dict[str, Any]], None]] = {
+_WRITERS: dict[str, Callable[[Handler, Fault, int, dict[str, Any]], None]] = {
     "status": _status,
     "non_json": _non_json,
     "no_status": _no_status,
@@ -297,7 +297,7 @@ _WRITERS: dict[str, Callable[[_Handler, Fault, int, dict[str, Any]], None]] = {
 }
 
 
-def write_fault(handler: _Handler, fault: Fault, code: int, data: dict[str, Any]) -> None:
+def write_fault(handler: Handler, fault: Fault, code: int, data: dict[str, Any]) -> None:
     """Answer (or not) as ``fault`` says; ``code`` and ``data`` are the operation's own answer
     when the fault is applied."""
     _WRITERS[fault.kind](handler, fault, code, data)

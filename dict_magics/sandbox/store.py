@@ -31,7 +31,8 @@ class EntryStore:
             return dict(self._entries)
 
     def get(self, entry_id: str) -> Entry | None:
-        return self._entries.get(entry_id)
+        with self._lock:
+            return self._entries.get(entry_id)
 
     def put(self, entries: Iterable[Entry]) -> None:
         """Add (or replace) entries under their own ids."""
