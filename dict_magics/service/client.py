@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import settings
@@ -38,6 +38,9 @@ from .paths import (
 )
 from .signing import SignedAuth, next_nonce
 from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
+
+if TYPE_CHECKING:
+    import requests
 
 __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "RequestInterrupted"]
 
@@ -150,7 +153,7 @@ class DictionaryClient:
         *,
         timeout: float = settings.TIMEOUT,
         max_retries: int = settings.RETRIES,
-        session: Any = None,
+        session: requests.Session | None = None,
         workers: int = settings.WORKERS,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
