@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service import retry
 from dict_magics.service.client import DictionaryClient
+from dict_magics.service.models import Cause
 from dict_magics.service.paths import API_PREFIX
 from dict_magics.service.signing import sign
+from dict_magics.service.transport import FailureKind
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
@@ -46,6 +49,7 @@ def test_delete_one_entry(sandbox: SandboxServer) -> None:
     assert result.ok and result.status == "success"
     assert (result.entry_id, result.http_status, result.attempts) == ("7", 200, 1)
     assert not result.outcome_unknown and result.reason is None and result.elapsed >= 0
+    assert result.cause is Cause.OK
     assert "7" not in sandbox.entries and len(sandbox.entries) == 99
     [record] = sandbox.requests
     assert (record.method, record.path, record.operation) == (
@@ -61,7 +65,7 @@ def test_delete_one_entry(sandbox: SandboxServer) -> None:
 def test_unknown_id_is_a_failure_with_the_services_reason(sandbox: SandboxServer) -> None:
     result = client_for(sandbox).delete_entry("nope")
     assert not result.ok and result.status == "failure" and not result.outcome_unknown
-    assert result.http_status == 404
+    assert result.http_status == 404 and result.cause is Cause.REFUSED
     assert "status 'failure'" in result.reason and "no such entry" in result.reason
     assert len(sandbox.entries) == 100
 
@@ -77,7 +81,7 @@ def test_purge_deletes_everything(sandbox: SandboxServer) -> None:
 def test_wrong_secret_is_reported_not_raised(sandbox: SandboxServer) -> None:
     client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
     result = client.delete_entry("1")
-    assert not result.ok and result.http_status == 401
+    assert not result.ok and result.http_status == 401 and result.cause is Cause.AUTH
     assert "signature does not match" in result.reason
     assert "wrong-secret" not in result.reason and "1" in sandbox.entries
 
@@ -147,8 +151,8 @@ def test_missing_keys_and_bad_options_are_refused() -> None:
 
 @pytest.mark.parametrize("url", ["http://[::1]", "http://localhost", "http://127.0.0.1:9"])
 def test_loopback_traffic_never_goes_through_an_environment_proxy(url: str) -> None:
-    assert DictionaryClient(url, "a", "s")._session.trust_env is False
-    assert DictionaryClient("https://example.com", "a", "s")._session.trust_env is True
+    assert DictionaryClient(url, "a", "s")._transport.session.trust_env is False
+    assert DictionaryClient("https://example.com", "a", "s")._transport.session.trust_env is True
 
 
 def test_client_repr_never_shows_the_secret(sandbox: SandboxServer) -> None:
@@ -176,7 +180,8 @@ def test_giving_up_says_so(sandbox: SandboxServer, code: int) -> None:
     sandbox.fail_next(10, code)
     result = client_for(sandbox, max_retries=2).delete_entry("5")
     assert not result.ok and not result.outcome_unknown and result.attempts == 3
-    assert f"HTTP {code}" in result.reason and "gave up after 3 attempts" in result.reason
+    assert result.http_status == code and "gave up after 3 attempts" in result.reason
+    assert result.cause is {429: Cause.RATE_LIMITED, 503: Cause.UNAVAILABLE}[code]
     assert len(sandbox.requests) == 3
 
 
@@ -186,7 +191,9 @@ def test_gateway_errors_may_have_been_applied(sandbox: SandboxServer, code: int)
     sandbox.fail_next(1, code)
     result = client_for(sandbox).delete_entry("no-such-id")
     assert not result.ok and result.outcome_unknown and result.attempts == 2
-    assert f"HTTP {code}" in result.reason and "may have reached the service" in result.reason
+    assert result.http_status == 404 and result.cause is Cause.GATEWAY
+    assert f"attempt 1 (HTTP {code}) may have been acted on" in result.reason
+    assert "may have reached the service" in result.reason
 
 
 def test_non_retryable_statuses_are_not_retried(sandbox: SandboxServer) -> None:
@@ -203,24 +210,29 @@ def test_retry_after_is_honoured_and_capped() -> None:
     assert client._delay(5, 0.0) == 0.0
 
 
-def test_backoff_grows_with_jitter_up_to_a_ceiling() -> None:
+def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:
     client = DictionaryClient("https://example.com", "a", "s", backoff=0.5, max_backoff=8)
     for attempt, ceiling in [(1, 0.5), (2, 1.0), (3, 2.0), (6, 8.0), (9, 8.0)]:
-        delays = {client._delay(attempt, None) for _ in range(50)}
-        assert all(ceiling / 2 <= d <= ceiling for d in delays) and len(delays) > 1
+        delays = [client._delay(attempt, None) for _ in range(200)]
+        assert all(0 <= d <= ceiling for d in delays) and len(set(delays)) > 1
+        # Full jitter: anywhere from 0, not only in the upper half.
+        assert min(delays) < ceiling / 4 and max(delays) > ceiling * 3 / 4
 
 
 def test_retry_after_header_forms() -> None:
     from email.utils import formatdate
 
-    from dict_magics.service.client import _parse_retry_after
+    from dict_magics.service.retry import parse_retry_after
 
-    assert _parse_retry_after("3") == 3.0
-    assert _parse_retry_after(" 0.5 ") == 0.5
-    assert _parse_retry_after("-4") == 0.0
-    assert _parse_retry_after(None) is None and _parse_retry_after("soon") is None
-    in_a_minute = _parse_retry_after(formatdate(time.time() + 60, usegmt=True))
-    assert in_a_minute is not None and 50 < in_a_minute <= 60
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(" 0.5 ") == 0.5
+    assert parse_retry_after("-4") == 0.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    assert parse_retry_after("nan") is None
+    now = time.time()
+    in_a_minute = parse_retry_after(formatdate(now + 60, usegmt=True), now=now)
+    assert in_a_minute is not None and 59 <= in_a_minute <= 60
+    assert parse_retry_after(formatdate(now - 60, usegmt=True), now=now) == 0.0
 
 
 def test_retry_after_is_used_end_to_end(sandbox: SandboxServer) -> None:
@@ -235,7 +247,7 @@ def test_connection_refused_is_retried_then_reported() -> None:
     client = DictionaryClient(f"http://127.0.0.1:{port}", "a", "s", max_retries=2, backoff=0.01)
     result = client.delete_entry("1")
     assert not result.ok and not result.outcome_unknown and result.attempts == 3
-    assert "could not connect" in result.reason
+    assert "could not connect" in result.reason and result.cause is Cause.UNAVAILABLE
 
 
 def test_connection_refused_then_service_comes_up() -> None:
@@ -260,6 +272,124 @@ def test_connection_refused_then_service_comes_up() -> None:
 
 
 # Unreadable answers, timeouts, dropped connections and redirects: see test_faults.py.
+
+
+# -- the retry policy: which requests may be sent again --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "kind", "sent", "reused", "again"),
+    [
+        ("DELETE", FailureKind.REFUSED, False, False, True),
+        ("POST", FailureKind.REFUSED, False, False, True),
+        ("POST", FailureKind.CONNECT_TIMEOUT, False, False, True),
+        ("GET", FailureKind.CONNECT_TIMEOUT, False, False, True),
+        ("DELETE", FailureKind.DNS, False, False, False),
+        ("DELETE", FailureKind.TLS, False, False, False),
+        ("DELETE", FailureKind.DROPPED, True, True, True),
+        ("GET", FailureKind.DROPPED, True, True, True),
+        ("POST", FailureKind.DROPPED, True, True, False),
+        ("DELETE", FailureKind.DROPPED, True, False, False),
+        ("DELETE", FailureKind.TIMEOUT, True, False, False),
+        ("DELETE", FailureKind.BROKEN, True, True, False),
+    ],
+)
+def test_retry_policy_after_network_failures(
+    method: str, kind: FailureKind, sent: bool, reused: bool, again: bool
+) -> None:
+    decision = retry.retry_after_failure(method, kind, sent, reused)
+    assert (decision is not None) == again
+    if decision is not None:
+        # Only a request that may have left can have been acted on.
+        assert decision.maybe_applied == sent
+
+
+@pytest.mark.parametrize(
+    ("method", "status", "again", "maybe_applied"),
+    [
+        ("DELETE", 429, True, False),
+        ("DELETE", 503, True, False),
+        ("DELETE", 502, True, True),
+        ("DELETE", 504, True, True),
+        ("GET", 504, True, True),
+        ("POST", 429, True, False),
+        ("POST", 503, True, False),
+        ("POST", 502, False, False),
+        ("POST", 504, False, False),
+        ("DELETE", 500, False, False),
+        ("DELETE", 404, False, False),
+        ("DELETE", 401, False, False),
+    ],
+)
+def test_retry_policy_after_statuses(
+    method: str, status: int, again: bool, maybe_applied: bool
+) -> None:
+    decision = retry.retry_after_status(method, status, {"retry-after": "2"})
+    assert (decision is not None) == again
+    if decision is not None:
+        assert decision.maybe_applied == maybe_applied
+        assert decision.after == (2.0 if status in (429, 503) else None)
+
+
+@pytest.mark.parametrize(
+    ("message", "reused"),
+    [
+        ("nonce already used (replayed request)", True),
+        ("Nonce has been used", True),
+        ("duplicate nonce", True),
+        ("replayed nonce", True),
+        ("nonce is more than 5 minutes from the server's clock", False),
+        ("signature does not match", False),
+        ("", False),
+    ],
+)
+def test_nonce_reuse_is_recognised(message: str, reused: bool) -> None:
+    assert retry.is_nonce_reused(message) == reused
+
+
+class StaleNonces:
+    """A nonce source that repeats one already-used nonce ``times`` times, then is fresh: what
+    a second process with the same access key looks like to the service."""
+
+    def __init__(self, stale: str, times: int) -> None:
+        self.stale, self.times = stale, times
+
+    def __call__(self) -> str:
+        if self.times:
+            self.times -= 1
+            return self.stale
+        from dict_magics.service.signing import next_nonce
+
+        return next_nonce()
+
+
+def used_nonce(sandbox: SandboxServer) -> str:
+    """A nonce the sandbox has already seen (another process used it a moment ago)."""
+    stale = str(time.time_ns() // 1_000_000 - 60_000)
+    client = client_for(sandbox, nonces=lambda: stale)
+    assert client.delete_entry("1").ok
+    sandbox.clear_log()
+    return stale
+
+
+def test_a_reused_nonce_is_sent_once_more_with_a_fresh_one(sandbox: SandboxServer) -> None:
+    stale = used_nonce(sandbox)
+    result = client_for(sandbox, nonces=StaleNonces(stale, 1), max_retries=0).delete_entry("2")
+    assert result.ok and result.attempts == 2, result
+    assert [r.operation for r in sandbox.requests] == ["rejected", "delete"]
+    assert sandbox.requests[0].headers["nonce"] == stale
+
+
+def test_a_nonce_reused_twice_blames_another_process_not_the_clock(
+    sandbox: SandboxServer,
+) -> None:
+    stale = used_nonce(sandbox)
+    result = client_for(sandbox, nonces=StaleNonces(stale, 5)).delete_entry("2")
+    assert not result.ok and not result.outcome_unknown and result.attempts == 2
+    assert result.cause is Cause.NONCE_REUSED and result.http_status == 401
+    assert "another process" in result.reason and "same access key" in result.reason
+    assert "clock" not in result.reason
+    assert "2" in sandbox.entries and len(sandbox.requests) == 2
 
 
 # -- batches ----------------------------------------------------------------------------------
@@ -295,9 +425,38 @@ def test_batch_cancel_reports_what_was_not_attempted(sandbox: SandboxServer) -> 
         [str(i) for i in range(1, 51)], workers=1, progress=stop_after_three, cancel=cancel
     )
     attempted = [r for r in batch.results if r.attempts > 0]
-    assert len(attempted) == 3 and batch.failed == 47
-    assert all("not attempted" in r.reason for r in batch.results if r.attempts == 0)
-    assert len(sandbox.entries) == 97
+    assert len(attempted) == 3 and batch.failed == 47 and batch.interrupted
+    skipped = [r for r in batch.results if r.attempts == 0]
+    assert all(r.cause is Cause.NOT_ATTEMPTED for r in skipped)
+    assert all("not attempted: the batch was cancelled" in r.reason for r in skipped)
+    assert len(sandbox.entries) == 97 and len(sandbox.requests) == 3
+
+
+def test_a_batch_stops_when_the_credentials_are_refused(sandbox: SandboxServer) -> None:
+    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
+    batch = client.delete_entries([str(i) for i in range(1, 41)], workers=1)
+    refused = [r for r in batch.results if r.cause is Cause.AUTH]
+    skipped = [r for r in batch.results if r.cause is Cause.NOT_ATTEMPTED]
+    assert len(refused) == 3 and len(skipped) == 37 and not batch.interrupted
+    assert all(r.attempts == 0 and "refused the credentials" in r.reason for r in skipped)
+    assert len(sandbox.requests) == 3 and len(sandbox.entries) == 100
+
+
+def test_a_batch_on_many_workers_stops_after_those_in_flight(sandbox: SandboxServer) -> None:
+    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret", workers=4)
+    batch = client.delete_entries([str(i) for i in range(1, 41)], workers=4)
+    sent = len(sandbox.requests)
+    # The first three answers, plus those in flight or handed out while they came back.
+    assert 3 <= sent <= 3 + 4 - 1
+    assert sum(r.cause is Cause.AUTH for r in batch.results) == sent
+    assert sum(r.cause is Cause.NOT_ATTEMPTED for r in batch.results) == 40 - sent
+
+
+def test_a_batch_goes_on_after_an_auth_failure_among_successes(sandbox: SandboxServer) -> None:
+    # One 401 (a clock hiccup, say) among good answers is no reason to stop the batch.
+    sandbox.fail_next(1, 401)
+    batch = client_for(sandbox).delete_entries([str(i) for i in range(1, 21)], workers=1)
+    assert batch.succeeded == 19 and len(sandbox.requests) == 20
 
 
 def test_workers_must_be_positive(sandbox: SandboxServer) -> None:

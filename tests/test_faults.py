@@ -19,6 +19,7 @@ import pytest
 from dict_magics.render import kind_of
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
+from dict_magics.service.models import Cause
 
 
 @dataclass(frozen=True)
@@ -27,60 +28,95 @@ class Case:
     outcome: str  # success | failure | unknown
     attempts: int
     deleted: bool
+    cause: Cause
     reason: str = ""
     http_status: int | None = None
 
 
+def fault(kind: str, **options: object) -> Callable[[SandboxServer], None]:
+    return lambda s: s.inject(kind, **options)
+
+
+U, F, S = "unknown", "failure", "success"
 CASES = {
+    # The service (or a gateway) answered with a status that settles it, or asks for a retry.
     "429 with Retry-After": Case(
-        lambda s: s.fail_next(1, 429, retry_after=0), "success", 2, True, http_status=200
+        lambda s: s.fail_next(1, 429, retry_after=0), S, 2, True, Cause.OK, http_status=200
     ),
-    "500": Case(lambda s: s.fail_next(1, 500), "failure", 1, False, "HTTP 500", 500),
-    "502": Case(lambda s: s.fail_next(1, 502), "success", 2, True, http_status=200),
-    "503": Case(lambda s: s.fail_next(1, 503), "success", 2, True, http_status=200),
-    "504": Case(lambda s: s.fail_next(1, 504), "success", 2, True, http_status=200),
+    "500 with a JSON failure": Case(
+        lambda s: s.fail_next(1, 500), F, 1, False, Cause.REFUSED, "injected fault", 500
+    ),
+    "502": Case(lambda s: s.fail_next(1, 502), S, 2, True, Cause.OK, http_status=200),
+    "503": Case(lambda s: s.fail_next(1, 503), S, 2, True, Cause.OK, http_status=200),
+    "504": Case(lambda s: s.fail_next(1, 504), S, 2, True, Cause.OK, http_status=200),
     "503 every time": Case(
-        lambda s: s.fail_next(99, 503), "failure", 4, False, "gave up after 4 attempts"
+        lambda s: s.fail_next(99, 503), F, 4, False, Cause.UNAVAILABLE, "gave up after 4", 503
     ),
+    "504 every time": Case(
+        lambda s: s.fail_next(99, 504), U, 4, False, Cause.GATEWAY, "gave up after 4", 504
+    ),
+    # No answer after sending: nobody can say whether the service acted.
     "reset on receipt (drop_before)": Case(
-        lambda s: s.inject("drop_before"), "unknown", 1, False, "dropped"
+        fault("drop_before"), U, 1, False, Cause.CONNECTION_LOST, "closed before an answer"
     ),
     "dropped after acting (drop_after)": Case(
-        lambda s: s.inject("drop_after"), "unknown", 1, True, "dropped"
+        fault("drop_after"), U, 1, True, Cause.CONNECTION_LOST, "closed before an answer"
     ),
     "read timeout": Case(
-        lambda s: s.inject("hang", delay=2),
-        "unknown",
-        1,
-        True,
-        "no answer within the 0.5 s timeout",
-    ),
-    "non-JSON body": Case(
-        lambda s: s.inject("non_json"), "failure", 1, False, "not JSON: 'OK, deleted.'", 200
-    ),
-    "JSON without status": Case(
-        lambda s: s.inject("no_status"), "failure", 1, False, "has no status", 200
-    ),
-    "status other than success/failure": Case(
-        lambda s: s.inject("other_status"), "failure", 1, False, "unexpected status 'deleted'", 200
-    ),
-    "HTML error page": Case(
-        lambda s: s.inject("html"), "failure", 1, False, "500 Internal Server Error", 500
-    ),
-    "huge body": Case(lambda s: s.inject("huge"), "failure", 1, False, "larger than 64 KiB", 200),
-    "gzip-compressed answer": Case(lambda s: s.inject("gzip"), "success", 1, True, http_status=200),
-    "JSON nested 50,000 deep": Case(
-        lambda s: s.inject("deep_json"), "failure", 1, False, "not JSON", 200
+        fault("hang", delay=2), U, 1, True, Cause.TIMEOUT, "no answer within the 0.5 s deadline"
     ),
     "slowly dripping body": Case(
-        lambda s: s.inject("drip", delay=0.2), "unknown", 1, True, "did not arrive within", 200
+        fault("drip", delay=0.2), U, 1, True, Cause.TIMEOUT, "did not arrive whole", 200
     ),
+    "headers dripping a byte at a time": Case(
+        fault("drip_headers", delay=0.05), U, 1, True, Cause.TIMEOUT, "0.5 s deadline"
+    ),
+    "endless 100 Continue": Case(
+        fault("continue_flood", delay=0.05), U, 1, True, Cause.TIMEOUT, "0.5 s deadline"
+    ),
+    "body cut short (truncated)": Case(
+        fault("truncated"), U, 1, True, Cause.CONNECTION_LOST, "before the whole answer", 200
+    ),
+    "connection closed mid-headers": Case(
+        fault("close_mid_headers"), U, 1, True, Cause.BAD_ANSWER, "empty", 200
+    ),
+    "204 with no body": Case(fault("empty_204"), U, 1, True, Cause.BAD_ANSWER, "empty", 204),
+    # Unreadable answers after sending: unknown (changed in version 2 from a plain failure).
+    "non-JSON body": Case(
+        fault("non_json"), U, 1, False, Cause.BAD_ANSWER, "not JSON: 'OK, deleted.'", 200
+    ),
+    "JSON without status": Case(
+        fault("no_status"), U, 1, False, Cause.BAD_ANSWER, "has no status", 200
+    ),
+    "status other than success/failure": Case(
+        fault("other_status"), U, 1, False, Cause.BAD_ANSWER, "unexpected status 'deleted'", 200
+    ),
+    "HTML error page": Case(
+        fault("html"), U, 1, False, Cause.BAD_ANSWER, "500 Internal Server Error", 500
+    ),
+    "huge body": Case(fault("huge"), U, 1, False, Cause.TOO_LARGE, "larger than 64 KiB", 200),
+    "JSON nested 50,000 deep": Case(
+        fault("deep_json"), U, 1, False, Cause.BAD_ANSWER, "not JSON", 200
+    ),
+    # Readable after all: a success is a success.
+    "gzip-compressed answer": Case(fault("gzip"), S, 1, True, Cause.OK, http_status=200),
+    "gzip although identity was asked": Case(
+        fault("gzip_forced"), S, 1, True, Cause.OK, http_status=200
+    ),
+    "UTF-8 BOM before the JSON": Case(fault("bom"), S, 1, True, Cause.OK, http_status=200),
+    "UTF-16 JSON with a BOM": Case(fault("utf16"), S, 1, True, Cause.OK, http_status=200),
 }
+TIMEOUT = 0.5
 
 
 def make_client(sandbox: SandboxServer, **options: object) -> DictionaryClient:
     return DictionaryClient(
-        sandbox.url, sandbox.access_key, sandbox.secret_key, timeout=0.5, backoff=0.01, **options
+        sandbox.url,
+        sandbox.access_key,
+        sandbox.secret_key,
+        timeout=TIMEOUT,
+        backoff=0.01,
+        **options,
     )
 
 
@@ -105,11 +141,13 @@ def test_fault(sandbox: SandboxServer, name: str) -> None:
     assert result.ok == (case.outcome == "success")
     assert ("42" not in sandbox.entries) == case.deleted
     assert applied_deletes(sandbox, "42") == int(case.deleted)
+    assert result.cause is case.cause, result
     assert case.reason in (result.reason or ""), result
-    if case.http_status is not None:
-        assert result.http_status == case.http_status
+    assert result.http_status == case.http_status
     if case.outcome == "unknown":
         assert "may have reached the service" in result.reason
+    # One deadline per attempt, whatever the server does.
+    assert result.elapsed < case.attempts * (TIMEOUT + 1)
     # Every attempt was a distinct, valid request: no replay was ever rejected.
     assert all(r.operation != "rejected" for r in sandbox.requests)
     nonces = [r.headers.get("nonce") for r in sandbox.requests]
@@ -135,6 +173,31 @@ def test_kept_alive_connection_dropped_before_sending(sandbox: SandboxServer) ->
     result = client.delete_entry("2")
     assert result.ok and result.attempts == 1
     assert applied_deletes(sandbox, "2") == 1
+
+
+def test_a_kept_alive_connection_reset_on_receipt_is_retried(sandbox: SandboxServer) -> None:
+    # The server closed the idle connection as the request went out: a DELETE may be sent
+    # again, and the retry's answer settles it.
+    client = make_client(sandbox)
+    assert client.delete_entry("1").ok
+    sandbox.inject("drop_before")
+    result = client.delete_entry("2")
+    assert result.ok and result.attempts == 2, result
+    assert applied_deletes(sandbox, "2") == 1
+
+
+def test_a_kept_alive_connection_dropped_after_acting_stays_unknown(
+    sandbox: SandboxServer,
+) -> None:
+    # Retried, the service says "no such entry": the first attempt may well have deleted it.
+    client = make_client(sandbox)
+    assert client.delete_entry("1").ok
+    sandbox.inject("drop_after")
+    result = client.delete_entry("2")
+    assert kind_of(result) == "unknown" and result.attempts == 2, result
+    assert result.http_status == 404 and result.cause is Cause.CONNECTION_LOST
+    assert "attempt 1 (the kept-alive connection was closed" in result.reason
+    assert applied_deletes(sandbox, "2") == 1 and "2" not in sandbox.entries
 
 
 class _Recorder(BaseHTTPRequestHandler):

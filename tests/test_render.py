@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import unicodedata
+from dataclasses import replace
+
+import pytest
+
 from dict_magics.render import batch_html, batch_text, kind_of, result_html, result_text
-from dict_magics.service.models import BatchResult, DeleteResult
+from dict_magics.render.entries import entries_html, entries_text
+from dict_magics.service.models import BatchResult, Cause, DeleteResult, Entry, EntryList
 
 OK = DeleteResult("success", "42", http_status=200, attempts=1, elapsed=0.01)
-FAILED = DeleteResult("failure", "<b>x</b>", http_status=404, reason="said <script>1</script>")
-UNKNOWN = DeleteResult("failure", "9", reason="no answer", outcome_unknown=True, attempts=2)
+FAILED = DeleteResult(
+    "failure", "<b>x</b>", http_status=404, reason="said <script>1</script>", cause=Cause.REFUSED
+)
+UNKNOWN = DeleteResult(
+    "failure", "9", reason="no answer", outcome_unknown=True, attempts=2, cause=Cause.TIMEOUT
+)
 OK2 = DeleteResult("success", "43", http_status=200)
 PURGE = DeleteResult("success", None, http_status=200)
 
@@ -34,17 +44,60 @@ def test_purge_reads_as_every_entry() -> None:
     assert "deleted every entry" in result_text(PURGE)
 
 
-def test_batch_summary_lists_every_failure_with_its_reason() -> None:
+def test_batch_summary_then_failures_grouped_by_cause() -> None:
     batch = BatchResult([OK, FAILED, UNKNOWN, OK2])
-    text = batch_text(batch)
-    assert (
-        text.splitlines()[0]
-        == "\u2717 deleted 2 of 4 entries; 2 not deleted (1 with unknown outcome)"
-    )
-    assert "said <script>" in text and "no answer" in text and len(text.splitlines()) == 3
+    lines = batch_text(batch).splitlines()
+    assert lines[0] == "\u2717 deleted 2 of 4 entries; 2 not deleted (1 with unknown outcome)"
+    assert lines[1:] == [
+        "  \u2717 1 not deleted: refused by the service",
+        f"    {result_text(FAILED)}",
+        "  ? 1 outcome unknown: no answer in time",
+        f"    {result_text(UNKNOWN)}",
+    ]
     html = batch_html(batch)
     assert html.count("<li>") == 2 and "<script>" not in html
+    assert html.count('class="dict-magics-group"') == 2
     assert (batch.succeeded, batch.failed, batch.unknown, batch.ok) == (2, 2, 1, False)
+
+
+def test_two_thousand_failures_read_as_a_few_lines() -> None:
+    refused = [
+        DeleteResult("failure", str(i), 404, "no such entry", cause=Cause.REFUSED)
+        for i in range(2000)
+    ]
+    late = [
+        DeleteResult("failure", f"t{i}", None, "no answer", True, cause=Cause.TIMEOUT)
+        for i in range(7)
+    ]
+    batch = BatchResult([*refused, *late, *refused[:10]])  # ids repeated: each shown once
+    lines = batch_text(batch).splitlines()
+    assert len(lines) == 1 + (1 + 5 + 1) + (1 + 5 + 1)
+    assert lines[1] == "  \u2717 2000 not deleted: refused by the service"
+    assert lines[7] == "    \u2026 and 1995 more"
+    assert lines[8] == "  ? 7 outcome unknown: no answer in time"
+    assert lines[-1] == "    \u2026 and 2 more"
+    html = batch_html(batch)
+    assert html.count("<li>") == 12 and len(html) < 10_000
+    assert "and 1995 more" in html
+
+
+def test_an_interrupted_batch_says_so() -> None:
+    never = DeleteResult("failure", "9", reason="not attempted", attempts=0)
+    never = replace(never, cause=Cause.NOT_ATTEMPTED)
+    batch = BatchResult([OK, never], interrupted=True)
+    text = batch_text(batch)
+    assert text.splitlines()[0].endswith("; interrupted: 1 never sent")
+    assert "1 not deleted: not sent" in text
+    assert "interrupted" in batch_html(batch)
+    assert "interrupted" not in batch_text(BatchResult([OK, never]))
+
+
+def test_results_name_the_terms_when_the_entry_is_known() -> None:
+    entry = Entry("1042", "ja", "金曜日", "en", "FRI")
+    result = replace(OK, entry_id="1042", entry=entry)
+    assert result_text(result).startswith("\u2713 deleted 1042: 金曜日 \u2192 FRI (ja\u2192en)")
+    gone = replace(FAILED, entry_id="1042", entry=replace(entry, from_text="<i>"))
+    assert "1042: &lt;i&gt; \u2192 FRI" in result_html(gone)
 
 
 def test_all_good_batch() -> None:
@@ -73,6 +126,66 @@ def test_repeated_ids_are_said_to_be_sent_once() -> None:
     assert batch_text(batch) == "\u2713 deleted 4 of 4 entries (2 repeated ids, each sent once)"
 
 
-def test_details_do_not_repeat_the_http_status() -> None:
-    text = result_text(DeleteResult("failure", "1", http_status=404, reason="HTTP 404, no"))
-    assert text.count("HTTP 404") == 1
+def test_details_come_from_the_fields_not_from_the_reason() -> None:
+    text = result_text(DeleteResult("failure", "1", http_status=404, reason="no such entry"))
+    assert text.endswith("(HTTP 404, 1 attempt, 0.00 s)")
+    text = result_text(DeleteResult("failure", "1", reason="HTTP 404 said a proxy"))
+    assert text.endswith("(1 attempt, 0.00 s)")
+
+
+# -- listings ---------------------------------------------------------------------------------
+
+
+def terminal_width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+TERMS = [
+    Entry("1", "ja", "金曜日", "en", "FRI"),
+    Entry("1042", "en", "line\nbreak", "de", "Zeilenumbruch"),
+    Entry("7", "de", "<b>Straße</b>", "en", "street & road"),
+]
+
+
+def test_entries_text_aligns_columns_wide_characters_too() -> None:
+    text = entries_text(EntryList(TERMS, "dictionary.example.com"))
+    lines = text.splitlines()
+    assert lines[0] == "3 entries at dictionary.example.com"
+    assert lines[1].split() == ["id", "from", "source", "to", "target"]
+    # The target column starts at the same terminal column on every row (金曜日 is 6 wide).
+    starts = {
+        terminal_width(line[: line.index(target)])
+        for line, target in zip(lines[2:], ["FRI", "Zeilen", "street"], strict=True)
+    }
+    assert len(starts) == 1
+    assert "line\\nbreak" in lines[3]  # a newline in a term is shown, not obeyed
+    assert len(lines) == 5
+
+
+def test_entries_text_with_a_limit_says_how_many_more() -> None:
+    listing = EntryList([Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in range(500)])
+    text = entries_text(listing, limit=200)
+    assert len(text.splitlines()) == 1 + 1 + 200 + 1
+    assert text.endswith("\u2026 and 300 more (total 500)")
+    assert len(str(listing).splitlines()) == 502
+    from IPython.lib.pretty import pretty
+
+    assert pretty(listing) == text
+
+
+def test_entries_html_escapes_and_shows_the_first_rows() -> None:
+    html = entries_html(EntryList(TERMS, "h"))
+    assert "<b>Straße</b>" not in html and "&lt;b&gt;Straße&lt;/b&gt;" in html
+    assert "street &amp; road" in html and html.count("<tr>") == 4
+    assert EntryList(TERMS)._repr_html_() == entries_html(EntryList(TERMS))
+    empty = entries_html(EntryList([], "h"))
+    assert "no entries at h" in empty and "<table>" not in empty
+
+
+@pytest.mark.parametrize("term", ["x", "&" * 5000, "\U0001f600" * 5000, '"<>' * 3000])
+def test_entries_html_stays_small_at_any_size(term: str) -> None:
+    listing = EntryList([Entry(str(i), "en", term, "de", term) for i in range(20_000)])
+    html = entries_html(listing)
+    assert len(html.encode("utf-8")) < 200_000
+    shown = html.count("<tr>") - 1
+    assert 1 <= shown <= 200 and f"and {20_000 - shown} more (total 20000)" in html

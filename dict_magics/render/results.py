@@ -1,34 +1,50 @@
 """One rendering of results, shared by the magics, the panel and the command line.
 
 Success, failure and unknown outcomes look different in both text and HTML, so nobody mistakes
-"we do not know" for either answer. Everything that came from outside is escaped.
+"we do not know" for either answer. A batch is a summary line and its failures grouped by cause
+(a few examples each), so two thousand refusals read as one line, not two thousand. Everything
+that came from outside is escaped.
 """
 
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..service.models import BatchResult, DeleteResult
+from ..service.models import BatchResult, Cause, DeleteResult
 
-__all__ = ["batch_html", "batch_text", "kind_of", "result_html", "result_text"]
+__all__ = ["EXAMPLES", "batch_html", "batch_text", "kind_of", "result_html", "result_text"]
 
+EXAMPLES = 5
+"""Results shown for each group of a batch's failures."""
 _SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
 _COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
+_LABEL = {
+    Cause.OK: "not deleted",
+    Cause.REFUSED: "refused by the service",
+    Cause.AUTH: "credentials refused",
+    Cause.NONCE_REUSED: "nonce already used (another process with the same access key?)",
+    Cause.BAD_ANSWER: "unreadable answer",
+    Cause.TOO_LARGE: "answer too large",
+    Cause.REDIRECT: "redirected (not followed)",
+    Cause.RATE_LIMITED: "rate-limited",
+    Cause.UNAVAILABLE: "service unavailable or unreachable",
+    Cause.TIMEOUT: "no answer in time",
+    Cause.CONNECTION_LOST: "connection lost",
+    Cause.GATEWAY: "a gateway answered",
+    Cause.DNS: "host name not found",
+    Cause.TLS: "TLS handshake failed",
+    Cause.NOT_ATTEMPTED: "not sent",
+    Cause.ERROR: "request error",
+}
 
 
 def kind_of(result: DeleteResult) -> str:
     """``success``, ``failure`` or ``unknown``: the three outcomes a reader must tell apart."""
-    if result.outcome_unknown:
-        return "unknown"
-    return "success" if result.ok else "failure"
+    return result.outcome
 
 
 def _details(result: DeleteResult) -> str:
-    parts = []
-    if result.http_status is not None and f"HTTP {result.http_status}" not in (result.reason or ""):
-        parts.append(f"HTTP {result.http_status}")
+    parts = [] if result.http_status is None else [f"HTTP {result.http_status}"]
     parts.append(f"{result.attempts} attempt" + ("" if result.attempts == 1 else "s"))
     parts.append(f"{result.elapsed:.2f} s")
     return ", ".join(parts)
@@ -37,7 +53,8 @@ def _details(result: DeleteResult) -> str:
 def _headline(result: DeleteResult) -> str:
     kind = kind_of(result)
     if kind == "success":
-        return f"deleted {result.target}"
+        verified = " (verified by a listing)" if result.verified else ""
+        return f"deleted {result.target}{verified}"
     if kind == "unknown":
         return f"outcome unknown for {result.target}: it may or may not have been deleted"
     return f"{result.target} not deleted"
@@ -74,24 +91,53 @@ def _summary(batch: BatchResult) -> str:
         text += f"; {batch.failed} not deleted"
         if batch.unknown:
             text += f" ({batch.unknown} with unknown outcome)"
+    if batch.interrupted:
+        never = sum(1 for r in batch.failures if r.cause is Cause.NOT_ATTEMPTED)
+        text += f"; interrupted: {never} never sent" if never else "; interrupted"
     return text
 
 
+def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
+    """The failures (each id once) by outcome and cause, largest group first."""
+    groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
+    for result in batch.failures:
+        groups.setdefault((kind_of(result), result.cause), []).append(result)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    return [(kind, cause, results) for (kind, cause), results in ordered]
+
+
+def _group_title(kind: str, cause: Cause, count: int) -> str:
+    what = "outcome unknown" if kind == "unknown" else "not deleted"
+    return f"{_SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
+
+
 def batch_text(batch: BatchResult) -> str:
-    """A summary line, then every result that did not succeed, each with its reason."""
+    """A summary line, then the failures grouped by cause with a few examples each."""
     symbol = _SYMBOL["success"] if batch.ok else _SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
-    lines.extend(f"  {result_text(r)}" for r in batch.failures)
+    for kind, cause, results in _groups(batch):
+        lines.append(f"  {_group_title(kind, cause, len(results))}")
+        lines.extend(f"    {result_text(r)}" for r in results[:EXAMPLES])
+        if len(results) > EXAMPLES:
+            lines.append(f"    \u2026 and {len(results) - EXAMPLES} more")
     return "\n".join(lines)
 
 
 def batch_html(batch: BatchResult) -> str:
-    """The summary as HTML, with every failure listed and escaped."""
+    """The summary as HTML, then the same groups, every value escaped."""
     kind = "success" if batch.ok else "failure"
-    items = "".join(f"<li>{result_html(r)}</li>" for r in batch.failures)
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
+    parts = [
         f'<div class="dict-magics-batch dict-magics-{kind}">'
         f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(batch))}</b>'
-        f"{listing}</div>"
-    )
+    ]
+    for group_kind, cause, results in _groups(batch):
+        items = "".join(f"<li>{result_html(r)}</li>" for r in results[:EXAMPLES])
+        if len(results) > EXAMPLES:
+            items += f"<li>&hellip; and {len(results) - EXAMPLES} more</li>"
+        title = escape(_group_title(group_kind, cause, len(results)))
+        parts.append(
+            f'<div class="dict-magics-group" style="color:{_COLOUR[group_kind]}">{title}'
+            f'<ul style="margin:0.2em 0">{items}</ul></div>'
+        )
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,32 +1,34 @@
-"""The dictionary client: signed DELETE requests, retries, timeouts and honest results.
+"""The dictionary client: every operation of the service, with retries and honest results.
 
-Every front end (magics, panel, command line) goes through ``DictionaryClient``; it holds no
-display logic and returns ``DeleteResult`` / ``BatchResult`` for every outcome the network can
-produce. It raises only for a caller's mistake (a bad id or base URL), before any request.
+Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
+``transport`` (one attempt, one deadline), asks ``retry`` whether to try again, and words what
+happened. A deletion or an addition always comes back as a result whose ``outcome`` is
+``success`` only when the service said so, ``failure`` only when the service certainly did not
+act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
+option), before any request, and for a listing it cannot produce (``ServiceError``).
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
-import random
-import ssl
+import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import requests
-import urllib3.exceptions
-from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, ReadTimeoutError
-
-from ..errors import DictMagicsError
+from .. import settings
+from ..errors import DictMagicsError, ListingUnsupportedError, ServiceError
 from ..profiles.secret import Secret, mask
-from .models import BatchResult, DeleteResult
+from . import retry
+from .models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
 from .paths import (
+    API_PREFIX,
     check_id,
     entry_path,
     host_of,
@@ -34,63 +36,113 @@ from .paths import (
     normalize_base_url,
     purge_path,
 )
-from .signing import SignedAuth
+from .signing import SignedAuth, next_nonce
+from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
 
-__all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress"]
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "RequestInterrupted"]
 
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
 
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
-# 502 and 504 come from a gateway: the service behind it may have acted on the request.
-MAYBE_APPLIED_STATUSES = frozenset({502, 504})
-MAX_BODY_BYTES = 64 * 1024
-# The body is read raw (to bound its size and time), so ask for it uncompressed.
-_HEADERS = {"Accept-Encoding": "identity"}
+LIST_PATH = API_PREFIX.rstrip("/")
+"""The collection: ``GET`` lists it, ``POST`` adds to it."""
+AUTH_STOP_AFTER = 3
+"""A batch whose first this many answers all refuse the credentials sends nothing more."""
 EXCERPT_CHARS = 160
+_UNKNOWN_DELETE = (
+    ". The request may have reached the service, so the entry may be gone; sending it again "
+    "is safe (it answers 'no such entry' if so)"
+)
+_UNKNOWN_PURGE = (
+    ". The request may have reached the service, so the entries may be gone; a listing shows "
+    "what is left"
+)
+_UNKNOWN_ADD = (
+    ". The request may have reached the service, so the entry may have been added; it is not "
+    "sent again blindly (a listing shows whether it is there)"
+)
+_NONCE_REUSED = (
+    "the service says the request's nonce was already used, twice in a row: another process "
+    "(a second notebook, a script, the command line) is probably sending requests with the "
+    "same access key at the same moment. Nothing was changed; try again, or give each process "
+    "its own access key"
+)
+
+
+class RequestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during one request: raised once the request in flight has ended.
+
+    ``result`` is what that request really did (the interrupt never leaves it unknown when an
+    answer was on its way), and the message shows it.
+    """
+
+    def __init__(self, result: DeleteResult | AddResult) -> None:
+        super().__init__()
+        self.result = result
+
+    def __str__(self) -> str:
+        return f"interrupted after the request in flight ended: {self.result}"
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What one attempt's answer means; ``retry`` when it may be tried again (and the rest
+    then says what it means if it is not)."""
+
+    outcome: Outcome
+    cause: Cause
+    reason: str | None = None
+    http_status: int | None = None
+    again: retry.Retry | None = None
+    nonce_reused: bool = False
+    data: Any = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class _Final:
+    """What a request ended as, over all its attempts."""
+
+    outcome: Outcome
+    cause: Cause
+    reason: str | None
+    http_status: int | None
+    attempts: int
+    elapsed: float
+    data: Any = None
+    problem: str | None = None
 
 
 @dataclass
-class _Attempt:
-    """What one attempt produced: a final result, or a reason to try again."""
+class _Batch:
+    """A batch's shared state: what was sent, what came back, and why it stopped early."""
 
-    result: DeleteResult | None = None
-    retry_after: float | None = None
-    retry_reason: str = ""
-    maybe_applied: bool = False
+    halt: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    started: set[str] = field(default_factory=set)
+    results: dict[str, DeleteResult] = field(default_factory=dict)
+    errors: list[BaseException] = field(default_factory=list)
+    finished: int = 0
+    why: str = ""
+    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
 
-
-def _excerpt(text: str) -> str:
-    """A short, single-line, printable excerpt of something a server sent."""
-    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
-    cleaned = " ".join(cleaned.split())
-    if len(cleaned) > EXCERPT_CHARS:
-        cleaned = cleaned[:EXCERPT_CHARS] + "\u2026"
-    return cleaned
-
-
-def _parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else ``None``."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    def stop(self, why: str) -> None:
+        with self.lock:
+            if not self.halt.is_set():
+                self.why = why
+                self.halt.set()
 
 
 class DictionaryClient:
-    """Deletes user-dictionary entries with signed requests.
+    """Deletes, lists and adds user-dictionary entries with signed requests.
 
-    ``timeout`` bounds connecting and each read, and reading a whole answer; ``max_retries`` is
-    how many times a request that certainly was not acted on (connection refused, 429, 503, ...)
-    is sent again, each time with a fresh nonce and signature.
+    ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
+    ``max_retries`` is how many times a request is sent again when that is safe (see
+    ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
+    pool. ``nonces`` is the nonce source (the process-wide one by default).
     """
 
     def __init__(
@@ -99,20 +151,21 @@ class DictionaryClient:
         access_key: str,
         secret_key: str,
         *,
-        timeout: float = 15.0,
-        max_retries: int = 3,
+        timeout: float = settings.TIMEOUT,
+        max_retries: int = settings.RETRIES,
         session: requests.Session | None = None,
-        workers: int = 8,
+        workers: int = settings.WORKERS,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        max_retry_after: float = 30.0,
+        max_retry_after: float = settings.MAX_RETRY_AFTER,
+        nonces: Callable[[], str] | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         if not isinstance(access_key, str) or not isinstance(secret_key, str):
             raise DictMagicsError("the access key and the secret key must be text (str).")
         if not access_key or not secret_key:
             raise DictMagicsError("both an access key and a secret key are needed.")
-        if not (math.isfinite(timeout) and timeout > 0):
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
             raise DictMagicsError(f"timeout must be a positive number of seconds, not {timeout!r}.")
         if max_retries < 0:
             raise DictMagicsError(f"max_retries must be 0 or more, not {max_retries!r}.")
@@ -122,21 +175,19 @@ class DictionaryClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
-        self._auth = SignedAuth(access_key, Secret(secret_key))
-        self._session = session or requests.Session()
-        if session is None and is_loopback(urlsplit(self.base_url).hostname or ""):
-            # A proxy from the environment must not see loopback traffic (the sandbox).
-            self._session.trust_env = False
-        self._pool_lock = threading.Lock()
-        self._pool_size = 0
-        self._ensure_pool(workers)
+        self._auth = SignedAuth(access_key, Secret(secret_key), nonces or next_nonce)
+        loopback = is_loopback(urlsplit(self.base_url).hostname or "")
+        # A proxy from the environment must not see loopback traffic (the sandbox).
+        self._transport = Transport(
+            self._auth, session=session, trust_env=not loopback, workers=max(1, workers)
+        )
 
     def __repr__(self) -> str:
         return f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r})"
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._session.close()
+        self._transport.close()
 
     def __enter__(self) -> DictionaryClient:
         return self
@@ -149,53 +200,109 @@ class DictionaryClient:
         """Where requests go, for messages and confirmations."""
         return host_of(self.base_url)
 
-    def _ensure_pool(self, workers: int) -> None:
-        """Size the connection pool so every worker keeps its own connection alive."""
-        with self._pool_lock:
-            if workers <= self._pool_size:
-                return
-            previous = self._session.adapters.get("https://")
-            adapter = HTTPAdapter(pool_connections=1, pool_maxsize=workers, max_retries=0)
-            self._session.mount("http://", adapter)
-            self._session.mount("https://", adapter)
-            self._pool_size = workers
-            if previous is not None:
-                previous.close()
-
     # -- public operations ---------------------------------------------------------------
 
     def delete_entry(self, entry_id: str | int) -> DeleteResult:
-        """Delete one entry. Raises ``InvalidIdError`` (before any request) for a bad id."""
+        """Delete one entry. Raises ``InvalidIdError`` (before any request) for a bad id.
+
+        Ctrl-C does not abandon a request in flight: the call waits for its answer (at most
+        one deadline), then raises ``RequestInterrupted`` (a ``KeyboardInterrupt``) carrying
+        the true result, so a loop stops and nothing is left unknown that need not be.
+        """
         text = check_id(entry_id)
-        return self._delete(entry_path(text), text)
+        return self._guarded(lambda stop: self._delete_one(text, stop))
 
     def delete_all(self) -> DeleteResult:
-        """Delete every entry of this account. Front ends confirm before calling this."""
-        return self._delete(purge_path(), None)
+        """Delete every entry of this account. Front ends confirm before calling this.
+
+        Ctrl-C behaves as for ``delete_entry``.
+        """
+
+        def purge(stop: Callable[[], bool]) -> DeleteResult:
+            return self._delete_result(None, self._exchange("DELETE", purge_path(), stop=stop))
+
+        return self._guarded(purge)
 
     def delete_entries(
         self,
         ids: Iterable[str | int],
-        workers: int = 4,
+        workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
     ) -> BatchResult:
         """Delete several entries on ``workers`` threads; results come back in input order.
 
-        Every id is checked before the first request, duplicates are deleted once, and
-        ``progress`` is called after each result. If ``cancel`` is set (or the caller presses
-        Ctrl-C) no new request starts; ids not attempted are reported as not deleted.
+        Every id is checked before the first request and duplicates are deleted once.
+        ``progress`` is called (on the calling thread) after each result. Ctrl-C or ``cancel``
+        starts nothing new, waits for the requests in flight (each at most one deadline) and
+        returns ``BatchResult(..., interrupted=True)``: what was sent is reported as it ended,
+        ids never sent as ``not_attempted``. If the first answers all refuse the credentials,
+        the rest are not sent either.
         """
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
         if workers < 1:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         workers = min(workers, max(1, len(unique)))
-        self._ensure_pool(workers)
-        by_id = self._run_batch(unique, workers, progress, cancel or threading.Event())
-        return BatchResult([by_id[t] for t in texts])
+        self._transport.ensure_pool(workers)
+        cancel = cancel or threading.Event()
+        batch = self._run_batch(unique, workers, progress, cancel)
+        interrupted = batch.why in ("interrupted", "cancelled") or cancel.is_set()
+        by_id = {t: batch.results.get(t) or self._not_attempted(t, batch.why) for t in unique}
+        return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
 
-    # -- batch machinery -----------------------------------------------------------------
+    def list_entries(self) -> EntryList:
+        """Every entry, from the signed ``GET`` listing (retried like a DELETE).
+
+        Raises ``ListingUnsupportedError`` when the service has no listing (404, 405, or an
+        answer that is not JSON) and ``ServiceError`` for a listing it cannot use (malformed,
+        refused, or no answer). Read-only, so Ctrl-C simply interrupts it.
+        """
+        final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
+        return self._listing(final)
+
+    def add_entry(self, entry: Entry) -> AddResult:
+        """Add ``entry`` (its four terms; the service picks the id) with a signed ``POST``.
+
+        Never sent twice once it may have reached the service: such an outcome is ``unknown``
+        (a listing settles it). Ctrl-C behaves as for ``delete_entry``.
+        """
+        if not isinstance(entry, Entry):
+            raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
+        body = json.dumps(entry.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+
+        def add(stop: Callable[[], bool]) -> AddResult:
+            final = self._exchange("POST", LIST_PATH, body=body, stop=stop)
+            return AddResult(
+                final.outcome if final.outcome != "unknown" else "failure",
+                entry,
+                http_status=final.http_status,
+                reason=_with_consequence(final, _UNKNOWN_ADD),
+                outcome_unknown=final.outcome == "unknown",
+                attempts=final.attempts,
+                elapsed=final.elapsed,
+                cause=final.cause,
+            )
+
+        return self._guarded(add)
+
+    # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
+
+    def _guarded(self, run: Callable[[Callable[[], bool]], Any]) -> Any:
+        """Run one mutating request. On the main thread it runs on a helper thread, so that
+        Ctrl-C (which only the main thread receives) cannot cut it off half-way."""
+        if threading.current_thread() is not threading.main_thread():
+            return run(_never)
+        stopped = threading.Event()
+        future = _main_helper().submit(run, stopped.is_set)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stopped.set()
+        result = _wait_through_interrupts(future.result)
+        raise RequestInterrupted(result)
+
+    # -- batches -------------------------------------------------------------------------------
 
     def _run_batch(
         self,
@@ -203,295 +310,430 @@ class DictionaryClient:
         workers: int,
         progress: Progress | None,
         cancel: threading.Event,
-    ) -> dict[str, DeleteResult]:
-        results: dict[str, DeleteResult] = {}
-        pending = iter(unique)
-        take_lock = threading.Lock()
-        done_lock = threading.Lock()
-        errors: list[BaseException] = []
-        total = len(unique)
+    ) -> _Batch:
+        batch = _Batch()
 
-        def work() -> None:
-            while not cancel.is_set():
-                with take_lock:
-                    text = next(pending, None)
-                if text is None:
-                    return
-                try:
-                    result = self._delete(entry_path(text), text)
-                except BaseException as exc:  # a bug: re-raised in the caller's thread
-                    errors.append(exc)
-                    cancel.set()
-                    return
-                with done_lock:
-                    results[text] = result
-                    if progress is not None:
-                        progress(len(results), total, result)
+        def stopped() -> bool:
+            return batch.halt.is_set() or cancel.is_set()
 
-        threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
-        for thread in threads:
-            thread.start()
+        def work(text: str) -> None:
+            with batch.lock:
+                if stopped():
+                    batch.done.put(None)
+                    return
+                batch.started.add(text)
+            try:
+                result = self._delete_one(text, stopped)
+            except BaseException as exc:  # a bug: re-raised on the caller's thread
+                with batch.lock:
+                    batch.errors.append(exc)
+                    batch.finished += 1
+                batch.done.put(None)
+                return
+            with batch.lock:
+                batch.results[text] = result
+                batch.finished += 1
+            batch.done.put(text)
+
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="dict-magics-batch")
         try:
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.1)
+            self._feed(pool, work, unique, workers, progress, batch, stopped)
         except KeyboardInterrupt:
-            cancel.set()
-            for thread in threads:
-                thread.join()
-        if errors:
-            raise errors[0]
-        for text in unique:
-            if text not in results:
-                results[text] = DeleteResult(
-                    "failure", text, reason="not attempted: the batch was cancelled", attempts=0
-                )
-        return results
+            batch.stop("interrupted")
+        except BaseException:
+            batch.stop("error")
+            raise
+        finally:
+            _wait_through_interrupts(lambda: self._finish(pool, batch))
+        if batch.errors:
+            raise batch.errors[0]
+        if cancel.is_set() and not batch.why:
+            batch.why = "cancelled"
+        return batch
 
-    # -- one request, with retries ---------------------------------------------------------
+    def _feed(
+        self,
+        pool: ThreadPoolExecutor,
+        work: Callable[[str], None],
+        unique: list[str],
+        workers: int,
+        progress: Progress | None,
+        batch: _Batch,
+        stopped: Callable[[], bool],
+    ) -> None:
+        """Keep ``workers`` requests going, and report each result as it comes back.
 
-    def _delete(self, path: str, entry_id: str | None) -> DeleteResult:
+        Handing out one id per free worker (rather than queueing them all) is what lets a
+        cancel, a Ctrl-C or refused credentials stop the batch after the requests in flight.
+        """
+        pending = iter(unique)
+        submitted = received = reported = 0
+        refusals: list[bool] = []
+        while True:
+            while submitted - received < workers and not stopped():
+                text = next(pending, None)
+                if text is None:
+                    break
+                pool.submit(work, text)
+                submitted += 1
+            if received == submitted:
+                return
+            text = batch.done.get()
+            received += 1
+            result = batch.results.get(text) if text is not None else None
+            if batch.errors:
+                batch.stop("error")
+            if result is None:
+                continue
+            if len(refusals) < AUTH_STOP_AFTER:
+                refusals.append(result.cause is Cause.AUTH)
+                if len(refusals) == AUTH_STOP_AFTER and all(refusals):
+                    batch.stop("auth")
+            reported += 1
+            if progress is not None and not batch.halt.is_set():
+                progress(reported, len(unique), result)
+
+    @staticmethod
+    def _finish(pool: ThreadPoolExecutor, batch: _Batch) -> None:
+        """Drop what was never started, then wait until every request that was started has
+        ended (each within its deadline)."""
+        pool.shutdown(wait=False, cancel_futures=True)
+        while True:
+            with batch.lock:
+                if batch.finished >= len(batch.started):
+                    return
+            batch.done.get()
+
+    @staticmethod
+    def _not_attempted(text: str, why: str) -> DeleteResult:
+        reasons = {
+            "interrupted": "not attempted: the batch was interrupted (Ctrl-C) before this entry "
+            "was sent",
+            "auth": f"not attempted: the service refused the credentials for the first "
+            f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
+            "the secret key)",
+            "error": "not attempted: the batch stopped on an unexpected error",
+        }
+        cancelled = "not attempted: the batch was cancelled before this entry was sent"
+        reason = reasons.get(why, cancelled)
+        return DeleteResult("failure", text, reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED)
+
+    # -- one request, with retries ---------------------------------------------------------------
+
+    def _delete_one(self, text: str, stop: Callable[[], bool]) -> DeleteResult:
+        return self._delete_result(text, self._exchange("DELETE", entry_path(text), stop=stop))
+
+    @staticmethod
+    def _delete_result(entry_id: str | None, final: _Final) -> DeleteResult:
+        consequence = _UNKNOWN_PURGE if entry_id is None else _UNKNOWN_DELETE
+        return DeleteResult(
+            "success" if final.outcome == "success" else "failure",
+            entry_id,
+            http_status=final.http_status,
+            reason=_with_consequence(final, consequence),
+            outcome_unknown=final.outcome == "unknown",
+            attempts=final.attempts,
+            elapsed=final.elapsed,
+            cause=final.cause,
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """How long to wait before attempt ``attempt + 1``."""
+        return retry.delay(
+            attempt,
+            retry_after=retry_after,
+            base=self.backoff,
+            ceiling=self.max_backoff,
+            cap=self.max_retry_after,
+        )
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes | None = None,
+        limit: int = ANSWER_LIMIT,
+        stop: Callable[[], bool] = lambda: False,
+    ) -> _Final:
+        """Send until the answer is final, the retry budget is spent, or ``stop()``."""
         url = self.base_url + path
         started = time.monotonic()
-        maybe_applied = ""
+        earlier: tuple[int, _Verdict] | None = None  # an attempt that may have been acted on
+        fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
         attempt = 0
         while True:
             attempt += 1
-            outcome = self._attempt(url, entry_id, attempt, started)
-            if outcome.result is not None:
-                result = outcome.result
-                if maybe_applied and not result.ok and not result.outcome_unknown:
-                    result = self._unknown(
-                        entry_id,
-                        f"{maybe_applied}; a retry then answered: {result.reason}",
-                        attempt,
-                        started,
-                        result.http_status,
-                    )
-                return result
-            if outcome.maybe_applied:
-                maybe_applied = f"attempt {attempt} answered {outcome.retry_reason}"
-            if attempt > self.max_retries:
-                reason = f"{outcome.retry_reason}; gave up after {attempt} attempts"
-                if maybe_applied:
-                    return self._unknown(entry_id, reason, attempt, started, None)
-                return DeleteResult(
-                    "failure",
-                    entry_id,
-                    reason=reason,
-                    attempts=attempt,
-                    elapsed=time.monotonic() - started,
-                )
-            time.sleep(self._delay(attempt, outcome.retry_after))
+            answer = self._transport.send(method, url, body=body, limit=limit, timeout=self.timeout)
+            verdict = self._judge(method, answer, limit)
+            if verdict.nonce_reused and not fresh_nonce:
+                fresh_nonce = 1
+                continue
+            again = verdict.again
+            if again is not None and again.maybe_applied:
+                earlier = (attempt, verdict)
+            if again is not None and attempt - fresh_nonce <= self.max_retries and not stop():
+                if _pause(self._delay(attempt - fresh_nonce, again.after), stop):
+                    continue
+            if again is None:
+                tail = ""
+            elif stop():
+                tail = "; not sent again: stopped (Ctrl-C or cancel)"
+            else:
+                tail = f"; gave up after {attempt} attempt{'s' * (attempt != 1)}"
+            return self._settle(verdict, earlier, attempt, started, tail)
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with full jitter, or the server's ``Retry-After`` (capped)."""
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-        return random.uniform(ceiling / 2, ceiling)
-
-    def _unknown(
-        self,
-        entry_id: str | None,
-        why: str,
+    @staticmethod
+    def _settle(
+        verdict: _Verdict,
+        earlier: tuple[int, _Verdict] | None,
         attempts: int,
         started: float,
-        http_status: int | None,
-    ) -> DeleteResult:
-        return DeleteResult(
-            "failure",
-            entry_id,
-            http_status=http_status,
-            reason=(
-                f"{why}. The request may have reached the service, so the entry may be gone; "
-                "sending it again is safe (it answers 'no such entry' if so)"
-            ),
-            outcome_unknown=True,
-            attempts=attempts,
-            elapsed=time.monotonic() - started,
+        tail: str,
+    ) -> _Final:
+        outcome, cause, reason = verdict.outcome, verdict.cause, f"{verdict.reason}{tail}"
+        if verdict.outcome == "success":
+            reason = None
+        if earlier is not None and outcome == "failure":
+            number, first = earlier
+            what = f"HTTP {first.http_status}" if first.http_status else first.reason
+            outcome, cause = "unknown", first.cause
+            reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
+        return _Final(
+            outcome,
+            cause,
+            reason,
+            verdict.http_status,
+            attempts,
+            time.monotonic() - started,
+            verdict.data,
+            verdict.problem,
         )
 
-    def _attempt(self, url: str, entry_id: str | None, attempt: int, started: float) -> _Attempt:
-        try:
-            response = self._session.delete(
-                url,
-                auth=self._auth,
-                headers=_HEADERS,
-                timeout=(self.timeout, self.timeout),
-                allow_redirects=False,
-                stream=True,
-            )
-        except requests.ConnectionError as exc:
-            handshake = _tls_handshake_failure(exc)
-            if handshake:
-                reason = f"TLS handshake with {self.host} failed ({handshake}); nothing was sent"
-                return _Attempt(_failure(entry_id, reason, None, attempt, started))
-            where = self.host
-            if isinstance(exc, requests.exceptions.ProxyError):
-                where = f"the proxy for {self.host}"
-            if isinstance(_cause(exc), urllib3.exceptions.NameResolutionError):
-                reason = f"could not resolve the host name of {where}; nothing was sent"
-                return _Attempt(_failure(entry_id, reason, None, attempt, started))
-            if _not_sent(exc):
-                return _Attempt(retry_reason=f"could not connect to {where}")
-            why = "the connection was dropped before an answer came"
-            return _Attempt(self._unknown(entry_id, why, attempt, started, None))
-        except requests.Timeout:
-            why = f"no answer within the {self.timeout:g} s timeout"
-            return _Attempt(self._unknown(entry_id, why, attempt, started, None))
-        except requests.RequestException as exc:
-            reason = f"request failed: {type(exc).__name__}"
-            return _Attempt(_failure(entry_id, reason, None, attempt, started))
-        with response:
-            return self._read(response, entry_id, attempt, started)
+    # -- what an answer means --------------------------------------------------------------------
 
-    def _read(
-        self, response: requests.Response, entry_id: str | None, attempt: int, started: float
-    ) -> _Attempt:
-        code = response.status_code
+    def _judge(self, method: str, answer: Reply | NetworkFailure, limit: int) -> _Verdict:
+        if isinstance(answer, Reply):
+            return self._judge_answer(method, answer, limit)
+        if answer.status is not None:  # the headers came, the body did not (whole)
+            partial = Reply(answer.status, answer.headers, b"", problem=answer.kind.value)
+            return self._judge_answer(method, partial, limit)
+        return self._judge_failure(method, answer)
+
+    def _judge_failure(self, method: str, failure: NetworkFailure) -> _Verdict:
+        kind = failure.kind
+        where = f"the proxy for {self.host}" if failure.proxy else self.host
+        again = retry.retry_after_failure(method, kind, failure.sent, failure.reused)
+        if kind is FailureKind.DNS:
+            reason = f"could not resolve the host name of {where}; nothing was sent"
+            return _Verdict("failure", Cause.DNS, reason)
+        if kind is FailureKind.TLS:
+            reason = f"TLS handshake with {where} failed ({failure.detail}); nothing was sent"
+            return _Verdict("failure", Cause.TLS, reason)
+        if kind is FailureKind.REFUSED:
+            reason = f"could not connect to {where} (connection refused); nothing was sent"
+            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
+        if kind is FailureKind.CONNECT_TIMEOUT:
+            reason = f"could not connect to {where} within {self.timeout:g} s; nothing was sent"
+            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
+        if kind is FailureKind.PROXY:
+            reason = f"the proxy for {self.host} would not open a connection; nothing was sent"
+            return _Verdict("failure", Cause.ERROR, reason)
+        if kind is FailureKind.TIMEOUT:
+            reason = f"no answer within the {self.timeout:g} s deadline"
+            return _Verdict("unknown", Cause.TIMEOUT, reason)
+        if kind is FailureKind.DROPPED:
+            which = "kept-alive connection" if failure.reused else "connection"
+            reason = f"the {which} was closed before an answer came"
+            return _Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
+        if kind is FailureKind.BROKEN:
+            reason = "the connection broke in the middle of the answer's headers"
+            return _Verdict("unknown", Cause.CONNECTION_LOST, reason)
+        if failure.sent:
+            reason = f"the request failed after it may have been sent ({failure.detail})"
+            return _Verdict("unknown", Cause.ERROR, reason)
+        return _Verdict("failure", Cause.ERROR, f"the request could not be sent ({failure.detail})")
+
+    def _judge_answer(self, method: str, reply: Reply, limit: int) -> _Verdict:
+        """An answer's status and (maybe unreadable) body. Plain failure only for what says the
+        service did not act: a JSON ``failure``, a 4xx, a 3xx; unknown for anything else that
+        is not a readable ``success``."""
+        code, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
         if 300 <= code < 400:
-            target = host_of(response.headers.get("Location", "")) or "an unnamed location"
+            target = host_of(_header(headers, "Location") or "") or "an unnamed location"
             reason = (
-                f"HTTP {code}: the service redirected to {target}; not followed, "
+                f"the service redirected to {target}; not followed, "
                 "so the credentials went nowhere else"
             )
-            return _Attempt(_failure(entry_id, reason, code, attempt, started))
-        if code in RETRY_STATUSES:
-            return _Attempt(
-                retry_after=_parse_retry_after(response.headers.get("Retry-After")),
-                retry_reason=f"HTTP {code}",
-                maybe_applied=code in MAYBE_APPLIED_STATUSES,
-            )
-        try:
-            body = self._read_body(response)
-        except _BodyTooSlow:
-            why = f"HTTP {code}, but the answer did not arrive within {self.timeout:g} s"
-            return _Attempt(self._unknown(entry_id, why, attempt, started, code))
-        except requests.RequestException:
-            why = f"HTTP {code}, but the connection broke while the answer was read"
-            return _Attempt(self._unknown(entry_id, why, attempt, started, code))
-        if body is None:
-            reason = f"HTTP {code} with an answer larger than {MAX_BODY_BYTES // 1024} KiB"
-            return _Attempt(_failure(entry_id, reason, code, attempt, started))
-        return _Attempt(_interpret(entry_id, code, body, attempt, started))
-
-    def _read_body(self, response: requests.Response) -> bytes | None:
-        """Read at most ``MAX_BODY_BYTES`` within ``timeout`` seconds; ``None`` if larger."""
-        deadline = time.monotonic() + self.timeout
-        raw = response.raw
-        read = getattr(raw, "read1", None) or raw.read
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            while True:
-                if time.monotonic() > deadline:
-                    raise _BodyTooSlow
-                chunk = read(8192)
-                if not chunk:
-                    return b"".join(chunks)
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    return None
-                chunks.append(chunk)
-        except (ReadTimeoutError, TimeoutError):
-            raise _BodyTooSlow from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise requests.ConnectionError(type(exc).__name__) from None
-
-
-class _BodyTooSlow(Exception):
-    """The answer's body did not arrive in time."""
-
-
-def _cause(exc: requests.ConnectionError) -> object:
-    """The urllib3 error behind a requests error (through MaxRetryError and ProxyError)."""
-    reason = exc.args[0] if exc.args else None
-    if isinstance(reason, MaxRetryError):
-        reason = reason.reason
-    if isinstance(reason, urllib3.exceptions.ProxyError):
-        reason = reason.original_error
-    return reason
-
-
-def _not_sent(exc: requests.ConnectionError) -> bool:
-    """True when the request certainly never left: refused, unresolvable, or connect timeout
-    (to the service or to a proxy on the way)."""
-    return isinstance(exc, requests.ConnectTimeout) or isinstance(_cause(exc), ConnectTimeoutError)
-
-
-_HANDSHAKE_REASONS = ("CERTIFICATE_VERIFY_FAILED", "WRONG_VERSION_NUMBER", "HANDSHAKE")
-
-
-def _tls_handshake_failure(exc: requests.ConnectionError) -> str | None:
-    """A short description when TLS failed while connecting, before anything was sent.
-
-    A certificate that does not verify, or a server that does not speak TLS at all, fails the
-    handshake: retrying would not help, and the service never saw the request.
-    """
-    if not isinstance(exc, requests.exceptions.SSLError):
-        return None
-    cause = _cause(exc)
-    inner = cause.args[0] if isinstance(cause, Exception) and cause.args else cause
-    if isinstance(inner, ssl.SSLCertVerificationError):
-        return f"certificate not trusted: {inner.verify_message}"
-    reason = getattr(inner, "reason", None) or ""
-    if any(word in reason for word in _HANDSHAKE_REASONS):
-        return reason.replace("_", " ").lower()
-    return None
-
-
-def _failure(
-    entry_id: str | None, reason: str, code: int | None, attempt: int, started: float
-) -> DeleteResult:
-    return DeleteResult(
-        "failure",
-        entry_id,
-        http_status=code,
-        reason=reason,
-        attempts=attempt,
-        elapsed=time.monotonic() - started,
-    )
-
-
-def _interpret(
-    entry_id: str | None, code: int, body: bytes, attempt: int, started: float
-) -> DeleteResult:
-    """Success only for a 2xx answer whose JSON ``status`` is ``success``."""
-    text = body.decode("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        excerpt = _excerpt(text)
-        reason = f"HTTP {code} with an answer that is not JSON" + (
-            f": {excerpt!r}" if excerpt else " (empty body)"
-        )
-        return _failure(entry_id, reason, code, attempt, started)
-    status = data.get("status") if isinstance(data, dict) else None
-    if status == "success" and 200 <= code < 300:
-        return DeleteResult(
-            "success",
-            entry_id,
-            http_status=code,
-            attempts=attempt,
-            elapsed=time.monotonic() - started,
-        )
-    if status is None:
-        reason = f"HTTP {code} with a JSON answer that has no status: {_excerpt(text)!r}"
-    elif status in ("success", "failure"):
-        reason = f"HTTP {code}, the service answered status {status!r}"
-        detail = next(
-            (
-                data[k]
-                for k in ("message", "error", "msg", "detail")
-                if isinstance(data.get(k), str)
-            ),
-            None,
-        )
-        if detail:
-            reason += f": {_excerpt(detail)}"
+            return _Verdict("failure", Cause.REDIRECT, reason, code)
+        message = _message(data)
         if code in (401, 403):
+            if retry.is_nonce_reused(message):
+                return _Verdict(
+                    "failure", Cause.NONCE_REUSED, _NONCE_REUSED, code, nonce_reused=True
+                )
+            reason = "the service refused the credentials" + (f": {message}" if message else "")
             reason += " (check the access key, the secret key, and this computer's clock)"
-    else:
-        reason = f"HTTP {code} with an unexpected status {_excerpt(str(status))!r}"
-    return _failure(entry_id, reason, code, attempt, started)
+            return _Verdict("failure", Cause.AUTH, reason, code)
+        again = retry.retry_after_status(method, code, headers)
+        if code == 429:
+            reason = "rate-limited by the service"
+            return _Verdict("failure", Cause.RATE_LIMITED, reason, code, again)
+        if code == 503:
+            reason = "the service is unavailable"
+            return _Verdict("failure", Cause.UNAVAILABLE, reason, code, again)
+        if code in retry.GATEWAY:
+            reason = "a gateway answered instead of the service, which may have acted"
+            return _Verdict("unknown", Cause.GATEWAY, reason, code, again)
+        status = data.get("status") if isinstance(data, dict) and problem is None else None
+        if status == "failure":
+            reason = "the service answered status 'failure'" + (f": {message}" if message else "")
+            return _Verdict("failure", Cause.REFUSED, reason, code)
+        if status == "success" and 200 <= code < 300:
+            return _Verdict("success", Cause.OK, None, code, data=data)
+        cause, reason = self._unreadable(code, data, problem, reply.body, limit)
+        outcome: Outcome = "failure" if 400 <= code < 500 else "unknown"
+        return _Verdict(outcome, cause, reason, code, problem=problem)
+
+    def _unreadable(
+        self, code: int, data: Any, problem: str | None, body: bytes, limit: int
+    ) -> tuple[Cause, str]:
+        """Why an answer says neither success nor failure, and its cause."""
+        if problem == "too_large":
+            return Cause.TOO_LARGE, f"the answer is larger than {_size(limit)}"
+        if problem == FailureKind.TIMEOUT.value:
+            return (
+                Cause.TIMEOUT,
+                f"the answer began but did not arrive whole within the {self.timeout:g} s deadline",
+            )
+        if problem == FailureKind.BROKEN.value:
+            return Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"
+        if problem == "empty":
+            return Cause.BAD_ANSWER, "the answer is empty"
+        if problem == "bad_gzip":
+            return Cause.BAD_ANSWER, "the answer is gzip data that does not unpack"
+        if problem == "not_json":
+            return Cause.BAD_ANSWER, f"the answer is not JSON: {_excerpt(body)!r}"
+        if not isinstance(data, dict) or "status" not in data:
+            return Cause.BAD_ANSWER, f"the JSON answer has no status: {_excerpt(body)!r}"
+        status = _excerpt(str(data["status"]).encode())
+        if data["status"] == "success":
+            return Cause.BAD_ANSWER, "the service answered status 'success' with an error code"
+        return Cause.BAD_ANSWER, f"the answer has an unexpected status {status!r}"
+
+    # -- the listing -------------------------------------------------------------------------------
+
+    def _listing(self, final: _Final) -> EntryList:
+        where = self.host
+        if final.outcome == "success":
+            return EntryList(_parse_listing(final.data, where), where)
+        code = final.http_status
+        if code in (404, 405) or (final.problem in ("not_json", "empty") and (code or 500) < 500):
+            raise ListingUnsupportedError(
+                f"the service at {where} offers no listing of the dictionary "
+                f"(HTTP {code}: {final.reason})",
+                cause=final.cause,
+                http_status=code,
+            )
+        raise ServiceError(
+            f"could not list the dictionary at {where}: {final.reason}",
+            cause=final.cause,
+            http_status=code,
+        )
+
+
+def _parse_listing(data: Any, where: str) -> list[Entry]:
+    """The entries of a success answer, or ``ServiceError`` naming what is malformed."""
+
+    def malformed(problem: str) -> ServiceError:
+        return ServiceError(
+            f"the listing from {where} is malformed: {problem}", cause=Cause.BAD_ANSWER
+        )
+
+    inner = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(inner, dict):
+        raise malformed("it has no 'data' object")
+    entries = inner.get("entries")
+    if not isinstance(entries, list):
+        raise malformed("its 'data' has no 'entries' list")
+    parsed = []
+    for index, item in enumerate(entries):
+        try:
+            parsed.append(Entry.from_service(item))
+        except ValueError as exc:
+            raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
+    return parsed
+
+
+def _with_consequence(final: _Final, consequence: str) -> str | None:
+    if final.outcome == "unknown":
+        return f"{final.reason}{consequence}"
+    return final.reason
+
+
+def _pause(seconds: float, stop: Callable[[], bool]) -> bool:
+    """Sleep ``seconds`` unless ``stop()`` turns true first (checked every 50 ms)."""
+    end = time.monotonic() + seconds
+    while not stop():
+        left = end - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(0.05, left))
+    return False
+
+
+_helper: list[ThreadPoolExecutor] = []
+_helper_lock = threading.Lock()
+os.register_at_fork(after_in_child=_helper.clear)  # a forked child has no such thread
+
+
+def _main_helper() -> ThreadPoolExecutor:
+    """The one thread that runs the main thread's requests (one at a time, as it asks)."""
+    with _helper_lock:
+        if not _helper:
+            _helper.append(ThreadPoolExecutor(1, thread_name_prefix="dict-magics-request"))
+        return _helper[0]
+
+
+def _never() -> bool:
+    return False
+
+
+def _wait_through_interrupts(wait: Callable[[], Any]) -> Any:
+    """``wait()``, again after every further Ctrl-C: what is in flight ends within its
+    deadline, and leaving before would turn a known outcome into an unknown one."""
+    while True:
+        try:
+            return wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def _header(headers: Any, name: str) -> str | None:
+    wanted = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == wanted), None)
+
+
+def _message(data: Any) -> str:
+    """The service's own words in a JSON answer, if any (as an excerpt)."""
+    if not isinstance(data, dict):
+        return ""
+    for key in ("message", "error", "msg", "detail"):
+        if isinstance(data.get(key), str):
+            return _excerpt(data[key].encode())
+    return ""
+
+
+def _excerpt(raw: bytes) -> str:
+    """A short, single-line, printable excerpt of something a server sent."""
+    text = raw.decode("utf-8", errors="replace")
+    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    if len(cleaned) > EXCERPT_CHARS:
+        cleaned = cleaned[:EXCERPT_CHARS] + "\u2026"
+    return cleaned
+
+
+def _size(limit: int) -> str:
+    if limit >= 1024 * 1024:
+        return f"{limit // (1024 * 1024)} MiB"
+    return f"{limit // 1024} KiB"

@@ -189,7 +189,10 @@ class EntryList:
         return entries_text(self)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
+        """The first rows only: a notebook cell is no place for 100,000 lines."""
+        from ..render.entries import HTML_ROWS, entries_text
+
+        p.text(entries_text(self, limit=HTML_ROWS))
 
     def _repr_html_(self) -> str:
         from ..render.entries import entries_html

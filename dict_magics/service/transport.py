@@ -1,0 +1,469 @@
+"""One signed request, one deadline: a ``Reply`` or a ``NetworkFailure``, never an exception.
+
+The transport sends a request exactly once. It signs it at send time (``SignedAuth``), never
+follows a redirect, asks for an uncompressed answer, and reads at most ``limit`` bytes of it.
+One deadline covers the whole attempt, from sending to the last byte of the answer: a watchdog
+shuts the socket when it expires, so a server that drips its headers or floods ``100
+Continue`` lines cannot hold a call past it. Whether to try again, and how to word what
+happened, is for ``retry`` and the client: nothing here is prose for people.
+"""
+
+from __future__ import annotations
+
+import heapq
+import http.client
+import itertools
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import requests
+import urllib3.exceptions
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from .signing import SignedAuth
+
+__all__ = [
+    "ANSWER_LIMIT",
+    "LISTING_LIMIT",
+    "FailureKind",
+    "NetworkFailure",
+    "Reply",
+    "Transport",
+    "decode_json",
+]
+
+ANSWER_LIMIT = 64 * 1024
+"""The largest answer read for a DELETE or POST (the service answers a few bytes)."""
+LISTING_LIMIT = 50 * 1024 * 1024
+"""The largest listing read (about 300,000 entries of ordinary length)."""
+_CHUNK = 64 * 1024
+_HEADERS = {"Accept-Encoding": "identity"}
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class FailureKind(str, Enum):
+    """Why no whole answer came back."""
+
+    DNS = "dns"
+    REFUSED = "refused"
+    CONNECT_TIMEOUT = "connect_timeout"
+    TLS = "tls"
+    PROXY = "proxy"
+    """The proxy would not open a tunnel (it answered, but not with a connection)."""
+    TIMEOUT = "timeout"
+    """The deadline expired after the request may have been sent."""
+    DROPPED = "dropped"
+    """The connection closed (or was reset) before any answer came."""
+    BROKEN = "broken"
+    """The answer started but broke off: cut short, or garbled headers."""
+    TOO_LARGE = "too_large"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A whole answer. ``data`` is its JSON (gzip, a BOM and UTF-16/32 undone), or ``None``
+    with ``problem`` (``empty``, ``not_json``, ``bad_gzip`` or ``too_large``)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    data: Any = None
+    problem: str | None = None
+    reused: bool = False
+
+
+@dataclass(frozen=True)
+class NetworkFailure:
+    """No whole answer. ``sent`` is False only when the request certainly never left (DNS,
+    refused, connect timeout, TLS handshake, a proxy that would not connect). ``status`` and
+    ``headers`` are set when the answer's headers did arrive."""
+
+    kind: FailureKind
+    sent: bool
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    detail: str = ""
+    reused: bool = False
+    proxy: bool = False
+
+
+def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
+    """``(data, problem, body)``: the JSON in ``body``, whatever a server did to it.
+
+    A gzip body (sent although identity was asked) is unpacked up to ``limit`` bytes;
+    ``json.loads`` on bytes already reads UTF-8 (with or without a BOM), UTF-16 and UTF-32.
+    """
+    if body[:2] == _GZIP_MAGIC:
+        unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            unpacked = unpacker.decompress(body, limit + 1)
+        except zlib.error:
+            return None, "bad_gzip", body
+        if len(unpacked) > limit:
+            return None, "too_large", body
+        if not unpacker.eof:
+            return None, "bad_gzip", body
+        body = unpacked
+    if not body.strip():
+        return None, "empty", body
+    try:
+        return json.loads(body), None, body
+    except (ValueError, RecursionError):
+        return None, "not_json", body
+
+
+# -- the deadline ------------------------------------------------------------------------------
+
+
+class _Deadline:
+    """One attempt's deadline; when it fires it shuts every socket the attempt uses."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expires = time.monotonic() + seconds
+        self.expired = False
+        self._done = False
+        self._connections: list[HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def watch(self, connection: HTTPConnection) -> None:
+        with self._lock:
+            if self.expired:
+                _shut(connection)
+            elif not self._done:
+                self._connections.append(connection)
+
+    def fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            for connection in self._connections:
+                _shut(connection)
+
+    def finish(self) -> None:
+        with self._lock:
+            self._done = True
+            self._connections.clear()
+
+
+def _shut(connection: HTTPConnection) -> None:
+    """Shut a connection's socket from another thread: a blocked read returns at once.
+
+    ``socket.socket.shutdown`` is called directly so a TLS socket keeps its state for the
+    thread that is reading (``SSLSocket.shutdown`` would drop it under that thread's feet).
+    """
+    sock = connection.sock
+    if sock is None:
+        return
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _Watchdog:
+    """One daemon thread for every deadline of the process, nearest first."""
+
+    def __init__(self) -> None:
+        self._order = itertools.count()
+        self.reset()
+
+    def reset(self) -> None:
+        """Start afresh (also in a forked child, which has no watchdog thread)."""
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._thread: threading.Thread | None = None
+
+    def arm(self, deadline: _Deadline) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (deadline.expires, next(self._order), deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="dict-magics-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0][2] is deadline:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                while self._heap and (self._heap[0][2].done or self._heap[0][0] <= now):
+                    heapq.heappop(self._heap)[2].fire()
+                self._cond.wait(self._heap[0][0] - now if self._heap else None)
+
+
+_WATCHDOG = _Watchdog()
+os.register_at_fork(after_in_child=_WATCHDOG.reset)
+
+
+class _Attempt:
+    """What the connection layer reports about the attempt running on this thread."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = _Deadline(seconds)
+        self.sending = False
+        self.reused = False
+
+
+_current = threading.local()
+
+
+# -- connections that report to the attempt ------------------------------------------------------
+
+
+class _Watched:
+    """Mixed into urllib3's connections: tells the current attempt when the request starts
+    going out (after connecting), on which socket, and whether the connection was reused."""
+
+    _uses = 0
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self._uses = 0
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        if self.sock is None:  # type: ignore[attr-defined]
+            self.connect()
+        self._uses += 1
+        attempt: _Attempt | None = getattr(_current, "attempt", None)
+        if attempt is not None:
+            attempt.sending = True
+            attempt.reused = self._uses > 1
+            attempt.deadline.watch(self)  # type: ignore[arg-type]
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTPConnection(_Watched, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _Adapter(HTTPAdapter):
+    """requests' adapter with watched connections (for the service and through HTTP proxies)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+# -- the transport ---------------------------------------------------------------------------------
+
+
+class Transport:
+    """Sends one request at a time per thread over a shared, kept-alive connection pool."""
+
+    def __init__(
+        self,
+        auth: SignedAuth,
+        *,
+        session: requests.Session | None = None,
+        trust_env: bool = True,
+        workers: int = 1,
+    ) -> None:
+        self.auth = auth
+        self.session = session or requests.Session()
+        if session is None:
+            self.session.trust_env = trust_env
+        self._pool_lock = threading.Lock()
+        self._pool_size = 0
+        self.ensure_pool(workers)
+
+    def ensure_pool(self, workers: int) -> None:
+        """Size the connection pool so every worker keeps its own connection alive."""
+        with self._pool_lock:
+            if workers <= self._pool_size:
+                return
+            previous = self.session.adapters.get("https://")
+            adapter = _Adapter(pool_connections=1, pool_maxsize=workers, max_retries=0)
+            self.session.mount("http://", adapter)
+            self.session.mount("https://", adapter)
+            self._pool_size = workers
+            if previous is not None:
+                previous.close()
+
+    def close(self) -> None:
+        self.session.close()
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: bytes | None = None,
+        limit: int = ANSWER_LIMIT,
+        timeout: float,
+    ) -> Reply | NetworkFailure:
+        """Send once and read the answer, all within ``timeout`` seconds."""
+        attempt = _Attempt(timeout)
+        _WATCHDOG.arm(attempt.deadline)
+        _current.attempt = attempt
+        response = None
+        try:
+            try:
+                response = self.session.request(
+                    method,
+                    url,
+                    data=body,
+                    headers=_HEADERS,
+                    auth=self.auth,
+                    timeout=(timeout, timeout),
+                    allow_redirects=False,
+                    stream=True,
+                )
+            except _NETWORK_ERRORS as exc:
+                return _failure(exc, attempt)
+            return _read(response, attempt, limit)
+        finally:
+            _current.attempt = None
+            attempt.deadline.finish()
+            if response is not None:
+                response.close()
+
+
+_NETWORK_ERRORS = (
+    requests.RequestException,
+    urllib3.exceptions.HTTPError,
+    http.client.HTTPException,
+    OSError,
+)
+
+
+def _read(response: requests.Response, attempt: _Attempt, limit: int) -> Reply | NetworkFailure:
+    """Read the body (at most ``limit`` bytes), then release the connection if it is clean."""
+    status, headers = response.status_code, dict(response.headers)
+    common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
+    common["reused"] = attempt.reused
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return NetworkFailure(FailureKind.TOO_LARGE, **common)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            chunk = response.raw.read(min(_CHUNK, limit + 1 - size), decode_content=False)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                return NetworkFailure(FailureKind.TOO_LARGE, **common)
+            chunks.append(chunk)
+    except _NETWORK_ERRORS as exc:
+        if attempt.deadline.expired or _timed_out(exc):
+            return NetworkFailure(FailureKind.TIMEOUT, **common)
+        return NetworkFailure(FailureKind.BROKEN, detail=type(exc).__name__, **common)
+    if attempt.deadline.expired:
+        # A close-delimited answer ends the same way a shut socket does: we cannot tell.
+        return NetworkFailure(FailureKind.TIMEOUT, **common)
+    if response.headers.get("Connection", "").lower() != "close" and response.raw.version != 10:
+        response.raw.release_conn()
+    data, problem, body = decode_json(b"".join(chunks), limit)
+    return Reply(status, headers, body, data, problem, attempt.reused)
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and every exception it wraps (arguments, causes, contexts)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo.extend(a for a in current.args if isinstance(a, BaseException))
+        for inner in (
+            current.__cause__,
+            current.__context__,
+            getattr(current, "reason", None),
+            getattr(current, "original_error", None),
+        ):
+            if isinstance(inner, BaseException):
+                todo.append(inner)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return any(
+        isinstance(e, socket.timeout | urllib3.exceptions.ReadTimeoutError) for e in _chain(exc)
+    )
+
+
+def _failure(exc: BaseException, attempt: _Attempt) -> NetworkFailure:
+    """Classify an error raised before the answer's headers were read."""
+    chain = list(_chain(exc))
+    proxy = any(isinstance(e, urllib3.exceptions.ProxyError) for e in chain)
+    if attempt.sending:
+        reused = attempt.reused
+        if attempt.deadline.expired or _timed_out(exc):
+            return NetworkFailure(FailureKind.TIMEOUT, True, reused=reused, proxy=proxy)
+        no_answer = any(
+            isinstance(e, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected)
+            for e in chain
+        )
+        kind = FailureKind.DROPPED if no_answer else FailureKind.BROKEN
+        return NetworkFailure(kind, True, detail=type(exc).__name__, reused=reused, proxy=proxy)
+    if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
+        return NetworkFailure(FailureKind.DNS, False, proxy=proxy)
+    tls = _tls_detail(chain)
+    if tls is not None:
+        return NetworkFailure(FailureKind.TLS, False, detail=tls, proxy=proxy)
+    if any(isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
+        return NetworkFailure(FailureKind.REFUSED, False, proxy=proxy)
+    connect_timeout = (urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout)
+    if any(isinstance(e, connect_timeout) for e in chain) or _timed_out(exc):
+        # A timeout before the request started to go out: connecting, or the TLS handshake.
+        return NetworkFailure(FailureKind.CONNECT_TIMEOUT, False, proxy=proxy)
+    if proxy:
+        return NetworkFailure(FailureKind.PROXY, False, detail=type(exc).__name__, proxy=True)
+    # Raised before the request started to go out (a bad header, a bad URL, ...).
+    return NetworkFailure(FailureKind.ERROR, False, detail=type(exc).__name__)
+
+
+def _tls_detail(chain: list[BaseException]) -> str | None:
+    """A short machine-ish description when TLS failed while connecting."""
+    for error in chain:
+        if isinstance(error, ssl.SSLCertVerificationError):
+            return f"certificate not trusted: {error.verify_message}"
+    for error in chain:
+        if isinstance(error, ssl.SSLError):
+            return (error.reason or type(error).__name__).replace("_", " ").lower()
+    if any(isinstance(e, urllib3.exceptions.SSLError) for e in chain):
+        return "tls error"
+    return None
