@@ -36,7 +36,7 @@ from .paths import (
     normalize_base_url,
     purge_path,
 )
-from .signing import SignedAuth, next_nonce
+from .signing import SignedAuth
 from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
 
 if TYPE_CHECKING:
@@ -142,7 +142,8 @@ class DictionaryClient:
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
     ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
-    pool. ``nonces`` is the nonce source (the process-wide one by default).
+    pool. ``nonces`` is the nonce source (by default the one shared by every process that uses
+    this access key).
     """
 
     def __init__(
@@ -175,7 +176,7 @@ class DictionaryClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
-        self._auth = SignedAuth(access_key, Secret(secret_key), nonces or next_nonce)
+        self._auth = SignedAuth(access_key, Secret(secret_key), nonces)
         loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         # A proxy from the environment must not see loopback traffic (the sandbox).
         self._transport = Transport(
