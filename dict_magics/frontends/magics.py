@@ -26,7 +26,7 @@ from ..errors import DeletionFailedError, DictMagicsError
 if TYPE_CHECKING:
     from ..operations.context import OperationSettings
     from ..profiles.status import ProfileStatus
-    from ..service.models import BatchResult, DeleteResult
+    from ..service.models import BatchResult, DeleteResult, EntryList
 
 __all__ = ["DeletionFailedError", "DictMagics"]
 
@@ -101,6 +101,18 @@ def _user_errors() -> Iterator[None]:
     try:
         yield
     except DictMagicsError as exc:
+        raise UsageError(str(exc)) from None
+
+
+@contextmanager
+def _listing_errors() -> Iterator[None]:
+    """A listing the service cannot give (none at all, malformed, no answer) is one line too:
+    nothing was changed, and the message says what happened."""
+    from ..errors import ServiceError
+
+    try:
+        yield
+    except ServiceError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -188,6 +200,11 @@ class DictMagics(Magics):
         False,
         help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops.",
     ).tag(config=True)
+    snapshots = Bool(
+        True,
+        help="Keep the entries about to be deleted in a snapshot file first, so "
+        "%dict_restore can put them back (--no-snapshot turns it off for one line).",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -236,7 +253,7 @@ class DictMagics(Magics):
     # -- shared steps ------------------------------------------------------------------------
 
     def _settings(
-        self, profile: str | None = None, workers: int | None = None
+        self, profile: str | None = None, workers: int | None = None, snapshots: bool = True
     ) -> OperationSettings:
         """``%config DictMagics`` with this line's options on top."""
         from ..operations.context import OperationSettings
@@ -249,6 +266,7 @@ class DictMagics(Magics):
                 max_retries=self.max_retries,
                 workers=self.workers if workers is None else workers,
                 raise_on_failure=self.raise_on_failure,
+                snapshots=self.snapshots and snapshots,
             )
 
     def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:
@@ -338,6 +356,27 @@ class DictMagics(Magics):
         _, settings = self._read(self.dict_status, line)
         with _user_errors():
             return status(settings)
+
+    @line_magic
+    @magic_arguments()
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
+    @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
+    @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    def dict_list(self, line: str = "") -> EntryList:
+        """List the dictionary's entries (returns an EntryList, shown as a table).
+
+        --match is case-insensitive and looks in both terms. Pass the ids on:
+        ``found = %dict_list --match invoice`` then ``%dict_delete {found.ids}``, or
+        ``df = found.to_pandas()`` then ``%dict_delete {df['id']}``. Sends one GET only.
+        """
+        from ..operations.listing import list_entries
+
+        args, settings = self._read(self.dict_list, line)
+        with _user_errors(), _listing_errors():
+            return list_entries(
+                settings, match=args.match, from_lang=args.from_lang, to_lang=args.to_lang
+            )
 
     @line_magic
     @no_var_expand
