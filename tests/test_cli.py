@@ -52,10 +52,13 @@ class Cli:
         self.secrets = [sandbox.secret_key]
         home = tmp_path / "home"
         home.mkdir()
+        # DICT_MAGICS_HOME (set per test by conftest) passes through: the child keeps its
+        # snapshots and audit log where this test can read them.
         base = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith("DICT_MAGICS_") and k != "PYTHON_KEYRING_BACKEND"
+            if (not k.startswith("DICT_MAGICS_") or k == "DICT_MAGICS_HOME")
+            and k != "PYTHON_KEYRING_BACKEND"
         }
         pythonpath = os.pathsep.join(filter(None, [str(TESTS_DIR), base.get("PYTHONPATH")]))
         base.update(

@@ -58,8 +58,7 @@ def _keyring() -> Any:
 
 def _failed(exc: Exception, action: str) -> CredentialsError:
     return CredentialsError(
-        f"cannot {action} the list of profiles: the keyring backend failed "
-        f"({type(exc).__name__})."
+        f"cannot {action} the list of profiles: the keyring backend failed ({type(exc).__name__})."
     )
 
 
@@ -118,7 +117,9 @@ def stored_profiles() -> list[StoredProfile]:
 
     Raises ``CredentialsError`` when no keyring backend is available or it fails.
     """
-    credentials.check_backend(credentials.default_profile(), "list")
+    backend = credentials.backend_info()
+    if not backend.available:
+        raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")
     current = credentials.default_profile()
     names = set(recorded()) | {"default", current}
     found = []
