@@ -64,10 +64,13 @@ def sent_deletes(box: SandboxServer) -> list[str | None]:
     return [r.entry_id for r in box.requests if r.method == "DELETE"]
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> dict:
-    """The error of a ``--json`` run: one line on stderr, ``{"error", "exit"}`` on stdout."""
+def one_line_error(proc: subprocess.CompletedProcess[str], code: int, usage: bool = False) -> dict:
+    """The error of a ``--json`` run: one line on stderr (after argparse's usage line for a bad
+    option), ``{"error", "exit"}`` on stdout."""
     assert proc.returncode == code, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("dict-magics: error: ") and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == (2 if usage else 1) and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[-1].startswith("dict-magics: error: ")
     data = json.loads(proc.stdout)
     assert set(data) == {"error", "exit"} and data["exit"] == code
     return data
@@ -130,9 +133,9 @@ def test_purge_json_is_a_batch_of_one(cli: Cli) -> None:
 def test_errors_are_json_on_stdout_and_one_line_on_stderr(cli: Cli) -> None:
     bad_id = one_line_error(cli.run("--json", "delete", "3", "dictionary-all"), 2)
     assert "not an entry id" in bad_id["error"] and "`dict-magics purge`" in bad_id["error"]
-    parse = one_line_error(cli.run("delete", "--bogus", "1", "--json"), 2)
+    parse = one_line_error(cli.run("delete", "--bogus", "1", "--json"), 2, usage=True)
     assert parse["error"] == "unrecognized arguments: --bogus"
-    both = one_line_error(cli.run("delete", "1", "--json", "--jsonl"), 2)
+    both = one_line_error(cli.run("delete", "1", "--json", "--jsonl"), 2, usage=True)
     assert "--json and --jsonl" in both["error"]
     no_creds = one_line_error(cli.run("--json", "list", credentials=False), 2)
     assert "DICT_MAGICS_SECRET_KEY" in no_creds["error"]

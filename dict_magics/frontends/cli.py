@@ -11,7 +11,6 @@ module is the parser and the one place errors become exit codes.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -21,13 +20,10 @@ from .. import settings as limits
 from ..errors import DictMagicsError, ServiceError
 from . import cli_commands as commands
 from .cli_commands import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
-from .cli_output import Output, batch_json
+from .cli_output import Output, batch_json, cli_words
 from .cli_progress import PROGRESS_EVERY
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
-
-# The id checks name the magic too; here only the command that exists here is named.
-_PURGE_HINT = re.compile(r"%dict_purge(?: \(or `dict-magics purge`\))?")
 
 DESCRIPTION = """\
 Delete, list and restore user-dictionary entries of the translation service with signed
@@ -454,9 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except DictMagicsError as exc:
-        return _fail(output, _PURGE_HINT.sub("`dict-magics purge`", str(exc)), EXIT_USAGE)
+        return _fail(output, cli_words(str(exc)), EXIT_USAGE)
     except ServiceError as exc:
-        return _fail(output, str(exc), EXIT_FAILED)
+        return _fail(output, cli_words(str(exc)), EXIT_FAILED)
     except KeyboardInterrupt as exc:
         return _interrupted(output, exc)
 

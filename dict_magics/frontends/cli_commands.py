@@ -23,6 +23,7 @@ from .cli_output import (
     Output,
     audit_json,
     batch_json,
+    cli_words,
     dryrun_json,
     listing_json,
     restore_json,
@@ -80,6 +81,7 @@ def _warnings() -> tuple[list[str], Callable[[str], None]]:
     said: list[str] = []
 
     def warn(message: str) -> None:
+        message = cli_words(message)
         said.append(message)
         print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
 

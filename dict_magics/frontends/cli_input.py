@@ -14,6 +14,7 @@ from typing import IO, Any
 from ..errors import UsageProblem
 from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
 from ..operations.user_input import ids_from_bytes
+from .cli_output import cli_words
 
 __all__ = [
     "Terminal",
@@ -174,8 +175,8 @@ class Terminal:
             raise NoAnswer("stdin was closed") from None
 
     def confirm(self, warning: str, question: str) -> str:
-        sys.stderr.write(warning + "\n")
-        return self.ask(question)
+        sys.stderr.write(cli_words(warning) + "\n")
+        return self.ask(cli_words(question))
 
 
 def prompter(hint: str = "") -> Prompter:

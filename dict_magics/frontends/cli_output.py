@@ -10,6 +10,7 @@ goes to stderr). ``--jsonl`` writes one compact object a line, each flushed as i
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, Literal
@@ -30,6 +31,7 @@ __all__ = [
     "Output",
     "audit_json",
     "batch_json",
+    "cli_words",
     "dryrun_json",
     "entry_json",
     "listing_json",
@@ -40,6 +42,16 @@ __all__ = [
 ]
 
 Mode = Literal["text", "json", "jsonl"]
+COMMANDS = ("login", "logout", "status", "list", "delete", "purge", "restore", "snapshots", "log")
+_BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
+_MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")
+
+
+def cli_words(text: str) -> str:
+    """A message shared with the magics, naming only what can be typed here: ``%dict_purge (or
+    `dict-magics purge`)`` becomes ``dict-magics purge``, a lone ``%dict_restore`` too."""
+    text = _BOTH.sub(r"\1", text)
+    return _MAGIC.sub(r"`dict-magics \1`", text)
 
 
 def entry_json(entry: Entry | None) -> dict[str, str] | None:
