@@ -687,12 +687,12 @@ def test_one_distinct_id_is_one_entry_on_the_progress_bar(cli: Cli) -> None:
 
 
 @needs_interrupted_batches
-@pytest.mark.parametrize("as_json", [False, True])
-def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> None:
+@pytest.mark.parametrize("mode", ["text", "json", "jsonl"])
+def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, mode: str) -> None:
     # The first DELETE is acted on, then its answer is held while we press Ctrl-C.
     cli.sandbox.inject("hang", delay=1.5, method="DELETE")
     ids = ["1", "2", "3", "4", "5"]
-    options = ["--json"] if as_json else []
+    options = [] if mode == "text" else [f"--{mode}"]
     proc = subprocess.Popen(
         [*CLI, "delete", "-w", "1", *options, *ids],
         stdin=subprocess.DEVNULL,
@@ -712,9 +712,14 @@ def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> 
     assert proc.returncode == 130, stdout + stderr
     assert never >= 1 and sent == ids[: len(sent)]
     assert stderr.strip().splitlines()[-1] == f"dict-magics: interrupted: {never} not attempted"
-    if as_json:
+    if mode == "json":
         data = json.loads(stdout)
         assert data["interrupted"] is True and [r["entry_id"] for r in data["results"]] == ids
         assert [r["attempts"] == 0 for r in data["results"]] == [False] * len(sent) + [True] * never
+    elif mode == "jsonl":
+        *results, last = [json.loads(line) for line in stdout.splitlines()]
+        assert sorted(r["entry_id"] for r in results) == ids  # the unsent ones too, at the end
+        assert [r["cause"] for r in results[len(sent) :]] == ["not_attempted"] * never
+        assert last["summary"]["interrupted"] is True and last["summary"]["total"] == 5
     else:
         assert stdout.startswith(f"\u2717 deleted {len(sent)} of 5 entries")

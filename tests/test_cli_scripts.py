@@ -11,11 +11,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import queue
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 from file_keyring import read_items
@@ -57,6 +60,35 @@ def wait_until(condition: Callable[[], bool], what: str, limit: float = 30.0) ->
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened: {what}")
         time.sleep(0.01)
+
+
+class Lines:
+    """The lines of a child's pipe, read on a thread: a line that never comes fails the test
+    (after a safety limit, not a timing assertion) instead of hanging it."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in pipe:
+            self._queue.put(line)
+        self._queue.put("")
+
+    def next(self, limit: float = 30.0) -> str:
+        try:
+            return self._queue.get(timeout=limit)
+        except queue.Empty:
+            raise AssertionError("no line came from the child") from None
+
+    def rest(self) -> list[str]:
+        """Every remaining line, once the child has closed the pipe."""
+        self._thread.join(timeout=60)
+        lines = []
+        while (line := self._queue.get_nowait()) != "":
+            lines.append(line)
+        return lines
 
 
 def sent_deletes(box: SandboxServer) -> list[str | None]:
@@ -169,19 +201,22 @@ def test_jsonl_streams_each_result_as_it_arrives(cli: Cli) -> None:
         text=True,
         env=cli.env(),
     )
+    stdout = Lines(proc.stdout)
     try:
         wait_until(lambda: "1" not in box.entries, "entry 1 deleted")
         box.pause()  # the DELETE of entry 2 is held until we resume
-        first = json.loads(proc.stdout.readline())
+        first = json.loads(stdout.next())
         assert first["entry_id"] == "1" and first["outcome"] == "success"
         assert set(first) == RESULT_KEYS
         assert proc.poll() is None and "2" in box.entries  # the batch has not ended
     finally:
         box.resume()
-    rest, stderr = proc.communicate(timeout=60)
-    cli.check_no_secret(rest, stderr)
+    proc.wait(timeout=60)
+    rest = stdout.rest()
+    stderr = proc.stderr.read()
+    cli.check_no_secret(*rest, stderr)
     assert proc.returncode == 0, stderr
-    lines = [json.loads(line) for line in rest.splitlines()]
+    lines = [json.loads(line) for line in rest]
     assert [r["entry_id"] for r in lines[:-1]] == ["2", "3"]
     summary = lines[-1]["summary"]
     assert set(lines[-1]) == {"summary"}
@@ -211,6 +246,7 @@ def test_jsonl_for_one_id_and_for_failures(cli: Cli) -> None:
 
 def test_progress_lines_in_a_log_while_a_batch_is_stalled(cli: Cli) -> None:
     box = cli.sandbox
+    where = re.escape(host(box))
     box.inject("hang", delay=0.5, method="DELETE")
     proc = subprocess.Popen(
         [*CLI, "delete", "-w", "1", "--progress-every", "0.05", "1", "2", "3"],
@@ -220,22 +256,22 @@ def test_progress_lines_in_a_log_while_a_batch_is_stalled(cli: Cli) -> None:
         text=True,
         env=cli.env(),
     )
+    stderr = Lines(proc.stderr)
     try:
         wait_until(lambda: "1" not in box.entries, "entry 1 deleted")
         box.pause()  # nothing more can answer: the lines that follow come from the clock
-        where = re.escape(host(box))
         stalled = re.compile(rf"Deleting 3 entries at {where}: (\d)/3 done, [\d.]+/s, 0 failed\n")
-        seen = [stalled.fullmatch(proc.stderr.readline()) for _ in range(3)]
+        seen = [stalled.fullmatch(stderr.next()) for _ in range(3)]
         assert all(seen) and proc.poll() is None
     finally:
         box.resume()
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0
-    last = stderr.splitlines()[-1]
+    assert proc.wait(timeout=60) == 0
+    stdout = proc.stdout.read()
+    last = stderr.rest()[-1]
     assert re.fullmatch(
-        rf"Deleting 3 entries at {where}: 3/3 done, [\d.]+/s, 0 failed, finished in [\d.]+ s",
+        rf"Deleting 3 entries at {where}: 3/3 done, [\d.]+/s, 0 failed, finished in [\d.]+ s\n",
         last,
-    ), stderr
+    ), last
     assert stdout.startswith("\u2713 deleted 3 of 3 entries")
 
 
