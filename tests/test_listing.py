@@ -100,6 +100,7 @@ def test_the_magic_returns_a_table_and_its_ids_feed_delete(ip: Any, env_creds: S
         batch = ip.run_cell("%dict_delete {found.ids}").result
     assert {r.entry_id for r in batch.results} == set(found.ids) and batch.ok
     assert not set(found.ids) & set(env_creds.entries)
+    assert [r.entry for r in batch.results] == found.entries  # the results name the terms
 
 
 def test_a_pandas_column_of_ids_feeds_delete(ip: Any, env_creds: SandboxServer) -> None:

@@ -120,6 +120,17 @@ class ListingCache:
                 return {}
             return dict(held.entries)
 
+    def unsupported(self, client: DictionaryClient, profile: str) -> bool:
+        """True when this service was found to have no listing less than ``max_age`` ago."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            return (
+                held is not None
+                and held.unsupported is not None
+                and self._clock() - held.taken <= self.max_age
+            )
+
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""
         key = cache_key(client, profile)
