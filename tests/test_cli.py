@@ -383,7 +383,7 @@ def test_purge_without_yes_is_refused_when_stdin_is_not_a_terminal(cli: Cli) -> 
     for stdin in (None, "delete-all\n"):
         proc = cli.run("purge", input=stdin)
         assert proc.returncode == 2
-        assert "--yes" in proc.stderr and "Nothing was sent" in proc.stderr
+        assert "--yes" in proc.stderr and "Nothing was deleted" in proc.stderr
         assert proc.stdout == ""
     assert deletes(cli.sandbox) == []
     assert len(cli.sandbox.entries) == 100
@@ -618,7 +618,7 @@ def one_line_usage_error(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["purge"], "a typed confirmation is needed, but stdin is closed. Nothing was sent."),
+        (["purge"], "a typed confirmation is needed, but stdin is closed. Nothing was deleted."),
         (["delete", "-f", "-"], "cannot read ids from stdin: it is closed. Nothing was sent."),
         (
             ["login", "--base-url", "https://api.example.com", "--access-key", "AK"],
