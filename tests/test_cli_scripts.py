@@ -506,6 +506,10 @@ def test_retry_failed_reads_a_jsonl_stream_and_skips_what_succeeded(
     box.clear_log()
     nothing = cli.run("delete", "--retry-failed", str(done))
     assert nothing.returncode == 0 and nothing.stdout.startswith("Nothing to retry")
+    empty = json.loads(cli.run("delete", "--retry-failed", str(done), "--json").stdout)
+    assert set(empty) == BATCH_KEYS and empty["results"] == [] and empty["ok"] is True
+    [line] = cli.run("delete", "--retry-failed", str(done), "--jsonl").stdout.splitlines()
+    assert json.loads(line)["summary"]["total"] == 0
     assert box.requests == []
 
 
@@ -602,4 +606,4 @@ def test_no_snapshot_and_a_service_without_listing(cli: Cli) -> None:
 
 def test_log_rejects_a_count_below_one(cli: Cli) -> None:
     proc = cli.run("log", "-n", "0")
-    assert proc.returncode == 2 and "-n must be 1 or more" in proc.stderr
+    assert proc.returncode == 2 and "-n must be a whole number of lines" in proc.stderr

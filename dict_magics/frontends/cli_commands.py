@@ -28,6 +28,7 @@ from .cli_output import (
     listing_json,
     restore_json,
     snapshot_json,
+    summary_json,
 )
 from .cli_progress import JsonlResults, LogProgress, Tee
 
@@ -278,13 +279,17 @@ def _ids(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
 
 
 def _nothing_to_retry(args: argparse.Namespace) -> int:
+    """A saved result with nothing left to do: the usual shapes, empty, and exit 0."""
+    from ..service.models import BatchResult
+
     out = _output(args)
-    empty = {"results": [], "ok": True, "succeeded": 0, "failed": 0, "unknown": 0}
-    empty.update(interrupted=False, snapshot=None, warnings=[])
     if out.mode == "jsonl":
-        out.line({"summary": {**{k: v for k, v in empty.items() if k != "results"}, "total": 0}})
+        summary = summary_json(BatchResult())
+        summary["summary"]["ok"] = True
+        out.line(summary)
     else:
-        out.show(empty, f"Nothing to retry: every result in {args.retry_failed} succeeded.")
+        text = f"Nothing to retry: every result in {args.retry_failed} succeeded. Nothing was sent."
+        out.show({**batch_json(BatchResult()), "ok": True}, text)
     return EXIT_OK
 
 
@@ -360,25 +365,21 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_snapshots(args: argparse.Namespace) -> int:
     """The snapshots on disk, newest first (of one profile with -p)."""
-    from ..operations.snapshots import list_snapshots
-    from ..render.store import snapshots_text
+    from ..operations.history import snapshots
 
-    infos = list_snapshots(profile=args.profile)
+    infos = snapshots(profile=args.profile)
     data = {"snapshots": [snapshot_json(i) for i in infos]}
-    _output(args).show(data, snapshots_text(infos))
+    _output(args).show(data, str(infos))
     return EXIT_OK
 
 
 def cmd_log(args: argparse.Namespace) -> int:
     """The last lines of the audit log, oldest first."""
-    from ..operations.audit import read_audit
-    from ..render.store import audit_text
+    from ..operations.history import audit
 
-    if args.n < 1:
-        raise UsageProblem(f"-n must be 1 or more, not {args.n}.")
-    lines = read_audit(args.n)
+    lines = audit(args.n)
     data = {"lines": [audit_json(line) for line in lines], "skipped": lines.skipped}
-    _output(args).show(data, audit_text(lines))
+    _output(args).show(data, str(lines))
     return EXIT_OK
 
 
