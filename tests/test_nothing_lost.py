@@ -170,6 +170,41 @@ def test_snapshot_files_hold_no_secret(env_creds: SandboxServer, ip: Any) -> Non
     assert snapshot_dir().stat().st_mode & 0o077 == 0
 
 
+class AddsWhileAsking(ScriptedPrompter):
+    """Someone else adds an entry while the person reads the question, then confirms."""
+
+    def __init__(self, server: SandboxServer) -> None:
+        super().__init__(["delete-all"])
+        self.server = server
+
+    def confirm(self, warning: str, question: str) -> str:
+        self.server.add_entries([Entry("555", "en", "added meanwhile", "de", "inzwischen")])
+        return super().confirm(warning, question)
+
+
+def test_a_purge_keeps_what_was_added_while_the_question_was_open(env_creds: SandboxServer):
+    prompter = AddsWhileAsking(env_creds)
+    result = purge(OperationSettings(), prompter)
+    warning = prompter.asked[0][1]
+    assert "This deletes all 100 entries on" in warning
+    stated = warning.split("a snapshot is saved at ")[1].split(" (%dict_restore")[0]
+    assert Path(stated).is_file() and len(read_snapshot(stated).entries) == 100
+    assert result.ok and result.snapshot != stated
+    assert "555" in {e.id for e in read_snapshot(result.snapshot).entries}  # kept as well
+    assert [r.method for r in env_creds.requests] == ["GET", "GET", "DELETE"]
+
+
+def test_a_purge_without_snapshot_still_states_the_count(env_creds: SandboxServer) -> None:
+    prompter = ScriptedPrompter(["no"])
+    with pytest.raises(UsageProblem, match="purge not confirmed"):
+        purge(OperationSettings(snapshots=False), prompter)
+    assert prompter.asked[0][1].endswith(
+        "(profile 'default'); no snapshot is kept (--no-snapshot), so it cannot be undone."
+    )
+    assert purge(OperationSettings(), yes=True, snapshot=False).snapshot is None
+    assert list_snapshots() == [] and [r.method for r in env_creds.requests] == ["GET", "DELETE"]
+
+
 # -- dry runs --------------------------------------------------------------------------------
 
 
@@ -219,6 +254,7 @@ def test_without_a_listing_delete_warns_and_purge_refuses(ip: Any, bare: Sandbox
     assert "Warning:" in err and "cannot be undone" in err and "--no-snapshot" in err
     _, _, err = run(ip, "%dict_delete --no-snapshot 4")
     assert err == ""
+    assert methods(bare).count("GET") == 1  # "no listing" is remembered, not asked each time
 
     with pytest.raises(UsageProblem) as refused:
         purge(OperationSettings(), yes=True)
