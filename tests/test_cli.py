@@ -294,7 +294,7 @@ def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
     assert lines[0] == "\u2717 deleted 1 of 2 entries; 1 not deleted"
     assert lines[1] == "  \u2717 1 not deleted: refused by the service"
     assert lines[2].startswith("    \u2717 entry 'no-such' not deleted \u2014 ")
-    assert lines[2].endswith("no such entry (HTTP 404, 1 attempt, 0.00 s)")
+    assert "no such entry (HTTP 404, 1 attempt, " in lines[2]
 
 
 def test_delete_reads_ids_from_stdin(cli: Cli) -> None:
