@@ -106,7 +106,6 @@ def _progress(args: argparse.Namespace) -> ProgressSink | None:
 def cmd_login(args: argparse.Namespace) -> int:
     """Store a profile in the keyring, asking for what the options did not give."""
     from ..operations.login import login
-    from ..profiles import registry
 
     settings = _settings(args)
     secret = None
@@ -120,7 +119,6 @@ def cmd_login(args: argparse.Namespace) -> int:
         access_key=args.access_key,
         secret_key=secret,
     )
-    registry.remember(done.profile)
     data = {
         "profile": done.profile,
         "base_url": done.base_url,
@@ -134,10 +132,8 @@ def cmd_login(args: argparse.Namespace) -> int:
 def cmd_logout(args: argparse.Namespace) -> int:
     """Remove the profile's keyring items."""
     from ..operations.login import logout
-    from ..profiles import registry
 
     done = logout(_settings(args))
-    registry.forget(done.profile)
     data = {"profile": done.profile, "removed": list(done.removed)}
     _output(args).show(data, "\n".join(done.lines))
     return EXIT_OK
