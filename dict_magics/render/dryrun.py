@@ -59,7 +59,7 @@ def _lines(result: DryRunResult) -> list[tuple[str, str]]:
     """(kind, text) rows under the summary: entries that would go, then ids that are not there."""
     rows = [("entry", clean(f"{e.id}: {e.describe()}")) for e in result.entries[:SHOWN]]
     if len(result.entries) > SHOWN:
-        rows.append(("more", f"\u2026 and {_entries(len(result.entries) - SHOWN)} more"))
+        rows.append(("more", f"\u2026 and {len(result.entries) - SHOWN:,} more"))
     if result.missing:
         label = "ids" if not result.listed else "not in the dictionary (nothing to delete)"
         rows.append(("missing", f"{label}: {_ids(result.missing)}"))
