@@ -286,3 +286,7 @@ def test_the_magic(ip: Any, env_creds: SandboxServer) -> None:
         outcome = ip.run_cell("%dict_restore -w 0")
     assert type(outcome.error_in_exec) is UsageError
     assert "<div" in ip.user_ns["r"]._repr_html_()
+    with capture_output():
+        ip.run_cell("kept = %dict_snapshots")
+        ip.run_cell("r = %dict_restore --dry-run {kept[0].path}")
+    assert ip.user_ns["r"].dry_run and len(ip.user_ns["r"].skipped) == 3

@@ -373,9 +373,16 @@ class DictMagics(Magics):
     def dict_list(self, line: str = "") -> EntryList:
         """List the dictionary's entries (returns an EntryList, shown as a table).
 
-        --match is case-insensitive and looks in both terms. Pass the ids on:
-        ``found = %dict_list --match invoice`` then ``%dict_delete {found.ids}``, or
-        ``df = found.to_pandas()`` then ``%dict_delete {df['id']}``. Sends one GET only.
+        --match is case-insensitive and looks in both terms. Sends one GET only.
+
+        Examples::
+
+            %dict_list
+            %dict_list --from-lang ja --to-lang en
+            found = %dict_list --match invoice
+            %dict_delete --dry-run {found.ids}
+            df = found.to_pandas()
+            %dict_delete {df['id']}
         """
         from ..operations.listing import list_entries
 
@@ -554,6 +561,13 @@ class DictMagics(Magics):
         """List the snapshots on disk, newest first; sends nothing.
 
         A snapshot is taken before every delete and purge; hand its path to %dict_restore.
+
+        Examples::
+
+            %dict_snapshots
+            %dict_snapshots -p work
+            kept = %dict_snapshots
+            %dict_restore {kept[0].path}
         """
         from ..operations.history import snapshots
 
@@ -566,7 +580,13 @@ class DictMagics(Magics):
     @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
     def dict_log(self, line: str = "") -> AuditTable:
         """Show the last requests that could change the dictionary (the audit log); sends
-        nothing. Each line: when, profile, host, operation, outcome, and the entry's terms."""
+        nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
+
+        Examples::
+
+            %dict_log
+            %dict_log -n 100
+        """
         from ..operations.history import audit
 
         args = _parse(self.dict_log, line)

@@ -160,24 +160,22 @@ class _Run:
         with self.trail:
             if len(ids) == 1:
                 try:
-                    return self._noted(self.client.delete_entry(ids[0]))
+                    return self.noted(self.client.delete_entry(ids[0]))
                 except RequestInterrupted as stopped:
                     result = self.named(stopped.result)
                     self.trail.record(result)
                     self._update_cache([result])
                     raise RequestInterrupted(result) from None
-            batch = _batch(self.client, ids, workers, self._sink(progress), cancel)
+            batch = _batch(self.client, ids, workers, _Sink(self, progress), cancel)
             path = str(self.kept.path) if self.kept is not None else None
             return replace(batch, results=[self.named(r) for r in batch.results], snapshot=path)
 
-    def _noted(self, result: DeleteResult) -> DeleteResult:
+    def noted(self, result: DeleteResult) -> DeleteResult:
+        """``named(result)``, audited now when its outcome is known (else once settled)."""
         result = self.named(result)
         if not result.outcome_unknown:
             self.trail.record(result)
         return result
-
-    def _sink(self, progress: ProgressSink | None) -> _Sink:
-        return _Sink(self, progress)
 
     def settle(
         self, result: DeleteResult | BatchResult, before: dict[str, Entry] | None
@@ -225,7 +223,7 @@ class _Sink:
             self.progress.start(total, label)
 
     def __call__(self, done: int, total: int, result: DeleteResult) -> None:
-        result = self.run._noted(result)
+        result = self.run.noted(result)
         if self.progress is not None:
             self.progress(done, total, result)
 
