@@ -77,7 +77,9 @@ def test_committed_notebooks_are_installed_and_saved_with_their_outputs() -> Non
         assert nb.metadata.kernelspec.name == "python3"  # JupyterLab opens it without asking
         code = [c for c in nb.cells if c.cell_type == "code"]
         counts = [c.execution_count for c in code]
-        assert counts == list(range(1, len(code) + 1)), f"{name}: not run in order; {REFRESH}"
+        assert counts == list(range(1, len(code) + 1)), (
+            f"{name}: outputs not saved by one run in order; {REFRESH}"
+        )
         assert not [c.id for c in code if "execution" in c.metadata], name  # no timestamps
         assert len({c.id for c in nb.cells}) == len(nb.cells)
         assert leaks(nb) == [], name
