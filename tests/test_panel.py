@@ -576,6 +576,7 @@ def test_purge_then_restore_from_the_snapshot_choice(
     assert terms_of(sandbox) == before
     assert "restored 100 entries" in panel.result.value
     assert len(panel.entries) == 100
+    assert panel.undo is None  # Undo would have put back the same snapshot
 
 
 def test_cancel_of_an_armed_restore_sends_nothing(panel: DictPanel, sandbox: SandboxServer) -> None:

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
@@ -170,7 +171,10 @@ class DictPanel(widgets.VBox):
             description="Undo", tooltip="Put back what the last deletion took"
         )
         self.snapshot_dropdown = widgets.Dropdown(
-            options=[("no snapshots yet", "")], value="", description="Snapshot"
+            options=[("no snapshots yet", "")],
+            value="",
+            description="Snapshot",
+            layout=widgets.Layout(width="30em"),
         )
         self.restore_button = widgets.Button(
             description="Restore\u2026", tooltip="Put back the entries of the chosen snapshot"
@@ -194,6 +198,7 @@ class DictPanel(widgets.VBox):
         self._sink = _ProgressSink(self.progress)
         self.status = widgets.HTML()
         self.result = widgets.HTML()
+        self.result.add_class("dict-magics-latest")  # the newest result, for a reader's eye
         self.history_view = widgets.HTML()
         self.search_box = widgets.VBox(
             [
@@ -570,7 +575,11 @@ class DictPanel(widgets.VBox):
         self._after_change(None)
 
     def _work_restore(self, source: str) -> None:
-        self._record(self._restore(source))
+        result = self._restore(source)
+        self._record(result)
+        undo = self.undo
+        if result.ok and undo is not None and Path(undo.snapshot) == Path(source):
+            self.undo = None  # what Undo would put back is back
         self._after_change(self._cancelled_note())
 
     def _work_undo(self) -> None:
