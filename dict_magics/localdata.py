@@ -12,13 +12,13 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["ENV_HOME", "atomic_write", "home", "private_file"]
+__all__ = ["ENV_HOME", "atomic_write", "home", "location", "private_file", "private_folder"]
 
 ENV_HOME = "DICT_MAGICS_HOME"
 
 
-def home(*parts: str) -> Path:
-    """The data folder (or a sub-folder of it), created 0700 if missing."""
+def location(*parts: str) -> Path:
+    """Where ``home(*parts)`` is, without creating anything (a name for it, or a later use)."""
     given = os.environ.get(ENV_HOME, "").strip()
     if given:
         base = Path(given).expanduser()
@@ -26,8 +26,17 @@ def home(*parts: str) -> Path:
         import platformdirs
 
         base = Path(platformdirs.user_data_dir("dict-magics", appauthor=False))
-    base.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = base.joinpath(*parts)
+    return base.joinpath(*parts)
+
+
+def home(*parts: str) -> Path:
+    """The data folder (or a sub-folder of it), created 0700 if missing, the folder itself too."""
+    private_folder(location())
+    return private_folder(location(*parts))
+
+
+def private_folder(path: Path) -> Path:
+    """Create ``path`` (mode 0700) and its parents if missing; returns it. Raises ``OSError``."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
-from keyring.errors import InitError, KeyringLocked
+from keyring.errors import InitError, KeyringLocked, PasswordDeleteError
 
 from dict_magics.errors import CredentialsError, InvalidBaseUrlError
 from dict_magics.profiles import credentials
@@ -242,3 +247,188 @@ def test_environment_hint_names_only_what_is_missing(
     with pytest.raises(CredentialsError) as caught:
         credentials.load("other")
     assert "set DICT_MAGICS_PROFILE=other with DICT_MAGICS_BASE_URL" in str(caught.value)
+
+
+# -- nothing that holds the secret can be pickled --------------------------------------------
+
+
+def _holders() -> list[object]:
+    from dict_magics.profiles.secret import Secret
+    from dict_magics.service.signing import SignedAuth
+
+    creds = credentials.Credentials("default", "https://api.example.com", "AK-1234567", SECRET)
+    return [Secret(SECRET), creds, SignedAuth("AK-1234567", SECRET)]
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_nothing_holding_the_secret_can_be_pickled(protocol: int) -> None:
+    import requests
+
+    for holder in _holders():
+        with pytest.raises(TypeError, match="cannot be pickled: it holds a secret key"):
+            pickle.dumps(holder, protocol=protocol)
+        with pytest.raises(TypeError, match=type(holder).__name__):
+            pickle.dumps({"inside": [holder]}, protocol=protocol)
+    session = requests.Session()
+    session.auth = _holders()[2]
+    with pytest.raises(TypeError, match="SignedAuth cannot be pickled"):
+        pickle.dumps(session, protocol=protocol)
+
+
+def test_copies_of_what_holds_the_secret_work() -> None:
+    secret, creds, auth = _holders()
+    assert copy.copy(secret) is secret and copy.deepcopy(secret) is secret
+    for copied in (copy.copy(creds), copy.deepcopy(creds)):
+        assert copied == creds and copied.secret_key == SECRET and repr(copied) == repr(creds)
+    assert copy.deepcopy(creds).sources is not creds.sources
+    assert type(creds.secret_key).__name__ == "Secret"
+    for copied in (copy.copy(auth), copy.deepcopy(auth)):
+        assert copied is not auth and repr(copied) == repr(auth)
+        # One nonce source for both: a copied source would hand out the same values again.
+        assert copied._nonces is auth._nonces and copied._secret_key == SECRET
+
+
+# -- values that are not UTF-8 text are refused where they are read --------------------------
+
+BAD_TEXT = "AK-\udcff\udcfe-0123456789"  # what os.environ gives for the bytes ff fe
+
+
+@pytest.mark.parametrize(
+    ("variable", "words"),
+    [("DICT_MAGICS_SECRET_KEY", "secret key"), ("DICT_MAGICS_ACCESS_KEY", "access key")],
+)
+def test_environment_value_that_is_not_utf8_is_refused(
+    memory_keyring: Any, monkeypatch: pytest.MonkeyPatch, variable: str, words: str
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_BASE_URL", "https://api.example.com")
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-1234567")
+    monkeypatch.setenv("DICT_MAGICS_SECRET_KEY", SECRET)
+    monkeypatch.setenv(variable, BAD_TEXT)
+    with pytest.raises(CredentialsError) as caught:
+        credentials.load()
+    message = str(caught.value)
+    assert message.startswith(f"the {words} in the environment ({variable}) is not valid UTF-8")
+    assert "\n" not in message and "0123456789" not in message and "\\x" not in message
+    assert "\udcff" not in message
+
+
+@pytest.mark.parametrize("item", ["secret_key", "access_key"])
+def test_keyring_value_that_is_not_utf8_is_refused(memory_keyring: Any, item: str) -> None:
+    credentials.store("work", "https://api.example.com", "AK-1234567", SECRET)
+    memory_keyring.set_password("dict-magics", f"work:{item}", BAD_TEXT)
+    with pytest.raises(CredentialsError) as caught:
+        credentials.load("work")
+    message = str(caught.value)
+    assert f"in the keyring item dict-magics / work:{item} is not valid UTF-8" in message
+    assert "0123456789" not in message and "\udcff" not in message
+
+
+def test_store_refuses_keys_that_are_not_utf8(memory_keyring: Any) -> None:
+    for access_key, secret_key in ((BAD_TEXT, SECRET), ("AK-1234567", BAD_TEXT)):
+        with pytest.raises(CredentialsError, match="given is not valid UTF-8") as caught:
+            credentials.store("work", "https://api.example.com", access_key, secret_key)
+        assert "0123456789" not in str(caught.value)
+    assert memory_keyring.items == {}
+
+
+def test_command_line_exits_2_on_a_secret_that_is_not_utf8(sandbox) -> None:
+    env = {**os.environ, **sandbox.env(), "DICT_MAGICS_SECRET_KEY": "sk-\udcff-0123456789"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dict_magics", "delete", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "DICT_MAGICS_SECRET_KEY" in proc.stderr and "not valid UTF-8" in proc.stderr
+    assert "Traceback" not in proc.stderr and "0123456789" not in proc.stderr + proc.stdout
+    assert sandbox.requests == []
+
+
+# -- a failure part way through store() leaves the profile as it was -------------------------
+
+
+class FlakyKeyring(KeyringBackend):
+    """A keyring that keeps items in a dict and fails the ``fail_on``-th ``set_password``
+    (and every later one with ``stay_failed``); 0 never fails."""
+
+    priority = -1
+
+    def __init__(self, fail_on: int, stay_failed: bool = False) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+        self.sets: list[str] = []
+        self.fail_on = fail_on
+        self.stay_failed = stay_failed
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.sets.append(username)
+        count = len(self.sets)
+        if count == self.fail_on or (self.stay_failed and 0 < self.fail_on < count):
+            raise KeyringLocked("locked half way")
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise PasswordDeleteError(username)
+
+
+@pytest.fixture
+def flaky() -> Iterator[Callable[..., FlakyKeyring]]:
+    """Install a ``FlakyKeyring`` failing the given call; the previous backend comes back."""
+    previous = keyring.get_keyring()
+
+    def install(fail_on: int, stay_failed: bool = False) -> FlakyKeyring:
+        backend = FlakyKeyring(fail_on, stay_failed)
+        keyring.set_keyring(backend)
+        return backend
+
+    try:
+        yield install
+    finally:
+        keyring.set_keyring(previous)
+
+
+OLD = {
+    ("dict-magics", "work:secret_key"): "old-secret-0123456789",
+    ("dict-magics", "work:access_key"): "AK-old-0001",
+    ("dict-magics", "work:base_url"): "https://old.example.com",
+}
+ORDER = ["work:secret_key", "work:access_key", "work:base_url"]
+
+
+def test_store_writes_the_keys_before_the_base_url(flaky: Any, known_secret: Any) -> None:
+    backend = flaky(0)  # never fails
+    credentials.store("work", "https://new.example.com", "AK-new-0002", known_secret(SECRET))
+    assert backend.sets == ORDER
+    assert backend.items[("dict-magics", "work:base_url")] == "https://new.example.com"
+
+
+@pytest.mark.parametrize("fail_on", [1, 2, 3])
+@pytest.mark.parametrize("existing", [OLD, {}], ids=["replacing", "new"])
+def test_store_failing_part_way_leaves_the_profile_as_it_was(
+    flaky: Any, known_secret: Any, fail_on: int, existing: dict[tuple[str, str], str]
+) -> None:
+    known_secret(OLD[("dict-magics", "work:secret_key")])
+    backend = flaky(fail_on)
+    backend.items.update(existing)
+    with pytest.raises(CredentialsError, match="cannot save profile 'work': the keyring is locked"):
+        credentials.store("work", "https://new.example.com", "AK-new-0002", known_secret(SECRET))
+    assert backend.items == existing
+    assert backend.sets[:fail_on] == ORDER[:fail_on]
+
+
+def test_store_says_so_when_the_rollback_fails_too(flaky: Any, known_secret: Any) -> None:
+    known_secret(OLD[("dict-magics", "work:secret_key")])
+    backend = flaky(2, stay_failed=True)
+    backend.items.update(OLD)
+    with pytest.raises(CredentialsError) as caught:
+        credentials.store("work", "https://new.example.com", "AK-new-0002", known_secret(SECRET))
+    assert "could not be put back as it was" in str(caught.value)
+    assert "dict-magics logout --profile work" in str(caught.value)
+    assert SECRET not in str(caught.value)

@@ -25,6 +25,7 @@ from keyring.backends import fail
 from keyring.errors import KeyringLocked
 
 from dict_magics.frontends.magics import DeletionFailedError
+from dict_magics.operations.listing import CACHE
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.models import BatchResult, DeleteResult
 
@@ -126,6 +127,12 @@ def no_keyring() -> Iterator[None]:
         keyring.set_keyring(previous)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_listings() -> None:
+    """A sandbox on a port an earlier test used must not meet that test's cached listing."""
+    CACHE.forget()
+
+
 @pytest.fixture
 def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
     """The default profile's credentials come from DICT_MAGICS_* variables."""
@@ -144,7 +151,7 @@ def login(ip: Any, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, profi
 
 def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
     """(operation, entry id) of every request the server received."""
-    return [(r.operation, r.entry_id) for r in server.requests]
+    return [(r.operation, r.entry_id) for r in server.requests if r.method != "GET"]
 
 
 # -- loading and configuration ----------------------------------------------------------------
@@ -216,10 +223,16 @@ def test_reloading_keeps_one_configurable(ip: Any) -> None:
 
 def test_help_lists_the_arguments(ip: Any) -> None:
     help_text = run(ip, "%dict_delete?").stdout
-    assert "%dict_delete [-p PROFILE] [-w WORKERS] ID [ID ...]" in help_text
+    assert "%dict_delete [-p PROFILE] [-w WORKERS] [--dry-run] [--no-snapshot]" in help_text
+    assert "{found.ids}" in help_text and "{df['id']}" in help_text
     assert "spaces and/or commas" in help_text
     purge_help = run(ip, "%dict_purge?").stdout
     assert "-y, --yes" in purge_help and "delete-all" in purge_help
+    assert "--dry-run" in purge_help and "--no-snapshot" in purge_help
+    restore_help = run(ip, "%dict_restore?").stdout
+    assert "[--dry-run] [-y] [SNAPSHOT]" in restore_help and "%dict_snapshots" in restore_help
+    for magic in ("dict_list", "dict_snapshots", "dict_log"):
+        assert "Docstring" in run(ip, f"%{magic}?").stdout
     login_help = run(ip, "%dict_login?").stdout
     assert "--access-key" in login_help and "--secret" not in login_help
 
@@ -272,8 +285,10 @@ def test_login_and_logout_mention_environment_overrides(
     monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-from-the-environment")
     stored = login(ip, monkeypatch, sandbox, "default")
     assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in stored.stdout
-    assert run(ip, "%dict_delete 1").result.reason == (
-        "HTTP 401, the service answered status 'failure': unknown access key "
+    # The listing taken for the snapshot is refused first: nothing is deleted, one line says why.
+    assert "unknown access key (check the access key" in usage_error(ip, "%dict_delete 1")
+    assert run(ip, "%dict_delete --no-snapshot 1").result.reason == (
+        "the service refused the credentials: unknown access key "
         "(check the access key, the secret key, and this computer's clock)"
     )
     removed = run(ip, "%dict_logout")
@@ -404,7 +419,7 @@ def test_env_credentials_work_without_any_keyring_backend(
     assert "no keyring backend" in message and "DICT_MAGICS_ACCESS_KEY" in message
     Keyboard(monkeypatch)
     assert "no keyring backend" in usage_error(ip, "%dict_login -p other")
-    assert len(env_creds.requests) == 3
+    assert len(sent(env_creds)) == 3
 
 
 def test_dict_magics_profile_variable_picks_the_profile(
@@ -424,7 +439,8 @@ def test_delete_one_entry_returns_a_rendered_result(ip: Any, env_creds: SandboxS
     outcome = run(ip, "%dict_delete 42")
     result = outcome.result
     assert isinstance(result, DeleteResult) and result.ok and result.entry_id == "42"
-    assert "\u2713 deleted entry '42'" in outcome.stdout  # shown as the cell's output
+    terms = "conseil d'administration \u2192 board of directors (fr\u2192en)"
+    assert f"\u2713 deleted 42: {terms}" in outcome.stdout  # shown as the cell's output
     assert "dict-magics-success" in result._repr_html_()
     assert "42" not in env_creds.entries
     assert sent(env_creds) == [("delete", "42")]
@@ -484,7 +500,7 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
     batch = run(ip, "%dict_delete {quoted}").result
     assert [r.entry_id for r in batch.results] == odd and batch.ok
     assert sorted(r.entry_id for r in env_creds.requests[-5:]) == sorted(odd)
-    assert len(env_creds.requests) == 17
+    assert len(sent(env_creds)) == 17
 
 
 def test_collections_must_stand_alone(ip: Any, env_creds: SandboxServer) -> None:
@@ -565,18 +581,18 @@ def test_missing_locked_and_absent_keyrings_are_usage_errors(ip: Any) -> None:
 def test_service_failures_are_returned_or_raised_when_configured(
     ip: Any, env_creds: SandboxServer
 ) -> None:
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     failed = run(ip, "%dict_delete 1")
     assert failed.error is None
     assert isinstance(failed.result, DeleteResult) and not failed.result.ok
     assert "HTTP 500" in failed.stdout
 
     run(ip, "%config DictMagics.raise_on_failure = True")
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     raised = run(ip, "%dict_delete 2")
     assert type(raised.error) is DeletionFailedError
     assert str(raised.error) == str(raised.error.result)
-    assert "entry '2' not deleted" in str(raised.error)
+    assert "2: invoice \u2192 Rechnung (en\u2192de) not deleted" in str(raised.error)
 
     raised = run(ip, "%dict_delete 3 missing")
     assert type(raised.error) is DeletionFailedError
@@ -587,20 +603,22 @@ def test_service_failures_are_returned_or_raised_when_configured(
 
 def test_config_reaches_the_client(ip: Any, env_creds: SandboxServer) -> None:
     run(ip, "%config DictMagics.max_retries = 0")
-    env_creds.fail_next(1, status=503)
+    env_creds.fail_next(1, status=503, method="DELETE")
     result = run(ip, "%dict_delete 1").result
-    assert result.attempts == 1 and "gave up after 1 attempts" in result.reason
+    assert result.attempts == 1 and "gave up after 1 attempt" in result.reason
 
     run(ip, "%config DictMagics.timeout = 0.3")
-    env_creds.inject("hang", delay=3)
+    env_creds.inject("hang", delay=3, method="DELETE")
     result = run(ip, "%dict_delete 3").result
-    assert result.outcome_unknown and "no answer within the 0.3 s timeout" in result.reason
+    # No answer within 0.3 s; the listing afterwards shows the entry gone.
+    assert result.ok and result.verified and "verified by listing" in result.reason
+    assert "answer was lost (timeout)" in result.reason
 
     with SandboxServer(5, secret_key=env_creds.secret_key) as other:
         run(ip, f"%config DictMagics.base_url = '{other.url}'")
         assert run(ip, "%dict_delete 2").result.ok
         assert sent(other) == [("delete", "2")]
-    assert [r.entry_id for r in env_creds.requests] == ["1", "3"]
+    assert sent(env_creds) == [("delete", "1"), ("delete", "3")]
 
 
 # -- purge ------------------------------------------------------------------------------------
@@ -618,10 +636,13 @@ def test_purge_cancelled_sends_nothing(
         assert f"purge not confirmed: nothing was deleted (profile 'default', {host})" in str(
             outcome.error
         )
-        assert f"profile 'default' at {host}" in outcome.stdout
-        assert "how many is unknown" in outcome.stdout
+        stated = f"This deletes all 100 entries on {host} (profile 'default'); a snapshot is saved"
+        assert stated in outcome.stdout
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
-    assert env_creds.requests == [] and len(env_creds.entries) == 100
+    # Only the listing went out, and the snapshot taken for a purge never confirmed is gone.
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
+    assert {r.method for r in env_creds.requests} == {"GET"}
+    assert run(ip, "%dict_snapshots").result == []
 
 
 @pytest.mark.parametrize("word", ["delete-all", " delete-all ", "host"])
@@ -655,8 +676,8 @@ def test_purge_without_stdin_names_yes(
 ) -> None:
     Keyboard(monkeypatch, raised)
     message = usage_error(ip, "%dict_purge")
-    assert "--yes" in message and "Nothing was sent" in message
-    assert env_creds.requests == [] and len(env_creds.entries) == 100
+    assert "--yes" in message and "Nothing was deleted" in message
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
 
 
 def test_purge_without_credentials_never_asks(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -666,10 +687,10 @@ def test_purge_without_credentials_never_asks(ip: Any, monkeypatch: pytest.Monke
 
 
 def test_purge_failure_raises_only_when_configured(ip: Any, env_creds: SandboxServer) -> None:
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     assert not run(ip, "%dict_purge --yes").result.ok
     run(ip, "%config DictMagics.raise_on_failure = True")
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     raised = run(ip, "%dict_purge --yes").error
     assert type(raised) is DeletionFailedError and "every entry not deleted" in str(raised)
     assert len(env_creds.entries) == 100
@@ -862,9 +883,9 @@ def test_the_secret_never_appears_in_anything_shown(
     run(ip, "%config DictMagics.raise_on_failure = True")
     run(ip, "%xmode Verbose")  # tracebacks that print local variables
     try:
-        sandbox.fail_next(1, status=500)
+        sandbox.fail_next(1, status=500, method="DELETE")
         assert type(show("%dict_delete 6").error) is DeletionFailedError
-        sandbox.fail_next(1, status=500)
+        sandbox.fail_next(1, status=500, method="DELETE")
         assert type(show("%dict_purge --yes").error) is DeletionFailedError
     finally:
         run(ip, "%xmode Context")

@@ -9,12 +9,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 import requests
 
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
+from dict_magics.sandbox.ratelimit import TokenBucket
 from dict_magics.service.models import Entry
 from dict_magics.service.signing import next_nonce, sign
 
@@ -143,6 +145,8 @@ def test_env_points_a_client_at_the_sandbox(sandbox: SandboxServer) -> None:
     env = sandbox.env()
     assert env["DICT_MAGICS_BASE_URL"] == sandbox.url
     assert env["DICT_MAGICS_SECRET_KEY"] == sandbox.secret_key
+    assert "REQUESTS_CA_BUNDLE" not in env and "SSL_CERT_FILE" not in env  # plain HTTP
+    assert sandbox.ca_path is None
 
 
 @pytest.mark.shows_secret
@@ -630,3 +634,112 @@ def test_the_log_names_each_operation(sandbox: SandboxServer) -> None:
     assert records[1].entry == Entry("101", *TERMS.values())
     assert records[2].entry is not None and records[2].entry.id == "5"
     assert records[0].entry is None
+
+
+# -- rate limit --------------------------------------------------------------------------------
+
+
+def test_rate_limit_answers_429_beyond_the_burst_and_acts_on_none_of_those() -> None:
+    # 10 a second in bursts of 10: 30 requests would need 2 s to all pass; they take far less.
+    with SandboxServer(30, rate_limit=10, burst=10, retry_after=1) as sandbox:
+        answers = {}
+        with requests.Session() as session:
+            for n in range(1, 31):
+                path = f"/api/v1/dictionary/{n}"
+                answers[str(n)] = session.delete(
+                    sandbox.url + path, headers=signed_headers(sandbox, path), timeout=5
+                )
+            limited = [i for i, a in answers.items() if a.status_code == 429]
+            passed = [i for i, a in answers.items() if a.status_code == 200]
+            assert passed[:10] == [str(n) for n in range(1, 11)]  # it starts with a full bucket
+            assert limited and len(limited) + len(passed) == 30
+            for entry_id in limited:
+                answer = answers[entry_id]
+                assert answer.headers["Retry-After"] == "1"
+                assert answer.json()["status"] == "failure"
+                assert "rate limit" in answer.json()["message"]
+            assert all(i in sandbox.entries for i in limited)
+            assert not any(i in sandbox.entries for i in passed)
+            logged = [r.entry_id for r in sandbox.requests if r.operation == "rate_limited"]
+            assert logged == limited
+            assert {r.http_status for r in sandbox.requests if r.entry_id in limited} == {429}
+            time.sleep(1 / 10)  # one token's refill
+            path = f"/api/v1/dictionary/{limited[0]}"
+            again = session.delete(sandbox.url + path, headers=signed_headers(sandbox, path))
+            assert again.status_code == 200 and limited[0] not in sandbox.entries
+        assert sandbox.connections_accepted == 1  # a 429 keeps the connection alive
+
+
+def test_rate_limit_covers_every_method_and_skips_a_refused_body() -> None:
+    with SandboxServer(3, rate_limit=0.01, burst=1, retry_after=7) as sandbox:
+        with requests.Session() as session:
+            assert session.get(sandbox.url + LIST, headers=signed_headers(sandbox, LIST)).ok
+            for method in ("POST", "PUT", "GET"):
+                answer = session.request(
+                    method, sandbox.url + LIST, headers=signed_headers(sandbox, LIST), json=TERMS
+                )
+                assert answer.status_code == 429 and answer.headers["Retry-After"] == "7"
+                assert "Connection" not in answer.headers  # the body was read: still in step
+        assert len(sandbox.entries) == 3  # the POST added nothing
+        logged = [(r.method, r.operation, r.http_status) for r in sandbox.requests]
+        assert logged == [
+            ("GET", "list", 200),
+            ("POST", "rate_limited", 429),
+            ("PUT", "rate_limited", 429),
+            ("GET", "rate_limited", 429),
+        ]
+        assert sandbox.connections_accepted == 1
+
+
+def test_rate_limit_is_checked_before_faults() -> None:
+    with SandboxServer(3, rate_limit=0.01, burst=1) as sandbox:
+        send(sandbox, LIST, method="GET")
+        sandbox.inject("drop_before")
+        assert send(sandbox, "/api/v1/dictionary/1").status_code == 429  # the fault is not met
+        sandbox._bucket = None  # lift the limit: the next request meets the fault
+        with pytest.raises(requests.ConnectionError):
+            send(sandbox, "/api/v1/dictionary/1")
+        assert "1" in sandbox.entries
+
+
+def test_token_bucket_starts_full_refills_continuously_and_caps_at_the_burst() -> None:
+    now = [100.0]
+    bucket = TokenBucket(4, 3, clock=lambda: now[0])  # (times exact in binary)
+    assert [bucket.take() for _ in range(4)] == [True, True, True, False]
+    now[0] += 0.125  # half a token
+    assert not bucket.take()
+    now[0] += 0.125  # the other half: one token, taken
+    assert bucket.take() and not bucket.take()
+    now[0] += 3600  # a long rest refills up to the burst, no further
+    assert [bucket.take() for _ in range(4)] == [True, True, True, False]
+
+
+def test_token_bucket_hands_out_each_token_once_across_threads() -> None:
+    bucket = TokenBucket(1, 50, clock=lambda: 0.0)  # a frozen clock: exactly 50 tokens, ever
+    taken: list[bool] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        mine = [bucket.take() for _ in range(100)]
+        with lock:
+            taken.extend(mine)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert taken.count(True) == 50 and len(taken) == 800
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"rate_limit": 0}, "above 0"),
+        ({"rate_limit": 5, "burst": 0}, "at least 1"),
+        ({"rate_limit": 5, "retry_after": -1}, "0 seconds or more"),
+    ],
+)
+def test_rate_limit_settings_are_checked(kwargs: dict, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        SandboxServer(0, **kwargs)

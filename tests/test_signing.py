@@ -56,6 +56,14 @@ def test_nonces_strictly_increase_across_threads() -> None:
         assert bucket == sorted(bucket) and len(set(bucket)) == len(bucket)
 
 
+def test_take_within_takes_nothing_outside_its_bounds() -> None:
+    source = NonceSource()
+    first = int(source())
+    assert source.take_within(0, first) is None and source.last == first
+    assert source.take_within(first + 100_000, first + 100_000) == first + 100_000
+    assert int(source()) == first + 100_001
+
+
 def test_nonce_is_unix_time_in_milliseconds() -> None:
     import time
 
@@ -83,4 +91,6 @@ def test_auth_signs_the_prepared_path_exactly() -> None:
 def test_auth_repr_hides_the_secret() -> None:
     auth = SignedAuth("AK", "very-secret-value")
     assert "very-secret-value" not in repr(auth)
-    assert "very-secret-value" not in str(vars(auth).keys())
+    # Debuggers and verbose tracebacks show attributes: the secret is held as a ``Secret``.
+    assert "very-secret-value" not in repr(vars(auth))
+    assert "very-secret-value" not in repr(auth._nonces)

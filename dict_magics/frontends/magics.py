@@ -10,6 +10,7 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,9 @@ from ..errors import DeletionFailedError, DictMagicsError
 
 if TYPE_CHECKING:
     from ..operations.context import OperationSettings
+    from ..operations.history import AuditTable, SnapshotList
     from ..profiles.status import ProfileStatus
-    from ..service.models import BatchResult, DeleteResult
+    from ..service.models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
 
 __all__ = ["DeletionFailedError", "DictMagics"]
 
@@ -104,9 +106,26 @@ def _user_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
+@contextmanager
+def _listing_errors() -> Iterator[None]:
+    """A listing the service cannot give (none at all, malformed, no answer) is one line too:
+    nothing was changed, and the message says what happened."""
+    from ..errors import ServiceError
+
+    try:
+        yield
+    except ServiceError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _say(note: str | None) -> None:
     if note:
         print(note)
+
+
+def _warn(message: str) -> None:
+    """A warning from an operation (not an error): one line on stderr."""
+    print(f"Warning: {message}", file=sys.stderr)
 
 
 class _Keyboard:
@@ -188,6 +207,11 @@ class DictMagics(Magics):
         False,
         help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops.",
     ).tag(config=True)
+    snapshots = Bool(
+        True,
+        help="Keep the entries about to be deleted in a snapshot file first, so "
+        "%dict_restore can put them back (--no-snapshot turns it off for one line).",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -236,7 +260,7 @@ class DictMagics(Magics):
     # -- shared steps ------------------------------------------------------------------------
 
     def _settings(
-        self, profile: str | None = None, workers: int | None = None
+        self, profile: str | None = None, workers: int | None = None, snapshots: bool = True
     ) -> OperationSettings:
         """``%config DictMagics`` with this line's options on top."""
         from ..operations.context import OperationSettings
@@ -249,6 +273,7 @@ class DictMagics(Magics):
                 max_retries=self.max_retries,
                 workers=self.workers if workers is None else workers,
                 raise_on_failure=self.raise_on_failure,
+                snapshots=self.snapshots and snapshots,
             )
 
     def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:
@@ -340,6 +365,34 @@ class DictMagics(Magics):
             return status(settings)
 
     @line_magic
+    @magic_arguments()
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
+    @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
+    @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    def dict_list(self, line: str = "") -> EntryList:
+        """List the dictionary's entries (returns an EntryList, shown as a table).
+
+        --match is case-insensitive and looks in both terms. Sends one GET only.
+
+        Examples::
+
+            %dict_list
+            %dict_list --from-lang ja --to-lang en
+            found = %dict_list --match invoice
+            %dict_delete --dry-run {found.ids}
+            df = found.to_pandas()
+            %dict_delete {df['id']}
+        """
+        from ..operations.listing import list_entries
+
+        args, settings = self._read(self.dict_list, line)
+        with _user_errors(), _listing_errors():
+            return list_entries(
+                settings, match=args.match, from_lang=args.from_lang, to_lang=args.to_lang
+            )
+
+    @line_magic
     @no_var_expand
     @needs_local_scope
     @magic_arguments()
@@ -352,6 +405,16 @@ class DictMagics(Magics):
         f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
     )
     @argument(
+        "--dry-run",
+        action="store_true",
+        help="show what would be deleted (terms, ids not there); only the listing is fetched",
+    )
+    @argument(
+        "--no-snapshot",
+        action="store_true",
+        help="do not keep the entries in a snapshot first (they cannot be restored)",
+    )
+    @argument(
         "ids",
         nargs="+",
         metavar="ID",
@@ -360,24 +423,40 @@ class DictMagics(Magics):
     )
     def dict_delete(
         self, line: str = "", local_ns: Mapping[str, Any] | None = None
-    ) -> DeleteResult | BatchResult:
+    ) -> DeleteResult | BatchResult | DryRunResult:
         """Delete one entry (returns a DeleteResult) or several (returns a BatchResult).
 
-        Every id is checked before the first request. Several ids run in parallel with a
-        progress bar; the summary lists every failure with its reason.
+        Every id is checked before the first request; the entries are then looked up and kept
+        in a snapshot (%dict_restore puts them back), and the results name their terms.
+        Several ids run in parallel with a progress bar; the summary lists every failure
+        with its reason. --dry-run shows what would go and sends no deletion.
+
+        Examples::
+
+            %dict_delete 17
+            %dict_delete 17 18,19 --dry-run
+            found = %dict_list --match invoice
+            %dict_delete {found.ids}
+            %dict_delete {df['id']}
         """
         from ..operations.delete import delete, interruption
         from .progress import BarSink
 
         args, ids = self._ids(line, local_ns)
-        settings = self._settings(args.profile, args.workers)
+        settings = self._settings(args.profile, args.workers, not args.no_snapshot)
         try:
             with _user_errors():
-                result = delete(settings, ids, progress=BarSink(shell=self.shell))
+                result = delete(
+                    settings,
+                    ids,
+                    progress=BarSink(shell=self.shell),
+                    dry_run=args.dry_run,
+                    warn=_warn,
+                )
         except DeletionFailedError as exc:
             _say(interruption(exc.result))
             raise
-        _say(interruption(result))
+        _say(interruption(result))  # type: ignore[arg-type]
         return result
 
     @line_magic
@@ -389,17 +468,130 @@ class DictMagics(Magics):
         action="store_true",
         help="delete at once without asking (for scripts and pipelines)",
     )
-    def dict_purge(self, line: str = "") -> DeleteResult:
+    @argument(
+        "--dry-run",
+        action="store_true",
+        help="show how many entries (and which) would be deleted; only the listing is fetched",
+    )
+    @argument(
+        "--no-snapshot",
+        action="store_true",
+        help="do not keep the entries in a snapshot first (needed where the service has no "
+        "listing; they cannot be restored)",
+    )
+    def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
-        Asks you to type delete-all (or the host name) first, naming the profile and host at
-        stake; anything else cancels with nothing sent. --yes skips the question.
+        Lists the dictionary and keeps it in a snapshot first, then asks you to type
+        delete-all (or the host name), stating how many entries on which host and profile,
+        and where the snapshot is; anything else cancels with nothing deleted. --yes skips
+        the question. Where the service has no listing it refuses unless --no-snapshot.
+
+        Examples::
+
+            %dict_purge --dry-run
+            %dict_purge
+            %dict_restore          # puts everything back from the snapshot
         """
         from ..operations.purge import purge
 
-        args, settings = self._read(self.dict_purge, line)
+        args = _parse(self.dict_purge, line)
+        settings = self._settings(args.profile, snapshots=not args.no_snapshot)
         with _user_errors():
-            return purge(settings, _Keyboard(), yes=args.yes)
+            return purge(settings, _Keyboard(), yes=args.yes, dry_run=args.dry_run, warn=_warn)
+
+    @line_magic
+    @magic_arguments()
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument(
+        "-w",
+        "--workers",
+        type=int,
+        help="additions in flight "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+    @argument("--dry-run", action="store_true", help="show what would be added; nothing is added")
+    @argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="restore a snapshot taken on another host or profile without asking",
+    )
+    @argument(
+        "snapshot",
+        nargs="?",
+        metavar="SNAPSHOT",
+        help="a snapshot file (default: the latest one of this profile and host; "
+        "%%dict_snapshots lists them)",
+    )
+    def dict_restore(self, line: str = "") -> RestoreResult:
+        """Put back what a snapshot holds and the dictionary lacks; returns a RestoreResult.
+
+        Lists the dictionary first and adds only entries whose four terms are missing, so
+        running it twice adds nothing the second time. An addition whose answer was lost is
+        settled by a listing, never sent again blindly. A snapshot of another host or
+        profile is restored only once you confirm (or with -y).
+
+        Examples::
+
+            %dict_restore --dry-run
+            %dict_restore
+            %dict_restore ~/.local/share/dict-magics/snapshots/20250101T120000Z-....json
+        """
+        from ..operations.restore import restore
+        from .progress import BarSink
+
+        args = _parse(self.dict_restore, line)
+        settings = self._settings(args.profile, args.workers)
+        with _user_errors():
+            return restore(
+                settings,
+                args.snapshot,
+                prompter=_Keyboard(),
+                progress=BarSink(shell=self.shell),
+                dry_run=args.dry_run,
+                yes=args.yes,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    def dict_snapshots(self, line: str = "") -> SnapshotList:
+        """List the snapshots on disk, newest first; sends nothing.
+
+        A snapshot is taken before every delete and purge; hand its path to %dict_restore.
+
+        Examples::
+
+            %dict_snapshots
+            %dict_snapshots -p work
+            kept = %dict_snapshots
+            %dict_restore {kept[0].path}
+        """
+        from ..operations.history import snapshots
+
+        args = _parse(self.dict_snapshots, line)
+        with _user_errors():
+            return snapshots(profile=args.profile)
+
+    @line_magic
+    @magic_arguments()
+    @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
+    def dict_log(self, line: str = "") -> AuditTable:
+        """Show the last requests that could change the dictionary (the audit log); sends
+        nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
+
+        Examples::
+
+            %dict_log
+            %dict_log -n 100
+        """
+        from ..operations.history import audit
+
+        args = _parse(self.dict_log, line)
+        with _user_errors():
+            return audit(args.n)
 
     @line_magic
     @magic_arguments()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import UsageProblem
-from ..profiles import credentials
+from ..profiles import credentials, registry
 from ..profiles.secret import Secret
 from ..service.paths import host_of, normalize_base_url
 from . import session
@@ -124,6 +124,7 @@ def login(
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
+    registry.remember(saved.profile)
     backend = credentials.backend_info()
     return LoginResult(
         saved.profile,
@@ -139,5 +140,6 @@ def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = session.profile_of(settings)
     removed = credentials.delete_profile(profile)
+    registry.forget(profile)
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

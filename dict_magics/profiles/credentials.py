@@ -8,13 +8,15 @@ so scripts and CI work with no keyring at all. ``keyring`` is imported only when
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CredentialsError
 from ..service.paths import normalize_base_url
-from .secret import Secret, mask
+from .secret import Secret, Unpicklable, mask
 
 __all__ = [
     "ENV_ACCESS_KEY",
@@ -63,14 +65,28 @@ def check_profile(profile: str) -> str:
 
 
 @dataclass(frozen=True)
-class Credentials:
-    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``)."""
+class Credentials(Unpicklable):
+    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``).
+
+    The secret key is always a ``Secret``. Credentials cannot be pickled (``%store`` would write
+    the secret to disk in clear); ``copy.copy`` and ``copy.deepcopy`` work.
+    """
 
     profile: str
     base_url: str
     access_key: str
     secret_key: str = field(repr=False)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.secret_key, Secret):
+            object.__setattr__(self, "secret_key", Secret(self.secret_key))
+
+    def __copy__(self) -> Credentials:
+        return dataclasses.replace(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Credentials:
+        return dataclasses.replace(self, sources=copy.deepcopy(self.sources, memo))
 
     @property
     def masked_access_key(self) -> str:
@@ -194,11 +210,41 @@ def _read(profile: str, item: str) -> str | None:
         raise _translate(exc, "read", profile) from None
 
 
+def _check_text(value: str, item: str, where: str) -> None:
+    """Refuse a value holding bytes that are not UTF-8 (surrogate escapes), never quoting it.
+
+    Left in, such a value fails much later, in a traceback that shows a byte of it.
+    """
+    if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise CredentialsError(
+            f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
+            "not characters): set it again."
+        )
+
+
+def _wrapped(item: str, value: Secret, where: str) -> str:
+    """``value`` checked, and still a ``Secret`` if it is the secret key."""
+    _check_text(value, item, where)
+    return value if item == "secret_key" else str(value)
+
+
+def _from_env(item: str, var: str) -> str:
+    """The variable's stripped value, or ``""``; a ``Secret`` from the moment it is read."""
+    return _wrapped(item, Secret(os.environ.get(var, "").strip()), f"in the environment ({var})")
+
+
+def _from_keyring(profile: str, item: str) -> str:
+    """The keyring item's value, or ``""``; a ``Secret`` from the moment it is read."""
+    where = f"in the keyring item {SERVICE} / {profile}:{item}"
+    return _wrapped(item, Secret(_read(profile, item) or ""), where)
+
+
 def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
     """Credentials for ``profile``; ``base_url`` (from configuration) overrides the stored one.
 
     Environment variables apply to the environment's profile only, so ``-p other`` still
-    reads ``other`` from the keyring. Raises ``CredentialsError`` saying what is missing.
+    reads ``other`` from the keyring. Raises ``CredentialsError`` saying what is missing. No
+    local variable here ever holds the secret as a plain ``str`` (tracebacks show locals).
     """
     profile = check_profile(profile or default_profile())
     values: dict[str, str] = {}
@@ -207,16 +253,11 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
         values["base_url"], sources["base_url"] = base_url, "config"
     if profile == default_profile():
         for item, var in _ENV_OF.items():
-            value = os.environ.get(var, "").strip()
-            if value and item not in values:
-                values[item] = Secret(value) if item == "secret_key" else value
-                sources[item] = "env"
+            if item not in values and (found := _from_env(item, var)):
+                values[item], sources[item] = found, "env"
     for item in ITEMS:
-        if item not in values:
-            stored = _read(profile, item)
-            if stored:
-                values[item] = Secret(stored) if item == "secret_key" else stored
-                sources[item] = "keyring"
+        if item not in values and (found := _from_keyring(profile, item)):
+            values[item], sources[item] = found, "keyring"
     missing = [item for item in ITEMS if item not in values]
     if missing:
         env = ", ".join(_ENV_OF[m] for m in missing)
@@ -258,22 +299,79 @@ def stored_items(profile: str) -> dict[str, bool]:
     return {item: bool(_read(profile, item)) for item in ITEMS}
 
 
+STORE_ORDER = ("secret_key", "access_key", "base_url")
+"""The keys first and the base URL last: a profile is complete once its base URL is there."""
+
+
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
-    """Save a profile in the keyring after checking the base URL; returns what was saved."""
+    """Save a profile in the keyring after checking the base URL; returns what was saved.
+
+    All or nothing: if the keyring fails part way, the items already written are put back as
+    they were (or removed), so a profile never mixes a new base URL with old keys.
+    """
+    secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
-    if not access_key.strip() or not secret_key:
+    values = {
+        "secret_key": secret_key,
+        "access_key": access_key.strip(),
+        "base_url": base_url,
+    }
+    if not values["access_key"] or not values["secret_key"]:
         raise CredentialsError("both an access key and a secret key are needed.")
+    for item in ("secret_key", "access_key"):
+        _check_text(values[item], item, "given")
     keyring = _keyring()
-    values = {"base_url": base_url, "access_key": access_key.strip(), "secret_key": secret_key}
     try:
-        for item, value in values.items():
-            keyring.set_password(SERVICE, f"{profile}:{item}", value)
+        previous = {item: _previous(keyring, profile, item) for item in STORE_ORDER}
     except Exception as exc:
         raise _translate(exc, "save", profile) from None
+    written: list[str] = []
+    try:
+        for item in STORE_ORDER:
+            keyring.set_password(SERVICE, f"{profile}:{item}", values[item])
+            written.append(item)
+    except Exception as exc:
+        error = _translate(exc, "save", profile)
+        if not _roll_back(keyring, profile, written, previous):
+            error = CredentialsError(
+                f"{error} The profile could not be put back as it was: run `dict-magics logout "
+                f"--profile {profile}` and log in again."
+            )
+        raise error from None
     return Credentials(
-        profile, base_url, values["access_key"], secret_key, dict.fromkeys(ITEMS, "keyring")
+        profile,
+        base_url,
+        values["access_key"],
+        values["secret_key"],
+        dict.fromkeys(ITEMS, "keyring"),
     )
+
+
+def _previous(keyring: Any, profile: str, item: str) -> Secret | None:
+    """An item's value before ``store`` (a ``Secret``: it may be the old secret key)."""
+    value = keyring.get_password(SERVICE, f"{profile}:{item}")
+    return None if value is None else Secret(value)
+
+
+def _roll_back(
+    keyring: Any, profile: str, written: list[str], previous: dict[str, Secret | None]
+) -> bool:
+    """Put ``written`` items back to ``previous`` (removing new ones); False if any could not."""
+    from keyring.errors import PasswordDeleteError
+
+    restored = True
+    for item in reversed(written):
+        try:
+            if previous[item] is None:
+                keyring.delete_password(SERVICE, f"{profile}:{item}")
+            else:
+                keyring.set_password(SERVICE, f"{profile}:{item}", previous[item])
+        except PasswordDeleteError:
+            continue
+        except Exception:
+            restored = False
+    return restored
 
 
 def delete_profile(profile: str) -> list[str]:

@@ -1,22 +1,56 @@
-"""A secret key that stays a ``str`` everywhere it is used but never shows itself.
+"""A secret key that stays a ``str`` everywhere it is used but never shows or stores itself.
 
 Tracebacks in verbose mode, debuggers and ``repr()`` of containers print local variables and
 their values; wrapping a secret as soon as it is read (from a prompt, the keyring or the
-environment) keeps it out of all of them.
+environment) keeps it out of all of them. Pickling would write it to disk in clear (``%store``,
+a cache, a process pool), so every object holding a secret refuses to be pickled.
 """
 
 from __future__ import annotations
 
-__all__ = ["Secret", "mask"]
+from typing import Any, NoReturn
+
+__all__ = ["Secret", "Unpicklable", "mask"]
 
 
-class Secret(str):
-    """A ``str`` whose ``repr`` is ``<secret hidden>``; its value is used as usual."""
+class Unpicklable:
+    """Refuses pickling with a ``TypeError`` that says why; for objects that hold a secret.
+
+    ``copy.copy`` and ``copy.deepcopy`` do not pickle: each class that mixes this in says how
+    it is copied (``__copy__`` / ``__deepcopy__``).
+    """
+
+    __slots__ = ()
+
+    def _refuse_pickle(self) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} cannot be pickled: it holds a secret key")
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        self._refuse_pickle()
+
+    def __reduce__(self) -> NoReturn:
+        self._refuse_pickle()
+
+    def __getstate__(self) -> NoReturn:
+        self._refuse_pickle()
+
+
+class Secret(Unpicklable, str):
+    """A ``str`` whose ``repr`` is ``<secret hidden>``; its value is used as usual.
+
+    It cannot be pickled; a copy (shallow or deep) is the same immutable object.
+    """
 
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "<secret hidden>"
+
+    def __copy__(self) -> Secret:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Secret:
+        return self
 
 
 def mask(value: str | None) -> str:

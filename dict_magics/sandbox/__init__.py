@@ -14,5 +14,14 @@ from .server import (
     main,
     use_sandbox,
 )
+from .tls import TrustmeMissing
 
-__all__ = ["FAULT_KINDS", "SANDBOX_MARKER", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
+__all__ = [
+    "FAULT_KINDS",
+    "SANDBOX_MARKER",
+    "LoggedRequest",
+    "SandboxServer",
+    "TrustmeMissing",
+    "main",
+    "use_sandbox",
+]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -20,6 +21,7 @@ from .store import EntryStore
 
 if TYPE_CHECKING:
     from .server import SandboxServer
+    from .tls import SandboxTLS
 
 __all__ = ["COLLECTION_PATH", "Handler", "Server"]
 
@@ -92,15 +94,24 @@ class Server(ThreadingHTTPServer):
     # the extra SYNs and those connections wait out the kernel's 1 s retransmission timeout.
     request_queue_size = 128
     sandbox: SandboxServer
+    tls: SandboxTLS | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.accepted = 0
         super().__init__(*args, **kwargs)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        if self.tls is not None:
+            try:
+                request = self.tls.wrap(request)  # no I/O: the handshake is the handler's
+            except OSError:
+                self.shutdown_request(request)
+                return
         with self._connections_lock:
             self._connections.add(request)
+            self.accepted += 1
         try:
             super().process_request_thread(request, client_address)
         finally:
@@ -108,17 +119,20 @@ class Server(ThreadingHTTPServer):
                 self._connections.discard(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is part of the game (timeouts, faults); anything else is not."""
+        """A client that hangs up, or fails or stalls its TLS handshake, is part of the game
+        (timeouts, faults, untrusted certificates); anything else is not."""
         import sys
 
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
             super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         with self._connections_lock:
             for conn in list(self._connections):
                 try:
-                    conn.shutdown(socket.SHUT_RDWR)
+                    # socket.socket's own shutdown: SSLSocket.shutdown would also drop its TLS
+                    # state under the feet of the thread still reading from it.
+                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
                 except OSError:
                     pass
 
@@ -132,6 +146,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr log: the sandbox keeps its own."""
+
+    def setup(self) -> None:
+        """Shake hands first when serving TLS: here, on this connection's own thread, a slow
+        or broken client holds up no one else."""
+        if self.server.tls is not None:
+            self.server.tls.handshake(self.request)
+        super().setup()
 
     # -- writing (also what faults.py writes with) -----------------------------------------
 
@@ -171,18 +192,28 @@ class Handler(BaseHTTPRequestHandler):
             if not until_hangup:
                 time.sleep(min(0.05, left))
             elif select.select([self.connection], [], [], min(0.05, left))[0]:
-                try:
-                    if not self.connection.recv(1, socket.MSG_PEEK):
-                        return False
-                except OSError:
+                if self._hung_up():
                     return False
                 time.sleep(min(0.05, left))  # it sent something more: ignore it
         return False
+
+    def _hung_up(self) -> bool:
+        """Whether the client closed its side (asked once the connection reads as ready)."""
+        try:
+            if isinstance(self.connection, ssl.SSLSocket):
+                # TLS cannot peek: read. A close or close_notify reads as b""; other bytes are
+                # dropped, which is fine for the one caller, a connection about to close.
+                return not self.connection.recv(1)
+            return not self.connection.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return True
 
     # -- reading ---------------------------------------------------------------------------
 
     def _not_allowed(self) -> None:
         self._body_read = False
+        if not self.server.sandbox._admitted():
+            return self._rate_limited()
         self._refuse(_Rejected(405, f"method {self.command} not allowed"))
 
     do_PUT = do_PATCH = do_HEAD = _not_allowed
@@ -196,14 +227,34 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle()
 
-    def _refuse(self, problem: _Rejected, entry_id: str | None = None) -> None:
-        self.server.sandbox._log(self, "rejected", problem.status, problem.message, entry_id)
-        extra = {}
+    def _refuse(
+        self,
+        problem: _Rejected,
+        entry_id: str | None = None,
+        operation: str = "rejected",
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.server.sandbox._log(self, operation, problem.status, problem.message, entry_id)
+        extra = dict(extra or {})
         if not self._skip_body():
             # Its body is still unread: the connection cannot carry another request.
             self.close_connection = True
             extra["Connection"] = "close"
         self.send_json(problem.status, {"status": "failure", "message": problem.message}, extra)
+
+    def _rate_limited(self) -> None:
+        """Answer 429 with ``Retry-After``, as the service does over its rate limit; the
+        request is not acted on (and meets no fault)."""
+        wait = str(self.server.sandbox.retry_after)
+        problem = _Rejected(429, f"rate limit exceeded: retry after {wait} s")
+        self._refuse(problem, self._named_entry(), "rate_limited", {"Retry-After": wait})
+
+    def _named_entry(self) -> str | None:
+        """The entry a DELETE's path names, if any: for the log of a request not looked at."""
+        raw_path, query_mark, _ = self.path.partition("?")
+        if self.command != "DELETE" or query_mark:
+            return None
+        return route(raw_path, self.server.sandbox.router).entry_id
 
     def _handle(self) -> None:
         sandbox = self.server.sandbox
@@ -211,6 +262,10 @@ class Handler(BaseHTTPRequestHandler):
         while not sandbox._open.wait(0.05):
             if not self.running():
                 return
+        if not sandbox._admitted():
+            if sandbox.latency:
+                time.sleep(sandbox.latency)
+            return self._rate_limited()
         fault = sandbox._faults.take(self.command)
         if fault is not None and fault.kind == "drop_before":
             sandbox._log(self, "dropped", None, "connection dropped before reading")

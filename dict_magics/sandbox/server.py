@@ -4,8 +4,8 @@
 DELETEs of the contract, and the vendor's GET (listing) and POST (add) of the samples. It checks
 method, path, headers, body, signature, nonce freshness and replay; it keeps entries with real
 terms, a log of every request it received, and injectable faults, so the demo and the tests
-exercise real HTTP with no account. Run ``python -m dict_magics.sandbox`` to serve one until
-Ctrl-C.
+exercise real HTTP with no account. It can also serve HTTPS with a throw-away CA, and answer
+429 over a rate limit. Run ``python -m dict_magics.sandbox`` to serve one until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import secrets
+import shlex
 import threading
 import time
 from collections import deque
@@ -26,9 +27,11 @@ from ..service.paths import is_loopback
 from ..service.signing import sign
 from .faults import FAULT_KINDS, FaultQueue, make_fault
 from .handler import Handler, Server
+from .ratelimit import TokenBucket
 from .router import ROUTERS
 from .seed import coerce_entries, id_sort_key
 from .store import EntryStore
+from .tls import SandboxTLS, TrustmeMissing, load_trustme
 
 __all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
 
@@ -43,8 +46,9 @@ EntrySpec = int | Iterable[str | Entry | Mapping[str, Any]]
 class LoggedRequest:
     """One request as the sandbox received it, and what it did about it.
 
-    ``operation`` is ``list``, ``add``, ``delete``, ``purge``, ``rejected`` or ``dropped``;
-    ``entry`` is the entry added (or deleted), when there was one.
+    ``operation`` is ``list``, ``add``, ``delete``, ``purge``, ``rejected``, ``rate_limited``
+    (answered 429, not acted on) or ``dropped``; ``entry`` is the entry added (or deleted), when
+    there was one.
     """
 
     method: str
@@ -72,7 +76,10 @@ class SandboxServer:
     ``entries`` is a count (ids ``"1"``..``"N"``), or an iterable of ids (terms generated),
     ``Entry`` objects or dicts in the service's field names. ``listing=False`` answers the GET as
     a service without it does (404). ``latency`` (seconds) is added to every answer; ``echo``
-    prints one line per request (never a header value). Use as a context manager, or call
+    prints one line per request (never a header value). ``tls=True`` serves HTTPS with a
+    throw-away CA (needs ``trustme``; see ``ca_path``). ``rate_limit`` (requests a second, over
+    all requests, in bursts of up to ``burst``) answers the requests over it 429 with
+    ``Retry-After: <retry_after>`` and does not act on them. Use as a context manager, or call
     ``start()`` / ``stop()``.
     """
 
@@ -88,9 +95,20 @@ class SandboxServer:
         echo: bool = False,
         router: str = "strict",
         listing: bool = True,
+        tls: bool = False,
+        rate_limit: float | None = None,
+        burst: int = 10,
+        retry_after: int = 1,
     ) -> None:
         if router not in ROUTERS:
             raise ValueError(f"unknown router {router!r}; one of {', '.join(ROUTERS)}")
+        if tls:
+            load_trustme()  # TrustmeMissing now, rather than at start()
+        self.tls = tls
+        self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
+        if retry_after < 0:
+            raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
+        self.retry_after = retry_after
         self.router = router
         self.listing = listing
         self.access_key = access_key
@@ -106,6 +124,7 @@ class SandboxServer:
         self._open.set()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
+        self._tls: SandboxTLS | None = None
 
     def __repr__(self) -> str:
         where = self.url if self._server else "stopped"
@@ -114,11 +133,17 @@ class SandboxServer:
     # -- life cycle ------------------------------------------------------------------------
 
     def start(self) -> SandboxServer:
-        """Bind 127.0.0.1 and serve on a background thread."""
+        """Bind 127.0.0.1 and serve on a background thread (with a new CA, for TLS)."""
         if self._server is not None:
             return self
         server = Server(("127.0.0.1", self._port), Handler)
         server.sandbox = self
+        if self.tls:
+            try:
+                server.tls = self._tls = SandboxTLS()
+            except BaseException:
+                server.server_close()
+                raise
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -135,6 +160,9 @@ class SandboxServer:
         server.shutdown()
         server.close_connections()
         server.server_close()
+        tls, self._tls = self._tls, None
+        if tls is not None:
+            tls.remove()
 
     def __enter__(self) -> SandboxServer:
         return self.start()
@@ -151,17 +179,37 @@ class SandboxServer:
 
     @property
     def url(self) -> str:
-        """The base URL to give a client: ``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self.port}"
+        """The base URL to give a client: ``http://127.0.0.1:<port>`` (``https``: TLS)."""
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
+
+    @property
+    def ca_path(self) -> str | None:
+        """The PEM file of the throw-away CA to trust while this TLS sandbox runs (in a
+        private temporary folder, removed on stop); ``None`` without TLS or once stopped."""
+        return self._tls.ca_path if self._tls is not None else None
+
+    @property
+    def connections_accepted(self) -> int:
+        """How many connections it has accepted since it started: kept-alive requests share
+        one."""
+        if self._server is None:
+            raise RuntimeError("the sandbox is not running")
+        return self._server.accepted
 
     def env(self) -> dict[str, str]:
-        """The ``DICT_MAGICS_*`` variables that point a client at this sandbox."""
-        return {
+        """The ``DICT_MAGICS_*`` variables that point a client at this sandbox; with TLS also
+        ``REQUESTS_CA_BUNDLE`` and ``SSL_CERT_FILE`` naming its CA (and only it): requests lets
+        ``REQUESTS_CA_BUNDLE`` override a session's own ``verify``."""
+        env = {
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
             "DICT_MAGICS_SECRET_KEY": self.secret_key,
             SANDBOX_MARKER: self.url,
         }
+        if self.ca_path is not None:
+            env["REQUESTS_CA_BUNDLE"] = env["SSL_CERT_FILE"] = self.ca_path
+        return env
 
     # -- state -----------------------------------------------------------------------------
 
@@ -246,6 +294,10 @@ class SandboxServer:
         self._faults.clear()
 
     # -- request handling (called from the server's threads) -------------------------------
+
+    def _admitted(self) -> bool:
+        """Whether the rate limit (if any) lets one more request through now."""
+        return self._bucket is None or self._bucket.take()
 
     def _log(
         self,
@@ -347,6 +399,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Serve a local stand-in for the dictionary API (127.0.0.1 only).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  dict-magics sandbox\n"
+            "  dict-magics sandbox --port 0 --entries 5000 --latency 0.05\n"
+            "  dict-magics sandbox --tls --rate-limit 100 --burst 10\n"
+            "  dict-magics sandbox --no-listing"
+        ),
     )
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
     parser.add_argument("--entries", type=int, default=100, help="seeded entries 1..N")
@@ -356,26 +416,49 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     parser.add_argument(
         "--no-listing", action="store_true", help="answer the GET listing 404, as some services do"
     )
-    args = parser.parse_args(argv)
-    sandbox = SandboxServer(
-        args.entries,
-        listing=not args.no_listing,
-        port=args.port,
-        latency=args.latency,
-        secret_key=args.secret_key,
-        echo=not args.quiet,
+    parser.add_argument(
+        "--tls", action="store_true", help="serve HTTPS with a throw-away CA (needs trustme)"
     )
+    parser.add_argument(
+        "--rate-limit",
+        type=float,
+        metavar="N",
+        help="allow N requests a second (over all requests); answer the rest 429",
+    )
+    parser.add_argument(
+        "--burst", type=int, default=10, metavar="B", help="with --rate-limit: bursts of up to B"
+    )
+    parser.add_argument(
+        "--retry-after",
+        type=int,
+        default=1,
+        metavar="S",
+        help="with --rate-limit: the Retry-After seconds of a 429 (default 1)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        sandbox = SandboxServer(
+            args.entries,
+            listing=not args.no_listing,
+            port=args.port,
+            latency=args.latency,
+            secret_key=args.secret_key,
+            echo=not args.quiet,
+            tls=args.tls,
+            rate_limit=args.rate_limit,
+            burst=args.burst,
+            retry_after=args.retry_after,
+        )
+    except TrustmeMissing as exc:
+        parser.exit(2, f"{exc}\n")
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         sandbox.start()
     except OSError as exc:
         hint = " (--port 0 picks any free port)" if args.port else ""
         parser.exit(2, f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{hint}\n")
-    print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
-    print("Its demo credentials (for this sandbox only):")
-    print(f"  export DICT_MAGICS_BASE_URL={sandbox.url}")
-    print(f"  export DICT_MAGICS_ACCESS_KEY={sandbox.access_key}")
-    print(f"  export DICT_MAGICS_SECRET_KEY={sandbox.secret_key}")
-    print("Press Ctrl-C to stop.", flush=True)
+    _print_welcome(sandbox, args)
     try:
         while True:
             time.sleep(3600)
@@ -384,3 +467,22 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     finally:
         sandbox.stop()
     return 0
+
+
+def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
+    print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
+    if sandbox.ca_path is not None:
+        print(f"Trust its throw-away CA (removed on stop): {sandbox.ca_path}")
+    if args.rate_limit is not None:
+        print(
+            f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to {args.burst}; "
+            f"429 with Retry-After: {args.retry_after} beyond."
+        )
+    print("Its demo credentials (for this sandbox only):")
+    print(f"  export DICT_MAGICS_BASE_URL={sandbox.url}")
+    print(f"  export DICT_MAGICS_ACCESS_KEY={sandbox.access_key}")
+    print(f"  export DICT_MAGICS_SECRET_KEY={sandbox.secret_key}")
+    if sandbox.ca_path is not None:
+        print(f"  export REQUESTS_CA_BUNDLE={shlex.quote(sandbox.ca_path)}")
+        print(f"  export SSL_CERT_FILE={shlex.quote(sandbox.ca_path)}")
+    print("Press Ctrl-C to stop.", flush=True)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import settings
@@ -36,8 +36,11 @@ from .paths import (
     normalize_base_url,
     purge_path,
 )
-from .signing import SignedAuth, next_nonce
+from .signing import SignedAuth
 from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
+
+if TYPE_CHECKING:
+    import requests
 
 __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "RequestInterrupted"]
 
@@ -139,7 +142,8 @@ class DictionaryClient:
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
     ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
-    pool. ``nonces`` is the nonce source (the process-wide one by default).
+    pool. ``nonces`` is the nonce source (by default the one shared by every process that uses
+    this access key).
     """
 
     def __init__(
@@ -150,7 +154,7 @@ class DictionaryClient:
         *,
         timeout: float = settings.TIMEOUT,
         max_retries: int = settings.RETRIES,
-        session: Any = None,
+        session: requests.Session | None = None,
         workers: int = settings.WORKERS,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
@@ -172,7 +176,7 @@ class DictionaryClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
-        self._auth = SignedAuth(access_key, Secret(secret_key), nonces or next_nonce)
+        self._auth = SignedAuth(access_key, Secret(secret_key), nonces)
         loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         # A proxy from the environment must not see loopback traffic (the sandbox).
         self._transport = Transport(
