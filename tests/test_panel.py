@@ -579,6 +579,28 @@ def test_purge_then_restore_from_the_snapshot_choice(
     assert panel.undo is None  # Undo would have put back the same snapshot
 
 
+def test_cancel_stops_a_restore_that_runs(panel: DictPanel, sandbox: SandboxServer) -> None:
+    panel.delete_all_button.click()
+    panel.purge_word_text.value = PURGE_WORD
+    confirm_and_wait(panel)
+    panel.restore_button.click()
+    sandbox.pause()  # the restore's first request is held
+    panel.confirm_button.click()
+    assert panel.state == "running" and panel.running == "restore"
+    assert enabled(panel) == {"cancel"}
+    panel.cancel_button.click()
+    sandbox.resume()
+    assert panel.wait(WAIT_S)
+    result = panel.history[-1]
+    assert isinstance(result, RestoreResult) and len(result.added) < 100
+    assert len(sandbox.entries) == len(result.added)
+    assert "Cancelled" in panel.status.value
+    assert panel.undo is not None  # the purge can still be undone: nothing is lost
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert len(sandbox.entries) == 100
+
+
 def test_cancel_of_an_armed_restore_sends_nothing(panel: DictPanel, sandbox: SandboxServer) -> None:
     tick(panel, sandbox.entry("5"))
     panel.delete_button.click()
@@ -646,6 +668,7 @@ def test_without_a_listing_the_panel_falls_back_to_typed_ids() -> None:
             assert "3" not in sandbox.entries and "4" not in sandbox.entries
             assert panel.history[-1].ok and panel.ids_text.value == ""
             assert panel.undo is None and panel.undo_button.disabled
+            assert "cannot be undone" in panel.status.value  # the operation's own warning
         finally:
             panel.close()
 

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
+from ..operations import history
 from ..operations.context import OperationSettings
 from ..operations.delete import count, delete, interruption
 from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
-from ..operations.snapshots import SnapshotInfo, list_snapshots, snapshot_dir
+from ..operations.snapshots import SnapshotInfo, snapshot_dir
 from ..operations.user_input import ID_SEPARATORS
 from ..profiles.secret import mask
 from ..render import panel as view
@@ -354,7 +355,8 @@ class DictPanel(widgets.VBox):
     # -- handlers (main thread) ----------------------------------------------------------------
 
     def _guard(self, handler: Callable[..., None]) -> Callable[..., None]:
-        """Report any exception of ``handler`` in the status line and return to idle."""
+        """Report any exception of ``handler`` in the status line; the panel stays usable
+        (back to idle, unless background work is still running)."""
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
@@ -362,15 +364,15 @@ class DictPanel(widgets.VBox):
                 handler(*args)
             except Exception as exc:
                 worker = self._worker
-                in_worker = threading.current_thread() is worker
                 with self._lock:
-                    stuck = worker is None or not worker.is_alive()
-                    if self._state != "running" or in_worker or stuck:
+                    running = worker is not None and worker.is_alive()
+                    if (
+                        self._state != "running"
+                        or not running
+                        or worker is threading.current_thread()
+                    ):
                         self._state, self._armed, self._running = "idle", None, None
-                message = f"Unexpected error: {type(exc).__name__}: {exc}"
-                if in_worker and self._running != "list":
-                    message += " (the request may or may not have reached the service)"
-                self._set_status(message, "error")
+                self._set_status(f"Unexpected error: {type(exc).__name__}: {exc}", "error")
                 self._refresh()
 
         return guarded
@@ -532,10 +534,16 @@ class DictPanel(widgets.VBox):
         self._worker.start()
 
     def _work(self, work: Callable[..., None], args: tuple[Any, ...]) -> None:
+        kind = self._running
         try:
             work(*args)
         except (DictMagicsError, ServiceError) as exc:
             self._set_status(f"{exc}", "error")
+        except Exception as exc:
+            message = f"Unexpected error: {type(exc).__name__}: {exc}"
+            if kind != "list":
+                message += " (the request may or may not have reached the service)"
+            self._set_status(message, "error")
         finally:
             with self._lock:
                 self._state, self._armed, self._running = "idle", None, None
@@ -686,7 +694,7 @@ class DictPanel(widgets.VBox):
             self.delete_button.description = f"Delete selected ({selected:,})"
 
     def _load_snapshots(self) -> None:
-        found = list_snapshots(profile=self.profile, host=self.host)
+        found = history.snapshots(profile=self.profile, host=self.host)
         with self._lock:
             self._snapshots = {str(info.path): info for info in found}
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
