@@ -252,6 +252,7 @@ def test_login_asks_for_what_is_missing_and_stores_it(
         ("dict-magics", "default:base_url"): sandbox.url,
         ("dict-magics", "default:access_key"): sandbox.access_key,
         ("dict-magics", "default:secret_key"): sandbox.secret_key,
+        ("dict-magics", "profiles"): '["default"]',  # the registry of names, no secret
     }
     assert "Stored profile 'default'" in outcome.stdout
     assert "sand\u2026ey" in outcome.stdout
@@ -343,7 +344,9 @@ def test_logout_removes_only_that_profile(
         "b:base_url",
         "b:access_key",
         "b:secret_key",
+        "profiles",
     }
+    assert memory_keyring.items[("dict-magics", "profiles")] == '["b"]'
     assert "nothing stored" in run(ip, "%dict_logout -p a").stdout
     message = usage_error(ip, "%dict_delete -p a 1")
     assert "profile 'a'" in message and "%dict_login -p a" in message
