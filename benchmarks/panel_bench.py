@@ -6,8 +6,9 @@ the language pair), as the median (and 90th percentile) of every step of several
 
 Two designs of the list are measured side by side on the same index of casefolded keys:
 
-* ``pool``: what the panel ships, a pool of 200 check boxes made once; a redraw updates the
-  labels and values of the rows that change, and how many rows the box shows.
+* ``pool``: what the panel ships, check boxes made as needed (never more than a page shows at
+  once) that keep their entry: a redraw reorders the boxes of entries already labelled and
+  relabels the others, taking the boxes hidden longest first.
 * ``select``: one ``SelectMultiple`` whose 200 option labels are replaced on each redraw, with
   one ``HTML`` count line (fewer messages, but no check boxes).
 

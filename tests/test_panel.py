@@ -155,7 +155,7 @@ def test_the_index_counts_the_pairs_present() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(ENTRIES, st.sets(st.integers(1, 30).map(str))), max_size=8))
 def test_the_rows_always_show_what_was_drawn(draws: list[tuple[list[Entry], set[str]]]) -> None:
-    rows = EntryRows(5, 8, lambda: None, threading.RLock())
+    rows = EntryRows(5, lambda: None, threading.RLock())
     try:
         for entries, selected in draws:
             rows.clear()
@@ -165,13 +165,14 @@ def test_the_rows_always_show_what_was_drawn(draws: list[tuple[list[Entry], set[
             assert [b.description for b in rows.children] == [row_label(e) for e in shown]
             assert [b.value for b in rows.children] == [e.id in selected for e in shown]
             assert len(set(map(id, rows.children))) == len(shown)
+            assert len(rows.pool) <= 5  # never more boxes than a page shows at once
     finally:
         rows.close()
 
 
 def test_a_tick_selects_the_entry_its_row_shows() -> None:
     changed: list[int] = []
-    rows = EntryRows(2, 3, lambda: changed.append(1), threading.RLock())
+    rows = EntryRows(2, lambda: changed.append(1), threading.RLock())
     one, two, three = (Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in (1, 2, 3))
     try:
         rows.draw([one, two])

@@ -10,7 +10,7 @@ the operation honours (nothing new is sent). ipywidgets hides exceptions raised 
 a log, so every handler reports its own errors in the panel's status line.
 
 A listing of 10,000 entries stays responsive: the search runs over keys casefolded once
-(``panel_index``) and at most ``PAGE`` rows are shown, from a pool of check boxes made once
+(``panel_index``) and at most ``PAGE`` rows are shown, by check boxes that are reused
 (``panel_rows``). ``benchmarks/panel_bench.py`` measures it. A service without a listing falls
 back to typed ids.
 """
@@ -53,8 +53,6 @@ __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
 PAGE = 200
 """Rows shown at most; beyond them the panel asks for a narrower search."""
-POOL = 3 * PAGE
-"""Check boxes made once and relabelled as needed (see ``panel_rows``)."""
 HISTORY_SIZE = 10
 
 State = Literal["idle", "armed", "running"]
@@ -150,7 +148,6 @@ class DictPanel(widgets.VBox):
         self.clear_button = widgets.Button(description="Clear selection")
         self.rows = EntryRows(
             PAGE,
-            POOL,
             self._selection_changed,
             self._lock,
             layout=widgets.Layout(max_height="24em", overflow="auto"),

@@ -1,12 +1,13 @@
-"""The panel's list of entries: a fixed pool of check boxes, reused for whatever matches.
+"""The panel's list of entries: check boxes made as needed and reused for whatever matches.
 
-Each message to the browser costs (in a kernel about 0.15 ms to build, sign and send), so a
-redraw sends as few as it can. The pool of check boxes is made once, larger than a page, and a
-box keeps the entry it was last labelled with: showing other matches reorders the boxes of
-entries already labelled (one message for the new order) and relabels only boxes for entries
-not held by any (one message per box), taking the boxes shown least recently. Typing on (which
-narrows the matches) and going back (which shows earlier matches again) then relabel little.
-Selection is kept by entry id, apart from the boxes, so it survives searching.
+Each message to the browser costs (in a kernel about 0.15 ms to build, sign and send) and each
+box is a widget the kernel and the browser keep (and a notebook saves), so a redraw sends as few
+messages as it can and the pool never holds more boxes than a page shows at once. A box keeps
+the entry it was last labelled with: showing other matches reorders the boxes of entries already
+labelled (one message for the new order) and relabels, one message each, only boxes for entries
+no box holds, taking the boxes hidden longest first. Typing on (which narrows the matches) and
+going back (which shows hidden boxes again) then relabel little. Selection is kept by entry id,
+apart from the boxes, so it survives searching.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ __all__ = ["EntryRows"]
 
 
 class EntryRows(widgets.VBox):
-    """At most ``page`` rows of check boxes from a pool of ``pool`` boxes; ``selected`` holds
-    the ticked ids, in tick order.
+    """At most ``page`` rows of check boxes (``pool``, made as needed); ``selected`` holds the
+    ticked ids, in tick order.
 
     ``on_change`` is called after the user ticks or unticks a row. ``draw`` and the selection
     methods may be called from any thread; ``lock`` serialises them with the ticks.
@@ -36,7 +37,6 @@ class EntryRows(widgets.VBox):
     def __init__(
         self,
         page: int,
-        pool: int,
         on_change: Callable[[], None],
         lock: threading.RLock,
         **kwargs: Any,
@@ -48,20 +48,13 @@ class EntryRows(widgets.VBox):
         # One layout and one style for every box: each would otherwise be a widget of its own.
         self._row_layout = widgets.Layout(width="auto")
         self._row_style = CheckboxStyle()
-        self.pool = [
-            widgets.Checkbox(
-                value=False, indent=False, layout=self._row_layout, style=self._row_style
-            )
-            for _ in range(max(pool, page))
-        ]
-        self._holds: list[Entry | None] = [None] * len(self.pool)
+        self.pool: list[widgets.Checkbox] = []
+        self._holds: list[Entry | None] = []
         self._slot_of: dict[Entry, int] = {}
-        self._recent: OrderedDict[int, None] = OrderedDict.fromkeys(range(len(self.pool)))
+        self._recent: OrderedDict[int, None] = OrderedDict()
         """Slots, least recently shown first: the next to be relabelled."""
         self._order: list[int] = []
         """The slots shown, in order."""
-        for slot, box in enumerate(self.pool):
-            box.observe(self._ticked(slot), names="value")
         super().__init__([], **kwargs)
 
     def draw(self, entries: Sequence[Entry]) -> None:
@@ -69,13 +62,13 @@ class EntryRows(widgets.VBox):
         shown = entries[: self.page]
         with self.lock:
             held = {self._slot_of[e] for e in shown if e in self._slot_of}
-            free = (slot for slot in list(self._recent) if slot not in held)
+            hidden = (slot for slot in list(self._recent) if slot not in held)
             order: list[int] = []
             taken: set[int] = set()
             for entry in shown:
                 slot = self._slot_of.get(entry)
                 if slot is None or slot in taken:  # not held, or a repeat of an entry shown
-                    slot = self._relabel(entry, next(free))
+                    slot = self._relabel(entry, next(hidden, None))
                 else:
                     self.pool[slot].value = entry.id in self.selected
                 taken.add(slot)
@@ -87,7 +80,15 @@ class EntryRows(widgets.VBox):
             if self.children != children:
                 self.children = children
 
-    def _relabel(self, entry: Entry, slot: int) -> int:
+    def _relabel(self, entry: Entry, slot: int | None) -> int:
+        """Label box ``slot`` (a new box when ``None``) with ``entry``."""
+        if slot is None:
+            slot = len(self.pool)
+            box = widgets.Checkbox(indent=False, layout=self._row_layout, style=self._row_style)
+            box.observe(self._ticked(slot), names="value")
+            self.pool.append(box)
+            self._holds.append(None)
+            self._recent[slot] = None
         old = self._holds[slot]
         if old is not None and self._slot_of.get(old) == slot:
             del self._slot_of[old]
