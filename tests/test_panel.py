@@ -287,6 +287,10 @@ def test_beyond_a_page_the_first_matches_show_with_the_total() -> None:
             assert all(box.value for box in panel.rows.children)
             panel.clear_button.click()
             assert panel.selected == [] and not any(b.value for b in panel.rows.children)
+            panel.select([PAGE + 10, "1"])  # from code, e.g. the ids of a %dict_list
+            assert panel.selected == [str(PAGE + 10), "1"]
+            assert panel.delete_button.description == "Delete selected (2)"
+            assert [b.value for b in panel.rows.children[:2]] == [True, False]
         finally:
             panel.close()
 
