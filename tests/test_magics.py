@@ -737,10 +737,11 @@ def test_panel_is_built_from_the_same_credentials(ip: Any, env_creds: SandboxSer
         assert isinstance(panel, DictPanel)
         assert panel.profile == "default" and panel.workers == 3
         assert panel._client.base_url == env_creds.url
+        assert panel.wait(30)
     finally:
         panel.close()
     assert "profile 'nobody'" in usage_error(ip, "%dict_panel -p nobody")
-    assert env_creds.requests == []
+    assert [(r.method, r.operation) for r in env_creds.requests] == [("GET", "list")]
 
 
 # -- progress displays ------------------------------------------------------------------------

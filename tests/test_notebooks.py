@@ -128,16 +128,23 @@ def check_quickstart(run: NotebookRun, state: dict) -> None:
 
 def check_panel(run: NotebookRun, state: dict) -> None:
     assert run["show-panel"] == "[widget]"
-    assert run["arm-delete"] == "state: armed\nConfirm enabled: True"
-    assert run["confirm-delete"].startswith("\u2713 deleted 3 of 3 entries")
+    assert run["search"].splitlines()[:2] == [
+        "\ud68c\uc758 \u2192 meeting (ko\u2192en)",
+        "\u4f1a\u8b70 \u2192 meeting (ja\u2192en)",
+    ]
+    assert run["arm-delete"] == "state: armed | armed: delete\nConfirm enabled: True"
+    assert run["confirm-delete"] == "\u2713 deleted 2 of 2 entries"
+    assert run["undo"].splitlines()[0] == "\u2713 restored 2 entries"
     assert run["arm-purge"] == (
         "Confirm enabled before typing: False\nConfirm enabled after typing delete-all: True"
     )
-    assert run["confirm-purge"].startswith("\u2713 deleted every entry (HTTP 200")
-    assert state["entries"] == []
-    deleted = sorted(e for op, e, code in state["requests"] if op == "delete" and code == 200)
-    assert deleted == ["1", "2", "3"]
-    assert ["purge", None, 200] in state["requests"]
+    assert run["confirm-purge"] == "\u2713 deleted every entry (HTTP 200, 1 attempt)"
+    assert run["arm-restore"] == "snapshot: purge \u00b7 100 entries\nstate: armed | armed: restore"
+    assert run["confirm-restore"] == "\u2713 restored 100 entries\n100 entries listed again"
+    assert len(state["entries"]) == 100
+    assert sorted(e for op, e, c in state["requests"] if op == "delete" and c == 200) == ["10", "7"]
+    changed = Counter({k: v for k, v in requests(state).items() if k[0] != "list"})
+    assert changed == {("delete", 200): 2, ("add", 200): 102, ("purge", 200): 1}
 
 
 def check_bulk(run: NotebookRun, state: dict) -> None:
@@ -326,6 +333,8 @@ SENDING = (
     "%dict_list",
     "confirm_button.click",
     "delete_entries(",
+    "%dict_panel",
+    "undo_button.click",
 )
 GUARD = "sandbox_only("
 
