@@ -482,3 +482,19 @@ def test_dict_log_and_dict_snapshots_show_tables(ip: Any, env_creds: SandboxServ
     with capture_output():
         refused = ip.run_cell("%dict_log -n 0").error_in_exec
     assert type(refused) is UsageError and "-n" in str(refused)
+
+
+def test_a_snapshot_that_cannot_be_written_deletes_nothing(
+    env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No copy on disk, no DELETE: the data folder is a file, so the snapshot cannot be saved."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data folder should be")
+    monkeypatch.setenv("DICT_MAGICS_HOME", str(blocked))
+    for ids in (["5"], ["5", "6", "7"]):
+        with pytest.raises(UsageProblem, match="could not save a snapshot before deleting"):
+            delete(OperationSettings(), ids)
+    with pytest.raises(UsageProblem, match="could not save a snapshot before deleting"):
+        purge(OperationSettings(), prompter=ScriptedPrompter(), yes=True)
+    assert [r.method for r in env_creds.requests if r.method != "GET"] == []
+    assert {"5", "6", "7"} <= set(env_creds.entries) and len(env_creds.entries) == 100
