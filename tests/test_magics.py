@@ -142,8 +142,9 @@ def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> Sandbo
 
 
 def login(ip: Any, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, profile: str) -> Run:
-    """Store ``profile`` for ``server`` through %dict_login, typing the keys at the prompts."""
-    Keyboard(monkeypatch, server.access_key, server.secret_key)
+    """Store ``profile`` for ``server`` through %dict_login, typing the keys at the prompts
+    and declining the check (no request)."""
+    Keyboard(monkeypatch, server.access_key, server.secret_key, "n")
     outcome = run(ip, f"%dict_login -p {profile} --base-url {server.url}")
     assert outcome.error is None, outcome.stderr
     return outcome
@@ -235,6 +236,7 @@ def test_help_lists_the_arguments(ip: Any) -> None:
         assert "Docstring" in run(ip, f"%{magic}?").stdout
     login_help = run(ip, "%dict_login?").stdout
     assert "--access-key" in login_help and "--secret" not in login_help
+    assert "[--check | --no-check]" in login_help
 
 
 # -- login, logout, status --------------------------------------------------------------------
@@ -243,11 +245,13 @@ def test_help_lists_the_arguments(ip: Any) -> None:
 def test_login_asks_for_what_is_missing_and_stores_it(
     ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
 ) -> None:
-    keys = Keyboard(monkeypatch, sandbox.url + "/api/v1", sandbox.access_key, sandbox.secret_key)
+    typed = (sandbox.url + "/api/v1", sandbox.access_key, sandbox.secret_key, "")
+    keys = Keyboard(monkeypatch, *typed)
     outcome = run(ip, "%dict_login")
     assert outcome.error is None, outcome.stderr
-    assert [kind for kind, _ in keys.asked] == ["input", "getpass", "getpass"]
+    assert [kind for kind, _ in keys.asked] == ["input", "getpass", "getpass", "input"]
     assert "Secret key" in keys.asked[2][1]
+    assert keys.asked[3][1] == "Check these credentials now with one read-only request? [Y/n] "
     assert memory_keyring.items == {
         ("dict-magics", "default:base_url"): sandbox.url,
         ("dict-magics", "default:access_key"): sandbox.access_key,
@@ -257,6 +261,9 @@ def test_login_asks_for_what_is_missing_and_stores_it(
     assert "Stored profile 'default'" in outcome.stdout
     assert "sand\u2026ey" in outcome.stdout
     assert sandbox.secret_key not in outcome.everything
+    host = sandbox.url.removeprefix("http://")
+    assert outcome.stdout.endswith(f"\u2713 credentials work: listed 100 entries at {host}\n")
+    assert [r.method for r in sandbox.requests] == ["GET"]  # Enter: one read-only request
 
     deleted = run(ip, "%dict_delete 7")
     assert isinstance(deleted.result, DeleteResult) and deleted.result.ok
@@ -266,18 +273,105 @@ def test_login_asks_for_what_is_missing_and_stores_it(
 def test_login_with_options_asks_only_for_the_secret(
     ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
 ) -> None:
-    keys = Keyboard(monkeypatch, "s3cret-typed")
+    keys = Keyboard(monkeypatch, "s3cret-typed", "n")
     outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url} --access-key AK-12345678")
     assert outcome.error is None
-    assert [kind for kind, _ in keys.asked] == ["getpass"]
+    assert [kind for kind, _ in keys.asked] == ["getpass", "input"]
     assert memory_keyring.items[("dict-magics", "work:secret_key")] == "s3cret-typed"
 
     # Logging in again offers the stored base URL: an empty answer keeps it.
-    keys = Keyboard(monkeypatch, "", "AK-other-key", "another-secret")
+    keys = Keyboard(monkeypatch, "", "AK-other-key", "another-secret", "no")
     assert run(ip, "%dict_login -p work").error is None
     assert sandbox.url in keys.asked[0][1]
     assert memory_keyring.items[("dict-magics", "work:base_url")] == sandbox.url
     assert memory_keyring.items[("dict-magics", "work:access_key")] == "AK-other-key"
+    assert sandbox.requests == []  # the check was declined both times
+
+
+CHECK = "Check these credentials now with one read-only request? [Y/n] "
+
+
+def test_login_check_with_good_keys_lists_once(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    host = sandbox.url.removeprefix("http://")
+    for answer in ("y", " YES "):
+        keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key, answer)
+        outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url}")
+        assert outcome.error is None, outcome.stderr
+        assert keys.asked[-1] == ("input", CHECK)
+        lines = outcome.stdout.splitlines()
+        assert lines[0].startswith("Stored profile 'work'")
+        assert lines[-1] == f"\u2713 credentials work: listed 100 entries at {host}"
+    assert [(r.method, r.path) for r in sandbox.requests] == [("GET", "/api/v1/dictionary")] * 2
+    assert len(sandbox.entries) == 100
+
+
+def test_login_check_with_a_wrong_secret_says_refused_and_keeps_the_profile(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    Keyboard(monkeypatch, sandbox.access_key, "not-the-sandbox-secret", "")
+    outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url}")
+    assert outcome.error is None, outcome.stderr  # a refusal is news, not a mistake to undo
+    last = outcome.stdout.splitlines()[-1]
+    assert last.startswith("\u2717 credentials refused (HTTP 401): ")
+    assert "signature does not match" in last
+    assert memory_keyring.items[("dict-magics", "work:secret_key")] == "not-the-sandbox-secret"
+    assert [r.method for r in sandbox.requests] == ["GET"] and len(sandbox.entries) == 100
+
+
+def test_login_check_where_the_service_has_no_listing_deletes_nothing(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any
+) -> None:
+    with SandboxServer(3, listing=False) as box:
+        Keyboard(monkeypatch, box.access_key, box.secret_key, "")
+        outcome = run(ip, f"%dict_login --base-url {box.url}")
+        assert outcome.error is None, outcome.stderr
+        assert outcome.stdout.splitlines()[-1] == (
+            "? this service has no listing; cannot check without deleting"
+        )
+        assert [r.method for r in box.requests] == ["GET"] and len(box.entries) == 3
+
+
+def test_login_check_declined_or_unaskable_sends_nothing(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    no_stdin = (StdinNotImplementedError("no stdin"), EOFError())
+    for answer in ("n", "No", "later", *no_stdin):
+        keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key, answer)
+        outcome = run(ip, f"%dict_login --base-url {sandbox.url}")
+        # Nobody to answer: the question is skipped silently; the profile is stored either way.
+        assert outcome.error is None and outcome.stderr == "", (answer, outcome.stderr)
+        assert keys.asked[-1] == ("input", CHECK)
+        assert len(outcome.stdout.splitlines()) == 1 and "credentials" not in outcome.stdout
+        assert memory_keyring.items[("dict-magics", "default:secret_key")] == sandbox.secret_key
+    assert sandbox.requests == []
+
+
+def test_login_check_options_skip_the_question(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --no-check")
+    assert outcome.error is None and keys.asked[-1][0] == "getpass"
+    assert sandbox.requests == []
+
+    keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --check")
+    assert outcome.error is None and keys.asked[-1][0] == "getpass"
+    assert "\u2713 credentials work: listed 100 entries" in outcome.stdout
+    assert [r.method for r in sandbox.requests] == ["GET"]
+
+
+def test_login_check_tries_what_was_typed_not_the_environment(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-from-the-environment")
+    Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --check")
+    assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in outcome.stdout
+    assert "\u2713 credentials work" in outcome.stdout  # the stored keys, as the question says
+    assert {r.headers["accessKey"] for r in sandbox.requests} == {sandbox.access_key}
 
 
 def test_login_and_logout_mention_environment_overrides(
@@ -630,14 +724,16 @@ def test_config_reaches_the_client(ip: Any, env_creds: SandboxServer) -> None:
 def test_purge_cancelled_sends_nothing(
     ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    host = env_creds.url.removeprefix("http://")
     for answer in ("no", "", "delete all", "DELETE-ALL "):
         keys = Keyboard(monkeypatch, answer)
         outcome = run(ip, "%dict_purge")
-        # Not confirmed is a user's decision: a UsageError, so a "Run All" stops here too.
+        # Not confirmed is a user's decision: a UsageError (exactly that class, which IPython
+        # shows as one line), so a "Run All" stops here too, without a traceback.
         assert type(outcome.error) is UsageError and outcome.result is None
-        host = env_creds.url.removeprefix("http://")
-        assert f"purge not confirmed: nothing was deleted (profile 'default', {host})" in str(
-            outcome.error
+        assert outcome.stderr == (
+            "UsageError: Cancelled \u2014 purge not confirmed: nothing was deleted "
+            f"(profile 'default', {host}).\n"
         )
         stated = f"This deletes all 100 entries on {host} (profile 'default'); a snapshot is saved"
         assert stated in outcome.stdout
@@ -646,6 +742,22 @@ def test_purge_cancelled_sends_nothing(
     assert sent(env_creds) == [] and len(env_creds.entries) == 100
     assert {r.method for r in env_creds.requests} == {"GET"}
     assert run(ip, "%dict_snapshots").result == []
+
+
+def test_purge_confirmed_then_unlistable_is_not_called_cancelled(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a yes, the purge lists again for a fresh snapshot; that listing refused is a
+    failure to say as it is, not a cancellation."""
+
+    def yes_then_refuse(prompt: str = "") -> str:
+        env_creds.fail_next(1, status=401, method="GET")
+        return "delete-all"
+
+    monkeypatch.setattr("builtins.input", yes_then_refuse)
+    message = usage_error(ip, "%dict_purge")
+    assert not message.startswith("Cancelled") and "no snapshot could be taken" in message
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
 
 
 @pytest.mark.parametrize("word", ["delete-all", " delete-all ", "host"])
@@ -719,7 +831,7 @@ def test_profiles_are_kept_apart(
         assert sandbox.url in repr(run(ip, "%dict_status -p first").result)
 
         # The wrong secret for a profile is the service's answer, not a leak of the other's.
-        Keyboard(monkeypatch, "wrong-secret")
+        Keyboard(monkeypatch, "wrong-secret", "n")
         run(ip, f"%dict_login -p first --base-url {sandbox.url} --access-key {sandbox.access_key}")
         result = run(ip, "%dict_delete -p first 5").result
         assert not result.ok and "signature does not match" in result.reason
@@ -871,8 +983,9 @@ def test_the_secret_never_appears_in_anything_shown(
         seen.append(outcome.everything)
         return outcome
 
-    show("%dict_login", sandbox.url, sandbox.access_key, secret)
-    show(f"%dict_login -p two --base-url {sandbox.url}", sandbox.access_key, secret)
+    show("%dict_login", sandbox.url, sandbox.access_key, secret, "y")
+    show(f"%dict_login -p two --base-url {sandbox.url}", sandbox.access_key, "wrong-secret", "")
+    show(f"%dict_login -p two --base-url {sandbox.url} --check", sandbox.access_key, secret)
     show("%dict_login -p three", StdinNotImplementedError("no stdin"))
     show("%dict_status")
     show("%dict_status -p two")
@@ -907,8 +1020,9 @@ def test_the_secret_never_appears_in_anything_shown(
         finally:
             keyring.set_keyring(previous)
 
-    assert len(seen) == 19 and all(seen)
+    assert len(seen) == 20 and all(seen)
     leaks = [text for text in seen if secret in text]
     assert leaks == []
     assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
     assert any("deleted every entry" in text for text in seen)
+    assert any("credentials refused (HTTP 401)" in text for text in seen)

@@ -179,29 +179,17 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
 def _check(settings: OperationSettings) -> dict[str, Any]:
     """One read-only request (the listing) that says whether the credentials work."""
-    from ..errors import ListingUnsupportedError, ServiceError
-    from ..operations.listing import list_entries
+    from ..operations.check import check_credentials
 
-    try:
-        listing = list_entries(settings)
-    except ListingUnsupportedError as exc:
-        message = "this service has no listing; cannot check without deleting"
-        return {"works": None, "message": message, "http_status": exc.http_status}
-    except ServiceError as exc:
-        cause = getattr(exc.cause, "value", exc.cause)
-        if cause == "auth" or exc.http_status in (401, 403):
-            message = f"credentials refused (HTTP {exc.http_status}): {exc.reason}"
-            return {"works": False, "message": message, "http_status": exc.http_status}
-        message = f"could not check the credentials: {exc.reason}"
-        return {"works": None, "message": message, "http_status": exc.http_status}
-    count = len(listing)
-    message = f"credentials work: listed {count:,} entr{'y' if count == 1 else 'ies'}"
-    return {
-        "works": True,
-        "message": f"{message} at {listing.host}",
-        "http_status": 200,
-        "entries": count,
+    found = check_credentials(settings)
+    data: dict[str, Any] = {
+        "works": found.works,
+        "message": found.message,
+        "http_status": found.http_status,
     }
+    if found.entries is not None:
+        data["entries"] = found.entries
+    return data
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ urllib3, ipywidgets and keyring load on first use.
 
 from __future__ import annotations
 
+import argparse
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -17,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, needs_local_scope, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from .. import settings as limits
-from ..errors import DeletionFailedError, DictMagicsError
+from ..errors import DeletionFailedError, DictMagicsError, UsageProblem
 
 if TYPE_CHECKING:
     from ..operations.context import OperationSettings
@@ -118,6 +119,29 @@ def _listing_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
+def _examples(*lines: str) -> kwds:
+    """The last part of a magic's help (``%dict_delete?``): lines to copy into a cell.
+
+    They go in argparse's epilog, so they come after the options, at the very end.
+    """
+    return kwds(epilog="\nExamples::\n\n" + "\n".join(f"  {line}" for line in lines))
+
+
+def _cancelled(message: str) -> str:
+    """A declined question, said as the cancellation it is (the operation's words kept)."""
+    if message.lower().startswith("cancel"):
+        return message
+    return f"Cancelled \u2014 {message}"
+
+
+def _unquoted(text: str | None) -> str | None:
+    """A path typed in quotes, as one holding spaces must be, without them: IPython splits a
+    magic's line keeping the quotes in the word."""
+    if text and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
 def _say(note: str | None) -> None:
     if note:
         print(note)
@@ -129,7 +153,14 @@ def _warn(message: str) -> None:
 
 
 class _Keyboard:
-    """The ``Prompter`` of the magics: ``input`` and ``getpass`` where the front end has stdin."""
+    """The ``Prompter`` of the magics: ``input`` and ``getpass`` where the front end has stdin.
+
+    ``confirmations`` keeps what was typed at each confirmation, so a magic can tell a question
+    the user declined from any other refusal.
+    """
+
+    def __init__(self) -> None:
+        self.confirmations: list[str] = []
 
     def ask(self, question: str) -> str:
         return self._read(input, question)
@@ -141,7 +172,9 @@ class _Keyboard:
 
     def confirm(self, warning: str, question: str) -> str:
         print(warning)
-        return self.ask(question)
+        answer = self.ask(question)
+        self.confirmations.append(answer)
+        return answer
 
     @staticmethod
     def _read(read: Callable[[str], str], question: str) -> str:
@@ -321,24 +354,43 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_login",
+        "%dict_login -p work --base-url https://api.example.com",
+        "%dict_login -p work --no-check",
+    )
     @argument("-p", "--profile", help="profile to store (default: the current profile)")
     @argument("--base-url", help="service base URL, e.g. https://api.example.com")
     @argument("--access-key", help="access key (asked for when not given)")
+    @argument(
+        "--check",
+        action=argparse.BooleanOptionalAction,
+        help="list the dictionary once (read-only) to prove the keys work, without asking "
+        "(--no-check: neither ask nor check; default: ask)",
+    )
     def dict_login(self, line: str = "") -> None:
         """Store a profile's base URL, access key and secret key in the OS keyring.
 
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
-        never on the command line, and is never shown afterwards.
+        never on the command line, and is never shown afterwards. Then it offers to check the
+        keys with one read-only request (a listing); the profile is stored either way.
         """
         from ..operations.login import login
 
         args, settings = self._read(self.dict_login, line)
         with _user_errors():
-            done = login(settings, _Keyboard(), base_url=args.base_url, access_key=args.access_key)
+            done = login(
+                settings,
+                _Keyboard(),
+                base_url=args.base_url,
+                access_key=args.access_key,
+                check=args.check,
+            )
         print("\n".join(done.lines))
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_logout", "%dict_logout -p work")
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
@@ -350,6 +402,7 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_status", "%dict_status -p work")
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
     def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
@@ -366,6 +419,11 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_list",
+        "%dict_list --from-lang ja --to-lang en",
+        "found = %dict_list --match invoice",
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
     @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
@@ -373,16 +431,9 @@ class DictMagics(Magics):
     def dict_list(self, line: str = "") -> EntryList:
         """List the dictionary's entries (returns an EntryList, shown as a table).
 
-        --match is case-insensitive and looks in both terms. Sends one GET only.
-
-        Examples::
-
-            %dict_list
-            %dict_list --from-lang ja --to-lang en
-            found = %dict_list --match invoice
-            %dict_delete --dry-run {found.ids}
-            df = found.to_pandas()
-            %dict_delete {df['id']}
+        --match is case-insensitive and looks in both terms. Sends one GET only. The result
+        feeds the other magics and pandas: %dict_delete {found.ids}, found.to_pandas(),
+        found.to_csv('entries.csv').
         """
         from ..operations.listing import list_entries
 
@@ -396,6 +447,11 @@ class DictMagics(Magics):
     @no_var_expand
     @needs_local_scope
     @magic_arguments()
+    @_examples(
+        "%dict_delete 17",
+        "%dict_delete 17 18,19 --dry-run",
+        "%dict_delete {found.ids}",
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument(
         "-w",
@@ -429,15 +485,8 @@ class DictMagics(Magics):
         Every id is checked before the first request; the entries are then looked up and kept
         in a snapshot (%dict_restore puts them back), and the results name their terms.
         Several ids run in parallel with a progress bar; the summary lists every failure
-        with its reason. --dry-run shows what would go and sends no deletion.
-
-        Examples::
-
-            %dict_delete 17
-            %dict_delete 17 18,19 --dry-run
-            found = %dict_list --match invoice
-            %dict_delete {found.ids}
-            %dict_delete {df['id']}
+        with its reason. --dry-run shows what would go and sends no deletion. A list, an
+        EntryList's {found.ids} or a pandas column such as {df['id']} gives its ids.
         """
         from ..operations.delete import delete, interruption
         from .progress import BarSink
@@ -461,6 +510,11 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_purge --dry-run",
+        "%dict_purge",
+        "%dict_purge -y",
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument(
         "-y",
@@ -482,26 +536,41 @@ class DictMagics(Magics):
     def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
-        Lists the dictionary and keeps it in a snapshot first, then asks you to type
-        delete-all (or the host name), stating how many entries on which host and profile,
-        and where the snapshot is; anything else cancels with nothing deleted. --yes skips
-        the question. Where the service has no listing it refuses unless --no-snapshot.
-
-        Examples::
-
-            %dict_purge --dry-run
-            %dict_purge
-            %dict_restore          # puts everything back from the snapshot
+        Lists the dictionary and keeps it in a snapshot first (%dict_restore puts it back),
+        then asks you to type delete-all (or the host name), stating how many entries on
+        which host and profile, and where the snapshot is; anything else cancels with nothing
+        deleted, and stops a Run All there. --yes skips the question. Where the service has
+        no listing it refuses unless --no-snapshot.
         """
-        from ..operations.purge import purge
+        from ..operations import session
+        from ..operations.purge import purge, purge_confirmed
 
         args = _parse(self.dict_purge, line)
         settings = self._settings(args.profile, snapshots=not args.no_snapshot)
-        with _user_errors():
-            return purge(settings, _Keyboard(), yes=args.yes, dry_run=args.dry_run, warn=_warn)
+        keyboard = _Keyboard()
+        with _user_errors(), session.connect(settings) as (client, _):
+            try:
+                return purge(
+                    settings,
+                    keyboard,
+                    yes=args.yes,
+                    dry_run=args.dry_run,
+                    client=client,
+                    warn=_warn,
+                )
+            except UsageProblem as exc:
+                said = keyboard.confirmations
+                if said and not purge_confirmed(said[-1], client.host):
+                    raise UsageError(_cancelled(str(exc))) from None
+                raise
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_restore --dry-run",
+        "%dict_restore",
+        '%dict_restore "{kept[0].path}"',
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument(
         "-w",
@@ -530,13 +599,8 @@ class DictMagics(Magics):
         Lists the dictionary first and adds only entries whose four terms are missing, so
         running it twice adds nothing the second time. An addition whose answer was lost is
         settled by a listing, never sent again blindly. A snapshot of another host or
-        profile is restored only once you confirm (or with -y).
-
-        Examples::
-
-            %dict_restore --dry-run
-            %dict_restore
-            %dict_restore ~/.local/share/dict-magics/snapshots/20250101T120000Z-....json
+        profile is restored only once you confirm (or with -y). After kept = %dict_snapshots,
+        "{kept[0].path}" names the newest (in quotes: a path may hold spaces).
         """
         from ..operations.restore import restore
         from .progress import BarSink
@@ -546,7 +610,7 @@ class DictMagics(Magics):
         with _user_errors():
             return restore(
                 settings,
-                args.snapshot,
+                _unquoted(args.snapshot),
                 prompter=_Keyboard(),
                 progress=BarSink(shell=self.shell),
                 dry_run=args.dry_run,
@@ -556,18 +620,17 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_snapshots",
+        "%dict_snapshots -p work",
+        "kept = %dict_snapshots",
+    )
     @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
-        A snapshot is taken before every delete and purge; hand its path to %dict_restore.
-
-        Examples::
-
-            %dict_snapshots
-            %dict_snapshots -p work
-            kept = %dict_snapshots
-            %dict_restore {kept[0].path}
+        A snapshot is taken before every delete and purge; hand its path to %dict_restore,
+        e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
         """
         from ..operations.history import snapshots
 
@@ -577,15 +640,11 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_log", "%dict_log -n 100")
     @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
     def dict_log(self, line: str = "") -> AuditTable:
         """Show the last requests that could change the dictionary (the audit log); sends
         nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
-
-        Examples::
-
-            %dict_log
-            %dict_log -n 100
         """
         from ..operations.history import audit
 
@@ -595,6 +654,7 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_panel", "%dict_panel -p work")
     @argument("-p", "--profile", help="profile whose credentials to use")
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it.
