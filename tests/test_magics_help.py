@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
+from IPython.core.oinspect import getdoc
 from IPython.utils.capture import capture_output
 
+from dict_magics.frontends.magics import parser_of
 from dict_magics.sandbox import SandboxServer
 
 MAGICS = [
@@ -55,7 +57,7 @@ def test_every_dict_magic_is_covered(ip: Any) -> None:
 
 @pytest.mark.parametrize("magic", MAGICS)
 def test_help_ends_with_examples_of_the_magic_itself(ip: Any, magic: str) -> None:
-    doc = ip.find_line_magic(magic).__doc__
+    doc = getdoc(ip.find_line_magic(magic))
     lines = examples(doc)
     assert lines == examples(shown_help(ip, magic))
     assert 2 <= len(lines) <= 3, lines
@@ -67,10 +69,10 @@ def test_help_ends_with_examples_of_the_magic_itself(ip: Any, magic: str) -> Non
 @pytest.mark.parametrize("magic", MAGICS)
 def test_every_example_parses(ip: Any, magic: str) -> None:
     function = ip.find_line_magic(magic)
-    for line in examples(function.__doc__):
+    for line in examples(getdoc(function)):
         arguments = line.split(f"%{magic}", 1)[1]
         try:
-            function.parser.parse_argstring(arguments)
+            parser_of(function).parse_argstring(arguments)
         except UsageError as exc:
             pytest.fail(f"{line!r} does not parse: {exc}")
 
@@ -94,10 +96,10 @@ def test_the_examples_that_pass_results_along_work(
     monkeypatch.setenv("DICT_MAGICS_HOME", str(home))
     for name, value in sandbox.env().items():
         monkeypatch.setenv(name, value)
-    listed = examples(ip.find_line_magic("dict_list").__doc__)
-    deleting = examples(ip.find_line_magic("dict_delete").__doc__)
-    keeping = examples(ip.find_line_magic("dict_snapshots").__doc__)
-    restoring = examples(ip.find_line_magic("dict_restore").__doc__)
+    listed = examples(getdoc(ip.find_line_magic("dict_list")))
+    deleting = examples(getdoc(ip.find_line_magic("dict_delete")))
+    keeping = examples(getdoc(ip.find_line_magic("dict_snapshots")))
+    restoring = examples(getdoc(ip.find_line_magic("dict_restore")))
     assert "found = %dict_list --match invoice" in listed
     assert "%dict_delete {found.ids}" in deleting
     assert "kept = %dict_snapshots" in keeping
@@ -116,3 +118,25 @@ def test_the_examples_that_pass_results_along_work(
     assert len(sandbox.entries) == 100
     again = run(ip, "%dict_restore '{kept[0].path}'")  # single quotes too; nothing left to add
     assert again.ok and again.added == [] and len(again.skipped) == len(found)
+
+
+def test_loading_builds_no_parser_until_one_is_needed() -> None:
+    """``%load_ext`` stays light: a magic's parser is built on its first line or ``?``."""
+    import subprocess
+    import sys
+
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from IPython.core.oinspect import getdoc\n"
+        "shell = InteractiveShell.instance()\n"
+        "shell.run_line_magic('load_ext', 'dict_magics')\n"
+        "from dict_magics.frontends.magics import DictMagics\n"
+        "names = [n for n in dir(DictMagics) if n.startswith('dict_')]\n"
+        "print(sum('parser' in vars(getattr(DictMagics, n)) for n in names), len(names))\n"
+        "assert 'Examples::' in getdoc(shell.find_line_magic('dict_purge'))\n"
+        "print(sum('parser' in vars(getattr(DictMagics, n)) for n in names))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    assert out == ["0", "10", "1"]

@@ -10,7 +10,6 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -18,12 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, needs_local_scope, no_var_expand
-from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from .. import settings as limits
-from ..errors import DeletionFailedError, DictMagicsError, UsageProblem
 
 if TYPE_CHECKING:
     from ..operations.context import OperationSettings
@@ -31,7 +28,17 @@ if TYPE_CHECKING:
     from ..profiles.status import ProfileStatus
     from ..service.models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
 
-__all__ = ["DeletionFailedError", "DictMagics"]
+__all__ = ["DictMagics"]
+
+
+def __getattr__(name: str) -> Any:
+    """``DeletionFailedError`` is importable from here too, without loading it at ``%load_ext``."""
+    if name == "DeletionFailedError":
+        from ..errors import DeletionFailedError
+
+        return DeletionFailedError
+    raise AttributeError(name)
+
 
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 
@@ -49,6 +56,8 @@ class _IdFormatter(DollarFormatter):
     def __init__(self) -> None:
         super().__init__()
         self.held: dict[str, str] = {}
+        import secrets
+
         self.marker = f"@dict-magics-{secrets.token_hex(4)}-"
 
     def format_field(self, value: Any, format_spec: str) -> str:
@@ -90,10 +99,73 @@ _NOT_ALONE = (
 )
 
 
+class _Recorded:
+    """One of IPython's ``magic_arguments`` decorators, recorded now and applied later.
+
+    IPython builds every parser (and formats its help) when the class is defined, which made
+    ``%load_ext`` pay for ten parsers nobody had asked for yet (and for importing
+    ``IPython.core.magic_arguments``). These record what IPython's ``argument`` and ``kwds``
+    would do; ``parser_of`` hands them to IPython's own ``construct_parser`` on first use.
+    """
+
+    def __init__(self, method: str, *args: Any, **kwargs: Any) -> None:
+        self.method, self.args, self.kwargs = method, args, kwargs
+
+    def __call__(self, func: Any) -> Any:
+        if not getattr(func, "has_arguments", False):
+            func.has_arguments = True
+            func.decorators = []
+        func.decorators.append(self)
+        if self.method == "kwds":
+            func.argcmd_kwds = self.kwargs
+        return func
+
+    def add_to_parser(self, parser: Any, group: Any) -> None:
+        """Called by IPython's ``construct_parser``, as for its own decorators."""
+        if self.method == "add_argument":
+            (group or parser).add_argument(*self.args, **self.kwargs)
+
+
+def argument(*args: Any, **kwargs: Any) -> _Recorded:
+    """IPython's ``@argument``: one ``add_argument`` call, made when the parser is built."""
+    return _Recorded("add_argument", *args, **kwargs)
+
+
+def kwds(**kwargs: Any) -> _Recorded:
+    """IPython's ``@kwds``: keywords for the parser, used when it is built."""
+    return _Recorded("kwds", **kwargs)
+
+
+def magic_arguments() -> Callable[[Any], Any]:
+    """IPython's ``@magic_arguments()``, except that the parser is built on first use: when a
+    magic first parses a line, or when ``%dict_delete?`` asks for the help (IPython calls an
+    object's ``getdoc()`` before reading its docstring)."""
+
+    def mark(func: Any) -> Any:
+        if not getattr(func, "has_arguments", False):
+            func.has_arguments = True
+            func.decorators = []
+        func.getdoc = lambda: parser_of(func) and func.__doc__
+        return func
+
+    return mark
+
+
+def parser_of(magic: Any) -> Any:
+    """The argument parser of ``magic`` (a function or a bound method), built once."""
+    func = getattr(magic, "__func__", magic)
+    parser = func.__dict__.get("parser")
+    if parser is None:
+        from IPython.core.magic_arguments import construct_parser
+
+        parser = func.parser = construct_parser(func)
+    return parser
+
+
 def _parse(magic: Any, line: str) -> Any:
-    """``parse_argstring``, with an unbalanced quote reported as a one-line UsageError."""
+    """Parse ``line``, with an unbalanced quote reported as a one-line UsageError."""
     try:
-        return parse_argstring(magic, line)
+        return parser_of(magic).parse_argstring(line)
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
 
@@ -101,6 +173,8 @@ def _parse(magic: Any, line: str) -> Any:
 @contextmanager
 def _user_errors() -> Iterator[None]:
     """Every mistake the user can fix is reported as IPython's one-line ``UsageError``."""
+    from ..errors import DictMagicsError
+
     try:
         yield
     except DictMagicsError as exc:
@@ -119,7 +193,7 @@ def _listing_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
-def _examples(*lines: str) -> kwds:
+def _examples(*lines: str) -> _Recorded:
     """The last part of a magic's help (``%dict_delete?``): lines to copy into a cell.
 
     They go in argparse's epilog, so they come after the options, at the very end.
@@ -211,6 +285,8 @@ class _Bounded(Int):
 
 def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
     """``check(value)`` for a text trait (empty stays empty), its refusal as a ``TraitError``."""
+    from ..errors import DictMagicsError
+
     if not value.strip():
         return ""
     try:
@@ -320,6 +396,8 @@ class DictMagics(Magics):
         namespace = dict(self.shell.user_ns) if self.shell is not None else {}
         namespace.update(local_ns or {})
         formatter = _IdFormatter()
+        from ..errors import DictMagicsError
+
         try:
             return formatter.vformat(line, args=[], kwargs=namespace), formatter
         except UsageError:
@@ -488,6 +566,7 @@ class DictMagics(Magics):
         with its reason. --dry-run shows what would go and sends no deletion. A list, an
         EntryList's {found.ids} or a pandas column such as {df['id']} gives its ids.
         """
+        from ..errors import DeletionFailedError
         from ..operations.delete import delete, interruption
         from .progress import BarSink
 
@@ -542,6 +621,7 @@ class DictMagics(Magics):
         deleted, and stops a Run All there. --yes skips the question. Where the service has
         no listing it refuses unless --no-snapshot.
         """
+        from ..errors import UsageProblem
         from ..operations import session
         from ..operations.purge import purge, purge_confirmed
 
