@@ -214,11 +214,13 @@ def audit_line(
 
 
 def _append(path: Path, data: bytes, *, fsync: bool) -> None:
-    """One ``O_APPEND`` write of whole lines; a torn last line (a crash) is ended first."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """One ``O_APPEND`` write of whole lines; a torn last line (a crash) is ended first.
+
+    A symbolic link in the log's place is refused (``OSError``), never written through."""
+    fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         size = os.fstat(fd).st_size
-        if size and _last_byte(path, size) != b"\n":
+        if size and _last_byte(fd, size) != b"\n":
             data = b"\n" + data
         view = memoryview(data)
         while view:
@@ -229,10 +231,9 @@ def _append(path: Path, data: bytes, *, fsync: bool) -> None:
         os.close(fd)
 
 
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1)
+def _last_byte(fd: int, size: int) -> bytes:
+    os.lseek(fd, size - 1, os.SEEK_SET)  # for this read: O_APPEND writes go to the end anyway
+    return os.read(fd, 1)
 
 
 def read_audit(n: int = 20, path: str | Path | None = None) -> AuditLines:
