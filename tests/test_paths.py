@@ -8,15 +8,19 @@ import unicodedata
 import pytest
 
 from dict_magics.errors import InvalidBaseUrlError, InvalidIdError
+from dict_magics.sandbox import SandboxServer
 from dict_magics.sandbox.router import route
+from dict_magics.service.client import DictionaryClient
 from dict_magics.service.paths import (
     API_PREFIX,
     MAX_ID_LENGTH,
+    MAX_INTRICATE_LENGTH,
     check_id,
     encode_id,
     entry_path,
     is_loopback,
     normalize_base_url,
+    skeleton,
 )
 
 # Spellings a careless server reads as the purge, each with the reading that gets it there.
@@ -70,6 +74,35 @@ MORE_PURGE_SPELLINGS = [
     "%EF%BD%84ictionary-all",  # fullwidth d, percent-encoded
     "dic%EF%BD%9%34ionary-all",  # fullwidth t, its last byte encoded twice (byte-wise decoding)
 ]
+# Spellings real decoders and transliterators make the purge (the adversarial review's cases):
+# %u escapes (JavaScript unescape, .NET HttpUtility.UrlDecode, classic ASP), overlong UTF-8
+# (old IIS, Tomcat, hand-written C), iconv //TRANSLIT, unidecode, Rails' parameterize.
+DECODER_PURGE_SPELLINGS = [
+    "%u0064ictionary-all",
+    "dictionary%u002Dall",
+    "%u0044ICTIONARY-ALL",
+    "%U0064ictionary-all",
+    "%25u0064ictionary-all",  # decoded, then unescaped
+    "%C1%A4ictionary-all",  # overlong d, two bytes
+    "%E0%81%A4ictionary-all",  # overlong d, three bytes
+    "%F0%80%81%A4ictionary-all",  # overlong d, four bytes
+    "dictionary%C0%ADall",  # overlong hyphen
+    "dictionary-a\u0142\u0142",  # l with stroke
+    "\u0111ictionary-all",  # d with stroke
+    "\u0257ictionary-all",  # d with hook
+    "\u0110ICTIONARY-ALL",
+    "d\u0456ctionary-all",  # Cyrillic i
+    "di\u0441ti\u043enary-\u0430ll",  # Cyrillic c, o, a
+    "dictionary-\u03b1ll",  # Greek alpha
+    "dictionary-all!",
+    "(dictionary-all)",
+    "dictionary_all",
+    "dictionary all",
+    "dictionary.all",
+    "dictionaryall",
+    "dictionary/all",
+    "dictionary\u2603all",  # anything that is not an ASCII letter or digit is dropped
+] + [f"dictionary{dash}all" for dash in "\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d"]
 ORDINARY_IDS = [
     "42",
     "0",
@@ -89,13 +122,20 @@ ORDINARY_IDS = [
     "a?b#c",
     "dictionary",
     "dictionary-allx",
-    "dictionary-all-2",
+    "dictionary-all-2",  # digits stay in the skeleton
+    "dictionary-all%32",
+    "2dictionary-all",
     "xdictionary-all",
-    "dictionary_all",
-    "dictionary\u2013all",  # en dash: no normalisation makes it a hyphen
-    "dictionary all",
+    "dicti0nary-all",
+    "dictionary-al",
     "all-dictionary",
+    "%u0064",  # d
+    "%C1%A4",  # d
+    "100%u",
     "x" * MAX_ID_LENGTH,
+    "a/" * (MAX_ID_LENGTH // 2),
+    "\u91d1" * MAX_INTRICATE_LENGTH,
+    "%41" * (MAX_INTRICATE_LENGTH // 3),
 ]
 
 
@@ -163,7 +203,9 @@ def test_purge_refusal_points_at_the_purge_command() -> None:
         check_id("dictionary-all")
 
 
-@pytest.mark.parametrize("spelling", PURGE_SPELLINGS + MORE_PURGE_SPELLINGS)
+@pytest.mark.parametrize(
+    "spelling", PURGE_SPELLINGS + MORE_PURGE_SPELLINGS + DECODER_PURGE_SPELLINGS
+)
 def test_every_spelling_a_server_may_read_as_the_purge_is_refused(spelling: str) -> None:
     with pytest.raises(InvalidIdError) as info:
         check_id(spelling)
@@ -201,22 +243,128 @@ def test_every_format_character_inside_the_purge_word_is_refused() -> None:
             check_id(f"diction{char}ary-all")
 
 
-TANGLE_SEPARATORS = ["2F", "3B", "2B", "23", "3F", "2C", "2E", "5C", "00", "20"] * 4
+TANGLE_SEPARATORS = ["2F", "3B", "2B", "23", "3F", "2C", "2E", "5C", "00", "20"] * 2
 
 
 @pytest.mark.parametrize(
     "tangled",
     [
         # Separators encoded 0 to 5 times over: each round of decoding reveals new cut points,
-        # and each cut multiplies the Unicode forms of what is left (2,624 readings).
+        # and each cut multiplies the Unicode forms of what is left.
         "".join("%" + "25" * (i % 6) + sep + "\u01c5" for i, sep in enumerate(TANGLE_SEPARATORS)),
-        "\ufdfa" * 300 + "dictionary-all",  # NFKC makes 18 characters of each
+        "\ufdfa" * 100 + "dictionary-all",  # NFKC makes 18 characters of each
     ],
 )
 def test_an_id_with_too_many_readings_is_refused_not_checked_in_part(tangled: str) -> None:
-    assert len(tangled) <= MAX_ID_LENGTH
+    assert len(tangled) <= MAX_INTRICATE_LENGTH
     with pytest.raises(InvalidIdError, match="cannot be checked safely"):
         check_id(tangled)
+
+
+@pytest.mark.parametrize(
+    "long_id",
+    [
+        "\u91d1" * (MAX_INTRICATE_LENGTH + 1),
+        "x" * MAX_INTRICATE_LENGTH + "%41",
+        "x" * (MAX_ID_LENGTH - 1) + "\xe9",
+    ],
+)
+def test_a_long_id_with_escapes_or_non_ascii_is_refused_as_too_intricate(long_id: str) -> None:
+    with pytest.raises(InvalidIdError, match=f"at most {MAX_INTRICATE_LENGTH} characters"):
+        check_id(long_id)
+
+
+class SneakyText(str):
+    """Checked as "42", but its own methods would make the path the purge."""
+
+    def __str__(self) -> str:
+        return self
+
+    def strip(self, chars: str | None = None) -> str:
+        return self
+
+    def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return PURGE_BYTES
+
+
+class SneakyNumber(int):
+    def __str__(self) -> str:
+        return "dictionary-all"
+
+    def __repr__(self) -> str:
+        return "dictionary-all"
+
+    def __format__(self, spec: str) -> str:
+        return "dictionary-all"
+
+
+PURGE_BYTES = b"dictionary-all"
+
+
+@pytest.mark.parametrize(("given", "text"), [(SneakyText("42"), "42"), (SneakyNumber(42), "42")])
+def test_subclasses_are_read_with_the_base_types_methods(given: object, text: str) -> None:
+    checked = check_id(given)
+    assert checked == text and type(checked) is str
+    assert encode_id(given) == text
+    assert entry_path(given) == API_PREFIX + text
+
+
+def test_a_huge_integer_is_refused_not_crashed_on() -> None:
+    with pytest.raises(InvalidIdError, match="integer longer than"):
+        check_id(10**5000)
+
+
+def test_a_sneaky_subclass_sends_only_its_checked_text_to_a_lenient_server() -> None:
+    with SandboxServer(3, router="lenient") as sandbox:
+        sandbox.add_entries(["42", "43", "44"])
+        before = sandbox.entries
+        with DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key) as client:
+            result = client.delete_entry(SneakyText("42"))
+            batch = client.delete_entries([SneakyText("43"), SneakyNumber(44)])
+        log = sandbox.requests
+        assert [(r.operation, r.entry_id) for r in log if r.method == "DELETE"] == [
+            ("delete", "42"),
+            ("delete", "43"),
+            ("delete", "44"),
+        ]
+        assert all(r.operation != "purge" for r in log)
+        assert result.outcome == "success"
+        assert result.entry_id == "42" and type(result.entry_id) is str
+        assert [r.entry_id for r in batch.results] == ["43", "44"]
+        kept = {k: v for k, v in before.items() if k not in ("42", "43", "44")}
+        assert sandbox.entries == kept
+
+
+# Letters of the purge word: the skeleton must read every character whose case mapping,
+# decomposed and without accents, is one of them as that letter (the dotless i upper-cases to I).
+PURGE_LETTERS = set("dictionaryl")
+
+
+def test_the_skeleton_reads_every_case_mapping_of_a_purge_letter_as_that_letter() -> None:
+    missed = []
+    for code in range(0x80, 0x20000):
+        char = chr(code)
+        for case in (str.upper, str.lower, str.casefold):
+            mapped = unicodedata.normalize("NFKD", case(char))
+            letters = "".join(c for c in mapped if not unicodedata.combining(c)).lower()
+            if letters and set(letters) <= PURGE_LETTERS and skeleton(char) != letters:
+                missed.append((char, case.__name__, letters, skeleton(char)))
+    assert missed == []
+
+
+@pytest.mark.parametrize(
+    ("given", "letters"),
+    [
+        ("dictionary-all", "dictionaryall"),
+        ("D\u0130CTIONARY-ALL", "dictionaryall"),
+        ("\uff44\u0131\u0441\u0442\u0456\u03bf\u0273\u0251\u027d\u028f", "dictionary"),
+        ("dictionary-all-2", "dictionaryall2"),
+        ("\u91d1\u66dc\u65e5", ""),
+        ("caf\xe9", "cafe"),
+    ],
+)
+def test_skeletons(given: str, letters: str) -> None:
+    assert skeleton(given) == letters
 
 
 @pytest.mark.parametrize(
