@@ -16,14 +16,14 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import settings
-from ..errors import DictMagicsError, ListingUnsupportedError, ServiceError
+from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..profiles.secret import Secret, mask
 from . import retry
 from .models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
@@ -166,6 +166,12 @@ class DictionaryClient:
             raise DictMagicsError("the access key and the secret key must be text (str).")
         if not access_key or not secret_key:
             raise DictMagicsError("both an access key and a secret key are needed.")
+        for name, value in (("access key", access_key), ("secret key", secret_key)):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                # Said without the value: the exception's .object would be the key itself.
+                raise DictMagicsError(f"the {name} is not valid UTF-8 text.") from None
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
             raise DictMagicsError(f"timeout must be a positive number of seconds, not {timeout!r}.")
         if max_retries < 0:
@@ -240,6 +246,12 @@ class DictionaryClient:
         ids never sent as ``not_attempted``. If the first answers all refuse the credentials,
         the rest are not sent either.
         """
+        if isinstance(ids, str | bytes | bytearray | Mapping):
+            # A string is an iterable of characters: "17" would delete entries 1 and 7.
+            raise InvalidIdError(
+                f"delete_entries takes a list of ids, not {type(ids).__name__} {ids!r:.40}; "
+                "use delete_entry for one id."
+            )
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
         if workers < 1:
@@ -566,7 +578,10 @@ class DictionaryClient:
                 f"the service redirected to {target}; not followed, "
                 "so the credentials went nowhere else"
             )
-            return _Verdict("failure", Cause.REDIRECT, reason, code)
+            # 307/308 say "not done here, repeat it there"; a 301/302/303 also comes after an
+            # action (post-redirect-get, a framework's destroy-then-redirect): maybe acted.
+            outcome: Outcome = "failure" if code in (307, 308) else "unknown"
+            return _Verdict(outcome, Cause.REDIRECT, reason, code)
         message = _message(data)
         if code in (401, 403):
             if retry.is_nonce_reused(message):
@@ -592,8 +607,11 @@ class DictionaryClient:
             return _Verdict("failure", Cause.REFUSED, reason, code)
         if status == "success" and 200 <= code < 300:
             return _Verdict("success", Cause.OK, None, code, data=data)
+        if status == "success":
+            reason = f"the service answered status 'success' with HTTP {code}: it may have acted"
+            return _Verdict("unknown", Cause.BAD_ANSWER, reason, code)
         cause, reason = self._unreadable(code, data, problem, reply.body, limit)
-        outcome: Outcome = "failure" if 400 <= code < 500 else "unknown"
+        outcome = "failure" if 400 <= code < 500 else "unknown"
         return _Verdict(outcome, cause, reason, code, problem=problem)
 
     def _unreadable(

@@ -371,6 +371,11 @@ def _read(response: requests.Response, attempt: _Attempt, limit: int) -> Reply |
     status, headers = response.status_code, dict(response.headers)
     common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
     common["reused"] = attempt.reused
+    if status < 200:
+        # An interim answer (103 Early Hints, a stray 100) taken for the final one: the real
+        # answer is still coming on this connection, so it must never go back to the pool
+        # (the next request would read this one's answer). The service may have acted.
+        return NetworkFailure(FailureKind.BROKEN, detail=f"interim answer {status}", **common)
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
         return NetworkFailure(FailureKind.TOO_LARGE, **common)
@@ -392,7 +397,9 @@ def _read(response: requests.Response, attempt: _Attempt, limit: int) -> Reply |
     if attempt.deadline.expired:
         # A close-delimited answer ends the same way a shut socket does: we cannot tell.
         return NetworkFailure(FailureKind.TIMEOUT, **common)
-    if response.headers.get("Connection", "").lower() != "close" and response.raw.version != 10:
+    framed = declared.isdigit() or "chunked" in response.headers.get("Transfer-Encoding", "")
+    keep = response.headers.get("Connection", "").lower() != "close"
+    if framed and keep and response.raw.version != 10:
         response.raw.release_conn()
     data, problem, body = decode_json(b"".join(chunks), limit)
     return Reply(status, headers, body, data, problem, attempt.reused)
