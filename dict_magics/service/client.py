@@ -14,6 +14,7 @@ import json
 import math
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -48,6 +49,7 @@ __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "Reque
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
 
+FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 AUTH_STOP_AFTER = 3
@@ -314,10 +316,13 @@ class DictionaryClient:
     # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
 
     def _guarded(self, run: Callable[[Callable[[], bool]], Any]) -> Any:
-        """Run one mutating request. On the main thread it runs on a helper thread, so that
-        Ctrl-C (which only the main thread receives) cannot cut it off half-way."""
+        """Run one mutating request so that Ctrl-C (which only the main thread receives) cannot
+        cut it off half-way: on the main thread, with Ctrl-C held back while it runs (when
+        Python's own handler is installed), else on a helper thread."""
         if threading.current_thread() is not threading.main_thread():
             return run(_never)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            return _holding_ctrl_c(run)
         stopped = threading.Event()
         future = _main_helper().submit(run, stopped.is_set)
         try:
@@ -717,12 +722,36 @@ def _parse_listing(data: Any, where: str) -> list[Entry]:
     entries = inner.get("entries")
     if not isinstance(entries, list):
         raise malformed("its 'data' has no 'entries' list")
+    parsed = _plain_entries(entries)
+    if parsed is not None:
+        return parsed
     parsed = []
     for index, item in enumerate(entries):
         try:
             parsed.append(Entry.from_service(item))
         except ValueError as exc:
             raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
+    return parsed
+
+
+def _plain_entries(items: list[Any]) -> list[Entry] | None:
+    """The entries when every item is exactly what the service sends (as ``json`` parses it),
+    else ``None`` (``Entry.from_service`` then names what is wrong). A listing may hold
+    hundreds of thousands of entries: this checks each with a few exact type tests."""
+    parsed = []
+    append = parsed.append
+    for item in items:
+        if type(item) is not dict:
+            return None
+        get = item.get
+        entry_id, a, b, c, d = get("id"), get(FROM_LANG), get(FROM_TEXT), get(TO_LANG), get(TO_TEXT)
+        if type(a) is not str or type(b) is not str or type(c) is not str or type(d) is not str:
+            return None
+        if type(entry_id) is not str:
+            if type(entry_id) is not int:
+                return None
+            entry_id = str(entry_id)
+        append(Entry(entry_id, a, b, c, d))
     return parsed
 
 
@@ -747,6 +776,20 @@ def _pause(seconds: float, stop: Callable[[], bool]) -> bool:
             return True
         time.sleep(min(0.05, left))
     return False
+
+
+def _holding_ctrl_c(run: Callable[[Callable[[], bool]], Any]) -> Any:
+    """``run(stop)`` on the main thread with Ctrl-C only noted (``stop()`` turns true), then
+    ``RequestInterrupted`` with its result. No thread hand-off: a request per cell costs less."""
+    pressed = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+    try:
+        result = run(pressed.is_set)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed.is_set():
+        raise RequestInterrupted(result)
+    return result
 
 
 _helper: list[ThreadPoolExecutor] = []
