@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from .errors import DictMagicsError
 from .sandbox import SANDBOX_MARKER, SandboxServer
+from .service.models import Entry
 from .service.paths import is_loopback, normalize_base_url
 
 __all__ = [
@@ -195,33 +196,75 @@ def execute(client: Any, cell: Any, index: int) -> str | None:
 # -- what each quickstart step must do ------------------------------------------------------
 
 
+def _changed(requests: tuple[Request, ...], operation: str) -> set[str]:
+    return {str(e) for op, e, code in requests if op == operation and code == 200 and e}
+
+
 @dataclass(frozen=True)
 class Step:
-    """What the notebook says a cell does, checked against the sandbox and the cell's output."""
+    """What the notebook says a cell does, checked against the sandbox and the cell's output.
+
+    ``requests`` is every request the sandbox must receive (in any order); the entries it holds
+    afterwards must be the ones before, minus those deleted (all, for ``purges``), plus those
+    added. ``restores`` names an earlier step: the entries added must bring back exactly the
+    terms that step removed.
+    """
 
     says: str
     output: str = ""
     requests: tuple[Request, ...] = ()
     error: str | None = None
     purges: bool = False
+    restores: str | None = None
 
     def problems(
-        self, text: str, error: str | None, before: dict, after: dict, sent: list[Request]
+        self,
+        text: str,
+        error: str | None,
+        before: dict[str, Entry],
+        after: dict[str, Entry],
+        sent: list[Request],
+        removed: Mapping[str, Counter[tuple[str, ...]]] | None = None,
     ) -> list[str]:
-        """Why the cell did not do what the notebook says (empty when it did)."""
+        """Why the cell did not do what the notebook says (empty when it did). ``removed``:
+        the terms each earlier step removed from the sandbox, by cell id."""
         found = []
         if error != self.error:
             found.append(f"raised {error or 'nothing'}, expected {self.error or 'no error'}")
         if self.output not in text:
             found.append(f"its output does not show {self.output!r}")
         if Counter(sent) != Counter(self.requests):
-            found.append(f"the sandbox received {sent}, expected {list(self.requests)}")
-        deleted = {entry for op, entry, code in self.requests if op == "delete" and code == 200}
-        expected = {} if self.purges else {k: v for k, v in before.items() if k not in deleted}
-        if after != expected:
-            found.append(f"the sandbox holds {len(after)} entries, expected {len(expected)}")
+            found.append(
+                f"the sandbox received {_requests(sent)}, expected {_requests(self.requests)}"
+            )
+        deleted, added = _changed(self.requests, "delete"), _changed(self.requests, "add")
+        kept = {} if self.purges else {k: v for k, v in before.items() if k not in deleted}
+        if set(after) != set(kept) | added or any(after.get(k) != v for k, v in kept.items()):
+            found.append(
+                f"the sandbox holds {len(after)} entries, expected {len(set(kept) | added)}"
+            )
+        if self.restores is not None:
+            back = Counter(after[i].terms for i in added if i in after)
+            if back != (removed or {}).get(self.restores, Counter()):
+                found.append(f"the entries added are not the ones {self.restores!r} removed")
         return found
 
+
+def _requests(sent: Iterable[Request]) -> str:
+    """The log as a short list: the 99 additions of a restore are one item, not 99."""
+    counts = Counter((op, None if op == "add" else e, code) for op, e, code in sent)
+    items = [f"{key}" + (f" x{n}" if n > 1 else "") for key, n in sorted(counts.items(), key=str)]
+    return "[" + ", ".join(items) + "]"
+
+
+def _adds(first: int, last: int) -> tuple[Request, ...]:
+    """The additions of a restore: the sandbox numbers new entries on from its highest id."""
+    return tuple(("add", str(i), 200) for i in range(first, last + 1))
+
+
+LISTING: Request = ("list", None, 200)
+INVOICES = ("2", "5", "9", "19", "26", "34")
+"""The sandbox's entries whose terms contain "invoice": what the quickstart searches for."""
 
 QUICKSTART_STEPS = {
     "load-extension": Step("load the extension"),
@@ -230,55 +273,118 @@ QUICKSTART_STEPS = {
         "show the profile and a masked access key, never the secret",
         output="\u2713 dict-magics profile 'default'",
     ),
+    "list": Step("list the dictionary", output="100 entries at", requests=(LISTING,)),
+    "search": Step(
+        "find the entries whose terms contain 'invoice'",
+        output="6 entries at",
+        requests=(LISTING,),
+    ),
+    "dry-run": Step(
+        "show what deleting them would do, and send nothing that changes the dictionary",
+        output="would delete 6 entries",
+    ),
     "delete-one": Step(
-        "delete entry 1",
-        output="\u2713 deleted entry '1'",
+        "delete entry 1, named by its terms",
+        output="\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI",
         requests=(("delete", "1", 200),),
     ),
     "delete-several": Step(
-        "delete entries 2, 3, 4 and 5 in parallel",
-        output="\u2713 deleted 4 of 4 entries",
-        requests=tuple(("delete", str(i), 200) for i in range(2, 6)),
+        "delete the 6 invoice entries in parallel",
+        output="\u2713 deleted 6 of 6 entries",
+        requests=tuple(("delete", i, 200) for i in INVOICES),
     ),
     "delete-again": Step(
         "report truthfully that entry 1 is not there any more",
         output="\u2717 entry '1' not deleted",
-        requests=(("delete", "1", 404),),
+        requests=(LISTING, ("delete", "1", 404)),
     ),
     "refused": Step(
         "refuse 'dictionary-all' as an entry id, before any request",
         output="not an entry id",
         error="UsageError",
     ),
+    "undo": Step(
+        "put the 6 invoice entries back from their snapshot",
+        output="\u2713 restored 6 entries",
+        requests=(LISTING, *_adds(101, 106)),
+        restores="delete-several",
+    ),
     "purge": Step(
         "delete every entry (with --yes: a headless run cannot type the confirmation)",
         output="\u2713 deleted every entry",
-        requests=(("purge", None, 200),),
+        requests=(LISTING, ("purge", None, 200)),
         purges=True,
     ),
+    "restore": Step(
+        "put every entry back from the purge's snapshot",
+        output="\u2713 restored 99 entries",
+        requests=(LISTING, *_adds(107, 205)),
+        restores="purge",
+    ),
+    "restore-again": Step(
+        "add nothing the second time: everything is there",
+        output="99 already present",
+        requests=(LISTING,),
+    ),
+    "history": Step("show the last requests from the audit log", output="last 5 requests"),
 }
 
 
 # -- the command ----------------------------------------------------------------------------
+
+SHOWN_LINES = 12
+"""Lines of a cell's output shown in the terminal (the written notebook holds all of them)."""
+_NAMES = {
+    "delete": "DELETE {}",
+    "add": "POST (new id {})",
+    "list": "GET listing",
+    "purge": "purge",
+}
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
+def _shorten(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= SHOWN_LINES:
+        return text
+    return "\n".join([*lines[:SHOWN_LINES], f"\u2026 ({len(lines) - SHOWN_LINES} more lines)"])
+
+
+def _source(cell: Any) -> str:
+    """The cell's code, or for the setup cell (imports, comments, ``use_sandbox``) one line."""
+    source = cell.source
+    if "use_sandbox(" not in source:
+        return source
+    lines = source.splitlines()
+    call = next(line for line in lines if "use_sandbox(" in line.split("#")[0])
+    others = [line.lstrip() for line in lines if line.strip() and line is not call]
+    plain = all(line.startswith(("#", "from ", "import ")) for line in others)
+    what = "imports and comments" if plain else "more code"
+    return f"{call.strip()}  # (setup: {len(others)} lines of {what} not shown)"
+
+
 def _describe(sent: list[Request], left: int) -> str:
     if not sent:
         return f"sandbox: no request; {left} entries"
     shown = ", ".join(
-        f"{'purge' if entry is None else 'DELETE ' + entry} \u2192 {code}"
-        for _, entry, code in sent[:6]
+        f"{_NAMES.get(op, op + ' {}').format(entry or '').strip()} \u2192 {code}"
+        for op, entry, code in sent[:6]
     )
     more = f", \u2026 ({len(sent)} in all)" if len(sent) > 6 else ""
     return f"sandbox: {shown}{more}; {left} entries left"
 
 
 def _run_step(
-    client: Any, sandbox: SandboxServer, cell: Any, index: int, step: Step | None, out: IO[str]
+    client: Any,
+    sandbox: SandboxServer,
+    cell: Any,
+    index: int,
+    step: Step | None,
+    out: IO[str],
+    removed: dict[str, Counter[tuple[str, ...]]],
 ) -> bool:
     """Execute one cell, print what it showed and what the sandbox saw, and judge it."""
     before, logged = sandbox.entries, len(sandbox.requests)
@@ -286,13 +392,14 @@ def _run_step(
     text = cell_text(cell)
     sent = [(r.operation, r.entry_id, r.http_status) for r in sandbox.requests[logged:]]
     after = sandbox.entries
+    removed[cell.get("id", "")] = Counter(e.terms for k, e in before.items() if k not in after)
     if text:
-        print(_indent(text), file=out)
+        print(_indent(_shorten(text)), file=out)
     print(_indent(_describe(sent, len(after))), file=out)
     if step is None:
         problems = ["no expectation is known for this cell"]
     else:
-        problems = step.problems(text, error, before, after, sent)
+        problems = step.problems(text, error, before, after, sent, removed)
     if sandbox.secret_key in text:
         problems.append("its output shows the secret key")
     if problems:
@@ -308,7 +415,11 @@ def run_demo(
     steps: dict[str, Step] | None = None,
 ) -> int:
     """Run the quickstart against a fresh sandbox; 0 only if every step did what ``steps``
-    (by default ``QUICKSTART_STEPS``, what the notebook's text says) expects of it."""
+    (by default ``QUICKSTART_STEPS``, what the notebook's text says) expects of it.
+
+    The kernel keeps its snapshots and audit log in a temporary folder: a demo leaves nothing
+    in the user's own data folder.
+    """
     out = stream or sys.stdout
     steps = QUICKSTART_STEPS if steps is None else steps
     missing = missing_packages()
@@ -325,18 +436,20 @@ def run_demo(
     source = notebook_path("quickstart.ipynb")
     nb = nbformat.read(source, as_version=4)
     code_cells = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    removed: dict[str, Counter[tuple[str, ...]]] = {}
     with SandboxServer(100) as sandbox, tempfile.TemporaryDirectory() as tmp:
         print(f"Sandbox dictionary service at {sandbox.url} with 100 entries.", file=out)
         print(f"Running {source} with {sys.executable}", file=out)
         passed = 0
-        env = kernel_env(sandbox.env(), Path(tmp))
+        extra = {**sandbox.env(), "DICT_MAGICS_HOME": str(Path(tmp) / "data")}
+        env = kernel_env(extra, Path(tmp))
         with running_kernel(nb, env, Path(tmp)) as client:
             for number, (index, cell) in enumerate(code_cells, 1):
                 step = steps.get(cell.get("id", ""))
                 says = step.says if step else "(no expectation known for this cell)"
                 print(f"\n[{number}/{len(code_cells)}] {cell.get('id')}: {says}", file=out)
-                print(_indent(cell.source, "    > "), file=out)
-                if not _run_step(client, sandbox, cell, index, step, out):
+                print(_indent(_source(cell), "    > "), file=out)
+                if not _run_step(client, sandbox, cell, index, step, out, removed):
                     break
                 passed += 1
             client.set_widgets_metadata()  # so the saved notebook can redraw its widgets

@@ -1,18 +1,31 @@
 """Where dict-magics keeps its own files: snapshots, the audit log, the nonce state.
 
 ``DICT_MAGICS_HOME`` names the folder; otherwise the platform's user data folder for
-``dict-magics`` (platformdirs). The folder is 0700 and every file in it 0600, written atomically
-(temporary file, fsync, rename), so a crash leaves the old file or the new one, never half of one.
+``dict-magics`` (platformdirs). The folder and its sub-folders are 0700 (made one level at a time,
+tightened if found wider) and every file in it 0600, written atomically (temporary file, fsync,
+rename), so a crash leaves the old file or the new one, never half of one. Our files are opened
+without following a symbolic link: a link planted in their place would send our writes elsewhere.
 Nothing here ever holds a secret.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["ENV_HOME", "atomic_write", "home", "location", "private_file", "private_folder"]
+__all__ = [
+    "ENV_HOME",
+    "atomic_write",
+    "home",
+    "location",
+    "make_folders",
+    "open_private",
+    "private_file",
+    "private_folder",
+]
 
 ENV_HOME = "DICT_MAGICS_HOME"
 
@@ -30,20 +43,61 @@ def location(*parts: str) -> Path:
 
 
 def home(*parts: str) -> Path:
-    """The data folder (or a sub-folder of it), created 0700 if missing, the folder itself too."""
-    private_folder(location())
-    return private_folder(location(*parts))
+    """The data folder (or a sub-folder of it), each level created 0700 or tightened to 0700."""
+    path = private_folder(location())
+    for part in parts:
+        path = private_folder(path / part)
+    return path
 
 
 def private_folder(path: Path) -> Path:
-    """Create ``path`` (mode 0700) and its parents if missing; returns it. Raises ``OSError``."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """``path`` as a folder only this user can enter: created 0700 (and any missing parent, one
+    level at a time, so none gets ``mkdir -p``'s 0755), or tightened to 0700 if wider. Only for
+    folders of our own; raises ``OSError``."""
+    make_folders(path)
+    if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+        os.chmod(path, 0o700)
     return path
+
+
+def make_folders(path: Path) -> None:
+    """Create the missing levels of ``path``, each 0700; folders already there are left as
+    they are (they may be the user's)."""
+    for level in [*reversed(path.parents), path]:
+        if not level.is_dir():
+            try:
+                os.mkdir(level, 0o700)
+            except FileExistsError:  # made meanwhile by another process, or a file in the way
+                if not level.is_dir():
+                    raise
+
+
+def open_private(path: Path, flags: int) -> int:
+    """A descriptor of ``path`` (created 0600 with ``os.O_CREAT``), refusing a symbolic link,
+    and anything but a regular file of this user; raises ``OSError`` saying which."""
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO put in its place must not block the open
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            message = "it is a symbolic link, which dict-magics does not follow"
+            raise OSError(errno.ELOOP, message, str(path)) from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != _uid():
+        os.close(fd)
+        raise OSError(errno.EPERM, "it is not a regular file of this user", str(path))
+    return fd
+
+
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` (mode 0600) so that readers see all of it or none of it."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_folders(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -60,10 +114,10 @@ def atomic_write(path: Path, data: bytes) -> Path:
 
 
 def private_file(path: Path) -> Path:
-    """Create ``path`` as an empty 0600 file if it does not exist; returns it."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600)
-    os.close(fd)
+    """Create ``path`` as an empty 0600 file if it does not exist; returns it. Raises
+    ``OSError`` if it is a symbolic link or not a regular file of this user."""
+    make_folders(path.parent)
+    os.close(open_private(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY))
     return path
 
 

@@ -78,6 +78,10 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DICT_MAGICS_HOME", str(tmp_path_factory.mktemp("dict-magics-home")))
+    # A sandbox on a port an earlier test used must not meet that test's cached listing.
+    from dict_magics.operations.listing import CACHE
+
+    CACHE.forget()
 
 
 @pytest.fixture

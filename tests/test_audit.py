@@ -140,6 +140,30 @@ def test_modes_are_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert _mode(lock) == 0o600
 
 
+def test_a_symbolic_link_in_the_logs_place_is_refused(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("do not touch\n")
+    audit_path().symlink_to(victim)
+    log = AuditLog()
+    log.record(DeleteResult("success", "1"), operation="delete", **WHERE)
+    with pytest.raises(OSError, match="symbolic link"):
+        log.flush()
+    assert victim.read_text() == "do not touch\n"
+
+
+def test_the_safeguards_trail_says_why_a_linked_log_is_not_written(tmp_path: Path) -> None:
+    from dict_magics.operations.safeguards import Trail
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("do not touch\n")
+    audit_path().symlink_to(victim)
+    said: list[str] = []
+    with Trail(profile="p", host="h", operation="delete", snapshot=None, warn=said.append) as trail:
+        trail.record(DeleteResult("success", "1", attempts=1))
+    assert victim.read_text() == "do not touch\n"
+    assert len(said) == 1 and "symbolic link" in said[0], said
+
+
 def test_no_secret_or_key_in_the_log(sandbox) -> None:
     from dict_magics.service.client import DictionaryClient
 

@@ -32,14 +32,34 @@ FILE_BACKEND = "file_keyring.FileKeyring"
 RESULT_KEYS = {
     "status",
     "ok",
+    "outcome",
     "entry_id",
+    "entry",
     "http_status",
     "reason",
+    "cause",
     "outcome_unknown",
+    "verified",
     "attempts",
     "elapsed",
+    "snapshot",
 }
-COMMANDS = ["login", "logout", "status", "delete", "purge", "sandbox", "demo"]
+BATCH_KEYS = {"results", "ok", "succeeded", "failed", "unknown", "interrupted", "snapshot"}
+BATCH_KEYS |= {"warnings"}
+COMMANDS = [
+    "login",
+    "logout",
+    "status",
+    "profiles",
+    "list",
+    "delete",
+    "purge",
+    "restore",
+    "snapshots",
+    "log",
+    "sandbox",
+    "demo",
+]
 CLOSED_PORT_URL = "http://127.0.0.1:9"  # discard port: nothing listens, connections are refused
 
 
@@ -52,10 +72,13 @@ class Cli:
         self.secrets = [sandbox.secret_key]
         home = tmp_path / "home"
         home.mkdir()
+        # DICT_MAGICS_HOME (set per test by conftest) passes through: the child keeps its
+        # snapshots and audit log where this test can read them.
         base = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith("DICT_MAGICS_") and k != "PYTHON_KEYRING_BACKEND"
+            if (not k.startswith("DICT_MAGICS_") or k == "DICT_MAGICS_HOME")
+            and k != "PYTHON_KEYRING_BACKEND"
         }
         pythonpath = os.pathsep.join(filter(None, [str(TESTS_DIR), base.get("PYTHONPATH")]))
         base.update(
@@ -162,7 +185,10 @@ def cli(sandbox: SandboxServer, tmp_path: Path) -> Cli:
 
 
 def deletes(sandbox: SandboxServer) -> list[tuple[str, str | None, int | None]]:
-    return [(r.operation, r.entry_id, r.http_status) for r in sandbox.requests]
+    """The DELETE requests (the listing that takes a snapshot first is left out)."""
+    return [
+        (r.operation, r.entry_id, r.http_status) for r in sandbox.requests if r.method == "DELETE"
+    ]
 
 
 # -- help and usage ------------------------------------------------------------------------
@@ -183,7 +209,7 @@ def test_every_command_has_help(cli: Cli, command: str) -> None:
 def test_help_documents_exit_codes_and_stdin_secret(cli: Cli) -> None:
     top = cli.run("--help").stdout
     assert all(c in top for c in COMMANDS)
-    assert "0 every deletion succeeded" in top and "2 usage error" in top
+    assert "0 everything succeeded" in top and "2 usage error" in top and "130" in top
     login = " ".join(cli.run("login", "--help").stdout.split())
     assert "secret key is read from the first line of stdin" in login
     assert "--secret" not in login
@@ -221,18 +247,21 @@ def test_no_command_or_unknown_option_is_a_usage_error(cli: Cli) -> None:
 
 
 def test_delete_one_entry(cli: Cli) -> None:
+    entry = cli.sandbox.entry("7")
     proc = cli.run("delete", "7")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("\u2713 deleted entry '7' (HTTP 200, 1 attempt")
+    assert proc.stdout.startswith(f"\u2713 deleted 7: {entry.describe()} (HTTP 200, 1 attempt")
     assert "7" not in cli.sandbox.entries and "8" in cli.sandbox.entries
     assert deletes(cli.sandbox) == [("delete", "7", 200)]
-    assert cli.sandbox.requests[0].path == "/api/v1/dictionary/7"
+    assert cli.sandbox.requests[-1].path == "/api/v1/dictionary/7"
 
 
 def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     proc = cli.run("--json", "delete", "12")
     assert proc.returncode == 0
-    data = json.loads(proc.stdout)
+    batch = json.loads(proc.stdout)
+    assert set(batch) == BATCH_KEYS and len(batch["results"]) == 1
+    data = batch["results"][0]
     assert set(data) == RESULT_KEYS
     assert data["status"] == "success" and data["ok"] is True
     assert data["entry_id"] == "12" and data["http_status"] == 200
@@ -240,7 +269,7 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     assert data["attempts"] == 1 and data["elapsed"] >= 0
     assert "12" not in cli.sandbox.entries
 
-    again = json.loads(cli.run("delete", "12", "--json").stdout)
+    again = json.loads(cli.run("delete", "12", "--json").stdout)["results"][0]
     assert again["status"] == "failure" and again["http_status"] == 404
     assert "no such entry" in again["reason"]
 
@@ -249,7 +278,7 @@ def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
     proc = cli.run("delete", "5,6", "7 no-such", "--json", "--workers", "3")
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
-    assert set(data) == {"results", "ok", "succeeded", "failed"}
+    assert set(data) == BATCH_KEYS
     assert [r["entry_id"] for r in data["results"]] == ["5", "6", "7", "no-such"]
     assert all(set(r) == RESULT_KEYS for r in data["results"])
     assert (data["ok"], data["succeeded"], data["failed"]) == (False, 3, 1)
@@ -263,7 +292,9 @@ def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
     assert text.returncode == 1
     lines = text.stdout.splitlines()
     assert lines[0] == "\u2717 deleted 1 of 2 entries; 1 not deleted"
-    assert lines[1].startswith("  \u2717 entry 'no-such' not deleted \u2014 HTTP 404")
+    assert lines[1] == "  \u2717 1 not deleted: refused by the service"
+    assert lines[2].startswith("    \u2717 entry 'no-such' not deleted \u2014 ")
+    assert "no such entry (HTTP 404, 1 attempt, " in lines[2]
 
 
 def test_delete_reads_ids_from_stdin(cli: Cli) -> None:
@@ -289,26 +320,28 @@ def test_missing_credentials_is_a_usage_error(cli: Cli) -> None:
     assert "no keyring backend is available" in proc.stderr
     assert "DICT_MAGICS_SECRET_KEY" in proc.stderr
     with_keyring = cli.run("--json", "delete", "1", credentials=False, keyring=True)
-    assert with_keyring.returncode == 2 and with_keyring.stdout == ""
+    assert with_keyring.returncode == 2
     assert "dict-magics login --profile default" in with_keyring.stderr
+    assert json.loads(with_keyring.stdout)["error"] in with_keyring.stderr
     assert cli.sandbox.requests == []
 
 
 def test_service_failure_exits_1_with_the_reason(cli: Cli) -> None:
-    cli.sandbox.fail_next(2, status=503)
+    cli.sandbox.fail_next(2, status=503, method="DELETE")
     proc = cli.run("delete", "40", "--max-retries", "1")
     assert proc.returncode == 1
-    assert "entry '40' not deleted" in proc.stdout and "HTTP 503" in proc.stdout
+    assert proc.stdout.startswith("\u2717 40: ") and "HTTP 503" in proc.stdout
     assert "gave up after 2 attempts" in proc.stdout
     assert "40" in cli.sandbox.entries
-    assert [r.http_status for r in cli.sandbox.requests] == [None, None]  # both met the fault
+    assert deletes(cli.sandbox) == [("delete", "40", None)] * 2  # both met the fault
 
 
 def test_no_answer_in_time_is_reported_as_unknown(cli: Cli) -> None:
-    cli.sandbox.inject("hang", delay=5)
+    cli.sandbox.inject("hang", delay=5, method="DELETE")
+    cli.sandbox.listing = False  # no listing can settle it afterwards
     proc = cli.run("delete", "41", "--timeout", "0.5", "--max-retries", "0", "--json")
     assert proc.returncode == 1
-    data = json.loads(proc.stdout)
+    data = json.loads(proc.stdout)["results"][0]
     assert data["outcome_unknown"] is True and data["ok"] is False
     assert "may have reached the service" in data["reason"]
 
@@ -340,7 +373,7 @@ def test_progress_bar_on_a_terminal_then_summary(cli: Cli) -> None:
     assert len(cli.sandbox.entries) == 40
 
     piped = cli.run("delete", "61", "62")
-    assert piped.returncode == 0 and piped.stderr == ""  # no bar when stderr is not a terminal
+    assert piped.returncode == 0 and piped.stderr == ""  # no bar, and done before a log line
 
 
 # -- purge ---------------------------------------------------------------------------------
@@ -350,20 +383,25 @@ def test_purge_without_yes_is_refused_when_stdin_is_not_a_terminal(cli: Cli) -> 
     for stdin in (None, "delete-all\n"):
         proc = cli.run("purge", input=stdin)
         assert proc.returncode == 2
-        assert "--yes" in proc.stderr and "Nothing was sent" in proc.stderr
+        assert "--yes" in proc.stderr and "Nothing was deleted" in proc.stderr
         assert proc.stdout == ""
-    assert cli.sandbox.requests == []
+    assert deletes(cli.sandbox) == []
     assert len(cli.sandbox.entries) == 100
 
 
 def test_purge_with_yes(cli: Cli) -> None:
     proc = cli.run("purge", "--yes", "--json")
     assert proc.returncode == 0
-    data = json.loads(proc.stdout)
+    batch = json.loads(proc.stdout)
+    assert set(batch) == BATCH_KEYS and batch["snapshot"]
+    [data] = batch["results"]
     assert set(data) == RESULT_KEYS
     assert data["ok"] is True and data["entry_id"] is None and data["http_status"] == 200
     assert cli.sandbox.entries == {}
-    assert [r.path for r in cli.sandbox.requests] == ["/api/v1/dictionary/dictionary-all"]
+    assert [(r.method, r.path) for r in cli.sandbox.requests] == [
+        ("GET", "/api/v1/dictionary"),  # the snapshot, before the first deleting request
+        ("DELETE", "/api/v1/dictionary/dictionary-all"),
+    ]
     assert deletes(cli.sandbox) == [("purge", None, 200)]
 
 
@@ -371,11 +409,13 @@ def test_purge_on_a_terminal_needs_the_typed_word(cli: Cli) -> None:
     host = cli.sandbox.url.removeprefix("http://")
     wrong = Terminal(["purge"], cli.env())
     wrong.wait_for("to confirm, anything else cancels: ")
-    assert f"EVERY entry of the user dictionary of profile 'default' at {host}" in wrong.screen
+    assert f"This deletes all 100 entries on {host} (profile 'default')" in wrong.screen
+    assert "(`dict-magics restore` puts them back)" in wrong.screen
+    assert "%dict_" not in wrong.screen
     wrong.type("yes")
     code, stdout, screen = wrong.finish()
     assert code == 2 and "purge not confirmed: nothing was deleted" in screen and stdout == ""
-    assert cli.sandbox.requests == [] and len(cli.sandbox.entries) == 100
+    assert deletes(cli.sandbox) == [] and len(cli.sandbox.entries) == 100
 
     right = Terminal(["purge"], cli.env())
     right.wait_for(f"Type delete-all (or {host}) to confirm")
@@ -427,6 +467,7 @@ def test_login_from_stdin_then_every_command_uses_the_keyring_profile(cli: Cli) 
         ("dict-magics", "work:base_url"): box.url,
         ("dict-magics", "work:access_key"): box.access_key,
         ("dict-magics", "work:secret_key"): box.secret_key,
+        ("dict-magics", "profiles"): '["work"]',
     }
 
     status = cli.run("status", "-p", "work", credentials=False, keyring=True)
@@ -577,7 +618,7 @@ def one_line_usage_error(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["purge"], "a typed confirmation is needed, but stdin is closed. Nothing was sent."),
+        (["purge"], "a typed confirmation is needed, but stdin is closed. Nothing was deleted."),
         (["delete", "-f", "-"], "cannot read ids from stdin: it is closed. Nothing was sent."),
         (
             ["login", "--base-url", "https://api.example.com", "--access-key", "AK"],
@@ -595,7 +636,7 @@ def test_a_closed_stdin_is_a_usage_error(cli: Cli, args: list[str], message: str
         preexec_fn=close_stdin,
     )
     assert message in one_line_usage_error(proc)
-    assert cli.sandbox.requests == [] and len(cli.sandbox.entries) == 100
+    assert deletes(cli.sandbox) == [] and len(cli.sandbox.entries) == 100
 
 
 def test_an_id_file_that_is_not_utf8_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
@@ -646,11 +687,12 @@ def test_one_distinct_id_is_one_entry_on_the_progress_bar(cli: Cli) -> None:
 
 
 @needs_interrupted_batches
-@pytest.mark.parametrize("as_json", [False, True])
-def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> None:
-    cli.sandbox.inject("hang", delay=1.5)  # the first request is held while we press Ctrl-C
+@pytest.mark.parametrize("mode", ["text", "json", "jsonl"])
+def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, mode: str) -> None:
+    # The first DELETE is acted on, then its answer is held while we press Ctrl-C.
+    cli.sandbox.inject("hang", delay=1.5, method="DELETE")
     ids = ["1", "2", "3", "4", "5"]
-    options = ["--json"] if as_json else []
+    options = [] if mode == "text" else [f"--{mode}"]
     proc = subprocess.Popen(
         [*CLI, "delete", "-w", "1", *options, *ids],
         stdin=subprocess.DEVNULL,
@@ -660,7 +702,7 @@ def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> 
         env=cli.env(),
     )
     deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-    while not cli.sandbox.requests and time.monotonic() < deadline and proc.poll() is None:
+    while "1" in cli.sandbox.entries and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
@@ -670,9 +712,14 @@ def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, as_json: bool) -> 
     assert proc.returncode == 130, stdout + stderr
     assert never >= 1 and sent == ids[: len(sent)]
     assert stderr.strip().splitlines()[-1] == f"dict-magics: interrupted: {never} not attempted"
-    if as_json:
+    if mode == "json":
         data = json.loads(stdout)
         assert data["interrupted"] is True and [r["entry_id"] for r in data["results"]] == ids
         assert [r["attempts"] == 0 for r in data["results"]] == [False] * len(sent) + [True] * never
+    elif mode == "jsonl":
+        *results, last = [json.loads(line) for line in stdout.splitlines()]
+        assert sorted(r["entry_id"] for r in results) == ids  # the unsent ones too, at the end
+        assert [r["cause"] for r in results[len(sent) :]] == ["not_attempted"] * never
+        assert last["summary"]["interrupted"] is True and last["summary"]["total"] == 5
     else:
         assert stdout.startswith(f"\u2717 deleted {len(sent)} of 5 entries")

@@ -13,12 +13,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from dict_magics.demo import QUICKSTART_STEPS, run_demo
+from dict_magics.demo import QUICKSTART_STEPS, Step, run_demo
+from dict_magics.sandbox.seed import generated_entry
+from dict_magics.service.models import Entry
 
 CLI = [sys.executable, "-m", "dict_magics"]
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,10 +79,17 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
     proc = demo_process(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_passed(proc.stdout, tmp_path / "dict-magics-demo.ipynb")
-    assert "\u2713 deleted entry '1' (HTTP 200" in proc.stdout
-    assert "sandbox: DELETE 1 \u2192 404; 95 entries left" in proc.stdout
-    assert "sandbox: purge \u2192 200; 0 entries left" in proc.stdout
+    assert "\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI (ja\u2192en) (HTTP 200" in proc.stdout
+    assert "sandbox: GET listing \u2192 200, DELETE 1 \u2192 404; 93 entries left" in proc.stdout
+    assert "sandbox: GET listing \u2192 200, purge \u2192 200; 0 entries left" in proc.stdout
+    assert "\u2713 restored 99 entries" in proc.stdout
+    # The setup cell is one line: its call, not its imports and comments.
+    setup = r"> sandbox = use_sandbox\(entries=100\)  # \(setup: \d+ lines of imports and comments"
+    assert re.search(setup, proc.stdout)
+    assert "import use_sandbox" not in proc.stdout
+    assert "\u2026 (" in proc.stdout and " more lines)" in proc.stdout  # long outputs cut short
     assert SECRET_PREFIX not in proc.stdout + proc.stderr
+    assert not (tmp_path / "data").exists()  # snapshots and audit log: in a temporary folder
 
 
 def test_demo_writes_where_it_is_told(tmp_path: Path) -> None:
@@ -94,15 +105,39 @@ def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) ->
     steps["delete-one"] = dataclasses.replace(
         steps["delete-one"], output="\u2717", requests=(("delete", "1", 404),)
     )
+    number, total = list(steps).index("delete-one") + 1, len(steps)
     out = io.StringIO()
     target = tmp_path / "failed.ipynb"
     assert run_demo(target, out, steps=steps) == 1
     text = out.getvalue()
     assert "\u2717 not as the notebook says: its output does not show '\u2717'" in text
     assert "the sandbox received [('delete', '1', 200)]" in text
-    assert "[5/8]" not in text  # it stops at the first step that went wrong
-    assert text.rstrip().endswith("Demo FAILED at step 4 of 8.")
+    assert f"[{number + 1}/{total}]" not in text  # it stops at the first step that went wrong
+    assert text.rstrip().endswith(f"Demo FAILED at step {number} of {total}.")
     assert target.exists()  # written anyway, to look at
+
+
+def entries(*ids: str) -> dict[str, Entry]:
+    return {i: generated_entry(i) for i in ids}
+
+
+def test_a_restore_step_must_bring_back_what_the_step_it_undoes_removed() -> None:
+    step = Step("put them back", requests=(("add", "7", 200), ("add", "8", 200)), restores="del")
+    before = entries("1")
+    removed = {"del": Counter([generated_entry("2").terms, generated_entry("3").terms])}
+    back = {**before, "7": replace(generated_entry("2"), id="7")}
+    back["8"] = replace(generated_entry("3"), id="8")
+    sent = [("add", "8", 200), ("add", "7", 200)]
+    assert step.problems("", None, before, back, sent, removed) == []
+    wrong = {**back, "8": replace(generated_entry("4"), id="8")}  # other terms came back
+    assert step.problems("", None, before, wrong, sent, removed) == [
+        "the entries added are not the ones 'del' removed"
+    ]
+    assert step.problems("", None, before, before, [], removed) == [
+        "the sandbox received [], expected [('add', None, 200) x2]",
+        "the sandbox holds 1 entries, expected 3",
+        "the entries added are not the ones 'del' removed",
+    ]
 
 
 def test_demo_says_how_to_install_what_it_needs(tmp_path: Path) -> None:

@@ -1,11 +1,25 @@
-"""Hostile ids: thousands of generated ids, each refused or delivered as exactly one segment.
+"""Hostile ids: thousands of generated ids, each refused or delivered without reaching the purge.
 
-Whatever the id, the sandbox either receives one request whose single path segment decodes to
-exactly that id, or nothing at all; the delete-everything endpoint is never reached.
+Every id goes through a real front end (the client, ``%dict_delete``, the command line) to a real
+sandbox that routes either strictly (as the service's contract says) or leniently (as a careless
+Rails-like server that decodes, normalises and strips suffixes would). Whatever the id, the
+sandbox either receives nothing, or receives requests that delete single entries: the purge is
+never reached, and every entry is still there except those the log shows deleted. On the strict
+sandbox each delivered id also arrives as exactly one segment that decodes to exactly that id.
+
+The generated ids include ``dictionary-all`` disguised by every transformation a server may undo
+(case, dotless i, fullwidth forms, zero-width characters, accents, percent-encoding nested,
+format suffixes, parameters, dot-segments), so hypothesis searches the dangerous region and not
+only random text.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
@@ -15,10 +29,16 @@ from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidIdError
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.router import ROUTERS, route
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.paths import API_PREFIX
+from dict_magics.service.paths import API_PREFIX, check_id, entry_path
 
 PURGE = "dictionary-all"
+SLOW_OK = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
+BIG_OK = [*SLOW_OK, HealthCheck.large_base_example]
+
+
+# -- strategies -------------------------------------------------------------------------------
 
 
 @st.composite
@@ -45,80 +65,184 @@ def purge_lookalikes(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(variants))
 
 
+Disguise = Callable[[st.DrawFn, str], str]
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e\u061c\U000e0041"
+MARKS = "\u0301\u0308\u0327\u0307\u20dd"
+
+
+def _letter_case(draw: st.DrawFn, text: str) -> str:
+    dotted = ["i", "I", "\u0131", "\u0130"]  # dotless i upper-cases to I, İ lower-cases to i̇
+    forms = {"i": dotted, "I": dotted}
+    return "".join(draw(st.sampled_from(forms.get(c, [c.lower(), c.upper()]))) for c in text)
+
+
+def _fullwidth(draw: st.DrawFn, text: str) -> str:
+    def wide(c: str) -> str:
+        if c == "-":
+            return draw(st.sampled_from(["-", "\uff0d", "\ufe63"]))
+        return chr(ord(c) + 0xFEE0) if "!" <= c <= "~" and draw(st.booleans()) else c
+
+    return "".join(wide(c) for c in text)
+
+
+def _invisible(draw: st.DrawFn, text: str) -> str:
+    at = draw(st.integers(0, len(text)))
+    return text[:at] + draw(st.sampled_from(INVISIBLE)) + text[at:]
+
+
+def _accent(draw: st.DrawFn, text: str) -> str:
+    at = draw(st.integers(1, len(text)))
+    return text[:at] + draw(st.sampled_from(MARKS)) + text[at:]
+
+
+def _percent_encoded(draw: st.DrawFn, text: str) -> str:
+    def escape(c: str) -> str:
+        if not draw(st.booleans()):
+            return c
+        escaped = "".join(f"%{byte:02X}" for byte in c.encode("utf-8"))
+        return escaped.lower() if draw(st.booleans()) else escaped
+
+    return "".join(escape(c) for c in text)
+
+
+def _encoded_again(draw: st.DrawFn, text: str) -> str:
+    return text.replace("%", "%25")
+
+
+def _latin1_bytes(draw: st.DrawFn, text: str) -> str:
+    # %AA and %BA are ª and º read as Latin-1, and NFKC makes them a and o.
+    letter = draw(st.sampled_from("ao"))
+    outside_escapes = re.compile(f"(?<![%\uff05])(?<![%\uff05][0-9A-Fa-f\uff10-\uff5a]){letter}")
+    return outside_escapes.sub({"a": "%AA", "o": "%BA"}[letter], text, count=1)
+
+
+def _suffix(draw: st.DrawFn, text: str) -> str:
+    tails = [".json", ".xml", ".tar.gz", ".", "..", "/", "\\", ";v=1", ",x", "?x", "#x"]
+    tails += ["%00.png", " ", "+", "/.", "/x/..", "%2Ejson", "%3Bv=1"]
+    return text + draw(st.sampled_from(tails))
+
+
+def _prefix(draw: st.DrawFn, text: str) -> str:
+    heads = ["x/../", "./", "a/", "a\\", "+", " ", "x%2F..%2F", "a%5C", "%2F"]
+    return draw(st.sampled_from(heads)) + text
+
+
+DISGUISES: list[Disguise] = [
+    _letter_case,
+    _fullwidth,
+    _invisible,
+    _accent,
+    _percent_encoded,
+    _encoded_again,
+    _latin1_bytes,
+    _suffix,
+    _prefix,
+]
+
+
+@st.composite
+def disguised(draw: st.DrawFn, word: str = PURGE) -> str:
+    """``word`` after one to four disguises, in any order, each one a server may undo."""
+    for disguise in draw(st.lists(st.sampled_from(DISGUISES), min_size=1, max_size=4)):
+        word = disguise(draw, word)
+    return word
+
+
+@st.composite
+def near_misses(draw: st.DrawFn) -> str:
+    """A disguised word that no normalisation makes the purge word: it must never be refused
+    as the purge."""
+    changes = [
+        PURGE + draw(st.sampled_from("x2-_A")),
+        draw(st.sampled_from("x2_")) + PURGE,
+        PURGE.replace("-", draw(st.sampled_from(["_", "\u2013", "", "--", "\u2010"]))),
+        PURGE.replace("a", "\u0430", 1),  # Cyrillic a
+        PURGE.replace("o", "0"),
+        PURGE.replace("y", ""),
+    ]
+    return draw(disguised(draw(st.sampled_from(changes))))
+
+
 HOSTILE = st.one_of(
     st.text(),
     st.text(st.characters(codec="utf-8"), min_size=1, max_size=20),
     st.text(st.sampled_from("/\\.%?#&;= \t\n\r\x00\x7f"), max_size=12),
     st.text(st.sampled_from("./%2Ef"), max_size=8),
-    st.text(min_size=900, max_size=1100),
+    st.text(min_size=990, max_size=1010),
     purge_lookalikes(),
+    disguised(),
+    near_misses(),
 )
 
 
-@pytest.fixture(scope="module")
-def hostile_sandbox() -> Iterator[SandboxServer]:
-    with SandboxServer(0, max_log=10) as server:
+def _cli_safe(text: str) -> bool:
+    """One id per line, as ``-f`` reads it: no whitespace (line breaks included), comma or #."""
+    return bool(text) and not any(c.isspace() or c in ",#" for c in text)
+
+
+CLI_ID = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), max_size=12),
+    st.text(st.sampled_from("/\\.%;=?&2Ef"), max_size=8),
+    disguised(),
+    near_misses(),
+).filter(_cli_safe)
+
+
+# -- the check every front end must pass ------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=ROUTERS)
+def hostile_sandbox(request: pytest.FixtureRequest) -> Iterator[SandboxServer]:
+    with SandboxServer(100, max_log=1000, router=request.param) as server:
         yield server
 
 
-def check_delivery(sandbox: SandboxServer, entry_id: str, refused: bool) -> None:
-    """Assert the sandbox saw nothing (refused), or one request for exactly this id."""
+def check_delivery(
+    sandbox: SandboxServer, before: dict[str, str], sent: list[str], refused: bool
+) -> None:
+    """Nothing arrived (refused), or one single-entry delete per id sent, and never the purge.
+
+    Every entry is still there except those the sandbox log shows deleted; on the strict
+    sandbox each id arrived as one segment that decodes to exactly that id.
+    """
     log = sandbox.requests
     assert all(r.operation != "purge" for r in log), log
+    deletes = [r for r in log if r.method == "DELETE"]
     if refused:
-        assert log == []
+        assert deletes == []
+        assert sandbox.entries == before
         return
-    [record] = log
-    assert record.operation == "delete", record
-    assert record.entry_id == entry_id.strip()
-    assert "/" not in record.path[len(API_PREFIX) :] and "?" not in record.path
+    assert [r.operation for r in deletes] == ["delete"] * len(sent), deletes
+    deleted = {r.entry_id for r in deletes if r.http_status == 200}
+    assert sandbox.entries == {k: v for k, v in before.items() if k not in deleted}
+    if sandbox.router == "strict":
+        assert Counter(r.entry_id for r in deletes) == Counter(i.strip() for i in sent)
+        for record in deletes:
+            segment = record.path[len(API_PREFIX) :]
+            assert "/" not in segment and "?" not in record.path
 
 
 def sent_or_refused(
     sandbox: SandboxServer, entry_id: str, send: Callable[[str], object], refusal: type
 ) -> None:
-    """Send ``entry_id``; assert it was refused with nothing sent, or arrived exactly once."""
+    """Send ``entry_id``; assert it was refused with nothing sent, or arrived harmlessly once."""
     sandbox.clear_log()
+    before = sandbox.entries
     try:
         result = send(entry_id)
     except refusal as exc:
         assert str(exc)
-        check_delivery(sandbox, entry_id, refused=True)
+        check_delivery(sandbox, before, [entry_id], refused=True)
         return
-    check_delivery(sandbox, entry_id, refused=False)
+    check_delivery(sandbox, before, [entry_id], refused=False)
     assert result.entry_id == entry_id.strip()
-
-
-@settings(
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(HOSTILE)
-def test_client_delivers_or_refuses(hostile_sandbox: SandboxServer, entry_id: str) -> None:
-    sent_or_refused(
-        hostile_sandbox, entry_id, _client(hostile_sandbox).delete_entry, InvalidIdError
-    )
-
-
-def test_every_purge_spelling_is_refused_or_harmless(hostile_sandbox: SandboxServer) -> None:
-    client = _client(hostile_sandbox)
-    hostile_sandbox.add_entries(["keep-me"])
-    for word in ["dictionary-all", "DICTIONARY-ALL", "dIcTiOnArY-aLl", " dictionary-all\n"]:
-        with pytest.raises(InvalidIdError, match="delete-everything"):
-            client.delete_entry(word)
-    for word in ["%64ictionary-all", "dictionary%2Dall", "dictionary-all/", "./dictionary-all"]:
-        hostile_sandbox.clear_log()
-        client.delete_entry(word)
-        check_delivery(hostile_sandbox, word, refused=False)
-    assert "keep-me" in hostile_sandbox.entries
 
 
 _clients: dict[str, DictionaryClient] = {}
 
 
 def _client(sandbox: SandboxServer) -> DictionaryClient:
-    """One client per sandbox, so 2,000 examples reuse one connection."""
+    """One client per sandbox, so thousands of examples reuse one connection."""
     if sandbox.url not in _clients:
         _clients[sandbox.url] = DictionaryClient(
             sandbox.url, sandbox.access_key, sandbox.secret_key
@@ -126,11 +250,74 @@ def _client(sandbox: SandboxServer) -> DictionaryClient:
     return _clients[sandbox.url]
 
 
-@settings(
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+# -- the rule itself, without HTTP ------------------------------------------------------------
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=SLOW_OK)
+@given(disguised())
+def test_every_disguise_of_the_purge_word_is_refused(spelling: str) -> None:
+    with pytest.raises(InvalidIdError, match="delete-everything"):
+        check_id(spelling)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=SLOW_OK)
+@given(near_misses())
+def test_near_misses_are_never_refused_as_the_purge(spelling: str) -> None:
+    try:
+        check_id(spelling)
+    except InvalidIdError as exc:
+        assert "delete-everything" not in str(exc)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=SLOW_OK)
+@given(HOSTILE)
+def test_no_accepted_id_routes_to_the_purge_on_either_router(entry_id: str) -> None:
+    try:
+        path = entry_path(entry_id)
+    except InvalidIdError:
+        return
+    assert all(route(path, mode).kind != "purge" for mode in ROUTERS)
+
+
+# -- through the front ends, over HTTP --------------------------------------------------------
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=SLOW_OK)
+@given(HOSTILE)
+def test_client_delivers_or_refuses(hostile_sandbox: SandboxServer, entry_id: str) -> None:
+    sent_or_refused(
+        hostile_sandbox, entry_id, _client(hostile_sandbox).delete_entry, InvalidIdError
+    )
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "dictionary-all",
+        "DICTIONARY-ALL",
+        "dIcTiOnArY-aLl",
+        " dictionary-all\n",
+        "%64ictionary-all",
+        "dictionary%2Dall",
+        "dictionary-all/",
+        "./dictionary-all",
+        "dictionary-all.json",
+        "d\u0131ctionary-all",
+        "x/../dictionary-all",
+    ],
 )
+def test_every_purge_spelling_is_refused_before_sending(
+    hostile_sandbox: SandboxServer, word: str
+) -> None:
+    hostile_sandbox.add_entries(["keep-me"])
+    hostile_sandbox.clear_log()
+    with pytest.raises(InvalidIdError, match="delete-everything"):
+        _client(hostile_sandbox).delete_entry(word)
+    assert hostile_sandbox.requests == []
+    assert "keep-me" in hostile_sandbox.entries
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=SLOW_OK)
 @given(HOSTILE)
 def test_dict_delete_magic_delivers_or_refuses(
     ip, monkeypatch: pytest.MonkeyPatch, hostile_sandbox: SandboxServer, entry_id: str
@@ -149,7 +336,16 @@ def test_dict_delete_magic_delivers_or_refuses(
 
 
 @pytest.mark.parametrize(
-    "line", ["dictionary-all", "1 DICTIONARY-ALL", "1,dictionary-all", "..", "a/../dictionary-all"]
+    "line",
+    [
+        "dictionary-all",
+        "1 DICTIONARY-ALL",
+        "1,dictionary-all",
+        "..",
+        "a/../dictionary-all",
+        "1 dictionary-all.json",
+        "2 %64ictionary-all",
+    ],
 )
 def test_typed_lines_never_reach_the_purge(
     ip, monkeypatch: pytest.MonkeyPatch, hostile_sandbox: SandboxServer, line: str
@@ -159,10 +355,46 @@ def test_typed_lines_never_reach_the_purge(
     for name, value in hostile_sandbox.env().items():
         monkeypatch.setenv(name, value)
     hostile_sandbox.clear_log()
-    try:
+    before = hostile_sandbox.entries
+    with pytest.raises(UsageError):
         ip.run_line_magic("dict_delete", line)
-    except UsageError:
-        assert hostile_sandbox.requests == []
-        return
-    assert all(r.operation == "delete" for r in hostile_sandbox.requests)
-    assert [r.entry_id for r in hostile_sandbox.requests] == [line]
+    check_delivery(hostile_sandbox, before, [], refused=True)
+
+
+def _cli_delete(sandbox: SandboxServer, ids: list[str]) -> subprocess.CompletedProcess[str]:
+    """``dict-magics delete -f -`` in a real subprocess, the ids on stdin one per line."""
+    env = {**os.environ, **sandbox.env(), "PYTHONUTF8": "1"}
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    return subprocess.run(
+        [sys.executable, "-m", "dict_magics", "delete", "-w", "8", "-f", "-"],
+        input="".join(f"{i}\n" for i in ids),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=BIG_OK)
+@given(st.lists(CLI_ID, min_size=300, max_size=300, unique=True))
+def test_cli_batch_delivers_or_refuses(hostile_sandbox: SandboxServer, ids: list[str]) -> None:
+    accepted = []
+    for entry_id in ids:
+        try:
+            accepted.append(check_id(entry_id))
+        except InvalidIdError:
+            pass
+    hostile_sandbox.add_entries(accepted)
+    runs = [(ids, len(accepted) < len(ids))]
+    if runs[0][1] and accepted:
+        runs.append((accepted, False))
+    for batch, refused in runs:
+        hostile_sandbox.clear_log()
+        before = hostile_sandbox.entries
+        proc = _cli_delete(hostile_sandbox, batch)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        expected = {2} if refused else {0} if hostile_sandbox.router == "strict" else {0, 1}
+        assert proc.returncode in expected, proc.stderr[-2000:]
+        check_delivery(hostile_sandbox, before, [] if refused else batch, refused)

@@ -25,6 +25,7 @@ from keyring.backends import fail
 from keyring.errors import KeyringLocked
 
 from dict_magics.frontends.magics import DeletionFailedError
+from dict_magics.operations.listing import CACHE
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.models import BatchResult, DeleteResult
 
@@ -126,6 +127,12 @@ def no_keyring() -> Iterator[None]:
         keyring.set_keyring(previous)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_listings() -> None:
+    """A sandbox on a port an earlier test used must not meet that test's cached listing."""
+    CACHE.forget()
+
+
 @pytest.fixture
 def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
     """The default profile's credentials come from DICT_MAGICS_* variables."""
@@ -135,8 +142,9 @@ def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> Sandbo
 
 
 def login(ip: Any, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, profile: str) -> Run:
-    """Store ``profile`` for ``server`` through %dict_login, typing the keys at the prompts."""
-    Keyboard(monkeypatch, server.access_key, server.secret_key)
+    """Store ``profile`` for ``server`` through %dict_login, typing the keys at the prompts
+    and declining the check (no request)."""
+    Keyboard(monkeypatch, server.access_key, server.secret_key, "n")
     outcome = run(ip, f"%dict_login -p {profile} --base-url {server.url}")
     assert outcome.error is None, outcome.stderr
     return outcome
@@ -144,7 +152,7 @@ def login(ip: Any, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, profi
 
 def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
     """(operation, entry id) of every request the server received."""
-    return [(r.operation, r.entry_id) for r in server.requests]
+    return [(r.operation, r.entry_id) for r in server.requests if r.method != "GET"]
 
 
 # -- loading and configuration ----------------------------------------------------------------
@@ -216,12 +224,19 @@ def test_reloading_keeps_one_configurable(ip: Any) -> None:
 
 def test_help_lists_the_arguments(ip: Any) -> None:
     help_text = run(ip, "%dict_delete?").stdout
-    assert "%dict_delete [-p PROFILE] [-w WORKERS] ID [ID ...]" in help_text
+    assert "%dict_delete [-p PROFILE] [-w WORKERS] [--dry-run] [--no-snapshot]" in help_text
+    assert "{found.ids}" in help_text and "{df['id']}" in help_text
     assert "spaces and/or commas" in help_text
     purge_help = run(ip, "%dict_purge?").stdout
     assert "-y, --yes" in purge_help and "delete-all" in purge_help
+    assert "--dry-run" in purge_help and "--no-snapshot" in purge_help
+    restore_help = run(ip, "%dict_restore?").stdout
+    assert "[--dry-run] [-y] [SNAPSHOT]" in restore_help and "%dict_snapshots" in restore_help
+    for magic in ("dict_list", "dict_snapshots", "dict_log"):
+        assert "Docstring" in run(ip, f"%{magic}?").stdout
     login_help = run(ip, "%dict_login?").stdout
     assert "--access-key" in login_help and "--secret" not in login_help
+    assert "[--check | --no-check]" in login_help
 
 
 # -- login, logout, status --------------------------------------------------------------------
@@ -230,19 +245,25 @@ def test_help_lists_the_arguments(ip: Any) -> None:
 def test_login_asks_for_what_is_missing_and_stores_it(
     ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
 ) -> None:
-    keys = Keyboard(monkeypatch, sandbox.url + "/api/v1", sandbox.access_key, sandbox.secret_key)
+    typed = (sandbox.url + "/api/v1", sandbox.access_key, sandbox.secret_key, "")
+    keys = Keyboard(monkeypatch, *typed)
     outcome = run(ip, "%dict_login")
     assert outcome.error is None, outcome.stderr
-    assert [kind for kind, _ in keys.asked] == ["input", "getpass", "getpass"]
+    assert [kind for kind, _ in keys.asked] == ["input", "getpass", "getpass", "input"]
     assert "Secret key" in keys.asked[2][1]
+    assert keys.asked[3][1] == "Check these credentials now with one read-only request? [Y/n] "
     assert memory_keyring.items == {
         ("dict-magics", "default:base_url"): sandbox.url,
         ("dict-magics", "default:access_key"): sandbox.access_key,
         ("dict-magics", "default:secret_key"): sandbox.secret_key,
+        ("dict-magics", "profiles"): '["default"]',  # the registry of names, no secret
     }
     assert "Stored profile 'default'" in outcome.stdout
     assert "sand\u2026ey" in outcome.stdout
     assert sandbox.secret_key not in outcome.everything
+    host = sandbox.url.removeprefix("http://")
+    assert outcome.stdout.endswith(f"\u2713 credentials work: listed 100 entries at {host}\n")
+    assert [r.method for r in sandbox.requests] == ["GET"]  # Enter: one read-only request
 
     deleted = run(ip, "%dict_delete 7")
     assert isinstance(deleted.result, DeleteResult) and deleted.result.ok
@@ -252,18 +273,105 @@ def test_login_asks_for_what_is_missing_and_stores_it(
 def test_login_with_options_asks_only_for_the_secret(
     ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
 ) -> None:
-    keys = Keyboard(monkeypatch, "s3cret-typed")
+    keys = Keyboard(monkeypatch, "s3cret-typed", "n")
     outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url} --access-key AK-12345678")
     assert outcome.error is None
-    assert [kind for kind, _ in keys.asked] == ["getpass"]
+    assert [kind for kind, _ in keys.asked] == ["getpass", "input"]
     assert memory_keyring.items[("dict-magics", "work:secret_key")] == "s3cret-typed"
 
     # Logging in again offers the stored base URL: an empty answer keeps it.
-    keys = Keyboard(monkeypatch, "", "AK-other-key", "another-secret")
+    keys = Keyboard(monkeypatch, "", "AK-other-key", "another-secret", "no")
     assert run(ip, "%dict_login -p work").error is None
     assert sandbox.url in keys.asked[0][1]
     assert memory_keyring.items[("dict-magics", "work:base_url")] == sandbox.url
     assert memory_keyring.items[("dict-magics", "work:access_key")] == "AK-other-key"
+    assert sandbox.requests == []  # the check was declined both times
+
+
+CHECK = "Check these credentials now with one read-only request? [Y/n] "
+
+
+def test_login_check_with_good_keys_lists_once(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    host = sandbox.url.removeprefix("http://")
+    for answer in ("y", " YES "):
+        keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key, answer)
+        outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url}")
+        assert outcome.error is None, outcome.stderr
+        assert keys.asked[-1] == ("input", CHECK)
+        lines = outcome.stdout.splitlines()
+        assert lines[0].startswith("Stored profile 'work'")
+        assert lines[-1] == f"\u2713 credentials work: listed 100 entries at {host}"
+    assert [(r.method, r.path) for r in sandbox.requests] == [("GET", "/api/v1/dictionary")] * 2
+    assert len(sandbox.entries) == 100
+
+
+def test_login_check_with_a_wrong_secret_says_refused_and_keeps_the_profile(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    Keyboard(monkeypatch, sandbox.access_key, "not-the-sandbox-secret", "")
+    outcome = run(ip, f"%dict_login -p work --base-url {sandbox.url}")
+    assert outcome.error is None, outcome.stderr  # a refusal is news, not a mistake to undo
+    last = outcome.stdout.splitlines()[-1]
+    assert last.startswith("\u2717 credentials refused (HTTP 401): ")
+    assert "signature does not match" in last
+    assert memory_keyring.items[("dict-magics", "work:secret_key")] == "not-the-sandbox-secret"
+    assert [r.method for r in sandbox.requests] == ["GET"] and len(sandbox.entries) == 100
+
+
+def test_login_check_where_the_service_has_no_listing_deletes_nothing(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any
+) -> None:
+    with SandboxServer(3, listing=False) as box:
+        Keyboard(monkeypatch, box.access_key, box.secret_key, "")
+        outcome = run(ip, f"%dict_login --base-url {box.url}")
+        assert outcome.error is None, outcome.stderr
+        assert outcome.stdout.splitlines()[-1] == (
+            "? this service has no listing; cannot check without deleting"
+        )
+        assert [r.method for r in box.requests] == ["GET"] and len(box.entries) == 3
+
+
+def test_login_check_declined_or_unaskable_sends_nothing(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    no_stdin = (StdinNotImplementedError("no stdin"), EOFError())
+    for answer in ("n", "No", "later", *no_stdin):
+        keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key, answer)
+        outcome = run(ip, f"%dict_login --base-url {sandbox.url}")
+        # Nobody to answer: the question is skipped silently; the profile is stored either way.
+        assert outcome.error is None and outcome.stderr == "", (answer, outcome.stderr)
+        assert keys.asked[-1] == ("input", CHECK)
+        assert len(outcome.stdout.splitlines()) == 1 and "credentials" not in outcome.stdout
+        assert memory_keyring.items[("dict-magics", "default:secret_key")] == sandbox.secret_key
+    assert sandbox.requests == []
+
+
+def test_login_check_options_skip_the_question(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --no-check")
+    assert outcome.error is None and keys.asked[-1][0] == "getpass"
+    assert sandbox.requests == []
+
+    keys = Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --check")
+    assert outcome.error is None and keys.asked[-1][0] == "getpass"
+    assert "\u2713 credentials work: listed 100 entries" in outcome.stdout
+    assert [r.method for r in sandbox.requests] == ["GET"]
+
+
+def test_login_check_tries_what_was_typed_not_the_environment(
+    ip: Any, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, memory_keyring: Any
+) -> None:
+    monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-from-the-environment")
+    Keyboard(monkeypatch, sandbox.access_key, sandbox.secret_key)
+    outcome = run(ip, f"%dict_login --base-url {sandbox.url} --check")
+    assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in outcome.stdout
+    assert "\u2713 credentials work" in outcome.stdout  # the stored keys, as the question says
+    assert {r.headers["accessKey"] for r in sandbox.requests} == {sandbox.access_key}
 
 
 def test_login_and_logout_mention_environment_overrides(
@@ -272,8 +380,10 @@ def test_login_and_logout_mention_environment_overrides(
     monkeypatch.setenv("DICT_MAGICS_ACCESS_KEY", "AK-from-the-environment")
     stored = login(ip, monkeypatch, sandbox, "default")
     assert "DICT_MAGICS_ACCESS_KEY set in the environment override" in stored.stdout
-    assert run(ip, "%dict_delete 1").result.reason == (
-        "HTTP 401, the service answered status 'failure': unknown access key "
+    # The listing taken for the snapshot is refused first: nothing is deleted, one line says why.
+    assert "unknown access key (check the access key" in usage_error(ip, "%dict_delete 1")
+    assert run(ip, "%dict_delete --no-snapshot 1").result.reason == (
+        "the service refused the credentials: unknown access key "
         "(check the access key, the secret key, and this computer's clock)"
     )
     removed = run(ip, "%dict_logout")
@@ -328,7 +438,9 @@ def test_logout_removes_only_that_profile(
         "b:base_url",
         "b:access_key",
         "b:secret_key",
+        "profiles",
     }
+    assert memory_keyring.items[("dict-magics", "profiles")] == '["b"]'
     assert "nothing stored" in run(ip, "%dict_logout -p a").stdout
     message = usage_error(ip, "%dict_delete -p a 1")
     assert "profile 'a'" in message and "%dict_login -p a" in message
@@ -404,7 +516,7 @@ def test_env_credentials_work_without_any_keyring_backend(
     assert "no keyring backend" in message and "DICT_MAGICS_ACCESS_KEY" in message
     Keyboard(monkeypatch)
     assert "no keyring backend" in usage_error(ip, "%dict_login -p other")
-    assert len(env_creds.requests) == 3
+    assert len(sent(env_creds)) == 3
 
 
 def test_dict_magics_profile_variable_picks_the_profile(
@@ -424,7 +536,8 @@ def test_delete_one_entry_returns_a_rendered_result(ip: Any, env_creds: SandboxS
     outcome = run(ip, "%dict_delete 42")
     result = outcome.result
     assert isinstance(result, DeleteResult) and result.ok and result.entry_id == "42"
-    assert "\u2713 deleted entry '42'" in outcome.stdout  # shown as the cell's output
+    terms = "conseil d'administration \u2192 board of directors (fr\u2192en)"
+    assert f"\u2713 deleted 42: {terms}" in outcome.stdout  # shown as the cell's output
     assert "dict-magics-success" in result._repr_html_()
     assert "42" not in env_creds.entries
     assert sent(env_creds) == [("delete", "42")]
@@ -484,7 +597,7 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
     batch = run(ip, "%dict_delete {quoted}").result
     assert [r.entry_id for r in batch.results] == odd and batch.ok
     assert sorted(r.entry_id for r in env_creds.requests[-5:]) == sorted(odd)
-    assert len(env_creds.requests) == 17
+    assert len(sent(env_creds)) == 17
 
 
 def test_collections_must_stand_alone(ip: Any, env_creds: SandboxServer) -> None:
@@ -565,18 +678,18 @@ def test_missing_locked_and_absent_keyrings_are_usage_errors(ip: Any) -> None:
 def test_service_failures_are_returned_or_raised_when_configured(
     ip: Any, env_creds: SandboxServer
 ) -> None:
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     failed = run(ip, "%dict_delete 1")
     assert failed.error is None
     assert isinstance(failed.result, DeleteResult) and not failed.result.ok
     assert "HTTP 500" in failed.stdout
 
     run(ip, "%config DictMagics.raise_on_failure = True")
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     raised = run(ip, "%dict_delete 2")
     assert type(raised.error) is DeletionFailedError
     assert str(raised.error) == str(raised.error.result)
-    assert "entry '2' not deleted" in str(raised.error)
+    assert "2: invoice \u2192 Rechnung (en\u2192de) not deleted" in str(raised.error)
 
     raised = run(ip, "%dict_delete 3 missing")
     assert type(raised.error) is DeletionFailedError
@@ -587,20 +700,22 @@ def test_service_failures_are_returned_or_raised_when_configured(
 
 def test_config_reaches_the_client(ip: Any, env_creds: SandboxServer) -> None:
     run(ip, "%config DictMagics.max_retries = 0")
-    env_creds.fail_next(1, status=503)
+    env_creds.fail_next(1, status=503, method="DELETE")
     result = run(ip, "%dict_delete 1").result
-    assert result.attempts == 1 and "gave up after 1 attempts" in result.reason
+    assert result.attempts == 1 and "gave up after 1 attempt" in result.reason
 
     run(ip, "%config DictMagics.timeout = 0.3")
-    env_creds.inject("hang", delay=3)
+    env_creds.inject("hang", delay=3, method="DELETE")
     result = run(ip, "%dict_delete 3").result
-    assert result.outcome_unknown and "no answer within the 0.3 s timeout" in result.reason
+    # No answer within 0.3 s; the listing afterwards shows the entry gone.
+    assert result.ok and result.verified and "verified by listing" in result.reason
+    assert "answer was lost (timeout)" in result.reason
 
     with SandboxServer(5, secret_key=env_creds.secret_key) as other:
         run(ip, f"%config DictMagics.base_url = '{other.url}'")
         assert run(ip, "%dict_delete 2").result.ok
         assert sent(other) == [("delete", "2")]
-    assert [r.entry_id for r in env_creds.requests] == ["1", "3"]
+    assert sent(env_creds) == [("delete", "1"), ("delete", "3")]
 
 
 # -- purge ------------------------------------------------------------------------------------
@@ -609,19 +724,40 @@ def test_config_reaches_the_client(ip: Any, env_creds: SandboxServer) -> None:
 def test_purge_cancelled_sends_nothing(
     ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    host = env_creds.url.removeprefix("http://")
     for answer in ("no", "", "delete all", "DELETE-ALL "):
         keys = Keyboard(monkeypatch, answer)
         outcome = run(ip, "%dict_purge")
-        # Not confirmed is a user's decision: a UsageError, so a "Run All" stops here too.
+        # Not confirmed is a user's decision: a UsageError (exactly that class, which IPython
+        # shows as one line), so a "Run All" stops here too, without a traceback.
         assert type(outcome.error) is UsageError and outcome.result is None
-        host = env_creds.url.removeprefix("http://")
-        assert f"purge not confirmed: nothing was deleted (profile 'default', {host})" in str(
-            outcome.error
+        assert outcome.stderr == (
+            "UsageError: Cancelled \u2014 purge not confirmed: nothing was deleted "
+            f"(profile 'default', {host}).\n"
         )
-        assert f"profile 'default' at {host}" in outcome.stdout
-        assert "how many is unknown" in outcome.stdout
+        stated = f"This deletes all 100 entries on {host} (profile 'default'); a snapshot is saved"
+        assert stated in outcome.stdout
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
-    assert env_creds.requests == [] and len(env_creds.entries) == 100
+    # Only the listing went out, and the snapshot taken for a purge never confirmed is gone.
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
+    assert {r.method for r in env_creds.requests} == {"GET"}
+    assert run(ip, "%dict_snapshots").result == []
+
+
+def test_purge_confirmed_then_unlistable_is_not_called_cancelled(
+    ip: Any, env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a yes, the purge lists again for a fresh snapshot; that listing refused is a
+    failure to say as it is, not a cancellation."""
+
+    def yes_then_refuse(prompt: str = "") -> str:
+        env_creds.fail_next(1, status=401, method="GET")
+        return "delete-all"
+
+    monkeypatch.setattr("builtins.input", yes_then_refuse)
+    message = usage_error(ip, "%dict_purge")
+    assert not message.startswith("Cancelled") and "no snapshot could be taken" in message
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
 
 
 @pytest.mark.parametrize("word", ["delete-all", " delete-all ", "host"])
@@ -655,8 +791,8 @@ def test_purge_without_stdin_names_yes(
 ) -> None:
     Keyboard(monkeypatch, raised)
     message = usage_error(ip, "%dict_purge")
-    assert "--yes" in message and "Nothing was sent" in message
-    assert env_creds.requests == [] and len(env_creds.entries) == 100
+    assert "--yes" in message and "Nothing was deleted" in message
+    assert sent(env_creds) == [] and len(env_creds.entries) == 100
 
 
 def test_purge_without_credentials_never_asks(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -666,10 +802,10 @@ def test_purge_without_credentials_never_asks(ip: Any, monkeypatch: pytest.Monke
 
 
 def test_purge_failure_raises_only_when_configured(ip: Any, env_creds: SandboxServer) -> None:
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     assert not run(ip, "%dict_purge --yes").result.ok
     run(ip, "%config DictMagics.raise_on_failure = True")
-    env_creds.fail_next(1, status=500)
+    env_creds.fail_next(1, status=500, method="DELETE")
     raised = run(ip, "%dict_purge --yes").error
     assert type(raised) is DeletionFailedError and "every entry not deleted" in str(raised)
     assert len(env_creds.entries) == 100
@@ -695,7 +831,7 @@ def test_profiles_are_kept_apart(
         assert sandbox.url in repr(run(ip, "%dict_status -p first").result)
 
         # The wrong secret for a profile is the service's answer, not a leak of the other's.
-        Keyboard(monkeypatch, "wrong-secret")
+        Keyboard(monkeypatch, "wrong-secret", "n")
         run(ip, f"%dict_login -p first --base-url {sandbox.url} --access-key {sandbox.access_key}")
         result = run(ip, "%dict_delete -p first 5").result
         assert not result.ok and "signature does not match" in result.reason
@@ -713,10 +849,11 @@ def test_panel_is_built_from_the_same_credentials(ip: Any, env_creds: SandboxSer
         assert isinstance(panel, DictPanel)
         assert panel.profile == "default" and panel.workers == 3
         assert panel._client.base_url == env_creds.url
+        assert panel.wait(30)
     finally:
         panel.close()
     assert "profile 'nobody'" in usage_error(ip, "%dict_panel -p nobody")
-    assert env_creds.requests == []
+    assert [(r.method, r.operation) for r in env_creds.requests] == [("GET", "list")]
 
 
 # -- progress displays ------------------------------------------------------------------------
@@ -846,8 +983,9 @@ def test_the_secret_never_appears_in_anything_shown(
         seen.append(outcome.everything)
         return outcome
 
-    show("%dict_login", sandbox.url, sandbox.access_key, secret)
-    show(f"%dict_login -p two --base-url {sandbox.url}", sandbox.access_key, secret)
+    show("%dict_login", sandbox.url, sandbox.access_key, secret, "y")
+    show(f"%dict_login -p two --base-url {sandbox.url}", sandbox.access_key, "wrong-secret", "")
+    show(f"%dict_login -p two --base-url {sandbox.url} --check", sandbox.access_key, secret)
     show("%dict_login -p three", StdinNotImplementedError("no stdin"))
     show("%dict_status")
     show("%dict_status -p two")
@@ -862,9 +1000,9 @@ def test_the_secret_never_appears_in_anything_shown(
     run(ip, "%config DictMagics.raise_on_failure = True")
     run(ip, "%xmode Verbose")  # tracebacks that print local variables
     try:
-        sandbox.fail_next(1, status=500)
+        sandbox.fail_next(1, status=500, method="DELETE")
         assert type(show("%dict_delete 6").error) is DeletionFailedError
-        sandbox.fail_next(1, status=500)
+        sandbox.fail_next(1, status=500, method="DELETE")
         assert type(show("%dict_purge --yes").error) is DeletionFailedError
     finally:
         run(ip, "%xmode Context")
@@ -882,8 +1020,9 @@ def test_the_secret_never_appears_in_anything_shown(
         finally:
             keyring.set_keyring(previous)
 
-    assert len(seen) == 19 and all(seen)
+    assert len(seen) == 20 and all(seen)
     leaks = [text for text in seen if secret in text]
     assert leaks == []
     assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
     assert any("deleted every entry" in text for text in seen)
+    assert any("credentials refused (HTTP 401)" in text for text in seen)

@@ -1,15 +1,17 @@
-"""The demo notebooks, executed top to bottom in a real kernel of this interpreter.
+"""The demo notebooks: saved with their outputs, and those outputs still what a run shows.
 
-Each runs twice: against a sandbox started here (its DICT_MAGICS_* variables passed to the
-kernel, so the sandbox's state can be checked), and on its own, starting the embedded sandbox
-inside the kernel as a user's first run does. Outputs are checked cell by cell, and no output may
-contain the secret key.
+Each notebook is executed top to bottom in a real kernel of this interpreter, starting its own
+sandbox as a reader's first run does (``dict_magics.notebook_outputs.run_notebook``, the same
+run ``--refresh`` saves). Its outputs must match the saved ones in what matters (ids, counts,
+outcomes, summaries; not dates, ports, timings or snapshot names), show no secret, and a probe
+cell reads the sandbox's state afterwards to check what the notebook really did.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -26,72 +28,61 @@ from dict_magics.demo import (
     notebook_path,
     running_kernel,
 )
+from dict_magics.notebook_outputs import (
+    NotebookRun,
+    differences,
+    essence,
+    leaks,
+    run_notebook,
+    scrub,
+    scrub_notebook,
+)
 from dict_magics.sandbox import SandboxServer
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-# Hex-encoded, so the secret itself never reaches a log (nbclient logs every kernel message).
-SECRET_PROBE = "import os; print(os.environ['DICT_MAGICS_SECRET_KEY'].encode().hex())"
+REFRESH = "python -m dict_magics.notebook_outputs --refresh"
+# Run after the notebook's own cells, in its kernel: what its sandbox holds and received.
+STATE_PROBE = (
+    "import json\n"
+    "print(json.dumps({'entries': sorted(sandbox.entries), 'requests': "
+    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests]}))"
+)
 
 
-class Run:
-    """One executed notebook: each code cell's text and exception name, by cell id."""
-
-    def __init__(self, nb: nbformat.NotebookNode, secret: str) -> None:
-        self.nb = nb
-        self.secret = secret
-        self.text: dict[str, str] = {}
-        self.error: dict[str, str | None] = {}
-
-    def __getitem__(self, cell_id: str) -> str:
-        return self.text[cell_id]
+def saved(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(str(REPO_NOTEBOOKS / name), as_version=4)
 
 
-def run_notebook(name: str, tmp_path: Path, sandbox: SandboxServer | None) -> Run:
-    """Execute every cell; with no ``sandbox`` the notebook starts its own, whose secret is
-    then read back from the kernel by one extra cell (not part of the notebook)."""
-    nb = load_notebook(name)
-    extra = sandbox.env() if sandbox is not None else {}
-    probe = new_code_cell(SECRET_PROBE)
-    with running_kernel(nb, kernel_env(extra, tmp_path), tmp_path) as client:
-        run = Run(nb, "")
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            run.error[cell.id] = execute(client, cell, index)
-            run.text[cell.id] = cell_text(cell)
-            if run.error[cell.id] and "raises-exception" not in cell.metadata.get("tags", []):
-                pytest.fail(f"cell {cell.id} raised {run.error[cell.id]}: {run.text[cell.id]}")
-        nb.cells.append(probe)
-        assert execute(client, probe, len(nb.cells) - 1) is None
-        nb.cells.remove(probe)
-    run.secret = bytes.fromhex(cell_text(probe).strip()).decode()
-    assert run.secret and (sandbox is None or run.secret == sandbox.secret_key)
-    saved = nbformat.writes(nb)
-    assert run.secret not in saved
-    for cell_id, text in run.text.items():
-        assert run.secret not in text, f"cell {cell_id} shows the secret key"
-    return run
+def fresh(name: str) -> tuple[NotebookRun, dict]:
+    """The notebook run as ``--refresh`` runs it, and its sandbox's state afterwards."""
+    run = run_notebook(REPO_NOTEBOOKS / name, probes=[STATE_PROBE])
+    assert not run.failed, run.failed
+    assert run.secret.startswith("sandbox-secret-")
+    assert leaks(run.nb, [run.secret]) == []
+    return run, json.loads(run.probes[0])
 
 
-def log(sandbox: SandboxServer) -> list[tuple[str, str | None, int | None]]:
-    return [(r.operation, r.entry_id, r.http_status) for r in sandbox.requests]
+def requests(state: dict) -> Counter:
+    return Counter((op, code) for op, _, code in state["requests"])
 
 
 # -- the committed files -------------------------------------------------------------------
 
 
-def test_committed_notebooks_are_clean_and_installed() -> None:
-    found = sorted(p.name for p in REPO_NOTEBOOKS.glob("*.ipynb"))
-    assert found == sorted(NOTEBOOKS)
+def test_committed_notebooks_are_installed_and_saved_with_their_outputs() -> None:
+    assert sorted(p.name for p in REPO_NOTEBOOKS.glob("*.ipynb")) == sorted(NOTEBOOKS)
     for name in NOTEBOOKS:
-        raw = json.loads((REPO_NOTEBOOKS / name).read_text(encoding="utf-8"))
-        nb = nbformat.from_dict(raw)
+        nb = saved(name)
         nbformat.validate(nb)
         assert nb.metadata.kernelspec.name == "python3"  # JupyterLab opens it without asking
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                assert cell.outputs == [], f"{name} cell {cell.id} has outputs"
-                assert cell.execution_count is None, f"{name} cell {cell.id} has a count"
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        counts = [c.execution_count for c in code]
+        assert counts == list(range(1, len(code) + 1)), (
+            f"{name}: outputs not saved by one run in order; {REFRESH}"
+        )
+        assert not [c.id for c in code if "execution" in c.metadata], name  # no timestamps
+        assert len({c.id for c in nb.cells}) == len(nb.cells)
+        assert leaks(nb) == [], name
         text = (REPO_NOTEBOOKS / name).read_text(encoding="utf-8")
         assert "%dict_login" in text and "DICT_MAGICS_BASE_URL" in text
         assert "%config DictMagics.base_url" in text
@@ -103,97 +94,187 @@ def test_the_demo_knows_what_every_quickstart_cell_does() -> None:
     assert [c.id for c in nb.cells if c.cell_type == "code"] == list(QUICKSTART_STEPS)
 
 
-# -- quickstart ----------------------------------------------------------------------------
+# -- what a run shows is what is saved -----------------------------------------------------
 
 
-def check_quickstart(run: Run) -> None:
+def check_quickstart(run: NotebookRun, state: dict) -> None:
+    assert run["connect"] == "Started an embedded sandbox at http://127.0.0.1:PORT with 100 entries"
     assert run["status"].startswith("\u2713 dict-magics profile 'default'")
     assert "sand\u2026ey" in run["status"]
-    assert run["delete-one"].startswith("\u2713 deleted entry '1' (HTTP 200")
-    assert "\u2713 deleted 4 of 4 entries" in run["delete-several"]
-    assert run["delete-again"].startswith("\u2717 entry '1' not deleted \u2014 HTTP 404")
-    assert run.error["refused"] == "UsageError"
+    assert run["search"].startswith("6 entries at 127.0.0.1:PORT")
+    assert run["delete-one"] == (
+        "\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI (ja\u2192en) (HTTP 200, 1 attempt)"
+    )
+    assert "\u2713 deleted 6 of 6 entries" in run["delete-several"]
+    assert run["delete-again"] == (
+        "\u2717 entry '1' not deleted \u2014 the service answered status 'failure': "
+        "no such entry (HTTP 404, 1 attempt)"
+    )
     assert "'dictionary-all' is not an entry id" in run["refused"]
-    assert run["purge"].startswith("\u2713 deleted every entry (HTTP 200")
-    assert [e for e in run.error.values() if e] == ["UsageError"]
+    assert [k for k, v in run.errors.items() if v] == ["refused"]
+    assert run["undo"].splitlines()[1] == "\u2713 restored 6 entries"
+    assert run["purge"] == "\u2713 deleted every entry (HTTP 200, 1 attempt)"
+    assert run["restore"].splitlines()[1] == "\u2713 restored 99 entries"
+    assert run["restore-again"] == "\u2713 restored 0 entries; 99 already present (skipped)"
+    assert len(state["entries"]) == 99
+    assert requests(state) == {
+        ("list", 200): 7,
+        ("delete", 200): 7,
+        ("delete", 404): 1,
+        ("add", 200): 6 + 99,
+        ("purge", 200): 1,
+    }
 
 
-def test_quickstart_against_a_given_sandbox(tmp_path: Path) -> None:
-    with SandboxServer(100) as sandbox:
-        run = run_notebook("quickstart.ipynb", tmp_path, sandbox)
-        assert run["connect"] == f"Using the sandbox already running at {sandbox.url}"
-        check_quickstart(run)
-        sent = log(sandbox)
-        assert sent[0] == ("delete", "1", 200)
-        assert sorted(sent[1:5]) == [("delete", str(i), 200) for i in range(2, 6)]
-        assert sent[5:] == [("delete", "1", 404), ("purge", None, 200)]  # refused: nothing sent
-        assert sandbox.entries == {}
-
-
-def test_quickstart_starts_its_own_sandbox(tmp_path: Path) -> None:
-    run = run_notebook("quickstart.ipynb", tmp_path, None)
-    assert run["connect"].startswith("Started an embedded sandbox at http://127.0.0.1:")
-    assert run["connect"].endswith("with 100 entries")
-    check_quickstart(run)
-
-
-# -- panel ---------------------------------------------------------------------------------
-
-
-def check_panel(run: Run) -> None:
+def check_panel(run: NotebookRun, state: dict) -> None:
     assert run["show-panel"] == "[widget]"
-    assert run["arm-delete"] == "state: armed\nConfirm enabled: True"
-    assert run["confirm-delete"].startswith("\u2713 deleted 3 of 3 entries")
+    assert run["search"].splitlines()[:2] == [
+        "\ud68c\uc758 \u2192 meeting (ko\u2192en)",
+        "\u4f1a\u8b70 \u2192 meeting (ja\u2192en)",
+    ]
+    assert run["arm-delete"] == "state: armed | armed: delete\nConfirm enabled: True"
+    assert run["confirm-delete"] == "\u2713 deleted 2 of 2 entries"
+    assert run["undo"].splitlines()[0] == "\u2713 restored 2 entries"
     assert run["arm-purge"] == (
         "Confirm enabled before typing: False\nConfirm enabled after typing delete-all: True"
     )
-    assert run["confirm-purge"].startswith("\u2713 deleted every entry (HTTP 200")
+    assert run["confirm-purge"] == "\u2713 deleted every entry (HTTP 200, 1 attempt)"
+    assert run["arm-restore"] == "snapshot: purge \u00b7 100 entries\nstate: armed | armed: restore"
+    assert run["confirm-restore"] == "\u2713 restored 100 entries\n100 entries listed again"
+    assert len(state["entries"]) == 100
+    assert sorted(e for op, e, c in state["requests"] if op == "delete" and c == 200) == ["10", "7"]
+    changed = Counter({k: v for k, v in requests(state).items() if k[0] != "list"})
+    assert changed == {("delete", 200): 2, ("add", 200): 102, ("purge", 200): 1}
 
 
-def test_panel_against_a_given_sandbox(tmp_path: Path) -> None:
-    with SandboxServer(100) as sandbox:
-        run = run_notebook("panel.ipynb", tmp_path, sandbox)
-        check_panel(run)
-        assert sorted(log(sandbox)[:3]) == [("delete", i, 200) for i in ("1", "2", "3")]
-        assert log(sandbox)[3:] == [("purge", None, 200)]
-        assert sandbox.entries == {}
-
-
-def test_panel_starts_its_own_sandbox(tmp_path: Path) -> None:
-    check_panel(run_notebook("panel.ipynb", tmp_path, None))
-
-
-# -- bulk cleanup --------------------------------------------------------------------------
-
-
-def check_bulk(run: Run) -> None:
-    assert run["ids"] == "310 ids: 1, 2, 3 ... gone-9, gone-10"
+def check_bulk(run: NotebookRun, state: dict) -> None:
+    assert run["connect"] == "Started an embedded sandbox at http://127.0.0.1:PORT with 200 entries"
+    assert run["list-meeting"].splitlines()[2:] == [
+        "    10  ja    \u4f1a\u8b70    en  meeting",
+        "  1010  ja    \u4f1a\u8b70    en  meeting",
+        "  1205  ja    \u4f1a\u8b70    en  conference",
+    ]
+    assert run["find"].startswith(
+        "326 entries: 120 duplicates of older entries, 6 source terms with conflicting targets"
+    )
+    assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
+    assert run["dry-run"].startswith(
+        "dry run: nothing that changes the dictionary was sent: would delete 126 entries"
+    )
+    assert run["meanwhile"] == "colleague: \u2713 deleted 3 of 3 entries"
     lines = run["bulk-delete"].splitlines()
-    assert lines[0] == "[widget]"  # the progress bar
-    assert lines[1] == "\u2717 deleted 295 of 310 entries; 15 not deleted"
-    assert len(lines) == 2 + 15  # every failure listed with its reason
-    summary = run["summary"].splitlines()
-    assert summary[0] == "295 succeeded, 15 failed"
-    assert summary[1].startswith("  10 x HTTP 404, the service answered status 'failure'")
-    assert summary[2].startswith("   5 x HTTP 500 with an answer that is not JSON")
-    assert run["retry"].splitlines()[-1].startswith("\u2713 deleted 5 of 5 entries")
+    assert lines[:3] == [
+        "[widget]",  # the progress bar
+        "\u2717 deleted 123 of 126 entries; 3 not deleted",
+        "  \u2717 3 not deleted: refused by the service",
+    ]
+    # The colleague's three: gone before our batch reached them, so the service refused.
+    assert [line.split(":")[0].strip() for line in lines[3:]] == [
+        "\u2717 1050",
+        "\u2717 1077",
+        "\u2717 1101",
+    ]
+    assert all("no such entry (HTTP 404, 1 attempt)" in line for line in lines[3:])
+    assert run["summary"].splitlines() == [
+        "123 deleted, 3 not deleted",
+        "   3 x failure: refused",
+        "8 answers were lost, and a listing settled them:",
+        "    verified by listing: the answer was lost (connection lost), and a listing "
+        "afterwards no longer holds the entry",
+    ]
+    assert run["check"] == "200 entries; 0 duplicates or conflicting targets left"
+    assert run["undo-preview"].startswith(
+        "\u2713 would add 6 entries; 120 already present (skipped) (dry run: nothing was sent)"
+    )
+    assert sorted(state["entries"], key=int) == [str(i) for i in range(1, 201)]
+    assert requests(state) == {("list", 200): 5, ("delete", 200): 3 + 123, ("delete", 404): 3}
 
 
-def test_bulk_cleanup_against_a_given_sandbox(tmp_path: Path) -> None:
-    with SandboxServer(500) as sandbox:
-        sandbox.inject("html", 5)  # as the notebook does when it runs its own sandbox
-        run = run_notebook("bulk_cleanup.ipynb", tmp_path, sandbox)
-        check_bulk(run)
-        assert sorted(sandbox.entries, key=int) == [str(i) for i in range(301, 501)]
-        codes = [code for _, _, code in log(sandbox)]
-        assert len(codes) == 310 + 5
-        assert (codes.count(200), codes.count(404), codes.count(None)) == (300, 10, 5)
+CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
+CHECKS["bulk_cleanup.ipynb"] = check_bulk
 
 
-def test_bulk_cleanup_starts_its_own_sandbox(tmp_path: Path) -> None:
-    run = run_notebook("bulk_cleanup.ipynb", tmp_path, None)
-    assert run["connect"].endswith("with 500 entries")
-    check_bulk(run)
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_fresh_run_shows_what_the_notebook_has_saved(name: str) -> None:
+    run, state = fresh(name)
+    CHECKS[name](run, state)
+    found = differences(saved(name), run.nb)
+    assert not found, f"{name}: saved outputs are stale ({REFRESH}):\n" + "\n".join(found)
+
+
+# -- the refresh tool ----------------------------------------------------------------------
+
+
+def test_scrub_replaces_what_belongs_to_one_run_only() -> None:
+    text = "at http://127.0.0.1:43125 (HTTP 200, 1 attempt, 0.03 s) in /tmp/x/home/snapshots"
+    assert scrub(text, "/tmp/x/home") == (
+        "at http://127.0.0.1:PORT (HTTP 200, 1 attempt) in ~/.local/share/dict-magics/snapshots"
+    )
+    assert scrub("20261122T1725Z-default-127.0.0.1_44603-purge-7c.json") == (
+        "20261122T1725Z-default-127.0.0.1_PORT-purge-7c.json"
+    )
+    assert scrub("within the 10 s deadline; took 2.5 s") == "within the 10 s deadline; took 2.5 s"
+
+
+def test_leaks_finds_a_secret_a_port_and_a_path_in_outputs_and_widget_state() -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = new_code_cell("x", id="leaky")
+    cell.outputs = [nbformat.v4.new_output("stream", text="sandbox-secret-abc at 127.0.0.1:8123")]
+    nb.cells.append(cell)
+    nb.metadata["widgets"] = {"state": {"value": "/home/someone/data"}}
+    assert leaks(nb) == [
+        "a sandbox secret",
+        "leaky: an address with a port (127.0.0.1:8123)",
+        "widget state: an absolute path of this machine (/home/...)",
+    ]
+    assert leaks(nb, ["zzz-not-there"]) == leaks(nb)
+    nb.metadata["widgets"] = {}
+    nb.cells[0].outputs = []
+    assert leaks(nb) == []
+    nb.cells[0].source = "print('my-own-key')"  # a secret anywhere, not only in outputs
+    assert leaks(nb, ["my-own-key"]) == ["a sandbox secret"]
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="snapshots/x-127.0.0.1_8123-y")]
+    assert leaks(nb) == ["leaky: an address with a port (127.0.0.1_8123)"]
+
+
+def test_scrubbed_widget_ids_are_numbered_everywhere_they_appear() -> None:
+    first, second = "ab" * 16, "cd" * 16
+    nb = nbformat.v4.new_notebook()
+    cell = new_code_cell("bar", id="bar")
+    view = {"model_id": first, "version_major": 2, "version_minor": 0}
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"application/vnd.jupyter.widget-view+json": view, "text/plain": "HBox()"},
+        )
+    ]
+    nb.cells.append(cell)
+    state = {first: {"state": {"children": [f"IPY_MODEL_{second}"]}}, second: {"state": {}}}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": state}}
+    scrub_notebook(nb)
+    one, two = f"{1:032x}", f"{2:032x}"
+    assert cell.outputs[0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == one
+    kept = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert kept == {one: {"state": {"children": [f"IPY_MODEL_{two}"]}}, two: {"state": {}}}
+
+
+def test_differences_name_the_cell_and_ignore_dates_and_snapshot_names() -> None:
+    def notebook(text: str, tags: list[str] | None = None) -> nbformat.NotebookNode:
+        nb = nbformat.v4.new_notebook()
+        cell = new_code_cell("x", id="c1", metadata={"tags": tags or []})
+        cell.outputs = [nbformat.v4.new_output("stream", text=text)]
+        nb.cells.append(cell)
+        return nb
+
+    one = notebook("2025-01-02 03:04:05 UTC saved 20250102T030405123456Z-default-x-delete-abc.json")
+    two = notebook("2026-11-22 17:25:39 UTC saved 20261122T172539062188Z-default-x-delete-7cf.json")
+    assert differences(one, two) == []
+    assert essence(one) == {"c1": "<date> saved <snapshot>.json"}
+    found = differences(notebook("deleted 3 of 4"), notebook("deleted 4 of 4"))
+    assert found == ["cell c1:\n--- saved\ndeleted 3 of 4\n--- now\ndeleted 4 of 4"]
+    varies = ["output-varies"]
+    assert differences(notebook("title\na\nb", varies), notebook("title\nb\na", varies)) == []
+    assert differences(notebook("title\na", varies), notebook("title\na\nb", varies))
 
 
 # -- nothing can redirect a demo notebook to a real account --------------------------------
@@ -225,6 +306,7 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
             ),
             ENV_FILE: str(keyring_file),
             "DICT_MAGICS_PROFILE": "work",
+            "DICT_MAGICS_HOME": str(tmp_path / "data"),
         }
         nb = load_notebook("quickstart.ipynb")
         env = kernel_env({}, tmp_path) | extra
@@ -242,29 +324,39 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
         assert real.requests == [] and len(real.entries) == 50
 
 
-# -- cells that delete reach only the notebook's own sandbox -------------------------------
+# -- cells that send reach only the notebook's own sandbox ---------------------------------
 
-DELETING = ("%dict_delete", "%dict_purge", "confirm_button.click")
+SENDING = (
+    "%dict_delete",
+    "%dict_purge",
+    "%dict_restore",
+    "%dict_list",
+    "confirm_button.click",
+    "delete_entries(",
+    "%dict_panel",
+    "undo_button.click",
+)
+GUARD = "sandbox_only("
 
 
-def deleting_cells(name: str) -> list[nbformat.NotebookNode]:
+def sending_cells(name: str) -> list[nbformat.NotebookNode]:
     cells = load_notebook(name).cells
-    return [c for c in cells if c.cell_type == "code" and any(d in c.source for d in DELETING)]
+    return [c for c in cells if c.cell_type == "code" and any(s in c.source for s in SENDING)]
 
 
-def test_every_cell_that_deletes_first_checks_for_the_sandbox() -> None:
+def test_every_cell_that_sends_first_checks_for_the_sandbox() -> None:
     for name in NOTEBOOKS:
         text = (REPO_NOTEBOOKS / name).read_text(encoding="utf-8")
         assert "USE_REAL_SERVICE" not in text, f"{name} still has a real-service switch"
-        cells = deleting_cells(name)
+        cells = sending_cells(name)
         assert cells, name
         for cell in cells:
-            assert cell.source.startswith("sandbox_only("), f"{name} cell {cell.id}"
+            assert cell.source.startswith(GUARD), f"{name} cell {cell.id}"
 
 
-def test_cells_that_delete_refuse_any_other_service(ip, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cells_that_send_refuse_any_other_service(ip, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run All after pointing the session at a real account (another sandbox with the same
-    keys): every cell that deletes refuses, and that account receives nothing."""
+    keys): every guarded cell refuses, and neither service receives anything."""
     with (
         SandboxServer(20) as sandbox,
         SandboxServer(20, access_key=sandbox.access_key, secret_key=sandbox.secret_key) as real,
@@ -279,12 +371,12 @@ def test_cells_that_delete_refuse_any_other_service(ip, monkeypatch: pytest.Monk
                 outcome = ip.run_cell(cell.source)
                 if cell.id == "connect":  # then the user points the session elsewhere
                     ip.run_line_magic("config", f"DictMagics.base_url = {real.url!r}")
-                if any(d in cell.source for d in DELETING):
+                if cell.source.startswith(GUARD):
                     assert type(outcome.error_in_exec).__name__ == "UsageError", cell.id
                     assert "runs only against the sandbox" in str(outcome.error_in_exec)
                     assert f"would go to {real.url}" in str(outcome.error_in_exec)
                     refused.append(cell.id)
-            assert refused == [c.id for c in deleting_cells(name)]
+            assert {c.id for c in sending_cells(name)} <= set(refused), name
             panel = ip.user_ns.pop("panel", None)
             if panel is not None:
                 panel.close()

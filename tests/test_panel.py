@@ -1,34 +1,44 @@
-"""The confirm-then-delete panel, driven like a user would: clicks and typed values.
+"""The curation panel, driven as a user would: typed searches, ticks and clicks.
 
 Every test talks to the real sandbox over loopback and checks both the widgets and what the
-server actually received, so "nothing was sent" is proven by the server's own log.
+server holds and received, so "nothing was deleted" is proven by the server itself. Each state
+and transition has a test: loading, idle, armed (a deletion, the purge, a restore), running
+(with Cancel), undo available, and the fallback to typed ids where the service has no listing.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 
+import ipywidgets
 import pytest
 import requests
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dict_magics.errors import CredentialsError, DictMagicsError
-from dict_magics.frontends.panel import DictPanel, parse_ids
+from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
+from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
+from dict_magics.frontends.panel_rows import EntryRows
+from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
-from dict_magics.render import batch_html, result_html
+from dict_magics.render.panel import row_label
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
+from dict_magics.service.models import BatchResult, Entry, RestoreResult
 from dict_magics.settings import PURGE_WORD
 
 WAIT_S = 30.0
 
 
-def make_panel(sandbox: SandboxServer, **client_options: object) -> DictPanel:
-    client = DictionaryClient(
-        sandbox.url, sandbox.access_key, sandbox.secret_key, backoff=0.01, **client_options
-    )
-    return DictPanel(client, profile="default", workers=4)
+def make_panel(sandbox: SandboxServer, **options: object) -> DictPanel:
+    client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key, backoff=0.01)
+    panel = DictPanel(client, profile="default", **{"workers": 4, **options})
+    assert panel.wait(WAIT_S)
+    return panel
 
 
 @pytest.fixture
@@ -38,26 +48,45 @@ def panel(sandbox: SandboxServer) -> Iterator[DictPanel]:
     built.close()
 
 
-def deletes(sandbox: SandboxServer) -> list[LoggedRequest]:
-    return [r for r in sandbox.requests if r.method == "DELETE"]
+def changes(sandbox: SandboxServer) -> list[LoggedRequest]:
+    """The requests that can change the dictionary."""
+    return [r for r in sandbox.requests if r.method in ("DELETE", "POST")]
 
 
 def visible(widget) -> bool:
     return widget.layout.display != "none"
 
 
-def action_buttons(panel: DictPanel) -> list:
-    return [
-        panel.delete_button,
-        panel.delete_all_button,
-        panel.confirm_button,
-        panel.cancel_button,
-    ]
+def buttons(panel: DictPanel) -> dict[str, object]:
+    return {
+        "refresh": panel.refresh_button,
+        "select all": panel.select_all_button,
+        "clear": panel.clear_button,
+        "delete": panel.delete_button,
+        "delete all": panel.delete_all_button,
+        "undo": panel.undo_button,
+        "restore": panel.restore_button,
+        "confirm": panel.confirm_button,
+        "cancel": panel.cancel_button,
+    }
 
 
-def arm(panel: DictPanel, ids: str) -> None:
-    panel.ids_text.value = ids
-    panel.delete_button.click()
+def enabled(panel: DictPanel) -> set[str]:
+    return {name for name, button in buttons(panel).items() if not button.disabled}
+
+
+def shown_labels(panel: DictPanel) -> list[str]:
+    return [box.description for box in panel.rows.children]
+
+
+def tick(panel: DictPanel, entry: Entry, value: bool = True) -> None:
+    """Click the check box of ``entry`` (it must be shown)."""
+    (box,) = [b for b in panel.rows.children if b.description == row_label(entry)]
+    box.value = value
+
+
+def search(panel: DictPanel, text: str) -> None:
+    panel.search_text.value = text
 
 
 def confirm_and_wait(panel: DictPanel) -> None:
@@ -65,24 +94,102 @@ def confirm_and_wait(panel: DictPanel) -> None:
     assert panel.wait(WAIT_S)
 
 
-def assert_idle(panel: DictPanel) -> None:
-    assert panel.state == "idle"
-    assert not panel.delete_button.disabled
-    assert not panel.delete_all_button.disabled
-    assert not panel.ids_text.disabled
-    assert not visible(panel.confirm_box)
+def terms_of(sandbox: SandboxServer) -> set[tuple[str, str, str, str]]:
+    return set(sandbox.terms)
+
+
+def arm_two_meetings(panel: DictPanel, sandbox: SandboxServer) -> list[Entry]:
+    """Search "meeting", tick the first two matches, press Delete selected."""
+    search(panel, "Meeting")
+    going = panel.matches[:2]
+    for entry in going:
+        tick(panel, entry)
+    assert panel.delete_button.description == "Delete selected (2)"
+    panel.delete_button.click()
+    assert panel.state == "armed" and panel.armed == "delete"
+    return going
 
 
 def everything_shown(panel: DictPanel) -> str:
-    """Every synced value of every widget in the panel, and the panel's repr."""
+    """Every synced value of every widget in the panel (the whole pool too), and its repr."""
 
     def walk(widget) -> Iterator:
         yield widget
         for child in getattr(widget, "children", ()):
             yield from walk(child)
 
-    states = [json.dumps(w.get_state(), default=str) for w in walk(panel)]
-    return "\n".join([*states, repr(panel)])
+    widgets = [*walk(panel), *panel.rows.pool]
+    return "\n".join([*(json.dumps(w.get_state(), default=str) for w in widgets), repr(panel)])
+
+
+# -- the search index and the pool of rows ----------------------------------------------------
+
+TEXT = st.text(alphabet="aAbß\u1e9eSs \x1f会", max_size=4)
+LANG = st.sampled_from(["ja", "en", "de"])
+ENTRIES = st.lists(
+    st.builds(Entry, st.integers(1, 30).map(str), LANG, TEXT, LANG, TEXT), max_size=25
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ENTRIES, st.lists(st.tuples(TEXT, st.one_of(st.just(ALL_PAIRS), st.tuples(LANG, LANG)))))
+def test_the_index_finds_what_entry_matches_finds(
+    entries: list[Entry], searches: list[tuple[str, object]]
+) -> None:
+    index = EntryIndex(entries)
+    for text, pair in searches:  # in sequence: typing on reuses the previous matches
+        expected = [
+            i
+            for i, e in enumerate(entries)
+            if e.matches(text.strip()) and pair in (ALL_PAIRS, (e.from_lang, e.to_lang))
+        ]
+        assert index.search(text, pair) == expected
+
+
+def test_the_index_counts_the_pairs_present() -> None:
+    entries = [Entry("1", "ja", "a", "en", "b"), Entry("2", "en", "c", "de", "d")]
+    entries.append(Entry("3", "ja", "e", "en", "f"))
+    assert EntryIndex(entries).pairs == [(("en", "de"), 1), (("ja", "en"), 2)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(ENTRIES, st.sets(st.integers(1, 30).map(str))), max_size=8))
+def test_the_rows_always_show_what_was_drawn(draws: list[tuple[list[Entry], set[str]]]) -> None:
+    rows = EntryRows(5, lambda: None, threading.RLock())
+    try:
+        for entries, selected in draws:
+            rows.clear()
+            rows.select(selected)
+            rows.draw(entries)
+            shown = entries[:5]
+            assert [b.description for b in rows.children] == [row_label(e) for e in shown]
+            assert [b.value for b in rows.children] == [e.id in selected for e in shown]
+            assert len(set(map(id, rows.children))) == len(shown)
+            assert len(rows.pool) <= 5  # never more boxes than a page shows at once
+    finally:
+        rows.close()
+
+
+def test_a_tick_selects_the_entry_its_row_shows() -> None:
+    changed: list[int] = []
+    rows = EntryRows(2, lambda: changed.append(1), threading.RLock())
+    one, two, three = (Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in (1, 2, 3))
+    try:
+        rows.draw([one, two])
+        box_of_one = rows.children[0]
+        rows.children[1].value = True
+        assert list(rows.selected) == ["2"] and changed == [1]
+        rows.draw([three, one])  # "one" keeps its box, moved; "three" gets a free one
+        assert rows.children[1] is box_of_one
+        assert [b.value for b in rows.children] == [False, False]
+        rows.children[0].value = True
+        assert list(rows.selected) == ["2", "3"]
+        assert isinstance(rows.children[0], ipywidgets.Checkbox)
+    finally:
+        rows.close()
+
+
+# -- loading and idle ------------------------------------------------------------------------
 
 
 def test_parse_ids_splits_on_spaces_and_commas_and_drops_duplicates() -> None:
@@ -90,233 +197,235 @@ def test_parse_ids_splits_on_spaces_and_commas_and_drops_duplicates() -> None:
     assert parse_ids(" , ") == []
 
 
-def test_header_names_profile_host_and_masked_access_key(
-    panel: DictPanel, sandbox: SandboxServer
+def test_loading_runs_in_the_background_with_only_cancel_enabled(
+    sandbox: SandboxServer,
 ) -> None:
-    header = panel.header.value
-    assert "default" in header
-    assert f"127.0.0.1:{sandbox.port}" in header
-    assert credentials.mask(sandbox.access_key) in header
-    assert sandbox.access_key not in header
-    assert panel.delete_all_button.button_style == "danger"
-    assert panel.confirm_button.button_style == "danger"
-    assert_idle(panel)
+    sandbox.pause()
+    client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key)
+    panel = DictPanel(client, profile="default")
+    try:
+        assert panel.state == "running" and panel.running == "list"
+        assert enabled(panel) == {"cancel"}
+        assert visible(panel.confirm_box) and not visible(panel.confirm_button)
+        assert "Listing the entries" in panel.confirm_message.value
+        panel.refresh_button.click()  # disabled: a programmatic click changes nothing
+        sandbox.resume()
+        assert panel.wait(WAIT_S)
+        assert panel.state == "idle" and len(panel.entries) == 100
+        assert [r.method for r in sandbox.requests] == ["GET"]
+    finally:
+        sandbox.resume()
+        panel.close()
 
 
-def test_delete_arms_a_confirmation_naming_ids_and_host_and_sends_nothing(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    arm(panel, "7")
-    assert panel.state == "armed"
-    assert visible(panel.confirm_box)
-    assert "&#x27;7&#x27;" in panel.confirm_message.value
-    assert f"127.0.0.1:{sandbox.port}" in panel.confirm_message.value
-    assert not visible(panel.purge_word_text)
-    assert not panel.confirm_button.disabled and not panel.cancel_button.disabled
-    # What is named is what will be sent: the field and the other actions are locked.
-    assert panel.ids_text.disabled and panel.delete_button.disabled
-    assert panel.delete_all_button.disabled
-    assert deletes(sandbox) == []
-    assert "7" in sandbox.entries
-
-
-def test_what_is_confirmed_is_what_is_sent(panel: DictPanel, sandbox: SandboxServer) -> None:
-    arm(panel, "7")
-    arm(panel, "8")  # programmatic clicks on the locked controls change nothing
-    panel.delete_all_button.click()
-    assert "&#x27;7&#x27;" in panel.confirm_message.value
-    assert "&#x27;8&#x27;" not in panel.confirm_message.value
-    confirm_and_wait(panel)
-    assert [r.entry_id for r in deletes(sandbox)] == ["7"]
-    assert "8" in sandbox.entries
-
-
-def test_confirm_deletes_and_renders_the_result_like_the_magics(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    arm(panel, "7")
-    confirm_and_wait(panel)
-    sent = deletes(sandbox)
-    assert [(r.path, r.outcome) for r in sent] == [("/api/v1/dictionary/7", "success")]
-    assert "7" not in sandbox.entries
-    (result,) = panel.history
-    assert result.ok and result.entry_id == "7"
-    assert panel.result.value == result_html(result)
-    assert "dict-magics-success" in panel.result.value
-    assert panel.ids_text.value == ""
-    assert_idle(panel)
-
-
-def test_cancel_sends_nothing_and_returns_to_idle(panel: DictPanel, sandbox: SandboxServer) -> None:
-    arm(panel, "8 9")
-    panel.cancel_button.click()
-    assert_idle(panel)
-    assert "Cancelled" in panel.status.value
-    # Confirm is hidden now; even a programmatic click has nothing armed to send.
-    panel.confirm_button.click()
-    assert panel.wait(WAIT_S)
-    assert deletes(sandbox) == []
-    assert {"8", "9"} <= sandbox.entries.keys()
-    assert list(panel.history) == []
-
-
-def test_bad_ids_are_reported_before_anything_is_armed(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    arm(panel, "5, dictionary-all ..")
-    assert_idle(panel)
-    status = panel.status.value
-    assert "dict-magics-status-error" in status
-    assert "dictionary-all" in status and "&#x27;..&#x27;" in status
-    panel.confirm_button.click()
-    arm(panel, " , ")
-    assert "Type one or more entry ids" in panel.status.value
-    assert_idle(panel)
-    assert deletes(sandbox) == []
-    assert "5" in sandbox.entries
-
-
-def test_purge_needs_the_typed_word_before_confirm(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    panel.delete_all_button.click()
-    assert panel.state == "armed"
-    assert visible(panel.purge_word_text)
-    message = panel.confirm_message.value
-    assert "EVERY entry" in message and PURGE_WORD in message
-    assert f"127.0.0.1:{sandbox.port}" in message
-    assert panel.confirm_button.disabled
-
-    panel.purge_word_text.value = "delete all"
-    assert panel.confirm_button.disabled
-    panel.confirm_button.click()  # a click the browser would not even send
-    assert panel.wait(WAIT_S)
-    assert panel.state == "armed"
-    assert "dict-magics-status-error" in panel.status.value
-    assert deletes(sandbox) == []
-    assert len(sandbox.entries) == 100
-
-    panel.purge_word_text.value = PURGE_WORD
-    assert not panel.confirm_button.disabled
-    confirm_and_wait(panel)
-    assert [(r.operation, r.path) for r in deletes(sandbox)] == [
-        ("purge", "/api/v1/dictionary/dictionary-all")
-    ]
-    assert sandbox.entries == {}
-    assert panel.history[-1].entry_id is None
-    assert "every entry" in panel.result.value
-    assert_idle(panel)
-    assert not visible(panel.purge_word_text)
-
-
-def test_purge_is_confirmed_by_the_same_answers_as_everywhere(
+def test_idle_panel_shows_whose_dictionary_and_every_entry(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
     host = f"127.0.0.1:{sandbox.port}"
-    panel.delete_all_button.click()
-    assert host in panel.confirm_message.value
-    for answer in ("DELETE-ALL", "delete-all!", "127.0.0.1"):
-        panel.purge_word_text.value = answer
-        assert panel.confirm_button.disabled, answer
-    panel.purge_word_text.value = f" {host} "  # the host it will hit, as %dict_purge accepts
-    assert not panel.confirm_button.disabled
-    confirm_and_wait(panel)
-    assert [r.operation for r in deletes(sandbox)] == ["purge"] and sandbox.entries == {}
-    assert panel.history[-1].ok and panel.history[-1].entry_id is None
+    header = panel.header.value
+    assert "<code>default</code>" in header and host in header
+    assert credentials.mask(sandbox.access_key) in header
+    assert sandbox.access_key not in header
+    assert panel.state == "idle" and panel.armed is None and panel.running is None
+    assert f"100 entries at {host}" in panel.count_html.value
+    assert "0 selected" in panel.count_html.value
+    assert shown_labels(panel) == [row_label(sandbox.entry(str(i))) for i in range(1, 101)]
+    assert enabled(panel) == {"refresh", "select all", "delete all"}
+    assert panel.delete_button.description == "Delete selected (0)"
+    assert not visible(panel.confirm_box) and not visible(panel.ids_text)
+    assert panel.delete_all_button.button_style == "danger"
 
 
-def test_cancelled_purge_sends_nothing_and_forgets_the_word(
+def test_search_matches_either_term_whatever_the_case(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    panel.delete_all_button.click()
-    panel.purge_word_text.value = PURGE_WORD
+    search(panel, "MEETING")
+    expected = [e for e in sandbox.entries.values() if e.matches("meeting")]
+    assert any(e.from_text == "meeting" for e in expected)  # a source term matches
+    assert any(e.to_text == "meeting" for e in expected)  # and a target term
+    assert {e.id for e in panel.matches} == {e.id for e in expected}
+    assert shown_labels(panel) == [row_label(e) for e in panel.matches]
+    assert f"{len(expected)} matches of 100 entries" in panel.count_html.value
+    search(panel, "  会議 ")
+    assert [e.from_text for e in panel.matches] == ["会議"]
+    search(panel, "no such term anywhere")
+    assert panel.matches == [] and panel.rows.children == ()
+    assert panel.select_all_button.disabled
+    search(panel, "")
+    assert len(shown_labels(panel)) == 100
+
+
+def test_the_language_filter_offers_the_pairs_present(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    pairs = {(e.from_lang, e.to_lang) for e in sandbox.entries.values()}
+    options = dict((value, label) for label, value in panel.pair_dropdown.options)
+    assert options.pop("all") == "all"
+    assert set(options) == pairs
+    ja_en = [e for e in sandbox.entries.values() if (e.from_lang, e.to_lang) == ("ja", "en")]
+    assert options[("ja", "en")] == f"ja\u2192en ({len(ja_en)})"
+    panel.pair_dropdown.value = ("ja", "en")
+    assert {e.id for e in panel.matches} == {e.id for e in ja_en}
+    search(panel, "meeting")  # both filters at once
+    assert [(e.from_text, e.to_lang) for e in panel.matches] == [("会議", "en")]
+    panel.pair_dropdown.value = "all"
+    assert len(panel.matches) > 1
+
+
+def test_beyond_a_page_the_first_matches_show_with_the_total() -> None:
+    with SandboxServer(PAGE + 50) as sandbox:
+        panel = make_panel(sandbox)
+        try:
+            assert len(panel.rows.children) == PAGE
+            assert shown_labels(panel)[-1] == row_label(sandbox.entry(str(PAGE)))
+            count = panel.count_html.value
+            assert f"{PAGE + 50} entries" in count and f"showing the first {PAGE}" in count
+            assert "refine the search" in count
+            panel.select_all_button.click()  # every match, not only those shown
+            assert len(panel.selected) == PAGE + 50
+            assert panel.delete_button.description == f"Delete selected ({PAGE + 50})"
+            assert all(box.value for box in panel.rows.children)
+            panel.clear_button.click()
+            assert panel.selected == [] and not any(b.value for b in panel.rows.children)
+            panel.select([PAGE + 10, "1"])  # from code, e.g. the ids of a %dict_list
+            assert panel.selected == [str(PAGE + 10), "1"]
+            assert panel.delete_button.description == "Delete selected (2)"
+            assert [b.value for b in panel.rows.children[:2]] == [True, False]
+        finally:
+            panel.close()
+
+
+def test_the_selection_survives_searching(panel: DictPanel, sandbox: SandboxServer) -> None:
+    invoice = sandbox.entry("2")  # invoice → Rechnung
+    tick(panel, invoice)
+    search(panel, "meeting")
+    meeting = panel.matches[0]
+    assert not panel.rows.children[0].value  # the box that showed "invoice" is not ticked
+    tick(panel, meeting)
+    assert panel.selected == [invoice.id, meeting.id]
+    assert "2 selected" in panel.count_html.value
+    search(panel, "")
+    ticked = [b.description for b in panel.rows.children if b.value]
+    assert sorted(ticked) == sorted([row_label(invoice), row_label(meeting)])
+    tick(panel, invoice, False)
+    assert panel.selected == [meeting.id]
+    assert panel.delete_button.description == "Delete selected (1)"
+
+
+# -- armed: a deletion of ticked entries -------------------------------------------------------
+
+
+def test_delete_selected_arms_a_confirmation_that_names_the_terms(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    going = arm_two_meetings(panel, sandbox)
+    message = panel.confirm_message.value
+    assert "Delete 2 entries" in message and f"127.0.0.1:{sandbox.port}" in message
+    for entry in going:
+        assert entry.from_text in message and entry.to_text in message
+    assert "Undo" in message
+    assert visible(panel.confirm_box) and not visible(panel.purge_word_text)
+    assert enabled(panel) == {"confirm", "cancel"}
+    assert changes(sandbox) == []
+
+
+def test_cancel_of_an_armed_deletion_sends_nothing(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    arm_two_meetings(panel, sandbox)
     panel.cancel_button.click()
-    assert_idle(panel)
-    panel.delete_all_button.click()
-    assert panel.purge_word_text.value == ""
-    assert panel.confirm_button.disabled
-    assert deletes(sandbox) == []
-
-
-def test_double_click_on_confirm_sends_one_request(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    sandbox.pause()  # holds the request in flight while we click again
-    arm(panel, "3")
-    panel.confirm_button.click()
-    # click() came back while the request is still in flight: it runs on another thread.
-    assert panel.state == "running"
-    assert "Deleting &#x27;3&#x27; on 127.0.0.1:" in panel.status.value
-    assert all(button.disabled for button in action_buttons(panel))
-    assert panel.ids_text.disabled
-    panel.confirm_button.click()
-    panel.delete_button.click()
-    panel.delete_all_button.click()
-    sandbox.resume()
+    assert panel.state == "idle" and not visible(panel.confirm_box)
+    assert "Cancelled: nothing was sent." in panel.status.value
+    panel.confirm_button.click()  # nothing armed any more
     assert panel.wait(WAIT_S)
-    assert [r.entry_id for r in deletes(sandbox)] == ["3"]
-    assert len(panel.history) == 1
-    panel.confirm_button.click()  # after the fact: nothing is armed any more
-    assert [r.entry_id for r in deletes(sandbox)] == ["3"]
-    assert_idle(panel)
+    assert changes(sandbox) == [] and len(sandbox.entries) == 100
+    assert len(panel.selected) == 2  # still ticked, ready for another try
 
 
-def test_service_failure_is_rendered_and_the_panel_stays_usable(
+def test_nothing_ticked_arms_nothing(panel: DictPanel, sandbox: SandboxServer) -> None:
+    panel.delete_button.click()
+    assert panel.state == "idle"
+    assert "Tick one or more entries first." in panel.status.value
+
+
+def test_confirm_deletes_what_was_confirmed_and_shows_the_terms_gone(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    sandbox.fail_next(5, 500)
-    arm(panel, "4")
+    going = arm_two_meetings(panel, sandbox)
+    tick(panel, panel.matches[2])  # ticked after arming: not part of what was confirmed
+    confirm_and_wait(panel)
+    assert sorted(r.entry_id for r in changes(sandbox)) == sorted(e.id for e in going)
+    assert all(sandbox.entry(e.id) is None for e in going)
+    result = panel.history[-1]
+    assert isinstance(result, BatchResult) and result.ok
+    for entry in going:
+        assert entry.from_text in panel.result.value and entry.to_text in panel.result.value
+    assert "deleted 2 of 2 entries" in panel.result.value
+    # The list is the service's again: the deleted are gone from it and from the selection.
+    assert len(panel.entries) == 98
+    assert not any(e.id in {g.id for g in going} for e in panel.matches)
+    assert len(panel.selected) == 1
+    assert panel.state == "idle"
+
+
+def test_double_click_on_confirm_sends_each_deletion_once(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    going = arm_two_meetings(panel, sandbox)
+    panel.confirm_button.click()
+    panel.confirm_button.click()
+    assert panel.wait(WAIT_S)
+    assert sorted(r.entry_id for r in changes(sandbox)) == sorted(e.id for e in going)
+    assert len(panel.history) == 1
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def test_while_running_only_cancel_is_enabled_and_cancel_stops_the_rest(
+    sandbox: SandboxServer,
+) -> None:
+    panel = make_panel(sandbox, workers=1)
+    try:
+        panel.select_all_button.click()
+        panel.delete_button.click()
+        sandbox.pause()  # the first request (the snapshot's listing, or a DELETE) is held
+        panel.confirm_button.click()
+        assert panel.state == "running" and panel.running == "delete"
+        assert enabled(panel) == {"cancel"}
+        assert "Deleting 100 entries" in panel.confirm_message.value
+        panel.delete_all_button.click()  # disabled: nothing happens
+        panel.cancel_button.click()
+        assert "Cancelling" in panel.status.value
+        assert not panel.cancel_button.disabled
+        sandbox.resume()
+        assert panel.wait(WAIT_S)
+        batch = panel.history[-1]
+        assert isinstance(batch, BatchResult) and batch.interrupted
+        sent = [r for r in changes(sandbox) if r.method == "DELETE"]
+        assert len(sent) < 100 and batch.failed >= 100 - len(sent)
+        assert len(sandbox.entries) == 100 - batch.succeeded
+        assert "interrupted" in panel.status.value
+        assert panel.state == "idle" and "cancel" not in enabled(panel)
+    finally:
+        sandbox.resume()
+        panel.close()
+
+
+def test_a_service_failure_is_rendered_and_the_panel_stays_usable(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.fail_next(5, 500, method="DELETE")
+    entry = sandbox.entry("4")
+    tick(panel, entry)
+    panel.delete_button.click()
     confirm_and_wait(panel)
     result = panel.history[-1]
     assert not result.ok and result.http_status == 500
-    assert panel.result.value == result_html(result)
-    assert "dict-magics-failure" in panel.result.value and "HTTP 500" in panel.result.value
-    assert "4" in sandbox.entries
-    assert panel.ids_text.value == "4"  # kept, so the user can try again
-    assert_idle(panel)
-
-
-def test_unknown_id_is_a_rendered_failure(panel: DictPanel, sandbox: SandboxServer) -> None:
-    arm(panel, "no-such-id")
-    confirm_and_wait(panel)
-    result = panel.history[-1]
-    assert not result.ok and result.http_status == 404
-    assert "not deleted" in panel.result.value
-    assert len(deletes(sandbox)) == 1
-    assert_idle(panel)
-
-
-def test_several_ids_show_progress_and_a_batch_summary(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    seen: list[tuple[int, int]] = []
-    panel.progress.observe(lambda c: seen.append((c["new"], panel.progress.max)), names="value")
-    arm(panel, "1, 2 3,,4\n5 2")
-    message = panel.confirm_message.value
-    assert "5 entries" in message
-    assert all(f"&#x27;{i}&#x27;" in message for i in "12345")
-    confirm_and_wait(panel)
-    assert [value for value, _ in seen] == [1, 2, 3, 4, 5]
-    assert {top for _, top in seen} == {5}
-    assert visible(panel.progress)
-    assert panel.progress.description == "5 / 5"
-    assert sorted(r.entry_id for r in deletes(sandbox)) == ["1", "2", "3", "4", "5"]
-    batch = panel.history[-1]
-    assert batch.succeeded == 5
-    assert panel.result.value == batch_html(batch)
-    assert "deleted 5 of 5 entries" in panel.result.value
-
-
-def test_a_batch_with_a_missing_id_lists_the_failure(
-    panel: DictPanel, sandbox: SandboxServer
-) -> None:
-    arm(panel, "10 nope 11")
-    confirm_and_wait(panel)
-    batch = panel.history[-1]
-    assert (batch.succeeded, batch.failed) == (2, 1)
-    assert "deleted 2 of 3 entries" in panel.result.value
-    assert "&#x27;nope&#x27; not deleted" in panel.result.value
-    assert "10" not in sandbox.entries and "11" not in sandbox.entries
+    assert "HTTP 500" in panel.result.value and "dict-magics-failure" in panel.result.value
+    assert sandbox.entry("4") == entry
+    assert panel.selected == ["4"]  # still there, still ticked: try again
+    assert panel.state == "idle" and "delete" in enabled(panel)
 
 
 def test_an_exception_in_the_background_is_shown_and_the_panel_recovers(
@@ -324,71 +433,258 @@ def test_an_exception_in_the_background_is_shown_and_the_panel_recovers(
 ) -> None:
     session = requests.Session()
     session.trust_env = False
-
-    def broken_hook(response: requests.Response, **_kwargs: object) -> None:
-        session.hooks["response"].remove(broken_hook)  # a bug that bites once
-        raise RuntimeError("boom in a response hook")
-
-    session.hooks["response"].append(broken_hook)
     client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key, session=session)
     panel = DictPanel(client, profile="default")
     try:
-        arm(panel, "8")
+        assert panel.wait(WAIT_S)
+
+        def broken_hook(response: requests.Response, **_kwargs: object) -> None:
+            if response.request.method == "DELETE":
+                session.hooks["response"].remove(broken_hook)  # a bug that bites once
+                raise RuntimeError("boom in a response hook")
+
+        session.hooks["response"].append(broken_hook)
+        tick(panel, sandbox.entry("8"))
+        panel.delete_button.click()
         confirm_and_wait(panel)
         status = panel.status.value
         assert "dict-magics-status-error" in status
         assert "RuntimeError: boom in a response hook" in status
         assert "may or may not have reached the service" in status
-        assert list(panel.history) == []
-        assert_idle(panel)
+        assert panel.state == "idle"
 
-        arm(panel, "9")
+        panel.refresh_button.click()
+        assert panel.wait(WAIT_S)
+        tick(panel, sandbox.entry("9"))
+        panel.delete_button.click()
         confirm_and_wait(panel)
-        assert panel.history[-1].ok
-        assert panel.status.value == ""
-        assert [r.entry_id for r in deletes(sandbox)] == ["8", "9"]
+        assert panel.history[-1].ok and sandbox.entry("9") is None
     finally:
         panel.close()
 
 
-def test_a_closed_port_is_a_rendered_failure(sandbox: SandboxServer) -> None:
+def test_a_listing_that_fails_says_so_and_refresh_tries_again(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(10, 500, method="GET")
+    client = DictionaryClient(
+        sandbox.url, sandbox.access_key, sandbox.secret_key, max_retries=0, backoff=0.01
+    )
+    panel = DictPanel(client, profile="default")
+    try:
+        assert panel.wait(WAIT_S)
+        assert "Could not list the entries" in panel.status.value
+        assert "Press Refresh" in panel.status.value
+        assert panel.entries == [] and panel.state == "idle"
+        sandbox.clear_faults()
+        panel.refresh_button.click()
+        assert panel.wait(WAIT_S)
+        assert len(panel.entries) == 100
+        assert "Listed 100 entries" in panel.status.value
+    finally:
+        panel.close()
+
+
+def test_a_closed_port_is_an_error_in_the_panel() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = DictionaryClient(f"http://127.0.0.1:{port}", "some-access-key", "s3cret", timeout=2)
+    client = DictionaryClient(
+        f"http://127.0.0.1:{port}", "some-access-key", "s3cret", timeout=2, max_retries=0
+    )
     panel = DictPanel(client, profile="default")
     try:
-        arm(panel, "1")
-        confirm_and_wait(panel)
-        result = panel.history[-1]
-        assert not result.ok
-        assert result.reason and f"127.0.0.1:{port}" in result.reason
-        assert "not deleted" in panel.result.value
-        assert_idle(panel)
+        assert panel.wait(WAIT_S)
+        assert "Could not list the entries" in panel.status.value
+        assert f"127.0.0.1:{port}" in panel.status.value
+        assert panel.state == "idle" and "refresh" in enabled(panel)
     finally:
         panel.close()
 
 
-def test_history_keeps_the_last_ten_results_newest_first(
+# -- undo available ---------------------------------------------------------------------------
+
+
+def test_undo_puts_back_what_the_deletion_took(panel: DictPanel, sandbox: SandboxServer) -> None:
+    before = terms_of(sandbox)
+    assert panel.undo_button.disabled
+    going = arm_two_meetings(panel, sandbox)
+    confirm_and_wait(panel)
+    assert not panel.undo_button.disabled and panel.undo is not None
+    assert panel.undo.what == "2 entries"
+    snapshot = read_snapshot(panel.undo.snapshot)
+    assert {e.terms for e in snapshot.entries} == {e.terms for e in going}
+
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert terms_of(sandbox) == before
+    result = panel.history[-1]
+    assert isinstance(result, RestoreResult) and len(result.added) == 2
+    assert "restored 2 entries" in panel.result.value
+    assert panel.undo is None and panel.undo_button.disabled
+    assert len(panel.entries) == 100  # listed again: the entries are back (with new ids)
+    search(panel, "meeting")
+    assert {e.terms for e in going} <= {e.terms for e in panel.matches}
+
+
+# -- armed: the purge ---------------------------------------------------------------------------
+
+
+def test_delete_all_states_how_many_and_where_the_snapshot_goes(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    for entry_id in range(1, 13):
-        arm(panel, str(entry_id))
+    panel.delete_all_button.click()
+    assert panel.state == "armed" and panel.armed == "purge"
+    message = panel.confirm_message.value
+    assert "all 100 entries" in message and f"127.0.0.1:{sandbox.port}" in message
+    assert str(snapshot_dir()) in message
+    assert PURGE_WORD in message
+    assert visible(panel.purge_word_text)
+    assert enabled(panel) == {"cancel"}  # Confirm waits for the word
+    for answer in ("", "delete all", "DELETE-ALL", "delete-all!", "127.0.0.1"):
+        panel.purge_word_text.value = answer
+        assert panel.confirm_button.disabled, answer
+    panel.confirm_button.click()  # a click the browser would not even send
+    assert panel.wait(WAIT_S)
+    assert panel.state == "armed" and changes(sandbox) == []
+    panel.purge_word_text.value = f" 127.0.0.1:{sandbox.port} "  # the exact host also confirms
+    assert not panel.confirm_button.disabled
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == []
+    panel.delete_all_button.click()
+    assert panel.purge_word_text.value == "" and panel.confirm_button.disabled
+
+
+def test_purge_then_restore_from_the_snapshot_choice(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    before = terms_of(sandbox)
+    panel.delete_all_button.click()
+    panel.purge_word_text.value = PURGE_WORD
+    confirm_and_wait(panel)
+    assert sandbox.entries == {}
+    assert [r.operation for r in changes(sandbox)] == ["purge"]
+    assert "deleted every entry" in panel.result.value
+    assert panel.entries == [] and "no entries" in panel.count_html.value
+    assert panel.undo is not None and panel.undo.what == "every entry"
+
+    (latest,) = list_snapshots(profile="default", host=f"127.0.0.1:{sandbox.port}")
+    assert latest.operation == "purge" and latest.count == 100
+    assert panel.snapshot_dropdown.value == str(latest.path)
+    assert "purge \u00b7 100 entries" in panel.snapshot_dropdown.label
+
+    panel.restore_button.click()
+    assert panel.state == "armed" and panel.armed == "restore"
+    assert "100 entries" in panel.confirm_message.value
+    assert "Only entries whose terms are missing are added" in panel.confirm_message.value
+    assert enabled(panel) == {"confirm", "cancel"}
+    assert [r.method for r in changes(sandbox)] == ["DELETE"]  # arming sent nothing
+    confirm_and_wait(panel)
+    assert terms_of(sandbox) == before
+    assert "restored 100 entries" in panel.result.value
+    assert len(panel.entries) == 100
+    assert panel.undo is None  # Undo would have put back the same snapshot
+
+
+def test_cancel_stops_a_restore_that_runs(panel: DictPanel, sandbox: SandboxServer) -> None:
+    panel.delete_all_button.click()
+    panel.purge_word_text.value = PURGE_WORD
+    confirm_and_wait(panel)
+    panel.restore_button.click()
+    sandbox.pause()  # the restore's first request is held
+    panel.confirm_button.click()
+    assert panel.state == "running" and panel.running == "restore"
+    assert enabled(panel) == {"cancel"}
+    panel.cancel_button.click()
+    sandbox.resume()
+    assert panel.wait(WAIT_S)
+    result = panel.history[-1]
+    assert isinstance(result, RestoreResult) and len(result.added) < 100
+    assert len(sandbox.entries) == len(result.added)
+    assert "Cancelled" in panel.status.value
+    assert panel.undo is not None  # the purge can still be undone: nothing is lost
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert len(sandbox.entries) == 100
+
+
+def test_cancel_of_an_armed_restore_sends_nothing(panel: DictPanel, sandbox: SandboxServer) -> None:
+    tick(panel, sandbox.entry("5"))
+    panel.delete_button.click()
+    confirm_and_wait(panel)
+    sandbox.clear_log()
+    panel.restore_button.click()
+    assert panel.armed == "restore"
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == []
+    assert sandbox.entry("5") is None
+
+
+def test_restoring_twice_adds_nothing_the_second_time(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    tick(panel, sandbox.entry("5"))
+    panel.delete_button.click()
+    confirm_and_wait(panel)
+    for _ in range(2):
+        panel.restore_button.click()
         confirm_and_wait(panel)
-    assert [r.entry_id for r in panel.history] == [str(i) for i in range(3, 13)]
-    view = panel.history_view.value
-    assert view.count("<li>") == 10
-    assert view.index("&#x27;12&#x27;") < view.index("&#x27;3&#x27;")
-    assert "&#x27;2&#x27;" not in view
+    assert [r.method for r in changes(sandbox)] == ["DELETE", "POST"]
+    result = panel.history[-1]
+    assert result.added == [] and len(result.skipped) == 1
+
+
+def test_refresh_shows_what_changed_behind_the_panel(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.add_entries([Entry("900", "en", "brand-new term", "de", "ganz neu")])
+    search(panel, "brand-new")
+    assert panel.matches == []
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    assert [e.id for e in panel.matches] == ["900"]
+    assert "Listed 101 entries" in panel.status.value
+
+
+# -- a service without a listing ---------------------------------------------------------------
+
+
+def test_without_a_listing_the_panel_falls_back_to_typed_ids() -> None:
+    with SandboxServer(20, listing=False) as sandbox:
+        panel = make_panel(sandbox)
+        try:
+            assert not panel.listing_supported
+            assert visible(panel.ids_text) and not visible(panel.search_box)
+            assert "dict-magics-status-warning" in panel.status.value
+            assert "cannot be undone" in panel.status.value
+            assert panel.delete_button.description == "Delete"
+            assert panel.delete_all_button.disabled  # no snapshot possible: the purge refuses
+
+            panel.ids_text.value = "5, dictionary-all"
+            panel.delete_button.click()
+            assert panel.state == "idle" and "dictionary-all" in panel.status.value
+
+            panel.ids_text.value = "3, 4 3"
+            panel.delete_button.click()
+            assert panel.armed == "delete"
+            message = panel.confirm_message.value
+            assert "Delete 2 entries" in message and "cannot be undone" in message
+            assert "&#x27;3&#x27;" in message and "&#x27;4&#x27;" in message
+            confirm_and_wait(panel)
+            assert sorted(r.entry_id for r in changes(sandbox)) == ["3", "4"]
+            assert "3" not in sandbox.entries and "4" not in sandbox.entries
+            assert panel.history[-1].ok and panel.ids_text.value == ""
+            assert panel.undo is None and panel.undo_button.disabled
+            assert "cannot be undone" in panel.status.value  # the operation's own warning
+        finally:
+            panel.close()
+
+
+# -- secrets and construction ------------------------------------------------------------------
 
 
 def test_the_secret_key_never_appears_in_any_widget_or_repr(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    arm(panel, "1 2")
-    confirm_and_wait(panel)
-    sandbox.fail_next(1, 500)
-    arm(panel, "3")
+    arm_two_meetings(panel, sandbox)
     confirm_and_wait(panel)
     panel.delete_all_button.click()
     panel.purge_word_text.value = "nope"
@@ -405,12 +701,10 @@ def test_from_profile_reads_the_environment(
         monkeypatch.setenv(name, value)
     panel = DictPanel.from_profile(workers=2, timeout=5)
     try:
+        assert panel.wait(WAIT_S)
         assert panel.workers == 2 and panel.profile == "default"
         assert f"127.0.0.1:{sandbox.port}" in panel.header.value
-        arm(panel, "6")
-        confirm_and_wait(panel)
-        assert panel.history[-1].ok
-        assert "6" not in sandbox.entries
+        assert len(panel.entries) == 100
         assert sandbox.secret_key not in everything_shown(panel)
     finally:
         panel.close()
@@ -420,6 +714,7 @@ def test_from_profile_reads_a_keyring_profile(sandbox: SandboxServer, memory_key
     credentials.store("work", sandbox.url, sandbox.access_key, sandbox.secret_key)
     panel = DictPanel.from_profile("work")
     try:
+        assert panel.wait(WAIT_S)
         assert "<code>work</code>" in panel.header.value
         panel.delete_all_button.click()
         assert "<code>work</code>" in panel.confirm_message.value
@@ -448,8 +743,10 @@ def test_dict_panel_magic_returns_a_working_panel(
     panel = ip.run_line_magic("dict_panel", "")
     try:
         assert isinstance(panel, DictPanel)
-        arm(panel, "12")
+        assert panel.wait(WAIT_S)
+        tick(panel, sandbox.entry("12"))
+        panel.delete_button.click()
         confirm_and_wait(panel)
-        assert [r.entry_id for r in deletes(sandbox)] == ["12"]
+        assert [r.entry_id for r in changes(sandbox)] == ["12"]
     finally:
         panel.close()

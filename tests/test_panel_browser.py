@@ -1,7 +1,9 @@
-"""The panel in a real JupyterLab, clicked in Debian's Chromium, deleting from a real sandbox.
+"""The curation panel in a real JupyterLab 4 and a real Notebook 7, clicked in Debian's Chromium,
+deleting from and restoring to a real sandbox.
 
-This proves what the Python-level tests cannot: the widgets render in the browser, typed values
-and clicks reach the kernel, and results set from the panel's background thread show up.
+This proves what the Python-level tests cannot: the widgets render in both front ends, typed
+searches, ticks and clicks reach the kernel, and what the panel's background thread sets shows
+up. The sandbox runs in this process, so every step is checked against what it really holds.
 """
 
 from __future__ import annotations
@@ -14,21 +16,31 @@ from pathlib import Path
 import pytest
 from conftest import require, require_program
 
+from dict_magics.render.panel import row_label
 from dict_magics.sandbox import SandboxServer
+from dict_magics.settings import PURGE_WORD
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 UI_TIMEOUT_MS = 60_000
+ENTRIES = 20
 
 
-def test_panel_confirm_and_cancel_in_jupyterlab(
-    tmp_path: Path, record_property: pytest.RecordProperty
-) -> None:
+def _require_parts(app: str) -> None:
     require_program("chromium")
-    needed = ("jupyterlab", "playwright", "nbformat", "ipykernel")
+    needed = ("jupyterlab", "playwright", "nbformat", "ipykernel", "ipywidgets")
+    if app == "notebook":
+        needed += ("notebook",)
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     require(not missing, f"{', '.join(missing)} not importable")
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_panel_deletes_undoes_purges_and_restores(
+    app: str, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    _require_parts(app)
     from browser.chromium import chromium_page, open_and_run_all
     from browser.jupyter import jupyter_lab
     from browser.notebook import write_panel_notebook
@@ -36,52 +48,83 @@ def test_panel_confirm_and_cancel_in_jupyterlab(
 
     timings: dict[str, float] = {}
     started = time.monotonic()
-    with SandboxServer(20) as sandbox, jupyter_lab(tmp_path) as lab:
+    with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
         timings["server_up_s"] = time.monotonic() - started
-        kernel = lab.api("/api/kernelspecs")["kernelspecs"]["python3"]
+        kernel = server.api("/api/kernelspecs")["kernelspecs"]["python3"]
         assert kernel["spec"]["argv"][0] == sys.executable  # the kernel runs this venv
-        write_panel_notebook(lab.root, sandbox.env())
+        env = {**sandbox.env(), "DICT_MAGICS_HOME": str(tmp_path / "dict-magics-home")}
+        write_panel_notebook(server.root, env)
         host = f"127.0.0.1:{sandbox.port}"
+        original = set(sandbox.terms)
+        matching = [e for e in sandbox.entries.values() if e.matches("meeting")]
+        meetings = matching[:2]
+        assert len(matching) > 2
 
         with chromium_page() as (page, guard):
             mark = time.monotonic()
-            open_and_run_all(page, f"{lab.url}/lab/tree/panel.ipynb?token={lab.token}")
+            open_and_run_all(page, server.notebook_url("panel.ipynb"))
             output = page.locator(".jp-OutputArea-output")
-            ids = output.get_by_placeholder("entry ids, separated by spaces or commas")
-            expect(ids).to_be_visible(timeout=UI_TIMEOUT_MS)
+            count = output.locator(".dict-magics-count")
+            expect(count).to_contain_text(f"{ENTRIES} entries at {host}", timeout=UI_TIMEOUT_MS)
             expect(output.locator(".dict-magics-header")).to_contain_text(host)
-            timings["panel_visible_s"] = time.monotonic() - mark
+            timings["panel_listed_s"] = time.monotonic() - mark
 
-            mark = time.monotonic()
-            confirm_row = output.locator(".widget-html", has_text="on " + host)
-            ids.fill("7")
-            output.get_by_role("button", name="Delete", exact=True).click()
-            expect(confirm_row).to_contain_text(f"Delete entry '7' on {host}?")
+            def button(name: str):
+                return output.get_by_role("button", name=name, exact=True)
+
+            latest = output.locator(".dict-magics-latest")
+
+            def result(text: str) -> None:
+                expect(latest).to_contain_text(text, timeout=UI_TIMEOUT_MS)
+                expect(output.locator(".dict-magics-status-busy")).to_have_count(0)
+
             ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "panel-confirm.png"))
-            assert sandbox.requests == []
-            output.get_by_role("button", name="Confirm", exact=True).click()
-            success = output.locator(".dict-magics-result.dict-magics-success").first
-            expect(success).to_contain_text("deleted entry '7'", timeout=UI_TIMEOUT_MS)
-            assert [(r.method, r.path) for r in sandbox.requests] == [
-                ("DELETE", "/api/v1/dictionary/7")
-            ]
-            assert "7" not in sandbox.entries
+            mark = time.monotonic()
+            # Search, tick two entries, Delete selected: the confirmation names both terms.
+            output.get_by_placeholder("search either term").fill("meeting")
+            expect(count).to_contain_text("matches of")
+            for entry in meetings:
+                output.get_by_role("checkbox", name=row_label(entry)).check()
+            expect(count).to_contain_text("2 selected")
+            button("Delete selected (2)").click()
+            confirmation = output.locator(".dict-magics-confirm")
+            for entry in meetings:
+                expect(confirmation).to_contain_text(entry.describe())
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-confirm.png"))
+            assert [r.method for r in sandbox.requests] == ["GET"]  # the listing only
 
-            expect(ids).to_have_value("")
-            ids.fill("8")
-            output.get_by_role("button", name="Delete", exact=True).click()
-            expect(confirm_row).to_contain_text(f"Delete entry '8' on {host}?")
-            output.get_by_role("button", name="Cancel", exact=True).click()
-            expect(output.locator(".dict-magics-status")).to_have_text(
-                "Cancelled: nothing was sent.", timeout=UI_TIMEOUT_MS
-            )
-            expect(confirm_row).to_be_hidden()
-            assert len(sandbox.requests) == 1
-            assert "8" in sandbox.entries
+            button("Confirm").click()
+            result("deleted 2 of 2 entries")
+            for entry in meetings:
+                expect(latest.locator(".dict-magics-deleted")).to_contain_text(entry.from_text)
+                assert entry.terms not in set(sandbox.terms)
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-deleted.png"))
+
+            button("Undo").click()
+            result("restored 2 entries")
+            assert set(sandbox.terms) == original
+
+            # Delete all needs the word; then Restore… puts everything back.
+            button("Delete all\u2026").click()
+            expect(confirmation).to_contain_text(f"all {ENTRIES} entries")
+            expect(button("Confirm")).to_be_disabled()
+            output.get_by_placeholder(f"type {PURGE_WORD}").fill(PURGE_WORD)
+            expect(button("Confirm")).to_be_enabled()
+            button("Confirm").click()
+            result("deleted every entry")
+            assert sandbox.entries == {}
+            expect(count).to_contain_text("no entries")
+
+            button("Restore\u2026").click()
+            expect(confirmation).to_contain_text(f"purge \u00b7 {ENTRIES} entries")
+            button("Confirm").click()
+            result(f"restored {ENTRIES} entries")
+            assert set(sandbox.terms) == original
+            # Listed again: the search still applies to the entries put back.
+            expect(count).to_contain_text(f"{len(matching)} matches of {ENTRIES} entries")
             timings["clicks_s"] = time.monotonic() - mark
 
-            page.screenshot(path=str(ARTIFACTS / "panel.png"))
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}.png"), full_page=True)
             assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
             assert "Traceback" not in " ".join(output.all_inner_texts())
             assert sandbox.secret_key not in page.content()
@@ -89,4 +132,4 @@ def test_panel_confirm_and_cancel_in_jupyterlab(
     timings["total_s"] = time.monotonic() - started
     for name, seconds in timings.items():
         record_property(name, round(seconds, 2))
-    print(f"timings: {timings}")
+    print(f"timings ({app}): {timings}")

@@ -210,6 +210,16 @@ def test_listing_ignores_temporary_files_even_when_whole() -> None:
 # -- listing -----------------------------------------------------------------------------------
 
 
+def test_a_stray_file_nested_too_deep_to_parse_is_left_out() -> None:
+    kept = _write()
+    depth = 5_000  # past the JSON parser's recursion limit, within the header line's
+    line = '{"format": ' + "[" * depth + "]" * depth + ', "entries": [\n'
+    (kept.path.parent / "stray.json").write_text(line + "]}\n")
+    (kept.path.parent / "stray-2.json").write_text("[" * depth + "]" * depth)
+    assert [i.path for i in list_snapshots()] == [kept.path]
+    assert latest_snapshot(kept.profile, kept.host).path == kept.path
+
+
 def test_listing_is_newest_first_and_filters_by_profile_and_host() -> None:
     written = [
         _write(profile="default", host="a.example", entries=ENTRIES[:1]),

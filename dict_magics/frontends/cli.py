@@ -1,300 +1,52 @@
 """The ``dict-magics`` command: the magics' core for terminals and scripts.
 
-Exit codes are part of the contract: 0 when every deletion succeeded, 1 when any failed (the
-service or the network said no), 2 for a user's mistake caught before any request (bad id,
-missing credentials, purge not confirmed, bad option). ``--json`` prints the result objects for
-scripts; after Ctrl-C a batch prints what it did and exits 130. Heavy modules (requests, keyring)
-load only for the commands that need them.
+Exit codes are part of the contract: 0 when everything succeeded, 1 when something failed or its
+outcome is unknown (or the service cannot give a listing), 2 for a user's mistake caught before
+any request (bad id, missing credentials, purge not confirmed, bad option), 130 after Ctrl-C (a
+batch prints what it did first). ``--json`` prints one JSON document of a stable shape (errors
+too), ``--jsonl`` one line per result as it arrives. The commands are in ``cli_commands``; this
+module is the parser and the one place errors become exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import Any, NoReturn
 
 from .. import __version__
 from .. import settings as limits
-from ..errors import DictMagicsError, UsageProblem
-from ..operations.context import OperationSettings
-from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
-from ..operations.user_input import ids_from_bytes, split_args
-from ..profiles.secret import Secret
+from ..errors import DictMagicsError, ServiceError
+from . import cli_commands as commands
+from .cli_commands import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
+from .cli_output import Output, batch_json, cli_words
+from .cli_progress import PROGRESS_EVERY
 
-if TYPE_CHECKING:
-    from ..service.models import BatchResult, DeleteResult
-
-__all__ = [
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "batch_json",
-    "main",
-    "result_json",
-]
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-PROG = "dict-magics"
-SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers")
-# The id checks name the magic too; here only the command that exists here is named.
-_PURGE_HINT = re.compile(r"%dict_purge(?: \(or `dict-magics purge`\))?")
-
-
-# -- JSON shapes for scripts --------------------------------------------------------------
-
-
-def result_json(result: DeleteResult) -> dict[str, Any]:
-    """The public fields of a ``DeleteResult``, as the contract names them."""
-    return {
-        "status": result.status,
-        "ok": result.ok,
-        "entry_id": result.entry_id,
-        "http_status": result.http_status,
-        "reason": result.reason,
-        "outcome_unknown": result.outcome_unknown,
-        "attempts": result.attempts,
-        "elapsed": round(result.elapsed, 6),
-    }
-
-
-def batch_json(batch: BatchResult) -> dict[str, Any]:
-    """The public fields of a ``BatchResult``, every result in input order; ``interrupted``
-    appears (true) only for a batch that Ctrl-C stopped."""
-    data = {
-        "results": [result_json(r) for r in batch.results],
-        "ok": batch.ok,
-        "succeeded": batch.succeeded,
-        "failed": batch.failed,
-    }
-    if batch.interrupted:
-        data["interrupted"] = True
-    return data
-
-
-def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
-    """Print ``data`` as JSON with ``--json``, else ``text``."""
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(text)
-
-
-# -- settings and input ----------------------------------------------------------------------
-
-
-def _settings(args: argparse.Namespace) -> OperationSettings:
-    """The options this command has, on top of the defaults in ``dict_magics.settings``."""
-    given = vars(args)
-    return OperationSettings(**{name: given[name] for name in SETTINGS if name in given})
-
-
-def _is_terminal(stream: IO[str] | None) -> bool:
-    """True for a terminal; a closed stream (``<&-``, ``2>&-``) is none."""
-    return stream is not None and stream.isatty()
-
-
-def _stdin_bytes(what: str) -> bytes:
-    """All of stdin, for ``what``; a closed stdin is a usage problem, not a traceback."""
-    if sys.stdin is None:
-        raise UsageProblem(f"cannot read {what} from stdin: it is closed. Nothing was sent.")
-    return sys.stdin.buffer.read()
-
-
-def _stdin_line(what: str) -> str:
-    """The first line of stdin (UTF-8), without its line ending."""
-    if sys.stdin is None:
-        raise UsageProblem(f"cannot read {what} from stdin: it is closed. Nothing was stored.")
-    try:
-        return sys.stdin.buffer.readline().decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError:
-        raise UsageProblem(f"{what} on stdin is not UTF-8 text. Nothing was stored.") from None
-
-
-def _read_ids_file(name: str) -> list[str]:
-    """The ids in file ``name`` (``-``: stdin), one a line."""
-    if name == "-":
-        return ids_from_bytes(_stdin_bytes("ids"), "stdin")
-    try:
-        with open(name, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageProblem(f"cannot read ids from {name!r}: {exc.strerror or exc}.") from None
-    return ids_from_bytes(data, repr(name))
-
-
-class _Terminal:
-    """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
-
-    def ask(self, question: str) -> str:
-        sys.stderr.write(question)
-        sys.stderr.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise NoAnswer("stdin was closed")
-        return line.rstrip("\r\n")
-
-    def ask_secret(self, question: str) -> str:
-        import getpass
-
-        try:
-            return getpass.getpass(question)
-        except EOFError:
-            raise NoAnswer("stdin was closed") from None
-
-    def confirm(self, warning: str, question: str) -> str:
-        sys.stderr.write(warning + "\n")
-        return self.ask(question)
-
-
-def _prompter(hint: str = "") -> Prompter:
-    """Questions on the terminal; where stdin is none, a prompter saying why (and ``hint``)."""
-    if _is_terminal(sys.stdin):
-        return _Terminal()
-    state = "closed" if sys.stdin is None else "not a terminal"
-    return ScriptedPrompter(reason=f"stdin is {state}{hint}")
-
-
-# -- commands ------------------------------------------------------------------------------
-
-
-def cmd_login(args: argparse.Namespace) -> int:
-    """Store a profile in the keyring, asking for what the options did not give."""
-    from ..operations.login import login
-
-    settings = _settings(args)
-    secret = None
-    if not _is_terminal(sys.stdin):
-        secret = Secret(_stdin_line("the secret key"))
-    hint = ": give --base-url and --access-key, and pipe the secret key on stdin"
-    done = login(
-        settings,
-        _prompter(hint),
-        base_url=args.base_url,
-        access_key=args.access_key,
-        secret_key=secret,
-    )
-    data = {
-        "profile": done.profile,
-        "base_url": done.base_url,
-        "access_key": done.masked_access_key,
-        "keyring_backend": done.backend,
-    }
-    _emit(args, data, "\n".join(done.lines))
-    return EXIT_OK
-
-
-def cmd_logout(args: argparse.Namespace) -> int:
-    """Remove the profile's keyring items."""
-    from ..operations.login import logout
-
-    done = logout(_settings(args))
-    _emit(args, {"profile": done.profile, "removed": list(done.removed)}, "\n".join(done.lines))
-    return EXIT_OK
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    """Where requests would go and with which key; sends nothing, never shows the secret."""
-    from ..operations.status import status
-    from ..render.status import status_text
-
-    found = status(_settings(args))
-    backend = found.backend
-    data = {
-        "profile": found.profile,
-        "ready": found.ready,
-        "base_url": found.base_url,
-        "access_key": found.masked_access_key,
-        "sources": found.sources,
-        "secret_key": found.secret_location,
-        "keyring_backend": backend.name if backend else None,
-        "keyring_available": backend.available if backend else False,
-        "keyring_plaintext": backend.plaintext if backend else False,
-        "problem": found.problem,
-        "warnings": found.warnings,
-    }
-    _emit(args, data, status_text(found))
-    return EXIT_OK if found.ready else EXIT_USAGE
-
-
-def cmd_delete(args: argparse.Namespace) -> int:
-    """Delete one entry or several; every id is checked before the first request."""
-    from ..operations.delete import delete, interruption
-    from ..render import batch_text, result_text
-    from ..service.models import BatchResult
-    from .progress import BarSink
-
-    ids = split_args(args.ids)
-    if args.file:
-        ids += _read_ids_file(args.file)
-    if not ids:
-        raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
-    bar = BarSink(stream=sys.stderr) if _is_terminal(sys.stderr) else None
-    result = delete(_settings(args), ids, progress=bar)
-    if isinstance(result, BatchResult):
-        _emit(args, batch_json(result), batch_text(result))
-    else:
-        _emit(args, result_json(result), result_text(result))
-    note = interruption(result)
-    if note:
-        print(f"{PROG}: {note}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return EXIT_OK if result.ok else EXIT_FAILED
-
-
-def cmd_purge(args: argparse.Namespace) -> int:
-    """Delete every entry, after a typed confirmation or ``--yes``."""
-    from ..operations.purge import purge
-    from ..render import result_text
-
-    result = purge(_settings(args), _prompter(), yes=args.yes)
-    _emit(args, result_json(result), result_text(result))
-    return EXIT_OK if result.ok else EXIT_FAILED
-
-
-def cmd_sandbox(argv: list[str]) -> int:
-    """Serve the sandbox (``python -m dict_magics.sandbox``) with the remaining arguments."""
-    from ..sandbox import main as sandbox_main
-
-    try:
-        return sandbox_main(argv, prog="dict-magics sandbox")
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            return exc.code or EXIT_OK
-        return EXIT_USAGE
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the quickstart notebook headlessly against an embedded sandbox."""
-    from ..demo import run_demo
-
-    return run_demo(args.output)
-
-
-# -- parser ---------------------------------------------------------------------------------
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 DESCRIPTION = """\
-Delete user-dictionary entries of the translation service with signed requests, using the
-same credentials (OS keyring profiles, or DICT_MAGICS_* environment variables) as the
-%dict_* magics.
+Delete, list and restore user-dictionary entries of the translation service with signed
+requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* environment
+variables) and the same snapshots and audit log as the %dict_* magics.
 
-exit codes: 0 every deletion succeeded; 1 a deletion failed (service or network);
-2 usage error (bad id or option, missing credentials, purge not confirmed);
-130 interrupted by Ctrl-C (a batch prints what it did first)."""
+exit codes: 0 everything succeeded; 1 something failed or its outcome is unknown (service or
+network), or the service cannot give a listing; 2 usage error (bad id or option, missing
+credentials, purge not confirmed), nothing sent; 130 interrupted by Ctrl-C (a batch prints what
+it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
-keyring for the profile named by DICT_MAGICS_PROFILE (default "default").
+keyring for the profile named by DICT_MAGICS_PROFILE (default "default"); DICT_MAGICS_HOME is
+where snapshots and the audit log are kept.
 
 examples:
   dict-magics login --base-url https://api.example.com
-  dict-magics delete 42
-  dict-magics delete 1 2 3,4 --json
-  dict-magics delete --file ids.txt --workers 8
-  dict-magics purge
+  dict-magics status --check
+  dict-magics list --match friday
+  dict-magics delete 42 43 --json > result.json
+  dict-magics delete --retry-failed result.json
+  dict-magics restore
   dict-magics sandbox             (a local stand-in service to try things on)
   dict-magics demo                (run the quickstart notebook against it)"""
 
@@ -303,6 +55,60 @@ Store a profile (base URL, access key, secret key) in the OS keyring. What the o
 give is asked for on the terminal; the secret key is never an option and never echoed. When
 stdin is not a terminal, --base-url and --access-key are required and the secret key is read
 from the first line of stdin (e.g. `printf %s "$SECRET" | dict-magics login ...`)."""
+
+EXAMPLES = {
+    "login": [
+        "dict-magics login --base-url https://api.example.com",
+        'printf %s "$SECRET" | dict-magics login -p ci --base-url https://api.example.com '
+        "--access-key AK123",
+    ],
+    "logout": ["dict-magics logout", "dict-magics logout --profile work"],
+    "status": [
+        "dict-magics status",
+        "dict-magics status --check          (one read-only request: do the keys work?)",
+        "dict-magics status -p work --json",
+    ],
+    "profiles": ["dict-magics profiles", "dict-magics profiles --json"],
+    "list": [
+        "dict-magics list --match friday",
+        "dict-magics list --from-lang ja --to-lang en --csv > entries.csv",
+        "dict-magics list --json | jq -r '.entries[].id'",
+    ],
+    "delete": [
+        "dict-magics delete 42 43,44",
+        "dict-magics delete --file ids.txt --jsonl > results.jsonl",
+        "dict-magics delete --retry-failed results.jsonl",
+    ],
+    "purge": [
+        "dict-magics purge --dry-run",
+        "dict-magics purge                   (asks you to type delete-all)",
+        "dict-magics purge --yes --json      (scripts: no question)",
+    ],
+    "restore": [
+        "dict-magics restore --dry-run",
+        "dict-magics restore",
+        "dict-magics restore ~/.local/share/dict-magics/snapshots/FILE.json --yes",
+    ],
+    "snapshots": ["dict-magics snapshots", "dict-magics snapshots -p work --json"],
+    "log": ["dict-magics log", "dict-magics log -n 100 --json"],
+    "demo": ["dict-magics demo", "dict-magics demo -o /tmp/demo.ipynb"],
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors also reach a program that reads only stdout."""
+
+    def __init__(self, *args: Any, output: Output | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.output = output or Output()
+
+    def error(self, message: str) -> NoReturn:
+        self.output.error(message, EXIT_USAGE)
+        super().error(message)
+
+
+def _examples(name: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
 
 
 def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -318,7 +124,7 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "--json",
         action="store_true",
         default=False if top else argparse.SUPPRESS,
-        help="print machine-readable JSON on stdout (errors stay on stderr)",
+        help='print one JSON document on stdout (an error too: {"error", "exit"})',
     )
 
 
@@ -339,56 +145,155 @@ def _network(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _workers(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-w",
+        "--workers",
+        type=int,
+        default=limits.WORKERS,
+        help="parallel requests "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}, default {limits.WORKERS})",
+    )
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
+    return value
+
+
+def _progress_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on stderr (results still print)"
+    )
+    parser.add_argument(
+        "--progress-every",
+        type=_positive,
+        default=PROGRESS_EVERY,
+        metavar="SECONDS",
+        help="when stderr is not a terminal, a progress line every SECONDS "
+        f"(default {PROGRESS_EVERY:g}); a terminal gets a redrawn bar instead",
+    )
+
+
+def _changes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what would go (with the terms, from one listing) and send nothing that "
+        "changes the dictionary",
+    )
+    parser.add_argument(
+        "--no-snapshot",
+        action="store_true",
+        help="do not keep a snapshot first (a purge needs this where the service has no "
+        "listing); what is deleted then cannot be restored",
+    )
+
+
+def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     """The whole command line, with ``--help`` on every command."""
-    parser = argparse.ArgumentParser(
+    output = output or Output()
+    parser = _Parser(
         prog=PROG,
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
+        output=output,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _common(parser, top=True)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, summary: str, func: Callable[..., int], **kw: Any) -> Any:
-        sub = commands.add_parser(
+        sub = subparsers.add_parser(
             name,
             help=summary,
             description=kw.pop("description", summary),
+            epilog=_examples(name) if name in EXAMPLES else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             allow_abbrev=False,
+            output=output,
             **kw,
         )
         sub.set_defaults(func=func)
         return sub
 
-    login = add("login", "store a profile in the keyring", cmd_login, description=LOGIN_HELP)
+    login = add(
+        "login", "store a profile in the keyring", commands.cmd_login, description=LOGIN_HELP
+    )
     _common(login, top=False)
     login.add_argument("--base-url", help="service base URL (https; http only for loopback)")
     login.add_argument("--access-key", help="access key (not secret; the secret key is asked)")
 
-    logout = add("logout", "remove a profile from the keyring", cmd_logout)
+    logout = add("logout", "remove a profile from the keyring", commands.cmd_logout)
     _common(logout, top=False)
 
     status = add(
         "status",
         "show profile, base URL, masked access key and keyring backend (never the secret)",
-        cmd_status,
-        description="Show where requests would go and with which credentials; sends nothing. "
-        "Exit code 2 when credentials are incomplete.",
+        commands.cmd_status,
+        description="Show where requests would go and with which credentials; sends nothing "
+        "unless --check is given. Exit code 2 when credentials are incomplete; with --check, "
+        "0 when the credentials work and 1 when they are refused or cannot be checked.",
     )
     _common(status, top=False)
-    status.add_argument("--base-url", help="use this base URL instead of the profile's")
+    status.add_argument(
+        "--check",
+        action="store_true",
+        help="send one read-only request (the listing) to prove the credentials work",
+    )
+    _network(status)
+
+    profiles = add(
+        "profiles",
+        "list the profiles stored in the keyring (never a secret)",
+        commands.cmd_profiles,
+        description="List the profiles stored in the keyring: name, base URL and masked access "
+        "key. Profile names are recorded by login/logout in a non-secret keyring item "
+        "(dict-magics / profiles), since most keyrings cannot list their items.",
+    )
+    profiles.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print one JSON document on stdout",
+    )
+
+    listing = add(
+        "list",
+        "list the dictionary's entries, filtered",
+        commands.cmd_list,
+        description="List the entries (id and the four terms) with one read-only request. "
+        "Exit code 1 when the service offers no listing or cannot give it.",
+    )
+    _common(listing, top=False)
+    listing.add_argument(
+        "--match", metavar="TEXT", help="entries whose terms contain TEXT (any case)"
+    )
+    listing.add_argument("--from-lang", metavar="L", help="only entries from language L")
+    listing.add_argument("--to-lang", metavar="L", help="only entries to language L")
+    listing.add_argument(
+        "--csv",
+        action="store_true",
+        help="print CSV (id,fromLang,fromText,toLang,toText) instead of a table",
+    )
+    _network(listing)
 
     delete = add(
         "delete",
-        "delete one or several entries",
-        cmd_delete,
+        "delete one or several entries (a snapshot of them first)",
+        commands.cmd_delete,
         description="Delete entries by id. Ids may be separated by spaces or commas; every id is "
-        "checked before the first request. With several ids, a progress bar is shown on stderr "
-        "when it is a terminal, then a summary listing every failure with its reason.",
+        "checked before the first request, and the entries about to go are saved in a snapshot "
+        "first (`dict-magics restore` puts them back). Progress goes to stderr: a redrawn bar "
+        "on a terminal, a line every few seconds otherwise. The summary lists every failure "
+        "with its reason.",
     )
     _common(delete, top=False)
     delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids")
@@ -400,40 +305,86 @@ def build_parser() -> argparse.ArgumentParser:
         "and # comments are skipped",
     )
     delete.add_argument(
-        "-w",
-        "--workers",
-        type=int,
-        default=limits.WORKERS,
-        help="parallel requests "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}, default {limits.WORKERS})",
+        "--retry-failed",
+        metavar="RESULTS",
+        help="also delete the ids a saved --json or --jsonl result of delete did not surely "
+        "delete (outcome failure or unknown)",
     )
+    delete.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='print one JSON line per result as it arrives, then a {"summary": ...} line',
+    )
+    _workers(delete)
+    _changes(delete)
+    _progress_options(delete)
     _network(delete)
 
     purge = add(
         "purge",
-        "delete EVERY entry (asks for a typed confirmation)",
-        cmd_purge,
-        description="Delete every entry of the profile's account. On a terminal you must type a "
-        "confirmation naming the profile and host; when stdin is not a terminal the purge is "
-        "refused (exit 2, nothing sent) unless --yes is given.",
+        "delete EVERY entry (asks for a typed confirmation; a snapshot of all first)",
+        commands.cmd_purge,
+        description="Delete every entry of the profile's account, after saving them all in a "
+        "snapshot. On a terminal you must type a confirmation naming the profile and host; when "
+        "stdin is not a terminal the purge is refused (exit 2, nothing sent) unless --yes is "
+        "given. Where the service has no listing, a purge needs --no-snapshot.",
     )
     _common(purge, top=False)
     purge.add_argument(
         "-y", "--yes", action="store_true", help="do not ask: delete every entry at once"
     )
+    _changes(purge)
     _network(purge)
+
+    restore = add(
+        "restore",
+        "put back what a snapshot holds and the service lacks",
+        commands.cmd_restore,
+        description="Add back the entries of a snapshot whose four terms the service does not "
+        "hold (running it twice adds nothing the second time). SNAPSHOT defaults to the latest "
+        "snapshot of this profile and host; one from another profile or host needs a "
+        "confirmation, or --yes.",
+    )
+    _common(restore, top=False)
+    restore.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="a snapshot file")
+    restore.add_argument(
+        "--dry-run", action="store_true", help="show what would be added; add nothing"
+    )
+    restore.add_argument(
+        "-y", "--yes", action="store_true", help="do not ask about a snapshot of another host"
+    )
+    _workers(restore)
+    _progress_options(restore)
+    _network(restore)
+
+    snapshots = add(
+        "snapshots",
+        "list the snapshots kept on this machine",
+        commands.cmd_snapshots,
+        description="List the snapshot files, newest first (only one profile's with -p).",
+    )
+    _common(snapshots, top=False)
+
+    log = add(
+        "log",
+        "show the last lines of the audit log",
+        commands.cmd_log,
+        description="Show the last requests that could change the dictionary, with outcomes.",
+    )
+    _common(log, top=False)
+    log.add_argument("-n", type=int, default=20, help="how many lines (default 20)")
 
     add(
         "sandbox",
         "serve a local stand-in for the service on 127.0.0.1 (options: sandbox --help)",
-        cmd_sandbox,
+        commands.cmd_sandbox,
         add_help=False,
     )
 
     demo = add(
         "demo",
         "run the quickstart notebook headlessly against an embedded sandbox",
-        cmd_demo,
+        commands.cmd_demo,
         description="Start a sandbox, execute the quickstart notebook against it with this "
         "Python's ipykernel, print each step and check the sandbox did what the notebook says. "
         "Exit 0 only if every step did. Needs: pip install 'dict-magics[demo]'.",
@@ -441,33 +392,69 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "-o",
         "--output",
+        dest="output_notebook",
         default="dict-magics-demo.ipynb",
         help="where to write the executed notebook (default ./dict-magics-demo.ipynb)",
     )
     return parser
 
 
+def _mode(argv: Sequence[str]) -> str:
+    """``json`` / ``jsonl`` when asked for anywhere before ``--`` (so parse errors are JSON too)."""
+    options = list(argv[: argv.index("--")] if "--" in argv else argv)
+    if "--jsonl" in options:
+        return "jsonl"
+    return "json" if "--json" in options else "text"
+
+
+def _fail(output: Output, message: str, code: int) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    output.error(message, code)
+    return code
+
+
+def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
+    """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
+    from ..service.models import DeleteResult
+
+    result = getattr(exc, "result", None)
+    if isinstance(result, DeleteResult):
+        output.show(batch_json(result), str(result))
+    else:
+        output.error("interrupted", EXIT_INTERRUPTED)
+    print(f"{PROG}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0, 1 or 2; 130 after Ctrl-C)."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    output = Output(_mode(argv))  # type: ignore[arg-type]
+    parser = build_parser(output)
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
+        output.error("no command given", EXIT_USAGE)
         return EXIT_USAGE
     if args.command == "sandbox":
-        return cmd_sandbox(extra)
+        return commands.cmd_sandbox(extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "demo" and (args.json or args.profile):
         parser.error("demo takes neither --json nor --profile: it runs on its own sandbox")
+    if args.json and getattr(args, "jsonl", False):
+        parser.error("--json and --jsonl cannot be used together")
+    if getattr(args, "csv", False) and args.json:
+        parser.error("--json and --csv cannot be used together")
+    args.output = output
     try:
         return args.func(args)
     except DictMagicsError as exc:
-        print(f"{PROG}: error: {_PURGE_HINT.sub('`dict-magics purge`', str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _fail(output, cli_words(str(exc)), EXIT_USAGE)
+    except ServiceError as exc:
+        return _fail(output, cli_words(str(exc)), EXIT_FAILED)
+    except KeyboardInterrupt as exc:
+        return _interrupted(output, exc)
 
 
 if __name__ == "__main__":

@@ -9,26 +9,36 @@ urllib3, ipywidgets and keyring load on first use.
 
 from __future__ import annotations
 
-import secrets
+import argparse
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, needs_local_scope, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from .. import settings as limits
-from ..errors import DeletionFailedError, DictMagicsError
 
 if TYPE_CHECKING:
     from ..operations.context import OperationSettings
+    from ..operations.history import AuditTable, SnapshotList
     from ..profiles.status import ProfileStatus
-    from ..service.models import BatchResult, DeleteResult
+    from ..service.models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
 
-__all__ = ["DeletionFailedError", "DictMagics"]
+__all__ = ["DictMagics"]
+
+
+def __getattr__(name: str) -> Any:
+    """``DeletionFailedError`` is importable from here too, without loading it at ``%load_ext``."""
+    if name == "DeletionFailedError":
+        from ..errors import DeletionFailedError
+
+        return DeletionFailedError
+    raise AttributeError(name)
+
 
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 
@@ -46,6 +56,8 @@ class _IdFormatter(DollarFormatter):
     def __init__(self) -> None:
         super().__init__()
         self.held: dict[str, str] = {}
+        import secrets
+
         self.marker = f"@dict-magics-{secrets.token_hex(4)}-"
 
     def format_field(self, value: Any, format_spec: str) -> str:
@@ -87,10 +99,73 @@ _NOT_ALONE = (
 )
 
 
+class _Recorded:
+    """One of IPython's ``magic_arguments`` decorators, recorded now and applied later.
+
+    IPython builds every parser (and formats its help) when the class is defined, which made
+    ``%load_ext`` pay for ten parsers nobody had asked for yet (and for importing
+    ``IPython.core.magic_arguments``). These record what IPython's ``argument`` and ``kwds``
+    would do; ``parser_of`` hands them to IPython's own ``construct_parser`` on first use.
+    """
+
+    def __init__(self, method: str, *args: Any, **kwargs: Any) -> None:
+        self.method, self.args, self.kwargs = method, args, kwargs
+
+    def __call__(self, func: Any) -> Any:
+        if not getattr(func, "has_arguments", False):
+            func.has_arguments = True
+            func.decorators = []
+        func.decorators.append(self)
+        if self.method == "kwds":
+            func.argcmd_kwds = self.kwargs
+        return func
+
+    def add_to_parser(self, parser: Any, group: Any) -> None:
+        """Called by IPython's ``construct_parser``, as for its own decorators."""
+        if self.method == "add_argument":
+            (group or parser).add_argument(*self.args, **self.kwargs)
+
+
+def argument(*args: Any, **kwargs: Any) -> _Recorded:
+    """IPython's ``@argument``: one ``add_argument`` call, made when the parser is built."""
+    return _Recorded("add_argument", *args, **kwargs)
+
+
+def kwds(**kwargs: Any) -> _Recorded:
+    """IPython's ``@kwds``: keywords for the parser, used when it is built."""
+    return _Recorded("kwds", **kwargs)
+
+
+def magic_arguments() -> Callable[[Any], Any]:
+    """IPython's ``@magic_arguments()``, except that the parser is built on first use: when a
+    magic first parses a line, or when ``%dict_delete?`` asks for the help (IPython calls an
+    object's ``getdoc()`` before reading its docstring)."""
+
+    def mark(func: Any) -> Any:
+        if not getattr(func, "has_arguments", False):
+            func.has_arguments = True
+            func.decorators = []
+        func.getdoc = lambda: parser_of(func) and func.__doc__
+        return func
+
+    return mark
+
+
+def parser_of(magic: Any) -> Any:
+    """The argument parser of ``magic`` (a function or a bound method), built once."""
+    func = getattr(magic, "__func__", magic)
+    parser = func.__dict__.get("parser")
+    if parser is None:
+        from IPython.core.magic_arguments import construct_parser
+
+        parser = func.parser = construct_parser(func)
+    return parser
+
+
 def _parse(magic: Any, line: str) -> Any:
-    """``parse_argstring``, with an unbalanced quote reported as a one-line UsageError."""
+    """Parse ``line``, with an unbalanced quote reported as a one-line UsageError."""
     try:
-        return parse_argstring(magic, line)
+        return parser_of(magic).parse_argstring(line)
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
 
@@ -98,10 +173,47 @@ def _parse(magic: Any, line: str) -> Any:
 @contextmanager
 def _user_errors() -> Iterator[None]:
     """Every mistake the user can fix is reported as IPython's one-line ``UsageError``."""
+    from ..errors import DictMagicsError
+
     try:
         yield
     except DictMagicsError as exc:
         raise UsageError(str(exc)) from None
+
+
+@contextmanager
+def _listing_errors() -> Iterator[None]:
+    """A listing the service cannot give (none at all, malformed, no answer) is one line too:
+    nothing was changed, and the message says what happened."""
+    from ..errors import ServiceError
+
+    try:
+        yield
+    except ServiceError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _examples(*lines: str) -> _Recorded:
+    """The last part of a magic's help (``%dict_delete?``): lines to copy into a cell.
+
+    They go in argparse's epilog, so they come after the options, at the very end.
+    """
+    return kwds(epilog="\nExamples::\n\n" + "\n".join(f"  {line}" for line in lines))
+
+
+def _cancelled(message: str) -> str:
+    """A declined question, said as the cancellation it is (the operation's words kept)."""
+    if message.lower().startswith("cancel"):
+        return message
+    return f"Cancelled \u2014 {message}"
+
+
+def _unquoted(text: str | None) -> str | None:
+    """A path typed in quotes, as one holding spaces must be, without them: IPython splits a
+    magic's line keeping the quotes in the word."""
+    if text and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
 
 
 def _say(note: str | None) -> None:
@@ -109,8 +221,20 @@ def _say(note: str | None) -> None:
         print(note)
 
 
+def _warn(message: str) -> None:
+    """A warning from an operation (not an error): one line on stderr."""
+    print(f"Warning: {message}", file=sys.stderr)
+
+
 class _Keyboard:
-    """The ``Prompter`` of the magics: ``input`` and ``getpass`` where the front end has stdin."""
+    """The ``Prompter`` of the magics: ``input`` and ``getpass`` where the front end has stdin.
+
+    ``confirmations`` keeps what was typed at each confirmation, so a magic can tell a question
+    the user declined from any other refusal.
+    """
+
+    def __init__(self) -> None:
+        self.confirmations: list[str] = []
 
     def ask(self, question: str) -> str:
         return self._read(input, question)
@@ -122,7 +246,9 @@ class _Keyboard:
 
     def confirm(self, warning: str, question: str) -> str:
         print(warning)
-        return self.ask(question)
+        answer = self.ask(question)
+        self.confirmations.append(answer)
+        return answer
 
     @staticmethod
     def _read(read: Callable[[str], str], question: str) -> str:
@@ -159,6 +285,8 @@ class _Bounded(Int):
 
 def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
     """``check(value)`` for a text trait (empty stays empty), its refusal as a ``TraitError``."""
+    from ..errors import DictMagicsError
+
     if not value.strip():
         return ""
     try:
@@ -187,6 +315,11 @@ class DictMagics(Magics):
     raise_on_failure = Bool(
         False,
         help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops.",
+    ).tag(config=True)
+    snapshots = Bool(
+        True,
+        help="Keep the entries about to be deleted in a snapshot file first, so "
+        "%dict_restore can put them back (--no-snapshot turns it off for one line).",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -236,7 +369,7 @@ class DictMagics(Magics):
     # -- shared steps ------------------------------------------------------------------------
 
     def _settings(
-        self, profile: str | None = None, workers: int | None = None
+        self, profile: str | None = None, workers: int | None = None, snapshots: bool = True
     ) -> OperationSettings:
         """``%config DictMagics`` with this line's options on top."""
         from ..operations.context import OperationSettings
@@ -249,6 +382,7 @@ class DictMagics(Magics):
                 max_retries=self.max_retries,
                 workers=self.workers if workers is None else workers,
                 raise_on_failure=self.raise_on_failure,
+                snapshots=self.snapshots and snapshots,
             )
 
     def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:
@@ -262,6 +396,8 @@ class DictMagics(Magics):
         namespace = dict(self.shell.user_ns) if self.shell is not None else {}
         namespace.update(local_ns or {})
         formatter = _IdFormatter()
+        from ..errors import DictMagicsError
+
         try:
             return formatter.vformat(line, args=[], kwargs=namespace), formatter
         except UsageError:
@@ -296,24 +432,43 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_login",
+        "%dict_login -p work --base-url https://api.example.com",
+        "%dict_login -p work --no-check",
+    )
     @argument("-p", "--profile", help="profile to store (default: the current profile)")
     @argument("--base-url", help="service base URL, e.g. https://api.example.com")
     @argument("--access-key", help="access key (asked for when not given)")
+    @argument(
+        "--check",
+        action=argparse.BooleanOptionalAction,
+        help="list the dictionary once (read-only) to prove the keys work, without asking "
+        "(--no-check: neither ask nor check; default: ask)",
+    )
     def dict_login(self, line: str = "") -> None:
         """Store a profile's base URL, access key and secret key in the OS keyring.
 
         What is not given is asked for; the secret key is only ever typed at a hidden prompt,
-        never on the command line, and is never shown afterwards.
+        never on the command line, and is never shown afterwards. Then it offers to check the
+        keys with one read-only request (a listing); the profile is stored either way.
         """
         from ..operations.login import login
 
         args, settings = self._read(self.dict_login, line)
         with _user_errors():
-            done = login(settings, _Keyboard(), base_url=args.base_url, access_key=args.access_key)
+            done = login(
+                settings,
+                _Keyboard(),
+                base_url=args.base_url,
+                access_key=args.access_key,
+                check=args.check,
+            )
         print("\n".join(done.lines))
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_logout", "%dict_logout -p work")
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
@@ -325,6 +480,7 @@ class DictMagics(Magics):
 
     @line_magic
     @magic_arguments()
+    @_examples("%dict_status", "%dict_status -p work")
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
     def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
@@ -340,9 +496,40 @@ class DictMagics(Magics):
             return status(settings)
 
     @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_list",
+        "%dict_list --from-lang ja --to-lang en",
+        "found = %dict_list --match invoice",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
+    @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
+    @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    def dict_list(self, line: str = "") -> EntryList:
+        """List the dictionary's entries (returns an EntryList, shown as a table).
+
+        --match is case-insensitive and looks in both terms. Sends one GET only. The result
+        feeds the other magics and pandas: %dict_delete {found.ids}, found.to_pandas(),
+        found.to_csv('entries.csv').
+        """
+        from ..operations.listing import list_entries
+
+        args, settings = self._read(self.dict_list, line)
+        with _user_errors(), _listing_errors():
+            return list_entries(
+                settings, match=args.match, from_lang=args.from_lang, to_lang=args.to_lang
+            )
+
+    @line_magic
     @no_var_expand
     @needs_local_scope
     @magic_arguments()
+    @_examples(
+        "%dict_delete 17",
+        "%dict_delete 17 18,19 --dry-run",
+        "%dict_delete {found.ids}",
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument(
         "-w",
@@ -350,6 +537,16 @@ class DictMagics(Magics):
         type=int,
         help="requests in flight for several ids "
         f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+    @argument(
+        "--dry-run",
+        action="store_true",
+        help="show what would be deleted (terms, ids not there); only the listing is fetched",
+    )
+    @argument(
+        "--no-snapshot",
+        action="store_true",
+        help="do not keep the entries in a snapshot first (they cannot be restored)",
     )
     @argument(
         "ids",
@@ -360,28 +557,43 @@ class DictMagics(Magics):
     )
     def dict_delete(
         self, line: str = "", local_ns: Mapping[str, Any] | None = None
-    ) -> DeleteResult | BatchResult:
+    ) -> DeleteResult | BatchResult | DryRunResult:
         """Delete one entry (returns a DeleteResult) or several (returns a BatchResult).
 
-        Every id is checked before the first request. Several ids run in parallel with a
-        progress bar; the summary lists every failure with its reason.
+        Every id is checked before the first request; the entries are then looked up and kept
+        in a snapshot (%dict_restore puts them back), and the results name their terms.
+        Several ids run in parallel with a progress bar; the summary lists every failure
+        with its reason. --dry-run shows what would go and sends no deletion. A list, an
+        EntryList's {found.ids} or a pandas column such as {df['id']} gives its ids.
         """
+        from ..errors import DeletionFailedError
         from ..operations.delete import delete, interruption
         from .progress import BarSink
 
         args, ids = self._ids(line, local_ns)
-        settings = self._settings(args.profile, args.workers)
+        settings = self._settings(args.profile, args.workers, not args.no_snapshot)
         try:
             with _user_errors():
-                result = delete(settings, ids, progress=BarSink(shell=self.shell))
+                result = delete(
+                    settings,
+                    ids,
+                    progress=BarSink(shell=self.shell),
+                    dry_run=args.dry_run,
+                    warn=_warn,
+                )
         except DeletionFailedError as exc:
             _say(interruption(exc.result))
             raise
-        _say(interruption(result))
+        _say(interruption(result))  # type: ignore[arg-type]
         return result
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_purge --dry-run",
+        "%dict_purge",
+        "%dict_purge -y",
+    )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument(
         "-y",
@@ -389,20 +601,140 @@ class DictMagics(Magics):
         action="store_true",
         help="delete at once without asking (for scripts and pipelines)",
     )
-    def dict_purge(self, line: str = "") -> DeleteResult:
+    @argument(
+        "--dry-run",
+        action="store_true",
+        help="show how many entries (and which) would be deleted; only the listing is fetched",
+    )
+    @argument(
+        "--no-snapshot",
+        action="store_true",
+        help="do not keep the entries in a snapshot first (needed where the service has no "
+        "listing; they cannot be restored)",
+    )
+    def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
-        Asks you to type delete-all (or the host name) first, naming the profile and host at
-        stake; anything else cancels with nothing sent. --yes skips the question.
+        Lists the dictionary and keeps it in a snapshot first (%dict_restore puts it back),
+        then asks you to type delete-all (or the host name), stating how many entries on
+        which host and profile, and where the snapshot is; anything else cancels with nothing
+        deleted, and stops a Run All there. --yes skips the question. Where the service has
+        no listing it refuses unless --no-snapshot.
         """
-        from ..operations.purge import purge
+        from ..errors import UsageProblem
+        from ..operations import session
+        from ..operations.purge import purge, purge_confirmed
 
-        args, settings = self._read(self.dict_purge, line)
-        with _user_errors():
-            return purge(settings, _Keyboard(), yes=args.yes)
+        args = _parse(self.dict_purge, line)
+        settings = self._settings(args.profile, snapshots=not args.no_snapshot)
+        keyboard = _Keyboard()
+        with _user_errors(), session.connect(settings) as (client, _):
+            try:
+                return purge(
+                    settings,
+                    keyboard,
+                    yes=args.yes,
+                    dry_run=args.dry_run,
+                    client=client,
+                    warn=_warn,
+                )
+            except UsageProblem as exc:
+                said = keyboard.confirmations
+                if said and not purge_confirmed(said[-1], client.host):
+                    raise UsageError(_cancelled(str(exc))) from None
+                raise
 
     @line_magic
     @magic_arguments()
+    @_examples(
+        "%dict_restore --dry-run",
+        "%dict_restore",
+        '%dict_restore "{kept[0].path}"',
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument(
+        "-w",
+        "--workers",
+        type=int,
+        help="additions in flight "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+    @argument("--dry-run", action="store_true", help="show what would be added; nothing is added")
+    @argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="restore a snapshot taken on another host or profile without asking",
+    )
+    @argument(
+        "snapshot",
+        nargs="?",
+        metavar="SNAPSHOT",
+        help="a snapshot file (default: the latest one of this profile and host; "
+        "%%dict_snapshots lists them)",
+    )
+    def dict_restore(self, line: str = "") -> RestoreResult:
+        """Put back what a snapshot holds and the dictionary lacks; returns a RestoreResult.
+
+        Lists the dictionary first and adds only entries whose four terms are missing, so
+        running it twice adds nothing the second time. An addition whose answer was lost is
+        settled by a listing, never sent again blindly. A snapshot of another host or
+        profile is restored only once you confirm (or with -y). After kept = %dict_snapshots,
+        "{kept[0].path}" names the newest (in quotes: a path may hold spaces).
+        """
+        from ..operations.restore import restore
+        from .progress import BarSink
+
+        args = _parse(self.dict_restore, line)
+        settings = self._settings(args.profile, args.workers)
+        with _user_errors():
+            return restore(
+                settings,
+                _unquoted(args.snapshot),
+                prompter=_Keyboard(),
+                progress=BarSink(shell=self.shell),
+                dry_run=args.dry_run,
+                yes=args.yes,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_snapshots",
+        "%dict_snapshots -p work",
+        "kept = %dict_snapshots",
+    )
+    @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    def dict_snapshots(self, line: str = "") -> SnapshotList:
+        """List the snapshots on disk, newest first; sends nothing.
+
+        A snapshot is taken before every delete and purge; hand its path to %dict_restore,
+        e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
+        """
+        from ..operations.history import snapshots
+
+        args = _parse(self.dict_snapshots, line)
+        with _user_errors():
+            return snapshots(profile=args.profile)
+
+    @line_magic
+    @magic_arguments()
+    @_examples("%dict_log", "%dict_log -n 100")
+    @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
+    def dict_log(self, line: str = "") -> AuditTable:
+        """Show the last requests that could change the dictionary (the audit log); sends
+        nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
+        """
+        from ..operations.history import audit
+
+        args = _parse(self.dict_log, line)
+        with _user_errors():
+            return audit(args.n)
+
+    @line_magic
+    @magic_arguments()
+    @_examples("%dict_panel", "%dict_panel -p work")
     @argument("-p", "--profile", help="profile whose credentials to use")
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it.

@@ -1,11 +1,18 @@
-"""The confirm-then-delete widget panel (``%dict_panel``), imported only when it is used.
+"""The curation panel (``%dict_panel``): find entries, tick them, delete after a confirmation
+that names their terms, and put back what a deletion took. Imported only when it is used.
 
-Nothing is ever deleted by one click: Delete and Delete all only *arm* a confirmation row that
-names exactly what will go and where, and a purge also needs a typed word. Requests run on a
-background thread so the notebook stays responsive; that thread only sets widget traits, which
-ipywidgets syncs safely from any thread (``with output:`` from a thread is not safe).
-ipywidgets hides exceptions raised in callbacks in a log, so every handler reports its own
-errors in the panel's status area and leaves the panel usable.
+Nothing is deleted by one click: **Delete selected** and **Delete all** only *arm* a
+confirmation that lists what will go (a purge also needs a typed word), and **Restore** is
+confirmed too. Requests run on a background thread so the notebook stays responsive; that thread
+only sets widget traits, which ipywidgets syncs safely from any thread (``with output:`` from a
+thread is not safe). While it runs every button but **Cancel** is disabled; Cancel sets an event
+the operation honours (nothing new is sent). ipywidgets hides exceptions raised in callbacks in
+a log, so every handler reports its own errors in the panel's status line.
+
+A listing of 10,000 entries stays responsive: the search runs over keys casefolded once
+(``panel_index``) and at most ``PAGE`` rows are shown, by check boxes that are reused
+(``panel_rows``). ``benchmarks/panel_bench.py`` measures it. A service without a listing falls
+back to typed ids.
 """
 
 from __future__ import annotations
@@ -14,34 +21,42 @@ import functools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from html import escape
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from ..errors import DictMagicsError, InvalidIdError
+from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
+from ..operations import history
 from ..operations.context import OperationSettings
-from ..operations.delete import delete, interruption
+from ..operations.delete import count, delete, interruption
+from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
+from ..operations.restore import restore
+from ..operations.snapshots import SnapshotInfo, snapshot_dir
 from ..operations.user_input import ID_SEPARATORS
 from ..profiles.secret import mask
-from ..render import batch_html, result_html
-from ..service.models import BatchResult, DeleteResult
+from ..render import panel as view
+from ..service.models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
+from .panel_index import ALL_PAIRS, EntryIndex
+from .panel_rows import EntryRows
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
-__all__ = ["DictPanel", "parse_ids"]
+__all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
+PAGE = 200
+"""Rows shown at most; beyond them the panel asks for a narrower search."""
 HISTORY_SIZE = 10
-_STATUS_COLOUR = {"info": "#57606a", "error": "#cf222e", "busy": "#0969da"}
 
 State = Literal["idle", "armed", "running"]
-Result = DeleteResult | BatchResult
+Result = DeleteResult | BatchResult | RestoreResult
 
 
 def parse_ids(text: str) -> list[str]:
@@ -50,46 +65,117 @@ def parse_ids(text: str) -> list[str]:
 
 
 def _show(widget: widgets.Widget, visible: bool) -> None:
-    widget.layout.display = "" if visible else "none"
+    display = "" if visible else "none"
+    if widget.layout.display != display:
+        widget.layout.display = display
+
+
+@dataclass(frozen=True)
+class Armed:
+    """What Confirm will do: ``delete`` ids, ``purge`` everything, or ``restore`` a snapshot."""
+
+    kind: Literal["delete", "purge", "restore"]
+    ids: tuple[str, ...] = ()
+    snapshot: SnapshotInfo | None = None
+
+
+@dataclass(frozen=True)
+class Undo:
+    """The snapshot the last deletion left, and what it took, for the Undo button."""
+
+    snapshot: str
+    what: str
 
 
 class DictPanel(widgets.VBox):
-    """Delete entries (or every entry) after an explicit confirmation, with results inline.
+    """Curate a dictionary: search, tick, delete after confirming, undo, restore.
 
     The panel owns ``client`` and closes it in ``close()``. ``state`` is ``"idle"``,
-    ``"armed"`` (a confirmation is showing) or ``"running"`` (a request is in flight);
-    ``wait()`` blocks until the background request, if any, has finished.
+    ``"armed"`` (``armed`` says what Confirm will do) or ``"running"`` (``running`` names the
+    work in flight); ``wait()`` blocks until the background work, if any, has finished. The
+    listing is loaded in the background as the panel is made.
     """
 
     def __init__(
-        self, client: DictionaryClient, *, profile: str, workers: int = WORKERS, **kwargs: Any
+        self,
+        client: DictionaryClient,
+        *,
+        profile: str,
+        workers: int = WORKERS,
+        snapshots: bool = True,
+        **kwargs: Any,
     ) -> None:
-        self._settings = OperationSettings(profile=profile, workers=workers)
+        self._settings = OperationSettings(profile=profile, workers=workers, snapshots=snapshots)
         self._client = client
         self.profile = profile
         self.workers = workers
         self.history: deque[Result] = deque(maxlen=HISTORY_SIZE)
         self._history_html: deque[str] = deque(maxlen=HISTORY_SIZE)
-        # Guards the state and the controls that show it; re-entrant because setting a
-        # trait can call an observer (the purge word) that refreshes the controls again.
+        # Guards the state, the listing and the controls that show them; re-entrant because
+        # setting a trait calls observers that take it again.
         self._lock = threading.RLock()
         self._state: State = "idle"
-        self._armed: tuple[str, ...] | None = None  # () arms the purge
+        self._armed: Armed | None = None
+        self._running: str | None = None
         self._worker: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._warnings: list[str] = []
+        self._index = EntryIndex([])
+        self._listed = False
+        self._unsupported: str | None = None  # why the service has no listing
+        self._matches: list[int] = []
+        self._snapshots: dict[str, SnapshotInfo] = {}
+        self.undo: Undo | None = None
+        self._quiet = False
 
-        self.header = widgets.HTML(self._header_html())
+        self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
+        self.search_text = widgets.Text(
+            placeholder="search either term",
+            description="Search",
+            continuous_update=True,
+            layout=widgets.Layout(width="24em"),
+        )
+        self.pair_dropdown = widgets.Dropdown(
+            options=[("all", ALL_PAIRS)], value=ALL_PAIRS, description="Languages"
+        )
+        self.refresh_button = widgets.Button(
+            description="Refresh", tooltip="List the entries again (and the snapshots)"
+        )
+        self.count_html = widgets.HTML()
+        self.select_all_button = widgets.Button(
+            description="Select all matches", tooltip="Tick every entry the search matches"
+        )
+        self.clear_button = widgets.Button(description="Clear selection")
+        self.rows = EntryRows(
+            PAGE,
+            self._selection_changed,
+            self._lock,
+            layout=widgets.Layout(max_height="24em", overflow="auto"),
+        )
         self.ids_text = widgets.Text(
             placeholder="entry ids, separated by spaces or commas",
             description="Entry ids",
             layout=widgets.Layout(width="28em"),
         )
         self.delete_button = widgets.Button(
-            description="Delete", tooltip="Delete the entries named on the left"
+            description="Delete selected (0)", tooltip="Delete the ticked entries (asks first)"
         )
         self.delete_all_button = widgets.Button(
             description="Delete all\u2026",
             button_style="danger",
             tooltip="Delete every entry of this account (asks for a typed confirmation)",
+        )
+        self.undo_button = widgets.Button(
+            description="Undo", tooltip="Put back what the last deletion took"
+        )
+        self.snapshot_dropdown = widgets.Dropdown(
+            options=[("no snapshots yet", "")],
+            value="",
+            description="Snapshot",
+            layout=widgets.Layout(width="30em"),
+        )
+        self.restore_button = widgets.Button(
+            description="Restore\u2026", tooltip="Put back the entries of the chosen snapshot"
         )
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(
@@ -110,18 +196,39 @@ class DictPanel(widgets.VBox):
         self._sink = _ProgressSink(self.progress)
         self.status = widgets.HTML()
         self.result = widgets.HTML()
+        self.result.add_class("dict-magics-latest")  # the newest result, for a reader's eye
         self.history_view = widgets.HTML()
+        self.search_box = widgets.VBox(
+            [
+                widgets.HBox([self.search_text, self.pair_dropdown]),
+                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
+                self.rows,
+            ]
+        )
 
-        self.delete_button.on_click(self._guard(self._on_delete))
-        self.delete_all_button.on_click(self._guard(self._on_delete_all))
-        self.confirm_button.on_click(self._guard(self._on_confirm))
-        self.cancel_button.on_click(self._guard(self._on_cancel))
+        self.search_text.observe(self._guard(self._on_search), names="value")
+        self.pair_dropdown.observe(self._guard(self._on_search), names="value")
         self.purge_word_text.observe(self._guard(self._on_purge_word), names="value")
+        for button, handler in [
+            (self.refresh_button, self._on_refresh),
+            (self.select_all_button, self._on_select_all),
+            (self.clear_button, self._on_clear),
+            (self.delete_button, self._on_delete),
+            (self.delete_all_button, self._on_delete_all),
+            (self.undo_button, self._on_undo),
+            (self.restore_button, self._on_restore),
+            (self.confirm_button, self._on_confirm),
+            (self.cancel_button, self._on_cancel),
+        ]:
+            button.on_click(self._guard(handler))
 
         super().__init__(
             [
-                self.header,
-                widgets.HBox([self.ids_text, self.delete_button, self.delete_all_button]),
+                widgets.HBox([self.header, self.refresh_button]),
+                self.search_box,
+                self.ids_text,
+                widgets.HBox([self.delete_button, self.delete_all_button, self.undo_button]),
+                widgets.HBox([self.snapshot_dropdown, self.restore_button]),
                 self.confirm_box,
                 self.progress,
                 self.status,
@@ -131,21 +238,25 @@ class DictPanel(widgets.VBox):
             **kwargs,
         )
         _show(self.progress, False)
-        self._refresh()
+        _show(self.ids_text, False)
+        with self._lock:
+            self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     @classmethod
     def from_profile(cls, profile: str | None = None, **client_options: Any) -> DictPanel:
         """Build the client from a stored profile (or ``DICT_MAGICS_*``) and wrap it in a panel.
 
         ``client_options`` go to ``DictionaryClient`` (``timeout``, ``max_retries``, ...);
-        ``workers`` is also used for batches. Raises ``CredentialsError`` if nothing is stored.
+        ``workers`` is also used for batches, ``snapshots=False`` keeps none. Raises
+        ``CredentialsError`` if nothing is stored.
         """
         from ..operations.session import make_client
 
         workers = int(client_options.pop("workers", WORKERS))
+        snapshots = bool(client_options.pop("snapshots", True))
         client, creds = make_client(profile, workers=workers, **client_options)
         try:
-            return cls(client, profile=creds.profile, workers=workers)
+            return cls(client, profile=creds.profile, workers=workers, snapshots=snapshots)
         except BaseException:
             client.close()
             raise
@@ -159,6 +270,7 @@ class DictPanel(widgets.VBox):
             timeout=settings.timeout,
             max_retries=settings.max_retries,
             workers=settings.workers,
+            snapshots=settings.snapshots,
         )
 
     # -- public ------------------------------------------------------------------------------
@@ -167,6 +279,16 @@ class DictPanel(widgets.VBox):
     def state(self) -> State:
         """``idle``, ``armed`` or ``running``."""
         return self._state
+
+    @property
+    def armed(self) -> str | None:
+        """What Confirm will do (``delete``, ``purge``, ``restore``), when armed."""
+        return self._armed.kind if self._armed else None
+
+    @property
+    def running(self) -> str | None:
+        """The work in flight (``list``, ``delete``, ``purge``, ``restore``, ``undo``)."""
+        return self._running
 
     @property
     def host(self) -> str:
@@ -178,8 +300,34 @@ class DictPanel(widgets.VBox):
         """The base URL this panel's requests go to."""
         return self._client.base_url
 
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries as last listed (empty when the service has no listing)."""
+        return self._index.entries
+
+    @property
+    def matches(self) -> list[Entry]:
+        """The entries the search and language filter match, in listing order."""
+        entries = self._index.entries
+        return [entries[i] for i in self._matches]
+
+    @property
+    def selected(self) -> list[str]:
+        """The ticked ids, in the order they were ticked."""
+        return list(self.rows.selected)
+
+    @property
+    def listing_supported(self) -> bool:
+        """False once the service answered that it has no listing (typed ids then)."""
+        return self._unsupported is None
+
+    def select(self, ids: Sequence[str]) -> None:
+        """Tick ``ids`` (as clicking their rows would)."""
+        self.rows.select(str(i) for i in ids)
+        self._selection_changed()
+
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background request (if any) is done; ``False`` if it still runs.
+        """Block until the background work (if any) is done; ``False`` if it still runs.
 
         For scripts and tests that click Confirm and then need the outcome.
         """
@@ -187,12 +335,12 @@ class DictPanel(widgets.VBox):
         if worker is None:
             return True
         if worker is threading.current_thread():
-            return False  # the request cannot wait for itself
+            return False  # the work cannot wait for itself
         worker.join(timeout)
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for a running request, close the client, and close every widget of the panel."""
+        """Wait for running work, close the client, and close every widget of the panel."""
         self.wait()
         client = getattr(self, "_client", None)
         if client is not None:
@@ -204,7 +352,8 @@ class DictPanel(widgets.VBox):
     # -- handlers (main thread) ----------------------------------------------------------------
 
     def _guard(self, handler: Callable[..., None]) -> Callable[..., None]:
-        """Report any exception of ``handler`` in the status area and return to idle."""
+        """Report any exception of ``handler`` in the status line; the panel stays usable
+        (back to idle, unless background work is still running)."""
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
@@ -212,20 +361,64 @@ class DictPanel(widgets.VBox):
                 handler(*args)
             except Exception as exc:
                 worker = self._worker
-                in_worker = threading.current_thread() is worker
                 with self._lock:
-                    stuck = worker is None or not worker.is_alive()
-                    if self._state != "running" or in_worker or stuck:
-                        self._state, self._armed = "idle", None
-                message = f"Unexpected error: {type(exc).__name__}: {exc}"
-                if in_worker:
-                    message += " (the request may or may not have reached the service)"
-                self._set_status(message, "error")
+                    running = worker is not None and worker.is_alive()
+                    if (
+                        self._state != "running"
+                        or not running
+                        or worker is threading.current_thread()
+                    ):
+                        self._state, self._armed, self._running = "idle", None, None
+                self._set_status(f"Unexpected error: {type(exc).__name__}: {exc}", "error")
                 self._refresh()
 
         return guarded
 
+    def _on_search(self, _change: dict[str, Any]) -> None:
+        if not self._quiet:
+            self._redraw()
+
+    def _selection_changed(self) -> None:
+        with self._lock:
+            self._redraw_counts()
+            self._refresh()
+
+    def _on_select_all(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            entries = self._index.entries
+            self.rows.select(entries[i].id for i in self._matches)
+        self._selection_changed()
+
+    def _on_clear(self, _button: widgets.Button) -> None:
+        if self._state != "idle":
+            return
+        self.rows.clear()
+        self._selection_changed()
+
+    def _on_refresh(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
+
     def _on_delete(self, _button: widgets.Button) -> None:
+        if not self.listing_supported:
+            self._arm_typed_ids()
+            return
+        with self._lock:
+            by_id = {e.id: e for e in self._index.entries}
+            going = [by_id[i] for i in self.rows.selected if i in by_id]
+        if not going:
+            self._set_status("Tick one or more entries first.", "error")
+            return
+        message = view.confirm_delete_html(going, self.profile, self.host, self._snapshots_on)
+        ids = tuple(e.id for e in going)
+        if self._arm(Armed("delete", ids), message):
+            self._set_status("Check what will be deleted, then press Confirm or Cancel.", "info")
+
+    def _arm_typed_ids(self) -> None:
         ids = parse_ids(self.ids_text.value)
         if not ids:
             self._set_status("Type one or more entry ids first.", "error")
@@ -239,35 +432,46 @@ class DictPanel(widgets.VBox):
         if problems:
             self._set_status("Nothing armed: " + " ".join(problems), "error")
             return
-        if len(ids) == 1:
-            what = f"entry <code>{escape(repr(ids[0]))}</code>"
-        else:
-            listed = ", ".join(f"<code>{escape(repr(i))}</code>" for i in ids)
-            what = (
-                f"these {len(ids)} entries: "
-                f'<div style="max-height:8em;overflow:auto">{listed}</div>'
-            )
-        message = f"<b>Delete</b> {what} on <b>{escape(self.host)}</b>?"
-        if self._arm(tuple(ids), message):
+        message = view.confirm_ids_html(ids, self.profile, self.host)
+        if self._arm(Armed("delete", tuple(ids)), message):
             self._set_status("Check what will be deleted, then press Confirm or Cancel.", "info")
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
-        message = (
-            f"<b>Delete EVERY entry</b> of profile <code>{escape(self.profile)}</code> on "
-            f"<b>{escape(self.host)}</b>? This cannot be undone. To enable Confirm, type "
-            f"<code>{escape(PURGE_WORD)}</code> (or <code>{escape(self.host)}</code>) "
-            "in the box below."
-        )
-        if self._arm((), message):
+        how_many = len(self._index) if self._listed else None
+        where = snapshot_dir() if self._snapshots_on else None
+        message = view.confirm_purge_html(how_many, self.profile, self.host, PURGE_WORD, where)
+        if self._arm(Armed("purge"), message):
             self._set_status(
                 f"Type {PURGE_WORD} (or the host) to enable Confirm, or press Cancel.", "info"
             )
+
+    def _on_restore(self, _button: widgets.Button) -> None:
+        info = self._snapshots.get(self.snapshot_dropdown.value)
+        if info is None:
+            self._set_status("Choose a snapshot first.", "error")
+            return
+        if self._arm(Armed("restore", snapshot=info), view.confirm_restore_html(info, self.host)):
+            self._set_status("Press Confirm to restore, or Cancel.", "info")
+
+    def _on_undo(self, _button: widgets.Button) -> None:
+        with self._lock:
+            undo = self.undo
+            if self._state != "idle" or undo is None:
+                return
+            self._begin("undo", f"Putting back {undo.what} on {self.host}\u2026", self._work_undo)
 
     def _on_purge_word(self, _change: dict[str, Any]) -> None:
         self._refresh()
 
     def _on_cancel(self, _button: widgets.Button) -> None:
         with self._lock:
+            if self._state == "running":
+                self._cancel.set()
+                self._set_status(
+                    "Cancelling: nothing new is sent; requests already sent are waited for.",
+                    "busy",
+                )
+                return
             if self._state != "armed":
                 return
             self._state, self._armed = "idle", None
@@ -276,68 +480,242 @@ class DictPanel(widgets.VBox):
 
     def _on_confirm(self, _button: widgets.Button) -> None:
         with self._lock:
-            if self._state != "armed" or self._armed is None:
+            armed = self._armed
+            if self._state != "armed" or armed is None:
                 return  # a second click, or a click with nothing armed: send nothing
-            target = self._armed
-            answer = self.purge_word_text.value
-            if not target and not self._purge_word_ok():
-                self._set_status(
-                    f"Type {PURGE_WORD} (or the host) exactly to enable Confirm.", "error"
+            if armed.kind == "purge":
+                word = self.purge_word_text.value
+                if not self._purge_word_ok():
+                    self._set_status(
+                        f"Type {PURGE_WORD} (or the host) exactly to enable Confirm.", "error"
+                    )
+                    return
+                self._begin(
+                    "purge", f"Deleting every entry on {self.host}\u2026", self._work_purge, word
                 )
-                return
-            self._state, self._armed = "running", None
-            self._worker = threading.Thread(
-                target=self._guard(self._run),
-                args=(target, answer),
-                name="dict-panel",
-                daemon=True,
-            )
-        self._refresh()
-        if not target:
-            what = "every entry"
-        elif len(target) <= 5:
-            what = ", ".join(repr(i) for i in target)
-        else:
-            what = f"{len(target)} entries"
-        self._set_status(f"Deleting {what} on {self.host}\u2026", "busy")
-        self._show_progress(len(target) if len(target) > 1 else 0)
-        self._worker.start()
+            elif armed.kind == "delete":
+                what = count(len(armed.ids), "entry", "entries")
+                self._begin(
+                    "delete",
+                    f"Deleting {what} on {self.host}\u2026",
+                    self._work_delete,
+                    armed.ids,
+                    total=len(armed.ids),
+                )
+            else:
+                assert armed.snapshot is not None
+                self._begin(
+                    "restore",
+                    f"Restoring {view.snapshot_label(armed.snapshot)} to {self.host}\u2026",
+                    self._work_restore,
+                    str(armed.snapshot.path),
+                    total=armed.snapshot.count,
+                )
 
     # -- background work (worker thread: traits only) -----------------------------------------
 
-    def _run(self, target: tuple[str, ...], answer: str) -> None:
-        """The operation the confirmation armed: ``()`` is the purge, confirmed by ``answer``."""
+    def _begin(
+        self, kind: str, what: str, work: Callable[..., None], *args: Any, total: int = 0
+    ) -> None:
+        """Start ``work(*args)`` on the worker thread; called with the lock held."""
+        self._state, self._armed, self._running = "running", None, kind
+        self._cancel = threading.Event()
+        self._warnings = []
+        self._worker = threading.Thread(
+            target=self._guard(self._work), args=(work, args), name="dict-panel", daemon=True
+        )
+        self.confirm_message.value = view.running_html(what)
+        self._set_status(what, "busy")
+        self._show_progress(total if total > 1 else 0)
+        self._refresh()
+        self._worker.start()
+
+    def _work(self, work: Callable[..., None], args: tuple[Any, ...]) -> None:
+        kind = self._running
         try:
-            result: Result
-            if target:
-                result = delete(self._settings, target, progress=self._sink, client=self._client)
-            else:
-                prompter = ScriptedPrompter([answer])
-                result = purge(self._settings, prompter, client=self._client)
-            html = batch_html(result) if isinstance(result, BatchResult) else result_html(result)
-            self._record(result, html)
-            if result.ok:
-                self.ids_text.value = ""
-            self._set_status(interruption(result) or "", "error")
-        except DictMagicsError as exc:
+            work(*args)
+        except (DictMagicsError, ServiceError) as exc:
             self._set_status(f"{exc}", "error")
+        except Exception as exc:
+            message = f"Unexpected error: {type(exc).__name__}: {exc}"
+            if kind != "list":
+                message += " (the request may or may not have reached the service)"
+            self._set_status(message, "error")
         finally:
             with self._lock:
-                self._state, self._armed = "idle", None
+                self._state, self._armed, self._running = "idle", None, None
+                self._refresh()
+
+    def _work_refresh(self) -> None:
+        if self._reload():
+            self._set_status(self._loaded_message(), "info")
+
+    def _work_delete(self, ids: tuple[str, ...]) -> None:
+        result = delete(
+            self._settings,
+            ids,
+            progress=self._sink,
+            cancel=self._cancel,
+            client=self._client,
+            warn=self._warnings.append,
+        )
+        self._record(result)
+        succeeded = result.succeeded if isinstance(result, BatchResult) else int(result.ok)
+        if result.snapshot and succeeded:
+            self.undo = Undo(result.snapshot, count(succeeded, "entry", "entries"))
+        if result.ok and not self.listing_supported:
+            self.ids_text.value = ""
+        self._after_change(interruption(result))
+
+    def _work_purge(self, word: str) -> None:
+        result = purge(
+            self._settings,
+            prompter=ScriptedPrompter([word]),
+            client=self._client,
+            warn=self._warnings.append,
+        )
+        self._record(result)
+        if result.snapshot and result.ok:
+            self.undo = Undo(result.snapshot, "every entry")
+        self._after_change(None)
+
+    def _work_restore(self, source: str) -> None:
+        result = self._restore(source)
+        self._record(result)
+        undo = self.undo
+        if result.ok and undo is not None and Path(undo.snapshot) == Path(source):
+            self.undo = None  # what Undo would put back is back
+        self._after_change(self._cancelled_note())
+
+    def _work_undo(self) -> None:
+        undo = self.undo
+        assert undo is not None
+        result = self._restore(undo.snapshot)
+        self._record(result)
+        if result.ok and self.undo is undo:
+            self.undo = None
+        self._after_change(self._cancelled_note())
+
+    def _restore(self, source: str) -> RestoreResult:
+        """Put back ``source``: a snapshot of this profile and host, so no second question."""
+        return restore(
+            self._settings,
+            source,
+            prompter=ScriptedPrompter(reason="the panel asked already"),
+            progress=self._sink,
+            yes=True,
+            cancel=self._cancel,
+            client=self._client,
+            warn=self._warnings.append,
+        )
+
+    def _cancelled_note(self) -> str | None:
+        return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
+
+    def _after_change(self, note: str | None) -> None:
+        """List again (the dictionary changed), then say what there is to say."""
+        listed = self._reload()
+        notes = [n for n in (note, *self._warnings) if n]
+        if notes:
+            self._set_status(" ".join(notes), "warning")
+        elif listed:
+            self._set_status("", "info")
+
+    def _reload(self) -> bool:
+        """List the entries and the snapshots; ``False`` (status set) if the listing failed."""
+        self._load_snapshots()
+        try:
+            listing = list_entries(self._settings, client=self._client)
+        except ListingUnsupportedError as exc:
+            self._use_typed_ids(str(exc))
+            return False
+        except ServiceError as exc:
+            self._set_status(f"Could not list the entries: {exc}. Press Refresh to retry.", "error")
+            return False
+        self._use_listing(listing)
+        return True
+
+    # -- listing and list display ----------------------------------------------------------------
+
+    def _use_listing(self, listing: EntryList) -> None:
+        index = EntryIndex(listing.entries)
+        options = [("all", ALL_PAIRS)] + [
+            (view.pair_label(*pair, found), pair) for pair, found in index.pairs
+        ]
+        with self._lock:
+            self._index, self._listed, self._unsupported = index, True, None
+            chosen = self.pair_dropdown.value
+            self._quiet = True
+            try:
+                self.pair_dropdown.options = options
+                values = [value for _, value in options]
+                self.pair_dropdown.value = chosen if chosen in values else ALL_PAIRS
+            finally:
+                self._quiet = False
+            self.rows.keep_only(e.id for e in listing.entries)
+            _show(self.search_box, True)
+            _show(self.ids_text, False)
+            self._redraw()
+
+    def _use_typed_ids(self, why: str) -> None:
+        with self._lock:
+            self._index, self._listed, self._unsupported = EntryIndex([]), False, why
+            self._matches = []
+            self.rows.clear()
+            self.rows.draw([])
+            _show(self.search_box, False)
+            _show(self.ids_text, True)
+            self.delete_button.description = "Delete"
+        self._set_status(
+            f"{why} Type the ids of the entries to delete instead; without a listing their "
+            "terms are unknown and a deletion cannot be undone.",
+            "warning",
+        )
+
+    def _redraw(self) -> None:
+        """Filter and redraw the rows: what every keystroke in the search box costs."""
+        with self._lock:
+            self._matches = self._index.search(self.search_text.value, self.pair_dropdown.value)
+            entries = self._index.entries
+            self.rows.draw([entries[i] for i in self._matches[:PAGE]])
+            self._redraw_counts()
             self._refresh()
+
+    def _redraw_counts(self) -> None:
+        total, matches = len(self._index), len(self._matches)
+        selected = len(self.rows.selected)
+        self.count_html.value = view.count_html(
+            total, matches, min(matches, PAGE), selected, self.host
+        )
+        if self.listing_supported:
+            self.delete_button.description = f"Delete selected ({selected:,})"
+
+    def _load_snapshots(self) -> None:
+        found = history.snapshots(profile=self.profile, host=self.host)
+        with self._lock:
+            self._snapshots = {str(info.path): info for info in found}
+            options = [(view.snapshot_label(info), str(info.path)) for info in found]
+            self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
+
+    def _loaded_message(self) -> str:
+        return f"Listed {count(len(self._index), 'entry', 'entries')} at {time.strftime('%X')}."
 
     # -- display helpers -----------------------------------------------------------------------
 
-    def _arm(self, target: tuple[str, ...], message: str) -> bool:
-        """Show the confirmation for ``target`` (``()``: the purge); only from idle."""
+    @property
+    def _snapshots_on(self) -> bool:
+        return self._settings.snapshots
+
+    def _arm(self, armed: Armed, message: str) -> bool:
+        """Show the confirmation for ``armed``; only from idle."""
         with self._lock:
             if self._state != "idle":
                 return False
-            self._state, self._armed = "armed", target
-        self.confirm_message.value = message
-        self.purge_word_text.value = ""
-        _show(self.progress, False)
-        self._refresh()
+            self._state, self._armed = "armed", armed
+            self.confirm_message.value = message
+            self.purge_word_text.value = ""
+            _show(self.progress, False)
+            self._refresh()
         return True
 
     def _purge_word_ok(self) -> bool:
@@ -346,19 +724,28 @@ class DictPanel(widgets.VBox):
     def _refresh(self) -> None:
         """Make every control match the state: the only place that enables or disables them."""
         with self._lock:
-            self._apply_state(self._state, self._armed)
-
-    def _apply_state(self, state: State, armed: tuple[str, ...] | None) -> None:
-        idle = state == "idle"
-        self.ids_text.disabled = not idle
-        self.delete_button.disabled = not idle
-        self.delete_all_button.disabled = not idle
-        _show(self.confirm_box, state == "armed")
-        purge = state == "armed" and armed == ()
-        _show(self.purge_word_text, purge)
-        self.purge_word_text.disabled = not purge
-        self.cancel_button.disabled = state != "armed"
-        self.confirm_button.disabled = state != "armed" or (purge and not self._purge_word_ok())
+            state, armed = self._state, self._armed
+            idle = state == "idle"
+            listing = self.listing_supported
+            purge_armed = armed is not None and armed.kind == "purge"
+            self.ids_text.disabled = not idle
+            self.refresh_button.disabled = not idle
+            self.select_all_button.disabled = not idle or not self._matches
+            self.clear_button.disabled = not idle or not self.rows.selected
+            self.delete_button.disabled = not idle or (listing and not self.rows.selected)
+            # Without a listing no snapshot can be taken, and the purge refuses to go without.
+            self.delete_all_button.disabled = not idle or (not listing and self._snapshots_on)
+            self.undo_button.disabled = not idle or self.undo is None
+            self.snapshot_dropdown.disabled = not idle or not self._snapshots
+            self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
+            _show(self.confirm_box, not idle)
+            _show(self.purge_word_text, purge_armed)
+            self.purge_word_text.disabled = not purge_armed
+            _show(self.confirm_button, state == "armed")
+            self.confirm_button.disabled = state != "armed" or (
+                purge_armed and not self._purge_word_ok()
+            )
+            self.cancel_button.disabled = idle
 
     def _show_progress(self, total: int) -> None:
         self.progress.max = max(total, 1)
@@ -367,33 +754,15 @@ class DictPanel(widgets.VBox):
         _show(self.progress, total > 1)
 
     def _set_status(self, message: str, kind: str) -> None:
-        if not message:
-            self.status.value = ""
-            return
-        self.status.value = (
-            f'<div class="dict-magics-status dict-magics-status-{kind}" '
-            f'style="color:{_STATUS_COLOUR[kind]}">{escape(message)}</div>'
-        )
+        self.status.value = view.status_html(message, kind)
 
-    def _record(self, result: Result, html: str) -> None:
+    def _record(self, result: Result) -> None:
+        html = view.any_result_html(result)
         self.history.append(result)
         stamp = time.strftime("%H:%M:%S")
         self._history_html.append(f'<li><span style="color:#57606a">{stamp}</span> {html}</li>')
         self.result.value = html
-        items = "".join(reversed(self._history_html))
-        self.history_view.value = (
-            f'<details class="dict-magics-history"><summary>Recent results '
-            f"({len(self._history_html)}, newest first)</summary>"
-            f'<ol style="margin:0.2em 0">{items}</ol></details>'
-        )
-
-    def _header_html(self) -> str:
-        return (
-            '<div class="dict-magics-header"><b>Dictionary entries</b> &mdash; '
-            f"profile <code>{escape(self.profile)}</code>, "
-            f"host <code>{escape(self._client.host)}</code>, "
-            f"access key <code>{escape(mask(self._client.access_key))}</code></div>"
-        )
+        self.history_view.value = view.history_html(list(reversed(self._history_html)))
 
 
 class _ProgressSink:
@@ -404,9 +773,10 @@ class _ProgressSink:
 
     def start(self, total: int, label: str) -> None:
         self.bar.max = max(total, 1)
+        _show(self.bar, total > 1)
 
-    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
-        self.bar.max = total
+    def __call__(self, done: int, total: int, result: object) -> None:
+        self.bar.max = max(total, 1)
         self.bar.value = done
         self.bar.description = f"{done} / {total}"
 

@@ -1,4 +1,5 @@
-"""Progress of a batch of deletions: a widget bar in a notebook, a text bar in a terminal.
+"""Progress of a batch of deletions (or of a restore's additions): a widget bar in a notebook,
+a text bar in a terminal.
 
 The client calls ``update(done, total, result)`` from its worker threads (one call at a time),
 so both bars only set values: the widget one sets traits, which ipywidgets syncs safely from any
@@ -13,7 +14,10 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..service.models import DeleteResult
+    from ..service.models import AddResult, DeleteResult
+
+    Result = DeleteResult | AddResult
+    """A deletion's or an addition's (a restore's) result: the bars read ``ok`` only."""
 
 __all__ = [
     "BarSink",
@@ -30,7 +34,7 @@ BAR_WIDTH = 30
 class ProgressDisplay(Protocol):
     """What the magics need from a progress bar."""
 
-    def update(self, done: int, total: int, result: DeleteResult) -> None: ...
+    def update(self, done: int, total: int, result: Result) -> None: ...
 
     def close(self) -> None: ...
 
@@ -76,7 +80,7 @@ class TextProgress:
             self._stream.write(self._line() + "\n")
         self._stream.flush()
 
-    def update(self, done: int, total: int, result: DeleteResult) -> None:
+    def update(self, done: int, total: int, result: Result) -> None:
         """Record one more result (called from the client's worker threads)."""
         with self._lock:
             if self._closed:
@@ -122,7 +126,7 @@ class WidgetProgress:
         failed = f", {self.failed} failed" if self.failed else ""
         return escape(f"{label}: {done}/{self.total}{failed}")
 
-    def update(self, done: int, total: int, result: DeleteResult) -> None:
+    def update(self, done: int, total: int, result: Result) -> None:
         """Set the bar's value (trait updates are safe from the client's worker threads)."""
         with self._lock:
             self.failed += 0 if result.ok else 1
@@ -167,7 +171,7 @@ class BarSink:
     def start(self, total: int, label: str) -> None:
         self._bar = start(total, label, shell=self._shell, stream=self._stream)
 
-    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
+    def __call__(self, done: int, total: int, result: Result) -> None:
         if self._bar is not None:
             self._bar.update(done, total, result)
 

@@ -11,11 +11,13 @@ flush is one ``write`` on an ``O_APPEND`` descriptor under a file lock, so threa
 appending at once never interleave or tear each other's lines. Lines noted but not yet flushed
 stay pending if the write fails (the error propagates), and go with the next flush.
 
-A flush is fsynced once, never each line. ``benchmarks/store_cost.py`` measured, per result on
-top of building it: about 12 us batched, 16 us batched with one fsync per flush, 200 us written
-line by line (the file lock and the open dominate) and 390 us line by line with fsync (3.6 ms
-with other jobs using the disk), against about 350 us of client CPU per request. So batching is
-what matters; with it, the fsync that makes the log survive a power cut is nearly free: it is on.
+The log is not fsynced (``fsync=True`` asks for one fsync per flush). ``benchmarks/store_cost.py``
+measured, per result on top of building it: about 12 us batched, 16 us batched with one fsync
+per flush, 200 us written line by line (the file lock and the open dominate) and 390 us line by
+line with fsync (3.6 ms with other jobs using the disk), against about 350 us of client CPU per
+request. A batch flushes once, but a loop of one-id cells flushes once per request, where an
+fsync would cost more than the request itself on a slow disk. The log is a record; what keeps
+the data safe is the snapshot, which is fsynced before the first DELETE.
 
 ``read_audit(n)`` reads the last ``n`` lines backwards from the end of the file, so a long log
 is never read whole; a torn or garbled line is skipped and counted.
@@ -98,7 +100,7 @@ class AuditLog:
         *,
         flush_every: int = 200,
         flush_after: float = 0.5,
-        fsync: bool = True,
+        fsync: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else audit_path()
         self.flush_every = max(1, flush_every)
@@ -212,11 +214,13 @@ def audit_line(
 
 
 def _append(path: Path, data: bytes, *, fsync: bool) -> None:
-    """One ``O_APPEND`` write of whole lines; a torn last line (a crash) is ended first."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """One ``O_APPEND`` write of whole lines; a torn last line (a crash) is ended first.
+
+    A symbolic link in the log's place is refused (``OSError``), never written through."""
+    fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         size = os.fstat(fd).st_size
-        if size and _last_byte(path, size) != b"\n":
+        if size and _last_byte(fd, size) != b"\n":
             data = b"\n" + data
         view = memoryview(data)
         while view:
@@ -227,10 +231,9 @@ def _append(path: Path, data: bytes, *, fsync: bool) -> None:
         os.close(fd)
 
 
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1)
+def _last_byte(fd: int, size: int) -> bytes:
+    os.lseek(fd, size - 1, os.SEEK_SET)  # for this read: O_APPEND writes go to the end anyway
+    return os.read(fd, 1)
 
 
 def read_audit(n: int = 20, path: str | Path | None = None) -> AuditLines:

@@ -45,6 +45,8 @@ class OperationSettings:
     max_retries: int = RETRIES
     workers: int = WORKERS
     raise_on_failure: bool = False
+    snapshots: bool = True
+    """Keep the entries about to be deleted in a snapshot file before the first deletion."""
 
     def __post_init__(self) -> None:
         if not _is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:

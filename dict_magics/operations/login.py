@@ -2,7 +2,8 @@
 ``dict-magics login`` (and their logouts) do, and the lines both show afterwards.
 
 Whatever the options do not give is asked for through the front end's ``Prompter``; the secret
-key is only ever typed at a hidden prompt (or piped to the command line), never an option.
+key is only ever typed at a hidden prompt (or piped to the command line), never an option. Once
+stored, the keys can be checked with one read-only request (``operations.check``).
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import UsageProblem
-from ..profiles import credentials
+from ..profiles import credentials, registry
 from ..profiles.secret import Secret
 from ..service.paths import host_of, normalize_base_url
 from . import session
+from .check import CredentialsCheck, check_stored
 from .context import OperationSettings
 from .prompts import NoAnswer, Prompter
 
-__all__ = ["LoginResult", "LogoutResult", "login", "logout"]
+__all__ = ["CHECK_QUESTION", "LoginResult", "LogoutResult", "login", "logout"]
+
+CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class LoginResult:
     warning: str | None = None
     overridden: tuple[str, ...] = ()
     """The ``DICT_MAGICS_*`` variables that override what was stored."""
+    check: CredentialsCheck | None = None
+    """What one listing with the stored credentials said, when they were checked."""
 
     @property
     def lines(self) -> list[str]:
@@ -47,6 +53,8 @@ class LoginResult:
                 f"Note: {', '.join(self.overridden)} set in the environment override the "
                 f"stored values for profile {self.profile!r}."
             )
+        if self.check is not None:
+            lines.append(self.check.line)
         return lines
 
 
@@ -97,11 +105,14 @@ def login(
     base_url: str | None = None,
     access_key: str | None = None,
     secret_key: str | None = None,
+    check: bool | None = False,
 ) -> LoginResult:
     """Store the profile of ``settings``, asking for what is not given.
 
     The base URL offered by default is ``settings.base_url``, else the stored one. Raises
     ``DictMagicsError`` (no keyring, bad base URL, nothing typed) with nothing stored.
+    Afterwards ``check`` True lists the dictionary once with what was stored, to prove it works;
+    None asks first (Enter means yes; nobody to ask means no); False sends nothing.
     """
     profile = session.profile_of(settings)
     credentials.check_backend(profile, "store")  # before anyone types a secret in vain
@@ -124,7 +135,10 @@ def login(
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
+    registry.remember(saved.profile)
     backend = credentials.backend_info()
+    if check is None:
+        check = _wants_check(prompter)
     return LoginResult(
         saved.profile,
         saved.base_url,
@@ -132,12 +146,23 @@ def login(
         backend.name,
         backend.warning,
         tuple(sorted(credentials.env_items(profile).values())),
+        check_stored(settings, saved) if check else None,
     )
+
+
+def _wants_check(prompter: Prompter) -> bool:
+    """Yes on Enter, y or yes; a front end that cannot ask means no (the profile is stored)."""
+    try:
+        answer = prompter.ask(CHECK_QUESTION)
+    except NoAnswer:
+        return False
+    return answer.strip().lower() in ("", "y", "yes")
 
 
 def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = session.profile_of(settings)
     removed = credentials.delete_profile(profile)
+    registry.forget(profile)
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

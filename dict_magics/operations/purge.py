@@ -1,33 +1,54 @@
-"""Delete every entry, after the one confirmation every front end asks for.
+"""Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here and nowhere else: the warning names the profile and host at stake, and
-only the exact word ``delete-all`` or the exact host (surrounding spaces aside) counts as yes.
-The magics, the command line and the panel all ask through it.
+The policy lives here and nowhere else: the dictionary is listed first, the warning names how
+many entries are at stake, the profile, the host and the snapshot that keeps them, and only the
+exact word ``delete-all`` or the exact host (surrounding spaces aside) counts as yes. Where the
+service has no listing, no snapshot can be taken, so a purge is refused unless snapshots are
+turned off. The magics, the command line and the panel all go through here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import UsageProblem
+from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..settings import PURGE_WORD
 from . import session
 from .context import OperationSettings, finish
-from .prompts import NoAnswer, Prompter
+from .listing import CACHE
+from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .safeguards import Trail, Warn, take_snapshot
+from .settle import settle_purge
+from .snapshots import Snapshot
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
-    from ..service.models import DeleteResult
+    from ..service.models import DeleteResult, DryRunResult, EntryList
 
 __all__ = ["confirm_purge", "purge", "purge_confirmed", "purge_question", "purge_warning"]
 
 
-def purge_warning(profile: str, host: str) -> str:
-    """What is at stake, said before the question."""
-    return (
-        f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
-        "(how many is unknown: the service cannot count them). It cannot be undone."
-    )
+def purge_warning(
+    profile: str,
+    host: str,
+    count: int | None = None,
+    snapshot: str | None = None,
+) -> str:
+    """What is at stake, said before the question: how many entries, where, and their copy."""
+    if count is None:
+        return (
+            f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
+            "(how many is unknown: the service cannot count them). It cannot be undone."
+        )
+    what = f"This deletes all {count:,} entr{'y' if count == 1 else 'ies'}"
+    if count == 0:
+        what = "The listing shows no entries, yet this sends the delete-everything request"
+    text = f"{what} on {host} (profile {profile!r}); "
+    if snapshot is not None:
+        return text + f"a snapshot is saved at {snapshot} (%dict_restore puts them back)."
+    if count == 0:
+        return text + "there is nothing to keep in a snapshot."
+    return text + "no snapshot is kept (--no-snapshot), so it cannot be undone."
 
 
 def purge_question(host: str) -> str:
@@ -40,14 +61,22 @@ def purge_confirmed(answer: str, host: str) -> bool:
     return answer.strip() in (PURGE_WORD, host)
 
 
-def confirm_purge(prompter: Prompter, profile: str, host: str) -> None:
+def confirm_purge(
+    prompter: Prompter,
+    profile: str,
+    host: str,
+    count: int | None = None,
+    snapshot: str | None = None,
+) -> None:
     """Ask; return only when the answer confirms, else raise ``UsageProblem`` (nothing sent)."""
     try:
-        answer = prompter.confirm(purge_warning(profile, host), purge_question(host))
+        answer = prompter.confirm(
+            purge_warning(profile, host, count, snapshot), purge_question(host)
+        )
     except NoAnswer as exc:
         raise UsageProblem(
             f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
-            f"confirmation is needed, but {exc.reason}. Nothing was sent. "
+            f"confirmation is needed, but {exc.reason}. Nothing was deleted. "
             "Re-run with --yes if you mean it."
         ) from None
     if not purge_confirmed(answer, host):
@@ -58,18 +87,129 @@ def confirm_purge(prompter: Prompter, profile: str, host: str) -> None:
 
 def purge(
     settings: OperationSettings,
-    prompter: Prompter,
+    prompter: Prompter | None = None,
     *,
     yes: bool = False,
+    dry_run: bool = False,
+    snapshot: bool | None = None,
     client: DictionaryClient | None = None,
-) -> DeleteResult:
-    """Delete every entry once confirmed (``yes`` skips the question, for scripts).
+    warn: Warn = None,
+) -> DeleteResult | DryRunResult:
+    """Delete every entry once confirmed (``yes`` skips the question, for scripts), the whole
+    listing kept in a snapshot first unless ``snapshot`` or the settings say not to.
 
-    Raises ``DictMagicsError`` (no credentials, not confirmed, nobody to ask) before any
-    request, and ``DeletionFailedError`` for a failure only if ``settings.raise_on_failure``.
+    Raises ``DictMagicsError`` (no credentials, no listing for the snapshot, not confirmed,
+    nobody to ask) before any request that changes the dictionary, and
+    ``DeletionFailedError`` for a failure only if ``settings.raise_on_failure``.
     """
+    keep = settings.snapshots if snapshot is None else snapshot
+    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
     with session.connect(settings, client) as (client, profile):
+        host = client.host
+        listing = None
+        if keep or dry_run or not yes:
+            listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
+        if dry_run:
+            return _dry_run(host, profile, listing)
+        kept = _keep(client, profile, listing) if keep and listing is not None else None
         if not yes:
-            confirm_purge(prompter, profile, client.host)
-        result = client.delete_all()
+            count = None if listing is None else len(listing)
+            where = None if kept is None else str(kept.path)
+            try:
+                confirm_purge(asker, profile, host, count, where)
+            except UsageProblem:
+                if kept is not None:
+                    kept.path.unlink(missing_ok=True)
+                raise
+            if keep:
+                # A person took time to answer: keep what is there now, if it changed.
+                fresh = _listing(client, profile, required=True, dry_run=False)
+                if listing is None or fresh.by_id().keys() != listing.by_id().keys():
+                    listing, kept = fresh, _keep(client, profile, fresh)
+        result = _send(client, profile, kept, listing, warn)
     return finish(result, settings)
+
+
+def _listing(
+    client: DictionaryClient, profile: str, *, required: bool, dry_run: bool
+) -> EntryList | None:
+    """The whole dictionary, fresh; ``None`` when it cannot be had and is not ``required``."""
+    try:
+        return CACHE.fetch(client, profile)
+    except ListingUnsupportedError as exc:
+        if dry_run:
+            return None
+        if required:
+            raise UsageProblem(
+                f"{exc}; so no snapshot of the entries can be taken, and a purge could not be "
+                "undone. Nothing was deleted. Re-run with --no-snapshot (or set %config "
+                "DictMagics.snapshots = False) to purge without a copy."
+            ) from None
+        return None
+    except ServiceError as exc:
+        if dry_run:
+            raise UsageProblem(f"{exc}; nothing was sent (dry run).") from None
+        if required:
+            raise UsageProblem(
+                f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try "
+                "again, or add --no-snapshot to purge without a copy."
+            ) from None
+        return None
+
+
+def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapshot | None:
+    if not len(listing):
+        return None
+    return take_snapshot(
+        listing.entries,
+        profile=profile,
+        host=client.host,
+        base_url=client.base_url,
+        operation="purge",
+    )
+
+
+def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
+    from ..service.models import DryRunResult
+
+    if listing is None:
+        return DryRunResult("purge", host, profile, listed=False)
+    return DryRunResult("purge", host, profile, entries=list(listing.entries))
+
+
+def _send(
+    client: DictionaryClient,
+    profile: str,
+    kept: Snapshot | None,
+    listing: EntryList | None,
+    warn: Warn,
+) -> DeleteResult:
+    """The one delete-everything request, audited, its unknown outcome settled by a listing."""
+    from dataclasses import replace
+
+    from ..service.client import RequestInterrupted
+
+    path = str(kept.path) if kept is not None else None
+    with Trail(
+        profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn
+    ) as trail:
+        try:
+            result = replace(client.delete_all(), snapshot=path)
+        except RequestInterrupted as stopped:
+            result = replace(stopped.result, snapshot=path)
+            trail.record(result)
+            CACHE.invalidate(client, profile)
+            raise RequestInterrupted(result) from None
+        if result.outcome_unknown and listing is not None:
+            try:
+                after = CACHE.fetch(client, profile).by_id()
+            except ServiceError:
+                after = None
+            if after is not None:
+                result = settle_purge(result, list(listing.entries), after)
+        trail.record(result)
+    if result.ok:
+        CACHE.emptied(client, profile)
+    elif result.outcome_unknown:
+        CACHE.invalidate(client, profile)
+    return result

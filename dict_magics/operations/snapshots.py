@@ -83,12 +83,7 @@ class Snapshot:
 
 
 def snapshot_dir() -> Path:
-    """The snapshots folder (created 0700 if missing, and the data folder too).
-
-    The data folder is made first on its own: as a parent of ``snapshots`` it would get
-    ``mkdir -p``'s default mode (0755).
-    """
-    localdata.home()
+    """The snapshots folder (0700, like the data folder holding it)."""
     return localdata.home("snapshots")
 
 
@@ -267,7 +262,7 @@ def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | N
                     return replace(info, count=count)
         data = _load_json(path)
         info = _header(path, data, count=0)
-    except (UsageProblem, OSError):
+    except (UsageProblem, OSError, ValueError, RecursionError):  # a stray file: not listed
         return None
     entries = data.get("entries")
     if not isinstance(entries, list) or not _wanted(info, profile, host):
@@ -286,7 +281,7 @@ def _first_line_header(path: Path, handle: BinaryIO) -> SnapshotInfo | None:
         return None
     try:
         data = json.loads(first[:-1].decode("utf-8") + "]}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a stray file nested very deep
         return None
     if not isinstance(data, dict):
         return None

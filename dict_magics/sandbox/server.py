@@ -399,6 +399,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Serve a local stand-in for the dictionary API (127.0.0.1 only).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  dict-magics sandbox\n"
+            "  dict-magics sandbox --port 0 --entries 5000 --latency 0.05\n"
+            "  dict-magics sandbox --tls --rate-limit 100 --burst 10\n"
+            "  dict-magics sandbox --no-listing"
+        ),
     )
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any)")
     parser.add_argument("--entries", type=int, default=100, help="seeded entries 1..N")

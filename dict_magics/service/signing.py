@@ -48,9 +48,16 @@ MAX_AHEAD_MS = 3_000
 """No nonce is ever handed out further ahead of the clock than this (the service allows 5
 minutes); a process that would go further waits for the clock instead."""
 MAX_WAIT_MS = 1_000
-"""Further ahead than this the clock itself was set back: waiting for it could take hours, so
-the values go on from where they are (the service may refuse them until the clock catches up)."""
-LOCK_TIMEOUT_S = 10.0
+"""Further ahead than this the clock itself was set back: waiting for it could take up to a
+minute, so the values go on from where they are (the service may refuse them until the clock
+catches up)."""
+MAX_LEAD_MS = 60_000
+"""A reserved value further ahead of the clock than this is damage (written while the clock was
+far wrong, or by hand): the service would refuse every value from there for as long (it allows
+5 minutes), so the values restart from the clock, and the process's other keys are spared."""
+RESERVE_TIMEOUT_S = 5.0
+"""The longest one nonce waits for the file lock and the clock; past it the source falls back
+to this process alone (with the one warning) rather than hold up every request."""
 
 # Every source and lock a forked child must not share with its parent (see _after_fork).
 _forkable: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -127,8 +134,9 @@ class SharedNonceSource:
 
     Values are also drawn through ``local`` (by default the process-wide ``next_nonce``), so
     they never repeat a value any other source in this process handed out. When the state file
-    cannot be used (a read-only data folder), the source falls back to ``local`` alone, with
-    one warning.
+    cannot be used (a read-only data folder; a symbolic link or anything but a regular file of
+    this user in its place; a lock or clock not free within ``RESERVE_TIMEOUT_S``), the source
+    falls back to ``local`` alone, with one warning. A damaged state is rewritten clean.
     """
 
     def __init__(self, access_key: str, *, local: NonceSource | None = None) -> None:
@@ -139,6 +147,7 @@ class SharedNonceSource:
         self._file_lock: Any = None
         self._start, self._limit = 0, -1  # this process's current block (none yet)
         self._shared = True
+        self._damage_seen = False
         _forkable.add(self)
 
     def __repr__(self) -> str:
@@ -147,35 +156,42 @@ class SharedNonceSource:
 
     def __call__(self) -> str:
         with self._lock:
+            deadline = time.monotonic() + RESERVE_TIMEOUT_S
             while self._shared:
                 value = self._local.take_within(self._start, self._limit)
                 if value is not None:
                     return str(value)
-                self._reserve()
+                self._reserve(deadline)
             return self._local()
 
-    def _reserve(self) -> None:
+    def _reserve(self, deadline: float) -> None:
         """Reserve the next block of values above every process's, or stop sharing."""
         try:
-            while (wait_ms := self._try_reserve()) > 0:
+            while (wait_ms := self._try_reserve(deadline)) > 0:
+                if time.monotonic() + wait_ms / 1000 > deadline:
+                    raise TimeoutError(f"no nonces free within {RESERVE_TIMEOUT_S:g} s")
                 time.sleep(wait_ms / 1000)  # outside the file lock: others wait for the clock too
-        except OSError as exc:  # a read-only folder, a lock never released (filelock.Timeout)
+        except OSError as exc:  # a read-only folder, a symbolic link, a lock held, a timeout
             self._shared = False
             _warn_once(self._folder, exc)
 
-    def _try_reserve(self) -> int:
+    def _try_reserve(self, deadline: float) -> int:
         """Reserve a block under the file lock and return 0, or the ms to wait for the clock."""
-        with self._locked():
-            fd = os.open(self._folder / f"{self._name}.nonce", os.O_RDWR | os.O_CREAT, 0o600)
+        with self._locked().acquire(timeout=max(0.0, deadline - time.monotonic())):
+            path = self._folder / f"{self._name}.nonce"
+            fd = localdata.open_private(path, os.O_RDWR | os.O_CREAT)
             try:
                 now = _now_ms()
                 reserved = _parse_state(os.read(fd, 64), now)
+                if reserved is None:
+                    self._note_damage(path)
+                    reserved = now + MAX_AHEAD_MS  # the highest any process can have reserved
                 start = max(now, reserved + 1, self._local.last + 1)
                 ceiling = now + MAX_AHEAD_MS
                 limit = min(max(start + BLOCK, now + WINDOW_MS) - 1, ceiling)
                 if start - ceiling > MAX_WAIT_MS:  # the clock was set back
                     limit = start + BLOCK - 1
-                if limit < start:  # wait for the clock; a damaged file's bound stays put meanwhile
+                if limit < start:  # wait for the clock; the file holds a clean bound meanwhile
                     _write_state(fd, reserved)
                     return start - ceiling
                 _write_state(fd, limit)
@@ -189,10 +205,20 @@ class SharedNonceSource:
         if self._file_lock is None:
             from filelock import FileLock
 
+            localdata.private_folder(self._folder.parent)  # the data folder, 0700 too
             localdata.private_folder(self._folder)
             path = self._folder / f"{self._name}.lock"
-            self._file_lock = FileLock(path, timeout=LOCK_TIMEOUT_S, mode=0o600)
+            self._file_lock = FileLock(path, mode=0o600)
         return self._file_lock
+
+    def _note_damage(self, path: Path) -> None:
+        if not self._damage_seen:
+            self._damage_seen = True
+            log.warning(
+                "the nonce state %s was damaged or far ahead of the clock: nonces go on from "
+                "the clock",
+                path,
+            )
 
     def _after_fork(self) -> None:
         # The parent's block is the parent's: a child reserves its own.
@@ -203,19 +229,24 @@ class SharedNonceSource:
 
 def _write_state(fd: int, value: int) -> None:
     """Fixed width, in place: a reader never sees a shorter, older value (no fsync: after a
-    crash of the machine its clock has long passed anything reserved)."""
+    crash of the machine its clock has long passed anything reserved). Whatever followed it
+    (a longer, damaged content) is cut off."""
+    data = b"%020d\n" % value
     os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, b"%020d\n" % value)
+    os.write(fd, data)
+    os.ftruncate(fd, len(data))
 
 
-def _parse_state(data: bytes, now: int) -> int:
-    """The highest value reserved so far; for a damaged file, the highest that can have been."""
+def _parse_state(data: bytes, now: int) -> int | None:
+    """The highest value reserved so far, or ``None`` when the file is damaged: not a number,
+    or further ahead of the clock than ``MAX_LEAD_MS``."""
     if not data:
         return 0
     try:
-        return int(data.decode("ascii"))
+        value = int(data.decode("ascii"))
     except ValueError:
-        return now + MAX_AHEAD_MS
+        return None
+    return None if value > now + MAX_LEAD_MS else value
 
 
 _warned = False

@@ -21,11 +21,15 @@ ARGS = [
 ]
 LOCAL_SCHEMES = frozenset({"data", "blob", "about"})
 
-KERNEL_IDLE = """() => {
+# The toolbar's indicator says idle while the kernel is still "No Kernel": ask the session.
+KERNEL_READY = """() => {
   const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const session = widget && widget.sessionContext && widget.sessionContext.session;
-  return !!(session && session.kernel && session.kernel.status === 'idle');
+  const context = widget && widget.sessionContext;
+  const kernel = context && context.session && context.session.kernel;
+  return !!(context && context.isReady && kernel && kernel.status === 'idle'
+            && kernel.connectionStatus === 'connected');
 }"""
+RUN_ALL = "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
 
 
 @dataclass
@@ -60,8 +64,11 @@ def chromium_page(width: int = 1280, height: int = 900) -> Iterator[tuple[object
 
 
 def open_and_run_all(page, url: str, timeout_ms: float = 90_000) -> None:
-    """Open a notebook, wait for its kernel to be idle, then Run > Run All Cells."""
+    """Open a notebook (JupyterLab or Notebook 7), wait until its kernel is ready, run all cells.
+
+    Run All goes through the application's command, the same in both front ends (the menus
+    differ, and the toolbar's fast-forward button restarts the kernel first).
+    """
     page.goto(url)
-    page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms, polling=200)
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(KERNEL_READY, timeout=timeout_ms, polling=200)
+    page.evaluate(RUN_ALL)

@@ -1,4 +1,5 @@
-"""A throw-away JupyterLab on 127.0.0.1, isolated from the developer's own Jupyter setup.
+"""A throw-away JupyterLab or Notebook 7 on 127.0.0.1, isolated from the developer's own
+Jupyter setup.
 
 Every Jupyter and IPython directory is temporary, the news pop-up is disabled, and the
 ``python3`` kernelspec points at this interpreter (the project's venv), so the kernel imports
@@ -23,12 +24,15 @@ from pathlib import Path
 
 START_TIMEOUT_S = 90.0
 ANNOUNCEMENTS = "@jupyterlab/apputils-extension:announcements"
+APPS = ("lab", "notebook")
+"""The front ends the browser tests run in: JupyterLab 4 and Notebook 7."""
 
 
 @dataclass(frozen=True)
 class JupyterLab:
-    """A running server: where it listens, its token, and its notebook directory."""
+    """A running server: which front end, where it listens, its token, its notebook folder."""
 
+    app: str
     url: str
     token: str
     root: Path
@@ -43,6 +47,11 @@ class JupyterLab:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def notebook_url(self, name: str) -> str:
+        """Where the browser opens notebook ``name`` in this front end."""
+        where = "lab/tree" if self.app == "lab" else "notebooks"
+        return f"{self.url}/{where}/{name}?token={self.token}"
 
 
 def _free_port() -> int:
@@ -89,8 +98,11 @@ def _isolated_env(base: Path) -> dict[str, str]:
 
 
 @contextmanager
-def jupyter_lab(base: Path) -> Iterator[JupyterLab]:
-    """Start JupyterLab under ``base`` and stop it (and its kernels) with terminate()."""
+def jupyter_lab(base: Path, app: str = "lab") -> Iterator[JupyterLab]:
+    """Start JupyterLab (``app="lab"``) or Notebook 7 (``"notebook"``) under ``base``; stop it
+    (and its kernels) with terminate()."""
+    if app not in APPS:
+        raise ValueError(f"app must be one of {APPS}, not {app!r}")
     root = base / "notebooks"
     root.mkdir(parents=True, exist_ok=True)
     env = _isolated_env(base)
@@ -101,24 +113,27 @@ def jupyter_lab(base: Path) -> Iterator[JupyterLab]:
         sys.executable,
         "-m",
         "jupyter",
-        "lab",
+        app,
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
+        "--expose-app-in-browser",
     ]
+    if app == "lab":
+        command += [
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             command, env=env, cwd=root, stdout=log_file, stderr=subprocess.STDOUT
         )
-    lab = JupyterLab(f"http://127.0.0.1:{port}", token, root, process, log)
+    lab = JupyterLab(app, f"http://127.0.0.1:{port}", token, root, process, log)
     try:
         _wait_until_up(lab)
         yield lab
@@ -135,11 +150,11 @@ def _wait_until_up(lab: JupyterLab) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         if lab.process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited early:\n{lab.log_tail()}")
+            raise RuntimeError(f"jupyter {lab.app} exited early:\n{lab.log_tail()}")
         try:
             lab.api("/api/status")
             return
         except (urllib.error.URLError, OSError):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not answer:\n{lab.log_tail()}") from None
+                raise RuntimeError(f"jupyter {lab.app} did not answer:\n{lab.log_tail()}") from None
             time.sleep(0.2)

@@ -1,0 +1,389 @@
+"""The ``dict-magics`` commands: parse nothing, decide nothing, call one operation, show it.
+
+Each ``cmd_*`` takes the parsed arguments (with ``args.output``, where the answer goes) and
+returns the exit code: 0 when everything succeeded, 1 when something failed or its outcome is
+unknown, 2 for a user's mistake (raised as ``DictMagicsError``; ``cli.main`` prints it). Heavy
+modules (requests, keyring) load only inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageProblem
+from ..operations.context import OperationSettings
+from ..operations.user_input import split_args
+from ..profiles.secret import Secret
+from .cli_input import ids_to_retry, is_terminal, prompter, read_ids_file, stdin_line
+from .cli_output import (
+    Output,
+    audit_json,
+    batch_json,
+    cli_words,
+    dryrun_json,
+    listing_json,
+    restore_json,
+    snapshot_json,
+    summary_json,
+)
+from .cli_progress import JsonlResults, LogProgress, Tee
+
+if TYPE_CHECKING:
+    from ..operations.context import ProgressSink
+    from ..service.models import EntryList
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "PROG",
+    "cmd_delete",
+    "cmd_demo",
+    "cmd_list",
+    "cmd_log",
+    "cmd_login",
+    "cmd_logout",
+    "cmd_profiles",
+    "cmd_purge",
+    "cmd_restore",
+    "cmd_sandbox",
+    "cmd_snapshots",
+    "cmd_status",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROG = "dict-magics"
+SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers")
+
+
+# -- shared glue -------------------------------------------------------------------------------
+
+
+def _settings(args: argparse.Namespace) -> OperationSettings:
+    """The options this command has, on top of the defaults in ``dict_magics.settings``."""
+    given = vars(args)
+    chosen: dict[str, Any] = {name: given[name] for name in SETTINGS if name in given}
+    if "no_snapshot" in given:
+        chosen["snapshots"] = not given["no_snapshot"]
+    return OperationSettings(**chosen)
+
+
+def _output(args: argparse.Namespace) -> Output:
+    return args.output
+
+
+def _warnings() -> tuple[list[str], Callable[[str], None]]:
+    """A list that collects the operation's warnings, and the ``warn`` that also prints them."""
+    said: list[str] = []
+
+    def warn(message: str) -> None:
+        message = cli_words(message)
+        said.append(message)
+        print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
+
+    return said, warn
+
+
+def _progress(args: argparse.Namespace) -> ProgressSink | None:
+    """A redrawn bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
+    if args.quiet or sys.stderr is None:
+        return None
+    if is_terminal(sys.stderr):
+        from .progress import BarSink
+
+        return BarSink(stream=sys.stderr)
+    return LogProgress(sys.stderr, args.progress_every)
+
+
+# -- credentials -------------------------------------------------------------------------------
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    """Store a profile in the keyring, asking for what the options did not give."""
+    from ..operations.login import login
+
+    settings = _settings(args)
+    secret = None
+    if not is_terminal(sys.stdin):
+        secret = Secret(stdin_line("the secret key"))
+    hint = ": give --base-url and --access-key, and pipe the secret key on stdin"
+    done = login(
+        settings,
+        prompter(hint),
+        base_url=args.base_url,
+        access_key=args.access_key,
+        secret_key=secret,
+    )
+    data = {
+        "profile": done.profile,
+        "base_url": done.base_url,
+        "access_key": done.masked_access_key,
+        "keyring_backend": done.backend,
+    }
+    _output(args).show(data, "\n".join(done.lines))
+    return EXIT_OK
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    """Remove the profile's keyring items."""
+    from ..operations.login import logout
+
+    done = logout(_settings(args))
+    data = {"profile": done.profile, "removed": list(done.removed)}
+    _output(args).show(data, "\n".join(done.lines))
+    return EXIT_OK
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    """The profiles stored in the keyring: name, base URL, masked access key; never a secret."""
+    from ..profiles import credentials, registry
+
+    found = registry.stored_profiles()
+    backend = credentials.backend_info().name
+    data = {
+        "profiles": [
+            {
+                "name": p.name,
+                "base_url": p.base_url,
+                "access_key": p.masked_access_key,
+                "complete": p.complete,
+                "missing": p.missing,
+                "default": p.default,
+            }
+            for p in found
+        ],
+        "keyring_backend": backend,
+    }
+    if not found:
+        text = f"No profile is stored in the keyring ({backend}): run `{PROG} login`."
+    else:
+        rows = [f"{len(found)} stored profile{'s' if len(found) != 1 else ''} ({backend}):"]
+        width = max(len(p.name) for p in found)
+        for p in found:
+            mark = "*" if p.default else " "
+            line = f"{mark} {p.name:<{width}}  {p.base_url or '(no base URL)'}"
+            line += f"  access key {p.masked_access_key or '(none)'}"
+            if not p.complete:
+                line += f"  (incomplete: no {', '.join(p.missing)})"
+            rows.append(line)
+        rows.append("* the profile used when none is named")
+        text = "\n".join(rows)
+    _output(args).show(data, text)
+    return EXIT_OK
+
+
+def _check(settings: OperationSettings) -> dict[str, Any]:
+    """One read-only request (the listing) that says whether the credentials work."""
+    from ..operations.check import check_credentials
+
+    found = check_credentials(settings)
+    data: dict[str, Any] = {
+        "works": found.works,
+        "message": found.message,
+        "http_status": found.http_status,
+    }
+    if found.entries is not None:
+        data["entries"] = found.entries
+    return data
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Where requests would go and with which key; with --check, one listing to prove it."""
+    from ..operations.status import status
+    from ..render.status import status_text
+
+    settings = _settings(args)
+    found = status(settings)
+    backend = found.backend
+    data: dict[str, Any] = {
+        "profile": found.profile,
+        "ready": found.ready,
+        "base_url": found.base_url,
+        "access_key": found.masked_access_key,
+        "sources": found.sources,
+        "secret_key": found.secret_location,
+        "keyring_backend": backend.name if backend else None,
+        "keyring_available": backend.available if backend else False,
+        "keyring_plaintext": backend.plaintext if backend else False,
+        "problem": found.problem,
+        "warnings": found.warnings,
+    }
+    text = status_text(found)
+    code = EXIT_OK if found.ready else EXIT_USAGE
+    if args.check and found.ready:
+        check = _check(settings)
+        data["check"] = check
+        symbol = "\u2713" if check["works"] else "\u2717" if check["works"] is False else "?"
+        text += f"\n{symbol} {check['message']}"
+        code = EXIT_OK if check["works"] else EXIT_FAILED
+    _output(args).show(data, text)
+    return code
+
+
+# -- the dictionary ----------------------------------------------------------------------------
+
+
+def _csv_to_stdout(listing: EntryList) -> None:
+    """``EntryList.to_csv`` writes a file: write it to a private temporary one, then copy."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dict-magics-") as folder:
+        written = listing.to_csv(Path(folder) / "entries.csv")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(written.read_bytes())
+        sys.stdout.buffer.flush()
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """The dictionary's entries, filtered; exit 1 where the service cannot list them."""
+    from ..operations.listing import list_entries
+
+    listing = list_entries(
+        _settings(args), match=args.match, from_lang=args.from_lang, to_lang=args.to_lang
+    )
+    if args.csv:
+        _csv_to_stdout(listing)
+    else:
+        _output(args).show(listing_json(listing), str(listing))
+    return EXIT_OK
+
+
+def _ids(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
+    """The ids typed, read from --file, and (second) the ids --retry-failed picked, if given."""
+    ids = split_args(args.ids)
+    if args.file:
+        ids += read_ids_file(args.file)
+    retry = ids_to_retry(args.retry_failed) if args.retry_failed else None
+    return ids, retry
+
+
+def _nothing_to_retry(args: argparse.Namespace) -> int:
+    """A saved result with nothing left to do: the usual shapes, empty, and exit 0."""
+    from ..service.models import BatchResult
+
+    out = _output(args)
+    if out.mode == "jsonl":
+        summary = summary_json(BatchResult())
+        summary["summary"]["ok"] = True
+        out.line(summary)
+    else:
+        text = f"Nothing to retry: every result in {args.retry_failed} succeeded. Nothing was sent."
+        out.show({**batch_json(BatchResult()), "ok": True}, text)
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Delete one entry or several; every id is checked before the first request."""
+    from ..operations.delete import delete, interruption
+    from ..service.models import DryRunResult
+
+    ids, retry = _ids(args)
+    if retry is not None:
+        if not retry and not ids:
+            return _nothing_to_retry(args)
+        ids += retry
+    if not ids:
+        raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
+    out = _output(args)
+    said, warn = _warnings()
+    stream = JsonlResults(out) if out.mode == "jsonl" else None
+    sinks = [s for s in (_progress(args), stream) if s is not None]
+    progress = Tee(*sinks) if sinks else None
+    result = delete(_settings(args), ids, progress=progress, dry_run=args.dry_run, warn=warn)
+    if isinstance(result, DryRunResult):
+        out.show(dryrun_json(result), str(result))
+        return EXIT_OK
+    if stream is not None:
+        stream.finish(result, said)
+    else:
+        out.show(batch_json(result, said), str(result))
+    note = interruption(result)
+    if note:
+        print(f"{PROG}: {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_purge(args: argparse.Namespace) -> int:
+    """Delete every entry, after a typed confirmation or ``--yes``."""
+    from ..operations.purge import purge
+    from ..service.models import DryRunResult
+
+    said, warn = _warnings()
+    result = purge(
+        _settings(args), prompter=prompter(), yes=args.yes, dry_run=args.dry_run, warn=warn
+    )
+    out = _output(args)
+    if isinstance(result, DryRunResult):
+        out.show(dryrun_json(result), str(result))
+        return EXIT_OK
+    out.show(batch_json(result, said), str(result))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put back what a snapshot holds and the service lacks."""
+    from ..operations.restore import restore
+
+    said, warn = _warnings()
+    result = restore(
+        _settings(args),
+        args.snapshot,
+        prompter=prompter(),
+        progress=_progress(args),
+        dry_run=args.dry_run,
+        yes=args.yes,
+        warn=warn,
+    )
+    _output(args).show({**restore_json(result), "warnings": said}, str(result))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+# -- local records -----------------------------------------------------------------------------
+
+
+def cmd_snapshots(args: argparse.Namespace) -> int:
+    """The snapshots on disk, newest first (of one profile with -p)."""
+    from ..operations.history import snapshots
+
+    infos = snapshots(profile=args.profile)
+    data = {"snapshots": [snapshot_json(i) for i in infos]}
+    _output(args).show(data, str(infos))
+    return EXIT_OK
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    """The last lines of the audit log, oldest first."""
+    from ..operations.history import audit
+
+    lines = audit(args.n)
+    data = {"lines": [audit_json(line) for line in lines], "skipped": lines.skipped}
+    _output(args).show(data, str(lines))
+    return EXIT_OK
+
+
+# -- the sandbox and the demo ------------------------------------------------------------------
+
+
+def cmd_sandbox(argv: list[str]) -> int:
+    """Serve the sandbox (``python -m dict_magics.sandbox``) with the remaining arguments."""
+    from ..sandbox import main as sandbox_main
+
+    try:
+        return sandbox_main(argv, prog=f"{PROG} sandbox")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or EXIT_OK
+        return EXIT_USAGE
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the quickstart notebook headlessly against an embedded sandbox."""
+    from ..demo import run_demo
+
+    return run_demo(args.output_notebook)

@@ -1,0 +1,226 @@
+"""What ``dict-magics`` prints for scripts: one JSON shape per kind of result, whatever its size.
+
+A deletion is always ``{"results": [...], "ok", "succeeded", "failed", ...}``, for one id as
+for many, and a purge is the same with one result, so a script never has to guess. Fields keep
+the contract's names (``DESIGN.md``); entries keep the service's (``fromLang`` ...). Errors go
+to stdout as ``{"error": ..., "exit": N}`` when JSON was asked for (the one-line message still
+goes to stderr). ``--jsonl`` writes one compact object a line, each flushed as it is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..operations.audit import AuditLine
+    from ..operations.snapshots import SnapshotInfo
+    from ..service.models import (
+        BatchResult,
+        DeleteResult,
+        DryRunResult,
+        Entry,
+        EntryList,
+        RestoreResult,
+    )
+
+__all__ = [
+    "Output",
+    "audit_json",
+    "batch_json",
+    "cli_words",
+    "dryrun_json",
+    "entry_json",
+    "listing_json",
+    "restore_json",
+    "result_json",
+    "snapshot_json",
+    "summary_json",
+]
+
+Mode = Literal["text", "json", "jsonl"]
+COMMANDS = ("login", "logout", "status", "list", "delete", "purge", "restore", "snapshots", "log")
+_BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
+_MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")
+
+
+def cli_words(text: str) -> str:
+    """A message shared with the magics, naming only what can be typed here: ``%dict_purge (or
+    `dict-magics purge`)`` becomes ``dict-magics purge``, a lone ``%dict_restore`` too."""
+    text = _BOTH.sub(r"\1", text)
+    return _MAGIC.sub(r"`dict-magics \1`", text)
+
+
+def entry_json(entry: Entry | None) -> dict[str, str] | None:
+    """An entry in the service's field names (``id``, ``fromLang``, ...), or ``None``."""
+    return entry.to_service() if entry is not None else None
+
+
+def result_json(result: DeleteResult) -> dict[str, Any]:
+    """The public fields of a ``DeleteResult``, as the contract names them."""
+    return {
+        "status": result.status,
+        "ok": result.ok,
+        "outcome": result.outcome,
+        "entry_id": result.entry_id,
+        "entry": entry_json(result.entry),
+        "http_status": result.http_status,
+        "reason": result.reason,
+        "cause": result.cause.value,
+        "outcome_unknown": result.outcome_unknown,
+        "verified": result.verified,
+        "attempts": result.attempts,
+        "elapsed": round(result.elapsed, 6),
+        "snapshot": result.snapshot,
+    }
+
+
+def _counts(results: list[DeleteResult]) -> dict[str, Any]:
+    succeeded = sum(1 for r in results if r.ok)
+    return {
+        "ok": bool(results) and succeeded == len(results),
+        "succeeded": succeeded,
+        "failed": len(results) - succeeded,
+        "unknown": sum(1 for r in results if r.outcome_unknown),
+    }
+
+
+def batch_json(
+    result: DeleteResult | BatchResult, warnings: list[str] | None = None
+) -> dict[str, Any]:
+    """One shape for one id, several ids and the purge: every result in input order, the
+    counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
+    results = list(getattr(result, "results", [result]))
+    data: dict[str, Any] = {"results": [result_json(r) for r in results], **_counts(results)}
+    data["interrupted"] = bool(getattr(result, "interrupted", False))
+    data["snapshot"] = result.snapshot
+    data["warnings"] = list(warnings or [])
+    return data
+
+
+def summary_json(
+    result: DeleteResult | BatchResult, warnings: list[str] | None = None
+) -> dict[str, Any]:
+    """The last line of ``--jsonl``: the counts of ``batch_json`` without the results."""
+    data = batch_json(result, warnings)
+    data["total"] = len(data.pop("results"))
+    return {"summary": data}
+
+
+def dryrun_json(result: DryRunResult) -> dict[str, Any]:
+    """What a delete or purge would do; nothing was changed."""
+    return {
+        "dry_run": True,
+        "ok": True,
+        "operation": result.operation,
+        "host": result.host,
+        "profile": result.profile,
+        "listed": result.listed,
+        "entries": [entry_json(e) for e in result.entries],
+        "missing": list(result.missing),
+    }
+
+
+def restore_json(result: RestoreResult) -> dict[str, Any]:
+    """What a restore added, found already there, could not add, or cannot tell."""
+    return {
+        "ok": result.ok,
+        "dry_run": result.dry_run,
+        "added": [entry_json(e) for e in result.added],
+        "skipped": [entry_json(e) for e in result.skipped],
+        "failed": [{"entry": entry_json(e), "reason": why} for e, why in result.failed],
+        "unknown": [entry_json(e) for e in result.unknown],
+    }
+
+
+def listing_json(listing: EntryList) -> dict[str, Any]:
+    """``{"entries": [...], "total": n}`` in the service's own field names."""
+    return {"entries": [entry_json(e) for e in listing], "total": len(listing)}
+
+
+def snapshot_json(info: SnapshotInfo) -> dict[str, Any]:
+    """One snapshot file as ``dict-magics snapshots --json`` lists it."""
+    return {
+        "path": str(info.path),
+        "taken_at": info.taken_at.isoformat(),
+        "profile": info.profile,
+        "host": info.host,
+        "base_url": info.base_url,
+        "operation": info.operation,
+        "count": info.count,
+    }
+
+
+def audit_json(line: AuditLine) -> dict[str, Any]:
+    """One audit line in the audit file's own field names."""
+    return {
+        "time": line.time.isoformat(),
+        "profile": line.profile,
+        "host": line.host,
+        "operation": line.operation,
+        "entry_id": line.entry_id,
+        "entry": line.entry.to_service(with_id=False) if line.entry is not None else None,
+        "outcome": line.outcome,
+        "http_status": line.http_status,
+        "attempts": line.attempts,
+        "reason": line.reason,
+        "snapshot": line.snapshot,
+    }
+
+
+class Output:
+    """Where a command's answer goes: text, one JSON document, or JSON lines as they come."""
+
+    def __init__(self, mode: Mode = "text") -> None:
+        self.mode = mode
+        self._lock = threading.Lock()
+
+    @property
+    def machine(self) -> bool:
+        """True when a program reads stdout (``--json`` or ``--jsonl``)."""
+        return self.mode != "text"
+
+    def show(self, data: dict[str, Any], text: str) -> None:
+        """``data`` as JSON (a document, or one line) when asked for, else ``text``."""
+        if self.mode == "json":
+            self._write(json.dumps(data, indent=2, ensure_ascii=False))
+        elif self.mode == "jsonl":
+            self.line(data)
+        else:
+            self._write(text)
+
+    def line(self, data: dict[str, Any]) -> None:
+        """One compact JSON line, flushed at once (safe from the client's worker threads)."""
+        self._write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+    def error(self, message: str, code: int) -> None:
+        """The error as JSON on stdout, for a program that reads only stdout."""
+        if self.machine:
+            data = {"error": message, "exit": code}
+            if self.mode == "json":
+                self._write(json.dumps(data, indent=2, ensure_ascii=False))
+            else:
+                self.line(data)
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            try:
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """A reader that went away (``| head``) is not an error: drop the rest of our output."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

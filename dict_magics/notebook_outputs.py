@@ -1,0 +1,316 @@
+"""The demo notebooks' saved outputs: re-run against a fresh sandbox, and kept free of this machine.
+
+The notebooks are committed WITH their outputs, so a reader on GitHub sees what each cell shows.
+``python -m dict_magics.notebook_outputs --refresh``, run from the repository's root, executes
+each one in ``notebooks/`` top to bottom in a kernel of this interpreter, starting its own
+embedded sandbox as a reader's first run does (with ``DICT_MAGICS_HOME`` in a temporary folder),
+and writes the outputs back. ``--check`` runs them again and names every cell whose output
+differs from the saved one in what matters.
+
+What a run shows that belongs to the run and not to the notebook is replaced by a stable stand-in
+before saving (``scrub``): the sandbox's port (``PORT``), elapsed times (dropped), the data folder
+(``~/.local/share/dict-magics``, the usual one on Linux) and the widgets' random ids (numbered).
+Dates and snapshot names stay as they were, and ``essence`` leaves them out of comparisons. A
+notebook whose outputs would hold the sandbox's secret, a port or a path of this machine is not
+written (``leaks``). Needs the demo's packages: ``pip install 'dict-magics[demo]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .demo import (
+    INSTALL_HINT,
+    NOTEBOOKS,
+    cell_text,
+    execute,
+    kernel_env,
+    missing_packages,
+    running_kernel,
+)
+
+__all__ = [
+    "HOME_STAND_IN",
+    "VARIES",
+    "NotebookRun",
+    "check",
+    "differences",
+    "essence",
+    "leaks",
+    "main",
+    "refresh",
+    "run_notebook",
+    "scrub",
+    "scrub_notebook",
+]
+
+HOME_STAND_IN = "~/.local/share/dict-magics"
+VARIES = "output-varies"
+"""The tag of a cell whose output is compared by its first line and length only."""
+SECRET_PREFIX = "sandbox-secret-"  # noqa: S105 (how sandbox secrets start, not a secret)
+"""Every sandbox secret starts so (see ``SandboxServer``): a saved notebook never holds one."""
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# Hex-encoded, so the secret itself never reaches a log (nbclient logs every kernel message).
+_KEY_PROBE = (
+    "import os; print(os.environ.get('DICT_MAGICS_SECRET_KEY', '').encode().hex(), flush=True)"
+)
+_PORT = re.compile(r"\b(127\.0\.0\.1|localhost)([:_])\d{1,5}\b")  # "_": in snapshot names
+_ELAPSED = re.compile(r", \d+(?:\.\d+)? s\)")
+_MODEL_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
+_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}| UTC)?"
+    r"|\d{8}T\d{6,12}Z"
+)
+_SNAPSHOT = re.compile(r"[^\s'\"/<>]+\.json\b")
+_ABSOLUTE = re.compile(r"(?<![\w.~])/(?:tmp|var|home|root|work|Users|private|opt|usr|srv|mnt)/")
+
+
+def scrub(text: str, home: str | None = None) -> str:
+    """``text`` with the port, elapsed times and the data folder of one run replaced."""
+    if home:
+        text = text.replace(home.rstrip("/"), HOME_STAND_IN)
+    text = _PORT.sub(r"\1\2PORT", text)
+    return _ELAPSED.sub(")", text)
+
+
+def _strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with ``change`` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_strings(v, change) for v in value]
+    if isinstance(value, dict):
+        return {change(k): _strings(v, change) for k, v in value.items()}
+    return value
+
+
+def scrub_notebook(nb: Any, home: str | None = None) -> Any:
+    """``nb`` (an executed ``nbformat`` node) with every output and the widget state scrubbed,
+    the widgets' random model ids numbered in order of appearance, and the cells' execution
+    timestamps dropped: two runs save the same file."""
+    import nbformat
+
+    widgets = nb.metadata.get("widgets", {})
+    known = [
+        output["data"][WIDGET_VIEW]["model_id"]
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if WIDGET_VIEW in output.get("data", {})
+    ]
+    known += list(widgets.get(WIDGET_STATE, {}).get("state", {}))
+    numbered = {model_id: f"{n:032x}" for n, model_id in enumerate(dict.fromkeys(known), 1)}
+
+    def change(text: str) -> str:
+        text = _MODEL_ID.sub(lambda m: numbered.get(m.group(0), m.group(0)), text)
+        return scrub(text, home)
+
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.from_dict(_strings(o, change)) for o in cell.outputs]
+            cell.metadata.pop("execution", None)  # nbclient's timestamps of the run
+    if widgets:
+        nb.metadata["widgets"] = nbformat.from_dict(_strings(widgets, change))
+    return nb
+
+
+def essence(nb: Any) -> dict[str, str]:
+    """What each code cell showed, by cell id, as text, with what may differ between two honest
+    runs left out: dates, snapshot file names, ports, elapsed times. A cell tagged
+    ``output-varies`` (say, the audit log's last lines after parallel requests, which end in any
+    order) counts by its first line and its number of lines only."""
+    shown = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        text = scrub(cell_text(cell))
+        text = _DATE.sub("<date>", _SNAPSHOT.sub("<snapshot>.json", text))
+        if VARIES in cell.get("metadata", {}).get("tags", []):
+            lines = text.splitlines() or [""]
+            text = f"{lines[0]}\n(and {len(lines) - 1} more lines, which vary from run to run)"
+        shown[cell.get("id", "")] = text
+    return shown
+
+
+def differences(saved: Any, fresh: Any) -> list[str]:
+    """The cells whose essence differs between the saved notebook and a fresh run, each with
+    both texts; empty when they agree."""
+    old, new = essence(saved), essence(fresh)
+    found = []
+    for cell_id in dict.fromkeys([*old, *new]):
+        if old.get(cell_id) != new.get(cell_id):
+            found.append(
+                f"cell {cell_id}:\n--- saved\n{old.get(cell_id, '(no such cell)')}\n"
+                f"--- now\n{new.get(cell_id, '(no such cell)')}"
+            )
+    return found
+
+
+def leaks(nb: Any, secrets: Iterable[str] = ()) -> list[str]:
+    """Why ``nb`` may not be saved: a sandbox secret anywhere in it; in an output or the
+    widget state, an address with a port or an absolute path of this machine. Each is named
+    with the cell it is in."""
+    parts = [(c.get("id", "?"), _json(c.get("outputs", []))) for c in nb.cells]
+    parts.append(("widget state", _json(nb.metadata.get("widgets", {}))))
+    found = []
+    if any(secret and secret in _json(nb) for secret in [SECRET_PREFIX, *secrets]):
+        found.append("a sandbox secret")
+    for where, text in parts:
+        port = _PORT.search(text)
+        if port:
+            found.append(f"{where}: an address with a port ({port.group(0)})")
+        absolute = _ABSOLUTE.search(text)
+        path = (
+            absolute.group(0) if absolute else next((p for p in _local_paths() if p in text), None)
+        )
+        if path:
+            found.append(f"{where}: an absolute path of this machine ({path}...)")
+    return found
+
+
+def _local_paths() -> list[str]:
+    """Folders of this machine that a run may print, wherever they are (CI, macOS, ...)."""
+    places = [Path.home(), Path(tempfile.gettempdir()), Path(sys.prefix), Path.cwd()]
+    return [str(p) + "/" for p in places if len(p.parts) > 1]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class NotebookRun:
+    """One notebook executed against its own sandbox: the node, the sandbox's secret (read back
+    from the kernel, to look for), each code cell's exception by id, and the probes' texts."""
+
+    nb: Any
+    secret: str = ""
+    errors: dict[str, str | None] = field(default_factory=dict)
+    probes: list[str] = field(default_factory=list)
+
+    def __getitem__(self, cell_id: str) -> str:
+        """What the cell with this id showed, as text."""
+        for cell in self.nb.cells:
+            if cell.get("id") == cell_id:
+                return cell_text(cell)
+        raise KeyError(cell_id)
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """Cells that raised although they are not tagged ``raises-exception``."""
+        tagged = {
+            c.get("id")
+            for c in self.nb.cells
+            if "raises-exception" in c.get("metadata", {}).get("tags", [])
+        }
+        return {k: v for k, v in self.errors.items() if v and k not in tagged}
+
+
+def run_notebook(source: str | Path, *, probes: Iterable[str] = ()) -> NotebookRun:
+    """Execute the notebook at ``source`` top to bottom in a fresh kernel of this interpreter,
+    as a reader's first run does: it starts its own sandbox; ``DICT_MAGICS_HOME`` is a
+    temporary folder. ``probes`` are cells run afterwards in the same kernel (to look at its
+    state) and not kept. The outputs come back scrubbed, as ``refresh`` saves them."""
+    import nbformat
+
+    nb = nbformat.read(str(source), as_version=4)
+    run = NotebookRun(nb)
+    with tempfile.TemporaryDirectory(prefix="dict-magics-notebook-") as tmp:
+        home = str(Path(tmp) / "home")
+        env = kernel_env({"DICT_MAGICS_HOME": home}, Path(tmp))
+        extra = [nbformat.v4.new_code_cell(code) for code in [_KEY_PROBE, *probes]]
+        with running_kernel(nb, env, Path(tmp)) as client:
+            for index, cell in enumerate(list(nb.cells)):
+                if cell.cell_type == "code":
+                    run.errors[cell.get("id", "")] = execute(client, cell, index)
+            for cell in extra:
+                nb.cells.append(cell)
+                execute(client, cell, len(nb.cells) - 1)
+            client.set_widgets_metadata()  # so a saved notebook can redraw its widgets
+        del nb.cells[len(nb.cells) - len(extra) :]
+        run.secret = bytes.fromhex(cell_text(extra[0]).strip()).decode()
+        run.probes = [cell_text(cell) for cell in extra[1:]]
+        scrub_notebook(nb, home)
+    return run
+
+
+def refresh(name: str, folder: Path, out: IO[str]) -> bool:
+    """Run notebook ``name`` in ``folder`` and save its scrubbed outputs there; False (and
+    nothing written) when a cell failed or the outputs would leak."""
+    import nbformat
+
+    path = folder / name
+    run = run_notebook(path)
+    problems = [f"{k}: raised {v}" for k, v in run.failed.items()]
+    problems += leaks(run.nb, [run.secret])
+    if problems:
+        print(f"{name}: NOT saved: " + "; ".join(problems), file=out)
+        return False
+    nbformat.write(run.nb, str(path))
+    cells = sum(1 for c in run.nb.cells if c.cell_type == "code")
+    print(f"{name}: {cells} code cells run, outputs saved", file=out)
+    return True
+
+
+def check(name: str, folder: Path, out: IO[str]) -> bool:
+    """Run notebook ``name`` in ``folder`` and compare it with its saved outputs."""
+    import nbformat
+
+    path = folder / name
+    saved = nbformat.read(str(path), as_version=4)
+    run = run_notebook(path)
+    problems = [f"{k}: raised {v}" for k, v in run.failed.items()]
+    problems += leaks(saved, [run.secret])
+    problems += differences(saved, run.nb)
+    if problems:
+        print(f"{name}: differs from a fresh run:\n" + "\n".join(problems), file=out)
+        return False
+    print(f"{name}: saved outputs match a fresh run", file=out)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--refresh`` writes fresh outputs into the notebooks; ``--check`` compares (exit 1)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dict_magics.notebook_outputs",
+        description="Re-run the demo notebooks against a fresh sandbox: save their outputs "
+        "(--refresh) or compare them with the saved ones (--check).",
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--refresh", action="store_true", help="write fresh outputs")
+    what.add_argument("--check", action="store_true", help="compare; exit 1 on a difference")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("notebooks"),
+        help="folder of the notebooks (default: ./notebooks, run from the repository's root)",
+    )
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"default: {' '.join(NOTEBOOKS)}")
+    args = parser.parse_args(argv)
+    missing = missing_packages()
+    if missing:
+        print(f"needs {', '.join(missing)}: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    names = args.names or list(NOTEBOOKS)
+    absent = [name for name in names if not (args.dir / name).is_file()]
+    if absent:
+        print(
+            f"no {', '.join(absent)} in {args.dir}/ (run from the repository's root)",
+            file=sys.stderr,
+        )
+        return 2
+    job = refresh if args.refresh else check
+    results = [job(name, args.dir, sys.stdout) for name in names]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""The dictionary as it is: a filtered listing for people, and a cached one for the operations.
+
+``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, host
+and access key (by a fingerprint, never the key itself) for this process, kept current from what
+this tool deletes, so a loop of one-id deletes does not list the whole dictionary each time. A
+listing is fetched again when it is older than ``MAX_AGE`` seconds, when an id asked about is not
+in it (someone else may have added it), or after an addition (whose new id is never returned).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import ListingUnsupportedError
+from . import session
+from .context import OperationSettings
+
+if TYPE_CHECKING:
+    from ..service.client import DictionaryClient
+    from ..service.models import Entry, EntryList
+
+__all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "list_entries"]
+
+MAX_AGE = 60.0
+"""Seconds a cached listing is trusted for."""
+
+Key = tuple[str, str, str]
+
+
+def list_entries(
+    settings: OperationSettings,
+    *,
+    match: str | None = None,
+    from_lang: str | None = None,
+    to_lang: str | None = None,
+    client: DictionaryClient | None = None,
+) -> EntryList:
+    """The dictionary's entries whose terms contain ``match`` (any case) in the languages given.
+
+    Raises ``DictMagicsError`` before any request, ``ListingUnsupportedError`` where the service
+    has no listing and ``ServiceError`` for a listing it cannot give; ``str(exc)`` is one line.
+    """
+    with session.connect(settings, client) as (client, profile):
+        listing = CACHE.fetch(client, profile)
+    return listing.filter(match=match, from_lang=from_lang, to_lang=to_lang)
+
+
+def cache_key(client: DictionaryClient, profile: str) -> Key:
+    """(profile, host, access-key fingerprint): two keys on one host are two dictionaries."""
+    digest = hashlib.sha256(client.access_key.encode("utf-8", "surrogatepass")).hexdigest()
+    return (profile, client.host, digest[:16])
+
+
+@dataclass
+class _Held:
+    entries: dict[str, Entry] | None
+    """By id, in the service's order; ``None`` when the service has no listing."""
+    host: str
+    taken: float
+    unsupported: ListingUnsupportedError | None = None
+
+
+class ListingCache:
+    """One listing per (profile, host, key fingerprint), safe to share between threads."""
+
+    def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
+        self.max_age = max_age
+        self._clock = clock
+        self._held: dict[Key, _Held] = {}
+        self._lock = threading.Lock()
+
+    def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
+        """A fresh listing from the service, kept as the current one."""
+        key = cache_key(client, profile)
+        try:
+            listing = client.list_entries()
+        except ListingUnsupportedError as exc:
+            with self._lock:
+                self._held[key] = _Held(None, client.host, self._clock(), exc)
+            raise
+        except BaseException:
+            self.forget(key)
+            raise
+        with self._lock:
+            self._held[key] = _Held(listing.by_id(), listing.host, self._clock())
+        return listing
+
+    def lookup(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
+    ) -> dict[str, Entry]:
+        """Entries by id: the cached listing when it is fresh and holds every id in ``ids``,
+        else a new one. Raises as ``DictionaryClient.list_entries`` does (a service without a
+        listing is remembered as such for ``max_age``)."""
+        key = cache_key(client, profile)
+        wanted = list(ids)
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None and self._clock() - held.taken <= self.max_age:
+                if held.unsupported is not None:
+                    was = held.unsupported
+                    raise ListingUnsupportedError(
+                        was.reason, cause=was.cause, http_status=was.http_status
+                    )
+                assert held.entries is not None
+                if all(i in held.entries for i in wanted):
+                    return dict(held.entries)
+        return self.fetch(client, profile).by_id()
+
+    def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry]:
+        """What a fresh cached listing holds, without any request (empty when there is none)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if held is None or held.entries is None or self._clock() - held.taken > self.max_age:
+                return {}
+            return dict(held.entries)
+
+    def unsupported(self, client: DictionaryClient, profile: str) -> bool:
+        """True when this service was found to have no listing less than ``max_age`` ago."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            return (
+                held is not None
+                and held.unsupported is not None
+                and self._clock() - held.taken <= self.max_age
+            )
+
+    def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
+        """These entries are known to be gone (deleted, or never there)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None and held.entries is not None:
+                for entry_id in ids:
+                    held.entries.pop(entry_id, None)
+
+    def emptied(self, client: DictionaryClient, profile: str) -> None:
+        """Every entry is known to be gone (a purge succeeded)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            self._held[key] = _Held({}, client.host, self._clock())
+
+    def forget(self, key: Key | None = None) -> None:
+        """Drop one listing (``None``: all): the next use lists again."""
+        with self._lock:
+            if key is None:
+                self._held.clear()
+            else:
+                self._held.pop(key, None)
+
+    def invalidate(self, client: DictionaryClient, profile: str) -> None:
+        """The listing of this client's dictionary can no longer be trusted (an addition, an
+        outcome left unknown)."""
+        self.forget(cache_key(client, profile))
+
+
+CACHE = ListingCache()
+"""The process's listings (a notebook kernel, a command-line run, a panel)."""

@@ -1,0 +1,111 @@
+"""What every changing operation does around its requests: a snapshot first, an audit line after.
+
+``take_snapshot`` keeps the entries about to go before the first request that could change the
+dictionary; if it cannot be written, nothing is sent. ``Trail`` records each request's outcome
+in the audit log (batched: see ``audit``); a log that cannot be written is a warning, never a
+reason to lose the results of deletions that already happened.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from ..errors import UsageProblem
+from .audit import AuditLog, Operation
+from .snapshots import Snapshot, write_snapshot
+
+if TYPE_CHECKING:
+    from ..service.models import AddResult, DeleteResult, Entry
+
+__all__ = ["Trail", "Warn", "say", "take_snapshot"]
+
+Warn = Callable[[str], None] | None
+"""Where an operation says something that is not an error (front ends print it)."""
+
+
+def say(warn: Warn, message: str) -> None:
+    """Hand ``message`` to the front end, if it listens."""
+    if warn is not None:
+        warn(message)
+
+
+def take_snapshot(
+    entries: Iterable[Entry],
+    *,
+    profile: str,
+    host: str,
+    base_url: str,
+    operation: str,
+) -> Snapshot:
+    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
+    try:
+        return write_snapshot(
+            entries,
+            profile=profile,
+            host=host,
+            base_url=base_url,
+            operation=operation,  # type: ignore[arg-type]
+        )
+    except OSError as exc:
+        raise UsageProblem(
+            f"could not save a snapshot before deleting ({exc.strerror or exc}: "
+            f"{exc.filename or 'the data folder'}); nothing was deleted. Free some space or "
+            "set DICT_MAGICS_HOME, or add --no-snapshot to delete without a copy."
+        ) from None
+
+
+class Trail:
+    """The audit lines of one operation; use as a context manager around its requests."""
+
+    def __init__(
+        self,
+        *,
+        profile: str,
+        host: str,
+        operation: Operation,
+        snapshot: Snapshot | None,
+        warn: Warn = None,
+    ) -> None:
+        self.profile = profile
+        self.host = host
+        self.operation = operation
+        self.snapshot = snapshot
+        self._warn = warn
+        self._log = AuditLog()
+        self._failed = False
+        self._lock = threading.Lock()
+
+    def record(self, result: DeleteResult | AddResult, operation: Operation | None = None) -> None:
+        """Note one request's outcome (a result never sent is not a request: skipped)."""
+        if result.attempts == 0:
+            return
+        self._guard(
+            lambda: self._log.record(
+                result,
+                profile=self.profile,
+                host=self.host,
+                operation=operation or self.operation,
+                snapshot=self.snapshot,
+            )
+        )
+
+    def __enter__(self) -> Trail:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._guard(self._log.flush)
+
+    def _guard(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except OSError as exc:
+            with self._lock:
+                first, self._failed = not self._failed, True
+            if first:
+                say(
+                    self._warn,
+                    f"could not write the audit log {self._log.path} ({exc.strerror or exc}); "
+                    "the results below are still what happened",
+                )

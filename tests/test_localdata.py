@@ -1,0 +1,95 @@
+"""The data folder: every level dict-magics makes is 0700, its own folders found wider are
+tightened, the user's folders around it are left alone, and its files are never reached through
+a symbolic link planted in their place."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dict_magics import localdata
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The common umask, under which ``mkdir -p`` makes parents 0755."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_every_missing_level_is_made_0700(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "made" / "by-us" / "dm"
+    monkeypatch.setenv(localdata.ENV_HOME, str(home))
+    assert localdata.home("snapshots") == home / "snapshots"
+    for level in (tmp_path / "made", tmp_path / "made" / "by-us", home, home / "snapshots"):
+        assert _mode(level) == 0o700, level
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_sub_folder_made_before_the_data_folder_does_not_open_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "dm"
+    monkeypatch.setenv(localdata.ENV_HOME, str(home))
+    localdata.private_folder(localdata.location("nonces"))  # the data folder made as a parent
+    assert _mode(home) == 0o700 and _mode(home / "nonces") == 0o700
+
+
+def test_our_folders_found_open_are_tightened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "dm"
+    (home / "snapshots").mkdir(parents=True)
+    # e.g. made by hand, or under another umask: the case under test
+    os.chmod(home, 0o777)  # noqa: S103
+    os.chmod(home / "snapshots", 0o777)  # noqa: S103
+    monkeypatch.setenv(localdata.ENV_HOME, str(home))
+    localdata.home("snapshots")
+    assert _mode(home) == 0o700 and _mode(home / "snapshots") == 0o700
+
+
+def test_the_users_folders_around_ours_are_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "projects"
+    outside.mkdir()
+    os.chmod(outside, 0o755)  # noqa: S103 - the user's, as it often is
+    monkeypatch.setenv(localdata.ENV_HOME, str(outside / "dm"))
+    localdata.home("snapshots")
+    localdata.atomic_write(outside / "export.json", b"{}")
+    localdata.private_file(outside / "notes.txt")
+    assert _mode(outside) == 0o755
+
+
+def test_private_file_refuses_a_symbolic_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    os.chmod(victim, 0o644)
+    link = tmp_path / "dm" / "audit.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(victim)
+    with pytest.raises(OSError, match="symbolic link"):
+        localdata.private_file(link)
+    assert victim.read_text() == "the user's own file\n" and _mode(victim) == 0o644
+
+
+def test_open_private_refuses_anything_but_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "state"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(OSError, match="not a regular file"):
+        localdata.open_private(fifo, os.O_RDWR | os.O_CREAT)
+    fd = localdata.open_private(tmp_path / "fresh", os.O_RDWR | os.O_CREAT)
+    os.close(fd)
+    assert _mode(tmp_path / "fresh") == 0o600

@@ -1,0 +1,292 @@
+"""Restore: what a snapshot holds and the dictionary lacks goes back, exactly once.
+
+Against the real sandbox (strict and lenient routers), with faults on the POSTs: an addition
+whose answer was lost is settled by one listing, never sent again blindly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from dict_magics.errors import OperationFailedError, UsageProblem
+from dict_magics.operations.audit import audit_path
+from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.delete import delete
+from dict_magics.operations.listing import CACHE
+from dict_magics.operations.prompts import ScriptedPrompter
+from dict_magics.operations.purge import purge
+from dict_magics.operations.restore import missing_entries, restore
+from dict_magics.operations.snapshots import write_snapshot
+from dict_magics.sandbox import SandboxServer
+from dict_magics.service.models import Entry, RestoreResult
+
+ODD = [
+    Entry("9001", "ja", "改行\nあり", "en", "line\nbreak"),
+    Entry("9002", "ja", "寿司🍣", "en", "sushi 🍣"),
+    Entry("9003", "fr", "e\u0301te\u0301", "en", "summer"),
+    Entry("9004", "fr", "\u00e9t\u00e9", "en", "summer"),
+    Entry("9005", "ar", "قاموس", "en", "dictionary"),
+    Entry("9006", "de", 'Zeichen "x" \\ y', "en", "quotes"),
+    Entry("9007", "ja", "寿司🍣", "en", "sushi 🍣"),  # the same terms twice: both come back
+]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_listings() -> None:
+    CACHE.forget()
+
+
+def point_at(monkeypatch: pytest.MonkeyPatch, server: SandboxServer) -> SandboxServer:
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    return server
+
+
+@pytest.fixture
+def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
+    return point_at(monkeypatch, sandbox)
+
+
+@pytest.fixture
+def big(monkeypatch: pytest.MonkeyPatch) -> Iterator[SandboxServer]:
+    with SandboxServer(293) as server:
+        server.add_entries(ODD)
+        yield point_at(monkeypatch, server)
+
+
+def posts(server: SandboxServer) -> int:
+    return sum(1 for r in server.requests if r.method == "POST")
+
+
+def terms(server: SandboxServer) -> Counter[tuple[str, str, str, str]]:
+    return Counter(server.terms)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.threads: set[str] = set()
+        self.lock = threading.Lock()
+
+    def start(self, total: int, label: str) -> None:
+        self.calls.append(("start", total, label))
+
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        with self.lock:
+            self.calls.append(("update", done, total, result.ok))
+
+    def stop(self) -> None:
+        self.calls.append(("stop",))
+
+
+def test_a_purge_of_300_comes_back_exactly_and_a_second_restore_sends_no_post(
+    big: SandboxServer,
+) -> None:
+    before = terms(big)
+    assert sum(before.values()) == 300
+    assert purge(OperationSettings(), yes=True).ok and big.entries == {}
+    bar = Recorder()
+    result = restore(OperationSettings(workers=8), progress=bar)
+    assert isinstance(result, RestoreResult) and result.ok and len(result.added) == 300
+    assert terms(big) == before  # the same terms, duplicates included; new ids
+    assert posts(big) == 300
+    host = big.url.removeprefix("http://")
+    assert bar.calls[0] == ("start", 300, f"Restoring 300 entries at {host}")
+    assert [c[1] for c in bar.calls[1:-1]] == list(range(1, 301)) and bar.calls[-1] == ("stop",)
+
+    big.clear_log()
+    again = restore(OperationSettings())
+    assert again.ok and again.added == [] and len(again.skipped) == 300
+    assert [r.method for r in big.requests] == ["GET"]
+    assert "restored 0 entries; 300 already present (skipped)" in str(again)
+
+
+def test_undo_of_a_delete_and_the_dry_run(env_creds: SandboxServer) -> None:
+    env_creds.add_entries(ODD)
+    before = terms(env_creds)
+    delete(OperationSettings(), ["9001", "9002", "9007", "5"])
+    env_creds.clear_log()
+    preview = restore(OperationSettings(), dry_run=True)
+    assert preview.dry_run and len(preview.added) == 4 and preview.skipped == []
+    assert "would add 4 entries" in str(preview) and "寿司🍣" in str(preview)
+    assert [r.method for r in env_creds.requests] == ["GET"]
+    assert restore(OperationSettings()).ok and terms(env_creds) == before
+    assert posts(env_creds) == 4
+
+
+def test_only_missing_terms_are_added(env_creds: SandboxServer) -> None:
+    a, b = Entry("1", "en", "a", "de", "A"), Entry("2", "en", "b", "de", "B")
+    wanted, skipped = missing_entries([a, b, a, a], [Entry("99", "en", "a", "de", "A")])
+    assert wanted == [b, a, a] and skipped == [a]
+
+
+def test_restore_against_the_lenient_router(monkeypatch: pytest.MonkeyPatch) -> None:
+    with SandboxServer(40, router="lenient") as server:
+        point_at(monkeypatch, server)
+        server.add_entries(ODD)
+        before = terms(server)
+        assert purge(OperationSettings(), yes=True).ok
+        assert restore(OperationSettings()).ok and terms(server) == before
+        assert restore(OperationSettings()).added == []
+        assert posts(server) == 47
+
+
+def test_lost_answers_to_posts_are_settled_by_a_listing_not_sent_again(
+    env_creds: SandboxServer,
+) -> None:
+    before = terms(env_creds)
+    delete(OperationSettings(), [str(i) for i in range(1, 21)])
+    env_creds.clear_log()
+    env_creds.inject("drop_after", 4, method="POST")  # added, then the connection dropped
+    result = restore(OperationSettings(workers=4))
+    assert result.ok and len(result.added) == 20 and result.unknown == []
+    assert posts(env_creds) == 20  # never re-sent
+    assert [r.method for r in env_creds.requests].count("GET") == 2  # before, and to settle
+    assert terms(env_creds) == before
+    lines = [json.loads(line) for line in audit_path().read_text("utf-8").splitlines()]
+    adds = [line for line in lines if line["operation"] == "add"]
+    assert len(adds) == 20 and {line["outcome"] for line in adds} == {"success"}
+    assert sum(1 for line in adds if "verified by listing" in (line["reason"] or "")) == 4
+
+
+def test_a_post_that_did_nothing_is_a_failure_and_a_rerun_adds_it(
+    env_creds: SandboxServer,
+) -> None:
+    before = terms(env_creds)
+    delete(OperationSettings(), ["1", "2", "3"])
+    env_creds.fail_next(2, status=504, method="POST")  # a gateway answered; nothing was added
+    result = restore(OperationSettings(workers=1, max_retries=0))
+    assert not result.ok and len(result.added) == 1 and result.unknown == []
+    assert len(result.failed) == 2
+    assert all("running the restore again is safe" in reason for _, reason in result.failed)
+    assert posts(env_creds) == 3
+    with pytest.raises(OperationFailedError):
+        env_creds.fail_next(1, status=504, method="POST")
+        restore(OperationSettings(max_retries=0, raise_on_failure=True))
+    again = restore(OperationSettings())
+    assert again.ok and len(again.added) == 1 and terms(env_creds) == before
+
+
+def test_an_unknown_add_stays_unknown_when_the_listing_fails(env_creds: SandboxServer) -> None:
+    delete(OperationSettings(), ["1"])
+
+    class ThenBreakListing(Recorder):
+        """Once the listing before the additions is taken: lose the POST's answer and make
+        the listing after it fail."""
+
+        def start(self, total: int, label: str) -> None:
+            super().start(total, label)
+            env_creds.inject("drop_after", method="POST")
+            env_creds.inject("status", 10, status=500, method="GET")
+
+    result = restore(OperationSettings(max_retries=0), progress=ThenBreakListing())
+    assert not result.ok and [e.terms for e in result.unknown] == [
+        Entry("1", "ja", "金曜日", "en", "FRI").terms
+    ]
+    assert "outcome unknown" in str(result) and posts(env_creds) == 1
+    env_creds.clear_faults()
+    assert restore(OperationSettings()).added == []  # it had been added: nothing twice
+
+
+def test_another_hosts_snapshot_needs_a_confirmation(
+    env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SandboxServer(3) as other:
+        point_at(monkeypatch, other)
+        delete(OperationSettings(), ["1", "2"])
+        point_at(monkeypatch, env_creds)
+    [snapshot] = list((Path(audit_path()).parent / "snapshots").glob("*.json"))
+    delete(OperationSettings(), ["1"])
+    env_creds.clear_log()
+
+    nobody = ScriptedPrompter(reason="stdin is closed")
+    with pytest.raises(UsageProblem) as refused:
+        restore(OperationSettings(), snapshot, prompter=nobody)
+    assert "-y (--yes)" in str(refused.value) and "stdin is closed" in str(refused.value)
+    with pytest.raises(UsageProblem, match="restore not confirmed"):
+        restore(OperationSettings(), snapshot, prompter=ScriptedPrompter(["no"]))
+    assert env_creds.requests == []
+
+    asked = ScriptedPrompter([" YES "])
+    result = restore(OperationSettings(), str(snapshot), prompter=asked)
+    host = env_creds.url.removeprefix("http://")
+    assert f"this adds its missing entries to {host} (profile 'default')" in asked.asked[0][1]
+    assert result.ok and len(result.added) == 1 and len(result.skipped) == 1  # "2" is there
+    assert restore(OperationSettings(), snapshot, yes=True).added == []
+    # The default is this host's own latest snapshot, never another host's.
+    assert restore(OperationSettings()).skipped[0].id == "1"
+
+
+def test_mistakes_are_refused_before_any_addition(
+    env_creds: SandboxServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(UsageProblem, match="no snapshot of profile 'default'"):
+        restore(OperationSettings())
+    with pytest.raises(UsageProblem, match="no snapshot at"):
+        restore(OperationSettings(), tmp_path / "nothing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}', encoding="utf-8")
+    with pytest.raises(UsageProblem, match="not a dict-magics snapshot"):
+        restore(OperationSettings(), bad)
+    assert env_creds.requests == []
+    with SandboxServer(3, listing=False) as bare:
+        point_at(monkeypatch, bare)
+        host = bare.url.removeprefix("http://")
+        write_snapshot([Entry("1", "en", "a", "de", "A")], profile="default", host=host,
+                       base_url=bare.url, operation="delete")  # fmt: skip
+        with pytest.raises(UsageProblem, match="cannot tell what is without a listing"):
+            restore(OperationSettings())
+        assert posts(bare) == 0
+
+
+def test_a_cancelled_restore_sends_nothing_more(env_creds: SandboxServer) -> None:
+    delete(OperationSettings(), [str(i) for i in range(1, 11)])
+    env_creds.clear_log()
+    stop = threading.Event()
+
+    class StopAfterTwo(Recorder):
+        def __call__(self, done: int, total: int, result: Any) -> None:
+            super().__call__(done, total, result)
+            if done == 2:
+                stop.set()
+
+    result = restore(OperationSettings(workers=1), progress=StopAfterTwo(), cancel=stop)
+    assert len(result.added) == 2 and len(result.failed) == 8 and posts(env_creds) == 2
+    assert all("not sent: the restore was cancelled" in why for _, why in result.failed)
+    lines = audit_path().read_text("utf-8").splitlines()
+    assert sum(1 for line in lines if '"operation": "add"' in line) == 2  # only what was sent
+    stop.clear()
+    assert len(restore(OperationSettings(), cancel=stop).added) == 8  # the rest, on a re-run
+
+
+def test_the_magic(ip: Any, env_creds: SandboxServer) -> None:
+    with capture_output() as cap:
+        ip.run_cell("%dict_delete 1 2 3")
+        ip.run_cell("r = %dict_restore --dry-run -w 2")
+        ip.run_cell("r")
+    preview = ip.user_ns["r"]
+    assert preview.dry_run and len(preview.added) == 3 and "would add 3 entries" in cap.stdout
+    with capture_output() as cap:
+        ip.run_cell("r = %dict_restore -w 2")
+    assert ip.user_ns["r"].ok and "Restoring 3 entries at" in cap.stdout
+    assert {"1", "2", "3"}.isdisjoint(env_creds.entries) and len(env_creds.entries) == 100
+    with capture_output() as cap:
+        outcome = ip.run_cell("%dict_restore /no/such/snapshot.json")
+    assert type(outcome.error_in_exec) is UsageError and "no snapshot at" in cap.stderr
+    with capture_output():
+        outcome = ip.run_cell("%dict_restore -w 0")
+    assert type(outcome.error_in_exec) is UsageError
+    assert "<div" in ip.user_ns["r"]._repr_html_()
+    with capture_output():
+        ip.run_cell("kept = %dict_snapshots")
+        ip.run_cell("r = %dict_restore --dry-run {kept[0].path}")
+    assert ip.user_ns["r"].dry_run and len(ip.user_ns["r"].skipped) == 3
