@@ -5,6 +5,8 @@ paid a new TCP connection and TLS handshake. Here the same cells run with the cl
 (``operations/clients.py``, the default) and off (``DICT_MAGICS_CLIENT_CACHE=off``: the behaviour
 before it), against a hand-signed loop on one reused ``requests.Session`` (the floor: a kept-alive
 connection and no IPython at all), and against the same hand-signed call typed one per cell.
+With default settings each ``%dict_delete`` first writes a snapshot of the entry (from a cached
+listing) and then an audit line; ``--no-snapshot`` cells show what the client alone costs.
 Two networks: the TLS sandbox behind the delay proxy (20 ms round trip; its throw-away CA
 trusted through ``REQUESTS_CA_BUNDLE``), and plain HTTP on loopback.
 """
@@ -37,6 +39,7 @@ NETWORKS = {
 }
 LABELS = {
     "cell_magic": "one cell per delete: %dict_delete ID (client kept)",
+    "cell_magic_no_snapshot": "one cell per delete: %dict_delete --no-snapshot ID (kept)",
     "cell_magic_before": "one cell per delete: %dict_delete ID (cache off: before)",
     "hand_loop": "hand-signed loop on one reused requests.Session",
     "cell_hand": "one cell per delete: hand-signed on one reused Session",
@@ -125,6 +128,7 @@ def _one_network(
         shell.user_ns["hand_reused"] = hand_reused
         variants: dict[str, Callable[[], None]] = {
             "cell_magic": cells("%dict_delete {}", "on"),
+            "cell_magic_no_snapshot": cells("%dict_delete --no-snapshot {}", "on"),
             "cell_magic_before": cells("%dict_delete {}", "off"),
             "hand_loop": hand_loop,
             "cell_hand": cells("hand_reused({})", "on"),
@@ -141,6 +145,8 @@ def _one_network(
         print(f"    {LABELS[variant]:58s} {median(times[variant]) * 1e3:7.3f} ms")
     figures = {
         "cell_magic/hand_loop": per_round("cell_magic", "hand_loop"),
+        "cell_magic_no_snapshot/hand_loop": per_round("cell_magic_no_snapshot", "hand_loop"),
+        "cell_magic_no_snapshot/cell_hand": per_round("cell_magic_no_snapshot", "cell_hand"),
         "cell_magic_before/hand_loop": per_round("cell_magic_before", "hand_loop"),
         "cell_magic/cell_hand": per_round("cell_magic", "cell_hand"),
         "cell_magic_before/cell_magic": per_round("cell_magic_before", "cell_magic"),

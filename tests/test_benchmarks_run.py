@@ -95,6 +95,7 @@ def test_the_new_sections_measure_before_and_after_side_by_side(
         assert f"{network}_cell_magic_before/hand_loop" in names
         assert set(figures["network"][network]["ms"]) == {
             "cell_magic",
+            "cell_magic_no_snapshot",
             "cell_magic_before",
             "hand_loop",
             "cell_hand",

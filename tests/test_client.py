@@ -633,3 +633,43 @@ def test_any_id_is_one_segment_or_refused(shared_sandbox: SandboxServer, entry_i
     assert record.entry_id == entry_id.strip()
     assert "/" not in record.path[len(API_PREFIX) :]
     assert result.ok, result
+
+
+# -- Ctrl-C on the main thread: held back while the request runs ------------------------------
+
+
+def test_a_request_on_the_main_thread_leaves_ctrl_c_as_it_found_it(sandbox: SandboxServer) -> None:
+    import signal
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert client_for(sandbox).delete_entry("1").ok
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_under_another_sigint_handler_still_waits_for_the_answer(
+    sandbox: SandboxServer,
+) -> None:
+    """A front end with its own SIGINT handler: the request runs on a helper thread then, and
+    the interrupt still waits for the true result."""
+    import signal
+
+    from dict_magics.service.client import RequestInterrupted
+
+    def own_handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, own_handler)
+    timer = threading.Timer(
+        0.3, lambda: signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+    )
+    try:
+        sandbox.inject("hang", delay=1.0)
+        timer.start()
+        with pytest.raises(RequestInterrupted) as caught:
+            client_for(sandbox).delete_entry("7")
+        assert signal.getsignal(signal.SIGINT) is own_handler
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert caught.value.result.ok and caught.value.result.elapsed >= 0.9
+    assert "7" not in sandbox.entries
