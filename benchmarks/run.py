@@ -1,6 +1,6 @@
 """dict-magics benchmarks: ratios measured side by side in one run, never absolute promises.
 
-Run ``python benchmarks/run.py`` (about 4 minutes) or ``python benchmarks/run.py --quick`` (a
+Run ``python benchmarks/run.py`` (about 8 minutes) or ``python benchmarks/run.py --quick`` (a
 smoke run, well under a minute). Every figure is a ratio of two things measured in the same run,
 in interleaved rounds, reported as a median: the machines this runs on are small and shared, so
 absolute times drift while ratios measured side by side stay meaningful.
@@ -13,6 +13,13 @@ absolute times drift while ratios measured side by side stay meaningful.
    8 and 16 workers, against the limit ``ids x latency / workers``; then the client's peak
    memory (tracemalloc, in its own process) as the id count grows.
 4. The same bulk run through the ``dict-magics delete`` command, as a subprocess.
+5. One ``%dict_delete`` per cell over TLS behind a 20 ms delay proxy, and on loopback, with the
+   client kept between cells and without (the behaviour before), against a hand-signed loop on
+   one reused ``requests.Session`` (``bench_network.py``).
+6. 600 ids on 16 workers against a sandbox rate-limited to 100 requests a second: time against
+   ``n / rate`` and the share of 429s, beside a naive thread pool (``bench_ratelimit.py``).
+7. Listing 100,000 entries against ``requests.get`` + ``json.loads``; memory per entry; HTML
+   size (``bench_listing.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -21,164 +28,45 @@ client's. Internal ``_child-*`` sub-commands are those helper processes.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import json
 import os
 import platform
-import secrets
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench_listing import bench_listing, child_listing_memory
+from bench_network import bench_network
+from bench_ratelimit import bench_rate_limit
+from benchlib import (
+    FULL,
+    QUICK,
+    RESULTS,
+    WORK,
+    Mode,
+    child_env,
+    child_sandbox,
+    environ,
+    median,
+    ratio_line,
+    rotations,
+    run_child,
+    sandbox_process,
+    section,
+)
 
 HEAVY = ("requests", "urllib3", "ipywidgets", "keyring")
 LOAD_EXT_TARGET = 0.10
 PER_DELETE_TARGET = 1.15
 BULK_TARGET = 1.3
 BULK_LATENCY = 0.02
-SCRIPT = Path(__file__).resolve()
-WORK = Path(tempfile.gettempdir()) / "dict-magics-bench"
-
-
-@dataclass(frozen=True)
-class Mode:
-    """How much work each section does: the full run, or a quick smoke run."""
-
-    load_ext_runs: int
-    delete_rounds: int
-    delete_calls: int
-    bulk_ids: int
-    bulk_rounds: int
-    memory_sizes: tuple[int, ...]
-    cli_runs: int
-
-
-FULL = Mode(21, 15, 40, 400, 3, (1_000, 10_000, 100_000), 5)
-QUICK = Mode(5, 4, 10, 100, 1, (300, 1_000, 3_000), 2)
-
-RESULTS: dict[str, Any] = {}
-
-
-# -- small helpers ---------------------------------------------------------------------------
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
-def verdict(value: float, target: float) -> str:
-    return "PASS" if value <= target else "MISS"
-
-
-def ratio_line(name: str, value: float, target: float | None = None) -> str:
-    """One parseable line: ``ratio <name> = <value>`` and, if it has one, its target."""
-    line = f"  ratio {name} = {value:.3f}"
-    if target is not None:
-        line += f"  (target <= {target:g}: {verdict(value, target)})"
-    return line
-
-
-def section(title: str) -> None:
-    print(f"\n== {title} ==", flush=True)
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    """The environment for helper processes: cached bytecode, a private IPython directory."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(WORK / "pycache")
-    env["IPYTHONDIR"] = str(WORK / "ipython")
-    for var in ("DICT_MAGICS_BASE_URL", "DICT_MAGICS_ACCESS_KEY", "DICT_MAGICS_SECRET_KEY"):
-        env.pop(var, None)
-    env.pop("DICT_MAGICS_PROFILE", None)
-    env.update(extra)
-    return env
-
-
-def run_child(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``run.py _child-...`` in a fresh interpreter; its last stdout line is JSON."""
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        env=env or child_env(),
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"helper {args[0]} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@dataclass(frozen=True)
-class SandboxProcess:
-    """A sandbox served by another process; the secret never leaves the two processes."""
-
-    url: str
-    access_key: str
-    secret_key: str = field(repr=False)
-
-    def env(self) -> dict[str, str]:
-        return {
-            "DICT_MAGICS_BASE_URL": self.url,
-            "DICT_MAGICS_ACCESS_KEY": self.access_key,
-            "DICT_MAGICS_SECRET_KEY": self.secret_key,
-        }
-
-
-@contextlib.contextmanager
-def sandbox_process(entries: int, latency: float = 0.0) -> Iterator[SandboxProcess]:
-    """Start ``SandboxServer(entries, latency=...)`` in its own process until the block ends."""
-    secret = "sandbox-secret-" + secrets.token_urlsafe(18)
-    env = child_env(BENCH_SANDBOX_SECRET=secret)
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "_child-sandbox", str(entries), str(latency)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        if not first:
-            raise RuntimeError("the sandbox process did not start")
-        info = json.loads(first)
-        yield SandboxProcess(info["url"], info["access_key"], secret)
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def rotations(names: list[str], rounds: int) -> Iterator[list[str]]:
-    """Each round runs every variant, the order shifted by one each round (interleaving)."""
-    for r in range(rounds):
-        k = r % len(names)
-        yield names[k:] + names[:k]
 
 
 # -- helper processes ------------------------------------------------------------------------
-
-
-def child_sandbox(entries: int, latency: float) -> None:
-    """Serve a sandbox until stdin closes; print its URL and access key (not the secret)."""
-    from dict_magics.sandbox import SandboxServer
-
-    secret = os.environ.pop("BENCH_SANDBOX_SECRET")
-    with SandboxServer(entries, secret_key=secret, latency=latency, max_log=1000) as sandbox:
-        print(json.dumps({"url": sandbox.url, "access_key": sandbox.access_key}), flush=True)
-        sys.stdin.read()
 
 
 def child_load_ext(extension: str) -> None:
@@ -331,7 +219,7 @@ def bench_per_delete(mode: Mode) -> None:
     calls = mode.delete_calls
     names = ["hand", "magic", "line_magic", "client", "hand_reused", "cell_magic", "cell_hand"]
     total = calls * len(names) * (mode.delete_rounds + 1) + 10
-    with sandbox_process(total) as sandbox, _env(sandbox.env()):
+    with sandbox_process(total) as sandbox, environ(sandbox.env()):
         shell = InteractiveShell.instance()
         # Compute every mime type of a result, as a notebook front end asks for.
         shell.display_formatter.active_types = shell.display_formatter.format_types
@@ -450,20 +338,6 @@ def bench_per_delete(mode: Mode) -> None:
         "ms": {n: median(times[n]) * 1e3 for n in names},
         "ratios": figures,
     }
-
-
-@contextlib.contextmanager
-def _env(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 # -- 3. bulk throughput and memory -------------------------------------------------------------
@@ -621,6 +495,9 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "bulk": bench_bulk,
     "memory": bench_memory,
     "cli": bench_cli,
+    "network": bench_network,
+    "rate_limit": bench_rate_limit,
+    "listing": bench_listing,
 }
 
 
@@ -652,7 +529,9 @@ def main(argv: list[str] | None = None) -> int:
 def _child(argv: list[str]) -> int:
     kind, rest = argv[0], argv[1:]
     if kind == "_child-sandbox":
-        child_sandbox(int(rest[0]), float(rest[1]))
+        child_sandbox(rest[0])
+    elif kind == "_child-listing-memory":
+        child_listing_memory(int(rest[0]))
     elif kind == "_child-load_ext":
         child_load_ext(rest[0])
     elif kind == "_child-memory":

@@ -25,6 +25,9 @@ SECTIONS = {
     "[3]": "bulk",
     "[3b]": "memory",
     "[4]": "cli",
+    "[5]": "network",
+    "[6]": "rate_limit",
+    "[7]": "listing",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 
@@ -70,6 +73,41 @@ def test_targets_are_stated_with_a_verdict(quick_run: tuple[str, str, dict]) -> 
     names = {name for name, _ in judged}
     assert {"load_ext/shell_startup", "magic/hand", "bulk_8_workers/limit"} <= names
     assert "cli_8_workers/limit" in names
+    assert {
+        "tls_rtt20_cell_magic/hand_loop",
+        "loopback_cell_magic/cell_hand",
+        "client_time/limit",
+        "client_429_share",
+        "listing/get_json",
+        "listing_html/limit",
+    } <= names
+
+
+@pytest.mark.timeout(900)
+def test_the_new_sections_measure_before_and_after_side_by_side(
+    quick_run: tuple[str, str, dict],
+) -> None:
+    """Not a timing: the cache-off ("before") cells, the naive pool and the listing baseline
+    are measured in the same run, and every deletion under the rate limit went through."""
+    stdout, _, figures = quick_run
+    names = dict(RATIO.findall(stdout))
+    for network in ("tls_rtt20", "loopback"):
+        assert f"{network}_cell_magic_before/hand_loop" in names
+        assert set(figures["network"][network]["ms"]) == {
+            "cell_magic",
+            "cell_magic_no_snapshot",
+            "cell_magic_before",
+            "hand_loop",
+            "cell_hand",
+        }
+    assert {"naive_time/limit", "naive_429_share"} <= set(names)
+    limited = figures["rate_limit"]
+    assert limited["client"]["left"] == 0
+    assert all(
+        run["deleted"] == run["requests"] - run["limited"] for run in limited["client"]["runs"]
+    )
+    listing = figures["listing"]
+    assert listing["html_bytes"] < 200 * 1024 and listing["peak_bytes_per_entry"] > 0
 
 
 @pytest.mark.timeout(900)

@@ -154,6 +154,118 @@ def test_loopback_traffic_never_goes_through_an_environment_proxy(url: str) -> N
     assert DictionaryClient("https://example.com", "a", "s")._transport.session.trust_env is True
 
 
+class ProxyRecorder:
+    """A listener standing in for an HTTP proxy: records the first line of each connection
+    (``CONNECT host:443 ...`` for HTTPS), then hangs up."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.lines: list[str] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                self.lines.append(conn.recv(4096).split(b"\r\n")[0].decode("latin-1"))
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProxyRecorder]:
+    """Every proxy variable points at a recorder; nothing exempts loopback (no NO_PROXY)."""
+    recorder = ProxyRecorder()
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, recorder.url)
+    yield recorder
+    recorder.close()
+
+
+def test_proxies_stay_off_for_loopback_while_trusting_the_environments_ca(
+    proxy_env: ProxyRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SandboxServer(10, tls=True) as tls:
+        for name, value in tls.env().items():
+            monkeypatch.setenv(name, value)
+        assert client_for(tls).delete_entry("1").ok
+    with SandboxServer(10) as plain:
+        assert client_for(plain).delete_entry("1").ok
+    assert proxy_env.lines == []
+
+
+def test_other_hosts_still_go_through_the_environments_proxy(proxy_env: ProxyRecorder) -> None:
+    client = DictionaryClient("https://dictionary.example.com", "a", "s", max_retries=0)
+    result = client.delete_entry("1")
+    [line] = proxy_env.lines
+    assert line.startswith("CONNECT dictionary.example.com:443 HTTP/")
+    # The proxy hung up before a tunnel was open: the request itself never left.
+    assert not result.ok and not result.outcome_unknown and "could not be sent" in result.reason
+
+
+# -- TLS: the CAs the environment names are trusted for every host, loopback included ----------
+
+
+@pytest.fixture
+def tls_sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(10, tls=True) as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"),  # what SandboxServer.env() exports
+        ("REQUESTS_CA_BUNDLE",),
+        ("CURL_CA_BUNDLE",),
+        ("SSL_CERT_FILE",),
+    ],
+)
+def test_a_tls_sandbox_is_trusted_through_the_environment(
+    tls_sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch, variables: tuple[str, ...]
+) -> None:
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name in variables:
+        monkeypatch.setenv(name, tls_sandbox.ca_path or "")
+    client = client_for(tls_sandbox)
+    assert client._transport.session.trust_env is False  # loopback: still no proxies
+    assert client.delete_entry("1").ok and client.delete_entry("2").ok
+    assert tls_sandbox.connections_accepted == 1
+
+
+def test_a_ca_exported_after_the_client_was_made_is_used(
+    tls_sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = client_for(tls_sandbox, max_retries=0)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/etc/ssl/certs/ca-certificates.crt")
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    untrusted = client.delete_entry("1")
+    assert not untrusted.ok and untrusted.cause is Cause.TLS and not untrusted.outcome_unknown
+    assert "nothing was sent" in untrusted.reason and tls_sandbox.requests == []
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", tls_sandbox.ca_path or "")
+    assert client.delete_entry("1").ok
+
+
+def test_a_ca_bundle_that_does_not_exist_is_named(
+    tls_sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    missing = str(tmp_path / "gone.pem")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", missing)
+    result = client_for(tls_sandbox).delete_entry("1")
+    assert not result.ok and result.cause is Cause.TLS and result.attempts == 1
+    assert f"REQUESTS_CA_BUNDLE names {missing}, which does not exist" in result.reason
+    assert tls_sandbox.requests == []
+
+
 def test_client_repr_never_shows_the_secret(sandbox: SandboxServer) -> None:
     client = client_for(sandbox)
     assert sandbox.secret_key not in repr(client)
@@ -174,14 +286,30 @@ def test_retryable_statuses_are_retried_with_fresh_nonces(
     assert_fresh_signed_nonces(sandbox)
 
 
-@pytest.mark.parametrize("code", [429, 503])
-def test_giving_up_says_so(sandbox: SandboxServer, code: int) -> None:
-    sandbox.fail_next(10, code)
+def test_giving_up_says_so(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(10, 503)
     result = client_for(sandbox, max_retries=2).delete_entry("5")
     assert not result.ok and not result.outcome_unknown and result.attempts == 3
-    assert result.http_status == code and "gave up after 3 attempts" in result.reason
-    assert result.cause is {429: Cause.RATE_LIMITED, 503: Cause.UNAVAILABLE}[code]
+    assert result.http_status == 503 and "gave up after 3 attempts" in result.reason
+    assert result.cause is Cause.UNAVAILABLE
     assert len(sandbox.requests) == 3
+
+
+def test_a_429_spends_patience_not_max_retries(sandbox: SandboxServer) -> None:
+    # A 429 was not acted on: it is sent again past max_retries, while patience lasts.
+    sandbox.fail_next(5, 429, retry_after=0)
+    result = client_for(sandbox, max_retries=1).delete_entry("5")
+    assert result.ok and result.attempts == 6 and "5" not in sandbox.entries
+
+
+def test_giving_up_on_a_rate_limit_says_so(sandbox: SandboxServer) -> None:
+    sandbox.fail_next(50, 429, retry_after=0.2)
+    result = client_for(sandbox, rate_limit_patience=0.3).delete_entry("5")
+    assert not result.ok and not result.outcome_unknown and result.attempts == 2
+    assert result.http_status == 429 and result.cause is Cause.RATE_LIMITED
+    assert "gave up after 2 attempts" in result.reason
+    assert "0.3 s allowed for the service's rate limit" in result.reason
+    assert len(sandbox.requests) == 2 and "5" in sandbox.entries
 
 
 @pytest.mark.parametrize("code", [502, 504])
@@ -505,3 +633,43 @@ def test_any_id_is_one_segment_or_refused(shared_sandbox: SandboxServer, entry_i
     assert record.entry_id == entry_id.strip()
     assert "/" not in record.path[len(API_PREFIX) :]
     assert result.ok, result
+
+
+# -- Ctrl-C on the main thread: held back while the request runs ------------------------------
+
+
+def test_a_request_on_the_main_thread_leaves_ctrl_c_as_it_found_it(sandbox: SandboxServer) -> None:
+    import signal
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert client_for(sandbox).delete_entry("1").ok
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_under_another_sigint_handler_still_waits_for_the_answer(
+    sandbox: SandboxServer,
+) -> None:
+    """A front end with its own SIGINT handler: the request runs on a helper thread then, and
+    the interrupt still waits for the true result."""
+    import signal
+
+    from dict_magics.service.client import RequestInterrupted
+
+    def own_handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, own_handler)
+    timer = threading.Timer(
+        0.3, lambda: signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+    )
+    try:
+        sandbox.inject("hang", delay=1.0)
+        timer.start()
+        with pytest.raises(RequestInterrupted) as caught:
+            client_for(sandbox).delete_entry("7")
+        assert signal.getsignal(signal.SIGINT) is own_handler
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert caught.value.result.ok and caught.value.result.elapsed >= 0.9
+    assert "7" not in sandbox.entries

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -36,6 +37,7 @@ from .paths import (
     normalize_base_url,
     purge_path,
 )
+from .ratelimit import RATE_LIMIT_PATIENCE, RateGate, Ticket, WaitListener
 from .signing import SignedAuth
 from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
 
@@ -47,6 +49,7 @@ __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "Reque
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
 
+FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 AUTH_STOP_AFTER = 3
@@ -64,6 +67,7 @@ _UNKNOWN_ADD = (
     ". The request may have reached the service, so the entry may have been added; it is not "
     "sent again blindly (a listing shows whether it is there)"
 )
+_STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
 _NONCE_REUSED = (
     "the service says the request's nonce was already used, twice in a row: another process "
     "(a second notebook, a script, the command line) is probably sending requests with the "
@@ -144,6 +148,12 @@ class DictionaryClient:
     ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
     pool. ``nonces`` is the nonce source (by default the one shared by every process that uses
     this access key).
+
+    Every request passes the client's ``rate_limit`` gate (``ratelimit.RateGate``): a 429 pauses
+    every worker until its ``Retry-After``, the gate learns a pace the service accepts, and a
+    request answered 429 is sent again (it was not acted on) for up to ``rate_limit_patience``
+    seconds rather than ``max_retries`` times. ``on_wait(seconds, reason)`` is called (from a
+    worker thread) at each such pause.
     """
 
     def __init__(
@@ -160,6 +170,8 @@ class DictionaryClient:
         max_backoff: float = 8.0,
         max_retry_after: float = settings.MAX_RETRY_AFTER,
         nonces: Callable[[], str] | None = None,
+        rate_limit_patience: float = RATE_LIMIT_PATIENCE,
+        on_wait: WaitListener | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         if not isinstance(access_key, str) or not isinstance(secret_key, str):
@@ -182,6 +194,9 @@ class DictionaryClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
+        self.rate_limit_patience = rate_limit_patience
+        self.closed = False
+        self._gate = RateGate(backoff=backoff, max_backoff=max_backoff, on_wait=on_wait)
         self._auth = SignedAuth(access_key, Secret(secret_key), nonces)
         loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         # A proxy from the environment must not see loopback traffic (the sandbox).
@@ -193,7 +208,8 @@ class DictionaryClient:
         return f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r})"
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (a request made afterwards opens a new connection)."""
+        self.closed = True
         self._transport.close()
 
     def __enter__(self) -> DictionaryClient:
@@ -206,6 +222,12 @@ class DictionaryClient:
     def host(self) -> str:
         """Where requests go, for messages and confirmations."""
         return host_of(self.base_url)
+
+    @property
+    def rate_limit(self) -> RateGate:
+        """The gate every request passes: ``waiting()`` says how long every worker still waits
+        for the service's rate limit, ``rate`` the pace learned, ``stats`` what it has seen."""
+        return self._gate
 
     # -- public operations ---------------------------------------------------------------
 
@@ -236,11 +258,14 @@ class DictionaryClient:
         workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        on_wait: WaitListener | None = None,
     ) -> BatchResult:
         """Delete several entries on ``workers`` threads; results come back in input order.
 
         Every id is checked before the first request and duplicates are deleted once.
-        ``progress`` is called (on the calling thread) after each result. Ctrl-C or ``cancel``
+        ``progress`` is called (on the calling thread) after each result; ``on_wait(seconds,
+        reason)`` (from a worker thread) whenever every worker pauses for the service's rate
+        limit, so a display can say why nothing moves. Ctrl-C or ``cancel``
         starts nothing new, waits for the requests in flight (each at most one deadline) and
         returns ``BatchResult(..., interrupted=True)``: what was sent is reported as it ended,
         ids never sent as ``not_attempted``. If the first answers all refuse the credentials,
@@ -259,7 +284,8 @@ class DictionaryClient:
         workers = min(workers, max(1, len(unique)))
         self._transport.ensure_pool(workers)
         cancel = cancel or threading.Event()
-        batch = self._run_batch(unique, workers, progress, cancel)
+        with self._gate.listen(on_wait):
+            batch = self._run_batch(unique, workers, progress, cancel)
         interrupted = batch.why in ("interrupted", "cancelled") or cancel.is_set()
         by_id = {t: batch.results.get(t) or self._not_attempted(t, batch.why) for t in unique}
         return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
@@ -302,10 +328,13 @@ class DictionaryClient:
     # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
 
     def _guarded(self, run: Callable[[Callable[[], bool]], Any]) -> Any:
-        """Run one mutating request. On the main thread it runs on a helper thread, so that
-        Ctrl-C (which only the main thread receives) cannot cut it off half-way."""
+        """Run one mutating request so that Ctrl-C (which only the main thread receives) cannot
+        cut it off half-way: on the main thread, with Ctrl-C held back while it runs (when
+        Python's own handler is installed), else on a helper thread."""
         if threading.current_thread() is not threading.main_thread():
             return run(_never)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            return _holding_ctrl_c(run)
         stopped = threading.Event()
         future = _main_helper().submit(run, stopped.is_set)
         try:
@@ -343,10 +372,12 @@ class DictionaryClient:
                     batch.finished += 1
                 batch.done.put(None)
                 return
+            sent = result.attempts > 0  # else stopped while waiting for the rate limit
             with batch.lock:
-                batch.results[text] = result
+                if sent:
+                    batch.results[text] = result
                 batch.finished += 1
-            batch.done.put(text)
+            batch.done.put(text if sent else None)
 
         pool = ThreadPoolExecutor(workers, thread_name_prefix="dict-magics-batch")
         try:
@@ -469,32 +500,63 @@ class DictionaryClient:
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
     ) -> _Final:
-        """Send until the answer is final, the retry budget is spent, or ``stop()``."""
+        """Send until the answer is final, the retry budget is spent, or ``stop()``.
+
+        A 429 spends the rate-limit patience (time), not ``max_retries``: the gate holds every
+        worker until the service's ``Retry-After`` and paces them after it.
+        """
         url = self.base_url + path
         started = time.monotonic()
         earlier: tuple[int, _Verdict] | None = None  # an attempt that may have been acted on
         fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
+        limited = 0  # attempts answered 429
         attempt = 0
+        verdict: _Verdict | None = None
         while True:
+            ticket = self._gate.acquire(stop)
+            if ticket is None:
+                if verdict is None:
+                    return _never_sent(started)
+                return self._settle(verdict, earlier, attempt, started, _STOPPED)
             attempt += 1
             answer = self._transport.send(method, url, body=body, limit=limit, timeout=self.timeout)
             verdict = self._judge(method, answer, limit)
+            if verdict.http_status == 429:
+                limited += 1
+                self._limited(ticket, verdict)
+            elif verdict.http_status is not None:
+                self._gate.passed(ticket)
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
                 continue
             again = verdict.again
             if again is not None and again.maybe_applied:
                 earlier = (attempt, verdict)
-            if again is not None and attempt - fresh_nonce <= self.max_retries and not stop():
-                if _pause(self._delay(attempt - fresh_nonce, again.after), stop):
-                    continue
             if again is None:
-                tail = ""
-            elif stop():
-                tail = "; not sent again: stopped (Ctrl-C or cancel)"
-            else:
-                tail = f"; gave up after {attempt} attempt{'s' * (attempt != 1)}"
+                return self._settle(verdict, earlier, attempt, started, "")
+            if stop():
+                return self._settle(verdict, earlier, attempt, started, _STOPPED)
+            if verdict.http_status == 429:
+                waited = time.monotonic() - started + self._gate.waiting()
+                if waited <= self.rate_limit_patience:
+                    continue  # the gate waits
+                tail = (
+                    f"; gave up after {attempt} attempt{'s' * (attempt != 1)}: waiting on would "
+                    f"pass the {self.rate_limit_patience:g} s allowed for the service's rate limit"
+                )
+                return self._settle(verdict, earlier, attempt, started, tail)
+            retries = attempt - fresh_nonce - limited
+            if retries <= self.max_retries:
+                if _pause(self._delay(retries, again.after), stop):
+                    continue
+                return self._settle(verdict, earlier, attempt, started, _STOPPED)
+            tail = f"; gave up after {attempt} attempt{'s' * (attempt != 1)}"
             return self._settle(verdict, earlier, attempt, started, tail)
+
+    def _limited(self, ticket: Ticket, verdict: _Verdict) -> None:
+        """Tell the gate about a 429 (``Retry-After`` capped, as for any wait)."""
+        after = verdict.again.after if verdict.again is not None else None
+        self._gate.limited(ticket, None if after is None else min(after, self.max_retry_after))
 
     @staticmethod
     def _settle(
@@ -555,6 +617,9 @@ class DictionaryClient:
         if kind is FailureKind.TIMEOUT:
             reason = f"no answer within the {self.timeout:g} s deadline"
             return _Verdict("unknown", Cause.TIMEOUT, reason)
+        if kind is FailureKind.DROPPED and not failure.sent:
+            reason = f"{where} closed the connection before the request went out; nothing was sent"
+            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
         if kind is FailureKind.DROPPED:
             which = "kept-alive connection" if failure.reused else "connection"
             reason = f"the {which} was closed before an answer came"
@@ -675,6 +740,9 @@ def _parse_listing(data: Any, where: str) -> list[Entry]:
     entries = inner.get("entries")
     if not isinstance(entries, list):
         raise malformed("its 'data' has no 'entries' list")
+    parsed = _plain_entries(entries)
+    if parsed is not None:
+        return parsed
     parsed = []
     for index, item in enumerate(entries):
         try:
@@ -682,6 +750,33 @@ def _parse_listing(data: Any, where: str) -> list[Entry]:
         except ValueError as exc:
             raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
     return parsed
+
+
+def _plain_entries(items: list[Any]) -> list[Entry] | None:
+    """The entries when every item is exactly what the service sends (as ``json`` parses it),
+    else ``None`` (``Entry.from_service`` then names what is wrong). A listing may hold
+    hundreds of thousands of entries: this checks each with a few exact type tests."""
+    parsed = []
+    append = parsed.append
+    for item in items:
+        if type(item) is not dict:
+            return None
+        get = item.get
+        entry_id, a, b, c, d = get("id"), get(FROM_LANG), get(FROM_TEXT), get(TO_LANG), get(TO_TEXT)
+        if type(a) is not str or type(b) is not str or type(c) is not str or type(d) is not str:
+            return None
+        if type(entry_id) is not str:
+            if type(entry_id) is not int:
+                return None
+            entry_id = str(entry_id)
+        append(Entry(entry_id, a, b, c, d))
+    return parsed
+
+
+def _never_sent(started: float) -> _Final:
+    """A request stopped before its first attempt, while it waited for the rate limit."""
+    reason = "not attempted: stopped (Ctrl-C or cancel) while waiting for the service's rate limit"
+    return _Final("failure", Cause.NOT_ATTEMPTED, reason, None, 0, time.monotonic() - started)
 
 
 def _with_consequence(final: _Final, consequence: str) -> str | None:
@@ -699,6 +794,20 @@ def _pause(seconds: float, stop: Callable[[], bool]) -> bool:
             return True
         time.sleep(min(0.05, left))
     return False
+
+
+def _holding_ctrl_c(run: Callable[[Callable[[], bool]], Any]) -> Any:
+    """``run(stop)`` on the main thread with Ctrl-C only noted (``stop()`` turns true), then
+    ``RequestInterrupted`` with its result. No thread hand-off: a request per cell costs less."""
+    pressed = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+    try:
+        result = run(pressed.is_set)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed.is_set():
+        raise RequestInterrupted(result)
+    return result
 
 
 _helper: list[ThreadPoolExecutor] = []

@@ -2,8 +2,10 @@
 
 DELETE and GET are idempotent: sending them twice does what sending once does, so they are
 retried after anything that says "not done, try later" and after a kept-alive connection that
-the server had closed. A POST adds an entry each time it is acted on, so it is sent again only
-when it certainly never left, or when the service said it did not act (429, 503).
+the server closed as the request went out. A POST adds an entry each time it is acted on, so it
+is sent again only when it certainly never left (a kept-alive connection found closed while the
+request was written included), or when the service said it did not act (429, 503). How long a
+429 is waited for, and by whom, is ``ratelimit``'s business.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ NOT_ACTED = frozenset({429, 503})
 """The service says it did not act: safe to send again whatever the method."""
 GATEWAY = frozenset({502, 504})
 """A gateway answered: the service behind it may have acted."""
-_NOT_SENT = frozenset({FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT})
-"""Failures worth another try that certainly left nothing at the service."""
+_NOT_SENT = frozenset({FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT, FailureKind.DROPPED})
+"""Failures worth another try when they certainly left nothing at the service (``sent`` False):
+a DROPPED one is a kept-alive connection the server had closed before the request was written."""
 _NONCE_USED = re.compile(
     r"nonce.*\b(already|used|reused|replay(ed)?|duplicated?|seen)\b"
     r"|\b(replay(ed)?|duplicated?|reused)\b.*nonce",

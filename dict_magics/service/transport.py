@@ -35,11 +35,13 @@ from .signing import SignedAuth
 
 __all__ = [
     "ANSWER_LIMIT",
+    "CA_VARIABLES",
     "LISTING_LIMIT",
     "FailureKind",
     "NetworkFailure",
     "Reply",
     "Transport",
+    "ca_bundle",
     "decode_json",
 ]
 
@@ -47,6 +49,9 @@ ANSWER_LIMIT = 64 * 1024
 """The largest answer read for a DELETE or POST (the service answers a few bytes)."""
 LISTING_LIMIT = 50 * 1024 * 1024
 """The largest listing read (about 300,000 entries of ordinary length)."""
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
+"""Where the ecosystem says which CAs to trust, first found wins (requests' own order, then
+OpenSSL's): honoured for every host, loopback included."""
 _CHUNK = 64 * 1024
 _HEADERS = {"Accept-Encoding": "identity"}
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -64,7 +69,8 @@ class FailureKind(str, Enum):
     TIMEOUT = "timeout"
     """The deadline expired after the request may have been sent."""
     DROPPED = "dropped"
-    """The connection closed (or was reset) before any answer came."""
+    """The connection closed (or was reset) before any answer came. With ``sent`` False it
+    was found closed while the request was being written: the service cannot have acted."""
     BROKEN = "broken"
     """The answer started but broke off: cut short, or garbled headers."""
     TOO_LARGE = "too_large"
@@ -221,6 +227,7 @@ class _Attempt:
         self.deadline = _Deadline(seconds)
         self.sending = False
         self.reused = False
+        self.unwritten = False
 
 
 _current = threading.local()
@@ -231,24 +238,39 @@ _current = threading.local()
 
 class _Watched:
     """Mixed into urllib3's connections: tells the current attempt when the request starts
-    going out (after connecting), on which socket, and whether the connection was reused."""
+    going out (after connecting), on which socket, whether the connection was reused, and
+    whether the connection refused the request's first byte (urllib3 then still tries to read
+    an answer, which fails too)."""
 
     _uses = 0
+    _writes = 0
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
         self._uses = 0
 
+    def send(self, data: Any) -> None:
+        super().send(data)  # type: ignore[misc]
+        self._writes += 1
+
     def request(self, *args: Any, **kwargs: Any) -> None:
         if self.sock is None:  # type: ignore[attr-defined]
             self.connect()
         self._uses += 1
+        self._writes = 0
         attempt: _Attempt | None = getattr(_current, "attempt", None)
         if attempt is not None:
             attempt.sending = True
             attempt.reused = self._uses > 1
             attempt.deadline.watch(self)  # type: ignore[arg-type]
-        super().request(*args, **kwargs)  # type: ignore[misc]
+        try:
+            super().request(*args, **kwargs)  # type: ignore[misc]
+        except OSError:
+            # Not one byte of the request was taken: the peer had already closed or reset the
+            # connection, so the service cannot have seen (let alone acted on) this request.
+            if attempt is not None and self._writes == 0:
+                attempt.unwritten = True
+            raise
 
 
 class _WatchedHTTPConnection(_Watched, HTTPConnection):
@@ -287,8 +309,27 @@ class _Adapter(HTTPAdapter):
 # -- the transport ---------------------------------------------------------------------------------
 
 
+def ca_bundle(environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """``(variable, path)`` of the CA bundle (or folder) the environment names, else ``None``.
+
+    requests reads ``REQUESTS_CA_BUNDLE`` only when it trusts the environment, which it must
+    not for loopback (a proxy would see the sandbox's traffic); and never ``SSL_CERT_FILE``.
+    The transport therefore passes this as ``verify`` on every request itself.
+    """
+    environ = os.environ if environ is None else environ
+    for variable in CA_VARIABLES:
+        path = environ.get(variable, "").strip()
+        if path:
+            return variable, path
+    return None
+
+
 class Transport:
-    """Sends one request at a time per thread over a shared, kept-alive connection pool."""
+    """Sends one request at a time per thread over a shared, kept-alive connection pool.
+
+    Proxies and ``~/.netrc`` follow ``trust_env``; the CAs trusted follow the environment's
+    ``CA_VARIABLES`` whatever ``trust_env`` says, unless the session was given a ``verify``.
+    """
 
     def __init__(
         self,
@@ -332,6 +373,9 @@ class Transport:
         timeout: float,
     ) -> Reply | NetworkFailure:
         """Send once and read the answer, all within ``timeout`` seconds."""
+        verify = self._verify() if url[:6].lower() == "https:" else True
+        if isinstance(verify, NetworkFailure):
+            return verify
         attempt = _Attempt(timeout)
         _WATCHDOG.arm(attempt.deadline)
         _current.attempt = attempt
@@ -347,6 +391,7 @@ class Transport:
                     timeout=(timeout, timeout),
                     allow_redirects=False,
                     stream=True,
+                    verify=verify,
                 )
             except _NETWORK_ERRORS as exc:
                 return _failure(exc, attempt)
@@ -356,6 +401,20 @@ class Transport:
             attempt.deadline.finish()
             if response is not None:
                 response.close()
+
+    def _verify(self) -> bool | str | NetworkFailure:
+        """What to verify the server's certificate against, read afresh for each request (a
+        notebook may export a CA after the client was made); a failure if it is missing."""
+        if self.session.verify is not True:
+            return self.session.verify
+        named = ca_bundle()
+        if named is None:
+            return True
+        variable, path = named
+        if not os.path.exists(path):
+            detail = f"{variable} names {path}, which does not exist"
+            return NetworkFailure(FailureKind.TLS, False, detail=detail)
+        return path
 
 
 _NETWORK_ERRORS = (
@@ -440,6 +499,9 @@ def _failure(exc: BaseException, attempt: _Attempt) -> NetworkFailure:
         reused = attempt.reused
         if attempt.deadline.expired or _timed_out(exc):
             return NetworkFailure(FailureKind.TIMEOUT, True, reused=reused, proxy=proxy)
+        if attempt.unwritten:
+            detail = type(exc).__name__
+            return NetworkFailure(FailureKind.DROPPED, False, detail=detail, reused=reused)
         no_answer = any(
             isinstance(e, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected)
             for e in chain
