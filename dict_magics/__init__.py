@@ -20,4 +20,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Nothing to release: clients are created per command and closed after it."""
+    """Close the kept-alive connections of the clients kept between cells."""
+    from .operations.clients import close_all
+
+    close_all()

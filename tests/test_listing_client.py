@@ -105,7 +105,7 @@ def test_a_listing_is_retried_like_a_delete(sandbox: SandboxServer) -> None:
     ("setup", "cause"),
     [
         (lambda s: s.fail_next(9, 503, method="GET"), Cause.UNAVAILABLE),
-        (lambda s: s.fail_next(9, 429, method="GET"), Cause.RATE_LIMITED),
+        (lambda s: s.fail_next(9, 429, retry_after=1, method="GET"), Cause.RATE_LIMITED),
         (lambda s: s.inject("hang", delay=2, method="GET"), Cause.TIMEOUT),
         (lambda s: s.inject("drop_after", method="GET"), Cause.CONNECTION_LOST),
         (lambda s: s.fail_next(1, 500, method="GET"), Cause.REFUSED),
@@ -117,7 +117,7 @@ def test_listing_trouble_is_a_service_error_with_a_cause(
 ) -> None:
     setup(sandbox)
     with pytest.raises(ServiceError) as caught:
-        client_for(sandbox, max_retries=1, timeout=0.5).list_entries()
+        client_for(sandbox, max_retries=1, timeout=0.5, rate_limit_patience=0.5).list_entries()
     assert not isinstance(caught.value, ListingUnsupportedError)
     assert caught.value.cause is cause and "could not list" in caught.value.reason
 

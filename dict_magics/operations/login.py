@@ -164,5 +164,8 @@ def logout(settings: OperationSettings) -> LogoutResult:
     profile = session.profile_of(settings)
     removed = credentials.delete_profile(profile)
     registry.forget(profile)
+    from .clients import forget
+
+    forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

@@ -59,22 +59,23 @@ def make_client(
 def connect(
     settings: OperationSettings, client: DictionaryClient | None = None
 ) -> Iterator[tuple[DictionaryClient, str]]:
-    """``(client, profile)`` for one operation; a client made here is closed afterwards.
+    """``(client, profile)`` for one operation: the client kept for the profile's current
+    credentials and settings (``operations.clients``), so cells reuse its connections.
 
-    A front end that keeps a client of its own (the panel) passes it; it stays open.
+    Credentials are read again at each call, so a login, logout, other secret or ``%config``
+    change gets a fresh client. A front end that keeps a client of its own passes it.
     """
     profile = profile_of(settings)
     if client is not None:
         yield client, profile
         return
-    made, _ = make_client(
-        profile,
-        base_url=settings.base_url,
+    creds = credentials.load(profile, base_url=settings.base_url or None)
+    from .clients import lease
+
+    with lease(
+        creds,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         workers=settings.workers,
-    )
-    try:
+    ) as made:
         yield made, profile
-    finally:
-        made.close()
