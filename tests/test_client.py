@@ -512,7 +512,9 @@ def test_a_nonce_reused_twice_blames_another_process_not_the_clock(
 ) -> None:
     stale = used_nonce(sandbox)
     result = client_for(sandbox, nonces=StaleNonces(stale, 5)).delete_entry("2")
-    assert not result.ok and not result.outcome_unknown and result.attempts == 2
+    # Unknown, not failure: "already used" may also be a gateway's replay of a request the
+    # service acted on (here it did not: the entry is still there, as the listing would show).
+    assert not result.ok and result.outcome_unknown and result.attempts == 2
     assert result.cause is Cause.NONCE_REUSED and result.http_status == 401
     assert "another process" in result.reason and "same access key" in result.reason
     assert "clock" not in result.reason

@@ -71,8 +71,8 @@ _STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
 _NONCE_REUSED = (
     "the service says the request's nonce was already used, twice in a row: another process "
     "(a second notebook, a script, the command line) is probably sending requests with the "
-    "same access key at the same moment. Nothing was changed; try again, or give each process "
-    "its own access key"
+    "same access key at the same moment, or a gateway replayed the request; try again, or give "
+    "each process its own access key"
 )
 
 
@@ -528,7 +528,13 @@ class DictionaryClient:
                 self._gate.passed(ticket)
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
-                continue
+                # "Already used" can also mean a gateway replayed this very request after the
+                # service acted on it: a later "no such entry" proves nothing, and a POST is
+                # not sent again.
+                earlier = (attempt, verdict)
+                if method in retry.IDEMPOTENT:
+                    continue
+                return self._settle(verdict, earlier, attempt, started, "")
             again = verdict.again
             if again is not None and again.maybe_applied:
                 earlier = (attempt, verdict)
