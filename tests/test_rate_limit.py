@@ -226,3 +226,40 @@ def test_cancel_while_every_worker_waits_out_a_long_retry_after() -> None:
     assert all("not sent again: stopped" in r.reason for r in limited)
     assert all(r.attempts == 0 for r in skipped)
     assert len(sandbox.entries) == 100 - len(deleted)
+
+
+def test_the_command_line_says_when_it_waits_on_the_services_limit() -> None:
+    """A log (stderr not a terminal) gets a line saying why the batch stands still."""
+    import os
+    import subprocess
+    import sys
+
+    with SandboxServer(40, rate_limit=5, burst=2, retry_after=1) as sandbox:
+        env = {**os.environ, **sandbox.env()}
+        ids = [str(i) for i in range(1, 13)]
+        proc = subprocess.run(
+            [sys.executable, "-m", "dict_magics", "delete", "-w", "4", "--no-snapshot", *ids],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        left = set(sandbox.entries)
+    assert proc.returncode == 0, proc.stderr
+    assert "waiting 1 s" in proc.stderr and "rate limit" in proc.stderr
+    assert not left & set(ids)
+
+
+def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
+    import io
+
+    from dict_magics.frontends.progress import TextProgress
+    from dict_magics.service.models import DeleteResult
+
+    stream = io.StringIO()
+    bar = TextProgress(4, "Deleting 4 entries", stream)
+    bar.waiting(1.0, "the service's rate limit")
+    assert stream.getvalue().splitlines()[-1].endswith("waiting 1 s: the service's rate limit")
+    bar.update(4, 4, DeleteResult("success", "1"))
+    bar.close()
+    assert "waiting" not in stream.getvalue().splitlines()[-1]

@@ -56,6 +56,14 @@ class LogProgress:
             self._done, self._total = done, total
             self._failed += 0 if result.ok else 1
 
+    def waiting(self, seconds: float, reason: str) -> None:
+        """One line when every worker pauses for the service's rate limit."""
+        try:
+            self._stream.write(f"{self._label}: waiting {seconds:.0f} s: {reason}\n")
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
     def stop(self) -> None:
         self._stopped.set()
         if self._thread is not None:
@@ -97,6 +105,12 @@ class Tee:
     def __call__(self, done: int, total: int, result: DeleteResult) -> None:
         for sink in self._sinks:
             sink(done, total, result)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        for sink in self._sinks:
+            told = getattr(sink, "waiting", None)
+            if told is not None:
+                told(seconds, reason)
 
     def stop(self) -> None:
         for sink in self._sinks:

@@ -52,6 +52,7 @@ class TextProgress:
         self.label = label
         self.done = 0
         self.failed = 0
+        self.note = ""
         self._stream = stream if stream is not None else sys.stdout
         self._lock = threading.Lock()
         self._shown: tuple[int, int] | None = None
@@ -64,13 +65,14 @@ class TextProgress:
         filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
         bar = "#" * filled + "." * (BAR_WIDTH - filled)
         failed = f" ({self.failed} failed)" if self.failed else ""
-        return f"{self.label} [{bar}] {self.done}/{self.total}{failed}"
+        note = f" \u2014 {self.note}" if self.note else ""
+        return f"{self.label} [{bar}] {self.done}/{self.total}{failed}{note}"
 
     def _draw(self) -> None:
         # A terminal redraws the line in place whenever the percentage or the failure count
         # changes; a log or pipe gets a whole line at each quarter, never one per entry.
         percent = 100 * self.done // self.total if self.total else 100
-        key = (percent, self.failed) if self._live else (percent // 25, 0)
+        key = (percent, self.failed, self.note) if self._live else (percent // 25, 0, self.note)
         if key == self._shown:
             return
         self._shown = key
@@ -87,7 +89,15 @@ class TextProgress:
                 return
             self.done, self.total = done, total
             self.failed += 0 if result.ok else 1
+            self.note = ""
             self._draw()
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        """Say that every worker waits (the service's rate limit), until the next result."""
+        with self._lock:
+            if not self._closed:
+                self.note = f"waiting {seconds:.0f} s: {reason}"
+                self._draw()
 
     def close(self) -> None:
         """End the bar's line so what follows starts on a fresh one."""
@@ -97,7 +107,7 @@ class TextProgress:
             self._closed = True
             if self._live:
                 self._stream.write("\n")
-            elif self._shown != (100 // 25, 0):
+            elif self._shown != (100 // 25, 0, ""):
                 self._stream.write(self._line() + "\n")
             self._stream.flush()
 
@@ -111,6 +121,7 @@ class WidgetProgress:
 
         self.total = total
         self.failed = 0
+        self.note = ""
         self.bar = widgets.IntProgress(
             value=0, min=0, max=max(total, 1), description="", bar_style="info"
         )
@@ -124,7 +135,8 @@ class WidgetProgress:
         from html import escape
 
         failed = f", {self.failed} failed" if self.failed else ""
-        return escape(f"{label}: {done}/{self.total}{failed}")
+        note = f" \u2014 {self.note}" if self.note else ""
+        return escape(f"{label}: {done}/{self.total}{failed}{note}")
 
     def update(self, done: int, total: int, result: Result) -> None:
         """Set the bar's value (trait updates are safe from the client's worker threads)."""
@@ -135,7 +147,14 @@ class WidgetProgress:
             self.bar.value = done
             if self.failed:
                 self.bar.bar_style = "warning"
+            self.note = ""
             self.text.value = self._html(self.label, done)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        """Say that every worker waits (the service's rate limit): traits only, any thread."""
+        with self._lock:
+            self.note = f"waiting {seconds:.0f} s: {reason}"
+            self.text.value = self._html(self.label, self.bar.value)
 
     def close(self) -> None:
         """Leave the bar at its final state: green when every entry went, red otherwise."""
@@ -174,6 +193,10 @@ class BarSink:
     def __call__(self, done: int, total: int, result: Result) -> None:
         if self._bar is not None:
             self._bar.update(done, total, result)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        if self._bar is not None:
+            self._bar.waiting(seconds, reason)
 
     def stop(self) -> None:
         if self._bar is not None:

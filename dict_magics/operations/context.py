@@ -88,6 +88,9 @@ class ProgressSink(Protocol):
 
     def stop(self) -> None: ...
 
+    # Optional: ``waiting(seconds, reason)``, called (from a worker thread) when every worker
+    # pauses for the service's rate limit, so the display can say why nothing moves.
+
 
 def finish(result: R, settings: OperationSettings) -> R:
     """The result, or ``DeletionFailedError`` for one that failed when the settings ask for it."""

@@ -227,6 +227,11 @@ class _Sink:
         if self.progress is not None:
             self.progress(done, total, result)
 
+    def waiting(self, seconds: float, reason: str) -> None:
+        told = getattr(self.progress, "waiting", None)
+        if told is not None:
+            told(seconds, reason)
+
     def stop(self) -> None:
         if self.progress is not None:
             self.progress.stop()
@@ -242,7 +247,13 @@ def _batch(
     total = len(dict.fromkeys(ids))
     progress.start(total, f"Deleting {count(total, 'entry', 'entries')} at {client.host}")
     try:
-        return client.delete_entries(ids, workers=workers, progress=progress, cancel=cancel)
+        return client.delete_entries(
+            ids,
+            workers=workers,
+            progress=progress,
+            cancel=cancel,
+            on_wait=getattr(progress, "waiting", None),
+        )
     finally:
         progress.stop()
 
