@@ -104,16 +104,9 @@ class ClientCache:
             if client is not None:
                 self._clients.move_to_end(key)
                 return client
-            from ..service.client import DictionaryClient
+            from .session import client_from
 
-            client = DictionaryClient(
-                creds.base_url,
-                creds.access_key,
-                creds.secret_key,
-                timeout=timeout,
-                max_retries=max_retries,
-                workers=workers,
-            )
+            client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
             for old in [k for k in self._clients if _superseded(old=k, new=key)]:
                 stale.append(self._clients.pop(old))
             self._clients[key] = client
@@ -182,16 +175,9 @@ def lease(
     if enabled():
         yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers)
         return
-    from ..service.client import DictionaryClient
+    from .session import client_from
 
-    client = DictionaryClient(
-        creds.base_url,
-        creds.access_key,
-        creds.secret_key,
-        timeout=timeout,
-        max_retries=max_retries,
-        workers=workers,
-    )
+    client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
     try:
         yield client
     finally:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..service.client import DictionaryClient
     from .context import OperationSettings
 
-__all__ = ["connect", "make_client", "profile_of"]
+__all__ = ["client_from", "connect", "make_client", "profile_of"]
 
 
 def profile_of(settings: OperationSettings) -> str:
@@ -41,18 +41,16 @@ def make_client(
     anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
     """
     creds = credentials.load(profile, base_url=base_url or None)
+    return client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, **options
+    ), creds
+
+
+def client_from(creds: credentials.Credentials, **options: Any) -> DictionaryClient:
+    """A new client for ``creds``; ``options`` go to ``DictionaryClient``."""
     from ..service.client import DictionaryClient
 
-    client = DictionaryClient(
-        creds.base_url,
-        creds.access_key,
-        creds.secret_key,
-        timeout=timeout,
-        max_retries=max_retries,
-        workers=workers,
-        **options,
-    )
-    return client, creds
+    return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
 
 
 @contextmanager
