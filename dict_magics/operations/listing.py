@@ -93,9 +93,11 @@ class ListingCache:
     def lookup(
         self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
     ) -> dict[str, Entry]:
-        """Entries by id: the cached listing when it is fresh and holds every id in ``ids``,
-        else a new one. Raises as ``DictionaryClient.list_entries`` does (a service without a
-        listing is remembered as such for ``max_age``)."""
+        """The entries of ``ids`` that the dictionary holds, by id: from the cached listing when
+        it is fresh and holds every one of them, else from a new one. Only those entries are
+        copied, so a loop of one-id cells costs the same whatever the dictionary's size. Raises
+        as ``DictionaryClient.list_entries`` does (a service without a listing is remembered as
+        such for ``max_age``)."""
         key = cache_key(client, profile)
         wanted = list(ids)
         with self._lock:
@@ -108,8 +110,9 @@ class ListingCache:
                     )
                 assert held.entries is not None
                 if all(i in held.entries for i in wanted):
-                    return dict(held.entries)
-        return self.fetch(client, profile).by_id()
+                    return {i: held.entries[i] for i in wanted}
+        fresh = self.fetch(client, profile).by_id()
+        return {i: fresh[i] for i in wanted if i in fresh}
 
     def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry]:
         """What a fresh cached listing holds, without any request (empty when there is none)."""
