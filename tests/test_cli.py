@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from file_keyring import ENV_FILE, read_items
-from test_operations import needs_interrupted_batches
 
 from dict_magics import __version__
 from dict_magics.sandbox import SandboxServer
@@ -686,7 +685,6 @@ def test_one_distinct_id_is_one_entry_on_the_progress_bar(cli: Cli) -> None:
 # -- Ctrl-C ----------------------------------------------------------------------------------
 
 
-@needs_interrupted_batches
 @pytest.mark.parametrize("mode", ["text", "json", "jsonl"])
 def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, mode: str) -> None:
     # The first DELETE is acted on, then its answer is held while we press Ctrl-C.

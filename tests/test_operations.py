@@ -69,24 +69,6 @@ def sent(server: SandboxServer) -> list[tuple[str, str | None]]:
     return [(r.operation, r.entry_id) for r in server.requests if r.method != "GET"]
 
 
-def client_reports_interruptions() -> bool:
-    """Whether this tree's client marks a cancelled batch ``interrupted`` (its contract)."""
-    with SandboxServer(2) as server:
-        client = DictionaryClient(server.url, server.access_key, server.secret_key)
-        stop = threading.Event()
-        stop.set()
-        try:
-            return client.delete_entries(["1", "2"], cancel=stop).interrupted
-        finally:
-            client.close()
-
-
-needs_interrupted_batches = pytest.mark.skipif(
-    not client_reports_interruptions(),
-    reason="the client does not yet set BatchResult.interrupted (being added in service/)",
-)
-
-
 # -- settings ---------------------------------------------------------------------------------
 
 
@@ -195,7 +177,6 @@ def test_interruption_counts_the_ids_never_sent() -> None:
     assert interruption(DeleteResult("success", "1")) is None
 
 
-@needs_interrupted_batches
 def test_a_cancelled_batch_comes_back_interrupted(env_creds: SandboxServer) -> None:
     stop = threading.Event()
     stop.set()
