@@ -84,6 +84,19 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     CACHE.forget()
 
 
+def point_at(monkeypatch: pytest.MonkeyPatch, server: SandboxServer) -> SandboxServer:
+    """Point this test's ``DICT_MAGICS_*`` variables at ``server``."""
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    return server
+
+
+@pytest.fixture
+def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
+    """The sandbox, with the environment's credentials pointing at it."""
+    return point_at(monkeypatch, sandbox)
+
+
 @pytest.fixture
 def sandbox() -> Iterator[SandboxServer]:
     """A fresh sandbox with entries "1".."100" on 127.0.0.1."""

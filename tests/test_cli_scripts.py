@@ -22,28 +22,11 @@ from typing import IO
 
 import pytest
 from file_keyring import read_items
-from test_cli import CLI, Cli
+from test_cli import BATCH_KEYS, CLI, RESULT_KEYS, Cli
 
 from dict_magics.profiles import registry
 from dict_magics.sandbox import SandboxServer
 
-RESULT_KEYS = {
-    "status",
-    "ok",
-    "outcome",
-    "entry_id",
-    "entry",
-    "http_status",
-    "reason",
-    "cause",
-    "outcome_unknown",
-    "verified",
-    "attempts",
-    "elapsed",
-    "snapshot",
-}
-BATCH_KEYS = {"results", "ok", "succeeded", "failed", "unknown", "interrupted", "snapshot"}
-BATCH_KEYS |= {"warnings"}
 ENTRY_KEYS = {"id", "fromLang", "fromText", "toLang", "toText"}
 NEW_COMMANDS = ["list", "restore", "snapshots", "log", "profiles"]
 

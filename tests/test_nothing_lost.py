@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import point_at
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -22,7 +23,7 @@ from dict_magics.operations.audit import audit_path, read_audit
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete
 from dict_magics.operations.history import AuditTable, SnapshotList, audit, snapshots
-from dict_magics.operations.listing import CACHE, ListingCache, cache_key
+from dict_magics.operations.listing import ListingCache, cache_key
 from dict_magics.operations.prompts import ScriptedPrompter
 from dict_magics.operations.purge import purge
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
@@ -38,22 +39,6 @@ NON_ASCII = [
     Entry("9005", "ar", "قاموس", "en", "dictionary"),
     Entry("9006", "de", 'Anführungszeichen "x" \\ y', "en", "quotes and a backslash"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_listings() -> None:
-    CACHE.forget()
-
-
-def point_at(monkeypatch: pytest.MonkeyPatch, server: SandboxServer) -> SandboxServer:
-    for name, value in server.env().items():
-        monkeypatch.setenv(name, value)
-    return server
-
-
-@pytest.fixture
-def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
-    return point_at(monkeypatch, sandbox)
 
 
 @pytest.fixture

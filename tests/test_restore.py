@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import point_at
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -21,7 +22,6 @@ from dict_magics.errors import OperationFailedError, UsageProblem
 from dict_magics.operations.audit import audit_path
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete
-from dict_magics.operations.listing import CACHE
 from dict_magics.operations.prompts import ScriptedPrompter
 from dict_magics.operations.purge import purge
 from dict_magics.operations.restore import missing_entries, restore
@@ -38,22 +38,6 @@ ODD = [
     Entry("9006", "de", 'Zeichen "x" \\ y', "en", "quotes"),
     Entry("9007", "ja", "寿司🍣", "en", "sushi 🍣"),  # the same terms twice: both come back
 ]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_listings() -> None:
-    CACHE.forget()
-
-
-def point_at(monkeypatch: pytest.MonkeyPatch, server: SandboxServer) -> SandboxServer:
-    for name, value in server.env().items():
-        monkeypatch.setenv(name, value)
-    return server
-
-
-@pytest.fixture
-def env_creds(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer) -> SandboxServer:
-    return point_at(monkeypatch, sandbox)
 
 
 @pytest.fixture
