@@ -675,3 +675,33 @@ def test_ctrl_c_under_another_sigint_handler_still_waits_for_the_answer(
         signal.signal(signal.SIGINT, previous)
     assert caught.value.result.ok and caught.value.result.elapsed >= 0.9
     assert "7" not in sandbox.entries
+
+
+# -- ready(): what must happen before the first byte ---------------------------------------------
+
+
+def test_ready_runs_after_connecting_and_before_the_first_byte_of_every_attempt(
+    sandbox: SandboxServer,
+) -> None:
+    """``ready`` (a snapshot syncing) may overlap with connecting and signing, never with
+    sending: each call finds the service has not seen that attempt yet."""
+    sandbox.fail_next(1, 503)
+    seen: list[int] = []
+    client = client_for(sandbox, max_retries=2)
+    result = client.delete_entry("5", ready=lambda: seen.append(len(sandbox.requests)))
+    assert result.ok and result.attempts == 2
+    assert seen == [0, 1]  # before the first attempt arrived, and before the second
+
+
+def test_ready_that_raises_sends_nothing_and_raises_as_it_was(sandbox: SandboxServer) -> None:
+    class SnapshotFailed(Exception):
+        pass
+
+    def refuse() -> None:
+        raise SnapshotFailed("no room for the snapshot")
+
+    client = client_for(sandbox)
+    with pytest.raises(SnapshotFailed, match="no room"):
+        client.delete_entry("5", ready=refuse)
+    assert sandbox.requests == [] and "5" in sandbox.entries
+    assert client.delete_entry("5").ok  # the client is still usable afterwards

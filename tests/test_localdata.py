@@ -93,3 +93,37 @@ def test_open_private_refuses_anything_but_a_regular_file(tmp_path: Path) -> Non
     fd = localdata.open_private(tmp_path / "fresh", os.O_RDWR | os.O_CREAT)
     os.close(fd)
     assert _mode(tmp_path / "fresh") == 0o600
+
+
+def test_write_new_makes_a_private_file_and_never_writes_over_or_through_anything(
+    tmp_path: Path,
+) -> None:
+    made = localdata.write_new(tmp_path / "new.json", b"whole\n")
+    assert made.read_bytes() == b"whole\n" and _mode(made) == 0o600
+    with pytest.raises(FileExistsError):
+        localdata.write_new(made, b"again\n")
+    assert made.read_bytes() == b"whole\n"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("do not touch\n")
+    (tmp_path / "link.json").symlink_to(victim)
+    with pytest.raises(FileExistsError):
+        localdata.write_new(tmp_path / "link.json", b"planted\n")
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "not-there.txt")
+    with pytest.raises(FileExistsError):
+        localdata.write_new(dangling, b"planted\n")
+    assert victim.read_text() == "do not touch\n"
+    assert not (tmp_path / "not-there.txt").exists()
+
+
+def test_home_tightens_a_folder_opened_after_it_was_first_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "dm"
+    monkeypatch.setenv(localdata.ENV_HOME, str(home))
+    assert localdata.home("snapshots") == home / "snapshots"
+    os.chmod(home / "snapshots", 0o755)  # noqa: S103 - opened by hand: the case under test
+    localdata.home("snapshots")
+    assert _mode(home / "snapshots") == 0o700
+    (home / "snapshots").rmdir()
+    assert localdata.home("snapshots").is_dir()

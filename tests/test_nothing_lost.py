@@ -108,6 +108,35 @@ def test_a_purge_of_300_keeps_them_on_disk_before_the_delete(
         assert [r.method for r in server.requests] == ["GET", "DELETE"]
 
 
+def test_a_one_id_delete_has_its_snapshot_on_disk_before_the_delete_arrives(
+    env_creds: SandboxServer,
+) -> None:
+    """One id: the snapshot syncs while the request connects and is signed; the DELETE still
+    reaches the service only after the whole snapshot is on disk."""
+    env_creds.add_entries(NON_ASCII)
+    env_creds.inject("hang", delay=0.6, method="DELETE")
+    outcome: list[Any] = []
+    worker = threading.Thread(target=lambda: outcome.append(delete(OperationSettings(), ["9002"])))
+    worker.start()
+    try:
+        while not any(r.method == "DELETE" for r in env_creds.requests):
+            assert worker.is_alive(), "the delete ended without a DELETE reaching the service"
+            worker.join(0.002)
+        files = list(snapshot_dir().glob("*.json"))
+        [path] = files
+        on_disk = read_snapshot(path)  # whole while the client still waits for the answer
+        assert worker.is_alive()
+    finally:
+        worker.join()
+    delete_at = next(r.at for r in env_creds.requests if r.method == "DELETE")
+    assert path.stat().st_mtime_ns <= delete_at * 1e9
+    assert on_disk.entries == [Entry("9002", "ja", "寿司🍣", "en", "sushi 🍣")]
+    [result] = outcome
+    assert result.ok and result.snapshot == str(path) and result.entry == on_disk.entries[0]
+    [line] = [x for x in audit_lines() if x["operation"] == "delete"]
+    assert line["snapshot"] == str(path) and line["outcome"] == "success"
+
+
 def test_a_delete_keeps_exactly_the_entries_about_to_go(env_creds: SandboxServer) -> None:
     env_creds.add_entries(NON_ASCII)
     before = env_creds.entries

@@ -6,10 +6,13 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidBaseUrlError, InvalidIdError
 from dict_magics.sandbox import SandboxServer
 from dict_magics.sandbox.router import route
+from dict_magics.service import paths
 from dict_magics.service.client import DictionaryClient
 from dict_magics.service.paths import (
     API_PREFIX,
@@ -419,3 +422,11 @@ def test_a_trailing_dot_is_a_dns_name_not_loopback(host: str) -> None:
         normalize_base_url(f"http://{host}:8765")
     assert "\n" not in str(info.value)
     assert normalize_base_url(f"https://{host}:8765") == f"https://{host.lower()}:8765"
+
+
+@given(st.text(alphabet="0123456789", min_size=1, max_size=paths.MAX_ID_LENGTH))
+def test_ids_of_ascii_digits_skip_only_checks_they_always_pass(text: str) -> None:
+    """``check_id`` returns plain ASCII digits without computing their readings: every reading
+    of them must pass the full check anyway, or skipping it would be a hole."""
+    paths._check_readings(text)
+    assert paths.check_id(f" {text}\t") == text

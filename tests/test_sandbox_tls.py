@@ -246,3 +246,25 @@ def test_command_line_tls_prints_the_ca_to_trust_and_stops_on_ctrl_c() -> None:
         out, _ = process.communicate(timeout=10)
     assert process.returncode == 0 and "Stopped." in out
     assert not os.path.exists(ca)
+
+
+def test_command_line_tls_removes_its_ca_when_killed() -> None:
+    """``kill`` (SIGTERM, as a process manager or CI stops it) cleans up like Ctrl-C does."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dict_magics", "sandbox", "--tls", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = []
+        while not lines or not lines[-1].startswith("Press Ctrl-C"):
+            line = process.stdout.readline()
+            assert line, "the sandbox ended early"
+            lines.append(line.rstrip("\n"))
+        ca = next(line for line in lines if line.startswith("Trust its")).rsplit(" ", 1)[1]
+        assert os.path.isfile(ca)
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=10)
+    assert process.returncode == 0 and "Stopped." in out
+    assert not os.path.exists(os.path.dirname(ca))

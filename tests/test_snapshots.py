@@ -180,7 +180,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
-def test_writer_killed_mid_write_leaves_no_half_file_under_the_final_name() -> None:
+def test_writer_killed_mid_write_leaves_nothing_listed_or_restorable() -> None:
     kept = _write(profile="default", host="h")
     proc = subprocess.run(
         [sys.executable, "-c", KILLED_WRITER], capture_output=True, text=True, timeout=60
@@ -190,11 +190,13 @@ def test_writer_killed_mid_write_leaves_no_half_file_under_the_final_name() -> N
     folder = kept.path.parent
     leftovers = [p for p in folder.iterdir() if p != kept.path]
     assert len(leftovers) == 1, leftovers
-    (tmp,) = leftovers
-    assert tmp.name.startswith(".") and tmp.name.endswith(".tmp")
-    assert tmp.stat().st_size == 200_000, "the writer died mid-write"
+    (short,) = leftovers
+    assert short.stat().st_size == 200_000, "the writer died mid-write"
+    assert short.read_bytes().startswith(b'{"format": "dict-magics-snapshot/1"')
     assert [i.path for i in list_snapshots()] == [kept.path]
     assert latest_snapshot("default", "h").path == kept.path
+    with pytest.raises(UsageProblem, match=r"cut short .*nothing was deleted after it"):
+        read_snapshot(short)
     newer = _write(profile="default", host="h")
     assert latest_snapshot("default", "h").path == newer.path
 

@@ -393,9 +393,11 @@ class DictMagics(Magics):
     def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[str, _IdFormatter]:
         """The line with ``{expr}``/``$name`` expanded, and the formatter holding the ids it
         took out of collections."""
+        formatter = _IdFormatter()
+        if not any(sign in line for sign in "{}$"):
+            return line, formatter  # nothing to expand: no copy of a namespace that grows
         namespace = dict(self.shell.user_ns) if self.shell is not None else {}
         namespace.update(local_ns or {})
-        formatter = _IdFormatter()
         from ..errors import DictMagicsError
 
         try:

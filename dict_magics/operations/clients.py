@@ -152,7 +152,8 @@ def _superseded(*, old: ClientKey, new: ClientKey) -> bool:
 
 
 CACHE = ClientCache()
-os.register_at_fork(after_in_child=CACHE._after_fork)
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=CACHE._after_fork)
 
 
 def enabled() -> bool:

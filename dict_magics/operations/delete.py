@@ -19,7 +19,7 @@ from ..service.paths import check_id
 from . import session
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
-from .safeguards import Trail, Warn, say, take_snapshot
+from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_snapshot
 from .settle import settle_deletes
 
 if TYPE_CHECKING:
@@ -59,20 +59,23 @@ def delete(
         before = _look_up(client, profile, unique, dry_run) if keep or dry_run else None
         if dry_run:
             return _dry_run(client.host, profile, unique, before)
-        kept = None
+        kept: Snapshot | SnapshotUnderWay | None = None
         if keep and before is None:
             say(warn, _cannot_undo(client.host))
         elif keep:
             going = [before[i] for i in unique if i in before]
             if going:
-                kept = take_snapshot(
-                    going,
-                    profile=profile,
-                    host=client.host,
-                    base_url=client.base_url,
-                    operation="delete",
-                )
-        known = before if before is not None else CACHE.cached(client, profile)
+                where = {
+                    "profile": profile,
+                    "host": client.host,
+                    "base_url": client.base_url,
+                    "operation": "delete",
+                }
+                # One request: the snapshot syncs while it connects and is signed, and the
+                # client waits for it before the first byte. A batch takes it first.
+                one = len(checked) == 1
+                kept = snapshot_soon(going, **where) if one else take_snapshot(going, **where)
+        known = before if before is not None else CACHE.cached(client, profile, unique)
         run = _Run(client, profile, known, kept, warn)
         result = run.send(checked, settings.workers, progress, cancel)
         result = run.settle(result, before)
@@ -128,16 +131,28 @@ class _Run:
         client: DictionaryClient,
         profile: str,
         known: dict[str, Entry],
-        kept: Snapshot | None,
+        kept: Snapshot | SnapshotUnderWay | None,
         warn: Warn,
     ) -> None:
         self.client = client
         self.profile = profile
         self.known = known
-        self.kept = kept
+        self._kept = kept
         self.trail = Trail(
-            profile=profile, host=client.host, operation="delete", snapshot=kept, warn=warn
+            profile=profile,
+            host=client.host,
+            operation="delete",
+            snapshot=None if isinstance(kept, SnapshotUnderWay) else kept,
+            warn=warn,
         )
+
+    @property
+    def kept(self) -> Snapshot | None:
+        """The snapshot, once on disk (raises its ``UsageProblem`` if it could not be)."""
+        if isinstance(self._kept, SnapshotUnderWay):
+            self._kept = self._kept.result()
+            self.trail.snapshot = self._kept
+        return self._kept
 
     def named(self, result: DeleteResult) -> DeleteResult:
         """The result with its entry's terms (when known) and the snapshot that holds it."""
@@ -159,8 +174,9 @@ class _Run:
 
         with self.trail:
             if len(ids) == 1:
+                ready = self._kept.result if isinstance(self._kept, SnapshotUnderWay) else None
                 try:
-                    return self.noted(self.client.delete_entry(ids[0]))
+                    return self.noted(self.client.delete_entry(ids[0], ready=ready))
                 except RequestInterrupted as stopped:
                     result = self.named(stopped.result)
                     self.trail.record(result)

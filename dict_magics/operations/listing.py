@@ -114,14 +114,19 @@ class ListingCache:
         fresh = self.fetch(client, profile).by_id()
         return {i: fresh[i] for i in wanted if i in fresh}
 
-    def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry]:
-        """What a fresh cached listing holds, without any request (empty when there is none)."""
+    def cached(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str] | None = None
+    ) -> dict[str, Entry]:
+        """What a fresh cached listing holds of ``ids`` (``None``: all of it), without any
+        request (empty when there is none)."""
         key = cache_key(client, profile)
         with self._lock:
             held = self._held.get(key)
             if held is None or held.entries is None or self._clock() - held.taken > self.max_age:
                 return {}
-            return dict(held.entries)
+            if ids is None:
+                return dict(held.entries)
+            return {i: held.entries[i] for i in ids if i in held.entries}
 
     def unsupported(self, client: DictionaryClient, profile: str) -> bool:
         """True when this service was found to have no listing less than ``max_age`` ago."""

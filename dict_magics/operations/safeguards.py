@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
 from .audit import AuditLog, Operation
-from .snapshots import Snapshot, write_snapshot
+from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
 if TYPE_CHECKING:
     from ..service.models import AddResult, DeleteResult, Entry
 
-__all__ = ["Trail", "Warn", "say", "take_snapshot"]
+__all__ = ["SnapshotUnderWay", "Trail", "Warn", "say", "snapshot_soon", "take_snapshot"]
 
 Warn = Callable[[str], None] | None
 """Where an operation says something that is not an error (front ends print it)."""
@@ -40,20 +40,58 @@ def take_snapshot(
     operation: str,
 ) -> Snapshot:
     """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
+    return snapshot_soon(
+        entries, profile=profile, host=host, base_url=base_url, operation=operation, overlap=False
+    ).result()
+
+
+class SnapshotUnderWay:
+    """A snapshot written, syncing to disk; ``result()`` is it once on disk, or the
+    ``UsageProblem`` saying why it could not be kept (then nothing may be sent)."""
+
+    def __init__(self, pending: PendingSnapshot) -> None:
+        self._pending = pending
+
+    def result(self) -> Snapshot:
+        try:
+            return self._pending.result()
+        except OSError as exc:
+            raise _not_saved(exc) from None
+
+
+def snapshot_soon(
+    entries: Iterable[Entry],
+    *,
+    profile: str,
+    host: str,
+    base_url: str,
+    operation: str,
+    overlap: bool = True,
+) -> SnapshotUnderWay:
+    """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
+    the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
+    goes out before the snapshot is on disk, and the sync overlaps with connecting and signing.
+    Raises ``UsageProblem`` at once if it cannot even be written."""
     try:
-        return write_snapshot(
+        pending = start_snapshot(
             entries,
             profile=profile,
             host=host,
             base_url=base_url,
             operation=operation,  # type: ignore[arg-type]
+            background=overlap,
         )
     except OSError as exc:
-        raise UsageProblem(
-            f"could not save a snapshot before deleting ({exc.strerror or exc}: "
-            f"{exc.filename or 'the data folder'}); nothing was deleted. Free some space or "
-            "set DICT_MAGICS_HOME, or add --no-snapshot to delete without a copy."
-        ) from None
+        raise _not_saved(exc) from None
+    return SnapshotUnderWay(pending)
+
+
+def _not_saved(exc: OSError) -> UsageProblem:
+    return UsageProblem(
+        f"could not save a snapshot before deleting ({exc.strerror or exc}: "
+        f"{exc.filename or 'the data folder'}); nothing was deleted. Free some space or "
+        "set DICT_MAGICS_HOME, or add --no-snapshot to delete without a copy."
+    )
 
 
 class Trail:

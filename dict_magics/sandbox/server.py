@@ -14,6 +14,7 @@ import argparse
 import hmac
 import secrets
 import shlex
+import signal
 import threading
 import time
 from collections import deque
@@ -459,14 +460,27 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
         hint = " (--port 0 picks any free port)" if args.port else ""
         parser.exit(2, f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{hint}\n")
     _print_welcome(sandbox, args)
+    _stop_on_sigterm()
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         print("\nStopped.")
     finally:
-        sandbox.stop()
+        sandbox.stop()  # also removes the throw-away CA's folder
     return 0
+
+
+def _stop_on_sigterm() -> None:
+    """``kill`` (SIGTERM) stops the sandbox as Ctrl-C does, so its CA folder is removed too."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: whoever runs us handles signals
+        pass
 
 
 def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:

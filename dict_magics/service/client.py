@@ -231,15 +231,21 @@ class DictionaryClient:
 
     # -- public operations ---------------------------------------------------------------
 
-    def delete_entry(self, entry_id: str | int) -> DeleteResult:
+    def delete_entry(
+        self, entry_id: str | int, *, ready: Callable[[], object] | None = None
+    ) -> DeleteResult:
         """Delete one entry. Raises ``InvalidIdError`` (before any request) for a bad id.
 
         Ctrl-C does not abandon a request in flight: the call waits for its answer (at most
         one deadline), then raises ``RequestInterrupted`` (a ``KeyboardInterrupt``) carrying
         the true result, so a loop stops and nothing is left unknown that need not be.
+
+        ``ready()`` is called before each attempt's first byte goes out, once connected and
+        signed (so a snapshot being synced meanwhile costs no extra time); if it raises, that
+        exception propagates and nothing was sent.
         """
         text = check_id(entry_id)
-        return self._guarded(lambda stop: self._delete_one(text, stop))
+        return self._guarded(lambda stop: self._delete_one(text, stop, ready))
 
     def delete_all(self) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
@@ -464,8 +470,11 @@ class DictionaryClient:
 
     # -- one request, with retries ---------------------------------------------------------------
 
-    def _delete_one(self, text: str, stop: Callable[[], bool]) -> DeleteResult:
-        return self._delete_result(text, self._exchange("DELETE", entry_path(text), stop=stop))
+    def _delete_one(
+        self, text: str, stop: Callable[[], bool], ready: Callable[[], object] | None = None
+    ) -> DeleteResult:
+        final = self._exchange("DELETE", entry_path(text), stop=stop, ready=ready)
+        return self._delete_result(text, final)
 
     @staticmethod
     def _delete_result(entry_id: str | None, final: _Final) -> DeleteResult:
@@ -499,6 +508,7 @@ class DictionaryClient:
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
+        ready: Callable[[], object] | None = None,
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
 
@@ -519,7 +529,9 @@ class DictionaryClient:
                     return _never_sent(started)
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             attempt += 1
-            answer = self._transport.send(method, url, body=body, limit=limit, timeout=self.timeout)
+            answer = self._transport.send(
+                method, url, body=body, limit=limit, timeout=self.timeout, ready=ready
+            )
             verdict = self._judge(method, answer, limit)
             if verdict.http_status == 429:
                 limited += 1
@@ -818,7 +830,8 @@ def _holding_ctrl_c(run: Callable[[Callable[[], bool]], Any]) -> Any:
 
 _helper: list[ThreadPoolExecutor] = []
 _helper_lock = threading.Lock()
-os.register_at_fork(after_in_child=_helper.clear)  # a forked child has no such thread
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_helper.clear)  # a forked child has no such thread
 
 
 def _main_helper() -> ThreadPoolExecutor:

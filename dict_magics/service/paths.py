@@ -130,6 +130,8 @@ def check_id(entry_id: object) -> str:
             f"entry id {text[:40]!r}... is {len(text)} characters long; "
             f"the limit is {MAX_ID_LENGTH}."
         )
+    if text.isascii() and text.isdigit():
+        return text  # digits alone: no reading of them is anything but these digits
     if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in text):
         raise InvalidIdError(f"entry id {text!r} contains control characters.")
     _check_readings(text)

@@ -20,7 +20,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -140,14 +140,15 @@ class _Deadline:
         self.expires = time.monotonic() + seconds
         self.expired = False
         self._done = False
-        self._connections: list[HTTPConnection] = []
+        self._connections: list[HTTPConnection | socket.socket] = []
         self._lock = threading.Lock()
 
     @property
     def done(self) -> bool:
         return self._done
 
-    def watch(self, connection: HTTPConnection) -> None:
+    def watch(self, connection: HTTPConnection | socket.socket) -> None:
+        """Shut ``connection`` (or a bare socket, still connecting) when the deadline fires."""
         with self._lock:
             if self.expired:
                 _shut(connection)
@@ -168,13 +169,13 @@ class _Deadline:
             self._connections.clear()
 
 
-def _shut(connection: HTTPConnection) -> None:
+def _shut(connection: HTTPConnection | socket.socket) -> None:
     """Shut a connection's socket from another thread: a blocked read returns at once.
 
     ``socket.socket.shutdown`` is called directly so a TLS socket keeps its state for the
     thread that is reading (``SSLSocket.shutdown`` would drop it under that thread's feet).
     """
-    sock = connection.sock
+    sock = connection if isinstance(connection, socket.socket) else connection.sock
     if sock is None:
         return
     try:
@@ -217,17 +218,28 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
-os.register_at_fork(after_in_child=_WATCHDOG.reset)
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_WATCHDOG.reset)
 
 
 class _Attempt:
     """What the connection layer reports about the attempt running on this thread."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, ready: Callable[[], object] | None = None) -> None:
         self.deadline = _Deadline(seconds)
+        self.ready = ready
         self.sending = False
         self.reused = False
         self.unwritten = False
+
+
+class _NotReady(Exception):
+    """What ``ready()`` raised, carried through urllib3 and requests (which would take an
+    ``OSError`` for a network failure) to ``Transport.send``, which raises it as it was."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(type(cause).__name__)
+        self.cause = cause
 
 
 _current = threading.local()
@@ -249,6 +261,15 @@ class _Watched:
         super().connect()  # type: ignore[misc]
         self._uses = 0
 
+    def _new_conn(self) -> socket.socket:
+        # The bare socket, before a proxy's CONNECT and the TLS handshake run on it: a peer
+        # dripping either one byte at a time is cut off by the deadline too.
+        sock = super()._new_conn()  # type: ignore[misc]
+        attempt: _Attempt | None = getattr(_current, "attempt", None)
+        if attempt is not None:
+            attempt.deadline.watch(sock)
+        return sock
+
     def send(self, data: Any) -> None:
         super().send(data)  # type: ignore[misc]
         self._writes += 1
@@ -259,6 +280,11 @@ class _Watched:
         self._uses += 1
         self._writes = 0
         attempt: _Attempt | None = getattr(_current, "attempt", None)
+        if attempt is not None and attempt.ready is not None:
+            try:
+                attempt.ready()  # connected and signed; not one byte written yet
+            except BaseException as exc:
+                raise _NotReady(exc) from None
         if attempt is not None:
             attempt.sending = True
             attempt.reused = self._uses > 1
@@ -371,12 +397,19 @@ class Transport:
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         timeout: float,
+        ready: Callable[[], object] | None = None,
     ) -> Reply | NetworkFailure:
-        """Send once and read the answer, all within ``timeout`` seconds."""
+        """Send once and read the answer, all within ``timeout`` seconds.
+
+        ``ready()`` is called once connected and signed, right before the first byte goes out:
+        what must be done before the request (a snapshot made durable) overlaps with connecting
+        and signing. If it raises, nothing was sent, and ``send`` raises that exception. It is
+        not called when the request never reached a connection (a failure returned).
+        """
         verify = self._verify() if url[:6].lower() == "https:" else True
         if isinstance(verify, NetworkFailure):
             return verify
-        attempt = _Attempt(timeout)
+        attempt = _Attempt(timeout, ready)
         _WATCHDOG.arm(attempt.deadline)
         _current.attempt = attempt
         response = None
@@ -393,6 +426,8 @@ class Transport:
                     stream=True,
                     verify=verify,
                 )
+            except _NotReady as stopped:
+                raise stopped.cause from None
             except _NETWORK_ERRORS as exc:
                 return _failure(exc, attempt)
             return _read(response, attempt, limit)
