@@ -11,6 +11,7 @@ Nothing here ever holds a secret.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import tempfile
@@ -36,14 +37,19 @@ ENV_HOME = "DICT_MAGICS_HOME"
 
 def location(*parts: str) -> Path:
     """Where ``home(*parts)`` is, without creating anything (a name for it, or a later use)."""
-    given = os.environ.get(ENV_HOME, "").strip()
-    if given:
-        base = Path(given).expanduser()
-    else:
-        import platformdirs
+    env = os.environ
+    base = _base(env.get(ENV_HOME, "").strip(), env.get("XDG_DATA_HOME"), env.get("HOME"))
+    return base.joinpath(*parts) if parts else base
 
-        base = Path(platformdirs.user_data_dir("dict-magics", appauthor=False))
-    return base.joinpath(*parts)
+
+@functools.lru_cache(maxsize=8)
+def _base(given: str, xdg_data_home: str | None, user_home: str | None) -> Path:
+    """The data folder for these variables (kept: every operation asks for it)."""
+    if given:
+        return Path(given).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("dict-magics", appauthor=False))
 
 
 def home(*parts: str) -> Path:

@@ -18,6 +18,8 @@ from typing import Any
 
 import keyring
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.utils.capture import capture_output
 from keyring.backend import KeyringBackend
@@ -1026,3 +1028,32 @@ def test_the_secret_never_appears_in_anything_shown(
     assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
     assert any("deleted every entry" in text for text in seen)
     assert any("credentials refused (HTTP 401)" in text for text in seen)
+
+
+@given(
+    st.lists(
+        st.text(alphabet="0123456789", min_size=1, max_size=6),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.sampled_from([" ", ",", "  ", " , ", "\t", ",,"]), min_size=5, max_size=5),
+)
+def test_a_line_of_plain_ids_is_read_exactly_as_argparse_reads_it(
+    words: list[str], gaps: list[str]
+) -> None:
+    """``%dict_delete 17 18,19`` skips argparse (the usual line, once per cell): what it reads
+    must be what argparse reads, options at their defaults included."""
+    from dict_magics.frontends import magics
+
+    line = "".join(w + g for w, g in zip(words, gaps, strict=False)) + "\t"
+    assert magics._PLAIN_IDS.fullmatch(line)
+    method = magics.DictMagics.dict_delete
+    assert magics._parse_ids(method, line) == magics._parse(method, line)
+
+
+def test_lines_with_anything_but_plain_ids_go_through_argparse() -> None:
+    from dict_magics.frontends import magics
+
+    odd = ["17\u200318", "17\xa018", "\uff11\uff17", "17\x0b18", "17\n18"]  # not shlex's spaces
+    for line in ("17 --dry-run", "-p work 17", "17 -w 4", "'17'", "x17", "17x", "", "  ", *odd):
+        assert not magics._PLAIN_IDS.fullmatch(line), line

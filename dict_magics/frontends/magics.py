@@ -10,6 +10,7 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -168,6 +169,22 @@ def _parse(magic: Any, line: str) -> Any:
         return parser_of(magic).parse_argstring(line)
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
+
+
+def _parse_ids(magic: Any, line: str) -> Any:
+    """``_parse`` for ``%dict_delete``; the usual line (``17``, ``17 18,19``: digits, commas
+    and spaces only) is read without running argparse, as argparse reads it: every option at
+    its default, the words as the ids."""
+    if not _PLAIN_IDS.fullmatch(line):
+        return _parse(magic, line)
+    func = getattr(magic, "__func__", magic)
+    defaults = func.__dict__.get("plain_defaults")
+    if defaults is None:
+        defaults = func.plain_defaults = vars(_parse(magic, "0"))
+    return argparse.Namespace(**{**defaults, "ids": line.split()})
+
+
+_PLAIN_IDS = re.compile(r"[ \t]*[0-9][0-9, \t]*")  # of the spaces shlex splits on, a line has these
 
 
 @contextmanager
@@ -416,7 +433,7 @@ class DictMagics(Magics):
         """The parsed line of ``%dict_delete`` and its ids, collections put back."""
         expanded, formatter = self._expand(line, local_ns)
         try:
-            args = _parse(self.dict_delete, expanded)
+            args = _parse_ids(self.dict_delete, expanded)
         except UsageError as exc:
             if formatter.marker in str(exc):
                 raise UsageError(_NOT_ALONE) from None

@@ -7,6 +7,7 @@ Only the standard library is used, so the front ends can check input before load
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import reprlib
 import unicodedata
@@ -53,11 +54,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=64)
 def normalize_base_url(base_url: str) -> str:
     """Check ``base_url`` and return it without a trailing ``/`` or ``/api/v1``.
 
     https is required except for loopback hosts; user info, queries and fragments are refused
-    because they would either leak or be silently dropped.
+    because they would either leak or be silently dropped. A pure function, asked at every
+    operation with the same few URLs: the answers are kept (refusals are not).
     """
     text = (base_url or "").strip()
     try:
