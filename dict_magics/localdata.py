@@ -16,8 +16,10 @@ import os
 import stat
 import tempfile
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
+
+from .workers import helper
 
 __all__ = [
     "ENV_HOME",
@@ -202,7 +204,7 @@ def start_new(path: Path, data: bytes, *, background: bool = False) -> NewFile:
     if background:
         started = threading.Event()
         try:
-            made._synced = _syncer().submit(made._sync_there, started)
+            made._synced = helper("sync").submit(made._sync_there, started)
         except RuntimeError:  # the interpreter is shutting down: sync on wait()
             return made
         started.wait()
@@ -214,19 +216,6 @@ def _sync_data(fd: int) -> None:
     with them: the file's creation commits with its data)."""
     sync = getattr(os, "fdatasync", os.fsync)
     sync(fd)
-
-
-_syncers: list[ThreadPoolExecutor] = []
-_syncers_lock = threading.Lock()
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_syncers.clear)  # a forked child has no such thread
-
-
-def _syncer() -> ThreadPoolExecutor:
-    with _syncers_lock:
-        if not _syncers:
-            _syncers.append(ThreadPoolExecutor(1, thread_name_prefix="dict-magics-sync"))
-        return _syncers[0]
 
 
 def private_file(path: Path) -> Path:

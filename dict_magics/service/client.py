@@ -1,7 +1,8 @@
 """The dictionary client: every operation of the service, with retries and honest results.
 
 Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
-``transport`` (one attempt, one deadline), asks ``retry`` whether to try again, and words what
+``transport`` (one attempt, one deadline), reads each answer with ``answers``, asks ``retry``
+whether to try again, keeps Ctrl-C from cutting a request off (``interrupts``), and words what
 happened. A deletion or an addition always comes back as a result whose ``outcome`` is
 ``success`` only when the service said so, ``failure`` only when the service certainly did not
 act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
@@ -12,9 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +26,8 @@ from .. import settings
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..profiles.secret import Secret, mask
 from . import retry
+from .answers import Verdict, judge, parse_listing
+from .interrupts import RequestInterrupted, guarded, wait_through_interrupts
 from .models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
 from .paths import (
     API_PREFIX,
@@ -39,7 +40,7 @@ from .paths import (
 )
 from .ratelimit import RATE_LIMIT_PATIENCE, RateGate, Ticket, WaitListener
 from .signing import SignedAuth
-from .transport import ANSWER_LIMIT, LISTING_LIMIT, FailureKind, NetworkFailure, Reply, Transport
+from .transport import ANSWER_LIMIT, LISTING_LIMIT, Transport
 
 if TYPE_CHECKING:
     import requests
@@ -49,12 +50,10 @@ __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "Reque
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
 
-FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 AUTH_STOP_AFTER = 3
 """A batch whose first this many answers all refuse the credentials sends nothing more."""
-EXCERPT_CHARS = 160
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
     "is safe (it answers 'no such entry' if so)"
@@ -68,42 +67,6 @@ _UNKNOWN_ADD = (
     "sent again blindly (a listing shows whether it is there)"
 )
 _STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
-_NONCE_REUSED = (
-    "the service says the request's nonce was already used, twice in a row: another process "
-    "(a second notebook, a script, the command line) is probably sending requests with the "
-    "same access key at the same moment, or a gateway replayed the request; try again, or give "
-    "each process its own access key"
-)
-
-
-class RequestInterrupted(KeyboardInterrupt):
-    """Ctrl-C during one request: raised once the request in flight has ended.
-
-    ``result`` is what that request really did (the interrupt never leaves it unknown when an
-    answer was on its way), and the message shows it.
-    """
-
-    def __init__(self, result: DeleteResult | AddResult) -> None:
-        super().__init__()
-        self.result = result
-
-    def __str__(self) -> str:
-        return f"interrupted after the request in flight ended: {self.result}"
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    """What one attempt's answer means; ``retry`` when it may be tried again (and the rest
-    then says what it means if it is not)."""
-
-    outcome: Outcome
-    cause: Cause
-    reason: str | None = None
-    http_status: int | None = None
-    again: retry.Retry | None = None
-    nonce_reused: bool = False
-    data: Any = None
-    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +208,7 @@ class DictionaryClient:
         exception propagates and nothing was sent.
         """
         text = check_id(entry_id)
-        return self._guarded(lambda stop: self._delete_one(text, stop, ready))
+        return guarded(lambda stop: self._delete_one(text, stop, ready))
 
     def delete_all(self) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
@@ -256,7 +219,7 @@ class DictionaryClient:
         def purge(stop: Callable[[], bool]) -> DeleteResult:
             return self._delete_result(None, self._exchange("DELETE", purge_path(), stop=stop))
 
-        return self._guarded(purge)
+        return guarded(purge)
 
     def delete_entries(
         self,
@@ -329,26 +292,9 @@ class DictionaryClient:
                 cause=final.cause,
             )
 
-        return self._guarded(add)
+        return guarded(add)
 
     # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
-
-    def _guarded(self, run: Callable[[Callable[[], bool]], Any]) -> Any:
-        """Run one mutating request so that Ctrl-C (which only the main thread receives) cannot
-        cut it off half-way: on the main thread, with Ctrl-C held back while it runs (when
-        Python's own handler is installed), else on a helper thread."""
-        if threading.current_thread() is not threading.main_thread():
-            return run(_never)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            return _holding_ctrl_c(run)
-        stopped = threading.Event()
-        future = _main_helper().submit(run, stopped.is_set)
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            stopped.set()
-        result = _wait_through_interrupts(future.result)
-        raise RequestInterrupted(result)
 
     # -- batches -------------------------------------------------------------------------------
 
@@ -394,7 +340,7 @@ class DictionaryClient:
             batch.stop("error")
             raise
         finally:
-            _wait_through_interrupts(lambda: self._finish(pool, batch))
+            wait_through_interrupts(lambda: self._finish(pool, batch))
         if batch.errors:
             raise batch.errors[0]
         if cancel.is_set() and not batch.why:
@@ -517,11 +463,11 @@ class DictionaryClient:
         """
         url = self.base_url + path
         started = time.monotonic()
-        earlier: tuple[int, _Verdict] | None = None  # an attempt that may have been acted on
+        earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
         fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
         limited = 0  # attempts answered 429
         attempt = 0
-        verdict: _Verdict | None = None
+        verdict: Verdict | None = None
         while True:
             ticket = self._gate.acquire(stop)
             if ticket is None:
@@ -532,7 +478,7 @@ class DictionaryClient:
             answer = self._transport.send(
                 method, url, body=body, limit=limit, timeout=self.timeout, ready=ready
             )
-            verdict = self._judge(method, answer, limit)
+            verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
             if verdict.http_status == 429:
                 limited += 1
                 self._limited(ticket, verdict)
@@ -571,15 +517,15 @@ class DictionaryClient:
             tail = f"; gave up after {attempt} attempt{'s' * (attempt != 1)}"
             return self._settle(verdict, earlier, attempt, started, tail)
 
-    def _limited(self, ticket: Ticket, verdict: _Verdict) -> None:
+    def _limited(self, ticket: Ticket, verdict: Verdict) -> None:
         """Tell the gate about a 429 (``Retry-After`` capped, as for any wait)."""
         after = verdict.again.after if verdict.again is not None else None
         self._gate.limited(ticket, None if after is None else min(after, self.max_retry_after))
 
     @staticmethod
     def _settle(
-        verdict: _Verdict,
-        earlier: tuple[int, _Verdict] | None,
+        verdict: Verdict,
+        earlier: tuple[int, Verdict] | None,
         attempts: int,
         started: float,
         tail: str,
@@ -603,132 +549,12 @@ class DictionaryClient:
             verdict.problem,
         )
 
-    # -- what an answer means --------------------------------------------------------------------
-
-    def _judge(self, method: str, answer: Reply | NetworkFailure, limit: int) -> _Verdict:
-        if isinstance(answer, Reply):
-            return self._judge_answer(method, answer, limit)
-        if answer.status is not None:  # the headers came, the body did not (whole)
-            partial = Reply(answer.status, answer.headers, b"", problem=answer.kind.value)
-            return self._judge_answer(method, partial, limit)
-        return self._judge_failure(method, answer)
-
-    def _judge_failure(self, method: str, failure: NetworkFailure) -> _Verdict:
-        kind = failure.kind
-        where = f"the proxy for {self.host}" if failure.proxy else self.host
-        again = retry.retry_after_failure(method, kind, failure.sent, failure.reused)
-        if kind is FailureKind.DNS:
-            reason = f"could not resolve the host name of {where}; nothing was sent"
-            return _Verdict("failure", Cause.DNS, reason)
-        if kind is FailureKind.TLS:
-            reason = f"TLS handshake with {where} failed ({failure.detail}); nothing was sent"
-            return _Verdict("failure", Cause.TLS, reason)
-        if kind is FailureKind.REFUSED:
-            reason = f"could not connect to {where} (connection refused); nothing was sent"
-            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
-        if kind is FailureKind.CONNECT_TIMEOUT:
-            reason = f"could not connect to {where} within {self.timeout:g} s; nothing was sent"
-            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
-        if kind is FailureKind.PROXY:
-            reason = f"the proxy for {self.host} would not open a connection; nothing was sent"
-            return _Verdict("failure", Cause.ERROR, reason)
-        if kind is FailureKind.TIMEOUT:
-            reason = f"no answer within the {self.timeout:g} s deadline"
-            return _Verdict("unknown", Cause.TIMEOUT, reason)
-        if kind is FailureKind.DROPPED and not failure.sent:
-            reason = f"{where} closed the connection before the request went out; nothing was sent"
-            return _Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
-        if kind is FailureKind.DROPPED:
-            which = "kept-alive connection" if failure.reused else "connection"
-            reason = f"the {which} was closed before an answer came"
-            return _Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
-        if kind is FailureKind.BROKEN:
-            reason = "the connection broke in the middle of the answer's headers"
-            return _Verdict("unknown", Cause.CONNECTION_LOST, reason)
-        if failure.sent:
-            reason = f"the request failed after it may have been sent ({failure.detail})"
-            return _Verdict("unknown", Cause.ERROR, reason)
-        return _Verdict("failure", Cause.ERROR, f"the request could not be sent ({failure.detail})")
-
-    def _judge_answer(self, method: str, reply: Reply, limit: int) -> _Verdict:
-        """An answer's status and (maybe unreadable) body. Plain failure only for what says the
-        service did not act: a JSON ``failure``, a 4xx, a 3xx; unknown for anything else that
-        is not a readable ``success``."""
-        code, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
-        if 300 <= code < 400:
-            target = host_of(_header(headers, "Location") or "") or "an unnamed location"
-            reason = (
-                f"the service redirected to {target}; not followed, "
-                "so the credentials went nowhere else"
-            )
-            # 307/308 say "not done here, repeat it there"; a 301/302/303 also comes after an
-            # action (post-redirect-get, a framework's destroy-then-redirect): maybe acted.
-            outcome: Outcome = "failure" if code in (307, 308) else "unknown"
-            return _Verdict(outcome, Cause.REDIRECT, reason, code)
-        message = _message(data)
-        if code in (401, 403):
-            if retry.is_nonce_reused(message):
-                return _Verdict(
-                    "failure", Cause.NONCE_REUSED, _NONCE_REUSED, code, nonce_reused=True
-                )
-            reason = "the service refused the credentials" + (f": {message}" if message else "")
-            reason += " (check the access key, the secret key, and this computer's clock)"
-            return _Verdict("failure", Cause.AUTH, reason, code)
-        again = retry.retry_after_status(method, code, headers)
-        if code == 429:
-            reason = "rate-limited by the service"
-            return _Verdict("failure", Cause.RATE_LIMITED, reason, code, again)
-        if code == 503:
-            reason = "the service is unavailable"
-            return _Verdict("failure", Cause.UNAVAILABLE, reason, code, again)
-        if code in retry.GATEWAY:
-            reason = "a gateway answered instead of the service, which may have acted"
-            return _Verdict("unknown", Cause.GATEWAY, reason, code, again)
-        status = data.get("status") if isinstance(data, dict) and problem is None else None
-        if status == "failure":
-            reason = "the service answered status 'failure'" + (f": {message}" if message else "")
-            return _Verdict("failure", Cause.REFUSED, reason, code)
-        if status == "success" and 200 <= code < 300:
-            return _Verdict("success", Cause.OK, None, code, data=data)
-        if status == "success":
-            reason = f"the service answered status 'success' with HTTP {code}: it may have acted"
-            return _Verdict("unknown", Cause.BAD_ANSWER, reason, code)
-        cause, reason = self._unreadable(code, data, problem, reply.body, limit)
-        outcome = "failure" if 400 <= code < 500 else "unknown"
-        return _Verdict(outcome, cause, reason, code, problem=problem)
-
-    def _unreadable(
-        self, code: int, data: Any, problem: str | None, body: bytes, limit: int
-    ) -> tuple[Cause, str]:
-        """Why an answer says neither success nor failure, and its cause."""
-        if problem == "too_large":
-            return Cause.TOO_LARGE, f"the answer is larger than {_size(limit)}"
-        if problem == FailureKind.TIMEOUT.value:
-            return (
-                Cause.TIMEOUT,
-                f"the answer began but did not arrive whole within the {self.timeout:g} s deadline",
-            )
-        if problem == FailureKind.BROKEN.value:
-            return Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"
-        if problem == "empty":
-            return Cause.BAD_ANSWER, "the answer is empty"
-        if problem == "bad_gzip":
-            return Cause.BAD_ANSWER, "the answer is gzip data that does not unpack"
-        if problem == "not_json":
-            return Cause.BAD_ANSWER, f"the answer is not JSON: {_excerpt(body)!r}"
-        if not isinstance(data, dict) or "status" not in data:
-            return Cause.BAD_ANSWER, f"the JSON answer has no status: {_excerpt(body)!r}"
-        status = _excerpt(str(data["status"]).encode())
-        if data["status"] == "success":
-            return Cause.BAD_ANSWER, "the service answered status 'success' with an error code"
-        return Cause.BAD_ANSWER, f"the answer has an unexpected status {status!r}"
-
     # -- the listing -------------------------------------------------------------------------------
 
     def _listing(self, final: _Final) -> EntryList:
         where = self.host
         if final.outcome == "success":
-            return EntryList(_parse_listing(final.data, where), where)
+            return EntryList(parse_listing(final.data, where), where)
         code = final.http_status
         if code in (404, 405) or (final.problem in ("not_json", "empty") and (code or 500) < 500):
             raise ListingUnsupportedError(
@@ -742,53 +568,6 @@ class DictionaryClient:
             cause=final.cause,
             http_status=code,
         )
-
-
-def _parse_listing(data: Any, where: str) -> list[Entry]:
-    """The entries of a success answer, or ``ServiceError`` naming what is malformed."""
-
-    def malformed(problem: str) -> ServiceError:
-        return ServiceError(
-            f"the listing from {where} is malformed: {problem}", cause=Cause.BAD_ANSWER
-        )
-
-    inner = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(inner, dict):
-        raise malformed("it has no 'data' object")
-    entries = inner.get("entries")
-    if not isinstance(entries, list):
-        raise malformed("its 'data' has no 'entries' list")
-    parsed = _plain_entries(entries)
-    if parsed is not None:
-        return parsed
-    parsed = []
-    for index, item in enumerate(entries):
-        try:
-            parsed.append(Entry.from_service(item))
-        except ValueError as exc:
-            raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
-    return parsed
-
-
-def _plain_entries(items: list[Any]) -> list[Entry] | None:
-    """The entries when every item is exactly what the service sends (as ``json`` parses it),
-    else ``None`` (``Entry.from_service`` then names what is wrong). A listing may hold
-    hundreds of thousands of entries: this checks each with a few exact type tests."""
-    parsed = []
-    append = parsed.append
-    for item in items:
-        if type(item) is not dict:
-            return None
-        get = item.get
-        entry_id, a, b, c, d = get("id"), get(FROM_LANG), get(FROM_TEXT), get(TO_LANG), get(TO_TEXT)
-        if type(a) is not str or type(b) is not str or type(c) is not str or type(d) is not str:
-            return None
-        if type(entry_id) is not str:
-            if type(entry_id) is not int:
-                return None
-            entry_id = str(entry_id)
-        append(Entry(entry_id, a, b, c, d))
-    return parsed
 
 
 def _never_sent(started: float) -> _Final:
@@ -812,75 +591,3 @@ def _pause(seconds: float, stop: Callable[[], bool]) -> bool:
             return True
         time.sleep(min(0.05, left))
     return False
-
-
-def _holding_ctrl_c(run: Callable[[Callable[[], bool]], Any]) -> Any:
-    """``run(stop)`` on the main thread with Ctrl-C only noted (``stop()`` turns true), then
-    ``RequestInterrupted`` with its result. No thread hand-off: a request per cell costs less."""
-    pressed = threading.Event()
-    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
-    try:
-        result = run(pressed.is_set)
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if pressed.is_set():
-        raise RequestInterrupted(result)
-    return result
-
-
-_helper: list[ThreadPoolExecutor] = []
-_helper_lock = threading.Lock()
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_helper.clear)  # a forked child has no such thread
-
-
-def _main_helper() -> ThreadPoolExecutor:
-    """The one thread that runs the main thread's requests (one at a time, as it asks)."""
-    with _helper_lock:
-        if not _helper:
-            _helper.append(ThreadPoolExecutor(1, thread_name_prefix="dict-magics-request"))
-        return _helper[0]
-
-
-def _never() -> bool:
-    return False
-
-
-def _wait_through_interrupts(wait: Callable[[], Any]) -> Any:
-    """``wait()``, again after every further Ctrl-C: what is in flight ends within its
-    deadline, and leaving before would turn a known outcome into an unknown one."""
-    while True:
-        try:
-            return wait()
-        except KeyboardInterrupt:
-            continue
-
-
-def _header(headers: Any, name: str) -> str | None:
-    wanted = name.lower()
-    return next((v for k, v in headers.items() if k.lower() == wanted), None)
-
-
-def _message(data: Any) -> str:
-    """The service's own words in a JSON answer, if any (as an excerpt)."""
-    if not isinstance(data, dict):
-        return ""
-    for key in ("message", "error", "msg", "detail"):
-        if isinstance(data.get(key), str):
-            return _excerpt(data[key].encode())
-    return ""
-
-
-def _excerpt(raw: bytes) -> str:
-    """A short, single-line, printable excerpt of something a server sent."""
-    text = raw.decode("utf-8", errors="replace")
-    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
-    if len(cleaned) > EXCERPT_CHARS:
-        cleaned = cleaned[:EXCERPT_CHARS] + "\u2026"
-    return cleaned
-
-
-def _size(limit: int) -> str:
-    if limit >= 1024 * 1024:
-        return f"{limit // (1024 * 1024)} MiB"
-    return f"{limit // 1024} KiB"

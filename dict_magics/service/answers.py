@@ -1,0 +1,246 @@
+"""What an answer means: one attempt's reply (or network failure) read as a ``Verdict``, and a
+listing's body read as entries.
+
+The rule (docs/reliability.md): ``success`` only for a readable JSON ``status: success`` with a
+2xx code; ``failure`` only when the answer says the service did not act (a JSON ``failure``, a
+4xx, a 3xx that repeats elsewhere) or the request certainly never left; anything else after
+sending is ``unknown``. ``Verdict.again`` says whether ``retry`` allows another attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ServiceError
+from . import retry
+from .models import Cause, Entry, Outcome
+from .paths import host_of
+from .transport import FailureKind, NetworkFailure, Reply
+
+__all__ = ["NONCE_REUSED", "Verdict", "excerpt", "judge", "parse_listing"]
+
+FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
+EXCERPT_CHARS = 160
+NONCE_REUSED = (
+    "the service says the request's nonce was already used, twice in a row: another process "
+    "(a second notebook, a script, the command line) is probably sending requests with the "
+    "same access key at the same moment, or a gateway replayed the request; try again, or give "
+    "each process its own access key"
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one attempt's answer means; ``retry`` when it may be tried again (and the rest
+    then says what it means if it is not)."""
+
+    outcome: Outcome
+    cause: Cause
+    reason: str | None = None
+    http_status: int | None = None
+    again: retry.Retry | None = None
+    nonce_reused: bool = False
+    data: Any = None
+    problem: str | None = None
+
+
+def judge(
+    method: str, answer: Reply | NetworkFailure, limit: int, *, host: str, timeout: float
+) -> Verdict:
+    """What one attempt's answer (or network failure) means for a ``method`` request to
+    ``host`` made with a ``timeout`` deadline."""
+    if isinstance(answer, Reply):
+        return _judge_answer(method, answer, limit, timeout)
+    if answer.status is not None:  # the headers came, the body did not (whole)
+        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind.value)
+        return _judge_answer(method, partial, limit, timeout)
+    return _judge_failure(method, answer, host, timeout)
+
+
+def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
+    kind = failure.kind
+    where = f"the proxy for {host}" if failure.proxy else host
+    again = retry.retry_after_failure(method, kind, failure.sent, failure.reused)
+    if kind is FailureKind.DNS:
+        reason = f"could not resolve the host name of {where}; nothing was sent"
+        return Verdict("failure", Cause.DNS, reason)
+    if kind is FailureKind.TLS:
+        reason = f"TLS handshake with {where} failed ({failure.detail}); nothing was sent"
+        return Verdict("failure", Cause.TLS, reason)
+    if kind is FailureKind.REFUSED:
+        reason = f"could not connect to {where} (connection refused); nothing was sent"
+        return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
+    if kind is FailureKind.CONNECT_TIMEOUT:
+        reason = f"could not connect to {where} within {timeout:g} s; nothing was sent"
+        return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
+    if kind is FailureKind.PROXY:
+        reason = f"the proxy for {host} would not open a connection; nothing was sent"
+        return Verdict("failure", Cause.ERROR, reason)
+    if kind is FailureKind.TIMEOUT:
+        reason = f"no answer within the {timeout:g} s deadline"
+        return Verdict("unknown", Cause.TIMEOUT, reason)
+    if kind is FailureKind.DROPPED and not failure.sent:
+        reason = f"{where} closed the connection before the request went out; nothing was sent"
+        return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
+    if kind is FailureKind.DROPPED:
+        which = "kept-alive connection" if failure.reused else "connection"
+        reason = f"the {which} was closed before an answer came"
+        return Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
+    if kind is FailureKind.BROKEN:
+        reason = "the connection broke in the middle of the answer's headers"
+        return Verdict("unknown", Cause.CONNECTION_LOST, reason)
+    if failure.sent:
+        reason = f"the request failed after it may have been sent ({failure.detail})"
+        return Verdict("unknown", Cause.ERROR, reason)
+    return Verdict("failure", Cause.ERROR, f"the request could not be sent ({failure.detail})")
+
+
+def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:
+    """An answer's status and (maybe unreadable) body. Plain failure only for what says the
+    service did not act: a JSON ``failure``, a 4xx, a 3xx; unknown for anything else that
+    is not a readable ``success``."""
+    code, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
+    if 300 <= code < 400:
+        target = host_of(_header(headers, "Location") or "") or "an unnamed location"
+        reason = (
+            f"the service redirected to {target}; not followed, "
+            "so the credentials went nowhere else"
+        )
+        # 307/308 say "not done here, repeat it there"; a 301/302/303 also comes after an
+        # action (post-redirect-get, a framework's destroy-then-redirect): maybe acted.
+        outcome: Outcome = "failure" if code in (307, 308) else "unknown"
+        return Verdict(outcome, Cause.REDIRECT, reason, code)
+    message = _message(data)
+    if code in (401, 403):
+        if retry.is_nonce_reused(message):
+            return Verdict("failure", Cause.NONCE_REUSED, NONCE_REUSED, code, nonce_reused=True)
+        reason = "the service refused the credentials" + (f": {message}" if message else "")
+        reason += " (check the access key, the secret key, and this computer's clock)"
+        return Verdict("failure", Cause.AUTH, reason, code)
+    again = retry.retry_after_status(method, code, headers)
+    if code == 429:
+        reason = "rate-limited by the service"
+        return Verdict("failure", Cause.RATE_LIMITED, reason, code, again)
+    if code == 503:
+        reason = "the service is unavailable"
+        return Verdict("failure", Cause.UNAVAILABLE, reason, code, again)
+    if code in retry.GATEWAY:
+        reason = "a gateway answered instead of the service, which may have acted"
+        return Verdict("unknown", Cause.GATEWAY, reason, code, again)
+    status = data.get("status") if isinstance(data, dict) and problem is None else None
+    if status == "failure":
+        reason = "the service answered status 'failure'" + (f": {message}" if message else "")
+        return Verdict("failure", Cause.REFUSED, reason, code)
+    if status == "success" and 200 <= code < 300:
+        return Verdict("success", Cause.OK, None, code, data=data)
+    if status == "success":
+        reason = f"the service answered status 'success' with HTTP {code}: it may have acted"
+        return Verdict("unknown", Cause.BAD_ANSWER, reason, code)
+    cause, reason = _unreadable(code, data, problem, reply.body, limit, timeout)
+    outcome = "failure" if 400 <= code < 500 else "unknown"
+    return Verdict(outcome, cause, reason, code, problem=problem)
+
+
+def _unreadable(
+    code: int, data: Any, problem: str | None, body: bytes, limit: int, timeout: float
+) -> tuple[Cause, str]:
+    """Why an answer says neither success nor failure, and its cause."""
+    if problem == "too_large":
+        return Cause.TOO_LARGE, f"the answer is larger than {_size(limit)}"
+    if problem == FailureKind.TIMEOUT.value:
+        return (
+            Cause.TIMEOUT,
+            f"the answer began but did not arrive whole within the {timeout:g} s deadline",
+        )
+    if problem == FailureKind.BROKEN.value:
+        return Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"
+    if problem == "empty":
+        return Cause.BAD_ANSWER, "the answer is empty"
+    if problem == "bad_gzip":
+        return Cause.BAD_ANSWER, "the answer is gzip data that does not unpack"
+    if problem == "not_json":
+        return Cause.BAD_ANSWER, f"the answer is not JSON: {excerpt(body)!r}"
+    if not isinstance(data, dict) or "status" not in data:
+        return Cause.BAD_ANSWER, f"the JSON answer has no status: {excerpt(body)!r}"
+    status = excerpt(str(data["status"]).encode())
+    if data["status"] == "success":
+        return Cause.BAD_ANSWER, "the service answered status 'success' with an error code"
+    return Cause.BAD_ANSWER, f"the answer has an unexpected status {status!r}"
+
+
+def parse_listing(data: Any, where: str) -> list[Entry]:
+    """The entries of a success answer, or ``ServiceError`` naming what is malformed."""
+
+    def malformed(problem: str) -> ServiceError:
+        return ServiceError(
+            f"the listing from {where} is malformed: {problem}", cause=Cause.BAD_ANSWER
+        )
+
+    inner = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(inner, dict):
+        raise malformed("it has no 'data' object")
+    entries = inner.get("entries")
+    if not isinstance(entries, list):
+        raise malformed("its 'data' has no 'entries' list")
+    parsed = _plain_entries(entries)
+    if parsed is not None:
+        return parsed
+    parsed = []
+    for index, item in enumerate(entries):
+        try:
+            parsed.append(Entry.from_service(item))
+        except ValueError as exc:
+            raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
+    return parsed
+
+
+def _plain_entries(items: list[Any]) -> list[Entry] | None:
+    """The entries when every item is exactly what the service sends (as ``json`` parses it),
+    else ``None`` (``Entry.from_service`` then names what is wrong). A listing may hold
+    hundreds of thousands of entries: this checks each with a few exact type tests."""
+    parsed = []
+    append = parsed.append
+    for item in items:
+        if type(item) is not dict:
+            return None
+        get = item.get
+        entry_id, a, b, c, d = get("id"), get(FROM_LANG), get(FROM_TEXT), get(TO_LANG), get(TO_TEXT)
+        if type(a) is not str or type(b) is not str or type(c) is not str or type(d) is not str:
+            return None
+        if type(entry_id) is not str:
+            if type(entry_id) is not int:
+                return None
+            entry_id = str(entry_id)
+        append(Entry(entry_id, a, b, c, d))
+    return parsed
+
+
+def _header(headers: Any, name: str) -> str | None:
+    wanted = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == wanted), None)
+
+
+def _message(data: Any) -> str:
+    """The service's own words in a JSON answer, if any (as an excerpt)."""
+    if not isinstance(data, dict):
+        return ""
+    for key in ("message", "error", "msg", "detail"):
+        if isinstance(data.get(key), str):
+            return excerpt(data[key].encode())
+    return ""
+
+
+def excerpt(raw: bytes) -> str:
+    """A short, single-line, printable excerpt of something a server sent."""
+    text = raw.decode("utf-8", errors="replace")
+    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    if len(cleaned) > EXCERPT_CHARS:
+        cleaned = cleaned[:EXCERPT_CHARS] + "\u2026"
+    return cleaned
+
+
+def _size(limit: int) -> str:
+    if limit >= 1024 * 1024:
+        return f"{limit // (1024 * 1024)} MiB"
+    return f"{limit // 1024} KiB"
