@@ -158,8 +158,10 @@ class NewFile:
     def _sync_here(self) -> None:
         try:
             _sync_data(self._fd)
-        except BaseException:
+        except BaseException as exc:
             self.path.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.filename is None:
+                exc.filename = str(self.path)  # the message names the file, not "the folder"
             raise
         finally:
             os.close(self._fd)

@@ -705,3 +705,19 @@ def test_ready_that_raises_sends_nothing_and_raises_as_it_was(sandbox: SandboxSe
         client.delete_entry("5", ready=refuse)
     assert sandbox.requests == [] and "5" in sandbox.entries
     assert client.delete_entry("5").ok  # the client is still usable afterwards
+
+
+def test_a_request_never_written_because_ready_was_slow_is_sent_in_full_time(
+    sandbox: SandboxServer,
+) -> None:
+    """Transport level: ``ready`` takes longer than the deadline; that wait is not counted, so
+    the request still goes out and is answered within its own time."""
+    from dict_magics.service.signing import SignedAuth
+    from dict_magics.service.transport import Reply, Transport
+
+    transport = Transport(SignedAuth(sandbox.access_key, sandbox.secret_key), trust_env=False)
+    answer = transport.send(
+        "DELETE", sandbox.url + "/api/v1/dictionary/5", timeout=0.3, ready=lambda: time.sleep(0.8)
+    )
+    assert isinstance(answer, Reply) and answer.status == 200, answer
+    assert [r.method for r in sandbox.requests] == ["DELETE"] and "5" not in sandbox.entries

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -512,3 +515,72 @@ def test_a_snapshot_that_cannot_be_written_deletes_nothing(
         purge(OperationSettings(), prompter=ScriptedPrompter(), yes=True)
     assert [r.method for r in env_creds.requests if r.method != "GET"] == []
     assert {"5", "6", "7"} <= set(env_creds.entries) and len(env_creds.entries) == 100
+
+
+# -- one id: the snapshot syncs while the request connects (found by an adversarial review) ------
+
+
+def _slow_sync(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """A busy disk: the snapshot's sync takes ``seconds`` (stdlib fault injection)."""
+    real = os.fdatasync
+
+    def slow(fd: int) -> None:
+        time.sleep(seconds)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow)
+
+
+def test_a_sync_slower_than_the_timeout_is_not_charged_to_the_request(
+    env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk takes 1 s to sync, the deadline is 0.3 s: waiting for our own disk is not the
+    service's time, so the DELETE goes out once the snapshot is on disk and succeeds."""
+    _slow_sync(monkeypatch, 1.0)
+    result = delete(OperationSettings(timeout=0.3, max_retries=0), ["5"])
+    assert result.ok and result.attempts == 1 and result.snapshot is not None, result
+    assert methods(env_creds) == ["GET", "DELETE"]
+
+
+def test_ctrl_c_while_the_snapshot_syncs_sends_nothing(
+    env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C 0.3 s into a 1 s sync, before any byte of the DELETE has left: it is not sent,
+    and the interruption says so (not attempted, nothing audited)."""
+    from dict_magics.service.client import RequestInterrupted
+
+    _slow_sync(monkeypatch, 1.0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    main = threading.main_thread().ident or 0
+    timer = threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(RequestInterrupted) as raised:
+            delete(OperationSettings(), ["6"])
+    finally:
+        timer.join()
+    result = raised.value.result
+    assert result.attempts == 0 and not result.ok and "before it was sent" in result.reason
+    assert methods(env_creds) == ["GET"] and "6" in env_creds.entries
+    assert [x for x in audit_lines() if x["operation"] == "delete"] == []
+
+
+def test_the_audit_log_tightens_a_data_folder_opened_meanwhile(env_creds: SandboxServer) -> None:
+    home = Path(os.environ["DICT_MAGICS_HOME"])
+    assert delete(OperationSettings(), ["1"]).ok
+    os.chmod(home, 0o755)  # noqa: S103 - widened by hand (a backup tool, chmod -R): the case
+    assert delete(OperationSettings(snapshots=False), ["2"]).ok  # only the audit log writes
+    assert (home / "audit.jsonl").read_text().count('"entry_id": "2"') == 1
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+
+
+def test_an_id_with_leading_zeros_keeps_the_entry_a_server_may_read_it_as(
+    env_creds: SandboxServer,
+) -> None:
+    """``017`` is not in the listing, but a server reading ids as numbers deletes 17: the
+    snapshot holds 17 first, so it can be put back whichever way the server reads it."""
+    before = env_creds.entries
+    result = delete(OperationSettings(), ["017", "0"])
+    kept = read_snapshot(result.snapshot)
+    assert [e.id for e in kept.entries] == ["17"] and kept.entries[0] == before["17"]
+    assert {r.entry_id: r.entry for r in result.results} == {"017": None, "0": None}

@@ -105,8 +105,9 @@ class AuditLog:
         flush_after: float = 0.5,
         fsync: bool = False,
     ) -> None:
-        # Nothing is made on disk yet: the first flush makes the folder if it is missing.
+        # Nothing is made on disk yet: each flush makes (or tightens) the data folder first.
         self.path = Path(path) if path is not None else localdata.location(FILENAME)
+        self._in_home = path is None
         self.flush_every = max(1, flush_every)
         self.flush_after = flush_after
         self.fsync = fsync
@@ -172,7 +173,7 @@ class AuditLog:
             return
         # A lone surrogate cannot be UTF-8: written as its JSON escape (the line stays valid).
         data = "".join(self._pending).encode("utf-8", "backslashreplace")
-        _append(self.path, data, fsync=self.fsync)
+        _append(self.path, data, fsync=self.fsync, in_home=self._in_home)
         self._pending.clear()
 
 
@@ -207,16 +208,14 @@ def audit_line(
     return _JSON.encode(record) + "\n"
 
 
-def _append(path: Path, data: bytes, *, fsync: bool) -> None:
+def _append(path: Path, data: bytes, *, fsync: bool, in_home: bool = False) -> None:
     """One ``O_APPEND`` write of whole lines under an exclusive lock; a torn last line (a
     crash) is ended first.
 
     A symbolic link in the log's place is refused (``OSError``), never written through."""
-    try:
-        fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    except FileNotFoundError:  # the data folder is not there (yet, or any more)
-        localdata.home()
-        fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    if in_home:
+        localdata.home()  # the data folder made, or tightened, if it needs to be (one stat)
+    fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         with _exclusive(fd, path):
             size = os.fstat(fd).st_size

@@ -55,15 +55,17 @@ def delete(
         raise UsageProblem("no entry ids given; nothing was sent.")
     keep = settings.snapshots if snapshot is None else snapshot
     unique = list(dict.fromkeys(checked))
+    aliases = _numeric_aliases(unique)
     with session.connect(settings, client) as (client, profile):
-        before = _look_up(client, profile, unique, dry_run) if keep or dry_run else None
+        wanted = [*unique, *aliases.values()]
+        before = _look_up(client, profile, wanted, dry_run) if keep or dry_run else None
         if dry_run:
             return _dry_run(client.host, profile, unique, before)
         kept: Snapshot | SnapshotUnderWay | None = None
         if keep and before is None:
             say(warn, _cannot_undo(client.host))
         elif keep:
-            going = [before[i] for i in unique if i in before]
+            going = _going(unique, aliases, before)
             if going:
                 where = {
                     "profile": profile,
@@ -80,6 +82,28 @@ def delete(
         result = run.send(checked, settings.workers, progress, cancel)
         result = run.settle(result, before)
     return finish(result, settings)
+
+
+def _numeric_aliases(ids: list[str]) -> dict[str, str]:
+    """``017`` -> ``17``: the entry a server that reads ids as numbers would delete instead."""
+    found = {}
+    for entry_id in ids:
+        if entry_id.isascii() and entry_id.isdigit():
+            plain = entry_id.lstrip("0") or "0"
+            if plain != entry_id:
+                found[entry_id] = plain
+    return found
+
+
+def _going(ids: list[str], aliases: dict[str, str], before: dict[str, Entry]) -> list[Entry]:
+    """The entries to keep before deleting ``ids``: each one listed, or else the entry its
+    numeric alias names (kept in case the server reads ``017`` as 17), once each."""
+    going: dict[str, Entry] = {}
+    for entry_id in ids:
+        entry = before.get(entry_id) or before.get(aliases.get(entry_id, ""))
+        if entry is not None:
+            going.setdefault(entry.id, entry)
+    return list(going.values())
 
 
 def _look_up(

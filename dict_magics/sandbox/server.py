@@ -467,18 +467,20 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     except KeyboardInterrupt:
         print("\nStopped.")
     finally:
+        _stop_on_sigterm(ignore=True)  # a second kill must not cut the clean-up short
         sandbox.stop()  # also removes the throw-away CA's folder
     return 0
 
 
-def _stop_on_sigterm() -> None:
-    """``kill`` (SIGTERM) stops the sandbox as Ctrl-C does, so its CA folder is removed too."""
+def _stop_on_sigterm(*, ignore: bool = False) -> None:
+    """``kill`` (SIGTERM) stops the sandbox as Ctrl-C does, so its CA folder is removed too
+    (``ignore``: while it stops, further kills wait for that)."""
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     try:
-        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if ignore else stop)
     except ValueError:  # not the main thread: whoever runs us handles signals
         pass
 

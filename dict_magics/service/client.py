@@ -468,16 +468,23 @@ class DictionaryClient:
         limited = 0  # attempts answered 429
         attempt = 0
         verdict: Verdict | None = None
+        before_sending = None if ready is None else _then_unless_stopped(ready, stop)
         while True:
             ticket = self._gate.acquire(stop)
             if ticket is None:
                 if verdict is None:
-                    return _never_sent(started)
+                    return _never_sent(started, _WAITING)
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             attempt += 1
-            answer = self._transport.send(
-                method, url, body=body, limit=limit, timeout=self.timeout, ready=ready
-            )
+            try:
+                answer = self._transport.send(
+                    method, url, body=body, limit=limit, timeout=self.timeout, ready=before_sending
+                )
+            except _StoppedBeforeSending:
+                attempt -= 1  # not one byte of it went out
+                if verdict is None:
+                    return _never_sent(started, _BEFORE_SENDING)
+                return self._settle(verdict, earlier, attempt, started, _STOPPED)
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
             if verdict.http_status == 429:
                 limited += 1
@@ -570,10 +577,32 @@ class DictionaryClient:
         )
 
 
-def _never_sent(started: float) -> _Final:
-    """A request stopped before its first attempt, while it waited for the rate limit."""
-    reason = "not attempted: stopped (Ctrl-C or cancel) while waiting for the service's rate limit"
+_WAITING = "while waiting for the service's rate limit"
+_BEFORE_SENDING = "before it was sent (while its snapshot was saved)"
+
+
+def _never_sent(started: float, when: str) -> _Final:
+    """A request stopped before its first attempt went out."""
+    reason = f"not attempted: stopped (Ctrl-C or cancel) {when}"
     return _Final("failure", Cause.NOT_ATTEMPTED, reason, None, 0, time.monotonic() - started)
+
+
+class _StoppedBeforeSending(Exception):
+    """Ctrl-C (or cancel) came while ``ready`` was waited for: the request is not sent."""
+
+
+def _then_unless_stopped(
+    ready: Callable[[], object], stop: Callable[[], bool]
+) -> Callable[[], None]:
+    """``ready()``, then a last look at ``stop()``: Ctrl-C pressed while a snapshot was being
+    saved still stops the request, as no byte of it has gone out yet."""
+
+    def before_sending() -> None:
+        ready()
+        if stop():
+            raise _StoppedBeforeSending
+
+    return before_sending
 
 
 def _with_consequence(final: _Final, consequence: str) -> str | None:

@@ -10,6 +10,7 @@ happened, is for ``retry`` and the client: nothing here is prose for people.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import http.client
 import itertools
@@ -142,6 +143,7 @@ class _Deadline:
         self._done = False
         self._connections: list[HTTPConnection | socket.socket] = []
         self._lock = threading.Lock()
+        self._held_at: float | None = None
 
     @property
     def done(self) -> bool:
@@ -155,9 +157,24 @@ class _Deadline:
             elif not self._done:
                 self._connections.append(connection)
 
+    def hold(self) -> None:
+        """Stop counting: the caller's own wait (``ready``) is not the service's time."""
+        with self._lock:
+            self._held_at = time.monotonic()
+
+    def resume(self) -> None:
+        """Count again, the time held added to the deadline."""
+        with self._lock:
+            held, self._held_at = self._held_at, None
+            if held is None or self._done:
+                return
+            self.expires += time.monotonic() - held
+        _WATCHDOG.arm(self)
+
     def fire(self) -> None:
         with self._lock:
-            if self._done:
+            # Held, or pushed back by a hold: ``resume`` armed the watchdog for the new time.
+            if self._done or self._held_at is not None or time.monotonic() < self.expires:
                 return
             self.expired = True
             for connection in self._connections:
@@ -232,6 +249,20 @@ class _Attempt:
         self.reused = False
         self.unwritten = False
 
+    def await_ready(self) -> None:
+        """Call ``ready`` (once), its wait not counted against the deadline; what it raises
+        goes out as ``_NotReady``, to be raised as it was by ``Transport.send``."""
+        ready, self.ready = self.ready, None
+        if ready is None:
+            return
+        self.deadline.hold()
+        try:
+            ready()
+        except BaseException as exc:
+            raise _NotReady(exc) from None
+        finally:
+            self.deadline.resume()
+
 
 class _NotReady(Exception):
     """What ``ready()`` raised, carried through urllib3 and requests (which would take an
@@ -280,11 +311,8 @@ class _Watched:
         self._uses += 1
         self._writes = 0
         attempt: _Attempt | None = getattr(_current, "attempt", None)
-        if attempt is not None and attempt.ready is not None:
-            try:
-                attempt.ready()  # connected and signed; not one byte written yet
-            except BaseException as exc:
-                raise _NotReady(exc) from None
+        if attempt is not None:
+            attempt.await_ready()  # connected and signed; not one byte written yet
         if attempt is not None:
             attempt.sending = True
             attempt.reused = self._uses > 1
@@ -318,8 +346,35 @@ class _HTTPSPool(HTTPSConnectionPool):
 _POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
 
 
+@functools.cache
+def _socks_pools() -> dict[str, type]:
+    """Watched pools for a SOCKS proxy (``requests[socks]``: PySocks installed)."""
+    from urllib3.contrib.socks import (
+        SOCKSConnection,
+        SOCKSHTTPConnectionPool,
+        SOCKSHTTPSConnection,
+        SOCKSHTTPSConnectionPool,
+    )
+
+    class WatchedSOCKSConnection(_Watched, SOCKSConnection):
+        pass
+
+    class WatchedSOCKSHTTPSConnection(_Watched, SOCKSHTTPSConnection):
+        pass
+
+    class SOCKSPool(SOCKSHTTPConnectionPool):
+        ConnectionCls = WatchedSOCKSConnection
+
+    class SOCKSHTTPSPool(SOCKSHTTPSConnectionPool):
+        ConnectionCls = WatchedSOCKSHTTPSConnection
+
+    return {"http": SOCKSPool, "https": SOCKSHTTPSPool}
+
+
 class _Adapter(HTTPAdapter):
-    """requests' adapter with watched connections (for the service and through HTTP proxies)."""
+    """requests' adapter with watched connections: to the service, through HTTP(S) proxies and
+    through SOCKS proxies. A pool of any other kind would not report to the attempt: then what
+    must come before the first byte (``ready``) comes before the pool is used at all."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -327,9 +382,23 @@ class _Adapter(HTTPAdapter):
 
     def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
         manager = super().proxy_manager_for(proxy, **kwargs)
-        if not proxy.lower().startswith("socks"):
-            manager.pool_classes_by_scheme = _POOLS
+        socks = proxy.lower().startswith("socks")
+        manager.pool_classes_by_scheme = _socks_pools() if socks else _POOLS
         return manager
+
+    def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> Any:
+        return _ready_unless_watched(super().get_connection_with_tls_context(*args, **kwargs))
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:  # requests before 2.32.2
+        return _ready_unless_watched(super().get_connection(*args, **kwargs))
+
+
+def _ready_unless_watched(pool: Any) -> Any:
+    if not issubclass(getattr(pool, "ConnectionCls", object), _Watched):
+        attempt: _Attempt | None = getattr(_current, "attempt", None)
+        if attempt is not None:
+            attempt.await_ready()
+    return pool
 
 
 # -- the transport ---------------------------------------------------------------------------------
@@ -532,11 +601,11 @@ def _failure(exc: BaseException, attempt: _Attempt) -> NetworkFailure:
     proxy = any(isinstance(e, urllib3.exceptions.ProxyError) for e in chain)
     if attempt.sending:
         reused = attempt.reused
-        if attempt.deadline.expired or _timed_out(exc):
-            return NetworkFailure(FailureKind.TIMEOUT, True, reused=reused, proxy=proxy)
-        if attempt.unwritten:
+        if attempt.unwritten:  # not one byte taken: not sent, whatever else happened
             detail = type(exc).__name__
             return NetworkFailure(FailureKind.DROPPED, False, detail=detail, reused=reused)
+        if attempt.deadline.expired or _timed_out(exc):
+            return NetworkFailure(FailureKind.TIMEOUT, True, reused=reused, proxy=proxy)
         no_answer = any(
             isinstance(e, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected)
             for e in chain
