@@ -29,7 +29,7 @@ from typing import Any
 import requests
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connection import HTTPConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .signing import SignedAuth
@@ -327,48 +327,26 @@ class _Watched:
             raise
 
 
-class _WatchedHTTPConnection(_Watched, HTTPConnection):
-    pass
+def _watched(pools: dict[str, type]) -> dict[str, type]:
+    """The same pools (by scheme), their connections reporting to the attempt (``_Watched``)."""
+    made = {}
+    for scheme, pool in pools.items():
+        connection = type(
+            f"Watched{pool.ConnectionCls.__name__}", (_Watched, pool.ConnectionCls), {}
+        )
+        made[scheme] = type(f"Watched{pool.__name__}", (pool,), {"ConnectionCls": connection})
+    return made
 
 
-class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
-    pass
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+_POOLS = _watched({"http": HTTPConnectionPool, "https": HTTPSConnectionPool})
 
 
 @functools.cache
 def _socks_pools() -> dict[str, type]:
     """Watched pools for a SOCKS proxy (``requests[socks]``: PySocks installed)."""
-    from urllib3.contrib.socks import (
-        SOCKSConnection,
-        SOCKSHTTPConnectionPool,
-        SOCKSHTTPSConnection,
-        SOCKSHTTPSConnectionPool,
-    )
+    from urllib3.contrib.socks import SOCKSHTTPConnectionPool, SOCKSHTTPSConnectionPool
 
-    class WatchedSOCKSConnection(_Watched, SOCKSConnection):
-        pass
-
-    class WatchedSOCKSHTTPSConnection(_Watched, SOCKSHTTPSConnection):
-        pass
-
-    class SOCKSPool(SOCKSHTTPConnectionPool):
-        ConnectionCls = WatchedSOCKSConnection
-
-    class SOCKSHTTPSPool(SOCKSHTTPSConnectionPool):
-        ConnectionCls = WatchedSOCKSHTTPSConnection
-
-    return {"http": SOCKSPool, "https": SOCKSHTTPSPool}
+    return _watched({"http": SOCKSHTTPConnectionPool, "https": SOCKSHTTPSConnectionPool})
 
 
 class _Adapter(HTTPAdapter):
