@@ -21,6 +21,7 @@ from benchlib import (
     SandboxSpec,
     child_env,
     environ,
+    hand_headers,
     median,
     ratio_line,
     rotations,
@@ -100,16 +101,8 @@ def bench_listing(mode: Mode) -> None:
 def _hand_get(sandbox: Any) -> Any:
     import requests
 
-    from dict_magics.service.signing import next_nonce, sign
-
     path = "/api/v1/dictionary"
-    nonce = next_nonce()
-    headers = {
-        "Content-Type": "application/json",
-        "accessKey": sandbox.access_key,
-        "nonce": nonce,
-        "signature": sign(path, sandbox.secret_key, nonce),
-    }
+    headers = hand_headers(path, sandbox.access_key, sandbox.secret_key)
     with requests.Session() as session:
         return json.loads(session.get(sandbox.url + path, headers=headers).content)
 

@@ -24,6 +24,7 @@ from benchlib import (
     Mode,
     SandboxSpec,
     environ,
+    hand_headers,
     median,
     ratio_line,
     rotations,
@@ -85,7 +86,6 @@ def _one_network(
 
     from dict_magics.operations import clients
     from dict_magics.service.paths import entry_path
-    from dict_magics.service.signing import next_nonce, sign
 
     calls = mode.network_calls
     names = list(LABELS)
@@ -99,13 +99,7 @@ def _one_network(
 
         def hand_reused(entry_id: int) -> dict[str, Any]:
             path = entry_path(str(entry_id))
-            nonce = next_nonce()
-            headers = {
-                "Content-Type": "application/json",
-                "accessKey": access_key,
-                "nonce": nonce,
-                "signature": sign(path, secret_key, nonce),
-            }
+            headers = hand_headers(path, access_key, secret_key)
             answer = reused.delete(url + path, headers=headers).json()
             if answer.get("status") != "success":
                 raise RuntimeError(f"hand-signed delete failed: {answer}")

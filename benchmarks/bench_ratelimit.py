@@ -19,6 +19,7 @@ from benchlib import (
     RESULTS,
     Mode,
     SandboxSpec,
+    hand_headers,
     median,
     ratio_line,
     rotations,
@@ -111,7 +112,6 @@ def _naive(sandbox: Any, ids: list[str]) -> int:
     import requests
 
     from dict_magics.service.paths import entry_path
-    from dict_magics.service.signing import next_nonce, sign
 
     local = threading.local()
 
@@ -120,13 +120,7 @@ def _naive(sandbox: Any, ids: list[str]) -> int:
         local.session = session
         path = entry_path(entry_id)
         for _ in range(1 + NAIVE_RETRIES):
-            nonce = next_nonce()
-            headers = {
-                "Content-Type": "application/json",
-                "accessKey": sandbox.access_key,
-                "nonce": nonce,
-                "signature": sign(path, sandbox.secret_key, nonce),
-            }
+            headers = hand_headers(path, sandbox.access_key, sandbox.secret_key)
             answer = session.delete(sandbox.url + path, headers=headers)
             if answer.status_code != 429:
                 return answer.json().get("status") == "success"

@@ -75,6 +75,19 @@ def rotations(names: list[str], rounds: int) -> Iterator[list[str]]:
         yield names[k:] + names[:k]
 
 
+def hand_headers(path: str, access_key: str, secret_key: str) -> dict[str, str]:
+    """The signed headers a user writes by hand (the floor every benchmark compares with)."""
+    from dict_magics.service.signing import next_nonce, sign
+
+    nonce = next_nonce()
+    return {
+        "Content-Type": "application/json",
+        "accessKey": access_key,
+        "nonce": nonce,
+        "signature": sign(path, secret_key, nonce),
+    }
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for helper processes: cached bytecode, a private IPython directory."""
     env = dict(os.environ)

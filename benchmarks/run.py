@@ -51,6 +51,7 @@ from benchlib import (
     child_env,
     child_sandbox,
     environ,
+    hand_headers,
     median,
     ratio_line,
     rotations,
@@ -214,7 +215,6 @@ def bench_per_delete(mode: Mode) -> None:
 
     from dict_magics.service.client import DictionaryClient
     from dict_magics.service.paths import entry_path
-    from dict_magics.service.signing import next_nonce, sign
 
     calls = mode.delete_calls
     names = ["hand", "magic", "line_magic", "client", "hand_reused", "cell_magic", "cell_hand"]
@@ -228,13 +228,7 @@ def bench_per_delete(mode: Mode) -> None:
         url, access_key, secret_key = sandbox.url, sandbox.access_key, sandbox.secret_key
 
         def signed_headers(path: str) -> dict[str, str]:
-            nonce = next_nonce()
-            return {
-                "Content-Type": "application/json",
-                "accessKey": access_key,
-                "nonce": nonce,
-                "signature": sign(path, secret_key, nonce),
-            }
+            return hand_headers(path, access_key, secret_key)
 
         def checked(answer: dict[str, Any]) -> dict[str, Any]:
             if answer.get("status") != "success":

@@ -214,17 +214,8 @@ def test_command_line_tls_prints_the_ca_to_trust_and_stops_on_ctrl_c() -> None:
     secret = "cli-tls-demo-key"
     options = ["--tls", "--port", "0", "--quiet", "--entries", "3", "--secret-key", secret]
     options += ["--rate-limit", "0.1", "--burst", "2"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dict_magics", "sandbox", *options],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process, lines = _command_line_sandbox(options)
     try:
-        lines = []
-        while not lines or not lines[-1].startswith("Press Ctrl-C"):
-            line = process.stdout.readline()
-            assert line, "the sandbox ended early"
-            lines.append(line.rstrip("\n"))
         url = lines[0].split(" at ")[1].split(" with ")[0]
         assert url.startswith("https://127.0.0.1:")
         ca = next(line for line in lines if line.startswith("Trust its")).rsplit(" ", 1)[1]
@@ -250,17 +241,8 @@ def test_command_line_tls_prints_the_ca_to_trust_and_stops_on_ctrl_c() -> None:
 
 def test_command_line_tls_removes_its_ca_when_killed() -> None:
     """``kill`` (SIGTERM, as a process manager or CI stops it) cleans up like Ctrl-C does."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dict_magics", "sandbox", "--tls", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process, lines = _command_line_sandbox(["--tls", "--port", "0", "--quiet"])
     try:
-        lines = []
-        while not lines or not lines[-1].startswith("Press Ctrl-C"):
-            line = process.stdout.readline()
-            assert line, "the sandbox ended early"
-            lines.append(line.rstrip("\n"))
         ca = next(line for line in lines if line.startswith("Trust its")).rsplit(" ", 1)[1]
         assert os.path.isfile(ca)
     finally:
@@ -268,3 +250,21 @@ def test_command_line_tls_removes_its_ca_when_killed() -> None:
         out, _ = process.communicate(timeout=10)
     assert process.returncode == 0 and "Stopped." in out
     assert not os.path.exists(os.path.dirname(ca))
+
+
+def _command_line_sandbox(options: list[str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """``dict-magics sandbox`` started with ``options``, and its welcome lines once it serves."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dict_magics", "sandbox", *options],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    while not lines or not lines[-1].startswith("Press Ctrl-C"):
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"the sandbox ended early: {lines}")
+        lines.append(line.rstrip("\n"))
+    return process, lines

@@ -260,41 +260,16 @@ def test_endless_headers_cannot_hold_a_call(dripping_server: int) -> None:
 
 
 def test_a_proxy_dripping_its_connect_answer_cannot_hold_a_call(
-    monkeypatch: pytest.MonkeyPatch,
+    dripping_server: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An HTTPS request through a proxy first reads the proxy's answer to CONNECT, on the bare
     socket: the deadline watches that socket from the moment it exists."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    stop = threading.Event()
-
-    def drip() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.recv(65536)
-            try:
-                conn.sendall(b"HTTP/1.1 200 Connection established\r\n")
-                for _ in range(200):  # 10 s in all, each line well within any read timeout
-                    if stop.wait(0.05):
-                        break
-                    conn.sendall(b"X-Pad: y\r\n")
-            except OSError:
-                pass
-
-    thread = threading.Thread(target=drip, daemon=True)
-    thread.start()
-    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{dripping_server}")
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     transport = Transport(SignedAuth("a", "s"), trust_env=True)
     started = time.monotonic()
-    try:
-        failure = transport.send("GET", "https://dictionary.invalid/x", timeout=TIMEOUT)
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    failure = transport.send("GET", "https://dictionary.invalid/x", timeout=TIMEOUT)
     assert time.monotonic() - started < TIMEOUT + 1
     assert isinstance(failure, NetworkFailure) and not failure.sent, failure
 
