@@ -71,7 +71,7 @@ def test_targets_are_stated_with_a_verdict(quick_run: tuple[str, str, dict]) -> 
     stdout, _, _ = quick_run
     judged = re.findall(r"ratio (\S+) = \S+  \(target <= [\d.]+: (PASS|MISS)\)", stdout)
     names = {name for name, _ in judged}
-    assert {"load_ext/shell_startup", "magic/hand", "bulk_8_workers/limit"} <= names
+    assert {"load_ext/instance", "magic/hand", "bulk_8_workers/limit"} <= names
     assert "cli_8_workers/limit" in names
     assert {
         "tls_rtt20_cell_magic/hand_loop",

@@ -10,7 +10,6 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -175,7 +174,7 @@ def _parse_ids(magic: Any, line: str) -> Any:
     """``_parse`` for ``%dict_delete``; the usual line (``17``, ``17 18,19``: digits, commas
     and spaces only) is read without running argparse, as argparse reads it: every option at
     its default, the words as the ids."""
-    if not _PLAIN_IDS.fullmatch(line):
+    if not _is_plain_ids(line):
         return _parse(magic, line)
     func = getattr(magic, "__func__", magic)
     defaults = func.__dict__.get("plain_defaults")
@@ -184,7 +183,14 @@ def _parse_ids(magic: Any, line: str) -> Any:
     return argparse.Namespace(**{**defaults, "ids": line.split()})
 
 
-_PLAIN_IDS = re.compile(r"[ \t]*[0-9][0-9, \t]*")  # of the spaces shlex splits on, a line has these
+def _is_plain_ids(line: str) -> bool:
+    """ASCII digits first, then only digits, commas, spaces and tabs (of the spaces shlex splits
+    on, a line has these two). No regular expression: this module loads with ``%load_ext``."""
+    start = line.lstrip(" \t")[:1]
+    return "0" <= start <= "9" and all(ch in _PLAIN_CHARS for ch in line)
+
+
+_PLAIN_CHARS = frozenset("0123456789, \t")
 
 
 @contextmanager
