@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dict_magics.service.models import DeleteResult, Entry
+from dict_magics.models import DeleteResult, Entry
 
 
 def _results(n: int) -> list[DeleteResult]:

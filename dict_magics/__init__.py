@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .models import display as _display
+
 __version__ = "0.1.0"
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -24,3 +26,13 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .operations.clients import close_all
 
     close_all()
+
+
+def _load_views() -> None:
+    """Register the views in ``render`` (the one place that wires models to their views)."""
+    from .render.views import load
+
+    load()
+
+
+_display.set_loader(_load_views)

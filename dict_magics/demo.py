@@ -27,8 +27,8 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from .errors import DictMagicsError
+from .models import Entry
 from .sandbox import SANDBOX_MARKER, SandboxServer
-from .service.models import Entry
 from .service.paths import is_loopback, normalize_base_url
 
 __all__ = [

@@ -1,10 +1,19 @@
-"""One hierarchy of errors: a user's mistake, caught before anything is sent, or an operation
-that did not succeed.
+"""One tree of errors, so every front end can tell a user's mistake from an outage.
 
-``DictMagicsError`` and its subclasses are mistakes the user can fix: the magics raise them as
-IPython's one-line ``UsageError`` and the command line exits 2. ``OperationFailedError`` is raised
-only on request (``raise_on_failure``) for a result that is not a success. Nothing here imports
-a heavy module.
+``DictMagicsError`` is the root. Its three branches say who can fix what went wrong:
+
+- ``UsageProblem``: the user's mistake (a bad id, option, term, missing credentials, a purge not
+  confirmed), caught before anything was sent. The magics raise IPython's one-line
+  ``UsageError``; the command line exits 2.
+- ``ServiceFailure``: the service or the network did not give what was needed (a listing
+  refused, no answer, a coded failure), or an operation did not succeed and the caller asked
+  for an exception (``OperationFailedError``). Exit 1: trying again later may work.
+- ``LocalDataError``: this computer could not keep what must be kept first (a snapshot on a
+  full disk, an unreadable data folder). Exit 1; nothing was sent after it.
+
+Lower layers raise these with the facts (``option`` names the setting that would help, by its
+neutral name, e.g. ``"snapshots"``); each front end words the hint its own way. Nothing here
+imports a heavy module.
 """
 
 from __future__ import annotations
@@ -16,36 +25,94 @@ __all__ = [
     "DeletionFailedError",
     "DictMagicsError",
     "InvalidBaseUrlError",
+    "InvalidEntryError",
     "InvalidIdError",
     "ListingUnsupportedError",
+    "LocalDataError",
     "OperationFailedError",
     "ServiceError",
+    "ServiceFailure",
     "UsageProblem",
+    "exit_code",
 ]
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
 class DictMagicsError(Exception):
-    """A mistake the user can fix; its message says how. Nothing was sent."""
+    """The root of every error dict-magics raises on purpose; ``exit_code`` for the CLI.
+
+    ``option`` names a setting that would get past this (``"snapshots"``, ``"workers"``, ...),
+    for the front end to word as its flag or trait; ``None`` when none would.
+    """
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, *args: Any, option: str | None = None) -> None:
+        super().__init__(*args)
+        self.option = option
 
 
 class UsageProblem(DictMagicsError):
-    """A mistake in what was typed that the argument parser cannot see (exit code 2)."""
+    """A mistake the user can fix; its message says how. Nothing was sent (exit code 2)."""
+
+    exit_code = EXIT_USAGE
 
 
-class InvalidIdError(DictMagicsError, ValueError):
+class InvalidIdError(UsageProblem, ValueError):
     """An entry id that could change the request path or is not an id at all."""
 
 
-class InvalidBaseUrlError(DictMagicsError, ValueError):
+class InvalidBaseUrlError(UsageProblem, ValueError):
     """A base URL we refuse to send credentials to."""
 
 
-class CredentialsError(DictMagicsError):
+class CredentialsError(UsageProblem):
     """Credentials are missing, or the keyring cannot be used."""
 
 
-class OperationFailedError(Exception):
-    """An operation reached the service (or tried to) and did not succeed.
+class InvalidEntryError(UsageProblem, ValueError):
+    """Terms or language codes the service would refuse (checked before anything is sent)."""
+
+
+class ServiceFailure(DictMagicsError):
+    """The service (or the way to it) did not give what was needed; nothing was changed by the
+    request that raised it unless the message says so.
+
+    ``cause`` is a ``dict_magics.models.Cause``; ``reason`` says the same in words; ``code`` and
+    ``vendor_message`` are the service's own error code and words when it sent them.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        cause: object = None,
+        http_status: int | None = None,
+        code: int | None = None,
+        vendor_message: str | None = None,
+        option: str | None = None,
+    ) -> None:
+        super().__init__(reason, option=option)
+        self.reason = reason
+        self.cause = cause
+        self.http_status = http_status
+        self.code = code
+        self.vendor_message = vendor_message
+
+
+class ServiceError(ServiceFailure):
+    """A read-only request (the listing) that gave no answer we can use; try again later."""
+
+
+class ListingUnsupportedError(ServiceError):
+    """The service has no listing endpoint (404, 405, or an answer that is not the listing)."""
+
+
+class OperationFailedError(ServiceFailure):
+    """An operation reached the service (or tried to) and did not succeed, raised only on
+    request (``raise_on_failure``).
 
     The message is the rendered result (never a secret); ``result`` is the result object.
     """
@@ -59,19 +126,10 @@ class DeletionFailedError(OperationFailedError):
     """A deletion did not succeed and ``DictMagics.raise_on_failure`` is set."""
 
 
-class ServiceError(Exception):
-    """A read-only request (the listing) that gave no answer we can use.
-
-    ``cause`` is a ``dict_magics.service.models.Cause``; ``reason`` says the same in words.
-    Nothing was changed by it, so the caller may simply try again later.
-    """
-
-    def __init__(self, reason: str, *, cause: object = None, http_status: int | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.cause = cause
-        self.http_status = http_status
+class LocalDataError(DictMagicsError):
+    """What must be kept on this computer first (a snapshot, the audit log) could not be."""
 
 
-class ListingUnsupportedError(ServiceError):
-    """The service has no listing endpoint (404, 405, or an answer that is not the listing)."""
+def exit_code(exc: BaseException) -> int:
+    """The command line's exit code for ``exc``: 2 for a usage problem, else 1."""
+    return getattr(exc, "exit_code", EXIT_FAILED)

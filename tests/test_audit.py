@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dict_magics import localdata
+from dict_magics.models import AddResult, Cause, DeleteResult, Entry
 from dict_magics.operations.audit import (
     AuditLine,
     AuditLog,
@@ -25,7 +26,6 @@ from dict_magics.operations.audit import (
 )
 from dict_magics.operations.snapshots import write_snapshot
 from dict_magics.render.store import audit_html, audit_text
-from dict_magics.service.models import AddResult, Cause, DeleteResult, Entry
 
 FIELDS = [
     "time",
@@ -258,7 +258,7 @@ PROCESS_WRITER = textwrap.dedent(
     """
     import sys
     from dict_magics.operations.audit import AuditLog
-    from dict_magics.service.models import DeleteResult, Entry
+    from dict_magics.models import DeleteResult, Entry
 
     writer, reason = sys.argv[1], "x" * 1500
     entry = Entry("17", "ja", "金曜日", "en", "FRI")

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
+from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service import retry
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import Cause
 from dict_magics.service.paths import API_PREFIX
 from dict_magics.service.signing import sign
 from dict_magics.service.transport import FailureKind

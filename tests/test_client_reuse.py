@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
+from dict_magics.models import Entry
 from dict_magics.operations import clients
 from dict_magics.operations.clients import ClientCache, ClientKey, fingerprint
 from dict_magics.profiles.credentials import Credentials
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import Entry
 
 SETTINGS = {"timeout": 15.0, "max_retries": 3, "workers": 4}
 

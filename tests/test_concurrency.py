@@ -11,9 +11,9 @@ from contextlib import contextmanager
 
 import pytest
 
+from dict_magics.models import Cause, Entry
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient, RequestInterrupted
-from dict_magics.service.models import Cause, Entry
 
 
 def test_eight_threads_times_a_hundred_deletes_through_one_client() -> None:

@@ -16,10 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from dict_magics.models import Cause
 from dict_magics.render import kind_of
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import Cause
 
 
 @dataclass(frozen=True)

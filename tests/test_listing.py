@@ -13,10 +13,10 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from dict_magics.errors import ListingUnsupportedError, ServiceError
+from dict_magics.models import Entry, EntryList
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.listing import CACHE, list_entries
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.models import Entry, EntryList
 
 
 @pytest.fixture(autouse=True)

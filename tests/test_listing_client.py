@@ -17,9 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from dict_magics.errors import DictMagicsError, ListingUnsupportedError, ServiceError
+from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import Cause, Entry, EntryList
 from dict_magics.service.signing import next_nonce, sign
 
 SATURDAY = Entry("", "ja", "土曜日", "en", "SAT")

@@ -27,9 +27,9 @@ from keyring.backends import fail
 from keyring.errors import KeyringLocked
 
 from dict_magics.frontends.magics import DeletionFailedError
+from dict_magics.models import BatchResult, DeleteResult
 from dict_magics.operations.listing import CACHE
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.models import BatchResult, DeleteResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

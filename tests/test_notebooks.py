@@ -1,7 +1,7 @@
 """The demo notebooks: saved with their outputs, and those outputs still what a run shows.
 
 Each notebook is executed top to bottom in a real kernel of this interpreter, starting its own
-sandbox as a reader's first run does (``dict_magics.notebook_outputs.run_notebook``, the same
+sandbox as a reader's first run does (``tools.notebook_outputs.run_notebook``, the same
 run ``--refresh`` saves). Its outputs must match the saved ones in what matters (ids, counts,
 outcomes, summaries; not dates, ports, timings or snapshot names), show no secret, and a probe
 cell reads the sandbox's state afterwards to check what the notebook really did.
@@ -28,7 +28,8 @@ from dict_magics.demo import (
     notebook_path,
     running_kernel,
 )
-from dict_magics.notebook_outputs import (
+from dict_magics.sandbox import SandboxServer
+from tools.notebook_outputs import (
     NotebookRun,
     differences,
     essence,
@@ -37,10 +38,9 @@ from dict_magics.notebook_outputs import (
     scrub,
     scrub_notebook,
 )
-from dict_magics.sandbox import SandboxServer
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-REFRESH = "python -m dict_magics.notebook_outputs --refresh"
+REFRESH = "python -m tools.notebook_outputs --refresh"
 # Run after the notebook's own cells, in its kernel: what its sandbox holds and received.
 STATE_PROBE = (
     "import json\n"

@@ -22,6 +22,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from dict_magics.errors import UsageProblem
+from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete
@@ -32,7 +33,6 @@ from dict_magics.operations.purge import purge
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import BatchResult, DeleteResult, DryRunResult, Entry
 
 NON_ASCII = [
     Entry("9001", "ja", "改行\nあり", "en", "line\nbreak"),

@@ -21,6 +21,7 @@ from dict_magics.errors import (
     InvalidIdError,
     UsageProblem,
 )
+from dict_magics.models import BatchResult, DeleteResult
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete, interruption
 from dict_magics.operations.listing import CACHE
@@ -31,7 +32,6 @@ from dict_magics.operations.status import status
 from dict_magics.operations.user_input import ids_from_bytes, ids_from_text, split_args
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import BatchResult, DeleteResult
 
 
 class Recorder:

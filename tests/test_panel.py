@@ -23,12 +23,12 @@ from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
+from dict_magics.models import BatchResult, Entry, RestoreResult
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
 from dict_magics.render.panel import row_label
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import BatchResult, Entry, RestoreResult
 from dict_magics.settings import PURGE_WORD
 
 WAIT_S = 30.0

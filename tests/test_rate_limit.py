@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
+from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service import ratelimit
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.models import Cause
 from dict_magics.service.ratelimit import RateGate, Ticket
 
 
@@ -257,7 +257,7 @@ def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
     import io
 
     from dict_magics.frontends.progress import TextProgress
-    from dict_magics.service.models import DeleteResult
+    from dict_magics.models import DeleteResult
 
     stream = io.StringIO()
     bar = TextProgress(4, "Deleting 4 entries", stream)

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from dict_magics.models import BatchResult, Cause, DeleteResult, Entry, EntryList
 from dict_magics.render import batch_html, batch_text, kind_of, result_html, result_text
 from dict_magics.render.entries import entries_html, entries_text
-from dict_magics.service.models import BatchResult, Cause, DeleteResult, Entry, EntryList
 
 OK = DeleteResult("success", "42", http_status=200, attempts=1, elapsed=0.01)
 FAILED = DeleteResult(

@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from dict_magics.errors import OperationFailedError, UsageProblem
+from dict_magics.models import Entry, RestoreResult
 from dict_magics.operations.audit import audit_path
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete
@@ -27,7 +28,6 @@ from dict_magics.operations.purge import purge
 from dict_magics.operations.restore import missing_entries, restore
 from dict_magics.operations.snapshots import write_snapshot
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.models import Entry, RestoreResult
 
 ODD = [
     Entry("9001", "ja", "改行\nあり", "en", "line\nbreak"),

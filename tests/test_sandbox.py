@@ -15,9 +15,9 @@ import time
 import pytest
 import requests
 
+from dict_magics.models import Entry
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
 from dict_magics.sandbox.ratelimit import TokenBucket
-from dict_magics.service.models import Entry
 from dict_magics.service.signing import next_nonce, sign
 
 LIST = "/api/v1/dictionary"

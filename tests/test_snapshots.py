@@ -19,6 +19,7 @@ import pytest
 
 from dict_magics import localdata
 from dict_magics.errors import DictMagicsError, UsageProblem
+from dict_magics.models import Entry, RestoreResult
 from dict_magics.operations import snapshots
 from dict_magics.operations.snapshots import (
     FORMAT,
@@ -29,7 +30,6 @@ from dict_magics.operations.snapshots import (
 )
 from dict_magics.render.restore import restore_html, restore_text
 from dict_magics.render.store import snapshots_html, snapshots_text
-from dict_magics.service.models import Entry, RestoreResult
 
 ENTRIES = [
     Entry("17", "ja", "金曜日", "en", "FRI"),
@@ -167,7 +167,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import resource, signal, sys
     from dict_magics.operations.snapshots import write_snapshot
-    from dict_magics.service.models import Entry
+    from dict_magics.models import Entry
 
     # Python ignores SIGXFSZ; restore the default so that passing the size limit kills the
     # process in the middle of its write, with no chance to clean up, like a power cut would.

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from .. import settings as limits
-from ..errors import DictMagicsError, ServiceError
+from ..errors import DictMagicsError, exit_code
 from . import cli_commands as commands
 from .cli_commands import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
 from .cli_output import Output, batch_json, cli_words
@@ -415,7 +415,7 @@ def _fail(output: Output, message: str, code: int) -> int:
 
 def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
     """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
-    from ..service.models import DeleteResult
+    from ..models import DeleteResult
 
     result = getattr(exc, "result", None)
     if isinstance(result, DeleteResult):
@@ -450,9 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except DictMagicsError as exc:
-        return _fail(output, cli_words(str(exc)), EXIT_USAGE)
-    except ServiceError as exc:
-        return _fail(output, cli_words(str(exc)), EXIT_FAILED)
+        return _fail(output, cli_words(str(exc)), exit_code(exc))
     except KeyboardInterrupt as exc:
         return _interrupted(output, exc)
 

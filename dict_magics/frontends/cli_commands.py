@@ -33,8 +33,8 @@ from .cli_output import (
 from .cli_progress import JsonlResults, LogProgress, Tee
 
 if TYPE_CHECKING:
+    from ..models import EntryList
     from ..operations.context import ProgressSink
-    from ..service.models import EntryList
 
 __all__ = [
     "EXIT_FAILED",
@@ -264,7 +264,7 @@ def _ids(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
 
 def _nothing_to_retry(args: argparse.Namespace) -> int:
     """A saved result with nothing left to do: the usual shapes, empty, and exit 0."""
-    from ..service.models import BatchResult
+    from ..models import BatchResult
 
     out = _output(args)
     if out.mode == "jsonl":
@@ -279,8 +279,8 @@ def _nothing_to_retry(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """Delete one entry or several; every id is checked before the first request."""
+    from ..models import DryRunResult
     from ..operations.delete import delete, interruption
-    from ..service.models import DryRunResult
 
     ids, retry = _ids(args)
     if retry is not None:
@@ -311,8 +311,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     """Delete every entry, after a typed confirmation or ``--yes``."""
+    from ..models import DryRunResult
     from ..operations.purge import purge
-    from ..service.models import DryRunResult
 
     said, warn = _warnings()
     result = purge(

@@ -16,15 +16,15 @@ import threading
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ..operations.audit import AuditLine
-    from ..operations.snapshots import SnapshotInfo
-    from ..service.models import (
+    from ..models import (
+        AuditLine,
         BatchResult,
         DeleteResult,
         DryRunResult,
         Entry,
         EntryList,
         RestoreResult,
+        SnapshotInfo,
     )
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import IO, TYPE_CHECKING, Any
 from .cli_output import Output, result_json, summary_json
 
 if TYPE_CHECKING:
+    from ..models import BatchResult, DeleteResult
     from ..operations.context import ProgressSink
-    from ..service.models import BatchResult, DeleteResult
 
 __all__ = ["PROGRESS_EVERY", "JsonlResults", "LogProgress", "Tee"]
 

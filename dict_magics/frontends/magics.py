@@ -23,10 +23,10 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from .. import settings as limits
 
 if TYPE_CHECKING:
+    from ..models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
     from ..operations.context import OperationSettings
     from ..operations.history import AuditTable, SnapshotList
     from ..profiles.status import ProfileStatus
-    from ..service.models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
 
 __all__ = ["DictMagics"]
 
@@ -196,10 +196,12 @@ _PLAIN_CHARS = frozenset("0123456789, \t")
 @contextmanager
 def _user_errors() -> Iterator[None]:
     """Every mistake the user can fix is reported as IPython's one-line ``UsageError``."""
-    from ..errors import DictMagicsError
+    from ..errors import DictMagicsError, OperationFailedError
 
     try:
         yield
+    except OperationFailedError:
+        raise  # asked for (raise_on_failure): the pipeline stops on it
     except DictMagicsError as exc:
         raise UsageError(str(exc)) from None
 

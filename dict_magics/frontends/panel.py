@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
+from ..models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult, SnapshotInfo
 from ..operations import history
 from ..operations.context import OperationSettings
 from ..operations.delete import count, delete, interruption
@@ -36,11 +37,10 @@ from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
-from ..operations.snapshots import SnapshotInfo, snapshot_dir
+from ..operations.snapshots import snapshot_dir
 from ..operations.user_input import ID_SEPARATORS
 from ..profiles.secret import mask
 from ..render import panel as view
-from ..service.models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
 from .panel_index import ALL_PAIRS, EntryIndex

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..service.models import Entry
+from ..models import Entry
 
 __all__ = ["ALL_PAIRS", "EntryIndex", "Pair"]
 

@@ -20,8 +20,8 @@ from typing import Any
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_bool import CheckboxStyle
 
+from ..models import Entry
 from ..render.panel import row_label
-from ..service.models import Entry
 
 __all__ = ["EntryRows"]
 

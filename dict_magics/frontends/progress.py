@@ -14,7 +14,7 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..service.models import AddResult, DeleteResult
+    from ..models import AddResult, DeleteResult
 
     Result = DeleteResult | AddResult
     """A deletion's or an addition's (a restore's) result: the bars read ``ok`` only."""

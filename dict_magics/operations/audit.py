@@ -33,13 +33,13 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .. import localdata
-from ..service.models import AddResult, DeleteResult, Entry
+from ..models import AddResult, AuditLine, AuditLines, DeleteResult, Entry
+from ..models.store import AuditOperation as Operation
 
 if TYPE_CHECKING:
     from .snapshots import Snapshot
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
 
 FILENAME = "audit.jsonl"
-Operation = Literal["delete", "purge", "add"]
 OPERATIONS = ("delete", "purge", "add")
 OUTCOMES = ("success", "failure", "unknown")
 TERMS = ("fromLang", "fromText", "toLang", "toText")
@@ -58,33 +57,6 @@ _JSON = json.JSONEncoder(ensure_ascii=False)  # dumps() with options builds one 
 def audit_path() -> Path:
     """Where the audit log is (its folder created 0700 if missing)."""
     return localdata.home() / FILENAME
-
-
-@dataclass(frozen=True)
-class AuditLine:
-    """One request that could change the dictionary, as the log recorded it.
-
-    ``entry`` holds the terms when they were known (its ``id`` is ``entry_id``, or empty for an
-    add, whose new id the service does not return).
-    """
-
-    time: datetime
-    profile: str
-    host: str
-    operation: Operation
-    entry_id: str | None
-    entry: Entry | None
-    outcome: Literal["success", "failure", "unknown"]
-    http_status: int | None
-    attempts: int
-    reason: str | None
-    snapshot: str | None
-
-
-class AuditLines(list[AuditLine]):
-    """The lines ``read_audit`` found, oldest first; ``skipped`` counts unreadable ones."""
-
-    skipped: int = 0
 
 
 class AuditLog:

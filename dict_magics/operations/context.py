@@ -24,7 +24,7 @@ from ..settings import (
 )
 
 if TYPE_CHECKING:
-    from ..service.models import BatchResult, DeleteResult
+    from ..models import BatchResult, DeleteResult
 
 __all__ = ["OperationSettings", "ProgressSink", "finish"]
 

@@ -23,8 +23,8 @@ from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_
 from .settle import settle_deletes
 
 if TYPE_CHECKING:
+    from ..models import BatchResult, DeleteResult, DryRunResult, Entry
     from ..service.client import DictionaryClient
-    from ..service.models import BatchResult, DeleteResult, DryRunResult, Entry
     from .snapshots import Snapshot
 
 __all__ = ["count", "delete", "interruption"]
@@ -117,8 +117,8 @@ def _look_up(
         return None
     except ServiceError as exc:
         if dry_run:
-            raise UsageProblem(f"{exc}; nothing was sent (dry run).") from None
-        raise UsageProblem(
+            raise ServiceError(f"{exc}; nothing was sent (dry run).", cause=exc.cause) from None
+        raise ServiceError(
             f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
             "or add --no-snapshot to delete without a copy."
         ) from None
@@ -134,7 +134,7 @@ def _cannot_undo(host: str) -> str:
 def _dry_run(
     host: str, profile: str, ids: list[str], before: dict[str, Entry] | None
 ) -> DryRunResult:
-    from ..service.models import DryRunResult
+    from ..models import DryRunResult
 
     if before is None:
         return DryRunResult("delete", host, profile, missing=ids, listed=False)

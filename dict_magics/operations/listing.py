@@ -21,8 +21,8 @@ from . import session
 from .context import OperationSettings
 
 if TYPE_CHECKING:
+    from ..models import Entry, EntryList
     from ..service.client import DictionaryClient
-    from ..service.models import Entry, EntryList
 
 __all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "list_entries"]
 

@@ -22,8 +22,8 @@ from .settle import settle_purge
 from .snapshots import Snapshot
 
 if TYPE_CHECKING:
+    from ..models import DeleteResult, DryRunResult, EntryList
     from ..service.client import DictionaryClient
-    from ..service.models import DeleteResult, DryRunResult, EntryList
 
 __all__ = ["confirm_purge", "purge", "purge_confirmed", "purge_question", "purge_warning"]
 
@@ -148,9 +148,9 @@ def _listing(
         return None
     except ServiceError as exc:
         if dry_run:
-            raise UsageProblem(f"{exc}; nothing was sent (dry run).") from None
+            raise ServiceError(f"{exc}; nothing was sent (dry run).", cause=exc.cause) from None
         if required:
-            raise UsageProblem(
+            raise ServiceError(
                 f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try "
                 "again, or add --no-snapshot to purge without a copy."
             ) from None
@@ -170,7 +170,7 @@ def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapsho
 
 
 def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
-    from ..service.models import DryRunResult
+    from ..models import DryRunResult
 
     if listing is None:
         return DryRunResult("purge", host, profile, listed=False)

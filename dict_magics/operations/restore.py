@@ -28,8 +28,8 @@ from .settle import settle_adds
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
 
 if TYPE_CHECKING:
+    from ..models import AddResult, Entry, RestoreResult
     from ..service.client import DictionaryClient
-    from ..service.models import AddResult, Entry, RestoreResult
 
 __all__ = ["missing_entries", "restore"]
 
@@ -55,7 +55,7 @@ def restore(
     to compare with, another host's snapshot not confirmed), and ``OperationFailedError`` when
     an entry did not go back only if ``settings.raise_on_failure``.
     """
-    from ..service.models import RestoreResult
+    from ..models import RestoreResult
 
     with session.connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host)
@@ -145,7 +145,9 @@ def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entr
         ) from None
     except ServiceError as exc:
         tail = "nothing was sent (dry run)" if dry_run else "nothing was added; try again"
-        raise UsageProblem(f"{exc}; {tail}.") from None
+        raise ServiceError(
+            f"{exc}; {tail}.", cause=exc.cause, http_status=exc.http_status
+        ) from None
 
 
 class _Adder:
@@ -214,7 +216,7 @@ class _Adder:
                     self.progress(done, len(entries), result)  # type: ignore[arg-type]
 
     def _not_sent(self, entry: Entry) -> AddResult:
-        from ..service.models import AddResult, Cause
+        from ..models import AddResult, Cause
 
         return AddResult(
             "failure",

@@ -17,7 +17,7 @@ from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
 if TYPE_CHECKING:
-    from ..service.models import AddResult, DeleteResult, Entry
+    from ..models import AddResult, DeleteResult, Entry
 
 __all__ = ["SnapshotUnderWay", "Trail", "Warn", "say", "snapshot_soon", "take_snapshot"]
 

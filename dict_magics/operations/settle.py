@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..service.models import AddResult, Cause, DeleteResult, Entry
+    from ..models import AddResult, Cause, DeleteResult, Entry
 
 __all__ = ["settle_adds", "settle_deletes", "settle_purge"]
 

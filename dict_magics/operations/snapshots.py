@@ -23,15 +23,16 @@ import json
 import re
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _q
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 from .. import localdata
 from ..errors import UsageProblem
-from ..service.models import Entry
+from ..models import Entry, Snapshot, SnapshotInfo
+from ..models.store import Operation
 
 __all__ = [
     "FORMAT",
@@ -47,45 +48,12 @@ __all__ = [
 ]
 
 FORMAT = "dict-magics-snapshot/1"
-Operation = Literal["purge", "delete"]
 OPERATIONS = ("purge", "delete")
 HEADER_FIELDS = ("format", "taken_at", "profile", "host", "base_url", "operation")
 _HEADER_LIMIT = 64 * 1024
 _TAIL = b"\n]}\n"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
 _ENTRY = '{"id": %s, "fromLang": %s, "fromText": %s, "toLang": %s, "toText": %s}'
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    """One snapshot as the listing shows it: everything but the entries themselves."""
-
-    path: Path
-    taken_at: datetime
-    profile: str
-    host: str
-    base_url: str
-    operation: Operation
-    count: int
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A snapshot read back (or just written): where, when, from which service, and what."""
-
-    path: Path
-    taken_at: datetime
-    profile: str
-    host: str
-    base_url: str
-    operation: Operation
-    entries: list[Entry]
-
-    def __repr__(self) -> str:
-        return (
-            f"Snapshot({str(self.path)!r}, {len(self.entries)} entries, "
-            f"operation={self.operation!r}, host={self.host!r}, profile={self.profile!r})"
-        )
 
 
 def snapshot_dir() -> Path:

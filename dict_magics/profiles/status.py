@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import DictMagicsError
+from ..models.display import Displayed, view
 from . import credentials
 
 __all__ = ["ProfileStatus", "profile_status"]
@@ -19,7 +19,7 @@ _SOURCE_WORDS = {
 
 
 @dataclass(frozen=True)
-class ProfileStatus:
+class ProfileStatus(Displayed):
     """Where a profile's settings come from; holds no secret, only where the secret is kept."""
 
     profile: str
@@ -89,19 +89,7 @@ class ProfileStatus:
         return rows
 
     def __repr__(self) -> str:
-        from ..render.status import status_text
-
-        return status_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from ..render.status import status_text
-
-        p.text(status_text(self))
-
-    def _repr_html_(self) -> str:
-        from ..render.status import status_html
-
-        return status_html(self)
+        return view(self, "text")
 
 
 def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .store import clean
 
 if TYPE_CHECKING:
-    from ..service.models import DryRunResult
+    from ..models import DryRunResult
 
 __all__ = ["SHOWN", "dryrun_html", "dryrun_text"]
 

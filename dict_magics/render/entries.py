@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from html import escape
 
-from ..service.models import Entry, EntryList
+from ..models import Entry, EntryList
 
 __all__ = ["HTML_MAX_BYTES", "HTML_ROWS", "entries_html", "entries_text"]
 

@@ -12,13 +12,13 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..service.models import BatchResult, DeleteResult, Entry, RestoreResult
+from ..models import BatchResult, DeleteResult, Entry, RestoreResult
 from .restore import restore_html
 from .results import batch_html, result_html
 from .store import clean
 
 if TYPE_CHECKING:
-    from ..operations.snapshots import SnapshotInfo
+    from ..models import SnapshotInfo
 
 __all__ = [
     "CONFIRM_SHOWN",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .store import clean
 
 if TYPE_CHECKING:
-    from ..service.models import Entry, RestoreResult
+    from ..models import Entry, RestoreResult
 
 __all__ = ["restore_html", "restore_text"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..service.models import BatchResult, Cause, DeleteResult
+from ..models import BatchResult, Cause, DeleteResult
 
 __all__ = ["EXAMPLES", "batch_html", "batch_text", "kind_of", "result_html", "result_text"]
 

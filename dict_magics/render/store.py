@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..operations.audit import AuditLine
-    from ..operations.snapshots import SnapshotInfo
+    from ..models import AuditLine, SnapshotInfo
 
 __all__ = ["audit_html", "audit_text", "clean", "snapshots_html", "snapshots_text"]
 

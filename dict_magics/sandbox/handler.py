@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from ..service.models import Entry
+from ..models import Entry
 from .faults import Fault, write_fault
 from .router import route
 from .store import EntryStore

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from itertools import chain, zip_longest
 from typing import Any
 
-from ..service.models import Entry
+from ..models import Entry
 
 __all__ = ["BASE_TERMS", "coerce_entries", "generated_entry", "id_sort_key", "wire_id"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..service.models import Entry
+from ..models import Entry
 from ..service.paths import is_loopback
 from ..service.signing import sign
 from .faults import FAULT_KINDS, FaultQueue, make_fault

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from ..service.models import Entry
+from ..models import Entry
 from .seed import id_sort_key, wire_id
 
 __all__ = ["EntryStore"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ServiceError
+from ..models import Cause, Entry, Outcome
 from . import retry
-from .models import Cause, Entry, Outcome
 from .paths import host_of
 from .transport import FailureKind, NetworkFailure, Reply
 

@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 
 from .. import settings
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
+from ..models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
 from ..profiles.secret import Secret, mask
 from . import retry
 from .answers import Verdict, judge, parse_listing
 from .interrupts import RequestInterrupted, guarded, wait_through_interrupts
-from .models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
 from .paths import (
     API_PREFIX,
     check_id,

@@ -1,7 +1,7 @@
 """The demo notebooks' saved outputs: re-run against a fresh sandbox, and kept free of this machine.
 
 The notebooks are committed WITH their outputs, so a reader on GitHub sees what each cell shows.
-``python -m dict_magics.notebook_outputs --refresh``, run from the repository's root, executes
+``python -m tools.notebook_outputs --refresh``, run from the repository's root, executes
 each one in ``notebooks/`` top to bottom in a kernel of this interpreter, starting its own
 embedded sandbox as a reader's first run does (with ``DICT_MAGICS_HOME`` in a temporary folder),
 and writes the outputs back. ``--check`` runs them again and names every cell whose output
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .demo import (
+from dict_magics.demo import (
     INSTALL_HINT,
     NOTEBOOKS,
     cell_text,
@@ -280,7 +280,7 @@ def check(name: str, folder: Path, out: IO[str]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """``--refresh`` writes fresh outputs into the notebooks; ``--check`` compares (exit 1)."""
     parser = argparse.ArgumentParser(
-        prog="python -m dict_magics.notebook_outputs",
+        prog="python -m tools.notebook_outputs",
         description="Re-run the demo notebooks against a fresh sandbox: save their outputs "
         "(--refresh) or compare them with the saved ones (--check).",
     )

@@ -1,7 +1,8 @@
 """What the service holds and what a request did: entries, and results reported truthfully.
 
-Models are plain data. Their ``_repr_pretty_`` / ``_repr_html_`` hand over to ``render`` (loaded
-on first display), and their ``__repr__`` lists the fields, for debugging.
+Models are plain data. They show themselves through ``Displayed`` (``display.py``): the views
+live in ``render/`` and are looked up at display time, so no model imports ``render``; their
+``__repr__`` lists the fields, for debugging.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
+
+from .display import Displayed
 
 __all__ = [
     "AddResult",
@@ -127,7 +130,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class EntryList:
+class EntryList(Displayed):
     """A listing of the dictionary (or part of it), in the service's order."""
 
     entries: list[Entry] = field(default_factory=list)
@@ -183,25 +186,9 @@ class EntryList:
     def __repr__(self) -> str:
         return f"EntryList({len(self.entries)} entries, host={self.host!r})"
 
-    def __str__(self) -> str:
-        from ..render.entries import entries_text
-
-        return entries_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """The first rows only: a notebook cell is no place for 100,000 lines."""
-        from ..render.entries import HTML_ROWS, entries_text
-
-        p.text(entries_text(self, limit=HTML_ROWS))
-
-    def _repr_html_(self) -> str:
-        from ..render.entries import entries_html
-
-        return entries_html(self)
-
 
 @dataclass(frozen=True)
-class DeleteResult:
+class DeleteResult(Displayed):
     """The outcome of one request: one entry, or the purge (``entry_id is None``).
 
     ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
@@ -243,19 +230,6 @@ class DeleteResult:
             return f"{self.entry_id}: {self.entry.describe()}"
         return f"entry {self.entry_id!r}"
 
-    def __str__(self) -> str:
-        from ..render.results import result_text
-
-        return result_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        from ..render.results import result_html
-
-        return result_html(self)
-
 
 @dataclass(frozen=True)
 class AddResult:
@@ -287,7 +261,7 @@ class AddResult:
 
 
 @dataclass(frozen=True)
-class BatchResult:
+class BatchResult(Displayed):
     """The outcomes of several deletions, in the order the ids were given.
 
     ``interrupted`` is set when Ctrl-C (or a cancel) stopped the batch: requests already sent
@@ -341,22 +315,9 @@ class BatchResult:
     def __len__(self) -> int:
         return len(self.results)
 
-    def __str__(self) -> str:
-        from ..render.results import batch_text
-
-        return batch_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        from ..render.results import batch_html
-
-        return batch_html(self)
-
 
 @dataclass(frozen=True)
-class DryRunResult:
+class DryRunResult(Displayed):
     """What a delete or purge would do, with nothing sent that changes the dictionary.
 
     ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
@@ -375,22 +336,9 @@ class DryRunResult:
         """A dry run itself always succeeds; nothing was changed."""
         return True
 
-    def __str__(self) -> str:
-        from ..render.dryrun import dryrun_text
-
-        return dryrun_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        from ..render.dryrun import dryrun_html
-
-        return dryrun_html(self)
-
 
 @dataclass(frozen=True)
-class RestoreResult:
+class RestoreResult(Displayed):
     """What a restore did: entries added, entries already there, entries that did not go back."""
 
     added: list[Entry] = field(default_factory=list)
@@ -403,16 +351,3 @@ class RestoreResult:
     def ok(self) -> bool:
         """True when nothing failed and nothing is left unknown."""
         return not self.failed and not self.unknown
-
-    def __str__(self) -> str:
-        from ..render.restore import restore_text
-
-        return restore_text(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        from ..render.restore import restore_html
-
-        return restore_html(self)

@@ -1,0 +1,79 @@
+"""Every record dict-magics hands around: entries, results, snapshots, audit lines.
+
+Plain data, importing nothing above ``errors``/``settings``; each displayable record shows
+itself through ``display.Displayed`` (views registered by ``render/views.py``). Names load on
+first use (PEP 562), so ``%load_ext`` does not pay for modules it does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .display import Displayed
+    from .records import (
+        AddResult,
+        BatchResult,
+        Cause,
+        DeleteResult,
+        DryRunResult,
+        Entry,
+        EntryList,
+        Outcome,
+        RestoreResult,
+    )
+    from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
+
+_WHERE = {
+    "Displayed": "display",
+    **dict.fromkeys(
+        (
+            "AddResult",
+            "BatchResult",
+            "Cause",
+            "DeleteResult",
+            "DryRunResult",
+            "Entry",
+            "EntryList",
+            "Outcome",
+            "RestoreResult",
+        ),
+        "records",
+    ),
+    **dict.fromkeys(
+        ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
+        "store",
+    ),
+}
+__all__ = [
+    "AddResult",
+    "AuditLine",
+    "AuditLines",
+    "AuditTable",
+    "BatchResult",
+    "Cause",
+    "DeleteResult",
+    "Displayed",
+    "DryRunResult",
+    "Entry",
+    "EntryList",
+    "Outcome",
+    "RestoreResult",
+    "Snapshot",
+    "SnapshotInfo",
+    "SnapshotList",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,45 @@
+"""Which view renders which model: filled into ``models.display`` on first display.
+
+The top package wires ``load`` in as the loader, so models reach their views without importing
+``render``, and a new model needs one line here.
+"""
+
+from __future__ import annotations
+
+from ..models import (
+    AuditTable,
+    BatchResult,
+    DeleteResult,
+    DryRunResult,
+    EntryList,
+    RestoreResult,
+    SnapshotList,
+)
+from ..models.display import register
+from ..profiles.status import ProfileStatus
+from .dryrun import dryrun_html, dryrun_text
+from .entries import HTML_ROWS, entries_html, entries_text
+from .restore import restore_html, restore_text
+from .results import batch_html, batch_text, result_html, result_text
+from .status import status_html, status_text
+from .store import audit_html, audit_text, snapshots_html, snapshots_text
+
+__all__ = ["load"]
+
+
+def load() -> None:
+    """Register every model's views (idempotent)."""
+    register(
+        EntryList,
+        text=entries_text,
+        html=entries_html,
+        # The first rows only: a notebook cell is no place for 100,000 lines.
+        pretty=lambda listing: entries_text(listing, limit=HTML_ROWS),
+    )
+    register(DeleteResult, text=result_text, html=result_html)
+    register(BatchResult, text=batch_text, html=batch_html)
+    register(DryRunResult, text=dryrun_text, html=dryrun_html)
+    register(RestoreResult, text=restore_text, html=restore_html)
+    register(SnapshotList, text=snapshots_text, html=snapshots_html)
+    register(AuditTable, text=audit_text, html=audit_html)
+    register(ProfileStatus, text=status_text, html=status_html)
