@@ -1,0 +1,99 @@
+"""What the service accepts as an entry's terms and languages, checked before anything is sent.
+
+The vendor documents: ``fromText`` / ``toText`` at most 255 characters; language codes are ISO
+639-1, except Chinese, which is ``zh-CN`` or ``zh-TW`` (plain ``zh`` is refused). Add, update,
+sync, restore and lint all use these rules, so a file row, a typed term and a lint finding agree.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = [
+    "LANGUAGE_CODES",
+    "MAX_TERM_CHARS",
+    "Problem",
+    "entry_problems",
+    "hidden_characters",
+    "language_problem",
+    "term_problem",
+]
+
+MAX_TERM_CHARS = 255
+"""The longest ``fromText`` / ``toText`` the service takes (characters)."""
+
+_ISO_639_1 = """
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da
+de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz
+ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln
+lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi
+pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti
+tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zu
+"""
+LANGUAGE_CODES = frozenset(_ISO_639_1.split()) | {"zh-CN", "zh-TW"}
+"""Every language code the service accepts (ISO 639-1, ``zh`` only as ``zh-CN`` / ``zh-TW``)."""
+
+# Characters that are invisible or steer the display: C0/C1 controls, format characters (zero
+# width, bidi overrides, BOM), line and paragraph separators, private use.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason the service would refuse (or mangle) a term: ``field`` is the service's name
+    (``fromText``...), ``kind`` one of ``empty``, ``too-long``, ``bad-language``, ``control``."""
+
+    field: str
+    kind: str
+    message: str
+
+
+def language_problem(code: object, field: str = "fromLang") -> Problem | None:
+    """Why ``code`` is not a language code the service takes, or ``None``."""
+    if isinstance(code, str) and code in LANGUAGE_CODES:
+        return None
+    shown = repr(code)[:40]
+    hint = " (Chinese is zh-CN or zh-TW)" if isinstance(code, str) and code.lower() == "zh" else ""
+    return Problem(field, "bad-language", f"{field} {shown} is not a language code{hint}")
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The invisible or control characters in ``text``, as ``U+XXXX`` (each once, in order)."""
+    seen: dict[str, None] = {}
+    for ch in text:
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
+            seen.setdefault(f"U+{ord(ch):04X}")
+    return list(seen)
+
+
+def term_problem(text: object, field: str = "fromText") -> Problem | None:
+    """Why ``text`` cannot be sent as a term, or ``None``: empty (or only spaces), longer than
+    ``MAX_TERM_CHARS``, or holding control / invisible characters (or a lone surrogate)."""
+    if not isinstance(text, str) or not text.strip():
+        return Problem(field, "empty", f"{field} is empty")
+    if len(text) > MAX_TERM_CHARS:
+        return Problem(
+            field,
+            "too-long",
+            f"{field} has {len(text)} characters; the service takes at most {MAX_TERM_CHARS}",
+        )
+    hidden = hidden_characters(text)
+    if hidden:
+        return Problem(
+            field, "control", f"{field} holds control or invisible characters ({', '.join(hidden)})"
+        )
+    return None
+
+
+def entry_problems(
+    from_lang: object, from_text: object, to_lang: object, to_text: object
+) -> list[Problem]:
+    """Every reason the service would refuse these four terms (empty when it would take them)."""
+    found = [
+        language_problem(from_lang, "fromLang"),
+        term_problem(from_text, "fromText"),
+        language_problem(to_lang, "toLang"),
+        term_problem(to_text, "toText"),
+    ]
+    return [p for p in found if p is not None]
