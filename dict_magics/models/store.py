@@ -6,7 +6,7 @@ The files themselves are written and read in ``operations/snapshots.py`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -55,6 +55,9 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
+    copies: dict[str, int] = field(default_factory=dict)
+    """Entry id -> entries with its four terms the dictionary held when this was taken (only
+    where more than one): what a restore aims for."""
 
     def __repr__(self) -> str:
         return (

@@ -38,10 +38,17 @@ def take_snapshot(
     host: str,
     base_url: str,
     operation: str,
+    copies: dict[str, int] | None = None,
 ) -> Snapshot:
     """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
     return snapshot_soon(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation, overlap=False
+        entries,
+        profile=profile,
+        host=host,
+        base_url=base_url,
+        operation=operation,
+        overlap=False,
+        copies=copies,
     ).result()
 
 
@@ -67,6 +74,7 @@ def snapshot_soon(
     base_url: str,
     operation: str,
     overlap: bool = True,
+    copies: dict[str, int] | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
@@ -80,6 +88,7 @@ def snapshot_soon(
             base_url=base_url,
             operation=operation,  # type: ignore[arg-type]
             background=overlap,
+            copies=copies,
         )
     except OSError as exc:
         raise _not_saved(exc) from None

@@ -11,6 +11,10 @@ The format is the contract in DESIGN.md::
      "base_url", "operation": "purge" | "delete", "entries": [{id, fromLang, fromText, toLang,
      toText}, ...]}
 
+plus, only when a deleted entry had twins (the same four terms under other ids), ``"copies":
+{id: n}``: how many entries with its terms the dictionary held, so a restore puts back one of
+two twins while the other is still there.
+
 We write the header on the first line and one entry per line, so listing many large snapshots
 reads each header line and counts lines instead of parsing every entry. Any other layout of the
 same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
@@ -95,6 +99,7 @@ def start_snapshot(
     base_url: str,
     operation: Operation,
     background: bool = False,
+    copies: dict[str, int] | None = None,
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -111,6 +116,8 @@ def start_snapshot(
         "base_url": base_url,
         "operation": operation,
     }
+    if copies:
+        header["copies"] = copies  # type: ignore[assignment]
     stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
     data = _serialise(header, entries)
     folder = snapshot_dir()
@@ -120,12 +127,14 @@ def start_snapshot(
             made = localdata.start_new(path, data, background=background)
         except FileExistsError:
             continue
-        snapshot = Snapshot(path, taken_at, profile, host, base_url, operation, entries)
+        snapshot = Snapshot(
+            path, taken_at, profile, host, base_url, operation, entries, dict(copies or {})
+        )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
 
 
-def _serialise(header: dict[str, str], entries: list[Entry]) -> bytes:
+def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
     """The header and ``"entries": [`` on line 1, then one entry per line, then ``]}``.
 
     JSON escapes every newline inside a string, so each entry stays on its line. Entries are
@@ -160,8 +169,28 @@ def read_snapshot(path: str | Path) -> Snapshot:
         except ValueError as exc:
             raise UsageProblem(f"{path} is not a valid snapshot: entry #{number}: {exc}.") from None
     return Snapshot(
-        info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation, entries
+        info.path,
+        info.taken_at,
+        info.profile,
+        info.host,
+        info.base_url,
+        info.operation,
+        entries,
+        _copies(data.get("copies")),
     )
+
+
+def _copies(raw: Any) -> dict[str, int]:
+    """The optional ``copies`` header (entry id -> how many entries with its four terms the
+    dictionary held when the snapshot was taken); anything malformed is ignored (a restore then
+    counts as version 1 did)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1
+    }
 
 
 def _load_json(path: Path) -> dict[str, Any]:

@@ -285,6 +285,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._refuse(problem, operation.entry_id)
         if fault is not None:
             return self._fault(fault, operation)
+        if operation.name == "add" and sandbox.add_delay:
+            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
         code, data, entry = operation.run(sandbox._store)
         logged_id = self._logged_id(operation, entry)
         sandbox._log(self, operation.name, code, data["status"], logged_id, entry)

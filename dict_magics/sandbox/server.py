@@ -80,7 +80,8 @@ class SandboxServer:
     prints one line per request (never a header value). ``tls=True`` serves HTTPS with a
     throw-away CA (needs ``trustme``; see ``ca_path``). ``rate_limit`` (requests a second, over
     all requests, in bursts of up to ``burst``) answers the requests over it 429 with
-    ``Retry-After: <retry_after>`` and does not act on them. Use as a context manager, or call
+    ``Retry-After: <retry_after>`` and does not act on them. ``add_delay`` (seconds) makes each
+    POST wait that long before it adds (a slow service that still adds after its client died). Use as a context manager, or call
     ``start()`` / ``stop()``.
     """
 
@@ -100,6 +101,7 @@ class SandboxServer:
         rate_limit: float | None = None,
         burst: int = 10,
         retry_after: int = 1,
+        add_delay: float = 0.0,
     ) -> None:
         if router not in ROUTERS:
             raise ValueError(f"unknown router {router!r}; one of {', '.join(ROUTERS)}")
@@ -116,6 +118,7 @@ class SandboxServer:
         # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency = latency
+        self.add_delay = add_delay
         self.echo = echo
         self._store = EntryStore(coerce_entries(entries))
         self._faults = FaultQueue()
