@@ -22,7 +22,15 @@ from ..service.readings import readings
 from . import session
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
-from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_snapshot
+from .safeguards import (
+    SnapshotUnderWay,
+    Trail,
+    Warn,
+    listing_failed,
+    say,
+    snapshot_soon,
+    take_snapshot,
+)
 from .settle import settle_deletes
 
 if TYPE_CHECKING:
@@ -87,7 +95,8 @@ def delete(
         result = run.send(sent, settings.workers, progress, cancel) if sent else None
         if result is not None:
             result = run.settle(result, before)
-        result = _with_absent(checked, result, absent, before, kept)
+        path = str(run.kept.path) if run.kept is not None else None
+        result = _with_absent(checked, result, absent, before, path)
     return finish(result, settings)
 
 
@@ -150,23 +159,16 @@ def _aliases(entry_id: str) -> set[str]:
 def _fresh_listing(client: DictionaryClient, profile: str, dry_run: bool) -> EntryList | None:
     """The dictionary now (never the cache: a snapshot must hold the terms the service has at
     the moment of the delete, not those of a listing up to a minute old); ``None`` when the
-    service has no listing. Any other listing trouble stops here."""
+    service has no listing (a 404 or 405, remembered for a minute). Any other listing trouble
+    stops here."""
+    if CACHE.unsupported(client, profile):
+        return None
     try:
         return CACHE.fetch(client, profile)
     except ListingUnsupportedError:
         return None
     except ServiceError as exc:
-        if dry_run:
-            raise ServiceError(
-                f"{exc}; nothing was sent (dry run).", cause=exc.cause, http_status=exc.http_status
-            ) from None
-        raise ServiceError(
-            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again "
-            "later, or delete without a snapshot to go ahead without a copy.",
-            cause=exc.cause,
-            http_status=exc.http_status,
-            option="snapshots",
-        ) from None
+        raise listing_failed(exc, dry_run, "delete") from None
 
 
 def _with_absent(
@@ -174,7 +176,7 @@ def _with_absent(
     result: DeleteResult | BatchResult | None,
     absent: list[str],
     before: dict[str, Entry] | None,
-    kept: Snapshot | SnapshotUnderWay | None,
+    snapshot: str | None,
 ) -> DeleteResult | BatchResult:
     """The results in the order given, with the ids not sent (absent) in their places, and a
     refused DELETE of an id no listing held marked absent too."""
@@ -201,7 +203,6 @@ def _with_absent(
     if len(ids) == 1:
         return results[0]
     interrupted = bool(getattr(result, "interrupted", False))
-    snapshot = getattr(result, "snapshot", None)
     return BatchResult(results=results, interrupted=interrupted, snapshot=snapshot)
 
 

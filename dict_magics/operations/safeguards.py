@@ -12,14 +12,24 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import UsageProblem
+from ..errors import ServiceError, UsageProblem
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry
 
-__all__ = ["SnapshotUnderWay", "Trail", "Warn", "say", "snapshot_soon", "take_snapshot"]
+__all__ = [
+    "SnapshotUnderWay",
+    "Trail",
+    "Warn",
+    "listing_failed",
+    "say",
+    "snapshot_soon",
+    "take_snapshot",
+]
+
+_OUTAGES = {"unavailable", "dns", "tls", "timeout", "connection_lost", "gateway", "rate_limited"}
 
 Warn = Callable[[str], None] | None
 """Where an operation says something that is not an error (front ends print it)."""
@@ -29,6 +39,28 @@ def say(warn: Warn, message: str) -> None:
     """Hand ``message`` to the front end, if it listens."""
     if warn is not None:
         warn(message)
+
+
+def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
+    """The error when the listing a snapshot needs could not be had: always a service failure
+    (exit 1), and only where going ahead without a copy could help (a listing the service
+    cannot give, not an outage, which would stop the deletion too) does it name that way."""
+    cause = getattr(exc.cause, "value", exc.cause)
+    if dry_run:
+        text = f"{exc}; nothing was sent (dry run)."
+    elif cause in _OUTAGES:
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
+    else:
+        text = (
+            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
+            f"or add --no-snapshot to {what} without a copy."
+        )
+    return ServiceError(
+        text,
+        cause=exc.cause,
+        http_status=exc.http_status,
+        option=None if dry_run or cause in _OUTAGES else "snapshots",
+    )
 
 
 def take_snapshot(

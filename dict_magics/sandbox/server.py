@@ -81,7 +81,8 @@ class SandboxServer:
     throw-away CA (needs ``trustme``; see ``ca_path``). ``rate_limit`` (requests a second, over
     all requests, in bursts of up to ``burst``) answers the requests over it 429 with
     ``Retry-After: <retry_after>`` and does not act on them. ``add_delay`` (seconds) makes each
-    POST wait that long before it adds (a slow service that still adds after its client died). Use as a context manager, or call
+    POST wait that long before it adds (a slow service that still adds after its client died).
+    Use as a context manager, or call
     ``start()`` / ``stop()``.
     """
 
