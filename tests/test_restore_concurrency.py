@@ -47,7 +47,7 @@ def test_two_restores_at_once_after_a_purge_of_200_add_nothing_twice(
             results: list = []
             start = threading.Barrier(2)
 
-            def run() -> None:
+            def run(start: threading.Barrier = start, results: list = results) -> None:
                 start.wait()
                 results.append(restore(OperationSettings(workers=8)))
 
