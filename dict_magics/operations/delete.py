@@ -138,7 +138,7 @@ def _plan(ids: list[str], listing: EntryList) -> _Plan:
             absent.append(entry_id)
         for listed in named:
             going.setdefault(listed, by_id[listed])
-    counts = Counter(e.terms for e in listing.entries)
+    counts = Counter(e.terms for e in by_id.values())  # a row the listing repeats counts once
     copies = {e.id: counts[e.terms] for e in going.values() if counts[e.terms] > 1}
     return _Plan(list(going.values()), absent, copies)
 
