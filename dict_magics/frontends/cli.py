@@ -31,9 +31,9 @@ requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* envi
 variables) and the same snapshots and audit log as the %dict_* magics.
 
 exit codes: 0 everything succeeded (an id already absent counts: nothing to delete); 1 something
-failed or its outcome is unknown (service or network), or the service cannot give a listing; 2 usage error (bad id or option, missing
-credentials, purge not confirmed), nothing sent; 130 interrupted by Ctrl-C (a batch prints what
-it did first)."""
+failed or its outcome is unknown (service or network), or the service cannot give a listing;
+2 usage error (bad id or option, missing credentials, purge not confirmed), nothing sent;
+130 interrupted by Ctrl-C (a batch prints what it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
