@@ -16,7 +16,7 @@ from ..settings import PURGE_WORD
 from . import session
 from .context import OperationSettings, finish
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import NoAnswer, Prompter, ScriptedPrompter, unanswerable
 from .safeguards import (
     SnapshotUnderWay,
     Trail,
@@ -82,15 +82,19 @@ def confirm_purge(
             purge_warning(profile, host, count, snapshot), purge_question(host)
         )
     except NoAnswer as exc:
-        raise UsageProblem(
-            f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
-            f"confirmation is needed, but {exc.reason}. Nothing was deleted. "
-            "Re-run with --yes if you mean it."
-        ) from None
+        raise _refused(profile, host, exc.reason) from None
     if not purge_confirmed(answer, host):
         raise UsageProblem(
             f"purge not confirmed: nothing was deleted (profile {profile!r}, {host})."
         )
+
+
+def _refused(profile: str, host: str, reason: str) -> UsageProblem:
+    return UsageProblem(
+        f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
+        f"confirmation is needed, but {reason}. Nothing was deleted. "
+        "Re-run with --yes if you mean it."
+    )
 
 
 def purge(
@@ -114,9 +118,10 @@ def purge(
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
     with session.connect(settings, client) as (client, profile):
         host = client.host
-        if not yes and not dry_run and isinstance(asker, ScriptedPrompter) and not asker.answers:
-            # Nobody can answer: say so before listing, keeping or showing anything.
-            confirm_purge(asker, profile, host)
+        reason = None if yes or dry_run else unanswerable(asker)
+        if reason is not None:
+            # Nobody can answer: said before listing, keeping or showing anything.
+            raise _refused(profile, host, reason)
         listing = None
         if keep or dry_run or not yes:
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
