@@ -73,15 +73,17 @@ import os, resource, signal, sys
 from dict_magics.models import DeleteResult, Entry
 from dict_magics.operations.audit import AuditLog
 path = sys.argv[1]
+NONE = resource.RLIM_INFINITY
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death, as ENOSPC would be
 log = AuditLog(path, flush_every=1)
 failed = 0
 for i in range(40):
     if i == 10:  # the disk fills up part-way through a line
-        resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(path) + 100, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(path) + 100, NONE))
     if i == 30:  # space again
-        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    result = DeleteResult("success", str(i), 200, entry=Entry(str(i), "ja", "金曜日" * 5, "en", "FRI"))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (NONE, NONE))
+    entry = Entry(str(i), "ja", "金曜日" * 5, "en", "FRI")
+    result = DeleteResult("success", str(i), 200, entry=entry)
     try:
         log.record(result, profile="default", host="h", operation="delete")
     except OSError:
@@ -94,7 +96,7 @@ print(failed)
 def test_a_disk_full_for_a_moment_writes_each_line_once_and_whole(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     path.touch(mode=0o600)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     assert hard == resource.RLIM_INFINITY or hard > 10**6
     proc = subprocess.run(
         [sys.executable, "-c", _FULL_DISK, str(path)],
