@@ -137,7 +137,7 @@ def test_a_folder_of_ours_that_is_a_symbolic_link_is_not_followed(
     written there, and that folder's mode left as it was (issue 22, item 11)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o755)
-    os.chmod(elsewhere, 0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
     localdata.home()
     (localdata.location() / name).symlink_to(elsewhere, target_is_directory=True)
     with pytest.raises(OSError, match="symbolic link"):
@@ -154,7 +154,7 @@ def test_no_snapshot_goes_through_a_linked_snapshots_folder(tmp_path: Path) -> N
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o755)
-    os.chmod(elsewhere, 0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
     localdata.home()
     (localdata.location() / "snapshots").symlink_to(elsewhere, target_is_directory=True)
     with pytest.raises(UsageProblem, match="symbolic link"):
@@ -174,7 +174,7 @@ def test_the_nonce_state_does_not_go_through_a_linked_nonces_folder(tmp_path: Pa
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o755)
-    os.chmod(elsewhere, 0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
     localdata.home()
     (localdata.location() / "nonces").symlink_to(elsewhere, target_is_directory=True)
     with SandboxServer(3) as box:
