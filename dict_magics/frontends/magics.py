@@ -10,6 +10,7 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
+import string
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,7 +44,31 @@ def __getattr__(name: str) -> Any:
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 
 
-class _IdFormatter(DollarFormatter):
+class _LinearDollar(DollarFormatter):
+    """IPython's ``{expr}`` / ``$name`` expansion, in linear time where the line has no ``$``:
+    IPython's ``$name`` pattern is tried at every position of the text between fields, so a
+    long value took quadratic time (1.28 million characters: over a minute) even with no
+    ``$`` in it."""
+
+    def parse(self, fmt_string: str) -> Any:
+        if "$" not in fmt_string:
+            return string.Formatter.parse(self, fmt_string)
+        return super().parse(fmt_string)
+
+
+def _expands(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A line magic that expands ``{expr}`` / ``$name`` itself (``_LinearDollar``), as IPython
+    would, instead of IPython's quadratic expansion."""
+    import functools
+
+    @functools.wraps(func)
+    def magic(self: Any, line: str = "", local_ns: Mapping[str, Any] | None = None) -> Any:
+        return func(self, self._expanded(line, local_ns))
+
+    return needs_local_scope(no_var_expand(magic))
+
+
+class _IdFormatter(_LinearDollar):
     """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
 
     ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
@@ -165,9 +190,27 @@ def parser_of(magic: Any) -> Any:
 def _parse(magic: Any, line: str) -> Any:
     """Parse ``line``, with an unbalanced quote reported as a one-line UsageError."""
     try:
-        return parser_of(magic).parse_argstring(line)
+        return parser_of(magic).parse_args(split_line(line))
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
+
+
+def split_line(line: str) -> list[str]:
+    """The words of ``line`` exactly as IPython's ``parse_argstring`` splits them (non-POSIX
+    ``shlex``, whitespace-split: a word starting with a quote runs to the same quote, which it
+    keeps), in linear time: ``shlex`` grows each word a character at a time, so one long value
+    took quadratic time (1.28 million characters: 69 s)."""
+    import re  # not at %load_ext: only once a magic runs
+
+    words = []
+    for match in re.finditer(_WORDS, line):
+        if match.lastgroup == "open":
+            raise ValueError("No closing quotation")
+        words.append(match.group())
+    return words
+
+
+_WORDS = r"""'[^']*'|"[^"]*"|[^ \t\r\n'"][^ \t\r\n]*|(?P<open>['"])"""
 
 
 def _parse_ids(magic: Any, line: str) -> Any:
@@ -447,6 +490,18 @@ class DictMagics(Magics):
                 "Write {{ and $$ for a literal brace or dollar sign."
             ) from None
 
+    def _expanded(self, line: str, local_ns: Mapping[str, Any] | None) -> str:
+        """``line`` with ``{expr}`` and ``$name`` expanded as IPython does (left as it is where
+        they cannot be), without copying the namespace when there is nothing to expand."""
+        if not any(sign in line for sign in "{}$"):
+            return line
+        namespace = dict(self.shell.user_ns) if self.shell is not None else {}
+        namespace.update(local_ns or {})
+        try:
+            return _LinearDollar().vformat(line, args=[], kwargs=namespace)
+        except Exception:
+            return line
+
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[Any, list[str]]:
         """The parsed line of ``%dict_delete`` and its ids, collections put back."""
         expanded, formatter = self._expand(line, local_ns)
@@ -483,6 +538,7 @@ class DictMagics(Magics):
         help="list the dictionary once (read-only) to prove the keys work, without asking "
         "(--no-check: neither ask nor check; default: ask)",
     )
+    @_expands
     def dict_login(self, line: str = "") -> None:
         """Store a profile's base URL, access key and secret key in the OS keyring.
 
@@ -507,6 +563,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_logout", "%dict_logout -p work")
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
+    @_expands
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
         from ..operations.login import logout
@@ -519,6 +576,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_status", "%dict_status -p work")
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
+    @_expands
     def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
 
@@ -543,6 +601,7 @@ class DictMagics(Magics):
     @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
     @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
     @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    @_expands
     def dict_list(self, line: str = "") -> EntryList:
         """List the dictionary's entries (returns an EntryList, shown as a table).
 
@@ -649,6 +708,7 @@ class DictMagics(Magics):
         help="do not keep the entries in a snapshot first (needed where the service has no "
         "listing; they cannot be restored)",
     )
+    @_expands
     def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
@@ -710,6 +770,7 @@ class DictMagics(Magics):
         help="a snapshot file (default: the latest one of this profile and host; "
         "%%dict_snapshots lists them)",
     )
+    @_expands
     def dict_restore(self, line: str = "") -> RestoreResult:
         """Put back what a snapshot holds and the dictionary lacks; returns a RestoreResult.
 
@@ -743,6 +804,7 @@ class DictMagics(Magics):
         "kept = %dict_snapshots",
     )
     @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    @_expands
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
@@ -759,6 +821,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_log", "%dict_log -n 100")
     @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
+    @_expands
     def dict_log(self, line: str = "") -> AuditTable:
         """Show the last requests that could change the dictionary (the audit log); sends
         nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
@@ -773,6 +836,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_panel", "%dict_panel -p work")
     @argument("-p", "--profile", help="profile whose credentials to use")
+    @_expands
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it.
 
