@@ -56,6 +56,16 @@ class _LinearDollar(DollarFormatter):
         return super().parse(fmt_string)
 
 
+SNAPSHOTS_SHOWN = 20
+"""Snapshots ``%dict_snapshots`` shows unless told otherwise."""
+
+
+def _shows_widgets(shell: Any) -> bool:
+    """True where a front end can show widgets (a kernel with a comm channel, e.g. Jupyter);
+    False in a plain terminal IPython."""
+    return getattr(shell, "kernel", None) is not None
+
+
 def _expands(func: Callable[..., Any]) -> Callable[..., Any]:
     """A line magic that expands ``{expr}`` / ``$name`` itself (``_LinearDollar``), as IPython
     would, instead of IPython's quadratic expansion."""
@@ -804,6 +814,13 @@ class DictMagics(Magics):
         "kept = %dict_snapshots",
     )
     @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    @argument(
+        "-n",
+        "--limit",
+        type=int,
+        default=SNAPSHOTS_SHOWN,
+        help=f"at most this many, newest first (default {SNAPSHOTS_SHOWN}; 0: all)",
+    )
     @_expands
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
@@ -814,8 +831,17 @@ class DictMagics(Magics):
         from ..operations.history import snapshots
 
         args = _parse(self.dict_snapshots, line)
+        if args.limit < 0:
+            raise UsageError(f"-n must be 0 (all) or more, not {args.limit}.")
         with _user_errors():
-            return snapshots(profile=args.profile)
+            found = snapshots(profile=args.profile)
+        if args.limit and len(found) > args.limit:
+            _say(
+                f"the {args.limit} newest of {len(found)} snapshots "
+                "(%dict_snapshots -n 0 lists them all)"
+            )
+            return type(found)(found[: args.limit])
+        return found
 
     @line_magic
     @magic_arguments()
@@ -847,4 +873,10 @@ class DictMagics(Magics):
 
         _, settings = self._read(self.dict_panel, line)
         with _user_errors():
-            return DictPanel.from_settings(settings)
+            panel = DictPanel.from_settings(settings)
+        if not _shows_widgets(self.shell):
+            _say(
+                "the panel is a widget: it shows in Jupyter (JupyterLab, Notebook, VS Code), not "
+                "in a plain terminal; here use %dict_list, %dict_delete and %dict_purge"
+            )
+        return panel
