@@ -13,9 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .display import Displayed
+
+if TYPE_CHECKING:
+    from .lint import LintReport
+    from .textcheck import CheckReport
 
 __all__ = [
     "AddResult",
@@ -160,6 +164,22 @@ class EntryList(Displayed):
         """The entries whose terms contain ``match`` and whose languages are the ones given."""
         kept = [e for e in self.entries if e.matches(match, from_lang, to_lang)]
         return EntryList(kept, self.host)
+
+    def lint(self) -> LintReport:
+        """Every problem the entries hold (duplicates, conflicts, near-duplicates, over-long
+        terms, bad language codes, stray spaces, control characters, overlaps); offline."""
+        from .lint import lint_entries
+
+        return lint_entries(self.entries, self.host)
+
+    def check(
+        self, text: str, *, from_lang: str | None = None, to_lang: str | None = None
+    ) -> CheckReport:
+        """Which entries would apply to each sentence of ``text`` under the service's
+        3-per-sentence rule (of one language pair when given); offline, nothing is sent."""
+        from .textcheck import check_text
+
+        return check_text(self.entries, text, from_lang=from_lang, to_lang=to_lang, host=self.host)
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
