@@ -49,8 +49,8 @@ def sentences(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("会議です。請求書です！本当？", ["会議です。", "請求書です！", "本当？"]),
-        ("本当？！はい。。", ["本当？！", "はい。。"]),
+        ("会議です。請求書です！本当？", ["会議です。", "請求書です！", "本当？"]),  # noqa: RUF001
+        ("本当？！はい。。", ["本当？！", "はい。。"]),  # noqa: RUF001
         ("One. Two! Three? Four", ["One.", "Two!", "Three?", "Four"]),
         ("Version 3.14 is out.Next", ["Version 3.14 is out.Next"]),
         ("Wait... what?!\tYes", ["Wait...", "what?!", "Yes"]),
@@ -211,8 +211,8 @@ def test_magic_checks_the_text_as_typed_with_one_listing(ip: Any, seeded: Sandbo
     assert report.sentences[0].applied == ["13", "14", "15"]
     assert report.sentences[0].not_applied == ["11", "3"]
     # an apostrophe and quotes stay as typed; options before the text
-    report = run(ip, "%dict_check --to-lang de \"Our\" chiffre d'affaires. 会議")
-    assert [s.text for s in report.sentences] == ["\"Our\" chiffre d'affaires.", "会議"]
+    report = run(ip, '%dict_check --to-lang de "Our" chiffre d\'affaires. 会議')
+    assert [s.text for s in report.sentences] == ['"Our" chiffre d\'affaires.', "会議"]
     assert [s.applied for s in report.sentences] == [["21"], ["22"]]
     assert [(r.operation, r.http_status) for r in seeded.requests] == [("list", 200)]
 
