@@ -43,7 +43,7 @@ _SHOWN = 3
 _ZS = "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
 _LEAD = re.compile(f"^{_ZS}")
 _TRAIL = re.compile(f"{_ZS}\\Z")
-_EDGE_SPACE = re.compile(f"^{_ZS}|{_ZS}\\Z")
+_SPACE_TROUBLE = re.compile(f"^{_ZS}|{_ZS}\\Z|{_ZS}{_ZS}")
 _DOUBLE_SPACE = re.compile(f"({_ZS}){_ZS}+")
 
 
@@ -63,7 +63,11 @@ def normalize_term(text: str) -> str:
     ``invoice`` in full-width letters, ``Invoice`` and `` invoice `` all become ``invoice``."""
     if text.isascii() and text.isprintable():
         return " ".join(text.casefold().split())
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    folded = text.casefold()
+    if folded != text:
+        folded = unicodedata.normalize("NFKC", folded)
     if not folded.isprintable():
         folded = "".join(ch for ch in folded if ch.isspace() or not hidden_characters(ch))
     return " ".join(folded.split())
@@ -173,22 +177,23 @@ class LintReport(Displayed):
 
 def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
     """Every finding of every kind in ``entries`` (a listing, or any entries)."""
-    entries = list(entries)
+    # Sorted by id once: every group below is then built lowest id first, as reports list it.
+    ordered = sorted(entries, key=lambda e: id_order(e.id))
+    rank = {entry.id: n for n, entry in enumerate(ordered)}
+    by_source: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
+    for entry in ordered:
+        by_source[(entry.from_lang, entry.from_text, entry.to_lang)].append(entry)
+    norms: dict[str, str] = {}
     found: list[Finding] = []
-    found += _duplicates(entries)
-    found += _conflicts(entries)
-    found += _near_duplicates(entries)
-    found += _term_rules(entries)
-    found += _overlaps(entries)
-    rank = {kind: n for n, kind in enumerate(KINDS)}
-    found.sort(key=lambda f: (rank[f.kind], id_order(f.entry_ids[0])))
+    found += _duplicates_and_conflicts(by_source)
+    found += _near_duplicates(by_source, norms)
+    found += _term_rules(ordered)
+    found += _overlaps(by_source, norms, rank)
+    kinds = {kind: n for n, kind in enumerate(KINDS)}
+    found.sort(key=lambda f: (kinds[f.kind], rank[f.entry_ids[0]]))
     named = {i for f in found for i in f.entry_ids}
-    by_id = {e.id: e for e in entries if e.id in named}
-    return LintReport(found, len(entries), host, by_id)
-
-
-def _sorted_ids(group: Iterable[Entry]) -> tuple[str, ...]:
-    return tuple(sorted((e.id for e in group), key=id_order))
+    by_id = {e.id: e for e in ordered if e.id in named}
+    return LintReport(found, len(ordered), host, by_id)
 
 
 def _pair(entry: Entry) -> str:
@@ -200,75 +205,67 @@ def _more(names: list[str]) -> str:
     return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
 
 
-def _duplicates(entries: list[Entry]) -> list[Finding]:
-    groups: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
-    for entry in entries:
-        groups[entry.terms].append(entry)
+def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding]:
+    """Entries with one source term in one pair: the same target (duplicates), or several."""
     found = []
-    for group in groups.values():
+    for group in by_source.values():
         if len(group) < 2:
             continue
-        ids = _sorted_ids(group)
-        found.append(
-            Finding(
-                "duplicate",
-                ids,
-                f"{len(ids)} entries hold the same terms: {group[0].describe()}",
-                f"keep {ids[0]} (the oldest) and delete {_more(list(ids[1:]))}",
-            )
-        )
-    return found
-
-
-def _conflicts(entries: list[Entry]) -> list[Finding]:
-    groups: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
-    for entry in entries:
-        groups[(entry.from_lang, entry.from_text, entry.to_lang)].append(entry)
-    found = []
-    for group in groups.values():
         targets: dict[str, list[str]] = {}
-        for entry in sorted(group, key=lambda e: id_order(e.id)):
+        for entry in group:
             targets.setdefault(entry.to_text, []).append(entry.id)
-        if len(targets) < 2:
-            continue
-        listed = [f"{target!r} ({', '.join(ids)})" for target, ids in targets.items()]
-        found.append(
-            Finding(
-                "conflict",
-                _sorted_ids(group),
-                f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
-                + ", ".join(listed),
-                "keep the entry with the right target and delete the others: which one the "
-                "service applies is not defined",
+        for target, ids in targets.items():
+            if len(ids) > 1:
+                found.append(
+                    Finding(
+                        "duplicate",
+                        tuple(ids),
+                        f"{len(ids)} entries hold the same terms: "
+                        f"{group[0].from_text} \u2192 {target} ({_pair(group[0])})",
+                        f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
+                    )
+                )
+        if len(targets) > 1:
+            listed = [f"{target!r} ({', '.join(ids)})" for target, ids in targets.items()]
+            found.append(
+                Finding(
+                    "conflict",
+                    tuple(e.id for e in group),
+                    f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
+                    + ", ".join(listed),
+                    "keep the entry with the right target and delete the others: which one "
+                    "the service applies is not defined",
+                )
             )
-        )
     return found
 
 
-def _near_duplicates(entries: list[Entry]) -> list[Finding]:
-    groups: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
-    cache: dict[str, str] = {}
-    for entry in entries:
-        text = entry.from_text
-        key = cache.get(text)
-        if key is None:
-            key = cache[text] = normalize_term(text)
+def _normalized(text: str, norms: dict[str, str]) -> str:
+    key = norms.get(text)
+    if key is None:
+        key = norms[text] = normalize_term(text)
+    return key
+
+
+def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -> list[Finding]:
+    groups: dict[tuple[str, str, str], list[list[Entry]]] = defaultdict(list)
+    for (from_lang, text, to_lang), group in by_source.items():
+        key = _normalized(text, norms)
         if key:
-            groups[(entry.from_lang, key, entry.to_lang)].append(entry)
+            groups[(from_lang, key, to_lang)].append(group)
     found = []
-    for group in groups.values():
-        spellings: dict[str, list[str]] = {}
-        for entry in sorted(group, key=lambda e: id_order(e.id)):
-            spellings.setdefault(entry.from_text, []).append(entry.id)
+    for spellings in groups.values():
         if len(spellings) < 2:
             continue
-        listed = [f"{text!r} ({', '.join(ids)})" for text, ids in spellings.items()]
+        spellings.sort(key=lambda group: id_order(group[0].id))
+        listed = [f"{g[0].from_text!r} ({', '.join(e.id for e in g)})" for g in spellings]
+        ids = sorted((e.id for g in spellings for e in g), key=id_order)
         found.append(
             Finding(
                 "near-duplicate",
-                _sorted_ids(group),
-                f"{len(spellings)} spellings of one source term ({_pair(group[0])}) differ only "
-                "in width, case or spaces: " + ", ".join(listed),
+                tuple(ids),
+                f"{len(spellings)} spellings of one source term ({_pair(spellings[0][0])}) "
+                "differ only in width, case or spaces: " + ", ".join(listed),
                 "keep one spelling and delete the others, unless each is meant (the service "
                 "matches source terms exactly, case included)",
             )
@@ -280,24 +277,34 @@ def _space_fix(text: str) -> str:
     return _DOUBLE_SPACE.sub(r"\1", text.strip())
 
 
+def _suspect(text: str) -> bool:
+    """False for a term that surely breaks no term rule (printable, trimmed, single spaces,
+    short enough), as most do; True sends it through the rules themselves."""
+    if len(text) > MAX_TERM_CHARS or not text.isprintable():
+        return True
+    if text.isascii():  # the only space separator in ASCII is the space itself
+        return text[:1] == " " or text[-1:] == " " or "  " in text
+    return _SPACE_TROUBLE.search(text) is not None
+
+
 def _term_rules(entries: list[Entry]) -> list[Finding]:
     """too-long, control and whitespace per entry; bad-language once per wrong code."""
     found = []
     bad_codes: dict[str, list[str]] = {}
+    good_codes: set[str] = set()
     for entry in entries:
-        for code in dict.fromkeys((entry.from_lang, entry.to_lang)):
+        for code in (entry.from_lang, entry.to_lang):
+            if code in good_codes:
+                continue
             if code in bad_codes:
-                bad_codes[code].append(entry.id)
-            elif language_problem(code) is not None:
+                if bad_codes[code][-1] != entry.id:
+                    bad_codes[code].append(entry.id)
+            elif language_problem(code) is None:
+                good_codes.add(code)
+            else:
                 bad_codes[code] = [entry.id]
         for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
-            # A printable, trimmed term of allowed length breaks no rule: most skip the checks.
-            if (
-                text.isprintable()
-                and len(text) <= MAX_TERM_CHARS
-                and not _EDGE_SPACE.search(text)
-                and not _DOUBLE_SPACE.search(text)
-            ):
+            if not _suspect(text):
                 continue
             found += _term_findings(entry, name, text)
     for code, ids in bad_codes.items():
@@ -372,24 +379,24 @@ def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
     return found
 
 
-def _overlaps(entries: list[Entry]) -> list[Finding]:
+def _overlaps(
+    by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
+) -> list[Finding]:
     """Source terms inside other source terms of the same pair: where the longer occurs, the
     shorter matches too and takes one of the three places of that sentence."""
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
-    for entry in entries:
-        if entry.from_text:
-            by_pair[(entry.from_lang, entry.to_lang)].setdefault(entry.from_text, []).append(
-                entry.id
-            )
+    for (from_lang, text, to_lang), group in by_source.items():
+        if text:
+            ids = by_pair[(from_lang, to_lang)].setdefault(text, [])
+            ids += [e.id for e in group]
     found = []
     for (from_lang, to_lang), terms in by_pair.items():
         if len(terms) < 2:
             continue
-        inside = _contained(terms)
-        for inner, outers in inside.items():
-            outers.sort(key=lambda t: id_order(min(terms[t], key=id_order)))
-            inner_ids = sorted(terms[inner], key=id_order)
-            outer_ids = sorted({i for t in outers for i in terms[t]}, key=id_order)
+        for inner, outers in _contained(terms, norms).items():
+            outers.sort(key=lambda t: rank[terms[t][0]])  # each term's ids: lowest first
+            inner_ids = terms[inner]
+            outer_ids = sorted({i for t in outers for i in terms[t]}, key=rank.__getitem__)
             names = [repr(t) for t in outers]
             found.append(
                 Finding(
@@ -405,10 +412,15 @@ def _overlaps(entries: list[Entry]) -> list[Finding]:
     return found
 
 
-def _contained(terms: dict[str, list[str]]) -> dict[str, list[str]]:
-    """For each term that occurs inside others: the others (one automaton pass over each)."""
+def _contained(
+    terms: dict[str, list[str]], norms: dict[str, str] | None = None
+) -> dict[str, list[str]]:
+    """For each term that occurs inside others: the others (one automaton pass over each).
+    Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left to
+    the near-duplicate kind."""
     import ahocorasick
 
+    norms = {} if norms is None else norms
     automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
     for term in terms:
         automaton.add_word(term)
@@ -422,9 +434,9 @@ def _contained(terms: dict[str, list[str]]) -> dict[str, list[str]]:
             if length == len(term):
                 continue
             inner = term[end - length + 1 : end + 1]
-            if inner not in seen:
-                seen.add(inner)
-                if normalize_term(inner) == normalize_term(term):
-                    continue  # a near-duplicate (`invoice` in `invoice `): reported as such
+            if inner in seen:
+                continue
+            seen.add(inner)
+            if _normalized(inner, norms) != _normalized(term, norms):
                 inside.setdefault(inner, []).append(term)
     return inside
