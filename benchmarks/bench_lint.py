@@ -231,6 +231,10 @@ def _time(
     return times
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:,.0f} min" if seconds >= 120 else f"{seconds:,.1f} s"
+
+
 def _pairs(inside: dict[str, list[str]]) -> set[tuple[str, str]]:
     return {(inner, outer) for inner, outers in inside.items() for outer in outers}
 
@@ -270,7 +274,7 @@ def bench_lint(mode: Mode) -> None:
     print(f"  EntryList.lint(), {len(sliced):,} entries:           {t['ours_small']:8.3f} s")
     print(
         f"  naive pairwise, {len(sliced):,} entries:             {t['naive_small']:8.3f} s "
-        f"(x{scale:,.0f} for {n:,}: about {t['naive_small'] * scale / 60:,.0f} min)"
+        f"(x{scale:,.0f} for {n:,}: about {_duration(t['naive_small'] * scale)})"
     )
     print(
         f"  overlap step, {len(terms):,} ja->en terms: automaton {t['overlap_automaton']:.3f} s,"

@@ -200,9 +200,11 @@ def _pair(entry: Entry) -> str:
     return f"{entry.from_lang}\u2192{entry.to_lang}"
 
 
-def _more(names: list[str]) -> str:
+def _more(names: list[str], total: int | None = None) -> str:
+    """The first names, and how many more of ``total`` (default: all of ``names``) there are."""
+    total = len(names) if total is None else total
     shown = ", ".join(names[:_SHOWN])
-    return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+    return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
 
 
 def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding]:
@@ -393,17 +395,19 @@ def _overlaps(
     for (from_lang, to_lang), terms in by_pair.items():
         if len(terms) < 2:
             continue
+        # ``terms`` is in the order of each term's lowest id, and so is each ``outers``.
         for inner, outers in _contained(terms, norms).items():
-            outers.sort(key=lambda t: rank[terms[t][0]])  # each term's ids: lowest first
             inner_ids = terms[inner]
-            outer_ids = sorted({i for t in outers for i in terms[t]}, key=rank.__getitem__)
-            names = [repr(t) for t in outers]
+            outer_ids = [i for t in outers for i in terms[t]]
+            if len(outer_ids) > len(outers):  # a term with several entries: merge the ids
+                outer_ids.sort(key=rank.__getitem__)
+            names = [repr(t) for t in outers[:_SHOWN]]
             found.append(
                 Finding(
                     "overlap",
                     (*inner_ids, *outer_ids),
                     f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {len(outers)} other "
-                    f"source term{'s' if len(outers) != 1 else ''}: {_more(names)}",
+                    f"source term{'s' if len(outers) != 1 else ''}: {_more(names, len(outers))}",
                     f"where {outers[0]!r} occurs, {inner!r} matches too and takes one of the "
                     "3 entries a sentence applies: check a sample text, and delete whichever "
                     "is not wanted",
