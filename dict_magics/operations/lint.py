@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import session
+from .connect import connect
 from .context import OperationSettings
 from .listing import CACHE
 
@@ -25,6 +25,6 @@ def lint(settings: OperationSettings, *, client: DictionaryClient | None = None)
     Raises ``DictMagicsError`` before any request, ``ListingUnsupportedError`` where the service
     has no listing and ``ServiceError`` for a listing it cannot give.
     """
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
     return listing.lint()

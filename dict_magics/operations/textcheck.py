@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
-from . import session
+from .connect import connect
 from .context import OperationSettings
 from .listing import CACHE
 
@@ -36,6 +36,6 @@ def check_text(
     """
     if not isinstance(text, str) or not text.strip():
         raise UsageProblem("no text to check: give a sentence or more.")
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
     return listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None)

@@ -12,7 +12,7 @@ from html import escape
 from ..models import LintReport
 from ..models.lint import Finding
 from .entries import HTML_MAX_BYTES, HTML_ROWS
-from .store import clean
+from .words import COLOUR, SYMBOL, clean, count, entries
 
 __all__ = ["PRETTY_PER_KIND", "lint_html", "lint_pretty", "lint_text"]
 
@@ -28,12 +28,12 @@ def _ids(ids: tuple[str, ...]) -> str:
 
 def _title(report: LintReport) -> str:
     where = f" at {clean(report.host)}" if report.host else ""
-    checked = f"{report.total} entr{'y' if report.total == 1 else 'ies'}{where}"
+    checked = f"{entries(report.total)}{where}"
     if report.ok:
-        return f"\u2713 no problems found in {checked}"
-    counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items() if n)
-    found = len(report.findings)
-    return f"\u2717 {found} finding{'s' if found != 1 else ''} in {checked}: {counts}"
+        return f"{SYMBOL['success']} no problems found in {checked}"
+    counts = ", ".join(f"{n:,} {kind}" for kind, n in report.counts.items() if n)
+    found = count(len(report.findings), "finding", "findings")
+    return f"{SYMBOL['failure']} {found} in {checked}: {counts}"
 
 
 def _finding_lines(finding: Finding) -> list[str]:
@@ -57,8 +57,8 @@ def lint_text(report: LintReport, per_kind: int | None = None) -> str:
     duplicates = report.duplicate_ids
     if duplicates:
         lines.append(
-            f"duplicate_ids: {len(duplicates)} entr{'y' if len(duplicates) == 1 else 'ies'} "
-            "can go with nothing lost (each group keeps its lowest id)"
+            f"duplicate_ids: {entries(len(duplicates))} can go with nothing lost "
+            "(each group keeps its lowest id)"
         )
     return "\n".join(lines)
 
@@ -91,7 +91,7 @@ def lint_html(report: LintReport) -> str:
     if len(rows) < len(report.findings):
         rest = len(report.findings) - len(rows)
         more = f"<div>\u2026 and {rest} more (report.findings has them all)</div>"
-    colour = "#1a7f37" if report.ok else "#cf222e"
+    colour = COLOUR["success" if report.ok else "failure"]
     return (
         f'<div class="dict-magics-lint"><div style="color:{colour}"><b>'
         f"{escape(_title(report))}</b></div>{table}{more}</div>"

@@ -14,17 +14,13 @@ from html import escape
 from ..models import CheckReport
 from ..models.textcheck import LIMIT, Match, Sentence
 from .entries import HTML_MAX_BYTES, HTML_ROWS
-from .store import clean
+from .words import COLOUR, SYMBOL, clean, count, entries
 
 __all__ = ["PRETTY_SENTENCES", "check_html", "check_pretty", "check_text"]
 
 PRETTY_SENTENCES = 20
 _APPLIED = "background:#c6f6d5"
 _SKIPPED = "background:#fde2c8;text-decoration:line-through"
-
-
-def _plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def _title(report: CheckReport) -> str:
@@ -35,8 +31,8 @@ def _title(report: CheckReport) -> str:
     if report.from_lang or report.to_lang:
         pair = f" {clean(report.from_lang or '*')}\u2192{clean(report.to_lang or '*')}"
     return (
-        f"{len(report.matched)} of {_plural(len(report.sentences), 'sentence')} match "
-        f"{_plural(len(report.entries), 'entry', 'entries')} (of {report.checked}{pair} "
+        f"{len(report.matched):,} of {count(len(report.sentences), 'sentence', 'sentences')} "
+        f"match {entries(len(report.entries))} (of {report.checked:,}{pair} "
         f"checked{where}): {applied} applied, {skipped} not applied (limit {LIMIT} per sentence)"
     )
 
@@ -51,12 +47,12 @@ def _never(report: CheckReport) -> list[str]:
     if not never:
         return []
     lines = [f"never applied in this text ({len(never)}): always past the limit"]
-    lines += [f"  \u2717 {clean(i)}: {_describe(report, i)}" for i in never]
+    lines += [f"  {SYMBOL['failure']} {clean(i)}: {_describe(report, i)}" for i in never]
     return lines
 
 
 def _match_line(report: CheckReport, match: Match) -> str:
-    mark = "\u2713" if match.applied else "\u2717"
+    mark = SYMBOL["success" if match.applied else "failure"]
     note = "" if match.applied else f"  not applied (limit {LIMIT})"
     return f"    {mark} {clean(match.entry_id)}: {_describe(report, match.entry_id)}{note}"
 
@@ -114,9 +110,9 @@ def highlighted(sentence: Sentence) -> str:
 def _sentence_html(report: CheckReport, number: int, sentence: Sentence) -> str:
     items = []
     for match in sentence.matches:
-        mark = "\u2713" if match.applied else "\u2717"
+        mark = SYMBOL["success" if match.applied else "failure"]
         note = "" if match.applied else f" \u2014 not applied (limit {LIMIT})"
-        colour = "#1a7f37" if match.applied else "#9a6700"
+        colour = COLOUR["success" if match.applied else "unknown"]
         items.append(
             f'<li style="color:{colour}">{mark} {escape(match.entry_id)}: '
             f"{escape(_describe(report, match.entry_id))}{note}</li>"
