@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .display import Displayed
-from .records import Entry
+from .entry import Entry
 from .terms import MAX_TERM_CHARS, hidden_characters, language_problem, term_problem
 
 __all__ = ["KINDS", "Finding", "LintReport", "id_order", "lint_entries", "normalize_term"]

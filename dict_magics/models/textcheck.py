@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .display import Displayed
+from .entry import Entry
 from .lint import id_order
-from .records import Entry
 
 __all__ = ["LIMIT", "CheckReport", "Match", "Sentence", "check_text", "split_sentences"]
 
