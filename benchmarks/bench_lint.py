@@ -239,6 +239,23 @@ def _pairs(inside: dict[str, list[str]]) -> set[tuple[str, str]]:
     return {(inner, outer) for inner, outers in inside.items() for outer in outers}
 
 
+def long_phrases(count: int, seed: int = 3) -> list[Any]:
+    """``count`` en->de entries with long source phrases (20 to 255 characters): the lengths a
+    glossary of clauses brings, which the pure-Python ways pay for once per distinct length."""
+    from dict_magics.models import Entry
+
+    rng = random.Random(seed)
+    words = "terms conditions delivery payment warranty liability clause party notice".split()
+    out = []
+    for i in range(count):
+        size = rng.randint(20, 255)
+        phrase = ""
+        while len(phrase) < size:
+            phrase += rng.choice(words) + " "
+        out.append(Entry(f"L{i}", "en", phrase[:size].strip(), "de", "x"))
+    return out
+
+
 def bench_lint(mode: Mode) -> None:
     from dict_magics.models import EntryList
     from dict_magics.models.lint import _contained
@@ -295,6 +312,7 @@ def bench_lint(mode: Mode) -> None:
 
 def _bench_check(mode: Mode) -> None:
     from dict_magics.models import EntryList
+    from dict_magics.models.lint import _contained
 
     entries, text = check_data(mode.check_entries, mode.check_chars)
     listing = EntryList(entries)
@@ -309,6 +327,9 @@ def _bench_check(mode: Mode) -> None:
     )
     if check_buckets(entries, text) != ours:
         raise RuntimeError("the pure-Python matcher disagrees with EntryList.check")
+    longer = entries + long_phrases(len(entries) // 50)
+    long_listing = EntryList(longer)
+    long_terms = {e.from_text: [e.id] for e in longer if (e.from_lang, e.to_lang) == ("en", "de")}
     naive_result: list[Any] = []
     regex_result: list[Any] = []
     variants = {
@@ -316,6 +337,10 @@ def _bench_check(mode: Mode) -> None:
         "naive": lambda: naive_result.append(check_naive(entries, text)),
         "regex": lambda: regex_result.append(check_regex(entries, text)),
         "buckets": lambda: check_buckets(entries, text),
+        "ours_long": lambda: long_listing.check(text),
+        "buckets_long": lambda: check_buckets(longer, text),
+        "overlap_automaton_long": lambda: _contained(long_terms),
+        "overlap_pure_long": lambda: contained_pure(long_terms),
     }
     times = _time(variants, mode.check_rounds, once={"naive"})
     if naive_result[0] != ours:
@@ -331,6 +356,13 @@ def _bench_check(mode: Mode) -> None:
         f"(finds {regex_matches:,} of {matches:,} matches; {differ:,} sentences differ)"
     )
     print(f"  pure Python, set per term length:      {t['buckets']:8.3f} s")
+    lengths = len({len(e.from_text) for e in longer})
+    print(
+        f"  with {len(longer) - len(entries):,} long phrases added ({lengths} distinct term "
+        f"lengths): ours {t['ours_long']:.3f} s, pure Python {t['buckets_long']:.3f} s; "
+        f"overlap step on {len(long_terms):,} en->de terms: automaton "
+        f"{t['overlap_automaton_long']:.3f} s, substring sets {t['overlap_pure_long']:.3f} s"
+    )
     print(
         ratio_line(
             f"check_{mode.check_chars}_seconds/{CHECK_TARGET_S:g}s", t["ours"] / CHECK_TARGET_S, 1.0
@@ -339,6 +371,13 @@ def _bench_check(mode: Mode) -> None:
     print(ratio_line("check_naive/ours", t["naive"] / t["ours"]))
     print(ratio_line("check_regex/ours", t["regex"] / t["ours"]))
     print(ratio_line("check_pure_python/ours", t["buckets"] / t["ours"]))
+    print(ratio_line("check_long_pure_python/ours", t["buckets_long"] / t["ours_long"]))
+    print(
+        ratio_line(
+            "overlap_long_pure/automaton",
+            t["overlap_pure_long"] / t["overlap_automaton_long"],
+        )
+    )
     RESULTS["check"] = {
         "entries": mode.check_entries,
         "chars": len(text),
