@@ -70,6 +70,8 @@ def normalize_term(text: str) -> str:
         folded = unicodedata.normalize("NFKC", folded)
     if not folded.isprintable():
         folded = "".join(ch for ch in folded if ch.isspace() or not hidden_characters(ch))
+    elif " " not in folded:
+        return folded  # printable and no space: nothing to trim or collapse
     return " ".join(folded.split())
 
 
@@ -425,22 +427,20 @@ def _contained(
     import ahocorasick
 
     norms = {} if norms is None else norms
-    automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+    automaton = ahocorasick.Automaton()
     for term in terms:
-        automaton.add_word(term)
+        automaton.add_word(term, term)
     automaton.make_automaton()
     inside: dict[str, list[str]] = {}
     for term in terms:
-        if len(term) < 2:
+        size = len(term)
+        if size < 2:
             continue
-        seen: set[str] = set()
-        for end, length in automaton.iter(term):
-            if length == len(term):
-                continue
-            inner = term[end - length + 1 : end + 1]
-            if inner in seen:
-                continue
-            seen.add(inner)
-            if _normalized(inner, norms) != _normalized(term, norms):
+        found = [inner for _, inner in automaton.iter(term) if len(inner) != size]
+        if not found:
+            continue  # most terms hold no other
+        key = _normalized(term, norms)
+        for inner in dict.fromkeys(found):
+            if _normalized(inner, norms) != key:
                 inside.setdefault(inner, []).append(term)
     return inside
