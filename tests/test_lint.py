@@ -98,6 +98,9 @@ def test_duplicate_ids_keep_the_numerically_lowest_id() -> None:
     groups = [f.entry_ids for f in report.by_kind()["duplicate"]]
     assert groups == [("4", "21", "23", "100", "x1"), ("9", "10")]
     assert sorted(["10", "9", "x", "100"], key=id_order) == ["9", "10", "100", "x"]
+    # a listing that repeats an id (it should not) never offers the kept one for deletion
+    repeated = EntryList([Entry("5", "en", "a", "de", "b"), Entry("5", "en", "a", "de", "b")])
+    assert repeated.lint().duplicate_ids == []
 
 
 def test_each_finding_has_a_message_and_a_fix_naming_what_to_do() -> None:
