@@ -26,12 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dict_magics.operations.context import OperationSettings  # noqa: E402
-from dict_magics.operations.delete import delete  # noqa: E402
-from dict_magics.operations.listing import CACHE  # noqa: E402
-from dict_magics.operations.purge import purge  # noqa: E402
-from dict_magics.sandbox import SandboxServer  # noqa: E402
-from dict_magics.service.client import DictionaryClient  # noqa: E402
+from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.delete import delete
+from dict_magics.operations.listing import CACHE
+from dict_magics.operations.purge import purge
+from dict_magics.sandbox import SandboxServer
+from dict_magics.service.client import DictionaryClient
 
 
 def _per_delete(size: int, rounds: int) -> dict[str, float]:
@@ -64,7 +64,7 @@ def _purge_window(size: int, rounds: int) -> float:
             for name, value in box.env().items():
                 os.environ[name] = value
             purge(OperationSettings(), yes=True)
-            listed = [r.at for r in box.requests if r.method == "GET"][0]
+            listed = next(r.at for r in box.requests if r.method == "GET")
             purged = next(r.at for r in box.requests if r.operation == "purge")
             windows.append(purged - listed)
     return statistics.median(windows) * 1000

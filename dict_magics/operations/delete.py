@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..service.paths import check_id
 from ..service.readings import readings
-from . import session
+from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
 from .safeguards import (
@@ -66,7 +66,7 @@ def delete(
         raise UsageProblem("no entry ids given; nothing was sent.")
     keep = settings.snapshots if snapshot is None else snapshot
     unique = list(dict.fromkeys(checked))
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = _fresh_listing(client, profile, dry_run) if keep or dry_run else None
         before = listing.by_id() if listing is not None else None
         plan = _plan(unique, listing) if listing is not None else None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..settings import PURGE_WORD
-from . import session
+from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter, unanswerable
@@ -116,7 +116,7 @@ def purge(
     """
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         host = client.host
         reason = None if yes or dry_run else unanswerable(asker)
         if reason is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from ..models import BatchResult, Cause, DeleteResult
-from .store import clean
+from .words import COLOUR, SYMBOL, clean
 
 __all__ = ["EXAMPLES", "batch_html", "batch_text", "kind_of", "result_html", "result_text"]
 
@@ -19,8 +19,6 @@ EXAMPLES = 5
 """Results shown for each group of a batch's failures."""
 NAMED = 20
 """Deleted entries a batch names with their terms (the rest are counted)."""
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
 _LABEL = {
     Cause.OK: "not deleted",
     Cause.REFUSED: "refused by the service",
@@ -68,7 +66,7 @@ def _headline(result: DeleteResult) -> str:
 def result_text(result: DeleteResult) -> str:
     """One line: symbol, what happened, the reason when it did not succeed, and the details
     (terms and reasons from outside with control, escape and bidi characters neutralised)."""
-    line = f"{_SYMBOL[kind_of(result)]} {clean(_headline(result))}"
+    line = f"{SYMBOL[kind_of(result)]} {clean(_headline(result))}"
     if result.reason and not result.ok:
         line += f" \u2014 {clean(result.reason)}"
     return f"{line} ({_details(result)})"
@@ -81,8 +79,8 @@ def result_html(result: DeleteResult) -> str:
     if result.reason and not result.ok:
         reason = f" &mdash; {escape(result.reason)}"
     return (
-        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{_COLOUR[kind]}">'
-        f"<b>{_SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
+        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
+        f"<b>{SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
         f' <span style="color:#57606a">({escape(_details(result))})</span></div>'
     )
 
@@ -120,17 +118,17 @@ def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
 
 def _group_title(kind: str, cause: Cause, count: int) -> str:
     if kind == "absent":
-        return f"{_SYMBOL[kind]} {count} absent: not in the dictionary"
+        return f"{SYMBOL[kind]} {count} absent: not in the dictionary"
     what = "outcome unknown" if kind == "unknown" else "not deleted"
-    return f"{_SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
+    return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
 
 def batch_text(batch: BatchResult) -> str:
     """A summary line, then the failures grouped by cause with a few examples each."""
-    symbol = _SYMBOL["success"] if batch.ok else _SYMBOL["failure"]
+    symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
     deleted = _deleted(batch)
-    lines.extend(f"  {_SYMBOL['success']} {clean(r.target)}" for r in deleted[:NAMED])
+    lines.extend(f"  {SYMBOL['success']} {clean(r.target)}" for r in deleted[:NAMED])
     if len(deleted) > NAMED:
         lines.append(f"    \u2026 and {len(deleted) - NAMED} more deleted")
     for kind, cause, results in _groups(batch):
@@ -151,7 +149,7 @@ def batch_html(batch: BatchResult) -> str:
     kind = "success" if batch.ok else "failure"
     parts = [
         f'<div class="dict-magics-batch dict-magics-{kind}">'
-        f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(batch))}</b>'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(batch))}</b>'
     ]
     deleted = _deleted(batch)
     if deleted:
@@ -165,7 +163,7 @@ def batch_html(batch: BatchResult) -> str:
             items += f"<li>&hellip; and {len(results) - EXAMPLES} more</li>"
         title = escape(_group_title(group_kind, cause, len(results)))
         parts.append(
-            f'<div class="dict-magics-group" style="color:{_COLOUR[group_kind]}">{title}'
+            f'<div class="dict-magics-group" style="color:{COLOUR[group_kind]}">{title}'
             f'<ul style="margin:0.2em 0">{items}</ul></div>'
         )
     parts.append("</div>")
