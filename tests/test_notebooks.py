@@ -158,7 +158,9 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "  1205  ja    \u4f1a\u8b70    en  conference",
     ]
     assert run["find"].startswith(
-        "326 entries: 120 duplicates of older entries, 6 source terms with conflicting targets"
+        "\u2717 127 findings in 326 entries at 127.0.0.1:PORT: 120 duplicate, 6 conflict, "
+        "1 overlap\nduplicate (120)\n"
+        "  \u2022 1, 1001: 2 entries hold the same terms"
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(
@@ -190,13 +192,21 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     assert run["undo-preview"].startswith(
         "\u2713 would add 6 entries; 120 already present (skipped) (dry run: nothing was sent)"
     )
-    assert sorted(state["entries"], key=int) == [str(i) for i in range(1, 201)]
+    assert run["undo"].splitlines()[1] == "\u2713 restored 6 entries; 120 already present (skipped)"
+    assert run["undo"].splitlines()[-1] == "206 entries; 6 conflicting targets again"
+    kept = sorted(state["entries"], key=int)
+    assert kept[:200] == [str(i) for i in range(1, 201)] and len(kept) == 206
     # A lost answer (the 8 drop_after faults) on a kept-alive connection is sent again and
     # answered 404; which requests meet the faults on which connection depends on thread timing
     # now that some nonces are overtaken (40005) and re-sent on their connection.
     resent = requests(state)[("delete", 404)] - 3
     assert 0 <= resent <= 8
-    assert requests(state) == {("list", 200): 5, ("delete", 200): 126, ("delete", 404): 3 + resent}
+    assert requests(state) == {
+        ("list", 200): 5,
+        ("delete", 200): 3 + 123,
+        ("delete", 404): 3 + resent,
+        ("add", 200): 6,
+    }
 
 
 CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
@@ -340,6 +350,8 @@ SENDING = (
     "%dict_purge",
     "%dict_restore",
     "%dict_list",
+    "%dict_lint",
+    "%dict_check",
     "confirm_button.click",
     "delete_entries(",
     "%dict_panel",

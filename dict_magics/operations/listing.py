@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError
-from . import session
+from .connect import connect
 from .context import OperationSettings
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def list_entries(
     Raises ``DictMagicsError`` before any request, ``ListingUnsupportedError`` where the service
     has no listing and ``ServiceError`` for a listing it cannot give; ``str(exc)`` is one line.
     """
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.fetch(client, profile)
     return listing.filter(match=match, from_lang=from_lang, to_lang=to_lang)
 
@@ -89,6 +89,22 @@ class ListingCache:
         with self._lock:
             self._held[key] = _Held(listing.by_id(), listing.host, self._clock())
         return listing
+
+    def current(self, client: DictionaryClient, profile: str) -> EntryList:
+        """The whole listing: the cached one while it is fresh (kept current from what this
+        tool deleted), else a new one. Raises as ``fetch`` does."""
+        from ..models import EntryList
+
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if (
+                held is not None
+                and held.entries is not None
+                and self._clock() - held.taken <= self.max_age
+            ):
+                return EntryList(list(held.entries.values()), held.host)
+        return self.fetch(client, profile)
 
     def lookup(
         self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
