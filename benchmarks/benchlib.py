@@ -153,6 +153,7 @@ class SandboxSpec:
     burst: int = 10
     retry_after: int = 1
     max_log: int = 1000
+    nonce_rule: str = "increasing"
 
 
 @dataclass
@@ -239,6 +240,7 @@ def child_sandbox(spec_json: str) -> None:
         rate_limit=spec.rate_limit,
         burst=spec.burst,
         retry_after=spec.retry_after,
+        nonce_rule=spec.nonce_rule,
     )
     with sandbox, contextlib.ExitStack() as stack:
         url = sandbox.url
@@ -250,5 +252,7 @@ def child_sandbox(spec_json: str) -> None:
         for line in sys.stdin:
             if line.strip() == "stats":
                 operations = Counter(r.operation for r in sandbox.requests)
-                print(json.dumps({"operations": operations, "left": len(sandbox.entries)}))
+                codes = Counter(str(r.code) for r in sandbox.requests if r.code is not None)
+                left = len(sandbox.entries)
+                print(json.dumps({"operations": operations, "codes": codes, "left": left}))
                 sys.stdout.flush()

@@ -60,8 +60,7 @@ def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
         )
     return ServiceError(
         text,
-        cause=exc.cause,
-        http_status=exc.http_status,
+        **exc.facts(),
         option="snapshots" if not dry_run and cause in _COPYLESS_HELPS else None,
     )
 

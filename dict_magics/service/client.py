@@ -53,6 +53,10 @@ Progress = Callable[[int, int, DeleteResult], None]
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 AUTH_STOP_AFTER = 3
+NONCE_RETRIES = 25
+"""How many times one request is sent again at once after 40005 ("nonce too small": not acted
+on), each with a fresh, larger nonce; these do not count against ``max_retries``. Parallel
+connections reorder a few requests; 25 in a row means something else is wrong."""
 """A batch whose first this many answers all refuse the credentials sends nothing more."""
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
@@ -81,6 +85,9 @@ class _Final:
     elapsed: float
     data: Any = None
     problem: str | None = None
+    code: int | None = None
+    vendor_message: str | None = None
+    nonce_refusals: int = 0
 
 
 @dataclass
@@ -295,6 +302,8 @@ class DictionaryClient:
                 attempts=final.attempts,
                 elapsed=final.elapsed,
                 cause=final.cause,
+                code=final.code,
+                vendor_message=final.vendor_message,
             )
 
         return guarded(add)
@@ -439,6 +448,8 @@ class DictionaryClient:
             attempts=final.attempts,
             elapsed=final.elapsed,
             cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -463,14 +474,17 @@ class DictionaryClient:
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
 
-        A 429 spends the rate-limit patience (time), not ``max_retries``: the gate holds every
-        worker until the service's ``Retry-After`` and paces them after it.
+        A 429 or 40103 spends the rate-limit patience (time), not ``max_retries``: the gate
+        holds every worker until the service's ``Retry-After`` and paces them after it. A 40005
+        (nonce too small: not acted on, whatever the method) is sent again at once with a fresh
+        nonce, up to ``NONCE_RETRIES`` times, not counted against ``max_retries`` either.
         """
         url = self.base_url + path
         started = time.monotonic()
         earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
         fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
-        limited = 0  # attempts answered 429
+        limited = 0  # attempts answered 429 / 40103
+        nonce_refusals = 0  # attempts answered 40005
         attempt = 0
         verdict: Verdict | None = None
         before_sending = None if ready is None else _then_unless_stopped(ready, stop)
@@ -491,11 +505,22 @@ class DictionaryClient:
                     return _never_sent(started, _BEFORE_SENDING)
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 limited += 1
                 self._limited(ticket, verdict)
             elif verdict.http_status is not None:
                 self._gate.passed(ticket)
+            if verdict.nonce_too_small:
+                nonce_refusals += 1
+                if stop():
+                    return self._settle(verdict, earlier, attempt, started, _STOPPED)
+                if nonce_refusals <= NONCE_RETRIES:
+                    refused = getattr(self._auth, "nonce_refused", None)
+                    if refused is not None:
+                        refused(nonce_refusals)
+                    continue
+                tail = f"; gave up after {nonce_refusals} fresh nonces were refused"
+                return self._settle(verdict, earlier, attempt, started, tail, nonce_refusals)
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
                 # "Already used" can also mean a gateway replayed this very request after the
@@ -512,7 +537,7 @@ class DictionaryClient:
                 return self._settle(verdict, earlier, attempt, started, "")
             if stop():
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 waited = time.monotonic() - started + self._gate.waiting()
                 if waited <= self.rate_limit_patience:
                     continue  # the gate waits
@@ -521,7 +546,7 @@ class DictionaryClient:
                     f"pass the {self.rate_limit_patience:g} s allowed for the service's rate limit"
                 )
                 return self._settle(verdict, earlier, attempt, started, tail)
-            retries = attempt - fresh_nonce - limited
+            retries = attempt - fresh_nonce - limited - nonce_refusals
             if retries <= self.max_retries:
                 if _pause(self._delay(retries, again.after), stop):
                     continue
@@ -541,6 +566,7 @@ class DictionaryClient:
         attempts: int,
         started: float,
         tail: str,
+        nonce_refusals: int = 0,
     ) -> _Final:
         outcome, cause, reason = verdict.outcome, verdict.cause, f"{verdict.reason}{tail}"
         if verdict.outcome == "success":
@@ -559,6 +585,9 @@ class DictionaryClient:
             time.monotonic() - started,
             verdict.data,
             verdict.problem,
+            verdict.code,
+            verdict.vendor_message,
+            nonce_refusals,
         )
 
     # -- the listing -------------------------------------------------------------------------------
@@ -582,6 +611,8 @@ class DictionaryClient:
             f"could not list the dictionary at {where}: {final.reason}",
             cause=final.cause,
             http_status=code,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
 
