@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import math
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -26,9 +24,10 @@ from .. import settings
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
 from ..profiles.secret import Secret, mask
-from . import retry
+from . import batch, retry
 from .answers import Verdict, judge, parse_listing
-from .interrupts import RequestInterrupted, guarded, wait_through_interrupts
+from .batch import AUTH_STOP_AFTER
+from .interrupts import RequestInterrupted, guarded
 from .paths import (
     API_PREFIX,
     check_id,
@@ -52,8 +51,6 @@ Progress = Callable[[int, int, DeleteResult], None]
 
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
-AUTH_STOP_AFTER = 3
-"""A batch whose first this many answers all refuse the credentials sends nothing more."""
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
     "is safe (it answers 'no such entry' if so)"
@@ -81,26 +78,6 @@ class _Final:
     elapsed: float
     data: Any = None
     problem: str | None = None
-
-
-@dataclass
-class _Batch:
-    """A batch's shared state: what was sent, what came back, and why it stopped early."""
-
-    halt: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    started: set[str] = field(default_factory=set)
-    results: dict[str, DeleteResult] = field(default_factory=dict)
-    errors: list[BaseException] = field(default_factory=list)
-    finished: int = 0
-    why: str = ""
-    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-
-    def stop(self, why: str) -> None:
-        with self.lock:
-            if not self.halt.is_set():
-                self.why = why
-                self.halt.set()
 
 
 class DictionaryClient:
@@ -252,11 +229,21 @@ class DictionaryClient:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         workers = min(workers, max(1, len(unique)))
         self._transport.ensure_pool(workers)
-        cancel = cancel or threading.Event()
         with self._gate.listen(on_wait):
-            batch = self._run_batch(unique, workers, progress, cancel)
-        interrupted = batch.why in ("interrupted", "cancelled") or cancel.is_set()
-        by_id = {t: batch.results.get(t) or self._not_attempted(t, batch.why) for t in unique}
+            run = batch.run(
+                unique,
+                self._delete_one,
+                workers=workers,
+                sent=_was_sent,
+                refused=_refused,
+                progress=progress,
+                cancel=cancel,
+            )
+        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
+        by_id = {
+            t: r if r is not None else self._not_attempted(t, run.why)
+            for t, r in zip(unique, run.results, strict=True)
+        }
         return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
 
     def list_entries(self) -> EntryList:
@@ -294,125 +281,13 @@ class DictionaryClient:
 
         return guarded(add)
 
-    # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
-
     # -- batches -------------------------------------------------------------------------------
-
-    def _run_batch(
-        self,
-        unique: list[str],
-        workers: int,
-        progress: Progress | None,
-        cancel: threading.Event,
-    ) -> _Batch:
-        batch = _Batch()
-
-        def stopped() -> bool:
-            return batch.halt.is_set() or cancel.is_set()
-
-        def work(text: str) -> None:
-            with batch.lock:
-                if stopped():
-                    batch.done.put(None)
-                    return
-                batch.started.add(text)
-            try:
-                result = self._delete_one(text, stopped)
-            except BaseException as exc:  # a bug: re-raised on the caller's thread
-                with batch.lock:
-                    batch.errors.append(exc)
-                    batch.finished += 1
-                batch.done.put(None)
-                return
-            sent = result.attempts > 0  # else stopped while waiting for the rate limit
-            with batch.lock:
-                if sent:
-                    batch.results[text] = result
-                batch.finished += 1
-            batch.done.put(text if sent else None)
-
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="dict-magics-batch")
-        try:
-            self._feed(pool, work, unique, workers, progress, batch, stopped)
-        except KeyboardInterrupt:
-            batch.stop("interrupted")
-        except BaseException:
-            batch.stop("error")
-            raise
-        finally:
-            wait_through_interrupts(lambda: self._finish(pool, batch))
-        if batch.errors:
-            raise batch.errors[0]
-        if cancel.is_set() and not batch.why:
-            batch.why = "cancelled"
-        return batch
-
-    def _feed(
-        self,
-        pool: ThreadPoolExecutor,
-        work: Callable[[str], None],
-        unique: list[str],
-        workers: int,
-        progress: Progress | None,
-        batch: _Batch,
-        stopped: Callable[[], bool],
-    ) -> None:
-        """Keep ``workers`` requests going, and report each result as it comes back.
-
-        Handing out one id per free worker (rather than queueing them all) is what lets a
-        cancel, a Ctrl-C or refused credentials stop the batch after the requests in flight.
-        """
-        pending = iter(unique)
-        submitted = received = reported = 0
-        refusals: list[bool] = []
-        while True:
-            while submitted - received < workers and not stopped():
-                text = next(pending, None)
-                if text is None:
-                    break
-                pool.submit(work, text)
-                submitted += 1
-            if received == submitted:
-                return
-            text = batch.done.get()
-            received += 1
-            result = batch.results.get(text) if text is not None else None
-            if batch.errors:
-                batch.stop("error")
-            if result is None:
-                continue
-            if len(refusals) < AUTH_STOP_AFTER:
-                refusals.append(result.cause is Cause.AUTH)
-                if len(refusals) == AUTH_STOP_AFTER and all(refusals):
-                    batch.stop("auth")
-            reported += 1
-            if progress is not None and not batch.halt.is_set():
-                progress(reported, len(unique), result)
-
-    @staticmethod
-    def _finish(pool: ThreadPoolExecutor, batch: _Batch) -> None:
-        """Drop what was never started, then wait until every request that was started has
-        ended (each within its deadline)."""
-        pool.shutdown(wait=False, cancel_futures=True)
-        while True:
-            with batch.lock:
-                if batch.finished >= len(batch.started):
-                    return
-            batch.done.get()
 
     @staticmethod
     def _not_attempted(text: str, why: str) -> DeleteResult:
-        reasons = {
-            "interrupted": "not attempted: the batch was interrupted (Ctrl-C) before this entry "
-            "was sent",
-            "auth": f"not attempted: the service refused the credentials for the first "
-            f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
-            "the secret key)",
-            "error": "not attempted: the batch stopped on an unexpected error",
-        }
-        cancelled = "not attempted: the batch was cancelled before this entry was sent"
-        reason = reasons.get(why, cancelled)
-        return DeleteResult("failure", text, reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED)
+        return DeleteResult(
+            "failure", text, reason=_never_sent_reason(why), attempts=0, cause=Cause.NOT_ATTEMPTED
+        )
 
     # -- one request, with retries ---------------------------------------------------------------
 
@@ -575,6 +450,28 @@ class DictionaryClient:
             cause=final.cause,
             http_status=code,
         )
+
+
+def _was_sent(result: DeleteResult | AddResult) -> bool:
+    """Whether a batch's request went out (else it stopped while waiting at the rate gate)."""
+    return result.attempts > 0
+
+
+def _refused(result: DeleteResult | AddResult) -> bool:
+    return result.cause is Cause.AUTH
+
+
+def _never_sent_reason(why: str, what: str = "entry") -> str:
+    """Why an item of a batch was never sent, from ``BatchRun.why``."""
+    reasons = {
+        "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
+        "was sent",
+        "auth": f"not attempted: the service refused the credentials for the first "
+        f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
+        "the secret key)",
+        "error": "not attempted: the batch stopped on an unexpected error",
+    }
+    return reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
 
 
 _WAITING = "while waiting for the service's rate limit"
