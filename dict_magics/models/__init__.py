@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         EntryList,
         Outcome,
         RestoreResult,
+        UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 
@@ -38,6 +39,7 @@ _WHERE = {
             "EntryList",
             "Outcome",
             "RestoreResult",
+            "UpdateResult",
         ),
         "records",
     ),
@@ -63,6 +65,7 @@ __all__ = [
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
+    "UpdateResult",
 ]
 
 

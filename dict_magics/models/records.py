@@ -27,6 +27,7 @@ __all__ = [
     "EntryList",
     "Outcome",
     "RestoreResult",
+    "UpdateResult",
 ]
 
 Outcome = Literal["success", "failure", "unknown"]
@@ -252,6 +253,41 @@ class AddResult:
     @property
     def ok(self) -> bool:
         """True only when the entry is known to have been added."""
+        return self.status == "success"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``success``, ``failure`` or ``unknown``."""
+        return "unknown" if self.outcome_unknown else self.status
+
+
+@dataclass(frozen=True)
+class UpdateResult(Displayed):
+    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
+
+    ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
+    rule: ``success`` only when the service said so (or a listing shows the new terms:
+    ``verified``), ``failure`` only when it certainly did not act, ``unknown`` otherwise. A PUT
+    does the same however often it is sent, so it is retried like a DELETE.
+    """
+
+    status: Literal["success", "failure"]
+    entry_id: str
+    new: Entry
+    old: Entry | None = None
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+    snapshot: str | None = None
+    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+
+    @property
+    def ok(self) -> bool:
+        """True only when the entry is known to hold the new terms."""
         return self.status == "success"
 
     @property
