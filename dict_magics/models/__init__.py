@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .display import Displayed
     from .records import (
+        AddBatch,
         AddResult,
         BatchResult,
         Cause,
@@ -30,6 +31,7 @@ _WHERE = {
     "Displayed": "display",
     **dict.fromkeys(
         (
+            "AddBatch",
             "AddResult",
             "BatchResult",
             "Cause",
@@ -49,6 +51,7 @@ _WHERE = {
     ),
 }
 __all__ = [
+    "AddBatch",
     "AddResult",
     "AuditLine",
     "AuditLines",

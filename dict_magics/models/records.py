@@ -18,6 +18,7 @@ from typing import Any, Literal
 from .display import Displayed
 
 __all__ = [
+    "AddBatch",
     "AddResult",
     "BatchResult",
     "Cause",
@@ -259,6 +260,52 @@ class AddResult:
     def outcome(self) -> Outcome:
         """``success``, ``failure`` or ``unknown``."""
         return "unknown" if self.outcome_unknown else self.status
+
+
+@dataclass(frozen=True)
+class AddBatch:
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given.
+
+    ``settled`` holds the positions whose answer was lost and that a listing then decided;
+    ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
+    set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
+    """
+
+    results: list[AddResult] = field(default_factory=list)
+    interrupted: bool = False
+    why: str = ""
+    requests: int = 0
+    settled: tuple[int, ...] = ()
+
+    @property
+    def added(self) -> list[Entry]:
+        """The entries known to have been added."""
+        return [r.entry for r in self.results if r.ok]
+
+    @property
+    def failed(self) -> list[AddResult]:
+        """The additions that certainly did not happen."""
+        return [r for r in self.results if r.outcome == "failure"]
+
+    @property
+    def unknown(self) -> list[AddResult]:
+        """The additions that may or may not have happened."""
+        return [r for r in self.results if r.outcome_unknown]
+
+    @property
+    def ok(self) -> bool:
+        """True when every entry is known to have been added."""
+        return all(r.ok for r in self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __repr__(self) -> str:
+        return (
+            f"AddBatch({len(self.added)} added, {len(self.failed)} failed, "
+            f"{len(self.unknown)} unknown of {len(self.results)}; {self.requests} requests"
+            f"{', interrupted' if self.interrupted else ''})"
+        )
 
 
 @dataclass(frozen=True)
