@@ -69,11 +69,20 @@ class ClientKey:
     timeout: float
     max_retries: int
     workers: int
+    auth: str = "signature"
 
     @classmethod
-    def of(cls, creds: Credentials, *, timeout: float, max_retries: int, workers: int) -> ClientKey:
+    def of(
+        cls,
+        creds: Credentials,
+        *,
+        timeout: float,
+        max_retries: int,
+        workers: int,
+        auth: str = "signature",
+    ) -> ClientKey:
         stamp = fingerprint(creds.access_key, creds.secret_key)
-        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries, workers)
+        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries, workers, auth)
 
 
 class ClientCache:
@@ -93,11 +102,19 @@ class ClientCache:
         return f"ClientCache({len(self)} of {self.size})"
 
     def get(
-        self, creds: Credentials, *, timeout: float, max_retries: int, workers: int
+        self,
+        creds: Credentials,
+        *,
+        timeout: float,
+        max_retries: int,
+        workers: int,
+        auth: str = "signature",
     ) -> DictionaryClient:
         """The kept client for these credentials and settings, made on first use. Clients of
         the profile made from other credentials (or another base URL) are closed."""
-        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+        key = ClientKey.of(
+            creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+        )
         stale: list[DictionaryClient] = []
         with self._lock:
             client = self._clients.get(key)
@@ -106,7 +123,9 @@ class ClientCache:
                 return client
             from .session import client_from
 
-            client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+            client = client_from(
+                creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+            )
             for old in [k for k in self._clients if _superseded(old=k, new=key)]:
                 stale.append(self._clients.pop(old))
             self._clients[key] = client
@@ -162,23 +181,25 @@ def enabled() -> bool:
 
 
 def shared(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
 ) -> DictionaryClient:
     """The process's kept client for ``creds`` and these settings: the caller never closes it."""
-    return CACHE.get(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+    return CACHE.get(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
 
 
 @contextmanager
 def lease(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
 ) -> Iterator[DictionaryClient]:
     """A client for one operation: the kept one, or (cache off) a new one closed afterwards."""
     if enabled():
-        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
         return
     from .session import client_from
 
-    client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+    client = client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+    )
     try:
         yield client
     finally:

@@ -75,5 +75,6 @@ def connect(
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         workers=settings.workers,
+        auth=settings.auth,
     ) as made:
         yield made, profile

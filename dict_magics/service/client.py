@@ -41,7 +41,7 @@ from ..models import (
     UpdateResult,
 )
 from ..models.terms import entry_problems
-from ..profiles.secret import Secret, mask
+from ..profiles.secret import Secret, Unpicklable, mask
 from . import batch, retry
 from .answers import Verdict, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
@@ -113,7 +113,7 @@ class _Final:
     problem: str | None = None
 
 
-class DictionaryClient:
+class DictionaryClient(Unpicklable):
     """Deletes, lists and adds user-dictionary entries with signed requests.
 
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
@@ -412,8 +412,7 @@ class DictionaryClient:
             after = self._listing_after()
             if after is not None:
                 listed = True
-                again = "sending it again is safe"
-                results = settle_adds(results, known, after, again=again)
+                results = settle_adds(results, known, after)
         interrupted = run.interrupted or cancel.is_set()
         return AddBatch(
             results,

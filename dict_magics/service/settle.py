@@ -155,7 +155,7 @@ def settle_adds(
     before: Sequence[Entry],
     after: Sequence[Entry],
     *,
-    again: str = "running the restore again is safe",
+    again: str = "adding it again is safe",
 ) -> list[AddResult]:
     """Each unknown addition decided by how many entries with its terms the listing ``after``
     holds, beyond those listed ``before`` and those known to have been added. ``again`` says
