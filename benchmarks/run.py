@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_ratelimit import bench_rate_limit
@@ -495,6 +496,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "network": bench_network,
     "rate_limit": bench_rate_limit,
     "listing": bench_listing,
+    "bulk_restore": bench_bulk_restore,
 }
 
 
@@ -529,6 +531,10 @@ def _child(argv: list[str]) -> int:
         child_sandbox(rest[0])
     elif kind == "_child-listing-memory":
         child_listing_memory(int(rest[0]))
+    elif kind == "_child-restore":
+        child_restore(rest[0])
+    elif kind == "_child-token-delete":
+        child_token_delete(rest[0])
     elif kind == "_child-load_ext":
         child_load_ext(rest[0])
     elif kind == "_child-memory":
