@@ -1,4 +1,4 @@
-"""[8] Bulk additions and token auth (issue 20).
+"""[9] Bulk additions and token auth (issue 20).
 
 a) Restore of a purge of N entries (10,000 in the full run): this version's ``restore`` (bulk
    chunks through ``add_entries``) against version 2's (one ``POST`` per entry on 4 workers):
@@ -95,7 +95,7 @@ def _restore_side(which: str, sandbox: Any, v2: Path | None, home: Path) -> dict
 
 def bench_bulk_restore(mode: Mode) -> None:
     n = mode.restore_entries
-    section(f"[8] bulk restore of a {n:,}-entry purge vs version 2; token auth, {TOKEN_IDS} ids")
+    section(f"[9] bulk restore of a {n:,}-entry purge vs version 2; token auth, {TOKEN_IDS} ids")
     v2 = _v2_package()
     if v2 is None:
         print("  (no 'main' branch to take version 2 from: bulk side only)")

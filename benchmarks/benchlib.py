@@ -232,7 +232,7 @@ def child_sandbox(spec_json: str) -> None:
         rate_limit=spec.rate_limit,
         burst=spec.burst,
         retry_after=spec.retry_after,
-        **({"nonce_rule": spec.nonce_rule} if spec.nonce_rule != "increasing" else {}),
+        nonce_rule=spec.nonce_rule,
     )
     with sandbox, contextlib.ExitStack() as stack:
         url = sandbox.url
@@ -244,5 +244,7 @@ def child_sandbox(spec_json: str) -> None:
         for line in sys.stdin:
             if line.strip() == "stats":
                 operations = Counter(r.operation for r in sandbox.requests)
-                print(json.dumps({"operations": operations, "left": len(sandbox.entries)}))
+                codes = Counter(str(r.code) for r in sandbox.requests if r.code is not None)
+                left = len(sandbox.entries)
+                print(json.dumps({"operations": operations, "codes": codes, "left": left}))
                 sys.stdout.flush()

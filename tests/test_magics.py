@@ -317,7 +317,7 @@ def test_login_check_with_a_wrong_secret_says_refused_and_keeps_the_profile(
     assert outcome.error is None, outcome.stderr  # a refusal is news, not a mistake to undo
     last = outcome.stdout.splitlines()[-1]
     assert last.startswith("\u2717 credentials refused (HTTP 401): ")
-    assert "signature does not match" in last
+    assert "[40006] The signature is incorrect." in last
     assert memory_keyring.items[("dict-magics", "work:secret_key")] == "not-the-sandbox-secret"
     assert [r.method for r in sandbox.requests] == ["GET"] and len(sandbox.entries) == 100
 
@@ -836,7 +836,7 @@ def test_profiles_are_kept_apart(
         Keyboard(monkeypatch, "wrong-secret", "n")
         run(ip, f"%dict_login -p first --base-url {sandbox.url} --access-key {sandbox.access_key}")
         result = run(ip, "%dict_delete -p first 5").result
-        assert not result.ok and "signature does not match" in result.reason
+        assert not result.ok and "[40006] The signature is incorrect." in result.reason
 
 
 # -- panel ------------------------------------------------------------------------------------

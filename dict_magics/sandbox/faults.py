@@ -132,6 +132,11 @@ class FaultQueue:
         with self._lock:
             self._faults.clear()
 
+    def peek(self, method: str) -> Fault | None:
+        """The first pending fault for ``method``, not counted as met."""
+        with self._lock:
+            return next((f for f in self._faults if f.method in (None, method)), None)
+
     def take(self, method: str) -> Fault | None:
         """The first pending fault for ``method``, counted as met once."""
         with self._lock:

@@ -76,6 +76,10 @@ LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 BULK_PATH = LIST_PATH + "/bulk"
 """``POST`` a JSON array of entries: all added, or none."""
+NONCE_RETRIES = 25
+"""How many times one request is sent again at once after 40005 ("nonce too small": not acted
+on), each with a fresh, larger nonce; these do not count against ``max_retries``. Parallel
+connections reorder a few requests; 25 in a row means something else is wrong."""
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
     "is safe (it answers 'no such entry' if so)"
@@ -111,6 +115,9 @@ class _Final:
     elapsed: float
     data: Any = None
     problem: str | None = None
+    code: int | None = None
+    vendor_message: str | None = None
+    nonce_refusals: int = 0
 
 
 class DictionaryClient(Unpicklable):
@@ -453,6 +460,8 @@ class DictionaryClient(Unpicklable):
                 attempts=final.attempts,
                 elapsed=final.elapsed,
                 cause=final.cause,
+                code=final.code,
+                vendor_message=final.vendor_message,
             )
 
         return guarded(update)
@@ -510,6 +519,8 @@ class DictionaryClient(Unpicklable):
             attempts=final.attempts,
             elapsed=final.elapsed,
             cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -535,11 +546,13 @@ class DictionaryClient(Unpicklable):
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
 
-        A 429 spends the rate-limit patience (time), not ``max_retries``: the gate holds every
-        worker until the service's ``Retry-After`` and paces them after it. With token auth
-        each attempt carries a token good for a while yet, and a refused token is renewed and
-        the request sent once more (refused, it was not acted on). ``bare``: no credentials in
-        the headers (the token request itself).
+        A 429 or 40103 spends the rate-limit patience (time), not ``max_retries``: the gate
+        holds every worker until the service's ``Retry-After`` and paces them after it. A 40005
+        (nonce too small: not acted on, whatever the method) is sent again at once with a fresh
+        nonce, up to ``NONCE_RETRIES`` times, not counted against ``max_retries`` either. With
+        token auth each attempt carries a token good for a while yet, and a refused token is
+        renewed and the request sent once more (refused, it was not acted on). ``bare``: no
+        credentials in the headers (the token request itself).
         """
         tokens = None if bare else self._tokens
         renewed = 0  # the one re-send after a refused token
@@ -547,7 +560,8 @@ class DictionaryClient(Unpicklable):
         started = time.monotonic()
         earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
         fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
-        limited = 0  # attempts answered 429
+        limited = 0  # attempts answered 429 / 40103
+        nonce_refusals = 0  # attempts answered 40005
         attempt = 0
         verdict: Verdict | None = None
         before_sending = None if ready is None else _then_unless_stopped(ready, stop)
@@ -581,7 +595,7 @@ class DictionaryClient(Unpicklable):
                     return _never_sent(started, _BEFORE_SENDING)
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 limited += 1
                 self._limited(ticket, verdict)
             elif verdict.http_status is not None:
@@ -590,6 +604,17 @@ class DictionaryClient(Unpicklable):
                 renewed = 1
                 tokens.refused(self._auth.generation)  # type: ignore[union-attr]
                 continue
+            if verdict.nonce_too_small:
+                nonce_refusals += 1
+                if stop():
+                    return self._settle(verdict, earlier, attempt, started, _STOPPED)
+                if nonce_refusals <= NONCE_RETRIES:
+                    refused = getattr(self._auth, "nonce_refused", None)
+                    if refused is not None:
+                        refused(nonce_refusals)
+                    continue
+                tail = f"; gave up after {nonce_refusals} fresh nonces were refused"
+                return self._settle(verdict, earlier, attempt, started, tail, nonce_refusals)
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
                 # "Already used" can also mean a gateway replayed this very request after the
@@ -606,7 +631,7 @@ class DictionaryClient(Unpicklable):
                 return self._settle(verdict, earlier, attempt, started, "")
             if stop():
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 waited = time.monotonic() - started + self._gate.waiting()
                 if waited <= self.rate_limit_patience:
                     continue  # the gate waits
@@ -615,7 +640,7 @@ class DictionaryClient(Unpicklable):
                     f"pass the {self.rate_limit_patience:g} s allowed for the service's rate limit"
                 )
                 return self._settle(verdict, earlier, attempt, started, tail)
-            retries = attempt - fresh_nonce - limited - renewed
+            retries = attempt - fresh_nonce - limited - nonce_refusals - renewed
             if retries <= self.max_retries:
                 if _pause(self._delay(retries, again.after), stop):
                     continue
@@ -664,6 +689,7 @@ class DictionaryClient(Unpicklable):
         attempts: int,
         started: float,
         tail: str,
+        nonce_refusals: int = 0,
     ) -> _Final:
         outcome, cause, reason = verdict.outcome, verdict.cause, f"{verdict.reason}{tail}"
         if verdict.outcome == "success":
@@ -682,6 +708,9 @@ class DictionaryClient(Unpicklable):
             time.monotonic() - started,
             verdict.data,
             verdict.problem,
+            verdict.code,
+            verdict.vendor_message,
+            nonce_refusals,
         )
 
     # -- the listing -------------------------------------------------------------------------------
@@ -702,6 +731,8 @@ class DictionaryClient(Unpicklable):
             f"could not list the dictionary at {where}: {final.reason}",
             cause=final.cause,
             http_status=code,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
 
