@@ -346,6 +346,10 @@ class UpdateResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:

@@ -176,7 +176,7 @@ def _add(
             why = "; ".join(p.message for p in problems)
             reason = f"not sent: the service would refuse it ({why})"
             refused[index] = AddResult(
-                "failure", entry, reason=reason, attempts=0, cause=Cause.REFUSED
+                "failure", entry, reason=reason, attempts=0, cause=Cause.INVALID
             )
     sendable = [e for i, e in enumerate(wanted) if i not in refused]
 

@@ -672,7 +672,14 @@ class DictionaryClient(Unpicklable):
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             reason = f"could not get a token from {self.host}: {why}; this request was not sent"
             return _Final(
-                "failure", cause, reason, final.http_status, final.attempts, final.elapsed
+                "failure",
+                cause,
+                reason,
+                final.http_status,
+                final.attempts,
+                final.elapsed,
+                code=final.code,
+                vendor_message=final.vendor_message,
             )
         self._auth.use(token, generation)
         return None
@@ -757,6 +764,8 @@ def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
         attempts=final.attempts,
         elapsed=final.elapsed,
         cause=final.cause,
+        code=final.code,
+        vendor_message=final.vendor_message,
     )
 
 
