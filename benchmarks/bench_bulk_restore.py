@@ -85,6 +85,9 @@ def _restore_side(which: str, sandbox: Any, v2: Path | None, home: Path) -> dict
     extra = {**sandbox.env(), "DICT_MAGICS_HOME": str(home)}
     if which == "v2" and v2 is not None:
         extra["PYTHONPATH"] = str(v2)
+    # Each side keeps its nonces in its own data folder, and may have drawn them up to 3 s
+    # ahead of the clock: waiting that out keeps the two from repeating one another's.
+    time.sleep(3.5)
     before = sandbox.stats()["operations"]
     found = run_child("_child-restore", which, env=child_env(**extra))
     after = sandbox.stats()["operations"]

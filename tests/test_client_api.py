@@ -266,3 +266,56 @@ def test_the_auth_setting_reaches_the_client(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv("DICT_MAGICS_AUTH", "password")
         with pytest.raises(UsageProblem, match="auth must be 'signature' or 'token'"):
             OperationSettings()
+
+
+def test_an_update_is_retried_like_a_delete_and_a_lost_answer_is_settled_by_a_listing() -> None:
+    from dict_magics.service.settle import settle_updates
+
+    with SandboxServer(5) as server, client_for(server) as client:
+        listed = client.list_entries().by_id()
+        # A kept-alive connection dropped as the PUT went out: sent again, as a DELETE is.
+        server.inject("drop_after", 1, method="PUT")
+        again = client.update_entry("2", Entry("", "en", "new", "de", "neu"), old=listed["2"])
+        assert again.ok and again.attempts == 2 and server.entry("2").terms[1] == "new"
+        # Changed, then the answer cut short: unknown, and the listing settles it.
+        server.inject("truncated", 1, method="PUT")
+        lost = client.update_entry("3", Entry("", "en", "x", "de", "y"), old=listed["3"])
+        assert lost.outcome == "unknown" and "sending it again is safe" in lost.reason
+        after = client.list_entries().by_id()
+        [settled] = settle_updates([lost], after)
+        assert settled.ok and settled.verified and "holds the new terms" in settled.reason
+        # An unknown update of entry 4 that the listing shows unchanged did not happen.
+        untouched = UpdateResult(
+            "failure", "4", Entry("4", "en", "z", "de", "Z"), listed["4"],
+            outcome_unknown=True, cause=Cause.TIMEOUT,
+        )  # fmt: skip
+        [settled] = settle_updates([untouched], after)
+        assert settled.outcome == "failure" and "still holds the old terms" in settled.reason
+        server.fail_next(1, status=503, method="PUT")  # said it did not act: sent again
+        assert client.update_entry("5", Entry("", "en", "q", "de", "Q")).attempts == 2
+
+
+def test_a_restore_reports_entries_the_service_would_refuse_and_sends_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conftest import point_at
+
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.delete import delete
+    from dict_magics.operations.restore import restore
+
+    legacy = Entry("50", "zh", "你好", "en", "hello")  # kept from before the vendor's rule
+    with SandboxServer(5) as server:
+        server.add_entries([legacy])
+        point_at(monkeypatch, server)
+        gone = [server.entry(i).terms for i in ("2", "3")]
+        assert delete(OperationSettings(), ["2", "50", "3"]).ok
+        server.clear_log()
+        result = restore(OperationSettings())
+        assert sorted(e.terms for e in result.added) == sorted(gone)
+        assert sorted(gone) == sorted(t for t in server.terms if t in gone)
+        [(entry, why)] = result.failed
+        assert entry.terms == legacy.terms and "not sent: the service would refuse it" in why
+        assert "zh-CN or zh-TW" in why
+        [post] = [r for r in server.requests if r.method == "POST"]
+        assert len(post.entries) == 2 and legacy.terms not in [e.terms for e in post.entries]

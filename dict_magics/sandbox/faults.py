@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["APPLIED", "FAULT_KINDS", "METHODS", "Fault", "FaultQueue", "make_fault", "write_fault"]
 
-METHODS = ("GET", "POST", "DELETE")
+METHODS = ("GET", "POST", "PUT", "DELETE")
 
 FAULT_KINDS = {
     "status": "answer with `status` (JSON failure body, optional Retry-After); nothing done",
