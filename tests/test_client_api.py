@@ -319,3 +319,21 @@ def test_a_restore_reports_entries_the_service_would_refuse_and_sends_the_rest(
         assert "zh-CN or zh-TW" in why
         [post] = [r for r in server.requests if r.method == "POST"]
         assert len(post.entries) == 2 and legacy.terms not in [e.terms for e in post.entries]
+
+
+def test_update_entries_run_on_the_batch_engine_in_input_order() -> None:
+    with SandboxServer(8) as server, client_for(server) as client:
+        old = client.list_entries().by_id()
+        changes = [(str(i), Entry("", "en", f"changed {i}", "de", f"G {i}")) for i in (5, 1, 3)]
+        changes.append(("404", Entry("", "en", "nobody", "de", "niemand")))
+        seen: list[int] = []
+        results = client.update_entries(
+            changes, old=old, workers=3, progress=lambda d, t, r: seen.append(d)
+        )
+        assert [r.entry_id for r in results] == ["5", "1", "3", "404"]
+        assert [r.outcome for r in results] == ["success"] * 3 + ["failure"]
+        assert results[0].old == old["5"] and results[3].old is None
+        assert sorted(seen) == [1, 2, 3, 4]
+        assert server.entry("1").terms == ("en", "changed 1", "de", "G 1")
+        with pytest.raises(InvalidEntryError):
+            client.update_entries([("2", Entry("", "xx", "a", "de", "b"))])

@@ -440,31 +440,80 @@ class DictionaryClient(Unpicklable):
         ``old`` (the entry as listed before) is carried into the result. Ctrl-C behaves as for
         ``delete_entry``.
         """
-        text = check_id(entry_id)
-        if not isinstance(entry, Entry):
-            raise DictMagicsError(f"update_entry needs an Entry, not {type(entry).__name__}.")
-        check_entries([entry])
-        new = Entry(text, *entry.terms)
-        body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+        text, new = _checked_update(entry_id, entry)
+        return guarded(lambda stop: self._update_one((text, new, old), stop))
 
-        def update(stop: Callable[[], bool]) -> UpdateResult:
-            final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
-            return UpdateResult(
-                "success" if final.outcome == "success" else "failure",
+    def update_entries(
+        self,
+        updates: Iterable[tuple[str | int, Entry]],
+        *,
+        old: Mapping[str, Entry] | None = None,
+        workers: int = settings.WORKERS,
+        progress: Callable[[int, int, UpdateResult], None] | None = None,
+        cancel: threading.Event | None = None,
+        on_wait: WaitListener | None = None,
+    ) -> list[UpdateResult]:
+        """Several ``(id, entry)`` updates on ``workers`` threads (the batch engine of
+        ``delete_entries``): every one checked before the first request, results in input
+        order, ``old[id]`` carried into each result; Ctrl-C, ``cancel`` and refused credentials
+        stop as in ``delete_entries`` (updates never sent are ``not_attempted``)."""
+        if isinstance(updates, str | bytes | Mapping):
+            raise DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
+        old = old or {}
+        checked = [_checked_update(i, e) for i, e in updates]
+        items = [(text, new, old.get(text)) for text, new in checked]
+        if not _is_int(workers) or workers < 1:
+            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
+        if not items:
+            return []
+        workers = min(workers, len(items))
+        self._transport.ensure_pool(workers)
+        with self._gate.listen(on_wait):
+            run = batch.run(
+                items,
+                self._update_one,
+                workers=workers,
+                sent=_was_sent,
+                refused=_refused,
+                progress=progress,
+                cancel=cancel,
+                name="dict-magics-update",
+            )
+        return [
+            r
+            if r is not None
+            else UpdateResult(
+                "failure",
                 text,
                 new,
-                old,
-                http_status=final.http_status,
-                reason=_with_consequence(final, _UNKNOWN_UPDATE),
-                outcome_unknown=final.outcome == "unknown",
-                attempts=final.attempts,
-                elapsed=final.elapsed,
-                cause=final.cause,
-                code=final.code,
-                vendor_message=final.vendor_message,
+                before,
+                reason=_never_sent_reason(run.why, "update"),
+                attempts=0,
+                cause=Cause.NOT_ATTEMPTED,
             )
+            for (text, new, before), r in zip(items, run.results, strict=True)
+        ]
 
-        return guarded(update)
+    def _update_one(
+        self, item: tuple[str, Entry, Entry | None], stop: Callable[[], bool]
+    ) -> UpdateResult:
+        text, new, old = item
+        body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+        final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
+        return UpdateResult(
+            "success" if final.outcome == "success" else "failure",
+            text,
+            new,
+            old,
+            http_status=final.http_status,
+            reason=_with_consequence(final, _UNKNOWN_UPDATE),
+            outcome_unknown=final.outcome == "unknown",
+            attempts=final.attempts,
+            elapsed=final.elapsed,
+            cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
+        )
 
     def _add_chunk(self, chunk: list[Entry], stop: Callable[[], bool]) -> list[AddResult]:
         """One bulk POST: every entry of the chunk ends as the request did."""
@@ -754,6 +803,15 @@ def check_entries(entries: Sequence[Entry]) -> None:
             raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
+def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
+    """The checked id and the new entry under it; raises before any request."""
+    text = check_id(entry_id)
+    if not isinstance(entry, Entry):
+        raise DictMagicsError(f"an update needs an Entry, not {type(entry).__name__}.")
+    check_entries([entry])
+    return text, Entry(text, *entry.terms)
+
+
 def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
     return AddResult(
         final.outcome if final.outcome != "unknown" else "failure",
@@ -773,12 +831,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _was_sent(result: DeleteResult | AddResult) -> bool:
+def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
     """Whether a batch's request went out (else it stopped while waiting at the rate gate)."""
     return result.attempts > 0
 
 
-def _refused(result: DeleteResult | AddResult) -> bool:
+def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
     return result.cause is Cause.AUTH
 
 
