@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from html import escape
 
-from ..models import BatchResult, Cause, DeleteResult
+from ..models import BatchResult, Cause, DeleteResult, UpdateResult
+from .words import COLOUR, SYMBOL
 
-__all__ = ["EXAMPLES", "batch_html", "batch_text", "kind_of", "result_html", "result_text"]
+__all__ = [
+    "EXAMPLES",
+    "batch_html",
+    "batch_text",
+    "details",
+    "kind_of",
+    "result_html",
+    "result_text",
+]
 
 EXAMPLES = 5
 """Results shown for each group of a batch's failures."""
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
 _LABEL = {
     Cause.OK: "not deleted",
     Cause.REFUSED: "refused by the service",
@@ -43,7 +50,8 @@ def kind_of(result: DeleteResult) -> str:
     return result.outcome
 
 
-def _details(result: DeleteResult) -> str:
+def details(result: DeleteResult | UpdateResult) -> str:
+    """``HTTP 200, 1 attempt, 0.03 s``: how a request went, for every result's line."""
     parts = [] if result.http_status is None else [f"HTTP {result.http_status}"]
     parts.append(f"{result.attempts} attempt" + ("" if result.attempts == 1 else "s"))
     parts.append(f"{result.elapsed:.2f} s")
@@ -62,10 +70,10 @@ def _headline(result: DeleteResult) -> str:
 
 def result_text(result: DeleteResult) -> str:
     """One line: symbol, what happened, the reason when it did not succeed, and the details."""
-    line = f"{_SYMBOL[kind_of(result)]} {_headline(result)}"
+    line = f"{SYMBOL[kind_of(result)]} {_headline(result)}"
     if result.reason and not result.ok:
         line += f" \u2014 {result.reason}"
-    return f"{line} ({_details(result)})"
+    return f"{line} ({details(result)})"
 
 
 def result_html(result: DeleteResult) -> str:
@@ -75,9 +83,9 @@ def result_html(result: DeleteResult) -> str:
     if result.reason and not result.ok:
         reason = f" &mdash; {escape(result.reason)}"
     return (
-        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{_COLOUR[kind]}">'
-        f"<b>{_SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
-        f' <span style="color:#57606a">({escape(_details(result))})</span></div>'
+        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
+        f"<b>{SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
+        f' <span style="color:#57606a">({escape(details(result))})</span></div>'
     )
 
 
@@ -108,12 +116,12 @@ def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
 
 def _group_title(kind: str, cause: Cause, count: int) -> str:
     what = "outcome unknown" if kind == "unknown" else "not deleted"
-    return f"{_SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
+    return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
 
 def batch_text(batch: BatchResult) -> str:
     """A summary line, then the failures grouped by cause with a few examples each."""
-    symbol = _SYMBOL["success"] if batch.ok else _SYMBOL["failure"]
+    symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
     for kind, cause, results in _groups(batch):
         lines.append(f"  {_group_title(kind, cause, len(results))}")
@@ -128,7 +136,7 @@ def batch_html(batch: BatchResult) -> str:
     kind = "success" if batch.ok else "failure"
     parts = [
         f'<div class="dict-magics-batch dict-magics-{kind}">'
-        f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(batch))}</b>'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(batch))}</b>'
     ]
     for group_kind, cause, results in _groups(batch):
         items = "".join(f"<li>{result_html(r)}</li>" for r in results[:EXAMPLES])
@@ -136,7 +144,7 @@ def batch_html(batch: BatchResult) -> str:
             items += f"<li>&hellip; and {len(results) - EXAMPLES} more</li>"
         title = escape(_group_title(group_kind, cause, len(results)))
         parts.append(
-            f'<div class="dict-magics-group" style="color:{_COLOUR[group_kind]}">{title}'
+            f'<div class="dict-magics-group" style="color:{COLOUR[group_kind]}">{title}'
             f'<ul style="margin:0.2em 0">{items}</ul></div>'
         )
     parts.append("</div>")

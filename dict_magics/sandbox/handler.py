@@ -21,7 +21,6 @@ from .router import route
 from .store import EntryStore
 
 if TYPE_CHECKING:
-    from .server import SandboxServer
     from .tls import SandboxTLS
 
 __all__ = ["BULK_PATH", "COLLECTION_PATH", "TOKEN_PATH", "Handler", "Server"]
@@ -58,7 +57,7 @@ class _Operation:
     items: list[dict[str, str]] = field(default_factory=list)
     token_for: tuple[str, int | None] | None = None
 
-    def run(self, sandbox: SandboxServer) -> _Done:
+    def run(self, sandbox: Any) -> _Done:  # a server.SandboxServer (which imports this)
         store: EntryStore = sandbox._store
         if self.name == "list":
             return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
@@ -94,7 +93,8 @@ class Server(ThreadingHTTPServer):
     # A batch's workers all connect at once; with the default backlog of 5 a busy machine drops
     # the extra SYNs and those connections wait out the kernel's 1 s retransmission timeout.
     request_queue_size = 128
-    sandbox: SandboxServer
+    sandbox: Any
+    """The ``server.SandboxServer`` this server belongs to (it imports this module)."""
     tls: SandboxTLS | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

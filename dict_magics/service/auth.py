@@ -29,7 +29,7 @@ from typing import Any
 from requests import PreparedRequest
 from requests.auth import AuthBase
 
-from ..profiles.secret import Secret, Unpicklable
+from ..models.secret import Secret, Unpicklable
 
 __all__ = [
     "AUTH_MODES",

@@ -40,8 +40,8 @@ from ..models import (
     Outcome,
     UpdateResult,
 )
+from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
-from ..profiles.secret import Secret, Unpicklable, mask
 from . import batch, retry
 from .answers import Verdict, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
@@ -212,6 +212,10 @@ class DictionaryClient(Unpicklable):
         """Close the connection pool (a request made afterwards opens a new connection)."""
         self.closed = True
         self._transport.close()
+
+    def ensure_pool(self, workers: int) -> None:
+        """Keep at least ``workers`` connections alive (a kept client grows for a batch)."""
+        self._transport.ensure_pool(max(1, workers))
 
     def __enter__(self) -> DictionaryClient:
         return self

@@ -33,7 +33,7 @@ from requests.auth import AuthBase
 
 from .. import localdata
 from ..models.codes import MAX_NONCE
-from ..profiles.secret import Secret, Unpicklable
+from ..models.secret import Secret, Unpicklable
 
 __all__ = [
     "NonceSource",
