@@ -598,7 +598,8 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
     ip.user_ns["quoted"] = odd
     batch = run(ip, "%dict_delete {quoted}").result
     assert [r.entry_id for r in batch.results] == odd and batch.ok
-    assert sorted(r.entry_id for r in env_creds.requests[-5:]) == sorted(odd)
+    acted = [r for r in env_creds.requests if r.operation != "rejected"]  # not 40005 re-sends
+    assert sorted(r.entry_id for r in acted[-5:]) == sorted(odd)
     assert len(sent(env_creds)) == 17
 
 
