@@ -18,6 +18,7 @@ from typing import Any
 
 from benchlib import (
     RESULTS,
+    WORK,
     Mode,
     SandboxSpec,
     child_env,
@@ -48,7 +49,8 @@ def _batches(n: int) -> dict[str, tuple[int, list[list[str]]]]:
 
 def _run(rule: str, entries: int, args: list[list[str]]) -> dict[str, Any]:
     with sandbox_process(SandboxSpec(entries, max_log=100_000, nonce_rule=rule)) as sandbox:
-        env = child_env(**sandbox.env())
+        # A data folder of the benchmark's own: snapshots, audit and the nonce state.
+        env = child_env(**sandbox.env(), DICT_MAGICS_HOME=str(WORK / "nonce-rule-home"))
         started = time.perf_counter()
         procs = [
             subprocess.Popen(

@@ -117,10 +117,11 @@ def _look_up(
         return None
     except ServiceError as exc:
         if dry_run:
-            raise ServiceError(f"{exc}; nothing was sent (dry run).", cause=exc.cause) from None
+            raise ServiceError(f"{exc}; nothing was sent (dry run).", **exc.facts()) from None
         raise ServiceError(
             f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
-            "or add --no-snapshot to delete without a copy."
+            "or add --no-snapshot to delete without a copy.",
+            **exc.facts(),
         ) from None
 
 

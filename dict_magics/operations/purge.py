@@ -148,11 +148,12 @@ def _listing(
         return None
     except ServiceError as exc:
         if dry_run:
-            raise ServiceError(f"{exc}; nothing was sent (dry run).", cause=exc.cause) from None
+            raise ServiceError(f"{exc}; nothing was sent (dry run).", **exc.facts()) from None
         if required:
             raise ServiceError(
                 f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try "
-                "again, or add --no-snapshot to purge without a copy."
+                "again, or add --no-snapshot to purge without a copy.",
+                **exc.facts(),
             ) from None
         return None
 

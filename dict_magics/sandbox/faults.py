@@ -41,6 +41,8 @@ METHODS = ("GET", "POST", "PUT", "DELETE")
 
 FAULT_KINDS = {
     "status": "answer with `status` (JSON failure body, optional Retry-After); nothing done",
+    "coded": "answer HTTP `status` with the vendor's error `code` and its documented message "
+    "(`message` instead, when given; optional Retry-After); nothing done",
     "non_json": "answer 200 with a plain-text body; nothing done",
     "no_status": "answer 200 with JSON that has no status; nothing done",
     "other_status": "answer 200 with JSON status 'deleted'; nothing done",
@@ -102,6 +104,8 @@ class Fault:
     delay: float = 0.5
     location: str = ""
     method: str | None = None
+    code: int | None = None
+    message: str | None = None
 
     @property
     def applied(self) -> bool:
@@ -117,6 +121,8 @@ def make_fault(
     delay: float = 0.5,
     location: str = "",
     method: str | None = None,
+    code: int | None = None,
+    message: str | None = None,
 ) -> Fault:
     """A checked ``Fault``: a known kind, a known method, and a GET-only kind only for GET."""
     if kind not in FAULT_KINDS:
@@ -129,8 +135,10 @@ def make_fault(
         if method not in (None, "GET"):
             raise ValueError(f"fault {kind!r} applies to GET only")
         method = "GET"
+    if kind == "coded" and code is None:
+        raise ValueError("fault 'coded' needs the vendor's error code (code=40103, say)")
     retry = None if retry_after is None else str(retry_after)
-    return Fault(kind, count, status, retry, delay, location, method)
+    return Fault(kind, count, status, retry, delay, location, method, code, message)
 
 
 class FaultQueue:
@@ -283,6 +291,17 @@ def _continue_flood(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> No
 _FILLER = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
 
 
+def _coded(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+    from ..models.codes import MESSAGES
+
+    assert f.code is not None
+    extra = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+    message = f.message if f.message is not None else MESSAGES.get(f.code, "")
+    h.send_json(
+        f.status, {"status": "failure", "data": {"code": f.code, "message": message}}, extra
+    )
+
+
 def _malformed_listing(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     entries = [dict(e) for e in data["data"]["entries"]]
     for n in range(len(entries), 2):  # too few entries to garble: garble made-up ones
@@ -294,6 +313,7 @@ def _malformed_listing(h: Handler, f: Fault, code: int, data: dict[str, Any]) ->
 
 _WRITERS: dict[str, Callable[[Handler, Fault, int, dict[str, Any]], None]] = {
     "status": _status,
+    "coded": _coded,
     "non_json": _non_json,
     "no_status": _no_status,
     "other_status": _other_status,
