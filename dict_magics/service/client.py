@@ -121,7 +121,13 @@ class _Final:
 
 
 class DictionaryClient(Unpicklable):
-    """Deletes, lists and adds user-dictionary entries with signed requests.
+    """Deletes, lists, adds (one or in bulk) and updates user-dictionary entries.
+
+    ``auth="signature"`` (the default) signs every request (accessKey, nonce, signature);
+    ``auth="token"`` gets one token (``service.auth``: shared by every client of this service
+    and keys in the process, asked to last ``token_duration`` seconds, renewed before it ends
+    and once after a refusal) and sends it as ``Authorization: Bearer``. The client cannot be
+    pickled: it holds the secret.
 
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
