@@ -40,7 +40,8 @@ __all__ = ["APPLIED", "FAULT_KINDS", "METHODS", "Fault", "FaultQueue", "make_fau
 METHODS = ("GET", "POST", "PUT", "DELETE")
 
 FAULT_KINDS = {
-    "status": "answer with `status` (JSON failure body, optional Retry-After); nothing done",
+    "status": "answer with `status` (JSON failure body with `message`, no code; optional "
+    "Retry-After); nothing done",
     "coded": "answer HTTP `status` with the vendor's error `code` and its documented message "
     "(`message` instead, when given; optional Retry-After); nothing done",
     "non_json": "answer 200 with a plain-text body; nothing done",
@@ -185,7 +186,8 @@ def _head(code: int, headers: dict[str, str]) -> bytes:
 
 def _status(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     extra = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
-    h.send_json(f.status, {"status": "failure", "message": "injected fault"}, extra)
+    message = f.message if f.message is not None else "injected fault"
+    h.send_json(f.status, {"status": "failure", "message": message}, extra)
 
 
 def _non_json(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
