@@ -20,8 +20,11 @@ absolute times drift while ratios measured side by side stay meaningful.
    ``n / rate`` and the share of 429s, beside a naive thread pool (``bench_ratelimit.py``).
 7. Listing 100,000 entries against ``requests.get`` + ``json.loads``; memory per entry; HTML
    size (``bench_listing.py``).
-8. ``dict-magics delete`` of 400 ids (default workers, ``-w 16``) and two processes x 300 ids
-   at once against the vendor's nonce rule and the old lenient one (``bench_nonce_rule.py``).
+8. ``EntryList.lint()`` of 100,000 entries and ``EntryList.check`` of a 100,000-character text
+   against 10,000 entries, beside naive and other pure-Python ways (``bench_lint.py``).
+9. ``dict-magics delete`` of 400 ids (default workers, ``-w 16``, ``-w 8`` behind a 20 ms round
+   trip) and two processes x 300 ids at once against the vendor's nonce rule and the old
+   lenient one (``bench_nonce_rule.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
+from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_nonce_rule import bench_nonce_rule
@@ -499,6 +503,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "network": bench_network,
     "rate_limit": bench_rate_limit,
     "listing": bench_listing,
+    "lint": bench_lint,
     "nonce_rule": bench_nonce_rule,
     "bulk_restore": bench_bulk_restore,
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -41,11 +42,13 @@ from tools.notebook_outputs import (
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 REFRESH = "python -m tools.notebook_outputs --refresh"
-# Run after the notebook's own cells, in its kernel: what its sandbox holds and received.
+# Run after the notebook's own cells, in its kernel: what its sandbox holds and received. A
+# request refused for a nonce overtaken on another connection (40005: not acted on, sent again
+# at once) is left out: how many there are depends on thread timing, not on the notebook.
 STATE_PROBE = (
     "import json\n"
     "print(json.dumps({'entries': sorted(sandbox.entries), 'requests': "
-    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests]}))"
+    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests if r.code != 40005]}))"
 )
 
 
@@ -155,7 +158,9 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "  1205  ja    \u4f1a\u8b70    en  conference",
     ]
     assert run["find"].startswith(
-        "326 entries: 120 duplicates of older entries, 6 source terms with conflicting targets"
+        "\u2717 127 findings in 326 entries at 127.0.0.1:PORT: 120 duplicate, 6 conflict, "
+        "1 overlap\nduplicate (120)\n"
+        "  \u2022 1, 1001: 2 entries hold the same terms"
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(
@@ -174,7 +179,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "\u2717 1077",
         "\u2717 1101",
     ]
-    assert all("no such entry (HTTP 404, 1 attempt)" in line for line in lines[3:])
+    # 1 attempt, or more when a nonce was overtaken on another connection (40005, re-sent)
+    assert all(re.search(r"no such entry \(HTTP 404, \d+ attempts?\)", x) for x in lines[3:])
     assert run["summary"].splitlines() == [
         "123 deleted, 3 not deleted",
         "   3 x failure: refused",
@@ -186,8 +192,21 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     assert run["undo-preview"].startswith(
         "\u2713 would add 6 entries; 120 already present (skipped) (dry run: nothing was sent)"
     )
-    assert sorted(state["entries"], key=int) == [str(i) for i in range(1, 201)]
-    assert requests(state) == {("list", 200): 5, ("delete", 200): 3 + 123, ("delete", 404): 3}
+    assert run["undo"].splitlines()[1] == "\u2713 restored 6 entries; 120 already present (skipped)"
+    assert run["undo"].splitlines()[-1] == "206 entries; 6 conflicting targets again"
+    kept = sorted(state["entries"], key=int)
+    assert kept[:200] == [str(i) for i in range(1, 201)] and len(kept) == 206
+    # A lost answer (the 8 drop_after faults) on a kept-alive connection is sent again and
+    # answered 404; which requests meet the faults on which connection depends on thread timing
+    # now that some nonces are overtaken (40005) and re-sent on their connection.
+    resent = requests(state)[("delete", 404)] - 3
+    assert 0 <= resent <= 8
+    assert requests(state) == {
+        ("list", 200): 5,
+        ("delete", 200): 3 + 123,
+        ("delete", 404): 3 + resent,
+        ("add", 200): 6,
+    }
 
 
 CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
@@ -331,6 +350,8 @@ SENDING = (
     "%dict_purge",
     "%dict_restore",
     "%dict_list",
+    "%dict_lint",
+    "%dict_check",
     "confirm_button.click",
     "delete_entries(",
     "%dict_panel",

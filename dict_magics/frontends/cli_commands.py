@@ -18,7 +18,14 @@ from ..errors import UsageProblem
 from ..models.secret import Secret
 from ..operations.context import OperationSettings
 from ..operations.user_input import split_args
-from .cli_input import ids_to_retry, is_terminal, prompter, read_ids_file, stdin_line
+from .cli_input import (
+    ids_to_retry,
+    is_terminal,
+    prompter,
+    read_ids_file,
+    read_text_file,
+    stdin_line,
+)
 from .cli_output import (
     Output,
     audit_json,
@@ -42,8 +49,10 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "PROG",
+    "cmd_check",
     "cmd_delete",
     "cmd_demo",
+    "cmd_lint",
     "cmd_list",
     "cmd_log",
     "cmd_login",
@@ -342,6 +351,26 @@ def cmd_restore(args: argparse.Namespace) -> int:
     )
     _output(args).show({**restore_json(result), "warnings": said}, str(result))
     return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """What is wrong in the dictionary; exit 0 whatever it finds (1 only when the listing
+    cannot be had)."""
+    from ..operations.lint import lint
+
+    report = lint(_settings(args))
+    _output(args).show(report.to_json(), str(report))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Which entries apply to each sentence of a text file (or stdin)."""
+    from ..operations.textcheck import check_text
+
+    text = read_text_file(args.file)
+    report = check_text(_settings(args), text, from_lang=args.from_lang, to_lang=args.to_lang)
+    _output(args).show(report.to_json(), str(report))
+    return EXIT_OK
 
 
 # -- local records -----------------------------------------------------------------------------

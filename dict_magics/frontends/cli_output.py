@@ -42,7 +42,19 @@ __all__ = [
 ]
 
 Mode = Literal["text", "json", "jsonl"]
-COMMANDS = ("login", "logout", "status", "list", "delete", "purge", "restore", "snapshots", "log")
+COMMANDS = (
+    "login",
+    "logout",
+    "status",
+    "list",
+    "delete",
+    "purge",
+    "restore",
+    "snapshots",
+    "log",
+    "lint",
+    "check",
+)
 _BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
 _MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .display import Displayed
+    from .lint import Finding, LintReport
     from .records import (
         AddBatch,
         AddResult,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
+    from .textcheck import CheckReport, Match, Sentence
 
 _WHERE = {
     "Displayed": "display",
@@ -45,6 +47,8 @@ _WHERE = {
         ),
         "records",
     ),
+    **dict.fromkeys(("Finding", "LintReport"), "lint"),
+    **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
         ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
         "store",
@@ -58,13 +62,18 @@ __all__ = [
     "AuditTable",
     "BatchResult",
     "Cause",
+    "CheckReport",
     "DeleteResult",
     "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
+    "Finding",
+    "LintReport",
+    "Match",
     "Outcome",
     "RestoreResult",
+    "Sentence",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",

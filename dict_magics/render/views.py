@@ -9,9 +9,11 @@ from __future__ import annotations
 from ..models import (
     AuditTable,
     BatchResult,
+    CheckReport,
     DeleteResult,
     DryRunResult,
     EntryList,
+    LintReport,
     RestoreResult,
     SnapshotList,
     UpdateResult,
@@ -20,10 +22,12 @@ from ..models.display import register
 from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
+from .lint import lint_html, lint_pretty, lint_text
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
 from .store import audit_html, audit_text, snapshots_html, snapshots_text
+from .textcheck import check_html, check_pretty, check_text
 from .update import update_html, update_text
 
 __all__ = ["load"]
@@ -46,3 +50,5 @@ def load() -> None:
     register(SnapshotList, text=snapshots_text, html=snapshots_html)
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
+    register(LintReport, text=lint_text, html=lint_html, pretty=lint_pretty)
+    register(CheckReport, text=check_text, html=check_html, pretty=check_pretty)
