@@ -21,7 +21,7 @@ from conftest import point_at
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from dict_magics.errors import UsageProblem
+from dict_magics.errors import ServiceFailure, UsageProblem
 from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
 from dict_magics.operations.context import OperationSettings
@@ -317,7 +317,8 @@ def test_a_listing_that_fails_stops_the_delete_before_any_deletion(
         assert "Traceback" not in cap.stdout + cap.stderr
         env_creds.clear_faults()
     env_creds.inject("malformed_listing")
-    with pytest.raises(UsageProblem, match="malformed"):
+    # The service's fault, not the user's: a ServiceFailure (exit 1), since the one error tree.
+    with pytest.raises(ServiceFailure, match="malformed"):
         purge(OperationSettings(), yes=True)
     assert set(methods(env_creds)) == {"GET"} and len(env_creds.entries) == 100
 
