@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .display import Displayed
+    from .glossary import (
+        Conflict,
+        Glossary,
+        GlossaryRow,
+        InvalidRow,
+        PlannedUpdate,
+        SyncPlan,
+        SyncResult,
+    )
     from .records import (
         AddResult,
         BatchResult,
@@ -42,6 +51,18 @@ _WHERE = {
         "records",
     ),
     **dict.fromkeys(
+        (
+            "Conflict",
+            "Glossary",
+            "GlossaryRow",
+            "InvalidRow",
+            "PlannedUpdate",
+            "SyncPlan",
+            "SyncResult",
+        ),
+        "glossary",
+    ),
+    **dict.fromkeys(
         ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
         "store",
     ),
@@ -53,16 +74,23 @@ __all__ = [
     "AuditTable",
     "BatchResult",
     "Cause",
+    "Conflict",
     "DeleteResult",
     "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
+    "Glossary",
+    "GlossaryRow",
+    "InvalidRow",
     "Outcome",
+    "PlannedUpdate",
     "RestoreResult",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
+    "SyncPlan",
+    "SyncResult",
 ]
 
 
