@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .display import Displayed
     from .glossary import (
         Conflict,
+        ExportResult,
         Glossary,
         GlossaryRow,
         InvalidRow,
@@ -53,6 +54,7 @@ _WHERE = {
     **dict.fromkeys(
         (
             "Conflict",
+            "ExportResult",
             "Glossary",
             "GlossaryRow",
             "InvalidRow",
@@ -80,6 +82,7 @@ __all__ = [
     "DryRunResult",
     "Entry",
     "EntryList",
+    "ExportResult",
     "Glossary",
     "GlossaryRow",
     "InvalidRow",

@@ -18,6 +18,7 @@ from .records import AddResult, DeleteResult, Entry
 
 __all__ = [
     "Conflict",
+    "ExportResult",
     "Glossary",
     "GlossaryRow",
     "InvalidRow",
@@ -68,6 +69,16 @@ class Glossary:
 
     def __iter__(self) -> Iterator[GlossaryRow]:
         return iter(self.rows)
+
+
+@dataclass(frozen=True)
+class ExportResult(Displayed):
+    """A glossary file written from the dictionary: where, in which format, how many entries."""
+
+    path: Path
+    format: str
+    count: int
+    host: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,24 @@ from ..models import (
     DeleteResult,
     DryRunResult,
     EntryList,
+    ExportResult,
     RestoreResult,
     SnapshotList,
+    SyncPlan,
+    SyncResult,
 )
 from ..models.display import register
 from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
+from .glossary import (
+    export_html,
+    export_text,
+    plan_html,
+    plan_text,
+    sync_result_html,
+    sync_result_text,
+)
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
@@ -43,3 +54,6 @@ def load() -> None:
     register(SnapshotList, text=snapshots_text, html=snapshots_html)
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
+    register(SyncPlan, text=plan_text, html=plan_html)
+    register(SyncResult, text=sync_result_text, html=sync_result_html)
+    register(ExportResult, text=export_text, html=export_html)
