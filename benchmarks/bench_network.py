@@ -2,7 +2,7 @@
 
 A user types one delete per cell. Each cell used to build a new client, so over TLS every cell
 paid a new TCP connection and TLS handshake. Here the same cells run with the client cache on
-(``operations/clients.py``, the default) and off (``DICT_MAGICS_CLIENT_CACHE=off``: the behaviour
+(``operations/connect.py``, the default) and off (``DICT_MAGICS_CLIENT_CACHE=off``: the behaviour
 before it), against a hand-signed loop on one reused ``requests.Session`` (the floor: a kept-alive
 connection and no IPython at all), and against the same hand-signed call typed one per cell.
 With default settings each ``%dict_delete`` first writes a snapshot of the entry (from a cached
@@ -51,7 +51,7 @@ def bench_network(mode: Mode) -> None:
     section("[5] %dict_delete per cell over TLS + 20 ms RTT and on loopback, client kept or not")
     from IPython.core.interactiveshell import InteractiveShell
 
-    from dict_magics.operations import clients
+    from dict_magics.operations import connect as clients
 
     shell = InteractiveShell.instance()
     shell.display_formatter.active_types = shell.display_formatter.format_types
@@ -84,7 +84,7 @@ def _one_network(
 ) -> dict[str, Any]:
     import requests
 
-    from dict_magics.operations import clients
+    from dict_magics.operations import connect as clients
     from dict_magics.service.paths import entry_path
 
     calls = mode.network_calls

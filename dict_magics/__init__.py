@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from .models import display as _display
+from .settings import VERSION as __version__
 
-__version__ = "0.1.0"
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
@@ -23,7 +23,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Close the kept-alive connections of the clients kept between cells."""
-    from .operations.clients import close_all
+    from .operations.connect import close_all
 
     close_all()
 

@@ -15,8 +15,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from dict_magics.models import Entry
-from dict_magics.operations import clients
-from dict_magics.operations.clients import ClientCache, ClientKey, fingerprint
+from dict_magics.operations import connect as clients
+from dict_magics.operations.connect import ClientCache, ClientKey, fingerprint
 from dict_magics.profiles.credentials import Credentials
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
@@ -57,8 +57,9 @@ def test_same_credentials_and_settings_share_one_client(
 ) -> None:
     first = cache.get(creds_for(sandbox), **SETTINGS)
     assert cache.get(creds_for(sandbox), **SETTINGS) is first
-    other = cache.get(creds_for(sandbox), **{**SETTINGS, "workers": 8})
-    assert other is not first and not first.closed and len(cache) == 2
+    # More workers grow the kept client's pool: no second client, no second pool.
+    assert cache.get(creds_for(sandbox), **{**SETTINGS, "workers": 8}) is first
+    assert not first.closed and len(cache) == 1
     for number in ("1", "2", "3"):
         assert cache.get(creds_for(sandbox), **SETTINGS).delete_entry(number).ok
     assert sandbox.connections_accepted == 1
@@ -125,7 +126,7 @@ def test_concurrent_callers_get_one_client(cache: ClientCache, sandbox: SandboxS
 
 
 def test_keys_hold_a_keyed_hash_never_the_secret(sandbox: SandboxServer) -> None:
-    key = ClientKey.of(creds_for(sandbox), **SETTINGS)
+    key = ClientKey.of(creds_for(sandbox), timeout=15.0, max_retries=3)
     assert sandbox.secret_key not in repr(key) and sandbox.secret_key not in key.credentials
     assert key.credentials == fingerprint(sandbox.access_key, sandbox.secret_key)
     assert fingerprint("ab", "c") != fingerprint("a", "bc")
@@ -178,7 +179,8 @@ def test_cells_reuse_one_client_and_one_connection(
     assert after_batch <= 3
     assert cell(ip, "%dict_delete 7").ok and cell(ip, "%dict_delete 8 9").ok
     [client] = kept.kept()
-    assert env_sandbox.connections_accepted == after_batch and not client.closed
+    # The batch's pool is kept: two more requests at once open at most what it lacks.
+    assert env_sandbox.connections_accepted <= max(after_batch, 2) and not client.closed
     assert {str(i) for i in range(1, 10)}.isdisjoint(env_sandbox.entries)
 
 

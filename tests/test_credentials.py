@@ -253,7 +253,7 @@ def test_environment_hint_names_only_what_is_missing(
 
 
 def _holders() -> list[object]:
-    from dict_magics.profiles.secret import Secret
+    from dict_magics.models.secret import Secret
     from dict_magics.service.signing import SignedAuth
 
     creds = credentials.Credentials("default", "https://api.example.com", "AK-1234567", SECRET)

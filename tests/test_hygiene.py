@@ -68,9 +68,9 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
     """Every public object a user can hold that was built from the secret hides it."""
     from dict_magics.frontends.magics import DeletionFailedError
     from dict_magics.frontends.panel import DictPanel
-    from dict_magics.operations import session
+    from dict_magics.models.secret import Secret
+    from dict_magics.operations import connect as session
     from dict_magics.profiles import credentials
-    from dict_magics.profiles.secret import Secret
     from dict_magics.profiles.status import profile_status
     from dict_magics.sandbox import SandboxServer
     from dict_magics.service.signing import SignedAuth

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from IPython.utils.capture import capture_output
 
-from dict_magics.profiles.secret import Secret
+from dict_magics.models.secret import Secret
 
 CELLS = [
     "from dict_magics.frontends.panel import DictPanel\nDictPanel.from_profile()",
     "from dict_magics.profiles import credentials\ncredentials.load()",
-    "from dict_magics.operations.session import make_client\nmake_client(timeout=float('nan'))",
+    "from dict_magics.operations.connect import make_client\nmake_client(timeout=float('nan'))",
 ]
 
 

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
 from .. import settings as limits
 from ..errors import DictMagicsError, exit_code
 from . import cli_commands as commands
@@ -206,7 +205,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         allow_abbrev=False,
         output=output,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {limits.VERSION}")
     _common(parser, top=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 

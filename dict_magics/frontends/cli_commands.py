@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageProblem
+from ..models.secret import Secret
 from ..operations.context import OperationSettings
 from ..operations.user_input import split_args
-from ..profiles.secret import Secret
 from .cli_input import ids_to_retry, is_terminal, prompter, read_ids_file, stdin_line
 from .cli_output import (
     Output,

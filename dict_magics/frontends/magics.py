@@ -649,13 +649,13 @@ class DictMagics(Magics):
         no listing it refuses unless --no-snapshot.
         """
         from ..errors import UsageProblem
-        from ..operations import session
+        from ..operations.connect import connect
         from ..operations.purge import purge, purge_confirmed
 
         args = _parse(self.dict_purge, line)
         settings = self._settings(args.profile, snapshots=not args.no_snapshot)
         keyboard = _Keyboard()
-        with _user_errors(), session.connect(settings) as (client, _):
+        with _user_errors(), connect(settings) as (client, _):
             try:
                 return purge(
                     settings,

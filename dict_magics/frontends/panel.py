@@ -30,6 +30,7 @@ import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult, SnapshotInfo
+from ..models.secret import mask
 from ..operations import history
 from ..operations.context import OperationSettings
 from ..operations.delete import count, delete, interruption
@@ -39,7 +40,6 @@ from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
 from ..operations.user_input import ID_SEPARATORS
-from ..profiles.secret import mask
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
@@ -250,7 +250,7 @@ class DictPanel(widgets.VBox):
         ``workers`` is also used for batches, ``snapshots=False`` keeps none. Raises
         ``CredentialsError`` if nothing is stored.
         """
-        from ..operations.session import make_client
+        from ..operations.connect import make_client
 
         workers = int(client_options.pop("workers", WORKERS))
         snapshots = bool(client_options.pop("snapshots", True))

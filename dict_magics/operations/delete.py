@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..service.paths import check_id
-from . import session
+from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
 from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_snapshot
@@ -56,7 +56,7 @@ def delete(
     keep = settings.snapshots if snapshot is None else snapshot
     unique = list(dict.fromkeys(checked))
     aliases = _numeric_aliases(unique)
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         wanted = [*unique, *aliases.values()]
         before = _look_up(client, profile, wanted, dry_run) if keep or dry_run else None
         if dry_run:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError
-from . import session
+from .connect import connect
 from .context import OperationSettings
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def list_entries(
     Raises ``DictMagicsError`` before any request, ``ListingUnsupportedError`` where the service
     has no listing and ``ServiceError`` for a listing it cannot give; ``str(exc)`` is one line.
     """
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.fetch(client, profile)
     return listing.filter(match=match, from_lang=from_lang, to_lang=to_lang)
 

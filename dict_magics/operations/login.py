@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import UsageProblem
+from ..models.secret import Secret
 from ..profiles import credentials, registry
-from ..profiles.secret import Secret
 from ..service.paths import host_of, normalize_base_url
-from . import session
 from .check import CredentialsCheck, check_stored
+from .connect import profile_of
 from .context import OperationSettings
 from .prompts import NoAnswer, Prompter
 
@@ -114,7 +114,7 @@ def login(
     Afterwards ``check`` True lists the dictionary once with what was stored, to prove it works;
     None asks first (Enter means yes; nobody to ask means no); False sends nothing.
     """
-    profile = session.profile_of(settings)
+    profile = profile_of(settings)
     credentials.check_backend(profile, "store")  # before anyone types a secret in vain
     if not base_url:
         default = settings.base_url or credentials.stored_base_url(profile) or ""
@@ -161,10 +161,10 @@ def _wants_check(prompter: Prompter) -> bool:
 
 def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
-    profile = session.profile_of(settings)
+    profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
     registry.forget(profile)
-    from .clients import forget
+    from .connect import forget
 
     forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..settings import PURGE_WORD
-from . import session
+from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
@@ -104,7 +104,7 @@ def purge(
     """
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         host = client.host
         listing = None
         if keep or dry_run or not yes:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, OperationFailedError, ServiceError, UsageProblem
-from . import session
+from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
@@ -57,7 +57,7 @@ def restore(
     """
     from ..models import RestoreResult
 
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)

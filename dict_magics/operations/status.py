@@ -6,7 +6,7 @@ Sends nothing and never holds the secret; keyring trouble is reported in the sta
 from __future__ import annotations
 
 from ..profiles.status import ProfileStatus, profile_status
-from . import session
+from .connect import profile_of
 from .context import OperationSettings
 
 __all__ = ["status"]
@@ -17,4 +17,4 @@ def status(settings: OperationSettings) -> ProfileStatus:
 
     Raises ``DictMagicsError`` only for a profile name that cannot exist.
     """
-    return profile_status(session.profile_of(settings), base_url=settings.base_url)
+    return profile_status(profile_of(settings), base_url=settings.base_url)

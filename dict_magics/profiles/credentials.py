@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CredentialsError
+from ..models.secret import Secret, Unpicklable, mask
 from ..service.paths import normalize_base_url
-from .secret import Secret, Unpicklable, mask
 
 __all__ = [
     "ENV_ACCESS_KEY",

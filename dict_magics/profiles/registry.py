@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CredentialsError
+from ..models.secret import mask
 from . import credentials
-from .secret import mask
 
 __all__ = ["ITEM", "StoredProfile", "forget", "recorded", "remember", "stored_profiles"]
 

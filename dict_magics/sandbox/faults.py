@@ -14,10 +14,26 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .handler import Handler
+
+class Handler(Protocol):
+    """What a fault writes through: the few methods of ``handler.Handler`` it uses (a protocol
+    here, so the handler imports the faults and not the other way round)."""
+
+    close_connection: bool
+    headers: Any
+
+    def pause(self, seconds: float, *, until_hangup: bool = False) -> bool: ...
+    def reset(self) -> None: ...
+    def send(
+        self, code: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+    ) -> None: ...
+    def send_json(
+        self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None
+    ) -> None: ...
+    def write(self, data: bytes) -> None: ...
+
 
 __all__ = ["APPLIED", "FAULT_KINDS", "METHODS", "Fault", "FaultQueue", "make_fault", "write_fault"]
 

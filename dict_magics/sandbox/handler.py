@@ -20,7 +20,6 @@ from .router import route
 from .store import EntryStore
 
 if TYPE_CHECKING:
-    from .server import SandboxServer
     from .tls import SandboxTLS
 
 __all__ = ["COLLECTION_PATH", "Handler", "Server"]
@@ -93,7 +92,8 @@ class Server(ThreadingHTTPServer):
     # A batch's workers all connect at once; with the default backlog of 5 a busy machine drops
     # the extra SYNs and those connections wait out the kernel's 1 s retransmission timeout.
     request_queue_size = 128
-    sandbox: SandboxServer
+    sandbox: Any
+    """The ``server.SandboxServer`` this server belongs to (it imports this module)."""
     tls: SandboxTLS | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from .. import settings
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
-from ..profiles.secret import Secret, mask
+from ..models.secret import Secret, mask
 from . import retry
 from .answers import Verdict, judge, parse_listing
 from .interrupts import RequestInterrupted, guarded, wait_through_interrupts
@@ -174,6 +174,10 @@ class DictionaryClient:
         """Close the connection pool (a request made afterwards opens a new connection)."""
         self.closed = True
         self._transport.close()
+
+    def ensure_pool(self, workers: int) -> None:
+        """Keep at least ``workers`` connections alive (a kept client grows for a batch)."""
+        self._transport.ensure_pool(max(1, workers))
 
     def __enter__(self) -> DictionaryClient:
         return self

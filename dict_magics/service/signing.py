@@ -26,7 +26,7 @@ from requests import PreparedRequest
 from requests.auth import AuthBase
 
 from .. import localdata
-from ..profiles.secret import Secret, Unpicklable
+from ..models.secret import Secret, Unpicklable
 
 __all__ = [
     "NonceSource",

@@ -1,15 +1,20 @@
-"""The clients kept between operations: one connection pool per profile, service, credentials
-and settings, shared by every cell, the panel and every operation.
+"""One way to a client, for every front end and operation: credentials + settings -> the
+client kept for them.
 
-A client made for each command pays a new TCP connection (and TLS handshake) for every cell:
-at 20 ms of round trip that doubles what a request on a kept-alive connection costs. Credentials
-are still resolved for every operation, by the caller: a login, a logout, another secret or a
-``%config`` change gives another key, so a fresh client, and the profile's previous client is
+Every front end gets its client here, so they all resolve profiles, environment overrides and
+the configured base URL the same way. Clients are kept between operations: one connection pool
+per profile, service, credentials and settings, shared by every cell, the panel and every
+operation. A client made for each command pays a new TCP connection (and TLS handshake) for
+every cell: at 20 ms of round trip that doubles what a request on a kept-alive connection
+costs. Credentials are still resolved for every operation: a login, a logout, another secret or
+a ``%config`` change gives another key, so a fresh client, and the profile's previous client is
 closed. Keys hold a hash of the access key and secret keyed by a random value of this process,
 never the secret. At most ``MAX_CLIENTS`` are kept (the least recently used one is closed).
+The number of workers is not part of the key: a kept client's pool grows to what a batch needs.
 
 ``DICT_MAGICS_CLIENT_CACHE=off`` makes ``lease`` build a client per operation and close it
-after (the behaviour before this cache; the benchmarks measure both).
+after (the behaviour before this cache; the benchmarks measure both). Nothing heavy is imported
+until a client is made.
 """
 
 from __future__ import annotations
@@ -23,22 +28,30 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ..profiles import credentials
+from ..settings import RETRIES, TIMEOUT, WORKERS
 
 if TYPE_CHECKING:
     from ..profiles.credentials import Credentials
     from ..service.client import DictionaryClient
+    from .context import OperationSettings
 
 __all__ = [
     "CACHE_ENV",
     "MAX_CLIENTS",
     "ClientCache",
     "ClientKey",
+    "client_from",
     "close_all",
+    "connect",
     "enabled",
     "fingerprint",
     "forget",
     "lease",
+    "make_client",
+    "profile_of",
     "shared",
 ]
 
@@ -68,12 +81,11 @@ class ClientKey:
     credentials: str
     timeout: float
     max_retries: int
-    workers: int
 
     @classmethod
-    def of(cls, creds: Credentials, *, timeout: float, max_retries: int, workers: int) -> ClientKey:
+    def of(cls, creds: Credentials, *, timeout: float, max_retries: int) -> ClientKey:
         stamp = fingerprint(creds.access_key, creds.secret_key)
-        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries, workers)
+        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries)
 
 
 class ClientCache:
@@ -95,17 +107,18 @@ class ClientCache:
     def get(
         self, creds: Credentials, *, timeout: float, max_retries: int, workers: int
     ) -> DictionaryClient:
-        """The kept client for these credentials and settings, made on first use. Clients of
-        the profile made from other credentials (or another base URL) are closed."""
-        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+        """The kept client for these credentials and settings, made on first use, its pool big
+        enough for ``workers``. Clients of the profile made from other credentials (or another
+        base URL) are closed. ``workers`` is no part of the key: a batch with more workers
+        grows the kept client's pool instead of building another client."""
+        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries)
         stale: list[DictionaryClient] = []
         with self._lock:
             client = self._clients.get(key)
             if client is not None:
                 self._clients.move_to_end(key)
+                client.ensure_pool(workers)
                 return client
-            from .session import client_from
-
             client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
             for old in [k for k in self._clients if _superseded(old=k, new=key)]:
                 stale.append(self._clients.pop(old))
@@ -176,8 +189,6 @@ def lease(
     if enabled():
         yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers)
         return
-    from .session import client_from
-
     client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
     try:
         yield client
@@ -193,3 +204,60 @@ def forget(profile: str) -> int:
 def close_all() -> None:
     """Close every kept client."""
     CACHE.close_all()
+
+
+def profile_of(settings: OperationSettings) -> str:
+    """The profile the settings name, else ``$DICT_MAGICS_PROFILE``, else ``default``; checked."""
+    return credentials.check_profile(settings.profile or credentials.default_profile())
+
+
+def make_client(
+    profile: str | None = None,
+    *,
+    base_url: str | None = None,
+    timeout: float = TIMEOUT,
+    max_retries: int = RETRIES,
+    workers: int = WORKERS,
+    **options: Any,
+) -> tuple[DictionaryClient, credentials.Credentials]:
+    """A client for ``profile`` and the credentials it was built from.
+
+    ``base_url`` (from configuration) overrides the profile's stored one. Raises a
+    ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
+    anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
+    """
+    creds = credentials.load(profile, base_url=base_url or None)
+    return client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, **options
+    ), creds
+
+
+def client_from(creds: credentials.Credentials, **options: Any) -> DictionaryClient:
+    """A new client for ``creds``; ``options`` go to ``DictionaryClient``."""
+    from ..service.client import DictionaryClient
+
+    return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
+
+
+@contextmanager
+def connect(
+    settings: OperationSettings, client: DictionaryClient | None = None
+) -> Iterator[tuple[DictionaryClient, str]]:
+    """``(client, profile)`` for one operation: the client kept for the profile's current
+    credentials and settings (``ClientCache``), so cells reuse its connections.
+
+    Credentials are read again at each call, so a login, logout, other secret or ``%config``
+    change gets a fresh client. A front end that keeps a client of its own passes it.
+    """
+    profile = profile_of(settings)
+    if client is not None:
+        yield client, profile
+        return
+    creds = credentials.load(profile, base_url=settings.base_url or None)
+    with lease(
+        creds,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        workers=settings.workers,
+    ) as made:
+        yield made, profile
