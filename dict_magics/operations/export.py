@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..formats import format_of, write_glossary
 from ..models.glossary import ExportResult
-from . import session
+from .connect import connect
 from .context import OperationSettings
 from .listing import CACHE
 
@@ -32,7 +32,7 @@ def export(
     format it cannot write (before the listing) and ``ServiceError`` for no listing."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.fetch(client, profile)
         host = client.host
     written = write_glossary(path, listing.entries, format=kind)

@@ -30,7 +30,7 @@ from ..models.glossary import (
     SyncPlan,
 )
 from ..models.terms import entry_problems, language_problem
-from . import session
+from .connect import connect
 from .context import OperationSettings
 from .listing import CACHE
 
@@ -58,7 +58,7 @@ def plan_sync(
     ``ServiceError`` when the dictionary cannot be listed.
     """
     glossary = read_glossary(path, format=format, pair=pair)
-    with session.connect(settings, client) as (client, profile):
+    with connect(settings, client) as (client, profile):
         listing = CACHE.fetch(client, profile)
         return make_plan(
             glossary,

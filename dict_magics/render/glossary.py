@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .store import clean
+from .words import clean
 
 if TYPE_CHECKING:
     from ..models import Entry, ExportResult, SyncPlan, SyncResult
