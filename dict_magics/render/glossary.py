@@ -144,7 +144,7 @@ def plan_html(plan: SyncPlan) -> str:
 def _kind(result: SyncResult) -> str:
     if result.failed:
         return "failure"
-    if result.unknown or result.verified is not True and result.plan.changes:
+    if result.unknown or (result.verified is not True and result.plan.changes):
         return "unknown" if result.verified is None else "failure"
     return "success"
 
