@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from .records import (
+        AddBatch,
         AddResult,
         BatchResult,
         Cause,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         EntryList,
         Outcome,
         RestoreResult,
+        UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 
@@ -39,6 +41,7 @@ _WHERE = {
     "Displayed": "display",
     **dict.fromkeys(
         (
+            "AddBatch",
             "AddResult",
             "BatchResult",
             "Cause",
@@ -48,6 +51,7 @@ _WHERE = {
             "EntryList",
             "Outcome",
             "RestoreResult",
+            "UpdateResult",
         ),
         "records",
     ),
@@ -70,6 +74,7 @@ _WHERE = {
     ),
 }
 __all__ = [
+    "AddBatch",
     "AddResult",
     "AuditLine",
     "AuditLines",
@@ -94,6 +99,7 @@ __all__ = [
     "SnapshotList",
     "SyncPlan",
     "SyncResult",
+    "UpdateResult",
 ]
 
 

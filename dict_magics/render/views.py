@@ -17,6 +17,7 @@ from ..models import (
     SnapshotList,
     SyncPlan,
     SyncResult,
+    UpdateResult,
 )
 from ..models.display import register
 from ..profiles.status import ProfileStatus
@@ -34,6 +35,7 @@ from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
 from .store import audit_html, audit_text, snapshots_html, snapshots_text
+from .update import update_html, update_text
 
 __all__ = ["load"]
 
@@ -51,6 +53,7 @@ def load() -> None:
     register(BatchResult, text=batch_text, html=batch_html)
     register(DryRunResult, text=dryrun_text, html=dryrun_html)
     register(RestoreResult, text=restore_text, html=restore_html)
+    register(UpdateResult, text=update_text, html=update_html)
     register(SnapshotList, text=snapshots_text, html=snapshots_html)
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
