@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .display import Displayed
     from .glossary import (
+        ChangePreview,
         Conflict,
         ExportResult,
         Glossary,
@@ -57,6 +58,7 @@ _WHERE = {
     ),
     **dict.fromkeys(
         (
+            "ChangePreview",
             "Conflict",
             "ExportResult",
             "Glossary",
@@ -81,6 +83,7 @@ __all__ = [
     "AuditTable",
     "BatchResult",
     "Cause",
+    "ChangePreview",
     "Conflict",
     "DeleteResult",
     "Displayed",

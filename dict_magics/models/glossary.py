@@ -17,6 +17,7 @@ from .display import Displayed
 from .records import AddResult, DeleteResult, Entry
 
 __all__ = [
+    "ChangePreview",
     "Conflict",
     "ExportResult",
     "Glossary",
@@ -69,6 +70,26 @@ class Glossary:
 
     def __iter__(self) -> Iterator[GlossaryRow]:
         return iter(self.rows)
+
+
+@dataclass(frozen=True)
+class ChangePreview(Displayed):
+    """What an add or an update would send (a dry run): nothing was sent that changes anything.
+
+    ``old`` is the entry as listed (an update), ``None`` for an add; ``alongside`` are listed
+    entries with the same source term and pair (an add would make them a conflict).
+    """
+
+    operation: str
+    host: str
+    profile: str
+    new: Entry
+    old: Entry | None = None
+    alongside: list[Entry] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True)

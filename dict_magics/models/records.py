@@ -234,7 +234,7 @@ class DeleteResult(Displayed):
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddResult(Displayed):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
 
     ``unknown`` means the request may have reached the service; a listing settles it, and such

@@ -27,7 +27,7 @@ __all__ = [
 
 Operation = Literal["purge", "delete", "update", "sync"]
 """What a snapshot was taken before (version 1 knows the first two only)."""
-AuditOperation = Literal["delete", "purge", "add"]
+AuditOperation = Literal["delete", "purge", "add", "update"]
 """What an audit line records."""
 
 

@@ -16,10 +16,13 @@ listing verifies everything the plan asked for.
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..errors import OperationFailedError, ServiceError, UsageProblem
 from ..formats import read_glossary
 from ..models.glossary import (
     Conflict,
@@ -28,17 +31,23 @@ from ..models.glossary import (
     InvalidRow,
     PlannedUpdate,
     SyncPlan,
+    SyncResult,
 )
 from ..models.terms import entry_problems, language_problem
+from ..service.settle import settle_adds, settle_updates
 from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, ProgressSink
 from .listing import CACHE
+from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
-    from ..models import Entry
+    from ..models import AddResult, DeleteResult, Entry, UpdateResult
     from ..service.client import DictionaryClient
 
-__all__ = ["make_plan", "plan_sync", "validate_rows"]
+__all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
+
+CONFIRM_WORD = "yes"
 
 Key = tuple[str, str, str]
 
@@ -173,3 +182,270 @@ def make_plan(
         pairs=list(pairs),
         delete_missing=delete_missing,
     )
+
+
+def sync(
+    settings: OperationSettings,
+    path: str | Path,
+    *,
+    apply: bool = False,
+    delete_missing: bool = False,
+    pair: str | None = None,
+    format: str | None = None,
+    skip_invalid: bool = False,
+    yes: bool = False,
+    prompter: Prompter | None = None,
+    progress: ProgressSink | None = None,
+    cancel: threading.Event | None = None,
+    client: DictionaryClient | None = None,
+    warn: Warn = None,
+) -> SyncPlan | SyncResult:
+    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied.
+
+    Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
+    ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
+    snapshot (the entries changed or deleted, as they were, and the terms added), bulk adds,
+    PUTs, deletes, and one listing that verifies (and settles answers that were lost).
+    """
+    glossary = read_glossary(path, format=format, pair=pair)
+    with connect(settings, client) as (client, profile):
+        before = list(CACHE.fetch(client, profile).entries)
+        plan = make_plan(
+            glossary,
+            before,
+            host=client.host,
+            profile=profile,
+            delete_missing=delete_missing,
+            pair=_pair(pair),
+        )
+        if not apply:
+            return plan
+        if plan.invalid and not skip_invalid:
+            raise UsageProblem(_invalid_message(plan), option="skip_invalid")
+        if plan.empty:
+            return SyncResult(plan, verified=True)
+        if plan.deletes and not yes:
+            _confirm(prompter, plan)
+        kept = take_snapshot(
+            [u.old for u in plan.updates] + plan.deletes,
+            profile=profile,
+            host=client.host,
+            base_url=client.base_url,
+            operation="sync",
+            added=plan.adds,
+        )
+        run = _Apply(client, profile, settings, kept, warn, cancel)
+        adds = run.adds(plan.adds, before, progress)
+        updates = run.updates(plan.updates)
+        deletes = run.deletes(plan.deletes)
+        result = run.verify(plan, before, adds, updates, deletes)
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
+def _invalid_message(plan: SyncPlan) -> str:
+    shown = "; ".join(f"row {bad.row}: {bad.reason}" for bad in plan.invalid[:3])
+    more = f" (and {len(plan.invalid) - 3} more)" if len(plan.invalid) > 3 else ""
+    return (
+        f"{plan.path} has {len(plan.invalid)} invalid row{'s' * (len(plan.invalid) != 1)}: "
+        f"{shown}{more}. Fix them, or skip them; nothing was sent."
+    )
+
+
+def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
+    """Deleting entries the file lacks goes ahead only once someone types yes."""
+    shown = ", ".join(f"{e.id} ({e.describe()})" for e in plan.deletes[:5])
+    more = f" and {len(plan.deletes) - 5} more" if len(plan.deletes) > 5 else ""
+    warning = (
+        f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
+        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {shown}{more}. "
+        "A snapshot is kept first."
+    )
+    question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "
+    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
+    try:
+        answer = asker.confirm(warning, question)
+    except NoAnswer as exc:
+        raise UsageProblem(
+            f"refusing to delete {len(plan.deletes)} entries at {plan.host} without a "
+            f"confirmation, but {exc.reason}. Nothing was sent.",
+            option="yes",
+        ) from None
+    if answer.strip().lower() != CONFIRM_WORD:
+        raise UsageProblem(f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).")
+
+
+class _Apply:
+    """One sync's requests, each audited with the snapshot that undoes it."""
+
+    def __init__(
+        self,
+        client: DictionaryClient,
+        profile: str,
+        settings: OperationSettings,
+        kept: Any,
+        warn: Warn,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.client = client
+        self.profile = profile
+        self.settings = settings
+        self.kept = kept
+        self.warn = warn
+        self.cancel = cancel or threading.Event()
+
+    def _trail(self, operation: str) -> Trail:
+        return Trail(
+            profile=self.profile,
+            host=self.client.host,
+            operation=operation,  # type: ignore[arg-type]
+            snapshot=self.kept,
+            warn=self.warn,
+        )
+
+    def adds(
+        self, entries: list[Entry], before: list[Entry], progress: ProgressSink | None
+    ) -> list[AddResult]:
+        """Bulk POSTs in chunks; lost chunks are settled by the client (one listing)."""
+        if not entries:
+            return []
+        if progress is not None:
+            progress.start(len(entries), f"Adding {len(entries):,} entries at {self.client.host}")
+        try:
+            batch = self.client.add_entries(
+                entries,
+                workers=self.settings.workers,
+                progress=progress,  # type: ignore[arg-type]
+                cancel=self.cancel,
+                before=before,
+            )
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+            if progress is not None:
+                progress.stop()
+        with self._trail("add") as trail:
+            for result in batch.results:
+                trail.record(result)
+        return list(batch.results)
+
+    def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
+        """The PUTs on the batch engine (at most ``workers`` in flight; Ctrl-C stops it)."""
+        if not planned:
+            return []
+        from ..models import Cause, UpdateResult
+        from ..service import batch
+
+        def send(update: PlannedUpdate, stop: object) -> UpdateResult:
+            return self.client.update_entry(update.id, update.new, old=update.old)
+
+        try:
+            run = batch.run(
+                planned,
+                send,
+                workers=min(self.settings.workers, len(planned)),
+                sent=lambda r: r.attempts > 0,
+                refused=lambda r: r.cause is Cause.AUTH,
+                cancel=self.cancel,
+                name="dict-magics-update",
+            )
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+        results = [
+            r
+            if r is not None
+            else UpdateResult(
+                "failure",
+                u.id,
+                u.new,
+                u.old,
+                reason="not sent: the sync was stopped first",
+                attempts=0,
+                cause=Cause.NOT_ATTEMPTED,
+            )
+            for r, u in zip(run.results, planned, strict=True)
+        ]
+        with self._trail("update") as trail:
+            for result in results:
+                if not result.outcome_unknown:
+                    trail.record(result)
+        return results
+
+    def deletes(self, entries: list[Entry]) -> list[DeleteResult]:
+        """The existing delete machinery (audited, settled); the sync's snapshot covers it."""
+        if not entries or self.cancel.is_set():
+            return []
+        from dataclasses import replace
+
+        from .delete import delete
+
+        result = delete(
+            replace(self.settings, raise_on_failure=False),
+            [e.id for e in entries],
+            client=self.client,
+            snapshot=False,
+            cancel=self.cancel,
+            warn=self.warn,
+        )
+        return list(getattr(result, "results", [result]))
+
+    def verify(
+        self,
+        plan: SyncPlan,
+        before: list[Entry],
+        adds: list[AddResult],
+        updates: list[UpdateResult],
+        deletes: list[DeleteResult],
+    ) -> SyncResult:
+        """One listing: settles what is still unknown and checks every change reported done."""
+        try:
+            after = list(CACHE.fetch(self.client, self.profile).entries)
+        except ServiceError as exc:
+            from .safeguards import say
+
+            say(self.warn, f"no listing after the sync could verify it ({exc})")
+            return SyncResult(plan, adds, updates, deletes, str(self.kept.path), None)
+        by_id = {e.id: e for e in after}
+        if any(r.outcome_unknown for r in adds):
+            adds = settle_adds(adds, before, after, again="syncing again is safe")
+        if any(r.outcome_unknown for r in updates):
+            settled = settle_updates(updates, by_id)
+            with self._trail("update") as trail:
+                for old, now in zip(updates, settled, strict=True):
+                    if old.outcome_unknown:
+                        trail.record(now)
+            updates = settled
+        mismatches = _mismatches(before, after, adds, updates, deletes)
+        return SyncResult(
+            plan, adds, updates, deletes, str(self.kept.path), not mismatches, mismatches
+        )
+
+
+def _mismatches(
+    before: list[Entry],
+    after: list[Entry],
+    adds: list[AddResult],
+    updates: list[UpdateResult],
+    deletes: list[DeleteResult],
+) -> list[str]:
+    """What the service reported done that the listing afterwards does not show, in words."""
+    found: list[str] = []
+    gained = Counter(e.terms for e in after)
+    gained.subtract(Counter(e.terms for e in before))
+    for result in adds:
+        if not result.ok:
+            continue
+        if gained[result.entry.terms] > 0:
+            gained[result.entry.terms] -= 1
+        else:
+            found.append(f"added {result.entry.describe()}, but the listing does not hold it")
+    by_id = {e.id: e for e in after}
+    for result in updates:
+        now = by_id.get(result.entry_id)
+        if result.ok and (now is None or now.terms != result.new.terms):
+            shown = "no such entry" if now is None else now.describe()
+            found.append(f"updated entry {result.entry_id}, but the listing shows {shown}")
+    for result in deletes:
+        if result.ok and result.entry_id in by_id:
+            found.append(f"deleted entry {result.entry_id}, but the listing still holds it")
+    return found

@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING, Any
 from .words import clean
 
 if TYPE_CHECKING:
-    from ..models import Entry, ExportResult, SyncPlan, SyncResult
+    from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
 
 __all__ = [
+    "add_html",
+    "add_text",
     "export_html",
     "export_text",
     "plan_html",
     "plan_text",
+    "preview_html",
+    "preview_text",
     "sync_result_html",
     "sync_result_text",
 ]
@@ -220,3 +224,45 @@ def export_text(result: ExportResult) -> str:
 
 def export_html(result: ExportResult) -> str:
     return f'<div class="dict-magics-export">{escape(export_text(result))}</div>'
+
+
+def add_text(result: AddResult) -> str:
+    """One line: what was added (with the new id when a listing found it), or why not."""
+    kind = result.outcome
+    what = clean(result.entry.describe())
+    if kind == "success":
+        where = f"entry {clean(result.entry.id)}" if result.entry.id else "an entry (id not found)"
+        verified = " (verified by a listing)" if result.verified else ""
+        return f"{_SYMBOL[kind]} added {where}: {what}{verified}"
+    reason = f" \u2014 {clean(result.reason)}" if result.reason else ""
+    if kind == "unknown":
+        return f"{_SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
+    return f"{_SYMBOL[kind]} not added: {what}{reason}"
+
+
+def add_html(result: AddResult) -> str:
+    kind = result.outcome
+    return (
+        f'<div class="dict-magics-result dict-magics-{kind}" '
+        f'style="color:{_RESULT_COLOUR[kind]}">{escape(add_text(result))}</div>'
+    )
+
+
+def preview_text(preview: ChangePreview) -> str:
+    """A dry run of an add or an update: what would be sent, and to where."""
+    new = clean(preview.new.describe())
+    if preview.operation == "update" and preview.old is not None:
+        line = (
+            f"dry run: would update entry {clean(preview.new.id)} at {preview.host}: "
+            f"{clean(preview.old.describe())} \u21d2 {new}"
+        )
+    else:
+        line = f"dry run: would add {new} at {preview.host}"
+    if preview.alongside:
+        ids = ", ".join(clean(e.id) for e in preview.alongside)
+        line += f" (entry {ids} already has this source term: it would make a conflict)"
+    return line + "; nothing was sent"
+
+
+def preview_html(preview: ChangePreview) -> str:
+    return f'<div class="dict-magics-dry-run">{escape(preview_text(preview))}</div>'

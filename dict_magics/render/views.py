@@ -7,8 +7,10 @@ The top package wires ``load`` in as the loader, so models reach their views wit
 from __future__ import annotations
 
 from ..models import (
+    AddResult,
     AuditTable,
     BatchResult,
+    ChangePreview,
     DeleteResult,
     DryRunResult,
     EntryList,
@@ -24,10 +26,14 @@ from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
 from .glossary import (
+    add_html,
+    add_text,
     export_html,
     export_text,
     plan_html,
     plan_text,
+    preview_html,
+    preview_text,
     sync_result_html,
     sync_result_text,
 )
@@ -60,3 +66,5 @@ def load() -> None:
     register(SyncPlan, text=plan_text, html=plan_html)
     register(SyncResult, text=sync_result_text, html=sync_result_html)
     register(ExportResult, text=export_text, html=export_html)
+    register(AddResult, text=add_text, html=add_html)
+    register(ChangePreview, text=preview_text, html=preview_html)
