@@ -31,7 +31,7 @@ __all__ = [
     "UpdateResult",
 ]
 
-Outcome = Literal["success", "failure", "unknown"]
+Outcome = Literal["success", "failure", "unknown", "absent"]
 
 
 class Cause(str, Enum):
@@ -210,6 +210,10 @@ class DeleteResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    absent: bool = False
+    """The entry was not there: a listing just before did not hold it (then nothing was sent),
+    and the service, if asked, did not delete anything either. Not a failure: what a delete
+    wants is true (a script re-run after a partial run meets these)."""
 
     @property
     def ok(self) -> bool:
@@ -217,10 +221,17 @@ class DeleteResult(Displayed):
         return self.status == "success"
 
     @property
+    def done(self) -> bool:
+        """True when the entry is known to be gone: deleted now, or absent already."""
+        return self.ok or self.absent
+
+    @property
     def outcome(self) -> Outcome:
-        """``success``, ``failure`` or ``unknown``: the three outcomes a reader must tell apart."""
+        """``success``, ``failure``, ``unknown`` or ``absent``: what a reader must tell apart."""
         if self.outcome_unknown:
             return "unknown"
+        if self.absent:
+            return "absent"
         return self.status
 
     @property
@@ -363,8 +374,13 @@ class BatchResult(Displayed):
 
     @property
     def failed(self) -> int:
-        """How many did not succeed (failures and unknown outcomes alike)."""
-        return len(self.results) - self.succeeded
+        """How many did not succeed (failures and unknown outcomes alike; absent ones aside)."""
+        return len(self.results) - self.succeeded - self.absent
+
+    @property
+    def absent(self) -> int:
+        """How many ids were not in the dictionary (nothing to delete: not failures)."""
+        return sum(1 for r in self.results if r.absent)
 
     @property
     def unknown(self) -> int:
@@ -373,16 +389,21 @@ class BatchResult(Displayed):
 
     @property
     def ok(self) -> bool:
-        """True when every deletion succeeded (and there was at least one)."""
+        """True when every deletion succeeded or found its entry absent (at least one id)."""
         return bool(self.results) and self.failed == 0
 
     @property
+    def done(self) -> bool:
+        """The same as ``ok`` (one name for one result and a batch)."""
+        return self.ok
+
+    @property
     def failures(self) -> list[DeleteResult]:
-        """The results that did not succeed, in input order, each id once."""
+        """The results that did not succeed (absent ones aside), in input order, each id once."""
         seen: set[str | None] = set()
         out = []
         for r in self.results:
-            if not r.ok and r.entry_id not in seen:
+            if not r.done and r.entry_id not in seen:
                 seen.add(r.entry_id)
                 out.append(r)
         return out

@@ -18,7 +18,7 @@ from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
-from .safeguards import Trail, Warn, take_snapshot
+from .safeguards import Trail, Warn, listing_failed, take_snapshot
 from .snapshots import Snapshot
 
 if TYPE_CHECKING:
@@ -147,13 +147,8 @@ def _listing(
             ) from None
         return None
     except ServiceError as exc:
-        if dry_run:
-            raise ServiceError(f"{exc}; nothing was sent (dry run).", cause=exc.cause) from None
-        if required:
-            raise ServiceError(
-                f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try "
-                "again, or add --no-snapshot to purge without a copy."
-            ) from None
+        if dry_run or required:
+            raise listing_failed(exc, dry_run, "purge") from None
         return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
+from .locks import RestoreLock
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
 from .settle import settle_adds
@@ -63,30 +64,27 @@ def restore(
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)
         if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
-            result = undo_changes(
-                settings,
-                client,
-                profile,
-                snapshot,
-                prompter=prompter,
-                progress=progress,
-                dry_run=dry_run,
-                yes=yes,
-                cancel=cancel,
-                warn=warn,
+            return _undo(
+                settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
             )
-            if settings.raise_on_failure and not result.ok:
-                raise OperationFailedError(result)
-            return result
-        before = _listing(client, profile, dry_run)
-        wanted, skipped = missing_entries(snapshot.entries, before)
-        if dry_run or not wanted:
-            return RestoreResult(added=wanted if dry_run else [], skipped=skipped, dry_run=dry_run)
-        with Trail(
-            profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
-        ) as trail:
-            results = _Adder(client, settings.workers, progress, cancel, trail).run(wanted)
-            results = _settle(client, profile, before, results, trail)
+        if dry_run:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            return RestoreResult(added=wanted, skipped=skipped, dry_run=True)
+        # One restore at a time per profile and host (threads and processes): the listing that
+        # decides what is missing is taken under the lock, after any earlier restore's
+        # additions have landed, so two restores at once never add anything twice.
+        with RestoreLock(profile, client.host, client.timeout, warn) as lock:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            if not wanted:
+                return RestoreResult(skipped=skipped)
+            with Trail(
+                profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
+            ) as trail:
+                adder = _Adder(client, settings.workers, progress, cancel, trail, lock)
+                results = adder.run(wanted)
+                results = _settle(client, profile, before, results, trail)
     result = RestoreResult(
         added=[r.entry for r in results if r.ok],
         skipped=skipped,
@@ -98,16 +96,67 @@ def restore(
     return result
 
 
+def _undo(
+    settings: OperationSettings,
+    client: DictionaryClient,
+    profile: str,
+    snapshot: Snapshot,
+    prompter: Prompter | None,
+    progress: ProgressSink | None,
+    dry_run: bool,
+    yes: bool,
+    cancel: threading.Event | None,
+    warn: Warn,
+) -> RestoreResult:
+    """The undo of an update or a sync, under the same lock as any restore (not a dry run)."""
+
+    def run() -> RestoreResult:
+        return undo_changes(
+            settings,
+            client,
+            profile,
+            snapshot,
+            prompter=prompter,
+            progress=progress,
+            dry_run=dry_run,
+            yes=yes,
+            cancel=cancel,
+            warn=warn,
+        )
+
+    if dry_run:
+        result = run()
+    else:
+        with RestoreLock(profile, client.host, client.timeout, warn):
+            result = run()
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
 def missing_entries(
-    snapshot: Sequence[Entry], listing: Sequence[Entry]
+    snapshot: Sequence[Entry],
+    listing: Sequence[Entry],
+    copies: Mapping[str, int] | None = None,
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present): an entry is present while the listing holds as many entries
-    with its four terms as the snapshot has met so far."""
+    """(to add, already present), counting copies.
+
+    For each set of four terms, the dictionary should hold as many entries as it did when the
+    snapshot was taken: the snapshot's own entries with those terms, or more where ``copies``
+    says the dictionary held twins the delete left in place. What the listing holds counts
+    toward that; the rest is added, never more than the snapshot holds."""
+    copies = copies or {}
+    held = Counter(e.terms for e in snapshot)
+    had = Counter(held)
+    for entry in snapshot:
+        had[entry.terms] = max(had[entry.terms], copies.get(entry.id, 0))
     present = Counter(e.terms for e in listing)
+    # How many of the snapshot's entries of each terms are there already.
+    there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
     wanted, skipped = [], []
     for entry in snapshot:
-        if present[entry.terms] > 0:
-            present[entry.terms] -= 1
+        if there[entry.terms] > 0:
+            there[entry.terms] -= 1
             skipped.append(entry)
         else:
             wanted.append(entry)
@@ -178,7 +227,9 @@ class _Adder:
         progress: ProgressSink | None,
         cancel: threading.Event | None,
         trail: Trail,
+        lock: RestoreLock | None = None,
     ) -> None:
+        self.lock = lock
         self.client = client
         self.workers = workers
         self.progress = progress
@@ -214,6 +265,8 @@ class _Adder:
                 index = next(upcoming, None)
                 if index is None:
                     break
+                if self.lock is not None:
+                    self.lock.sending()  # a re-run after this process dies waits for it
                 pending[pool.submit(self.client.add_entry, entries[index])] = index
             if not pending:
                 return

@@ -14,9 +14,14 @@ The format is the contract in DESIGN.md ("Undo for every change")::
 
 ``entries`` are the entries as they were before being deleted or changed; ``added`` the terms
 of the entries the operation adds (a restore removes them). Version 1 (``.../1``: no
-``added``, operations purge and delete only) is still read. We write the header (``added``
-included) on the first line and one entry per line, so listing many large snapshots reads each
-header line and counts lines instead of parsing every entry. Any other layout of the
+``added``, operations purge and delete only) is still read. Plus, only when a deleted entry had
+twins (the same four terms under other ids), ``"copies": {id: n}``: how many entries with its
+terms the dictionary held, so a restore puts back one of two twins while the other is still
+there.
+
+We write the header (``added`` included) on the first line and one entry per line, so listing
+many large snapshots reads each header line and counts lines instead of parsing every entry.
+Any other layout of the
 same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
 """
 
@@ -111,6 +116,7 @@ def start_snapshot(
     operation: Operation,
     background: bool = False,
     added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -129,6 +135,8 @@ def start_snapshot(
         "operation": operation,
         "added": [e.to_service(with_id=False) for e in added],
     }
+    if copies:
+        header["copies"] = copies  # type: ignore[assignment]
     stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
     data = _serialise(header, entries)
     folder = snapshot_dir()
@@ -139,7 +147,16 @@ def start_snapshot(
         except FileExistsError:
             continue
         snapshot = Snapshot(
-            path, taken_at, profile, host, base_url, operation, entries, added, FORMAT
+            path,
+            taken_at,
+            profile,
+            host,
+            base_url,
+            operation,
+            entries,
+            dict(copies or {}),
+            added,
+            FORMAT,
         )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
@@ -187,6 +204,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
         info.base_url,
         info.operation,
         entries,
+        _copies(data.get("copies")),
         _added(path, data),
         data["format"],
     )
@@ -207,6 +225,19 @@ def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
             )
         added.append(Entry("", *(item[k] for k in _TERMS)))
     return added
+
+
+def _copies(raw: Any) -> dict[str, int]:
+    """The optional ``copies`` header (entry id -> how many entries with its four terms the
+    dictionary held when the snapshot was taken); anything malformed is ignored (a restore then
+    counts as version 1 did)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1
+    }
 
 
 def _load_json(path: Path) -> dict[str, Any]:

@@ -288,6 +288,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._refuse(problem, operation.entry_id)
         if fault is not None:
             return self._fault(fault, operation)
+        if operation.name == "add" and sandbox.add_delay:
+            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
         done = operation.run(sandbox)
         logged_id = self._logged_id(operation, done.entry)
         sandbox._log(
