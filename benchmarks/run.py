@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_glossary import bench_glossary
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_ratelimit import bench_rate_limit
@@ -495,6 +496,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "network": bench_network,
     "rate_limit": bench_rate_limit,
     "listing": bench_listing,
+    "glossary": bench_glossary,
 }
 
 

@@ -46,7 +46,7 @@ __all__ = [
     "sandbox_only",
 ]
 
-NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb")
+NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb", "glossary_sync.ipynb")
 DEMO_PACKAGES = ("nbclient", "nbformat", "ipykernel")
 INSTALL_HINT = "pip install 'dict-magics[demo]'"
 KERNEL_NAME = "dict-magics-demo"

@@ -37,6 +37,7 @@ from ..models.terms import entry_problems, language_problem
 from ..service.settle import settle_adds, settle_updates
 from .connect import connect
 from .context import OperationSettings, ProgressSink
+from .delete import count
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn, take_snapshot
@@ -311,7 +312,10 @@ class _Apply:
         if not entries:
             return []
         if progress is not None:
-            progress.start(len(entries), f"Adding {len(entries):,} entries at {self.client.host}")
+            progress.start(
+                len(entries),
+                f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
+            )
         try:
             batch = self.client.add_entries(
                 entries,

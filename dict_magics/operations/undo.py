@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from .context import OperationSettings, ProgressSink
+from .delete import count
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
@@ -231,7 +232,9 @@ def _readd(
     if not entries or cancel.is_set():
         return []
     if progress is not None:
-        progress.start(len(entries), f"Restoring {len(entries):,} entries at {client.host}")
+        progress.start(
+            len(entries), f"Restoring {count(len(entries), 'entry', 'entries')} at {client.host}"
+        )
     try:
         batch = client.add_entries(
             [replace(e, id="") for e in entries],
