@@ -6,6 +6,7 @@ import atexit
 import os
 import re
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 
@@ -24,6 +25,13 @@ pytest_plugins = ["pytester"]
 _SESSION_HOME = tempfile.mkdtemp(prefix="dict-magics-test-home-")
 os.environ["DICT_MAGICS_HOME"] = _SESSION_HOME
 atexit.register(shutil.rmtree, _SESSION_HOME, ignore_errors=True)
+
+# Ctrl-C as a terminal delivers it, even when the suite was started with SIGINT ignored (under
+# ``nohup``, or by a CI runner): Python then installs no KeyboardInterrupt handler, and every
+# child process would inherit "ignored". The Ctrl-C tests need the usual one, here and in the
+# processes they start (a Python handler becomes the default one in a child, which Python then
+# replaces with its own).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REQUIRE_ENV = "DICT_MAGICS_REQUIRE_SYSTEM_TESTS"
 SANDBOX_SECRET = re.compile(r"sandbox-secret-[A-Za-z0-9_-]{8,}")

@@ -315,7 +315,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     if note:
         print(f"{PROG}: {note}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return EXIT_OK if result.done else EXIT_FAILED  # an absent id is no failure
 
 
 def cmd_purge(args: argparse.Namespace) -> int:

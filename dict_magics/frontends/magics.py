@@ -281,6 +281,16 @@ class _Keyboard:
 
         return self._read(getpass.getpass, question)
 
+    def unanswerable(self) -> str | None:
+        """Why nobody can answer here (a kernel that allows no input), before anything is
+        asked or shown; ``None`` when someone may."""
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
+            return _NO_STDIN
+        return None
+
     def confirm(self, warning: str, question: str) -> str:
         print(warning)
         answer = self.ask(question)

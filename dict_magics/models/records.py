@@ -210,6 +210,9 @@ class DeleteResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    purged: int | None = None
+    """For a purge that succeeded: how many entries the listing just before showed (all of
+    them in the snapshot). The service gives no count of what it deleted."""
     absent: bool = False
     """The entry was not there: a listing just before did not hold it (then nothing was sent),
     and the service, if asked, did not delete anything either. Not a failure: what a delete
@@ -238,7 +241,10 @@ class DeleteResult(Displayed):
     def target(self) -> str:
         """What was deleted, in words: the id (with its terms when known), or every entry."""
         if self.entry_id is None:
-            return "every entry"
+            if self.purged is None:
+                return "every entry"
+            shown = f"{self.purged:,} entr{'y' if self.purged == 1 else 'ies'}"
+            return f"every entry ({shown} listed just before{', kept' if self.snapshot else ''})"
         if self.entry is not None:
             return f"{self.entry_id}: {self.entry.describe()}"
         return f"entry {self.entry_id!r}"

@@ -48,7 +48,7 @@ __all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
 
 FILENAME = "audit.jsonl"
 OPERATIONS = ("delete", "purge", "add", "update")
-OUTCOMES = ("success", "failure", "unknown")
+OUTCOMES = ("success", "failure", "unknown", "absent")
 TERMS = ("fromLang", "fromText", "toLang", "toText")
 _BLOCK = 64 * 1024
 _JSON = json.JSONEncoder(ensure_ascii=False)  # dumps() with options builds one per call

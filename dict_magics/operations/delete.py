@@ -138,7 +138,7 @@ def _plan(ids: list[str], listing: EntryList) -> _Plan:
             absent.append(entry_id)
         for listed in named:
             going.setdefault(listed, by_id[listed])
-    counts = Counter(e.terms for e in listing.entries)
+    counts = Counter(e.terms for e in by_id.values())  # a row the listing repeats counts once
     copies = {e.id: counts[e.terms] for e in going.values() if counts[e.terms] > 1}
     return _Plan(list(going.values()), absent, copies)
 
@@ -277,7 +277,9 @@ class _Run:
     def named(self, result: DeleteResult) -> DeleteResult:
         """The result with its entry's terms (when known) and the snapshot that holds it."""
         entry = self.known.get(result.entry_id or "")
-        path = str(self.kept.path) if self.kept is not None and entry is not None else None
+        # Every id sent while a snapshot was kept names a listed entry (or what a server may
+        # read it as): the snapshot holds it.
+        path = str(self.kept.path) if self.kept is not None else None
         if entry is None and path is None:
             return result
         return replace(result, entry=entry, snapshot=path)
