@@ -277,7 +277,7 @@ def _remove(
     removed, problems = [], []
     for r in getattr(result, "results", [result]):
         entry = by_id[r.entry_id]
-        if r.ok:
+        if getattr(r, "done", r.ok):  # deleted now, or already gone
             removed.append(entry)
         else:
             problems.append((entry, r.reason or "not removed", r.outcome_unknown))
