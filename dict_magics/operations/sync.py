@@ -67,17 +67,11 @@ def plan_sync(
     Raises ``UsageProblem`` for a file it will not read (before any request) and
     ``ServiceError`` when the dictionary cannot be listed.
     """
-    glossary = read_glossary(path, format=format, pair=pair)
-    with connect(settings, client) as (client, profile):
-        listing = CACHE.fetch(client, profile)
-        return make_plan(
-            glossary,
-            listing.entries,
-            host=client.host,
-            profile=profile,
-            delete_missing=delete_missing,
-            pair=_pair(pair),
-        )
+    plan = sync(
+        settings, path, format=format, pair=pair, delete_missing=delete_missing, client=client
+    )
+    assert isinstance(plan, SyncPlan)
+    return plan
 
 
 def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
@@ -328,6 +322,8 @@ class _Apply:
             CACHE.invalidate(self.client, self.profile)
             if progress is not None:
                 progress.stop()
+        if batch.interrupted:
+            self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
         with self._trail("add") as trail:
             for result in batch.results:
                 trail.record(result)
@@ -355,6 +351,8 @@ class _Apply:
             )
         finally:
             CACHE.invalidate(self.client, self.profile)
+        if run.interrupted or run.why:
+            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no deletion after it
         results = [
             r
             if r is not None
