@@ -101,6 +101,16 @@ class ServiceFailure(DictMagicsError):
         self.code = code
         self.vendor_message = vendor_message
 
+    def facts(self) -> dict[str, Any]:
+        """The cause, HTTP status and the vendor's code and words, to pass on to an error that
+        says what this failure meant for an operation."""
+        return {
+            "cause": self.cause,
+            "http_status": self.http_status,
+            "code": self.code,
+            "vendor_message": self.vendor_message,
+        }
+
 
 class ServiceError(ServiceFailure):
     """A read-only request (the listing) that gave no answer we can use; try again later."""

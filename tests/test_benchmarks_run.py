@@ -28,6 +28,7 @@ SECTIONS = {
     "[5]": "network",
     "[6]": "rate_limit",
     "[7]": "listing",
+    "[9]": "bulk_restore",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

@@ -343,7 +343,7 @@ def test_status_check_with_refused_keys(cli: Cli) -> None:
     assert proc.returncode == 1
     last = proc.stdout.rstrip().splitlines()[-1]
     assert last.startswith("\u2717 credentials refused (HTTP 401): ")
-    assert "signature does not match" in last
+    assert "[40006] The signature is incorrect." in last
     data = json.loads(
         cli.run("status", "--check", "--json", env=cli.env(DICT_MAGICS_SECRET_KEY=wrong)).stdout
     )

@@ -152,6 +152,13 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
 def _network(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="use this base URL instead of the profile's")
     parser.add_argument(
+        "--auth",
+        choices=("signature", "token"),
+        default=None,
+        help="sign every request, or get one token and send it as Bearer "
+        "(default: $DICT_MAGICS_AUTH, else signature)",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=limits.TIMEOUT,

@@ -67,7 +67,7 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "dict-magics"
-SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers")
+SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers", "auth")
 
 
 # -- shared glue -------------------------------------------------------------------------------

@@ -95,6 +95,8 @@ def result_json(result: DeleteResult) -> dict[str, Any]:
         "http_status": result.http_status,
         "reason": result.reason,
         "cause": result.cause.value,
+        "code": result.code,
+        "vendor_message": result.vendor_message,
         "outcome_unknown": result.outcome_unknown,
         "verified": result.verified,
         "attempts": result.attempts,

@@ -44,7 +44,14 @@ class Cause(str, Enum):
     REFUSED = "refused"
     """The service answered ``status: failure`` (no such entry, bad request, ...)."""
     AUTH = "auth"
-    """401 / 403: the keys, the signature or the clock."""
+    """401 / 403, or 40001 / 40002 / 40003 / 40006: the keys, the signature, the token or the
+    clock."""
+    NONCE = "nonce"
+    """The service refused the nonce: 40005 (too small) after every fresh try, or 40008 (too
+    big: the clock or the nonce state file)."""
+    INVALID = "invalid"
+    """40200 / 40201 / 40202: the request's data (terms, languages, fields) is the caller's
+    problem; sending it again would not help."""
     NONCE_REUSED = "nonce_reused"
     """The service saw this nonce already (another process with the same key)."""
     BAD_ANSWER = "bad_answer"
@@ -53,7 +60,7 @@ class Cause(str, Enum):
     REDIRECT = "redirect"
     """A 3xx: never followed, so the credentials went nowhere else."""
     RATE_LIMITED = "rate_limited"
-    """429 until the retry budget ran out."""
+    """429 or 40103 until the rate-limit patience ran out."""
     UNAVAILABLE = "unavailable"
     """503 / connection refused / connect timeout until the retry budget ran out."""
     TIMEOUT = "timeout"
@@ -217,6 +224,10 @@ class DeleteResult(Displayed):
     """The entry was not there: a listing just before did not hold it (then nothing was sent),
     and the service, if asked, did not delete anything either. Not a failure: what a delete
     wants is true (a script re-run after a partial run meets these)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -267,6 +278,10 @@ class AddResult(Displayed):
     elapsed: float = 0.0
     verified: bool = False
     cause: Cause = Cause.OK
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -348,6 +363,10 @@ class UpdateResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:

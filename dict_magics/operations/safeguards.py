@@ -57,8 +57,7 @@ def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
         )
     return ServiceError(
         text,
-        cause=exc.cause,
-        http_status=exc.http_status,
+        **exc.facts(),
         option=None if dry_run or cause in _OUTAGES else "snapshots",
     )
 

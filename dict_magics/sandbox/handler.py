@@ -57,7 +57,7 @@ class _Operation:
     items: list[dict[str, str]] = field(default_factory=list)
     token_for: tuple[str, int | None] | None = None
 
-    def run(self, sandbox: Any) -> _Done:  # the server.SandboxServer (it imports this module)
+    def run(self, sandbox: Any) -> _Done:  # a server.SandboxServer (which imports this)
         store: EntryStore = sandbox._store
         if self.name == "list":
             return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
@@ -273,8 +273,9 @@ class Handler(BaseHTTPRequestHandler):
             if sandbox.latency:
                 time.sleep(sandbox.latency)
             return self._rate_limited()
-        fault = sandbox._faults.take(self.command)
-        if fault is not None and fault.kind == "drop_before":
+        first = sandbox._faults.peek(self.command)
+        if first is not None and first.kind == "drop_before":
+            sandbox._faults.take(self.command)
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             self.reset()
             return
@@ -286,6 +287,9 @@ class Handler(BaseHTTPRequestHandler):
             self._check(operation)
         except Rejected as problem:
             return self._refuse(problem, operation.entry_id)
+        # Only a request the service would take meets a fault: one refused (a nonce overtaken
+        # on another connection, say) leaves it for the next.
+        fault = sandbox._faults.take(self.command)
         if fault is not None:
             return self._fault(fault, operation)
         if operation.name == "add" and sandbox.add_delay:

@@ -309,9 +309,12 @@ class SandboxServer:
         delay: float = 0.5,
         location: str = "",
         method: str | None = None,
+        code: int | None = None,
+        message: str | None = None,
     ) -> None:
-        """Make the next ``count`` requests (of ``method`` only, when given) meet fault
-        ``kind`` (see ``FAULT_KINDS``)."""
+        """Make the next ``count`` requests (of ``method`` only, when given) that the sandbox
+        would take meet fault ``kind`` (see ``FAULT_KINDS``); ``code`` and ``message`` are a
+        ``coded`` fault's vendor error."""
         self._faults.add(
             make_fault(
                 kind,
@@ -321,6 +324,8 @@ class SandboxServer:
                 delay=delay,
                 location=location,
                 method=method,
+                code=code,
+                message=message,
             )
         )
 
