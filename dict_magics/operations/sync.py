@@ -313,6 +313,7 @@ class _Apply:
         try:
             batch = self.client.add_entries(
                 entries,
+                chunk_size=self.settings.chunk_size,
                 workers=self.settings.workers,
                 progress=progress,  # type: ignore[arg-type]
                 cancel=self.cancel,

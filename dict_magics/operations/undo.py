@@ -238,6 +238,7 @@ def _readd(
     try:
         batch = client.add_entries(
             [replace(e, id="") for e in entries],
+            chunk_size=settings.chunk_size,
             workers=settings.workers,
             progress=progress,  # type: ignore[arg-type]
             cancel=cancel,

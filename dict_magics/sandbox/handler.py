@@ -292,7 +292,7 @@ class Handler(BaseHTTPRequestHandler):
         fault = sandbox._faults.take(self.command)
         if fault is not None:
             return self._fault(fault, operation)
-        if operation.name == "add" and sandbox.add_delay:
+        if operation.name in ("add", "bulk") and sandbox.add_delay:
             time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
         done = operation.run(sandbox)
         logged_id = self._logged_id(operation, done.entry)
