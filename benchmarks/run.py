@@ -22,6 +22,8 @@ absolute times drift while ratios measured side by side stay meaningful.
    size (``bench_listing.py``).
 8. ``dict-magics delete`` of 400 ids (default workers, ``-w 16``) and two processes x 300 ids
    at once against the vendor's nonce rule and the old lenient one (``bench_nonce_rule.py``).
+9. ``EntryList.lint()`` of 100,000 entries and ``EntryList.check`` of a 100,000-character text
+   against 10,000 entries, beside naive and other pure-Python ways (``bench_lint.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -43,6 +45,7 @@ from typing import Any
 
 from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
 from bench_glossary import bench_glossary
+from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_nonce_rule import bench_nonce_rule
@@ -503,6 +506,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "glossary": bench_glossary,
     "nonce_rule": bench_nonce_rule,
     "bulk_restore": bench_bulk_restore,
+    "lint": bench_lint,
 }
 
 

@@ -58,6 +58,8 @@ COMMANDS = [
     "restore",
     "snapshots",
     "log",
+    "lint",
+    "check",
     "sandbox",
     "demo",
 ]
