@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -41,11 +42,13 @@ from tools.notebook_outputs import (
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 REFRESH = "python -m tools.notebook_outputs --refresh"
-# Run after the notebook's own cells, in its kernel: what its sandbox holds and received.
+# Run after the notebook's own cells, in its kernel: what its sandbox holds and received. A
+# request refused for a nonce overtaken on another connection (40005: not acted on, sent again
+# at once) is left out: how many there are depends on thread timing, not on the notebook.
 STATE_PROBE = (
     "import json\n"
     "print(json.dumps({'entries': sorted(sandbox.entries), 'requests': "
-    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests]}))"
+    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests if r.code != 40005]}))"
 )
 
 
@@ -176,7 +179,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "\u2717 1077",
         "\u2717 1101",
     ]
-    assert all("no such entry (HTTP 404, 1 attempt)" in line for line in lines[3:])
+    # 1 attempt, or more when a nonce was overtaken on another connection (40005, re-sent)
+    assert all(re.search(r"no such entry \(HTTP 404, \d+ attempts?\)", x) for x in lines[3:])
     assert run["summary"].splitlines() == [
         "123 deleted, 3 not deleted",
         "   3 x failure: refused",
@@ -192,10 +196,15 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     assert run["undo"].splitlines()[-1] == "206 entries; 6 conflicting targets again"
     kept = sorted(state["entries"], key=int)
     assert kept[:200] == [str(i) for i in range(1, 201)] and len(kept) == 206
+    # A lost answer (the 8 drop_after faults) on a kept-alive connection is sent again and
+    # answered 404; which requests meet the faults on which connection depends on thread timing
+    # now that some nonces are overtaken (40005) and re-sent on their connection.
+    resent = requests(state)[("delete", 404)] - 3
+    assert 0 <= resent <= 8
     assert requests(state) == {
         ("list", 200): 5,
         ("delete", 200): 3 + 123,
-        ("delete", 404): 3,
+        ("delete", 404): 3 + resent,
         ("add", 200): 6,
     }
 
