@@ -348,12 +348,23 @@ class Output:
                 self.line(data)
 
     def _write(self, text: str) -> None:
+        # A term may hold a lone surrogate (JSON allows "\ud800"; UTF-8 cannot encode it): it is
+        # written as that escape, which inside a JSON string means the same, and never crashes
+        # the output of a delete that already happened.
+        text = _LONE_SURROGATE.sub(_escaped, text)
         with self._lock:
             try:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
             except BrokenPipeError:
                 _quiet_stdout()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _quiet_stdout() -> None:

@@ -82,6 +82,16 @@ class Cause(str, Enum):
     """Anything else the network layer raised."""
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
+    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
+    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 @dataclass(frozen=True)
 class EntryList(Displayed):
     """A listing of the dictionary (or part of it), in the service's order."""
@@ -144,12 +154,17 @@ class EntryList(Displayed):
         )
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the entries as UTF-8 CSV with the service's column names; returns the path."""
+        """Write the entries as CSV with the service's column names; returns the path.
+
+        UTF-8 with a byte order mark (Excel then reads Japanese as such, not as mojibake); a
+        cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``, so no
+        spreadsheet reads a term as a formula (OWASP CSV injection); a lone surrogate, which
+        UTF-8 cannot hold, is written as its escape (``\\ud800``)."""
         path = Path(path)
-        with path.open("w", encoding="utf-8", newline="") as handle:
+        with path.open("w", encoding="utf-8-sig", errors="backslashreplace", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(Entry.FIELDS)
-            writer.writerows([e.id, *e.terms] for e in self.entries)
+            writer.writerows([csv_cell(c) for c in (e.id, *e.terms)] for e in self.entries)
         return path
 
     def __repr__(self) -> str:

@@ -42,6 +42,9 @@ class SnapshotInfo:
     base_url: str
     operation: Operation
     count: int
+    sequence: int | None = None
+    """The order in which this machine's snapshots were started (``None`` for older ones):
+    what "latest" follows, rather than a clock that may have been wrong."""
 
 
 @dataclass(frozen=True)

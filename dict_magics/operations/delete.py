@@ -258,6 +258,7 @@ class _Run:
         self.profile = profile
         self.known = known
         self._kept = kept
+        self.noted_ids: set[str | None] = set()
         self.trail = Trail(
             profile=profile,
             host=client.host,
@@ -305,12 +306,18 @@ class _Run:
                     self._update_cache([result])
                     raise RequestInterrupted(result) from None
             batch = _batch(self.client, ids, workers, _Sink(self, progress), cancel)
+            # Requests in flight when Ctrl-C came were waited for, but their results may never
+            # have reached the progress sink: audited here, each id once.
+            for result in {r.entry_id: r for r in batch.results}.values():
+                if result.entry_id not in self.noted_ids:
+                    self.noted(result)
             path = str(self.kept.path) if self.kept is not None else None
             return replace(batch, results=[self.named(r) for r in batch.results], snapshot=path)
 
     def noted(self, result: DeleteResult) -> DeleteResult:
         """``named(result)``, audited now when its outcome is known (else once settled)."""
         result = self.named(result)
+        self.noted_ids.add(result.entry_id)
         if not result.outcome_unknown:
             self.trail.record(result)
         return result

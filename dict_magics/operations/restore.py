@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, OperationFailedError, ServiceError, UsageProblem
+from ..models.text import shown
 from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
@@ -76,8 +77,9 @@ def restore(
         with RestoreLock(profile, client.host, client.timeout, warn) as lock:
             before = _listing(client, profile, dry_run)
             wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            wanted, refused = _sendable(wanted)
             if not wanted:
-                return RestoreResult(skipped=skipped)
+                return RestoreResult(skipped=skipped, failed=refused)
             with Trail(
                 profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
             ) as trail:
@@ -87,7 +89,8 @@ def restore(
     result = RestoreResult(
         added=[r.entry for r in results if r.ok],
         skipped=skipped,
-        failed=[(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
+        failed=refused
+        + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
         unknown=[r.entry for r in results if r.outcome_unknown],
     )
     if settings.raise_on_failure and not result.ok:
@@ -162,6 +165,27 @@ def missing_entries(
     return wanted, skipped
 
 
+def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
+    """(entries that can be sent, (entry, why not) for the others): a term holding a lone
+    surrogate (a listing may carry ``"\\ud800"``) is not text; no request can carry it as
+    UTF-8, and the service's rules refuse it."""
+    ok, refused = [], []
+    for entry in entries:
+        bad = [f"U+{ord(ch):04X}" for t in entry.terms for ch in t if 0xD800 <= ord(ch) <= 0xDFFF]
+        if bad:
+            refused.append(
+                (
+                    entry,
+                    f"not sent: its terms hold a lone surrogate ({', '.join(dict.fromkeys(bad))}), "
+                    "which is not text and cannot be sent as UTF-8; the snapshot keeps it as the "
+                    "escape \\u" + bad[0][2:].lower() + ": add it again by hand without it",
+                )
+            )
+        else:
+            ok.append(entry)
+    return ok, refused
+
+
 def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
     if source is not None and str(source).strip():
         return read_snapshot(str(source).strip())
@@ -181,9 +205,11 @@ def _confirm_elsewhere(
     """A snapshot of another host or profile goes back only once someone types yes."""
     if (snapshot.host, snapshot.profile) == (host, profile):
         return
+    # The snapshot's host and profile are text from a file: shown, never acted on by a terminal.
+    there, theirs = shown(snapshot.host), shown(snapshot.profile)
     warning = (
-        f"The snapshot {snapshot.path} was taken on {snapshot.host} (profile "
-        f"{snapshot.profile!r}); this adds its missing entries to {host} (profile {profile!r})."
+        f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
+        f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
     question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
@@ -191,7 +217,7 @@ def _confirm_elsewhere(
         answer = asker.confirm(warning, question)
     except NoAnswer as exc:
         raise UsageProblem(
-            f"refusing to restore a snapshot of {snapshot.host} (profile {snapshot.profile!r}) "
+            f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
             f"to {host} (profile {profile!r}) without a confirmation, but {exc.reason}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
         ) from None

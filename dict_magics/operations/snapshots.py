@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 import secrets
 from collections.abc import Iterable
@@ -126,6 +127,7 @@ def start_snapshot(
     entries = list(entries)
     added = list(added)
     taken_at = datetime.now(timezone.utc)
+    folder = snapshot_dir()
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
@@ -137,9 +139,16 @@ def start_snapshot(
     }
     if copies:
         header["copies"] = copies  # type: ignore[assignment]
-    stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
+    stem = "-".join(
+        [
+            taken_at.strftime("%Y%m%dT%H%M%S%fZ"),
+            _safe(profile),
+            _safe(host),
+            operation,
+            f"n{_next_sequence():d}",
+        ]
+    )
     data = _serialise(header, entries)
-    folder = snapshot_dir()
     for _ in range(8):  # a name taken (by chance, or by a link planted there): another one
         path = folder / f"{stem}-{secrets.token_hex(3)}.json"
         try:
@@ -160,6 +169,34 @@ def start_snapshot(
         )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
+
+
+SEQUENCE_FILE = "snapshot-sequence"
+_SEQUENCE = re.compile(r"-n([0-9]{1,18})-[0-9a-f]{6}\.json$")
+
+
+def _next_sequence() -> int:
+    """A number larger than any snapshot's started before in this data folder (it goes in the
+    file's name, ``...-n42-xxxxxx.json``).
+
+    One byte appended to ``<DICT_MAGICS_HOME>/snapshot-sequence``: an ``O_APPEND`` write places
+    itself at the end
+    of the file atomically, so the descriptor's offset after it is unique and increasing across
+    threads and processes, without a lock and without trusting the clock. A sequence file that
+    went missing is started again above the highest sequence of the snapshots there."""
+    path = localdata.home() / SEQUENCE_FILE
+    fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, b".")
+        number = os.lseek(fd, 0, os.SEEK_CUR)
+        if number == 1:  # a new sequence: above every snapshot already there
+            highest = max((i.sequence or 0 for i in list_snapshots()), default=0)
+            if highest:
+                os.write(fd, b"." * highest)
+                number = os.lseek(fd, 0, os.SEEK_CUR)
+        return number
+    finally:
+        os.close(fd)
 
 
 def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
@@ -293,6 +330,8 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
             f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
             "time."
         ) from None
+    named = _SEQUENCE.search(path.name)
+    sequence = int(named.group(1)) if named else None
     return SnapshotInfo(
         path,
         taken_at,
@@ -301,6 +340,7 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
         data["base_url"],
         data["operation"],
         count,
+        sequence,
     )
 
 
@@ -327,7 +367,13 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
         info = _info(path, profile, host)
         if info is not None:
             found.append(info)
-    found.sort(key=lambda i: (i.taken_at, i.path.name), reverse=True)
+    # Newest first by the order they were started on this machine, not by their clock time: a
+    # snapshot taken while the clock was ahead must not hide a later one. Older snapshots (no
+    # sequence) come after, by time.
+    found.sort(
+        key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
+        reverse=True,
+    )
     return found
 
 

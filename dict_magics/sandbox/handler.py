@@ -169,7 +169,11 @@ class Handler(BaseHTTPRequestHandler):
         self.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
     def send_json(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None):
-        self.send(code, json.dumps(data, ensure_ascii=False).encode(), "application/json", extra)
+        # A term may hold a lone surrogate (as a real service's JSON may: "\ud800"): sent as
+        # that escape, since UTF-8 cannot carry it.
+        text = json.dumps(data, ensure_ascii=False)
+        body = text.encode("utf-8", "backslashreplace")
+        self.send(code, body, "application/json", extra)
 
     def reset(self) -> None:
         """Close with a reset, so the client sees the connection die with no answer."""
