@@ -175,6 +175,21 @@ class Trail:
             )
         )
 
+    def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
+        """Note the outcomes of requests that have all ended (a bulk batch), in one write."""
+        sent = [r for r in results if r.attempts > 0]
+        if not sent:
+            return
+        self._guard(
+            lambda: self._log.record_many(
+                sent,
+                profile=self.profile,
+                host=self.host,
+                operation=self.operation,
+                snapshot=self.snapshot,
+            )
+        )
+
     def __enter__(self) -> Trail:
         return self
 
