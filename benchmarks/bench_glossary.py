@@ -1,4 +1,4 @@
-"""[10] Glossary sync: the plan of a 10,000-row file against 10,000 entries (time beyond the
+"""[11] Glossary sync: the plan of a 10,000-row file against 10,000 entries (time beyond the
 listing it needs anyway), and applying 1,000 adds + 100 updates against the same requests sent
 by a hand-written loop (request count and time).
 
@@ -45,7 +45,7 @@ def bench_glossary(mode: Mode) -> None:
     entries, rows, adds, updates = _sizes(mode)
     rounds = max(2, mode.listing_rounds // 2)
     section(
-        f"[10] glossary sync: plan of {rows:,} rows vs {entries:,} entries; apply {adds:,} adds "
+        f"[11] glossary sync: plan of {rows:,} rows vs {entries:,} entries; apply {adds:,} adds "
         f"+ {updates:,} updates vs a hand-written loop"
     )
     home = WORK / "glossary-home"  # snapshots and audit lines of the applies: never the user's
