@@ -200,6 +200,34 @@ def _bench_tokens(mode: Mode) -> None:
         f"{both['seconds']:.3f} s; entries left of the 600: {both['left']}"
     )
     RESULTS["token"]["left_after"] = left
+    _bench_token_rtt(rounds)
+
+
+def _bench_token_rtt(rounds: int) -> None:
+    """400 ids on 8 workers through a 20 ms round trip: time against n x RTT / workers."""
+    workers, names = 8, ["token", "signature"]
+    limit = TOKEN_IDS * RTT / workers
+    spec = SandboxSpec(TOKEN_IDS * len(names) * rounds, rtt=RTT, max_log=10_000)
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    with sandbox_process(spec) as sandbox:
+        first = 1
+        for order in rotations(names, rounds):
+            for auth in order:
+                ids = [str(i) for i in range(first, first + TOKEN_IDS)]
+                first += TOKEN_IDS
+                results[auth].append(_delete_run(sandbox, ids, workers, auth))
+    RESULTS["token"]["rtt"] = results
+    print(f"  {TOKEN_IDS} ids, {workers} workers, {RTT * 1000:g} ms RTT: limit n x RTT / w = "
+          f"{limit:.2f} s")  # fmt: skip
+    for auth in names:
+        rs = results[auth]
+        print(
+            f"  {auth:>9}: {median([r['seconds'] for r in rs]):6.3f} s; failed "
+            f"{max(r['failed'] for r in rs)} (worst); {median([r['requests'] for r in rs]):.0f} "
+            "requests"
+        )
+        ratio = median([r["seconds"] / limit for r in rs])
+        print(ratio_line(f"{auth}_rtt20_8_workers/limit", ratio, 1.2 if auth == "token" else None))
 
 
 def _two_processes(sandbox: Any, first: int) -> dict[str, Any]:
