@@ -46,7 +46,7 @@ __all__ = [
     "sandbox_only",
 ]
 
-NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb")
+NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb", "glossary_sync.ipynb")
 DEMO_PACKAGES = ("nbclient", "nbformat", "ipykernel")
 INSTALL_HINT = "pip install 'dict-magics[demo]'"
 KERNEL_NAME = "dict-magics-demo"
@@ -337,7 +337,7 @@ SHOWN_LINES = 12
 """Lines of a cell's output shown in the terminal (the written notebook holds all of them)."""
 _NAMES = {
     "delete": "DELETE {}",
-    "add": "POST (new id {})",
+    "add": "added (new id {})",
     "list": "GET listing",
     "purge": "purge",
 }
@@ -393,10 +393,17 @@ def _run_step(
     text = cell_text(cell)
     # A request refused for a nonce overtaken on another connection (40005) was not acted on
     # and went again at once: how many there are is thread timing, not the notebook.
+    # A bulk addition is read as the additions it made (each entry's new id), as a restore's
+    # one POST per entry was: the notebook says which entries come back, not how they travel.
     sent = [
-        (r.operation, r.entry_id, r.http_status)
+        request
         for r in sandbox.requests[logged:]
         if r.code != 40005
+        for request in (
+            [("add", e.id, r.http_status) for e in r.entries]
+            if r.operation == "bulk"
+            else [(r.operation, r.entry_id, r.http_status)]
+        )
     ]
     after = sandbox.entries
     removed[cell.get("id", "")] = Counter(e.terms for k, e in before.items() if k not in after)

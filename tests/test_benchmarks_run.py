@@ -29,6 +29,8 @@ SECTIONS = {
     "[6]": "rate_limit",
     "[7]": "listing",
     "[8]": "lint",
+    "[10]": "bulk_restore",
+    "[11]": "glossary",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

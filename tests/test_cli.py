@@ -733,3 +733,15 @@ def test_ctrl_c_prints_what_was_done_then_exits_130(cli: Cli, mode: str) -> None
         assert last["summary"]["interrupted"] is True and last["summary"]["total"] == 5
     else:
         assert stdout.startswith(f"\u2717 deleted {len(sent)} of 5 entries")
+
+
+def test_auth_token_on_the_command_line(cli: Cli, sandbox: SandboxServer) -> None:
+    proc = cli.run("delete", "--auth", "token", "1", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert sandbox.tokens_issued == 1 and "1" not in sandbox.entries
+    dictionary = [r for r in sandbox.requests if r.path != "/api/v1/token"]
+    assert dictionary and not any("signature" in r.headers for r in dictionary)
+    refused = cli.run("delete", "--auth", "password", "3")
+    assert refused.returncode == 2 and "invalid choice: 'password'" in refused.stderr
+    by_env = cli.run("delete", "3", env=cli.env(DICT_MAGICS_AUTH="token"))
+    assert by_env.returncode == 0 and sandbox.tokens_issued == 2  # another process, one token

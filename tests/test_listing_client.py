@@ -17,7 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from dict_magics.errors import DictMagicsError, ListingUnsupportedError, ServiceError
+from dict_magics.errors import (
+    DictMagicsError,
+    InvalidEntryError,
+    ListingUnsupportedError,
+    ServiceError,
+)
 from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
@@ -258,10 +263,17 @@ def test_add_entry_needs_an_entry(sandbox: SandboxServer) -> None:
 
 
 def test_an_entry_the_service_refuses_is_a_plain_failure(sandbox: SandboxServer) -> None:
-    result = client_for(sandbox).add_entry(Entry("", "ja", " ", "en", "SAT"))
+    # The client checks terms first: an empty one is refused before any request...
+    with pytest.raises(InvalidEntryError, match="fromText is empty"):
+        client_for(sandbox).add_entry(Entry("", "ja", " ", "en", "SAT"))
+    assert sandbox.requests == []
+    # ...and what the service refuses all the same is a plain failure with its words.
+    message = "Missing or invalid parameter(s): fromText is empty"
+    sandbox.inject("coded", status=400, code=40202, message=message, method="POST")
+    result = client_for(sandbox).add_entry(SATURDAY)
     assert result.outcome == "failure" and result.http_status == 400 and result.attempts == 1
     assert result.cause is Cause.INVALID and result.code == 40202
-    assert "[40202] Missing or invalid parameter(s): fromText is empty" in result.reason
+    assert f"[40202] {message}" in result.reason
     assert adds(sandbox) == []
 
 

@@ -605,10 +605,8 @@ def test_delete_expands_variables_and_collections(ip: Any, env_creds: SandboxSer
     ip.user_ns["quoted"] = odd
     batch = run(ip, "%dict_delete {quoted}").result
     assert [r.entry_id for r in batch.results] == odd and batch.ok
-    taken = [
-        r.entry_id for r in env_creds.requests if r.method == "DELETE" and r.http_status == 200
-    ]
-    assert sorted(taken[-5:]) == sorted(odd)  # (a nonce refused with 40005 is re-sent: not taken)
+    acted = [r for r in env_creds.requests if r.code != 40005]  # a refused nonce is re-sent
+    assert sorted(r.entry_id for r in acted[-5:]) == sorted(odd)
     assert len(sent(env_creds)) == 17
 
 
@@ -1069,3 +1067,14 @@ def test_lines_with_anything_but_plain_ids_go_through_argparse() -> None:
     odd = ["17\u200318", "17\xa018", "\uff11\uff17", "17\x0b18", "17\n18"]  # not shlex's spaces
     for line in ("17 --dry-run", "-p work 17", "17 -w 4", "'17'", "x17", "17x", "", "  ", *odd):
         assert not magics._is_plain_ids(line), line
+
+
+def test_the_auth_setting_picks_token_auth(ip: Any, env_creds: SandboxServer) -> None:
+    ip.run_line_magic("config", 'DictMagics.auth = "token"')
+    assert run(ip, "%dict_delete 1 2").result.ok and env_creds.tokens_issued == 1
+    assert run(ip, "%dict_delete 3").result.ok and env_creds.tokens_issued == 1  # kept
+    refused = run(ip, '%config DictMagics.auth = "password"')
+    assert "auth must be 'signature' or 'token'" in refused.stderr
+    ip.run_line_magic("config", 'DictMagics.auth = "signature"')
+    assert run(ip, "%dict_delete 4").result.ok and env_creds.tokens_issued == 1
+    assert "signature" in env_creds.requests[-1].headers

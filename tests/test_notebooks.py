@@ -125,7 +125,7 @@ def check_quickstart(run: NotebookRun, state: dict) -> None:
     assert requests(state) == {
         ("list", 200): 11,
         ("delete", 200): 7,
-        ("add", 200): 6 + 99,
+        ("bulk", 200): 2,  # the two restores: 6 entries, then 99, one bulk request each
         ("purge", 200): 1,
     }
 
@@ -154,7 +154,7 @@ def check_panel(run: NotebookRun, state: dict) -> None:
     assert len(state["entries"]) == 100
     assert sorted(e for op, e, c in state["requests"] if op == "delete" and c == 200) == ["10", "7"]
     changed = Counter({k: v for k, v in requests(state).items() if k[0] != "list"})
-    assert changed == {("delete", 200): 2, ("add", 200): 102, ("purge", 200): 1}
+    assert changed == {("delete", 200): 2, ("bulk", 200): 2, ("purge", 200): 1}  # 2, then 100
 
 
 def check_bulk(run: NotebookRun, state: dict) -> None:
@@ -214,12 +214,38 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         ("list", 200): 7,
         ("delete", 200): 3 + 123,
         **({("delete", 404): resent} if resent else {}),
-        ("add", 200): 123,
+        ("bulk", 200): 1,  # the undo: 123 entries in one bulk request
     }
 
 
 CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
 CHECKS["bulk_cleanup.ipynb"] = check_bulk
+
+
+def check_glossary(run: NotebookRun, state: dict) -> None:
+    assert run["export"] == "\u2713 exported 12 entries from 127.0.0.1:PORT to glossary.csv (csv)"
+    plan = run["plan"].splitlines()
+    assert plan[0].endswith("1 add, 1 update, 1 delete, 10 unchanged, 0 conflicts, 1 invalid row")
+    assert plan[1:5] == [
+        "  + row 13: en\u2192de  purchase order \u2192 Bestellung",
+        "  ~ row 10, id 10: ja\u2192en  \u4f1a\u8b70: meeting \u2192 conference",
+        "  - id 2: en\u2192de  invoice \u2192 Rechnung",
+        "  x row 14: fromText has 300 characters; the service takes at most 255",
+    ]
+    applied = run["apply"].splitlines()
+    assert applied[1].startswith("\u2713 sync of glossary.csv applied at 127.0.0.1:PORT: 1/1 added")
+    assert applied[1].endswith("a listing afterwards shows every change")
+    assert "0 adds, 0 updates, 0 deletes, 12 unchanged" in run["plan-again"]
+    assert run["undo"].splitlines()[1].startswith("\u2713 undo: put back 1 entry under their ids")
+    assert run["check"] == "12 entries; the file's edits undone: True"
+    # 2 deleted by the sync comes back as 14 (the service picks new ids); 13, added, is gone
+    assert sorted(state["entries"], key=int) == ["1", *(str(i) for i in range(3, 13)), "14"]
+    changed = Counter((op, code) for op, _, code in state["requests"] if op not in ("list",))
+    # apply: one bulk add, one PUT, one DELETE; undo: one PUT, one bulk add, one DELETE
+    assert changed == {("bulk", 200): 2, ("update", 200): 2, ("delete", 200): 2}
+
+
+CHECKS["glossary_sync.ipynb"] = check_glossary
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -355,6 +381,10 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
 # -- cells that send reach only the notebook's own sandbox ---------------------------------
 
 SENDING = (
+    "%dict_sync",
+    "%dict_export",
+    "%dict_add",
+    "%dict_update",
     "%dict_delete",
     "%dict_purge",
     "%dict_restore",

@@ -89,11 +89,17 @@ def test_a_restore_killed_mid_way_and_run_again_adds_no_duplicates(
         before = _terms(server)
         assert purge(OperationSettings(), yes=True).ok
         server.clear_log()
-        command = [sys.executable, "-m", "dict_magics", "restore", "--yes", "--workers", "8"]
+        # Bulk chunks of 5 on 8 workers: 12 chunks, so some land before the kill and some not.
+        code = (
+            "from dict_magics.operations.context import OperationSettings\n"
+            "from dict_magics.operations.restore import restore\n"
+            "restore(OperationSettings(workers=8, chunk_size=5), yes=True)\n"
+        )
+        command = [sys.executable, "-c", code]
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 60
-            # Killed while POSTs are in flight (the sandbox waits 1 s before adding each).
+            # Killed while POSTs are in flight (the sandbox waits 1 s before adding each chunk).
             while len(server.entries) < 8 and time.monotonic() < deadline:
                 time.sleep(0.01)
         finally:

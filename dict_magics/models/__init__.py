@@ -12,8 +12,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .display import Displayed
+    from .glossary import (
+        ChangePreview,
+        Conflict,
+        ExportResult,
+        Glossary,
+        GlossaryRow,
+        InvalidRow,
+        PlannedUpdate,
+        SyncPlan,
+        SyncResult,
+    )
     from .lint import Finding, LintReport
     from .records import (
+        AddBatch,
         AddResult,
         BatchResult,
         Cause,
@@ -23,6 +35,7 @@ if TYPE_CHECKING:
         EntryList,
         Outcome,
         RestoreResult,
+        UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
     from .textcheck import CheckReport, Match, Sentence
@@ -31,6 +44,7 @@ _WHERE = {
     "Displayed": "display",
     **dict.fromkeys(
         (
+            "AddBatch",
             "AddResult",
             "BatchResult",
             "Cause",
@@ -40,38 +54,64 @@ _WHERE = {
             "EntryList",
             "Outcome",
             "RestoreResult",
+            "UpdateResult",
         ),
         "records",
     ),
     **dict.fromkeys(("Finding", "LintReport"), "lint"),
     **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
+        (
+            "ChangePreview",
+            "Conflict",
+            "ExportResult",
+            "Glossary",
+            "GlossaryRow",
+            "InvalidRow",
+            "PlannedUpdate",
+            "SyncPlan",
+            "SyncResult",
+        ),
+        "glossary",
+    ),
+    **dict.fromkeys(
         ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
         "store",
     ),
 }
 __all__ = [
+    "AddBatch",
     "AddResult",
     "AuditLine",
     "AuditLines",
     "AuditTable",
     "BatchResult",
     "Cause",
+    "ChangePreview",
     "CheckReport",
+    "Conflict",
     "DeleteResult",
     "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
+    "ExportResult",
     "Finding",
+    "Glossary",
+    "GlossaryRow",
+    "InvalidRow",
     "LintReport",
     "Match",
     "Outcome",
+    "PlannedUpdate",
     "RestoreResult",
     "Sentence",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
+    "SyncPlan",
+    "SyncResult",
+    "UpdateResult",
 ]
 
 

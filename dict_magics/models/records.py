@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .textcheck import CheckReport
 
 __all__ = [
+    "AddBatch",
     "AddResult",
     "BatchResult",
     "Cause",
@@ -32,6 +33,7 @@ __all__ = [
     "EntryList",
     "Outcome",
     "RestoreResult",
+    "UpdateResult",
 ]
 
 Outcome = Literal["success", "failure", "unknown", "absent"]
@@ -80,12 +82,13 @@ class Cause(str, Enum):
     """Anything else the network layer raised."""
 
 
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
 
 
 def csv_cell(text: str) -> str:
     """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
-    @``, a tab or a carriage return."""
+    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
+    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
@@ -189,10 +192,6 @@ class DeleteResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
-    code: int | None = None
-    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
-    vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
     purged: int | None = None
     """For a purge that succeeded: how many entries the listing just before showed (all of
     them in the snapshot). The service gives no count of what it deleted."""
@@ -200,6 +199,10 @@ class DeleteResult(Displayed):
     """The entry was not there: a listing just before did not hold it (then nothing was sent),
     and the service, if asked, did not delete anything either. Not a failure: what a delete
     wants is true (a script re-run after a partial run meets these)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -234,7 +237,7 @@ class DeleteResult(Displayed):
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddResult(Displayed):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
 
     ``unknown`` means the request may have reached the service; a listing settles it, and such
@@ -258,6 +261,91 @@ class AddResult:
     @property
     def ok(self) -> bool:
         """True only when the entry is known to have been added."""
+        return self.status == "success"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``success``, ``failure`` or ``unknown``."""
+        return "unknown" if self.outcome_unknown else self.status
+
+
+@dataclass(frozen=True)
+class AddBatch:
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given.
+
+    ``settled`` holds the positions whose answer was lost and that a listing then decided;
+    ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
+    set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
+    """
+
+    results: list[AddResult] = field(default_factory=list)
+    interrupted: bool = False
+    why: str = ""
+    requests: int = 0
+    settled: tuple[int, ...] = ()
+
+    @property
+    def added(self) -> list[Entry]:
+        """The entries known to have been added."""
+        return [r.entry for r in self.results if r.ok]
+
+    @property
+    def failed(self) -> list[AddResult]:
+        """The additions that certainly did not happen."""
+        return [r for r in self.results if r.outcome == "failure"]
+
+    @property
+    def unknown(self) -> list[AddResult]:
+        """The additions that may or may not have happened."""
+        return [r for r in self.results if r.outcome_unknown]
+
+    @property
+    def ok(self) -> bool:
+        """True when every entry is known to have been added."""
+        return all(r.ok for r in self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __repr__(self) -> str:
+        return (
+            f"AddBatch({len(self.added)} added, {len(self.failed)} failed, "
+            f"{len(self.unknown)} unknown of {len(self.results)}; {self.requests} requests"
+            f"{', interrupted' if self.interrupted else ''})"
+        )
+
+
+@dataclass(frozen=True)
+class UpdateResult(Displayed):
+    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
+
+    ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
+    rule: ``success`` only when the service said so (or a listing shows the new terms:
+    ``verified``), ``failure`` only when it certainly did not act, ``unknown`` otherwise. A PUT
+    does the same however often it is sent, so it is retried like a DELETE.
+    """
+
+    status: Literal["success", "failure"]
+    entry_id: str
+    new: Entry
+    old: Entry | None = None
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+    snapshot: str | None = None
+    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
+
+    @property
+    def ok(self) -> bool:
+        """True only when the entry is known to hold the new terms."""
         return self.status == "success"
 
     @property
@@ -355,13 +443,19 @@ class DryRunResult(Displayed):
 
 @dataclass(frozen=True)
 class RestoreResult(Displayed):
-    """What a restore did: entries added, entries already there, entries that did not go back."""
+    """What a restore did: entries added, entries already there, entries that did not go back.
+
+    Undoing an update or a sync (a format-2 snapshot) also puts changed entries back under their
+    ids (``put_back``: the terms restored) and removes what the operation added (``removed``).
+    """
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     failed: list[tuple[Entry, str]] = field(default_factory=list)
     unknown: list[Entry] = field(default_factory=list)
     dry_run: bool = False
+    put_back: list[Entry] = field(default_factory=list)
+    removed: list[Entry] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
+from ..service.settle import settle_purge
 from ..settings import PURGE_WORD
 from .connect import connect
 from .context import OperationSettings, finish
@@ -26,7 +27,6 @@ from .safeguards import (
     snapshot_soon,
     take_snapshot,
 )
-from .settle import settle_purge
 from .snapshots import Snapshot
 
 if TYPE_CHECKING:

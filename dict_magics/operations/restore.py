@@ -2,9 +2,10 @@
 
 The dictionary is listed first and only entries whose four terms are missing are added (as many
 times as the snapshot holds them beyond those listed), so a restore run twice adds nothing the
-second time. Additions run on ``workers`` threads, each audited. The service does not return a
-new entry's id, so an addition whose answer was lost is never sent again blindly: one listing
-after the batch settles it. A snapshot taken on another host or profile is restored only once
+second time. Additions go in bulk chunks (``DictionaryClient.add_entries``) on ``workers``
+threads, each entry audited. The service does not return a new entry's id, so a chunk whose
+answer was lost is never sent again blindly: one listing after the batch settles it. A
+snapshot taken on another host or profile is restored only once
 the person confirms (or ``yes``).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,8 +26,8 @@ from .listing import CACHE
 from .locks import RestoreLock
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
-from .settle import settle_adds
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
+from .undo import UNDONE, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
@@ -63,6 +63,10 @@ def restore(
         snapshot = _snapshot(source, profile, client.host)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)
+        if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
+            return _undo(
+                settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
+            )
         if dry_run:
             before = _listing(client, profile, dry_run)
             wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
@@ -79,9 +83,9 @@ def restore(
             with Trail(
                 profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
             ) as trail:
-                adder = _Adder(client, settings.workers, progress, cancel, trail, lock)
-                results = adder.run(wanted)
-                results = _settle(client, profile, before, results, trail)
+                results = _add(
+                    client, profile, settings, wanted, before, progress, cancel, trail, lock
+                )
     result = RestoreResult(
         added=[r.entry for r in results if r.ok],
         skipped=skipped,
@@ -89,6 +93,44 @@ def restore(
         + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
         unknown=[r.entry for r in results if r.outcome_unknown],
     )
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
+def _undo(
+    settings: OperationSettings,
+    client: DictionaryClient,
+    profile: str,
+    snapshot: Snapshot,
+    prompter: Prompter | None,
+    progress: ProgressSink | None,
+    dry_run: bool,
+    yes: bool,
+    cancel: threading.Event | None,
+    warn: Warn,
+) -> RestoreResult:
+    """The undo of an update or a sync, under the same lock as any restore (not a dry run)."""
+
+    def run() -> RestoreResult:
+        return undo_changes(
+            settings,
+            client,
+            profile,
+            snapshot,
+            prompter=prompter,
+            progress=progress,
+            dry_run=dry_run,
+            yes=yes,
+            cancel=cancel,
+            warn=warn,
+        )
+
+    if dry_run:
+        result = run()
+    else:
+        with RestoreLock(profile, client.host, client.timeout, warn):
+            result = run()
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -199,108 +241,76 @@ def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entr
         ) from None
 
 
-class _Adder:
-    """The additions on ``workers`` threads, at most that many in flight; Ctrl-C or ``cancel``
-    sends nothing new and waits for those in flight."""
-
-    def __init__(
-        self,
-        client: DictionaryClient,
-        workers: int,
-        progress: ProgressSink | None,
-        cancel: threading.Event | None,
-        trail: Trail,
-        lock: RestoreLock | None = None,
-    ) -> None:
-        self.lock = lock
-        self.client = client
-        self.workers = workers
-        self.progress = progress
-        self.cancel = cancel or threading.Event()
-        self.trail = trail
-        self.why = "cancelled"
-
-    def run(self, entries: list[Entry]) -> list[AddResult]:
-        total = len(entries)
-        results: list[AddResult | None] = [None] * total
-        if self.progress is not None:
-            label = f"Restoring {count(total, 'entry', 'entries')} at {self.client.host}"
-            self.progress.start(total, label)
-        pool = ThreadPoolExecutor(min(self.workers, total), thread_name_prefix="dict-magics-add")
-        try:
-            self._feed(pool, entries, results)
-        finally:
-            pool.shutdown(wait=True)
-            if self.progress is not None:
-                self.progress.stop()
-        return [
-            r if r is not None else self._not_sent(e) for r, e in zip(results, entries, strict=True)
-        ]
-
-    def _feed(
-        self, pool: ThreadPoolExecutor, entries: list[Entry], results: list[AddResult | None]
-    ) -> None:
-        pending: dict[Future[AddResult], int] = {}
-        upcoming = iter(range(len(entries)))
-        done = 0
-        while True:
-            while len(pending) < self.workers and not self.cancel.is_set():
-                index = next(upcoming, None)
-                if index is None:
-                    break
-                if self.lock is not None:
-                    self.lock.sending()  # a re-run after this process dies waits for it
-                pending[pool.submit(self.client.add_entry, entries[index])] = index
-            if not pending:
-                return
-            try:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
-                self.why = "interrupted"
-                self.cancel.set()
-                continue
-            for future in finished:
-                result = future.result()
-                results[pending.pop(future)] = result
-                done += 1
-                if not result.outcome_unknown:
-                    self.trail.record(result)
-                if self.progress is not None:
-                    self.progress(done, len(entries), result)  # type: ignore[arg-type]
-
-    def _not_sent(self, entry: Entry) -> AddResult:
-        from ..models import AddResult, Cause
-
-        return AddResult(
-            "failure",
-            entry,
-            reason=f"not sent: the restore was {self.why} first (running it again adds it)",
-            attempts=0,
-            cause=Cause.NOT_ATTEMPTED,
-        )
-
-
-def _settle(
+def _add(
     client: DictionaryClient,
     profile: str,
+    settings: OperationSettings,
+    wanted: list[Entry],
     before: list[Entry],
-    results: list[AddResult],
+    progress: ProgressSink | None,
+    cancel: threading.Event | None,
     trail: Trail,
+    lock: RestoreLock | None = None,
 ) -> list[AddResult]:
-    """Unknown additions decided by one listing, then audited; the cached listing is renewed
-    (new ids are unknown otherwise)."""
-    unknown = [r for r in results if r.outcome_unknown]
-    settled = results
-    if unknown:
-        try:
-            after = list(CACHE.fetch(client, profile).entries)
-        except ServiceError:
-            after = None
-        if after is not None:
-            settled = settle_adds(results, before, after)
-        for original, now in zip(results, settled, strict=True):
-            if original.outcome_unknown:
-                trail.record(now)
-    if not unknown or any(r.outcome_unknown for r in settled):
-        CACHE.invalidate(client, profile)
-    return settled
+    """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
+    audited as its chunk's answer comes; a chunk whose answer was lost is never sent again,
+    and is audited once the client's one listing has settled it. Ctrl-C or ``cancel`` sends
+    nothing new and waits for the chunks in flight."""
+    from dataclasses import replace
+
+    from ..models import AddResult, Cause
+    from ..models.terms import entry_problems
+
+    # What the service would refuse is not sent (a bulk request is all or nothing): each such
+    # entry is reported as not added, and the rest go back.
+    refused: dict[int, AddResult] = {}
+    for index, entry in enumerate(wanted):
+        problems = entry_problems(*entry.terms)
+        if problems:
+            why = "; ".join(p.message for p in problems)
+            reason = f"not sent: the service would refuse it ({why})"
+            refused[index] = AddResult(
+                "failure", entry, reason=reason, attempts=0, cause=Cause.INVALID
+            )
+    sendable = [e for i, e in enumerate(wanted) if i not in refused]
+
+    def report(done: int, total: int, result: AddResult) -> None:
+        if lock is not None:
+            lock.sending()  # chunks still going: a re-run after this process dies waits
+        if not result.outcome_unknown:
+            trail.record(result)
+        if progress is not None:
+            progress(done, total, result)  # type: ignore[arg-type]
+
+    if progress is not None:
+        label = f"Restoring {count(len(sendable), 'entry', 'entries')} at {client.host}"
+        progress.start(len(sendable), label)
+    if lock is not None:
+        lock.sending()  # a re-run after this process dies waits for these answers
+    try:
+        batch = client.add_entries(
+            sendable,
+            chunk_size=settings.chunk_size,
+            workers=settings.workers,
+            progress=report,
+            cancel=cancel,
+            on_wait=getattr(progress, "waiting", None),
+            before=before,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+        CACHE.invalidate(client, profile)  # new ids, unknown to the cached listing
+    for index in batch.settled:
+        trail.record(batch.results[index])
+    for result in batch.results:
+        if result.outcome_unknown and result.attempts:
+            trail.record(result)  # the listing could not settle it: audited as unknown
+    why = "interrupted" if batch.why == "interrupted" else "cancelled"
+    sent = iter(
+        replace(r, reason=f"not sent: the restore was {why} first (running it again adds it)")
+        if r.cause is Cause.NOT_ATTEMPTED and batch.why in ("interrupted", "cancelled", "")
+        else r
+        for r in batch.results
+    )
+    return [refused[i] if i in refused else next(sent) for i in range(len(wanted))]

@@ -72,9 +72,12 @@ def take_snapshot(
     host: str,
     base_url: str,
     operation: str,
+    added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
 ) -> Snapshot:
-    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
+    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
+
+    ``added``: the terms the operation will add (format 2), which a restore removes."""
     return snapshot_soon(
         entries,
         profile=profile,
@@ -82,6 +85,7 @@ def take_snapshot(
         base_url=base_url,
         operation=operation,
         overlap=False,
+        added=added,
         copies=copies,
     ).result()
 
@@ -108,6 +112,7 @@ def snapshot_soon(
     base_url: str,
     operation: str,
     overlap: bool = True,
+    added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
@@ -122,6 +127,7 @@ def snapshot_soon(
             base_url=base_url,
             operation=operation,  # type: ignore[arg-type]
             background=overlap,
+            added=added,
             copies=copies,
         )
     except OSError as exc:
@@ -168,6 +174,21 @@ class Trail:
                 profile=self.profile,
                 host=self.host,
                 operation=operation or self.operation,
+                snapshot=self.snapshot,
+            )
+        )
+
+    def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
+        """Note the outcomes of requests that have all ended (a bulk batch), in one write."""
+        sent = [r for r in results if r.attempts > 0]
+        if not sent:
+            return
+        self._guard(
+            lambda: self._log.record_many(
+                sent,
+                profile=self.profile,
+                host=self.host,
+                operation=self.operation,
                 snapshot=self.snapshot,
             )
         )

@@ -98,10 +98,9 @@ class SandboxServer:
     nonce within 5 minutes of the clock), for tests that need a forgiving server.
     ``coded_status`` sends every coded error with that HTTP status (e.g. 200) instead of the
     sandbox's plausible ones. ``token_lifetime`` (seconds) overrides the lifetime of every
-    token (e.g. 1, to see tokens expire mid-batch). ``add_delay`` (seconds) makes each POST wait
-    that long before it adds (a slow service that still adds after its client died). Use as a
-    context manager, or call
-    ``start()`` / ``stop()``.
+    token (e.g. 1, to see tokens expire mid-batch). ``add_delay`` (seconds) makes each POST
+    (one entry or a bulk chunk) wait that long before it adds (a slow service that still adds
+    after its client died). Use as a context manager, or call ``start()`` / ``stop()``.
     """
 
     def __init__(
