@@ -26,7 +26,7 @@ from dict_magics.frontends.panel_rows import EntryRows
 from dict_magics.models import BatchResult, Entry, RestoreResult
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
-from dict_magics.render.panel import row_label
+from dict_magics.render.panel import id_label, row_cells_html
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
 from dict_magics.settings import PURGE_WORD
@@ -75,13 +75,21 @@ def enabled(panel: DictPanel) -> set[str]:
     return {name for name, button in buttons(panel).items() if not button.disabled}
 
 
-def shown_labels(panel: DictPanel) -> list[str]:
-    return [box.description for box in panel.rows.children]
+def shown_ids(panel: DictPanel) -> list[str]:
+    """The ids the table's rows show, read from the widgets (a row: check box, cells)."""
+    ids = [row.children[0].description for row in panel.rows.children]
+    assert all(row.children[1].value for row in panel.rows.children)
+    return ids
+
+
+def ticks(panel: DictPanel) -> list[bool]:
+    return [row.children[0].value for row in panel.rows.children]
 
 
 def tick(panel: DictPanel, entry: Entry, value: bool = True) -> None:
     """Click the check box of ``entry`` (it must be shown)."""
-    (box,) = [b for b in panel.rows.children if b.description == row_label(entry)]
+    (box,) = [b for e, b in panel.rows.shown if e == entry]
+    assert box.description == id_label(entry.id)
     box.value = value
 
 
@@ -118,7 +126,7 @@ def everything_shown(panel: DictPanel) -> str:
         for child in getattr(widget, "children", ()):
             yield from walk(child)
 
-    widgets = [*walk(panel), *panel.rows.pool]
+    widgets = [*walk(panel), *panel.rows.pool, *panel.rows.boxes, *panel.rows.cells]
     return "\n".join([*(json.dumps(w.get_state(), default=str) for w in widgets), repr(panel)])
 
 
@@ -162,10 +170,15 @@ def test_the_rows_always_show_what_was_drawn(draws: list[tuple[list[Entry], set[
             rows.select(selected)
             rows.draw(entries)
             shown = entries[:5]
-            assert [b.description for b in rows.children] == [row_label(e) for e in shown]
-            assert [b.value for b in rows.children] == [e.id in selected for e in shown]
+            boxes = [row.children[0] for row in rows.children]
+            assert [b.description for b in boxes] == [id_label(e.id) for e in shown]
+            assert [row.children[1].value for row in rows.children] == [
+                row_cells_html(e) for e in shown
+            ]
+            assert [b.value for b in boxes] == [e.id in selected for e in shown]
+            assert [e for e, _ in rows.shown] == shown
             assert len(set(map(id, rows.children))) == len(shown)
-            assert len(rows.pool) <= 5  # never more boxes than a page shows at once
+            assert len(rows.pool) <= 5  # never more rows than a page shows at once
     finally:
         rows.close()
 
@@ -176,15 +189,16 @@ def test_a_tick_selects_the_entry_its_row_shows() -> None:
     one, two, three = (Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in (1, 2, 3))
     try:
         rows.draw([one, two])
-        box_of_one = rows.children[0]
-        rows.children[1].value = True
+        row_of_one = rows.children[0]
+        rows.children[1].children[0].value = True
         assert list(rows.selected) == ["2"] and changed == [1]
-        rows.draw([three, one])  # "one" keeps its box, moved; "three" gets a free one
-        assert rows.children[1] is box_of_one
-        assert [b.value for b in rows.children] == [False, False]
-        rows.children[0].value = True
+        rows.draw([three, one])  # "one" keeps its row, moved; "three" gets a free one
+        assert rows.children[1] is row_of_one
+        assert [row.children[0].value for row in rows.children] == [False, False]
+        rows.children[0].children[0].value = True
         assert list(rows.selected) == ["2", "3"]
-        assert isinstance(rows.children[0], ipywidgets.Checkbox)
+        assert isinstance(rows.children[0].children[0], ipywidgets.Checkbox)
+        assert "u3" in rows.children[0].children[1].value
     finally:
         rows.close()
 
@@ -229,7 +243,9 @@ def test_idle_panel_shows_whose_dictionary_and_every_entry(
     assert panel.state == "idle" and panel.armed is None and panel.running is None
     assert f"100 entries at {host}" in panel.count_html.value
     assert "0 selected" in panel.count_html.value
-    assert shown_labels(panel) == [row_label(sandbox.entry(str(i))) for i in range(1, 101)]
+    assert shown_ids(panel) == [str(i) for i in range(1, PAGE + 1)]
+    assert panel.shown == [sandbox.entry(str(i)) for i in range(1, PAGE + 1)]
+    assert "rows 1\u2013" in panel.count_html.value and "page 1 of 2" in panel.page_html.value
     assert enabled(panel) == {"refresh", "select all", "delete all"}
     assert panel.delete_button.description == "Delete selected (0)"
     assert not visible(panel.confirm_box) and not visible(panel.ids_text)
@@ -244,15 +260,16 @@ def test_search_matches_either_term_whatever_the_case(
     assert any(e.from_text == "meeting" for e in expected)  # a source term matches
     assert any(e.to_text == "meeting" for e in expected)  # and a target term
     assert {e.id for e in panel.matches} == {e.id for e in expected}
-    assert shown_labels(panel) == [row_label(e) for e in panel.matches]
+    assert panel.shown == panel.matches[:PAGE]
     assert f"{len(expected)} matches of 100 entries" in panel.count_html.value
     search(panel, "  会議 ")
     assert [e.from_text for e in panel.matches] == ["会議"]
     search(panel, "no such term anywhere")
     assert panel.matches == [] and panel.rows.children == ()
+    assert not visible(panel.pager)
     assert panel.select_all_button.disabled
     search(panel, "")
-    assert len(shown_labels(panel)) == 100
+    assert len(shown_ids(panel)) == PAGE and len(panel.matches) == 100
 
 
 def test_the_language_filter_offers_the_pairs_present(
@@ -272,27 +289,93 @@ def test_the_language_filter_offers_the_pairs_present(
     assert len(panel.matches) > 1
 
 
-def test_beyond_a_page_the_first_matches_show_with_the_total() -> None:
-    with SandboxServer(PAGE + 50) as sandbox:
+def test_the_table_pages_through_the_matches_and_selects_beyond_the_page() -> None:
+    with SandboxServer(2 * PAGE + 7) as sandbox:
         panel = make_panel(sandbox)
         try:
-            assert len(panel.rows.children) == PAGE
-            assert shown_labels(panel)[-1] == row_label(sandbox.entry(str(PAGE)))
-            count = panel.count_html.value
-            assert f"{PAGE + 50} entries" in count and f"showing the first {PAGE}" in count
-            assert "refine the search" in count
+            assert shown_ids(panel) == [str(i) for i in range(1, PAGE + 1)]
+            assert panel.pages == 3 and visible(panel.pager)
+            assert f"{2 * PAGE + 7} entries" in panel.count_html.value
+            assert f"rows 1\u2013{PAGE}" in panel.count_html.value
+            assert panel.prev_button.disabled and not panel.next_button.disabled
+            panel.next_button.click()
+            panel.next_button.click()
+            assert panel.page == 2 and panel.next_button.disabled
+            assert shown_ids(panel) == [str(i) for i in range(2 * PAGE + 1, 2 * PAGE + 8)]
+            assert "page 3 of 3" in panel.page_html.value
+            assert f"rows {2 * PAGE + 1}\u2013{2 * PAGE + 7}" in panel.count_html.value
+            panel.next_button.click()  # disabled in the browser; here: stays on the last page
+            assert panel.page == 2
+            panel.prev_button.click()
+            assert panel.page == 1 and shown_ids(panel)[0] == str(PAGE + 1)
+            rows_made = len(panel.rows.pool)
             panel.select_all_button.click()  # every match, not only those shown
-            assert len(panel.selected) == PAGE + 50
-            assert panel.delete_button.description == f"Delete selected ({PAGE + 50})"
-            assert all(box.value for box in panel.rows.children)
+            assert len(panel.selected) == 2 * PAGE + 7
+            assert panel.delete_button.description == f"Delete selected ({2 * PAGE + 7})"
+            assert all(ticks(panel))
             panel.clear_button.click()
-            assert panel.selected == [] and not any(b.value for b in panel.rows.children)
+            assert panel.selected == [] and not any(ticks(panel))
             panel.select([PAGE + 10, "1"])  # from code, e.g. the ids of a %dict_list
             assert panel.selected == [str(PAGE + 10), "1"]
             assert panel.delete_button.description == "Delete selected (2)"
-            assert [b.value for b in panel.rows.children[:2]] == [True, False]
+            assert ticks(panel)[9] and sum(ticks(panel)) == 1
+            search(panel, "1")  # a new search goes back to the first page
+            assert panel.page == 0
+            assert len(panel.rows.pool) <= PAGE >= rows_made  # rows are reused, never more
         finally:
             panel.close()
+
+
+def test_a_click_on_a_column_sorts_by_it_and_again_the_other_way(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    entries = list(sandbox.entries.values())
+    for column, key in [
+        ("source", lambda e: (e.from_text.casefold(), e.to_text.casefold())),
+        ("target", lambda e: (e.to_text.casefold(), e.from_text.casefold())),
+        ("languages", lambda e: (e.from_lang, e.to_lang, e.from_text.casefold())),
+        ("id", lambda e: int(e.id)),
+    ]:
+        panel.sort_buttons[column].click()
+        assert panel.sorted_by == (column, False)
+        assert panel.sort_buttons[column].description == f"{column} \u25b2"
+        assert panel.matches == sorted(entries, key=key)
+        assert panel.shown == panel.matches[:PAGE]
+        panel.sort_buttons[column].click()
+        assert panel.sorted_by == (column, True)
+        assert panel.sort_buttons[column].description == f"{column} \u25bc"
+        assert [key(e) for e in panel.matches] == sorted(map(key, entries), reverse=True)
+        others = [b.description for c, b in panel.sort_buttons.items() if c != column]
+        assert all(" " not in label for label in others)  # no arrow on the other columns
+    search(panel, "meeting")  # the search keeps the order
+    assert [int(e.id) for e in panel.matches] == sorted(int(e.id) for e in panel.matches)[::-1]
+    panel.sort(None)
+    assert panel.sorted_by == (None, False)
+    assert panel.matches == [e for e in entries if e.matches("meeting")]
+
+
+def test_ids_sort_as_numbers_before_other_ids() -> None:
+    entries = [Entry(i, "en", "a", "de", "b") for i in ["10", "x-2", "9", "100", "A"]]
+    index = EntryIndex(entries)
+    assert [entries[i].id for i in index.order(range(5), "id")] == ["9", "10", "100", "A", "x-2"]
+    with pytest.raises(ValueError, match="column"):
+        index.order([0], "colour")
+
+
+def test_a_row_shows_its_terms_escaped_and_marked_with_their_language(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.add_entries([Entry("901", "ja", "<b>会議</b>", "zh-CN", "会议 & \x1b[31m")])
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    search(panel, "会议")
+    ((_entry, box),) = panel.rows.shown
+    cells = panel.rows.children[0].children[1].value
+    assert box.description == "901"
+    assert "&lt;b&gt;会議&lt;/b&gt;" in cells and "<b>" not in cells
+    assert "会议 &amp;" in cells and "\x1b" not in cells
+    assert 'lang="ja"' in cells and 'lang="zh-CN"' in cells
+    assert "ja\u2192zh-CN" in cells
 
 
 def test_the_selection_survives_searching(panel: DictPanel, sandbox: SandboxServer) -> None:
@@ -300,13 +383,16 @@ def test_the_selection_survives_searching(panel: DictPanel, sandbox: SandboxServ
     tick(panel, invoice)
     search(panel, "meeting")
     meeting = panel.matches[0]
-    assert not panel.rows.children[0].value  # the box that showed "invoice" is not ticked
+    assert not any(ticks(panel))  # the row that showed "invoice" is not ticked
     tick(panel, meeting)
     assert panel.selected == [invoice.id, meeting.id]
     assert "2 selected" in panel.count_html.value
     search(panel, "")
-    ticked = [b.description for b in panel.rows.children if b.value]
-    assert sorted(ticked) == sorted([row_label(invoice), row_label(meeting)])
+    panel.sort("id", descending=True)  # and sorting
+    panel.show_page(1)  # and paging
+    ticked = {e.id for e, box in panel.rows.shown if box.value}
+    assert invoice in panel.shown
+    assert ticked == {invoice.id, meeting.id} & {e.id for e in panel.shown}
     tick(panel, invoice, False)
     assert panel.selected == [meeting.id]
     assert panel.delete_button.description == "Delete selected (1)"

@@ -9,10 +9,12 @@ thread is not safe). While it runs every button but **Cancel** is disabled; Canc
 the operation honours (nothing new is sent). ipywidgets hides exceptions raised in callbacks in
 a log, so every handler reports its own errors in the panel's status line.
 
-A listing of 10,000 entries stays responsive: the search runs over keys casefolded once
-(``panel_index``) and at most ``PAGE`` rows are shown, by check boxes that are reused
-(``panel_rows``). ``benchmarks/panel_bench.py`` measures it. A service without a listing falls
-back to typed ids.
+The entries show as a table (id, languages, source, target), sortable by any column (click its
+header; again to reverse) and paged, ``PAGE`` rows at a time. A listing of 10,000 entries stays
+responsive: the search runs over keys casefolded once and a sort over ranks computed once per
+column (``panel_index``), and the rows of a page are widgets that are reused (``panel_rows``).
+``benchmarks/panel_bench.py`` measures it; ``docs/architecture.md`` ("Panel table") says why
+plain ipywidgets and not a grid widget. A service without a listing falls back to typed ids.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
-from .panel_index import ALL_PAIRS, EntryIndex
+from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
 
 if TYPE_CHECKING:
@@ -51,9 +53,15 @@ if TYPE_CHECKING:
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
-PAGE = 200
-"""Rows shown at most; beyond them the panel asks for a narrower search."""
+PAGE = 50
+"""Rows of the table per page."""
 HISTORY_SIZE = 10
+
+_COLUMN_LAYOUT = {
+    "id": {"width": view.ID_WIDTH, "flex": "0 0 auto"},
+    "languages": {"width": view.LANG_WIDTH, "flex": "0 0 auto"},
+}
+_FILL = {"width": "auto", "flex": "1 1 0"}
 
 State = Literal["idle", "armed", "running"]
 Result = DeleteResult | BatchResult | RestoreResult
@@ -124,6 +132,9 @@ class DictPanel(widgets.VBox):
         self._listed = False
         self._unsupported: str | None = None  # why the service has no listing
         self._matches: list[int] = []
+        self._page = 0
+        self._sorted_by: str | None = None  # None: the service's order
+        self._descending = False
         self._snapshots: dict[str, SnapshotInfo] = {}
         self.undo: Undo | None = None
         self._quiet = False
@@ -146,12 +157,27 @@ class DictPanel(widgets.VBox):
             description="Select all matches", tooltip="Tick every entry the search matches"
         )
         self.clear_button = widgets.Button(description="Clear selection")
+        self.sort_buttons = {
+            column: widgets.Button(
+                description=column,
+                tooltip=f"Sort by {column} (again: the other way)",
+                layout=widgets.Layout(margin="0 0.3em 0 0", **_COLUMN_LAYOUT.get(column, _FILL)),
+            )
+            for column in COLUMNS
+        }
+        self.table_header = widgets.HBox(list(self.sort_buttons.values()))
+        self.table_header.add_class("dict-magics-table-header")
         self.rows = EntryRows(
             PAGE,
             self._selection_changed,
             self._lock,
             layout=widgets.Layout(max_height="24em", overflow="auto"),
         )
+        self.rows.add_class("dict-magics-table")
+        self.prev_button = widgets.Button(description="\u25c0 Previous", tooltip="Previous page")
+        self.next_button = widgets.Button(description="Next \u25b6", tooltip="Next page")
+        self.page_html = widgets.HTML()
+        self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
         self.ids_text = widgets.Text(
             placeholder="entry ids, separated by spaces or commas",
             description="Entry ids",
@@ -202,7 +228,9 @@ class DictPanel(widgets.VBox):
             [
                 widgets.HBox([self.search_text, self.pair_dropdown]),
                 widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
+                self.table_header,
                 self.rows,
+                self.pager,
             ]
         )
 
@@ -219,6 +247,9 @@ class DictPanel(widgets.VBox):
             (self.restore_button, self._on_restore),
             (self.confirm_button, self._on_confirm),
             (self.cancel_button, self._on_cancel),
+            (self.prev_button, self._on_prev),
+            (self.next_button, self._on_next),
+            *((button, self._on_sort) for button in self.sort_buttons.values()),
         ]:
             button.on_click(self._guard(handler))
 
@@ -307,9 +338,44 @@ class DictPanel(widgets.VBox):
 
     @property
     def matches(self) -> list[Entry]:
-        """The entries the search and language filter match, in listing order."""
+        """The entries the search and language filter match, in the table's order."""
         entries = self._index.entries
         return [entries[i] for i in self._matches]
+
+    @property
+    def shown(self) -> list[Entry]:
+        """The entries of the page shown, in order."""
+        return [entry for entry, _box in self.rows.shown]
+
+    @property
+    def page(self) -> int:
+        """The page shown, counted from 0."""
+        return self._page
+
+    @property
+    def pages(self) -> int:
+        """How many pages the matches fill (at least 1)."""
+        return max(1, -(-len(self._matches) // PAGE))
+
+    @property
+    def sorted_by(self) -> tuple[str | None, bool]:
+        """The column the table is sorted by (``None``: the service's order), and whether
+        descending."""
+        return self._sorted_by, self._descending
+
+    def sort(self, column: str | None, descending: bool = False) -> None:
+        """Sort the table by ``column`` (one of ``COLUMNS``; ``None``: the service's order)."""
+        if column is not None and column not in COLUMNS:
+            raise ValueError(f"column must be one of {COLUMNS} or None, not {column!r}")
+        with self._lock:
+            self._sorted_by, self._descending, self._page = column, descending, 0
+            self._redraw()
+
+    def show_page(self, page: int) -> None:
+        """Show page ``page`` (counted from 0; clamped to the pages there are)."""
+        with self._lock:
+            self._page = page
+            self._redraw()
 
     @property
     def selected(self) -> list[str]:
@@ -376,7 +442,20 @@ class DictPanel(widgets.VBox):
 
     def _on_search(self, _change: dict[str, Any]) -> None:
         if not self._quiet:
+            self._page = 0
             self._redraw()
+
+    def _on_sort(self, button: widgets.Button) -> None:
+        (column,) = [c for c, b in self.sort_buttons.items() if b is button]
+        with self._lock:
+            again = column == self._sorted_by
+            self.sort(column, not self._descending if again else False)
+
+    def _on_prev(self, _button: widgets.Button) -> None:
+        self.show_page(self._page - 1)
+
+    def _on_next(self, _button: widgets.Button) -> None:
+        self.show_page(self._page + 1)
 
     def _selection_changed(self) -> None:
         with self._lock:
@@ -673,20 +752,31 @@ class DictPanel(widgets.VBox):
         )
 
     def _redraw(self) -> None:
-        """Filter and redraw the rows: what every keystroke in the search box costs."""
+        """Filter, sort and redraw the page: what every keystroke in the search box, every
+        click on a column's header and every page costs."""
         with self._lock:
-            self._matches = self._index.search(self.search_text.value, self.pair_dropdown.value)
+            found = self._index.search(self.search_text.value, self.pair_dropdown.value)
+            if self._sorted_by is not None:
+                found = self._index.order(found, self._sorted_by, self._descending)
+            self._matches = found
+            self._page = min(max(self._page, 0), self.pages - 1)
             entries = self._index.entries
-            self.rows.draw([entries[i] for i in self._matches[:PAGE]])
+            start = self._page * PAGE
+            self.rows.draw([entries[i] for i in found[start : start + PAGE]])
+            for column, button in self.sort_buttons.items():
+                label = view.sort_label(column, self._sorted_by, self._descending)
+                if button.description != label:
+                    button.description = label
             self._redraw_counts()
             self._refresh()
 
     def _redraw_counts(self) -> None:
         total, matches = len(self._index), len(self._matches)
         selected = len(self.rows.selected)
-        self.count_html.value = view.count_html(
-            total, matches, min(matches, PAGE), selected, self.host
-        )
+        first = min(self._page * PAGE + 1, matches)
+        last = min((self._page + 1) * PAGE, matches)
+        self.count_html.value = view.count_html(total, matches, first, last, selected, self.host)
+        self.page_html.value = view.page_html(self._page, self.pages)
         if self.listing_supported:
             self.delete_button.description = f"Delete selected ({selected:,})"
 
@@ -738,6 +828,9 @@ class DictPanel(widgets.VBox):
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
+            self.prev_button.disabled = self._page <= 0
+            self.next_button.disabled = self._page >= self.pages - 1
+            _show(self.pager, self.pages > 1)
             _show(self.confirm_box, not idle)
             _show(self.purge_word_text, purge_armed)
             self.purge_word_text.disabled = not purge_armed

@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from ..models import SnapshotInfo
 
 __all__ = [
+    "CELLS_GRID",
     "CONFIRM_SHOWN",
     "DELETED_SHOWN",
+    "ID_WIDTH",
     "LABEL_CHARS",
+    "LANG_WIDTH",
     "any_result_html",
     "confirm_delete_html",
     "confirm_ids_html",
@@ -32,10 +35,14 @@ __all__ = [
     "count_html",
     "header_html",
     "history_html",
+    "id_label",
+    "page_html",
     "pair_label",
+    "row_cells_html",
     "row_label",
     "running_html",
     "snapshot_label",
+    "sort_label",
     "status_html",
 ]
 
@@ -45,6 +52,15 @@ DELETED_SHOWN = 20
 """Deleted entries a batch result names before "and N more"."""
 LABEL_CHARS = 160
 """A row's label is clipped here: one long term must not push the check boxes apart."""
+ID_CHARS = 24
+"""An id is clipped here in its column (the whole id is in confirmations)."""
+ID_WIDTH = "9em"
+"""The id column: the check box and its label; the header's id button has the same width."""
+LANG_WIDTH = "6.5em"
+"""The languages column (``zh-CN→zh-TW`` fits)."""
+CELLS_GRID = f"display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;column-gap:0.6em"
+"""The columns after the id, shared by each row's cells and the header."""
+_CELL = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
 _STATUS_COLOUR = {
     "info": "#57606a",
     "warning": "#9a6700",
@@ -73,23 +89,65 @@ def row_label(entry: Entry) -> str:
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "\u2026"
 
 
+def id_label(entry_id: str) -> str:
+    """An id in its column: plain text, clipped."""
+    text = clean(entry_id)
+    return text if len(text) <= ID_CHARS else text[: ID_CHARS - 1] + "\u2026"
+
+
+def _lang_attr(code: str) -> str:
+    """A ``lang`` attribute, so the browser picks the right glyphs (Japanese or Chinese kanji)."""
+    return f' lang="{escape(code)}"' if code and code.replace("-", "").isalnum() else ""
+
+
+def row_cells_html(entry: Entry) -> str:
+    """An entry's languages, source and target: one row of the table after the id. Each term
+    is escaped, clipped by the browser with an ellipsis, and whole in its tooltip."""
+    langs = escape(f"{clean(entry.from_lang)}\u2192{clean(entry.to_lang)}")
+    cells = [f'<span class="dict-magics-langs" style="{_CELL};color:#57606a">{langs}</span>']
+    for kind, code, text in (
+        ("source", entry.from_lang, entry.from_text),
+        ("target", entry.to_lang, entry.to_text),
+    ):
+        shown = escape(clean(text))
+        cells.append(
+            f'<span class="dict-magics-{kind}"{_lang_attr(code)} title="{shown}" '
+            f'style="{_CELL}">{shown}</span>'
+        )
+    return f'<div class="dict-magics-row" style="{CELLS_GRID}">{"".join(cells)}</div>'
+
+
+def sort_label(column: str, sorted_by: str | None, descending: bool) -> str:
+    """A column's header button: its name, with an arrow when the table is sorted by it."""
+    if column != sorted_by:
+        return column
+    arrow = "\u25bc" if descending else "\u25b2"
+    return f"{column} {arrow}"
+
+
 def pair_label(from_lang: str, to_lang: str, count: int) -> str:
     """A language pair in the filter: ``ja→en (31)``."""
     return f"{clean(from_lang)}\u2192{clean(to_lang)} ({count:,})"
 
 
-def count_html(total: int, matches: int, shown: int, selected: int, host: str) -> str:
-    """How many entries, how many match, how many are shown, and how many are selected."""
+def count_html(total: int, matches: int, first: int, last: int, selected: int, host: str) -> str:
+    """How many entries, how many match, which rows are shown (``first``..``last``, counted
+    from 1), and how many are selected."""
     if total == 0:
         text = f"no entries at {escape(host)}"
     elif matches == total:
         text = f"{_n(total, 'entry', 'entries')} at {escape(host)}"
     else:
         text = f"{_n(matches, 'match', 'matches')} of {_n(total, 'entry', 'entries')}"
-    if shown < matches:
-        text += f" &mdash; showing the first {shown:,}: refine the search to see the others"
+    if matches and (first > 1 or last < matches):
+        text += f" &mdash; rows {first:,}\u2013{last:,}"
     text += f" &middot; <b>{selected:,} selected</b>"
     return f'<div class="dict-magics-count">{text}</div>'
+
+
+def page_html(page: int, pages: int) -> str:
+    """Which page of how many (``page`` counted from 0)."""
+    return f'<div class="dict-magics-page">page {page + 1:,} of {pages:,}</div>'
 
 
 def _terms_box(entries: Sequence[Entry]) -> str:
