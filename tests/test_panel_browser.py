@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from conftest import require, require_program
 
-from dict_magics.render.panel import row_label
 from dict_magics.sandbox import SandboxServer
 from dict_magics.settings import PURGE_WORD
 
@@ -80,11 +79,28 @@ def test_panel_deletes_undoes_purges_and_restores(
 
             ARTIFACTS.mkdir(exist_ok=True)
             mark = time.monotonic()
+            # The table: a row per entry; a click on a column's header sorts by it, again the
+            # other way. The Japanese, Chinese and Korean terms are in the screenshot (CI has a
+            # CJK font: fonts-noto-cjk).
+            table = output.locator(".dict-magics-table")
+            expect(table.locator(".dict-magics-row")).to_have_count(ENTRIES)
+            by_source = sorted(
+                sandbox.entries.values(), key=lambda e: (e.from_text.casefold(), e.to_text)
+            )
+            button("source").click()
+            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[0].from_text)
+            button("source \u25b2").click()
+            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[-1].from_text)
+            expect(table.locator('.dict-magics-source[lang="ja"]')).to_have_count(
+                sum(e.from_lang == "ja" for e in sandbox.entries.values())
+            )
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-table.png"))
+
             # Search, tick two entries, Delete selected: the confirmation names both terms.
             output.get_by_placeholder("search either term").fill("meeting")
             expect(count).to_contain_text("matches of")
             for entry in meetings:
-                output.get_by_role("checkbox", name=row_label(entry)).check()
+                output.get_by_role("checkbox", name=entry.id, exact=True).check()
             expect(count).to_contain_text("2 selected")
             button("Delete selected (2)").click()
             confirmation = output.locator(".dict-magics-confirm")

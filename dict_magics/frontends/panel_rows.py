@@ -51,7 +51,7 @@ class EntryRows(widgets.VBox):
         # One layout and one style for every row's parts: each would otherwise be a widget.
         self._box_layout = widgets.Layout(width=ID_WIDTH, flex="0 0 auto")
         self._cells_layout = widgets.Layout(flex="1 1 auto", width="auto")
-        self._row_layout = widgets.Layout(width="100%", align_items="center")
+        self._row_layout = widgets.Layout(width="100%", align_items="center", flex="0 0 auto")
         self._box_style = CheckboxStyle()
         self.pool: list[widgets.HBox] = []
         self.boxes: list[widgets.Checkbox] = []

@@ -56,7 +56,7 @@ ID_CHARS = 24
 """An id is clipped here in its column (the whole id is in confirmations)."""
 ID_WIDTH = "9em"
 """The id column: the check box and its label; the header's id button has the same width."""
-LANG_WIDTH = "6.5em"
+LANG_WIDTH = "7.5em"
 """The languages column (``zh-CN→zh-TW`` fits)."""
 CELLS_GRID = f"display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;column-gap:0.6em"
 """The columns after the id, shared by each row's cells and the header."""
