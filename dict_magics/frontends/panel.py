@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult, SnapshotInfo
+from ..models import BatchResult, Entry, EntryList, RestoreResult, SnapshotInfo
 from ..models.secret import mask
 from ..operations import history
 from ..operations.context import OperationSettings
@@ -45,6 +45,7 @@ from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
+from .panel_forms import AddForm, EditForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
 
@@ -64,7 +65,7 @@ _COLUMN_LAYOUT = {
 _FILL = {"width": "auto", "flex": "1 1 0"}
 
 State = Literal["idle", "armed", "running"]
-Result = DeleteResult | BatchResult | RestoreResult
+Result = Any  # DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult
 
 
 def parse_ids(text: str) -> list[str]:
@@ -80,11 +81,14 @@ def _show(widget: widgets.Widget, visible: bool) -> None:
 
 @dataclass(frozen=True)
 class Armed:
-    """What Confirm will do: ``delete`` ids, ``purge`` everything, or ``restore`` a snapshot."""
+    """What Confirm will do: ``delete`` ids, ``purge`` everything, ``restore`` a snapshot,
+    ``update`` entry ``old`` to ``new``, or ``add`` entry ``new``."""
 
-    kind: Literal["delete", "purge", "restore"]
+    kind: Literal["delete", "purge", "restore", "update", "add"]
     ids: tuple[str, ...] = ()
     snapshot: SnapshotInfo | None = None
+    old: Entry | None = None
+    new: Entry | None = None
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,16 @@ class DictPanel(widgets.VBox):
             button_style="danger",
             tooltip="Delete every entry of this account (asks for a typed confirmation)",
         )
+        self.edit_button = widgets.Button(
+            description="Edit selected\u2026",
+            tooltip="Change the terms of the one ticked entry (asks first)",
+        )
+        self.edit_form = EditForm(
+            layout=widgets.Layout(border="1px solid #d0d7de", padding="0.3em 0.6em")
+        )
+        self.add_form = AddForm()
+        self.tools = widgets.Accordion(children=[self.add_form], selected_index=None)
+        self.tools.set_title(0, "Add an entry")
         self.undo_button = widgets.Button(
             description="Undo", tooltip="Put back what the last deletion took"
         )
@@ -246,6 +260,10 @@ class DictPanel(widgets.VBox):
             (self.undo_button, self._on_undo),
             (self.restore_button, self._on_restore),
             (self.confirm_button, self._on_confirm),
+            (self.edit_button, self._on_edit),
+            (self.edit_form.review_button, self._on_review_edit),
+            (self.edit_form.close_button, self._on_close_edit),
+            (self.add_form.add_button, self._on_add),
             (self.cancel_button, self._on_cancel),
             (self.prev_button, self._on_prev),
             (self.next_button, self._on_next),
@@ -258,7 +276,16 @@ class DictPanel(widgets.VBox):
                 widgets.HBox([self.header, self.refresh_button]),
                 self.search_box,
                 self.ids_text,
-                widgets.HBox([self.delete_button, self.delete_all_button, self.undo_button]),
+                widgets.HBox(
+                    [
+                        self.delete_button,
+                        self.edit_button,
+                        self.delete_all_button,
+                        self.undo_button,
+                    ]
+                ),
+                self.edit_form,
+                self.tools,
                 widgets.HBox([self.snapshot_dropdown, self.restore_button]),
                 self.confirm_box,
                 self.progress,
@@ -270,6 +297,7 @@ class DictPanel(widgets.VBox):
         )
         _show(self.progress, False)
         _show(self.ids_text, False)
+        _show(self.edit_form, False)
         with self._lock:
             self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
@@ -524,6 +552,50 @@ class DictPanel(widgets.VBox):
                 f"Type {PURGE_WORD} (or the host) to enable Confirm, or press Cancel.", "info"
             )
 
+    def _on_edit(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle" or not self.listing_supported:
+                return
+            by_id = {e.id: e for e in self._index.entries}
+            chosen = [by_id[i] for i in self.rows.selected if i in by_id]
+        if len(chosen) != 1:
+            self._set_status("Tick exactly one entry to edit it.", "error")
+            return
+        self.edit_form.load(chosen[0], view.edit_title_html(chosen[0]))
+        _show(self.edit_form, True)
+        self._set_status("Change the terms, then press Review change\u2026", "info")
+        self._refresh()
+
+    def _on_close_edit(self, _button: widgets.Button) -> None:
+        if self._state == "idle":
+            _show(self.edit_form, False)
+
+    def _on_review_edit(self, _button: widgets.Button) -> None:
+        new, problems = self.edit_form.proposal()
+        old = self.edit_form.entry
+        if new is None or old is None:
+            return
+        if problems:
+            self._set_status(view.problems_text(problems), "error")
+            return
+        if new.terms == old.terms:
+            self._set_status("Nothing changed: the terms are as listed.", "info")
+            return
+        message = view.confirm_update_html(old, new, self.profile, self.host, self._snapshots_on)
+        if self._arm(Armed("update", (old.id,), old=old, new=new), message):
+            self._set_status("Check the change, then press Confirm or Cancel.", "info")
+
+    def _on_add(self, _button: widgets.Button) -> None:
+        new, problems = self.add_form.proposal()
+        if problems:
+            self._set_status(view.problems_text(problems), "error")
+            return
+        with self._lock:
+            same = [e for e in self._index.entries if e.terms == new.terms]
+        message = view.confirm_add_html(new, self.profile, self.host, same)
+        if self._arm(Armed("add", new=new), message):
+            self._set_status("Check the entry, then press Confirm or Cancel.", "info")
+
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
         if info is None:
@@ -571,6 +643,20 @@ class DictPanel(widgets.VBox):
                     return
                 self._begin(
                     "purge", f"Deleting every entry on {self.host}\u2026", self._work_purge, word
+                )
+            elif armed.kind == "update":
+                assert armed.old is not None and armed.new is not None
+                self._begin(
+                    "update",
+                    f"Changing entry {armed.old.id} on {self.host}\u2026",
+                    self._work_update,
+                    armed.old,
+                    armed.new,
+                )
+            elif armed.kind == "add":
+                assert armed.new is not None
+                self._begin(
+                    "add", f"Adding an entry on {self.host}\u2026", self._work_add, armed.new
                 )
             elif armed.kind == "delete":
                 what = count(len(armed.ids), "entry", "entries")
@@ -645,6 +731,30 @@ class DictPanel(widgets.VBox):
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
+
+    def _work_update(self, old: Entry, new: Entry) -> None:
+        result = self._send_update(old, new)
+        self._record(result)
+        if result.ok:
+            _show(self.edit_form, False)
+            if result.snapshot:
+                self.undo = Undo(result.snapshot, f"the change of entry {old.id}")
+        self._after_change(None)
+
+    def _work_add(self, new: Entry) -> None:
+        result = self._send_add(new)
+        self._record(result)
+        if result.ok:
+            self.add_form.clear()
+        self._after_change(None)
+
+    def _send_update(self, old: Entry, new: Entry) -> Any:
+        """PUT ``new``'s terms into entry ``old.id``, a snapshot of ``old`` first."""
+        raise NotImplementedError
+
+    def _send_add(self, new: Entry) -> Any:
+        """Add ``new`` (the service picks the id)."""
+        raise NotImplementedError
 
     def _work_purge(self, word: str) -> None:
         result = purge(
@@ -828,6 +938,9 @@ class DictPanel(widgets.VBox):
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
+            self.edit_button.disabled = not idle or not listing or len(self.rows.selected) != 1
+            self.edit_form.set_disabled(not idle)
+            self.add_form.set_disabled(not idle)
             self.prev_button.disabled = self._page <= 0
             self.next_button.disabled = self._page >= self.pages - 1
             _show(self.pager, self.pages > 1)

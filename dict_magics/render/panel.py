@@ -19,6 +19,7 @@ from .store import clean
 
 if TYPE_CHECKING:
     from ..models import SnapshotInfo
+    from ..models.terms import Problem
 
 __all__ = [
     "CELLS_GRID",
@@ -28,16 +29,20 @@ __all__ = [
     "LABEL_CHARS",
     "LANG_WIDTH",
     "any_result_html",
+    "confirm_add_html",
     "confirm_delete_html",
     "confirm_ids_html",
     "confirm_purge_html",
     "confirm_restore_html",
+    "confirm_update_html",
     "count_html",
+    "edit_title_html",
     "header_html",
     "history_html",
     "id_label",
     "page_html",
     "pair_label",
+    "problems_text",
     "row_cells_html",
     "row_label",
     "running_html",
@@ -205,6 +210,70 @@ def confirm_purge_html(
         f'<div class="dict-magics-confirm"><b>Delete {how_many}</b> of profile '
         f"<code>{escape(profile)}</code> on <b>{escape(host)}</b>? {keep} To enable Confirm, "
         f"type <code>{escape(word)}</code> (or <code>{escape(host)}</code>) below.</div>"
+    )
+
+
+def edit_title_html(entry: Entry) -> str:
+    """The edit form's title: which entry, and that its languages stay."""
+    return (
+        f"<b>Edit entry <code>{escape(clean(entry.id))}</code></b> "
+        f"({escape(clean(entry.from_lang))}\u2192{escape(clean(entry.to_lang))}; "
+        "the languages stay)"
+    )
+
+
+def problems_text(problems: Sequence[Problem]) -> str:
+    """Why nothing was sent: each problem the vendor's rules find (plain text; escaped where
+    shown)."""
+    return "Not sent: " + "; ".join(clean(p.message) for p in problems) + "."
+
+
+def _term(code: str, text: str) -> str:
+    return f"<span{_lang_attr(code)}>{escape(clean(text))}</span>"
+
+
+def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapshots: bool) -> str:
+    """The confirmation of an edit: each changed term as old → new, and how to undo it."""
+    keep = (
+        "The entry as it is now is saved in a snapshot first: <b>Undo</b> puts it back."
+        if snapshots
+        else "Snapshots are off: this cannot be undone."
+    )
+    rows = ""
+    for name, code, before, after in (
+        ("source", old.from_lang, old.from_text, new.from_text),
+        ("target", old.to_lang, old.to_text, new.to_text),
+    ):
+        if before != after:
+            rows += (
+                f'<tr><th style="text-align:left;padding-right:0.8em">{name}</th>'
+                f'<td class="dict-magics-old"><del>{_term(code, before)}</del></td>'
+                f"<td>&nbsp;\u2192&nbsp;</td>"
+                f'<td class="dict-magics-new"><b>{_term(code, after)}</b></td></tr>'
+            )
+    return (
+        f'<div class="dict-magics-confirm"><b>Change entry <code>'
+        f"{escape(clean(old.id))}</code></b> of profile <code>{escape(profile)}</code> on "
+        f"<b>{escape(host)}</b>? {keep}<table>{rows}</table></div>"
+    )
+
+
+def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry]) -> str:
+    """The confirmation of an add: the four terms, and any entry that already has them."""
+    terms = (
+        f"{_term(new.from_lang, new.from_text)} \u2192 {_term(new.to_lang, new.to_text)} "
+        f"({escape(clean(new.from_lang))}\u2192{escape(clean(new.to_lang))})"
+    )
+    twin = ""
+    if same:
+        ids = ", ".join(escape(clean(e.id)) for e in same[:10])
+        twin = (
+            f'<div style="color:#9a6700">An entry with these terms already exists (id {ids}): '
+            "adding makes a duplicate.</div>"
+        )
+    return (
+        f'<div class="dict-magics-confirm"><b>Add</b> {terms} to profile '
+        f"<code>{escape(profile)}</code> on <b>{escape(host)}</b>?{twin}</div>"
     )
 
 

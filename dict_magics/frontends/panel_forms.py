@@ -1,0 +1,126 @@
+"""The panel's two small forms: edit the terms of one entry, and add an entry.
+
+Each form only collects and checks what the user typed (with the vendor's rules in
+``models/terms.py``, so nothing the service would refuse is ever sent) and proposes an
+``Entry``; the panel arms the confirmation and sends. No widget here sends anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..models import Entry
+from ..models.terms import LANGUAGE_CODES, MAX_TERM_CHARS, Problem, entry_problems
+
+__all__ = ["AddForm", "EditForm", "language_options"]
+
+
+def language_options() -> list[str]:
+    """Every code the service takes, the common ones first (then the rest alphabetically)."""
+    common = ["ja", "en", "zh-CN", "zh-TW", "ko", "de", "fr", "es"]
+    return common + sorted(LANGUAGE_CODES - set(common))
+
+
+def _term_text(description: str, placeholder: str) -> widgets.Text:
+    return widgets.Text(
+        description=description,
+        placeholder=placeholder,
+        continuous_update=True,
+        layout=widgets.Layout(width="26em"),
+    )
+
+
+class EditForm(widgets.VBox):
+    """The source and target terms of one entry (``entry``), to change in place.
+
+    ``proposal()`` is the entry with the typed terms and the problems that keep it from being
+    sent (empty when it can be sent); languages and id stay.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.entry: Entry | None = None
+        self.title = widgets.HTML()
+        self.source_text = _term_text("Source", f"source term (at most {MAX_TERM_CHARS})")
+        self.target_text = _term_text("Target", f"target term (at most {MAX_TERM_CHARS})")
+        self.review_button = widgets.Button(
+            description="Review change\u2026",
+            tooltip="Show the old and new terms before anything is sent",
+        )
+        self.close_button = widgets.Button(description="Close", tooltip="Leave the entry as it is")
+        super().__init__(
+            [
+                self.title,
+                self.source_text,
+                self.target_text,
+                widgets.HBox([self.review_button, self.close_button]),
+            ],
+            **kwargs,
+        )
+        self.add_class("dict-magics-edit")
+
+    def load(self, entry: Entry, title_html: str) -> None:
+        """Fill the form with ``entry``'s terms."""
+        self.entry = entry
+        self.title.value = title_html
+        self.source_text.value = entry.from_text
+        self.target_text.value = entry.to_text
+
+    def proposal(self) -> tuple[Entry | None, list[Problem]]:
+        """The entry as typed (``None`` if no entry is loaded), and what is wrong with it."""
+        old = self.entry
+        if old is None:
+            return None, []
+        new = Entry(
+            old.id, old.from_lang, self.source_text.value, old.to_lang, self.target_text.value
+        )
+        return new, entry_problems(*new.terms)
+
+    def set_disabled(self, disabled: bool) -> None:
+        for widget in (self.source_text, self.target_text, self.review_button, self.close_button):
+            widget.disabled = disabled
+
+
+class AddForm(widgets.VBox):
+    """Two language pickers (every code the service takes) and two terms."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        options = language_options()
+        self.from_lang = widgets.Dropdown(
+            options=options, value="ja", description="From", layout=widgets.Layout(width="12em")
+        )
+        self.to_lang = widgets.Dropdown(
+            options=options, value="en", description="To", layout=widgets.Layout(width="12em")
+        )
+        self.from_text = _term_text("Source", "source term")
+        self.to_text = _term_text("Target", "target term")
+        self.add_button = widgets.Button(
+            description="Add\u2026", tooltip="Check the entry, then confirm before it is sent"
+        )
+        super().__init__(
+            [
+                widgets.HBox([self.from_lang, self.from_text]),
+                widgets.HBox([self.to_lang, self.to_text]),
+                self.add_button,
+            ],
+            **kwargs,
+        )
+        self.add_class("dict-magics-add")
+
+    def proposal(self) -> tuple[Entry, list[Problem]]:
+        """The entry as typed (no id yet), and what is wrong with it."""
+        new = Entry(
+            "", self.from_lang.value, self.from_text.value, self.to_lang.value, self.to_text.value
+        )
+        return new, entry_problems(*new.terms)
+
+    def clear(self) -> None:
+        """Empty the terms (the languages stay: the next entry is likely of the same pair)."""
+        self.from_text.value = ""
+        self.to_text.value = ""
+
+    def set_disabled(self, disabled: bool) -> None:
+        for widget in (self.from_lang, self.to_lang, self.from_text, self.to_text):
+            widget.disabled = disabled
+        self.add_button.disabled = disabled
