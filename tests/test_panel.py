@@ -24,6 +24,7 @@ from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
 from dict_magics.models import BatchResult, Entry, RestoreResult
+from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
 from dict_magics.render.panel import id_label, row_cells_html
@@ -836,3 +837,97 @@ def test_dict_panel_magic_returns_a_working_panel(
         assert [r.entry_id for r in changes(sandbox)] == ["12"]
     finally:
         panel.close()
+
+
+# -- edit and add: checked, then armed like every change ---------------------------------------
+
+
+def open_edit(panel: DictPanel, entry: Entry) -> None:
+    panel.clear_button.click()
+    search(panel, entry.from_text)
+    tick(panel, entry)
+    panel.edit_button.click()
+    assert visible(panel.edit_form) and panel.edit_form.entry == entry
+
+
+def test_edit_needs_exactly_one_ticked_entry(panel: DictPanel, sandbox: SandboxServer) -> None:
+    assert panel.edit_button.disabled
+    tick(panel, sandbox.entry("1"))
+    assert not panel.edit_button.disabled
+    tick(panel, sandbox.entry("2"))
+    assert panel.edit_button.disabled
+    panel.edit_button.click()  # disabled in the browser; from code it says why
+    assert "Tick exactly one entry" in panel.status.value and not visible(panel.edit_form)
+
+
+def test_edit_shows_old_and_new_before_anything_is_sent(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    meeting = sandbox.entry("10")  # 会議 -> meeting
+    open_edit(panel, meeting)
+    assert panel.edit_form.source_text.value == "会議"
+    assert panel.edit_form.target_text.value == "meeting"
+    assert "Edit entry <code>10</code>" in panel.edit_form.title.value
+    panel.edit_form.review_button.click()  # nothing typed: nothing to confirm
+    assert panel.state == "idle" and "Nothing changed" in panel.status.value
+    panel.edit_form.source_text.value = "会議 <b>&"
+    panel.edit_form.target_text.value = "conference"
+    panel.edit_form.review_button.click()
+    assert panel.state == "armed" and panel.armed == "update"
+    message = panel.confirm_message.value
+    assert "Change entry <code>10</code>" in message
+    assert '<del><span lang="ja">会議</span></del>' in message
+    assert "会議 &lt;b&gt;&amp;" in message and "<b>&" not in message
+    assert "meeting" in message and "conference" in message
+    assert "Undo" in message
+    assert enabled(panel) == {"confirm", "cancel"}
+    assert panel.edit_form.review_button.disabled and panel.add_form.add_button.disabled
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == [] and sandbox.entry("10") == meeting
+    assert [r.method for r in sandbox.requests if r.method != "GET"] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "words"),
+    [
+        ("", "x", "fromText is empty"),
+        ("a" * 256, "x", "256 characters"),
+        ("ok", "bad\u200bterm", "U+200B"),
+        ("ok", "   ", "toText is empty"),
+    ],
+)
+def test_an_edit_the_service_would_refuse_is_not_armed(
+    panel: DictPanel, sandbox: SandboxServer, source: str, target: str, words: str
+) -> None:
+    open_edit(panel, sandbox.entry("3"))
+    panel.edit_form.source_text.value = source
+    panel.edit_form.target_text.value = target
+    panel.edit_form.review_button.click()
+    assert panel.state == "idle" and "dict-magics-status-error" in panel.status.value
+    assert "Not sent" in panel.status.value and words in panel.status.value
+    assert changes(sandbox) == []
+
+
+def test_the_add_form_offers_the_service_language_codes_and_checks_first(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    codes = set(form.from_lang.options)
+    assert {"ja", "en", "zh-CN", "zh-TW"} <= codes and "zh" not in codes
+    assert set(form.to_lang.options) == codes == set(LANGUAGE_CODES)
+    form.from_text.value = "見積依頼"
+    form.add_button.click()  # no target yet
+    assert panel.state == "idle" and "toText is empty" in panel.status.value
+    form.to_text.value = "request for quotation"
+    form.add_button.click()
+    assert panel.state == "armed" and panel.armed == "add"
+    message = panel.confirm_message.value
+    assert '<span lang="ja">見積依頼</span>' in message and "request for quotation" in message
+    assert "already exists" not in message
+    panel.cancel_button.click()
+    assert changes(sandbox) == []
+    form.from_text.value, form.to_text.value = "会議", "meeting"  # entry 10 has these terms
+    form.add_button.click()
+    assert "already exists (id 10)" in panel.confirm_message.value
+    panel.cancel_button.click()
+    assert changes(sandbox) == []
