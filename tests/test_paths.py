@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 import unicodedata
 
@@ -18,6 +19,7 @@ from dict_magics.service.paths import (
     API_PREFIX,
     MAX_ID_LENGTH,
     MAX_INTRICATE_LENGTH,
+    EntryId,
     check_id,
     encode_id,
     entry_path,
@@ -307,7 +309,9 @@ PURGE_BYTES = b"dictionary-all"
 @pytest.mark.parametrize(("given", "text"), [(SneakyText("42"), "42"), (SneakyNumber(42), "42")])
 def test_subclasses_are_read_with_the_base_types_methods(given: object, text: str) -> None:
     checked = check_id(given)
-    assert checked == text and type(checked) is str
+    assert (
+        checked == text and type(checked) is EntryId
+    )  # ours: no method of the subclass given survives
     assert encode_id(given) == text
     assert entry_path(given) == API_PREFIX + text
 
@@ -332,7 +336,7 @@ def test_a_sneaky_subclass_sends_only_its_checked_text_to_a_lenient_server() -> 
         ]
         assert all(r.operation != "purge" for r in log)
         assert result.outcome == "success"
-        assert result.entry_id == "42" and type(result.entry_id) is str
+        assert result.entry_id == "42" and type(result.entry_id) is EntryId
         assert [r.entry_id for r in batch.results] == ["43", "44"]
         kept = {k: v for k, v in before.items() if k not in ("42", "43", "44")}
         assert sandbox.entries == kept
@@ -430,3 +434,12 @@ def test_ids_of_ascii_digits_skip_only_checks_they_always_pass(text: str) -> Non
     of them must pass the full check anyway, or skipping it would be a hole."""
     paths._check_readings(text)
     assert paths.check_id(f" {text}\t") == text
+
+
+def test_an_id_is_checked_once_and_trusted_below() -> None:
+    checked = check_id("17")
+    assert check_id(checked) is checked and entry_path(checked).endswith("/17")
+    with pytest.raises(TypeError):
+        EntryId("dictionary-all")  # only check_id makes one
+    back = pickle.loads(pickle.dumps(checked))  # noqa: S301 (our own bytes)
+    assert type(back) is str and back == "17"  # comes back as text, checked again on use

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from .store import clean
+from .words import clean, entries
 
 if TYPE_CHECKING:
     from ..models import DryRunResult
@@ -20,10 +20,6 @@ __all__ = ["SHOWN", "dryrun_html", "dryrun_text"]
 SHOWN = 20
 """Entries listed by name; the rest are counted."""
 _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
-
-
-def _entries(n: int) -> str:
-    return f"{n:,} entr{'y' if n == 1 else 'ies'}"
 
 
 def _ids(ids: list[str]) -> str:
@@ -42,14 +38,14 @@ def _summary(result: DryRunResult) -> str:
                 f"a purge would delete every entry {_where(result)}; how many is unknown "
                 "(the service offers no listing)"
             )
-        return f"a purge would delete all {_entries(len(result.entries))} {_where(result)}"
+        return f"a purge would delete all {entries(len(result.entries))} {_where(result)}"
     if not result.listed:
         return (
             f"would send a deletion for {len(result.missing):,} "
             f"id{'' if len(result.missing) == 1 else 's'} {_where(result)}; their terms are "
             "unknown (the service offers no listing), so it could not be undone"
         )
-    text = f"would delete {_entries(len(result.entries))} {_where(result)}"
+    text = f"would delete {entries(len(result.entries))} {_where(result)}"
     if result.missing:
         text += f"; {len(result.missing):,} not in the dictionary"
     return text

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..models import BatchResult, DeleteResult, Entry, RestoreResult
+from . import words
 from .restore import restore_html
 from .results import batch_html, result_html
-from .store import clean
+from .words import clean
 
 if TYPE_CHECKING:
     from ..models import SnapshotInfo
@@ -73,10 +74,6 @@ _STATUS_COLOUR = {
     "busy": "#0969da",
 }
 _BOX = "max-height:12em;overflow:auto;margin:0.2em 0"
-
-
-def _n(number: int, one: str, many: str) -> str:
-    return f"{number:,} {one if number == 1 else many}"
 
 
 def header_html(profile: str, host: str, masked_key: str) -> str:
@@ -141,9 +138,9 @@ def count_html(total: int, matches: int, first: int, last: int, selected: int, h
     if total == 0:
         text = f"no entries at {escape(host)}"
     elif matches == total:
-        text = f"{_n(total, 'entry', 'entries')} at {escape(host)}"
+        text = f"{words.entries(total)} at {escape(host)}"
     else:
-        text = f"{_n(matches, 'match', 'matches')} of {_n(total, 'entry', 'entries')}"
+        text = f"{words.count(matches, 'match', 'matches')} of {words.entries(total)}"
     if matches and (first > 1 or last < matches):
         text += f" &mdash; rows {first:,}\u2013{last:,}"
     text += f" &middot; <b>{selected:,} selected</b>"
@@ -174,7 +171,7 @@ def confirm_delete_html(entries: Sequence[Entry], profile: str, host: str, snaps
         else "Snapshots are off: this cannot be undone."
     )
     return (
-        f'<div class="dict-magics-confirm"><b>Delete {_n(len(entries), "entry", "entries")}</b> '
+        f'<div class="dict-magics-confirm"><b>Delete {words.entries(len(entries))}</b> '
         f"of profile <code>{escape(profile)}</code> on <b>{escape(host)}</b>? {keep}"
         f"{_terms_box(entries)}</div>"
     )
@@ -186,7 +183,7 @@ def confirm_ids_html(ids: Sequence[str], profile: str, host: str) -> str:
     if len(ids) > CONFIRM_SHOWN:
         listed += f" &hellip; and {len(ids) - CONFIRM_SHOWN:,} more"
     return (
-        f'<div class="dict-magics-confirm"><b>Delete {_n(len(ids), "entry", "entries")}</b> '
+        f'<div class="dict-magics-confirm"><b>Delete {words.entries(len(ids))}</b> '
         f"of profile <code>{escape(profile)}</code> on <b>{escape(host)}</b>? This service "
         "offers no listing, so their terms are unknown and no snapshot can be kept: this "
         f'cannot be undone.<div style="{_BOX}">{listed}</div></div>'
@@ -198,7 +195,7 @@ def confirm_purge_html(
 ) -> str:
     """The purge confirmation: how many entries (as last listed), where a snapshot goes, and
     what to type. ``snapshot_dir`` is ``None`` when no snapshot will be kept."""
-    how_many = "EVERY entry" if count is None else f"all {_n(count, 'entry', 'entries')}"
+    how_many = "EVERY entry" if count is None else f"all {words.entries(count)}"
     if snapshot_dir is None:
         keep = "No snapshot is kept (snapshots are off): this cannot be undone."
     else:
@@ -280,7 +277,7 @@ def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry])
 def snapshot_label(info: SnapshotInfo) -> str:
     """A snapshot in the Restore choice: when, what it came from, how many entries."""
     when = info.taken_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    return f"{when} \u00b7 {info.operation} \u00b7 {_n(info.count, 'entry', 'entries')}"
+    return f"{when} \u00b7 {info.operation} \u00b7 {words.entries(info.count)}"
 
 
 def confirm_restore_html(info: SnapshotInfo, host: str) -> str:

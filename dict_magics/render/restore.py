@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from .store import clean
+from .words import COLOUR, SYMBOL, clean, entries
 
 if TYPE_CHECKING:
     from ..models import Entry, RestoreResult
@@ -18,16 +18,10 @@ if TYPE_CHECKING:
 __all__ = ["restore_html", "restore_text"]
 
 SHOWN = 20
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
 _UNKNOWN = (
     "outcome unknown: it may or may not have been added "
     "(run the restore again: it adds only what is missing)"
 )
-
-
-def _entries(n: int) -> str:
-    return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def _kind(result: RestoreResult) -> str:
@@ -42,11 +36,11 @@ def _summary(result: RestoreResult) -> str:
     if total == 0:
         return "nothing to restore: the snapshot holds no entries"
     if result.dry_run:
-        text = f"would add {_entries(added)}"
+        text = f"would add {entries(added)}"
     elif result.ok:
-        text = f"restored {_entries(added)}"
+        text = f"restored {entries(added)}"
     else:
-        text = f"restored {added} of {_entries(total - skipped)}"
+        text = f"restored {added} of {entries(total - skipped)}"
     if skipped:
         text += f"; {skipped} already present (skipped)"
     if result.failed:
@@ -73,11 +67,11 @@ def _more(added: Sequence[Entry]) -> int:
 
 def restore_text(result: RestoreResult) -> str:
     """A summary line, then what did not go back (with reasons) and what did."""
-    lines = [f"{_SYMBOL[_kind(result)]} {_summary(result)}"]
+    lines = [f"{SYMBOL[_kind(result)]} {_summary(result)}"]
     for kind, what, note in _items(result):
-        lines.append(f"  {_SYMBOL[kind]} {what}" + (f" \u2014 {note}" if note else ""))
+        lines.append(f"  {SYMBOL[kind]} {what}" + (f" \u2014 {note}" if note else ""))
     if _more(result.added):
-        lines.append(f"  ... and {_entries(_more(result.added))} more")
+        lines.append(f"  ... and {entries(_more(result.added))} more")
     return "\n".join(lines)
 
 
@@ -85,16 +79,16 @@ def restore_html(result: RestoreResult) -> str:
     """The same as HTML, coloured by outcome, every value escaped."""
     kind = _kind(result)
     items = "".join(
-        f'<li style="color:{_COLOUR[k]}">{_SYMBOL[k]} {escape(what)}'
+        f'<li style="color:{COLOUR[k]}">{SYMBOL[k]} {escape(what)}'
         + (f" &mdash; {escape(note)}" if note else "")
         + "</li>"
         for k, what, note in _items(result)
     )
     if _more(result.added):
-        items += f"<li>... and {escape(_entries(_more(result.added)))} more</li>"
+        items += f"<li>... and {escape(entries(_more(result.added)))} more</li>"
     listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
     return (
         f'<div class="dict-magics-restore dict-magics-{kind}">'
-        f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(result))}</b>'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(result))}</b>'
         f"{listing}</div>"
     )

@@ -11,13 +11,12 @@ from __future__ import annotations
 from html import escape
 
 from ..models import BatchResult, Cause, DeleteResult
+from .words import COLOUR, SYMBOL
 
 __all__ = ["EXAMPLES", "batch_html", "batch_text", "kind_of", "result_html", "result_text"]
 
 EXAMPLES = 5
 """Results shown for each group of a batch's failures."""
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
 _LABEL = {
     Cause.OK: "not deleted",
     Cause.REFUSED: "refused by the service",
@@ -62,7 +61,7 @@ def _headline(result: DeleteResult) -> str:
 
 def result_text(result: DeleteResult) -> str:
     """One line: symbol, what happened, the reason when it did not succeed, and the details."""
-    line = f"{_SYMBOL[kind_of(result)]} {_headline(result)}"
+    line = f"{SYMBOL[kind_of(result)]} {_headline(result)}"
     if result.reason and not result.ok:
         line += f" \u2014 {result.reason}"
     return f"{line} ({_details(result)})"
@@ -75,8 +74,8 @@ def result_html(result: DeleteResult) -> str:
     if result.reason and not result.ok:
         reason = f" &mdash; {escape(result.reason)}"
     return (
-        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{_COLOUR[kind]}">'
-        f"<b>{_SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
+        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
+        f"<b>{SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
         f' <span style="color:#57606a">({escape(_details(result))})</span></div>'
     )
 
@@ -108,12 +107,12 @@ def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
 
 def _group_title(kind: str, cause: Cause, count: int) -> str:
     what = "outcome unknown" if kind == "unknown" else "not deleted"
-    return f"{_SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
+    return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
 
 def batch_text(batch: BatchResult) -> str:
     """A summary line, then the failures grouped by cause with a few examples each."""
-    symbol = _SYMBOL["success"] if batch.ok else _SYMBOL["failure"]
+    symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
     for kind, cause, results in _groups(batch):
         lines.append(f"  {_group_title(kind, cause, len(results))}")
@@ -128,7 +127,7 @@ def batch_html(batch: BatchResult) -> str:
     kind = "success" if batch.ok else "failure"
     parts = [
         f'<div class="dict-magics-batch dict-magics-{kind}">'
-        f'<b style="color:{_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(batch))}</b>'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(batch))}</b>'
     ]
     for group_kind, cause, results in _groups(batch):
         items = "".join(f"<li>{result_html(r)}</li>" for r in results[:EXAMPLES])
@@ -136,7 +135,7 @@ def batch_html(batch: BatchResult) -> str:
             items += f"<li>&hellip; and {len(results) - EXAMPLES} more</li>"
         title = escape(_group_title(group_kind, cause, len(results)))
         parts.append(
-            f'<div class="dict-magics-group" style="color:{_COLOUR[group_kind]}">{title}'
+            f'<div class="dict-magics-group" style="color:{COLOUR[group_kind]}">{title}'
             f'<ul style="margin:0.2em 0">{items}</ul></div>'
         )
     parts.append("</div>")

@@ -13,21 +13,14 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .words import COLOUR, SYMBOL, clean
+
 if TYPE_CHECKING:
     from ..models import AuditLine, SnapshotInfo
 
 __all__ = ["audit_html", "audit_text", "clean", "snapshots_html", "snapshots_text"]
 
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
 _TABLE = 'class="dict-magics-table" style="border-collapse:collapse;text-align:left"'
-
-
-def clean(text: str) -> str:
-    """``text`` with control characters (newlines, ESC, ...) shown as escapes, for a terminal."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _when(moment: datetime) -> str:
@@ -129,7 +122,7 @@ def _audit_row(line: AuditLine) -> list[str]:
         clean(line.profile),
         clean(line.host),
         line.operation,
-        f"{_SYMBOL[line.outcome]} {line.outcome}",
+        f"{SYMBOL[line.outcome]} {line.outcome}",
         "" if line.http_status is None else str(line.http_status),
         str(line.attempts),
         _target(line),
@@ -167,7 +160,7 @@ def audit_html(lines: Sequence[AuditLine]) -> str:
     rows = []
     for line in lines:
         cells = _audit_row(line)
-        colour = f"color:{_COLOUR[line.outcome]}"
+        colour = f"color:{COLOUR[line.outcome]}"
         snapshot = line.snapshot or ""
         rows.append(
             f'<tr class="dict-magics-{line.outcome}">'

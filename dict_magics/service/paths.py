@@ -24,6 +24,7 @@ __all__ = [
     "MAX_READINGS",
     "MAX_READING_GROWTH",
     "PURGE_SEGMENT",
+    "EntryId",
     "check_id",
     "encode_id",
     "entry_path",
@@ -96,9 +97,32 @@ def host_of(base_url: str) -> str:
     return urlsplit(base_url).netloc
 
 
-def check_id(entry_id: object) -> str:
-    """Return ``entry_id`` as the plain, stripped ``str`` that will be deleted, or raise
-    ``InvalidIdError``. Callers must use the returned text, never the object given.
+class EntryId(str):
+    """An id ``check_id`` accepted, as the exact text that will be sent.
+
+    Ids are checked once, where they come in (a magic's line, a file, a list); every layer
+    below takes an ``EntryId`` as it is (``check_id`` returns it at once). Only ``check_id``
+    makes one: ``EntryId("x")`` raises. It pickles as a plain ``str``, which is checked again
+    wherever it comes back.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> EntryId:
+        raise TypeError("an EntryId is made by check_id() only")
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return str, (str.__str__(self),)
+
+
+def _accepted(text: str) -> EntryId:
+    return str.__new__(EntryId, text)
+
+
+def check_id(entry_id: object) -> EntryId:
+    """Return ``entry_id`` as the plain, stripped text that will be deleted (an ``EntryId``),
+    or raise ``InvalidIdError``. Callers must use the returned text, never the object given.
+    An ``EntryId`` (already checked) is returned as it is.
 
     Refused: ids that are not text or integers (``bool`` included), empty ids, ids over
     ``MAX_ID_LENGTH`` characters, control characters (invisible in any rendering of the
@@ -125,6 +149,8 @@ def check_id(entry_id: object) -> str:
 
     Nothing else is refused: ``dictionary-allx``, ``dictionary-all-2`` and ``x/../y`` pass.
     """
+    if type(entry_id) is EntryId:
+        return entry_id
     text = _plain_text(entry_id).strip()
     if not text:
         raise InvalidIdError("an entry id cannot be empty.")
@@ -134,11 +160,11 @@ def check_id(entry_id: object) -> str:
             f"the limit is {MAX_ID_LENGTH}."
         )
     if text.isascii() and text.isdigit():
-        return text  # digits alone: no reading of them is anything but these digits
+        return _accepted(text)  # digits alone: no reading of them is anything but these digits
     if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in text):
         raise InvalidIdError(f"entry id {text!r} contains control characters.")
     _check_readings(text)
-    return text
+    return _accepted(text)
 
 
 def _plain_text(entry_id: object) -> str:
