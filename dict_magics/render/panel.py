@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..models import BatchResult, DeleteResult, Entry, RestoreResult
+from ..models.display import view
 from . import words
 from .restore import restore_html
 from .results import batch_html, result_html
@@ -308,14 +309,17 @@ def status_html(message: str, kind: str) -> str:
     )
 
 
-def any_result_html(result: DeleteResult | BatchResult | RestoreResult) -> str:
-    """A deletion, a batch or a restore, rendered as the magics render it; a batch also names
+def any_result_html(result: object) -> str:
+    """Any result, rendered as the magics render it (its registered view); a batch also names
     the terms of the entries it deleted (the magics list only what failed)."""
     if isinstance(result, BatchResult):
         return batch_html(result) + _deleted_html(result)
     if isinstance(result, RestoreResult):
         return restore_html(result)
-    return result_html(result)
+    if isinstance(result, DeleteResult):
+        return result_html(result)
+    shown = view(result, "html")
+    return shown or f"<pre>{escape(clean(str(result)))}</pre>"
 
 
 def _deleted_html(batch: BatchResult) -> str:
