@@ -7,6 +7,9 @@ can read it while ``%load_ext`` stays light.
 from __future__ import annotations
 
 __all__ = [
+    "AUTH",
+    "BULK_CHUNK",
+    "MAX_BULK_CHUNK",
     "MAX_ID_LENGTH",
     "MAX_RETRIES",
     "MAX_RETRY_AFTER",
@@ -16,6 +19,7 @@ __all__ = [
     "PURGE_WORD",
     "RETRIES",
     "TIMEOUT",
+    "TOKEN_DURATION",
     "WORKERS",
     "span",
 ]
@@ -46,3 +50,18 @@ PURGE_WORD = "delete-all"
 def span(low: int, high: int) -> str:
     """A range as every message and help text writes it: ``1..64``."""
     return f"{low}..{high}"
+
+
+AUTH = "signature"
+"""How requests prove who sends them: ``signature`` (accessKey, nonce, signature on every
+request) or ``token`` (one ``POST /api/v1/token``, then ``Authorization: Bearer``)."""
+TOKEN_DURATION = 1800
+"""Seconds a token is asked to last (the vendor documents 30 minutes; renewed before it ends)."""
+BULK_CHUNK = 500
+"""Entries per bulk ``POST``. Why 500: 10,000 entries go in 20 requests (the round trips, not
+the bytes, cost the time: a typical entry is ~80 bytes of JSON, so a chunk is ~40 KB, and even
+500 entries of 255-character CJK terms stay under 2 MB); a chunk whose answer is lost costs one
+listing to settle, whatever its size; and chunks small enough that several workers share a
+large restore and its progress moves. The vendor documents no limit; ``chunk_size`` changes it."""
+MAX_BULK_CHUNK = 5000
+"""The largest chunk accepted."""

@@ -17,32 +17,57 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ..models import (
+        AddResult,
         AuditLine,
         BatchResult,
+        ChangePreview,
         DeleteResult,
         DryRunResult,
         Entry,
         EntryList,
+        ExportResult,
         RestoreResult,
         SnapshotInfo,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
     )
 
 __all__ = [
     "Output",
+    "add_json",
     "audit_json",
     "batch_json",
     "cli_words",
     "dryrun_json",
     "entry_json",
+    "export_json",
     "listing_json",
+    "preview_json",
     "restore_json",
     "result_json",
     "snapshot_json",
     "summary_json",
+    "sync_json",
+    "update_json",
 ]
 
 Mode = Literal["text", "json", "jsonl"]
-COMMANDS = ("login", "logout", "status", "list", "delete", "purge", "restore", "snapshots", "log")
+COMMANDS = (
+    "login",
+    "logout",
+    "status",
+    "list",
+    "delete",
+    "purge",
+    "restore",
+    "snapshots",
+    "log",
+    "add",
+    "update",
+    "sync",
+    "export",
+)
 _BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
 _MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")
 
@@ -133,6 +158,108 @@ def restore_json(result: RestoreResult) -> dict[str, Any]:
         "skipped": [entry_json(e) for e in result.skipped],
         "failed": [{"entry": entry_json(e), "reason": why} for e, why in result.failed],
         "unknown": [entry_json(e) for e in result.unknown],
+    }
+
+
+def _entry(entry: Entry) -> dict[str, str]:
+    """An entry in the service's names, ``id`` only when known (an add has none yet)."""
+    return entry.to_service(with_id=bool(entry.id))
+
+
+def add_json(result: AddResult) -> dict[str, Any]:
+    """One addition: the outcome, and the entry with its new id when a listing found it."""
+    return {
+        "operation": "add",
+        "ok": result.ok,
+        "outcome": result.outcome,
+        "entry": _entry(result.entry),
+        "id": result.entry.id or None,
+        "http_status": result.http_status,
+        "reason": result.reason,
+        "cause": result.cause.value,
+        "verified": result.verified,
+        "attempts": result.attempts,
+    }
+
+
+def update_json(result: UpdateResult) -> dict[str, Any]:
+    """One update: the outcome, the id, the entry before and after."""
+    return {
+        "operation": "update",
+        "ok": result.ok,
+        "outcome": result.outcome,
+        "id": result.entry_id,
+        "old": _entry(result.old) if result.old is not None else None,
+        "new": _entry(result.new),
+        "http_status": result.http_status,
+        "reason": result.reason,
+        "cause": result.cause.value,
+        "verified": result.verified,
+        "attempts": result.attempts,
+        "snapshot": result.snapshot,
+    }
+
+
+def preview_json(preview: ChangePreview) -> dict[str, Any]:
+    """A dry run of an add or an update."""
+    return {
+        "dry_run": True,
+        "ok": True,
+        "operation": preview.operation,
+        "host": preview.host,
+        "profile": preview.profile,
+        "old": _entry(preview.old) if preview.old is not None else None,
+        "new": _entry(preview.new),
+        "alongside": [_entry(e) for e in preview.alongside],
+    }
+
+
+def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
+    """DESIGN's sync shape, for a plan (``applied`` false) and for a plan applied."""
+    applied = hasattr(result, "plan")
+    plan: SyncPlan = result.plan if applied else result  # type: ignore[union-attr,assignment]
+    data: dict[str, Any] = {
+        "applied": applied and bool(getattr(result, "applied", False)),
+        "ok": result.ok,
+        "path": plan.path,
+        "host": plan.host,
+        "profile": plan.profile,
+        "adds": [_entry(e) for e in plan.adds],
+        "updates": [
+            {"id": u.id, "old": _entry(u.old), "new": _entry(u.new), "row": u.row}
+            for u in plan.updates
+        ],
+        "deletes": [_entry(e) for e in plan.deletes],
+        "unchanged": plan.unchanged,
+        "conflicts": [
+            {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
+        ],
+        "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
+        "missing": len(plan.missing),
+        "counts": plan.counts(),
+        "verified": None,
+        "snapshot": None,
+        "results": [],
+    }
+    if applied:
+        data["verified"] = result.verified  # type: ignore[union-attr]
+        data["snapshot"] = result.snapshot  # type: ignore[union-attr]
+        data["mismatches"] = list(result.mismatches)  # type: ignore[union-attr]
+        data["results"] = (
+            [add_json(r) for r in result.adds]  # type: ignore[union-attr]
+            + [update_json(r) for r in result.updates]  # type: ignore[union-attr]
+            + [{**result_json(r), "operation": "delete"} for r in result.deletes]  # type: ignore[union-attr]
+        )
+    return data
+
+
+def export_json(result: ExportResult) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "path": str(result.path),
+        "format": result.format,
+        "count": result.count,
+        "host": result.host,
     }
 
 

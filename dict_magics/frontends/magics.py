@@ -23,7 +23,19 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from .. import settings as limits
 
 if TYPE_CHECKING:
-    from ..models import BatchResult, DeleteResult, DryRunResult, EntryList, RestoreResult
+    from ..models import (
+        AddResult,
+        BatchResult,
+        ChangePreview,
+        DeleteResult,
+        DryRunResult,
+        EntryList,
+        ExportResult,
+        RestoreResult,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
+    )
     from ..operations.context import OperationSettings
     from ..operations.history import AuditTable, SnapshotList
     from ..profiles.status import ProfileStatus
@@ -724,6 +736,169 @@ class DictMagics(Magics):
                 yes=args.yes,
                 warn=_warn,
             )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_add en Friday de Freitag",
+        "%dict_add ja 金曜日 en Friday --dry-run",
+        'added = %dict_add en "purchase order" de Bestellung',
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--dry-run", action="store_true", help="show what would be added; send nothing")
+    @argument("from_lang", metavar="FROM_LANG", help="source language code (e.g. en, zh-CN)")
+    @argument("from_text", metavar="FROM_TEXT", help="source term (quote it if it has spaces)")
+    @argument("to_lang", metavar="TO_LANG", help="target language code")
+    @argument("to_text", metavar="TO_TEXT", help="target term (quote it if it has spaces)")
+    def dict_add(self, line: str = "") -> AddResult | ChangePreview:
+        """Add one entry; returns an AddResult naming the new id.
+
+        The terms are checked first (at most 255 characters, no control characters, language
+        codes the service takes: zh-CN or zh-TW for Chinese); nothing is sent otherwise. The
+        service does not return the new id: one listing afterwards finds it, and settles an
+        answer that was lost (the request is never sent twice).
+        """
+        from ..operations.add import add
+
+        args, settings = self._read(self.dict_add, line)
+        with _user_errors():
+            return add(
+                settings,
+                _unquoted(args.from_lang),
+                _unquoted(args.from_text),
+                _unquoted(args.to_lang),
+                _unquoted(args.to_text),
+                dry_run=args.dry_run,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_update 17 --to-text Freitag",
+        '%dict_update 17 --from-text "purchase order" --dry-run',
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--from-text", metavar="T", help="new source term")
+    @argument("--to-text", metavar="T", help="new target term")
+    @argument("--from-lang", metavar="L", help="new source language")
+    @argument("--to-lang", metavar="L", help="new target language")
+    @argument("--dry-run", action="store_true", help="show old and new terms; send nothing")
+    @argument("id", metavar="ID", help="the entry to change")
+    def dict_update(self, line: str = "") -> UpdateResult | ChangePreview:
+        """Change one entry in place (PUT, same id); returns an UpdateResult (old and new).
+
+        Only the fields given change. The entry's old terms are kept in a snapshot first, so
+        %dict_restore puts them back under the same id. The new terms are checked before
+        anything is sent.
+        """
+        from ..operations.update import update
+
+        args, settings = self._read(self.dict_update, line)
+        with _user_errors():
+            return update(
+                settings,
+                _unquoted(args.id),
+                from_lang=_unquoted(args.from_lang),
+                from_text=_unquoted(args.from_text),
+                to_lang=_unquoted(args.to_lang),
+                to_text=_unquoted(args.to_text),
+                dry_run=args.dry_run,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "plan = %dict_sync glossary.csv",
+        "%dict_sync glossary.csv --apply",
+        "%dict_sync terms.xlsx --pair en:de --delete-missing --apply",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument(
+        "--apply",
+        action="store_true",
+        help="make the changes (a snapshot first; %%dict_restore undoes them); without it, "
+        "only the plan is shown",
+    )
+    @argument(
+        "--delete-missing",
+        action="store_true",
+        help="also delete entries of the file's language pairs that the file lacks",
+    )
+    @argument("--pair", metavar="FROM:TO", help="languages of a two-column (source, target) file")
+    @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
+    @argument("--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones")
+    @argument("-y", "--yes", action="store_true", help="delete without asking (with --apply)")
+    @argument(
+        "-w",
+        "--workers",
+        type=int,
+        help="requests in flight "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+    @argument("file", metavar="FILE", help="the glossary file (.csv, .tsv, .xlsx, .tbx)")
+    def dict_sync(self, line: str = "") -> SyncPlan | SyncResult:
+        """Make the dictionary match a glossary file; without --apply, only show the plan.
+
+        A row matches the entry with the same fromLang, fromText and toLang: the same toText
+        is unchanged, another an update (PUT); no match is an add (bulk). Entries of the
+        file's pairs that it lacks are deleted only with --delete-missing (you are asked
+        first, unless -y). Several entries with one source term are a conflict, left alone;
+        invalid rows are listed by row number and refused unless --skip-invalid. Applying
+        keeps a snapshot first and ends with one listing that verifies every change.
+        """
+        from ..operations.sync import sync
+        from .hints import with_hint
+        from .progress import BarSink
+
+        args = _parse(self.dict_sync, line)
+        settings = self._settings(args.profile, args.workers)
+        keyboard = _Keyboard()
+        from ..errors import DictMagicsError, OperationFailedError
+
+        try:
+            return sync(
+                settings,
+                _unquoted(args.file),
+                apply=args.apply,
+                delete_missing=args.delete_missing,
+                pair=args.pair,
+                format=args.format,
+                skip_invalid=args.skip_invalid,
+                yes=args.yes,
+                prompter=keyboard,
+                progress=BarSink(shell=self.shell),
+                warn=_warn,
+            )
+        except OperationFailedError:
+            raise
+        except DictMagicsError as exc:
+            raise UsageError(with_hint(exc)) from None
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_export glossary.csv",
+        "%dict_export terms.xlsx",
+        "%dict_export backup.tbx -p work",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
+    @argument("file", metavar="FILE", help="where to write (replaced if it exists)")
+    def dict_export(self, line: str = "") -> ExportResult:
+        """Write the dictionary to a glossary file (id, fromLang, fromText, toLang, toText).
+
+        A .csv opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula (a
+        term starting with = + - @ gets a leading ', which reading strips again); %dict_sync
+        of the same file, unedited, plans no change. .xlsx needs pip install
+        'dict-magics[xlsx]'.
+        """
+        from ..operations.export import export
+
+        args, settings = self._read(self.dict_export, line)
+        with _user_errors(), _listing_errors():
+            return export(settings, _unquoted(args.file), format=args.format)
 
     @line_magic
     @magic_arguments()

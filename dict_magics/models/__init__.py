@@ -12,7 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .display import Displayed
+    from .glossary import (
+        ChangePreview,
+        Conflict,
+        ExportResult,
+        Glossary,
+        GlossaryRow,
+        InvalidRow,
+        PlannedUpdate,
+        SyncPlan,
+        SyncResult,
+    )
     from .records import (
+        AddBatch,
         AddResult,
         BatchResult,
         Cause,
@@ -22,6 +34,7 @@ if TYPE_CHECKING:
         EntryList,
         Outcome,
         RestoreResult,
+        UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 
@@ -29,6 +42,7 @@ _WHERE = {
     "Displayed": "display",
     **dict.fromkeys(
         (
+            "AddBatch",
             "AddResult",
             "BatchResult",
             "Cause",
@@ -38,8 +52,23 @@ _WHERE = {
             "EntryList",
             "Outcome",
             "RestoreResult",
+            "UpdateResult",
         ),
         "records",
+    ),
+    **dict.fromkeys(
+        (
+            "ChangePreview",
+            "Conflict",
+            "ExportResult",
+            "Glossary",
+            "GlossaryRow",
+            "InvalidRow",
+            "PlannedUpdate",
+            "SyncPlan",
+            "SyncResult",
+        ),
+        "glossary",
     ),
     **dict.fromkeys(
         ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
@@ -47,22 +76,33 @@ _WHERE = {
     ),
 }
 __all__ = [
+    "AddBatch",
     "AddResult",
     "AuditLine",
     "AuditLines",
     "AuditTable",
     "BatchResult",
     "Cause",
+    "ChangePreview",
+    "Conflict",
     "DeleteResult",
     "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
+    "ExportResult",
+    "Glossary",
+    "GlossaryRow",
+    "InvalidRow",
     "Outcome",
+    "PlannedUpdate",
     "RestoreResult",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
+    "SyncPlan",
+    "SyncResult",
+    "UpdateResult",
 ]
 
 

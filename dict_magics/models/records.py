@@ -18,6 +18,7 @@ from typing import Any, Literal
 from .display import Displayed
 
 __all__ = [
+    "AddBatch",
     "AddResult",
     "BatchResult",
     "Cause",
@@ -27,6 +28,7 @@ __all__ = [
     "EntryList",
     "Outcome",
     "RestoreResult",
+    "UpdateResult",
 ]
 
 Outcome = Literal["success", "failure", "unknown"]
@@ -232,7 +234,7 @@ class DeleteResult(Displayed):
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddResult(Displayed):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
 
     ``unknown`` means the request may have reached the service; a listing settles it, and such
@@ -252,6 +254,87 @@ class AddResult:
     @property
     def ok(self) -> bool:
         """True only when the entry is known to have been added."""
+        return self.status == "success"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``success``, ``failure`` or ``unknown``."""
+        return "unknown" if self.outcome_unknown else self.status
+
+
+@dataclass(frozen=True)
+class AddBatch:
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given.
+
+    ``settled`` holds the positions whose answer was lost and that a listing then decided;
+    ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
+    set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
+    """
+
+    results: list[AddResult] = field(default_factory=list)
+    interrupted: bool = False
+    why: str = ""
+    requests: int = 0
+    settled: tuple[int, ...] = ()
+
+    @property
+    def added(self) -> list[Entry]:
+        """The entries known to have been added."""
+        return [r.entry for r in self.results if r.ok]
+
+    @property
+    def failed(self) -> list[AddResult]:
+        """The additions that certainly did not happen."""
+        return [r for r in self.results if r.outcome == "failure"]
+
+    @property
+    def unknown(self) -> list[AddResult]:
+        """The additions that may or may not have happened."""
+        return [r for r in self.results if r.outcome_unknown]
+
+    @property
+    def ok(self) -> bool:
+        """True when every entry is known to have been added."""
+        return all(r.ok for r in self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __repr__(self) -> str:
+        return (
+            f"AddBatch({len(self.added)} added, {len(self.failed)} failed, "
+            f"{len(self.unknown)} unknown of {len(self.results)}; {self.requests} requests"
+            f"{', interrupted' if self.interrupted else ''})"
+        )
+
+
+@dataclass(frozen=True)
+class UpdateResult(Displayed):
+    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
+
+    ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
+    rule: ``success`` only when the service said so (or a listing shows the new terms:
+    ``verified``), ``failure`` only when it certainly did not act, ``unknown`` otherwise. A PUT
+    does the same however often it is sent, so it is retried like a DELETE.
+    """
+
+    status: Literal["success", "failure"]
+    entry_id: str
+    new: Entry
+    old: Entry | None = None
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+    snapshot: str | None = None
+    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+
+    @property
+    def ok(self) -> bool:
+        """True only when the entry is known to hold the new terms."""
         return self.status == "success"
 
     @property

@@ -1,6 +1,6 @@
 """The audit log: one JSON line per request that can change the dictionary, after its outcome.
 
-``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) gets, per delete, purge or add request::
+``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) gets, per delete, purge, add or update request::
 
     {"time", "profile", "host", "operation", "entry_id", "entry", "outcome", "http_status",
      "attempts", "reason", "snapshot"}
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
 
 FILENAME = "audit.jsonl"
-OPERATIONS = ("delete", "purge", "add")
+OPERATIONS = ("delete", "purge", "add", "update")
 OUTCOMES = ("success", "failure", "unknown")
 TERMS = ("fromLang", "fromText", "toLang", "toText")
 _BLOCK = 64 * 1024
@@ -160,8 +160,9 @@ def audit_line(
     """The JSON line (with its newline) for one result, in DESIGN's field order."""
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
-    entry = result.entry
-    entry_id = result.entry_id if isinstance(result, DeleteResult) else None
+    # An update records its new terms under its id; an add has no id (the service picks it).
+    entry = getattr(result, "entry", None) or getattr(result, "new", None)
+    entry_id = getattr(result, "entry_id", None)
     if snapshot is not None and not isinstance(snapshot, str | Path):
         snapshot = snapshot.path
     record = {

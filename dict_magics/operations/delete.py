@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..service.paths import check_id
+from ..service.settle import settle_deletes
 from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
 from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_snapshot
-from .settle import settle_deletes
 
 if TYPE_CHECKING:
     from ..models import BatchResult, DeleteResult, DryRunResult, Entry

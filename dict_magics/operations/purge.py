@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
+from ..service.settle import settle_purge
 from ..settings import PURGE_WORD
 from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn, take_snapshot
-from .settle import settle_purge
 from .snapshots import Snapshot
 
 if TYPE_CHECKING:

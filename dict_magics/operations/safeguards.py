@@ -38,10 +38,19 @@ def take_snapshot(
     host: str,
     base_url: str,
     operation: str,
+    added: Iterable[Entry] = (),
 ) -> Snapshot:
-    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
+    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
+
+    ``added``: the terms the operation will add (format 2), which a restore removes."""
     return snapshot_soon(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation, overlap=False
+        entries,
+        profile=profile,
+        host=host,
+        base_url=base_url,
+        operation=operation,
+        overlap=False,
+        added=added,
     ).result()
 
 
@@ -67,6 +76,7 @@ def snapshot_soon(
     base_url: str,
     operation: str,
     overlap: bool = True,
+    added: Iterable[Entry] = (),
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
@@ -80,6 +90,7 @@ def snapshot_soon(
             base_url=base_url,
             operation=operation,  # type: ignore[arg-type]
             background=overlap,
+            added=added,
         )
     except OSError as exc:
         raise _not_saved(exc) from None

@@ -1,18 +1,22 @@
-"""Snapshots: the entries about to be deleted, kept on disk before the first deleting request.
+"""Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
 
 A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
 written and synced to disk in one go (``localdata.write_new``: one journal commit, half the cost
 of a temporary file, rename and folder sync, and it comes before every one-id ``%dict_delete``).
 A crash mid-write can leave a short file; it does not end as we write (``]}`` on a line of its
 own) or does not parse, so it is never listed and never restored: whole snapshots only.
-The format is the contract in DESIGN.md::
+The format is the contract in DESIGN.md ("Undo for every change")::
 
-    {"format": "dict-magics-snapshot/1", "taken_at": ISO-8601 UTC, "profile", "host",
-     "base_url", "operation": "purge" | "delete", "entries": [{id, fromLang, fromText, toLang,
-     toText}, ...]}
+    {"format": "dict-magics-snapshot/2", "taken_at": ISO-8601 UTC, "profile", "host",
+     "base_url", "operation": "purge" | "delete" | "update" | "sync",
+     "added": [{fromLang, fromText, toLang, toText}, ...],
+     "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
-We write the header on the first line and one entry per line, so listing many large snapshots
-reads each header line and counts lines instead of parsing every entry. Any other layout of the
+``entries`` are the entries as they were before being deleted or changed; ``added`` the terms
+of the entries the operation adds (a restore removes them). Version 1 (``.../1``: no
+``added``, operations purge and delete only) is still read. We write the header (``added``
+included) on the first line and one entry per line, so listing many large snapshots reads each
+header line and counts lines instead of parsing every entry. Any other layout of the
 same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
 """
 
@@ -47,13 +51,17 @@ __all__ = [
     "write_snapshot",
 ]
 
-FORMAT = "dict-magics-snapshot/1"
-OPERATIONS = ("purge", "delete")
+FORMAT = "dict-magics-snapshot/2"
+FORMAT_1 = "dict-magics-snapshot/1"
+READABLE = (FORMAT_1, FORMAT)
+OPERATIONS = ("purge", "delete", "update", "sync")
+OPERATIONS_1 = ("purge", "delete")
 HEADER_FIELDS = ("format", "taken_at", "profile", "host", "base_url", "operation")
 _HEADER_LIMIT = 64 * 1024
 _TAIL = b"\n]}\n"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
 _ENTRY = '{"id": %s, "fromLang": %s, "fromText": %s, "toLang": %s, "toText": %s}'
+_TERMS = ("fromLang", "fromText", "toLang", "toText")
 
 
 def snapshot_dir() -> Path:
@@ -62,15 +70,22 @@ def snapshot_dir() -> Path:
 
 
 def write_snapshot(
-    entries: Iterable[Entry], *, profile: str, host: str, base_url: str, operation: Operation
+    entries: Iterable[Entry],
+    *,
+    profile: str,
+    host: str,
+    base_url: str,
+    operation: Operation,
+    added: Iterable[Entry] = (),
 ) -> Snapshot:
-    """Keep ``entries`` on disk before they are deleted; returns the snapshot as written.
+    """Keep ``entries`` on disk before they are deleted or changed (and the terms ``added``
+    will add); returns the snapshot as written.
 
     The file is new (never written over) and flushed to disk before this returns. A crash
     mid-write leaves a file that does not end as written: never listed, never restored.
     """
     return start_snapshot(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation
+        entries, profile=profile, host=host, base_url=base_url, operation=operation, added=added
     ).result()
 
 
@@ -95,6 +110,7 @@ def start_snapshot(
     base_url: str,
     operation: Operation,
     background: bool = False,
+    added: Iterable[Entry] = (),
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -102,14 +118,16 @@ def start_snapshot(
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
     entries = list(entries)
+    added = list(added)
     taken_at = datetime.now(timezone.utc)
-    header = {
+    header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
         "profile": profile,
         "host": host,
         "base_url": base_url,
         "operation": operation,
+        "added": [e.to_service(with_id=False) for e in added],
     }
     stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
     data = _serialise(header, entries)
@@ -120,12 +138,14 @@ def start_snapshot(
             made = localdata.start_new(path, data, background=background)
         except FileExistsError:
             continue
-        snapshot = Snapshot(path, taken_at, profile, host, base_url, operation, entries)
+        snapshot = Snapshot(
+            path, taken_at, profile, host, base_url, operation, entries, added, FORMAT
+        )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
 
 
-def _serialise(header: dict[str, str], entries: list[Entry]) -> bytes:
+def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
     """The header and ``"entries": [`` on line 1, then one entry per line, then ``]}``.
 
     JSON escapes every newline inside a string, so each entry stays on its line. Entries are
@@ -160,8 +180,33 @@ def read_snapshot(path: str | Path) -> Snapshot:
         except ValueError as exc:
             raise UsageProblem(f"{path} is not a valid snapshot: entry #{number}: {exc}.") from None
     return Snapshot(
-        info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation, entries
+        info.path,
+        info.taken_at,
+        info.profile,
+        info.host,
+        info.base_url,
+        info.operation,
+        entries,
+        _added(path, data),
+        data["format"],
     )
+
+
+def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
+    """The terms a version-2 snapshot says its operation added (none in version 1)."""
+    raw = data.get("added", [])
+    if data["format"] == FORMAT_1:
+        return []
+    if not isinstance(raw, list):
+        raise UsageProblem(f"{path} is not a valid snapshot: 'added' is not a list.")
+    added = []
+    for number, item in enumerate(raw, start=1):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in _TERMS):
+            raise UsageProblem(
+                f"{path} is not a valid snapshot: added #{number} lacks one of the four terms."
+            )
+        added.append(Entry("", *(item[k] for k in _TERMS)))
+    return added
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -193,20 +238,22 @@ def _load_json(path: Path) -> dict[str, Any]:
 def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
     """Check the header fields of a parsed snapshot; raises ``UsageProblem`` naming the fault."""
     tag = data.get("format")
-    if tag != FORMAT:
+    if tag not in READABLE:
         if isinstance(tag, str) and tag.startswith("dict-magics-snapshot/"):
             raise UsageProblem(
                 f"{path} is a snapshot in format {tag!r}, which this version of dict-magics "
-                f"cannot read (it reads {FORMAT!r}): upgrade dict-magics."
+                f"cannot read (it reads {' and '.join(map(repr, READABLE))}): upgrade "
+                "dict-magics."
             )
         raise UsageProblem(f"{path} is not a dict-magics snapshot (no format {FORMAT!r}).")
     for name in HEADER_FIELDS[1:]:
         if not isinstance(data.get(name), str):
             raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is missing or not text.")
-    if data["operation"] not in OPERATIONS:
+    allowed = OPERATIONS if tag == FORMAT else OPERATIONS_1
+    if data["operation"] not in allowed:
         raise UsageProblem(
-            f"{path} is not a valid snapshot: operation {data['operation']!r} is not "
-            "'purge' or 'delete'."
+            f"{path} is not a valid snapshot: operation {data['operation']!r} is not one of "
+            f"{', '.join(repr(o) for o in allowed)}."
         )
     try:
         taken_at = _parse_time(data["taken_at"])

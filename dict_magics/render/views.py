@@ -7,22 +7,41 @@ The top package wires ``load`` in as the loader, so models reach their views wit
 from __future__ import annotations
 
 from ..models import (
+    AddResult,
     AuditTable,
     BatchResult,
+    ChangePreview,
     DeleteResult,
     DryRunResult,
     EntryList,
+    ExportResult,
     RestoreResult,
     SnapshotList,
+    SyncPlan,
+    SyncResult,
+    UpdateResult,
 )
 from ..models.display import register
 from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
+from .glossary import (
+    add_html,
+    add_text,
+    export_html,
+    export_text,
+    plan_html,
+    plan_text,
+    preview_html,
+    preview_text,
+    sync_result_html,
+    sync_result_text,
+)
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
 from .store import audit_html, audit_text, snapshots_html, snapshots_text
+from .update import update_html, update_text
 
 __all__ = ["load"]
 
@@ -40,6 +59,12 @@ def load() -> None:
     register(BatchResult, text=batch_text, html=batch_html)
     register(DryRunResult, text=dryrun_text, html=dryrun_html)
     register(RestoreResult, text=restore_text, html=restore_html)
+    register(UpdateResult, text=update_text, html=update_html)
     register(SnapshotList, text=snapshots_text, html=snapshots_html)
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
+    register(SyncPlan, text=plan_text, html=plan_html)
+    register(SyncResult, text=sync_result_text, html=sync_result_html)
+    register(ExportResult, text=export_text, html=export_html)
+    register(AddResult, text=add_text, html=add_html)
+    register(ChangePreview, text=preview_text, html=preview_html)

@@ -10,11 +10,12 @@ import ssl
 import struct
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from ..models import Entry
+from .bodies import TERM_FIELDS, Rejected, parse_bulk, parse_terms, parse_token_request
 from .faults import Fault, write_fault
 from .router import route
 from .store import EntryStore
@@ -22,20 +23,27 @@ from .store import EntryStore
 if TYPE_CHECKING:
     from .tls import SandboxTLS
 
-__all__ = ["COLLECTION_PATH", "Handler", "Server"]
+__all__ = ["BULK_PATH", "COLLECTION_PATH", "TOKEN_PATH", "Handler", "Server"]
 
 COLLECTION_PATH = "/api/v1/dictionary"
 """The GET (listing) and POST (add) endpoint."""
+BULK_PATH = COLLECTION_PATH + "/bulk"
+"""POST: a JSON array of entries, added all together or not at all."""
+TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
+"""POST ``{accessKey, secretKey, duration}``: a Bearer token in ``data.encodedJWT``."""
+POST_PATHS = {COLLECTION_PATH: "add", BULK_PATH: "bulk", TOKEN_PATH: "token"}
 MAX_POST_BODY = 64 * 1024
-TERM_FIELDS = ("fromLang", "fromText", "toLang", "toText")
+MAX_BULK_BODY = 8 * 1024 * 1024
 
 
-class _Rejected(Exception):
-    """A request the service refuses: HTTP status and message."""
+@dataclass
+class _Done:
+    """What an operation did: HTTP status, the JSON answer, and the entries it touched."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
+    code: int
+    data: dict[str, Any]
+    entry: Entry | None = None
+    entries: tuple[Entry, ...] = ()
 
 
 @dataclass
@@ -46,44 +54,37 @@ class _Operation:
     entry_id: str | None = None
     body: bytes = b""
     terms: dict[str, str] | None = None
+    items: list[dict[str, str]] = field(default_factory=list)
+    token_for: tuple[str, int | None] | None = None
 
-    def run(self, store: EntryStore) -> tuple[int, dict[str, Any], Entry | None]:
-        """HTTP status, the service's JSON answer, and the entry added or deleted."""
+    def run(self, sandbox: Any) -> _Done:  # the server.SandboxServer (it imports this module)
+        store: EntryStore = sandbox._store
         if self.name == "list":
-            return 200, {"status": "success", "data": {"entries": store.listing()}}, None
+            return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
         if self.name == "add":
             assert self.terms is not None
             entry = store.add(*(self.terms[name] for name in TERM_FIELDS))
-            return 200, {"status": "success"}, entry
+            return _Done(200, {"status": "success"}, entry)
+        if self.name == "bulk":
+            added = store.add_many([tuple(item[n] for n in TERM_FIELDS) for item in self.items])
+            return _Done(200, {"status": "success"}, entries=tuple(added))
+        if self.name == "token":
+            assert self.token_for is not None
+            token = sandbox._tokens.issue(*self.token_for)
+            return _Done(200, {"status": "success", "data": {"encodedJWT": token}})
         if self.name == "purge":
             count = store.purge()
-            return 200, {"status": "success", "message": f"deleted {count} entries"}, None
+            return _Done(200, {"status": "success", "message": f"deleted {count} entries"})
         assert self.entry_id is not None
-        entry = store.delete(self.entry_id)
+        if self.name == "update":
+            assert self.terms is not None
+            terms = tuple(self.terms[name] for name in TERM_FIELDS)
+            entry = store.replace(self.entry_id, terms)  # type: ignore[arg-type]
+        else:
+            entry = store.delete(self.entry_id)
         if entry is None:
-            return 404, {"status": "failure", "message": "no such entry"}, None
-        return 200, {"status": "success"}, entry
-
-
-def _parse_terms(body: bytes) -> dict[str, str]:
-    """The POST body's four terms, or ``_Rejected`` saying what is wrong with it."""
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _Rejected(400, "the body must be JSON in UTF-8") from None
-    if not isinstance(data, dict):
-        raise _Rejected(400, "the body must be a JSON object")
-    missing = [name for name in TERM_FIELDS if name not in data]
-    extra = sorted(set(data) - set(TERM_FIELDS))
-    if missing or extra:
-        wrong = [f"missing {', '.join(missing)}"] * bool(missing)
-        wrong += [f"unexpected {', '.join(extra)}"] * bool(extra)
-        needs = ", ".join(TERM_FIELDS)
-        raise _Rejected(400, f"the body needs exactly {needs}: {'; '.join(wrong)}")
-    for name in TERM_FIELDS:
-        if not isinstance(data[name], str) or not data[name].strip():
-            raise _Rejected(400, f"{name} must be non-empty text")
-    return data
+            return _Done(404, Rejected(404, "no such entry").body())
+        return _Done(200, {"status": "success"}, entry)
 
 
 class Server(ThreadingHTTPServer):
@@ -214,9 +215,9 @@ class Handler(BaseHTTPRequestHandler):
         self._body_read = False
         if not self.server.sandbox._admitted():
             return self._rate_limited()
-        self._refuse(_Rejected(405, f"method {self.command} not allowed"))
+        self._refuse(Rejected(405, f"method {self.command} not allowed"))
 
-    do_PUT = do_PATCH = do_HEAD = _not_allowed
+    do_PATCH = do_HEAD = _not_allowed
 
     def do_GET(self) -> None:
         self._handle()
@@ -224,35 +225,41 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._handle()
 
+    def do_PUT(self) -> None:
+        self._handle()
+
     def do_DELETE(self) -> None:
         self._handle()
 
     def _refuse(
         self,
-        problem: _Rejected,
+        problem: Rejected,
         entry_id: str | None = None,
         operation: str = "rejected",
         extra: dict[str, str] | None = None,
     ) -> None:
-        self.server.sandbox._log(self, operation, problem.status, problem.message, entry_id)
+        sandbox = self.server.sandbox
+        status = sandbox._status(problem)
+        sandbox._log(self, operation, status, problem.message, entry_id, vendor_code=problem.code)
         extra = dict(extra or {})
         if not self._skip_body():
             # Its body is still unread: the connection cannot carry another request.
             self.close_connection = True
             extra["Connection"] = "close"
-        self.send_json(problem.status, {"status": "failure", "message": problem.message}, extra)
+        self.send_json(status, problem.body(), extra)
 
     def _rate_limited(self) -> None:
-        """Answer 429 with ``Retry-After``, as the service does over its rate limit; the
-        request is not acted on (and meets no fault)."""
-        wait = str(self.server.sandbox.retry_after)
-        problem = _Rejected(429, f"rate limit exceeded: retry after {wait} s")
-        self._refuse(problem, self._named_entry(), "rate_limited", {"Retry-After": wait})
+        """Refuse with 40103 (or a plain 429) and ``Retry-After``, as the service does over its
+        rate limit; the request is not acted on (and meets no fault)."""
+        sandbox = self.server.sandbox
+        extra = {"Retry-After": str(sandbox.retry_after)}
+        self._refuse(sandbox._rate_refusal(), self._named_entry(), "rate_limited", extra)
 
     def _named_entry(self) -> str | None:
-        """The entry a DELETE's path names, if any: for the log of a request not looked at."""
+        """The entry a DELETE's or PUT's path names, if any: for the log of a request not
+        looked at."""
         raw_path, query_mark, _ = self.path.partition("?")
-        if self.command != "DELETE" or query_mark:
+        if self.command not in ("DELETE", "PUT") or query_mark:
             return None
         return route(raw_path, self.server.sandbox.router).entry_id
 
@@ -276,64 +283,100 @@ class Handler(BaseHTTPRequestHandler):
         operation = _Operation("rejected")
         try:
             operation = self._operation()
-            problem = sandbox._check_auth(self)
-            if problem is not None:
-                raise _Rejected(401, problem)
-            if operation.name == "add":
-                operation.terms = _parse_terms(operation.body)
-        except _Rejected as problem:
+            self._check(operation)
+        except Rejected as problem:
             return self._refuse(problem, operation.entry_id)
         if fault is not None:
             return self._fault(fault, operation)
-        code, data, entry = operation.run(sandbox._store)
-        logged_id = self._logged_id(operation, entry)
-        sandbox._log(self, operation.name, code, data["status"], logged_id, entry)
-        self.send_json(code, data)
+        done = operation.run(sandbox)
+        logged_id = self._logged_id(operation, done.entry)
+        sandbox._log(
+            self,
+            operation.name,
+            done.code,
+            done.data["status"],
+            logged_id,
+            done.entry,
+            entries=done.entries,
+        )
+        self.send_json(done.code, done.data)
+
+    def _check(self, operation: _Operation) -> None:
+        """Authenticate the request and read its body; ``Rejected`` when the service would
+        refuse it. A token request carries the keys in its body instead of signing."""
+        sandbox = self.server.sandbox
+        if operation.name == "token":
+            problem = sandbox._check_content_type(self)
+            if problem is not None:
+                raise problem
+            access_key, secret_key, duration = parse_token_request(operation.body)
+            sandbox._check_token_request(access_key, secret_key)
+            operation.token_for = (access_key, duration)
+            return
+        problem = sandbox._check_auth(self)
+        if problem is not None:
+            raise problem
+        if operation.name in ("add", "update"):
+            operation.terms = parse_terms(operation.body)
+        elif operation.name == "bulk":
+            operation.items = parse_bulk(operation.body)
 
     @staticmethod
     def _logged_id(operation: _Operation, entry: Entry | None) -> str | None:
         return entry.id if operation.name == "add" and entry else operation.entry_id
 
     def _operation(self) -> _Operation:
-        """What the request asks for, checking everything but authentication and the POST
-        body's terms; ``_Rejected`` if it cannot be what the service serves."""
+        """What the request asks for, checking everything but authentication and the body's
+        terms; ``Rejected`` if it cannot be what the service serves."""
         raw_path, query_mark, _ = self.path.partition("?")
-        if self.command != "DELETE":
-            if raw_path != COLLECTION_PATH:
-                raise _Rejected(405, f"method {self.command} not allowed")
-            if self.command == "GET" and not self.server.sandbox.listing:
-                raise _Rejected(404, "no such endpoint")
+        command = self.command
+        if command == "GET" and raw_path != COLLECTION_PATH:
+            raise Rejected(405, f"method {command} not allowed")
+        if command == "GET" and not self.server.sandbox.listing:
+            raise Rejected(404, "no such endpoint")
+        if command == "POST" and raw_path not in POST_PATHS:
+            raise Rejected(405, f"method {command} not allowed")
         if query_mark:
-            raise _Rejected(400, "no query string is allowed")
-        if self.command == "POST":
-            return _Operation("add", body=self._read_body())
+            raise Rejected(400, "no query string is allowed")
+        if command == "POST":
+            name = POST_PATHS[raw_path]
+            limit = MAX_BULK_BODY if name == "bulk" else MAX_POST_BODY
+            return _Operation(name, body=self._read_body(limit))
+        if command == "PUT":
+            where = route(raw_path, self.server.sandbox.router)
+            if where.kind == "error":
+                raise Rejected(where.status, where.message)
+            if where.entry_id is None:
+                raise Rejected(405, f"method {command} not allowed")
+            return _Operation("update", where.entry_id, body=self._read_body(MAX_POST_BODY))
         if self._has_body():
-            raise _Rejected(400, "no request body is allowed")
-        if self.command == "GET":
+            raise Rejected(400, "no request body is allowed")
+        if command == "GET":
             return _Operation("list")
         where = route(raw_path, self.server.sandbox.router)
         if where.kind == "error":
-            raise _Rejected(where.status, where.message)
+            raise Rejected(where.status, where.message)
         return _Operation("purge" if where.entry_id is None else "delete", where.entry_id)
 
     def _has_body(self) -> bool:
         length = (self.headers.get("Content-Length") or "0").strip()
         return bool(self.headers.get("Transfer-Encoding")) or length != "0"
 
-    def _framed_length(self) -> int | None:
-        """The body's length when a Content-Length alone frames it and it is small enough."""
+    def _framed_length(self, limit: int = MAX_BULK_BODY) -> int | None:
+        """The body's length when a Content-Length alone frames it and it is within
+        ``limit``."""
         if self.headers.get("Transfer-Encoding"):
             return None
         try:
             length = int(self.headers.get("Content-Length") or "0")
         except ValueError:
             return None
-        return length if 0 <= length <= MAX_POST_BODY else None
+        return length if 0 <= length <= limit else None
 
-    def _read_body(self) -> bytes:
-        length = self._framed_length()
+    def _read_body(self, limit: int = MAX_POST_BODY) -> bytes:
+        length = self._framed_length(limit)
         if length is None:
-            raise _Rejected(400, f"send the body with a Content-Length, {MAX_POST_BODY} at most")
+            raise Rejected(400, f"send the body with a Content-Length, {limit} at most")
         self._body_read = True
         return self.rfile.read(length)
 
@@ -344,16 +387,24 @@ class Handler(BaseHTTPRequestHandler):
             return True
         length = self._framed_length()
         if length is not None:
-            self._read_body()
+            self._body_read = True
+            self.rfile.read(length)
         return length is not None
 
     def _fault(self, fault: Fault, operation: _Operation) -> None:
         sandbox = self.server.sandbox
-        code: int | None = None
-        data: dict[str, Any] = {}
-        entry = None
+        done = _Done(0, {})
         if fault.applied:
-            code, data, entry = operation.run(sandbox._store)
+            done = operation.run(sandbox)
         outcome = f"fault {fault.kind}" + (" (applied)" if fault.applied else "")
-        sandbox._log(self, operation.name, code, outcome, self._logged_id(operation, entry), entry)
-        write_fault(self, fault, code or 200, data)
+        logged_id = self._logged_id(operation, done.entry)
+        sandbox._log(
+            self,
+            operation.name,
+            done.code or None,
+            outcome,
+            logged_id,
+            done.entry,
+            entries=done.entries,
+        )
+        write_fault(self, fault, done.code or 200, done.data)

@@ -39,7 +39,7 @@ _TABLES = {
         appointment|Termin; sales|Vertrieb; procurement|Einkauf; accounting|Buchhaltung;
         trade fair|Messe; limited company|GmbH; share|Aktie
     """,
-    ("zh", "en"): """
+    ("zh-CN", "en"): """
         人工智能|artificial intelligence; 机器翻译|machine translation; 术语表|glossary;
         用户词典|user dictionary; 客户服务|customer service; 供应链|supply chain;
         市场营销|marketing; 财务报表|financial statements; 董事会|board of directors;

@@ -1,17 +1,23 @@
 """A real local stand-in for the translation service's dictionary API.
 
-``SandboxServer`` listens on 127.0.0.1 only and serves the service's endpoints strictly: the two
-DELETEs of the contract, and the vendor's GET (listing) and POST (add) of the samples. It checks
-method, path, headers, body, signature, nonce freshness and replay; it keeps entries with real
-terms, a log of every request it received, and injectable faults, so the demo and the tests
-exercise real HTTP with no account. It can also serve HTTPS with a throw-away CA, and answer
-429 over a rate limit. Run ``python -m dict_magics.sandbox`` to serve one until Ctrl-C.
+``SandboxServer`` listens on 127.0.0.1 only and serves the service's endpoints as the vendor
+documents them: the two DELETEs of the contract, the listing (GET), add (POST), bulk add
+(``POST /dictionary/bulk``), update (``PUT /dictionary/<id>``) and tokens (``POST /token``, then
+``Authorization: Bearer``). It checks method, path, headers, body, signature and the nonce rule
+(each nonce greater than the key's last accepted one), and refuses in the vendor's shape with
+the documented codes; it keeps entries with real terms, a log of every request it received, and
+injectable faults, so the demo and the tests exercise real HTTP with no account. It can also
+serve HTTPS with a throw-away CA, and refuse requests over a rate limit (40103, or a plain 429).
+Run ``python -m dict_magics.sandbox`` to serve one until Ctrl-C.
+
+HTTP status of coded errors: the vendor does not document it, so by default the sandbox sends a
+plausible one (401 for credentials and nonces, 400 for the caller's data, 429 for 40103) and
+``coded_status=200`` sends one status for all of them: the client must judge by the code.
 """
 
 from __future__ import annotations
 
 import argparse
-import hmac
 import secrets
 import shlex
 import signal
@@ -23,9 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..models import Entry
+from ..models import Entry, codes
 from ..service.paths import is_loopback
-from ..service.signing import sign
+from .auth import NONCE_RULES, NonceBook, TokenBook, check_key, check_signed
+from .bodies import Rejected, coded
 from .faults import FAULT_KINDS, FaultQueue, make_fault
 from .handler import Handler, Server
 from .ratelimit import TokenBucket
@@ -36,7 +43,8 @@ from .tls import SandboxTLS, TrustmeMissing, load_trustme
 
 __all__ = ["FAULT_KINDS", "LoggedRequest", "SandboxServer", "main", "use_sandbox"]
 
-NONCE_WINDOW_S = 300.0
+RATE_LIMIT_ANSWERS = ("40103", "429")
+REDACTED = "<redacted>"
 SANDBOX_MARKER = "DICT_MAGICS_SANDBOX"
 """Set (to the sandbox's URL) by whoever started a sandbox for a notebook run to reuse."""
 
@@ -47,9 +55,11 @@ EntrySpec = int | Iterable[str | Entry | Mapping[str, Any]]
 class LoggedRequest:
     """One request as the sandbox received it, and what it did about it.
 
-    ``operation`` is ``list``, ``add``, ``delete``, ``purge``, ``rejected``, ``rate_limited``
-    (answered 429, not acted on) or ``dropped``; ``entry`` is the entry added (or deleted), when
-    there was one.
+    ``operation`` is ``list``, ``add``, ``bulk``, ``update``, ``delete``, ``purge``,
+    ``token``, ``rejected``, ``rate_limited`` (40103 or 429, not acted on) or ``dropped``;
+    ``entry`` is the entry added, updated (its new version) or deleted, when there was one;
+    ``entries`` the entries a bulk add added; ``code`` the vendor code of a refusal. An
+    ``Authorization`` header is logged as ``<redacted>``: the sandbox never keeps a token.
     """
 
     method: str
@@ -61,14 +71,14 @@ class LoggedRequest:
     outcome: str
     at: float
     entry: Entry | None = None
+    entries: tuple[Entry, ...] = ()
+    code: int | None = None
 
 
 @dataclass
 class _State:
-    seen_nonces: dict[tuple[str, str], float] = field(default_factory=dict)
     log: deque[LoggedRequest] = field(default_factory=deque)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    prune_at: int = 10_000
 
 
 class SandboxServer:
@@ -79,8 +89,16 @@ class SandboxServer:
     a service without it does (404). ``latency`` (seconds) is added to every answer; ``echo``
     prints one line per request (never a header value). ``tls=True`` serves HTTPS with a
     throw-away CA (needs ``trustme``; see ``ca_path``). ``rate_limit`` (requests a second, over
-    all requests, in bursts of up to ``burst``) answers the requests over it 429 with
-    ``Retry-After: <retry_after>`` and does not act on them. Use as a context manager, or call
+    all requests, in bursts of up to ``burst``) refuses the requests over it and does not act
+    on them: with the vendor's 40103 (``rate_limit_answer="40103"``, the default) or a plain
+    429 (``"429"``), either with ``Retry-After: <retry_after>``.
+
+    ``nonce_rule="increasing"`` (the default, the vendor's rule) refuses a nonce not greater
+    than the key's last accepted one with 40005; ``"unique"`` is the old lenient rule (any unused
+    nonce within 5 minutes of the clock), for tests that need a forgiving server.
+    ``coded_status`` sends every coded error with that HTTP status (e.g. 200) instead of the
+    sandbox's plausible ones. ``token_lifetime`` (seconds) overrides the lifetime of every
+    token (e.g. 1, to see tokens expire mid-batch). Use as a context manager, or call
     ``start()`` / ``stop()``.
     """
 
@@ -100,6 +118,10 @@ class SandboxServer:
         rate_limit: float | None = None,
         burst: int = 10,
         retry_after: int = 1,
+        rate_limit_answer: str = "40103",
+        nonce_rule: str = "increasing",
+        coded_status: int | None = None,
+        token_lifetime: float | None = None,
     ) -> None:
         if router not in ROUTERS:
             raise ValueError(f"unknown router {router!r}; one of {', '.join(ROUTERS)}")
@@ -110,6 +132,17 @@ class SandboxServer:
         if retry_after < 0:
             raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
         self.retry_after = retry_after
+        if rate_limit_answer not in RATE_LIMIT_ANSWERS:
+            raise ValueError(
+                f"rate_limit_answer must be one of {', '.join(RATE_LIMIT_ANSWERS)}, "
+                f"not {rate_limit_answer!r}"
+            )
+        self.rate_limit_answer = rate_limit_answer
+        if coded_status is not None and not 200 <= coded_status < 600:
+            raise ValueError(f"coded_status must be an HTTP status, not {coded_status!r}")
+        self.coded_status = coded_status
+        self._nonces = NonceBook(nonce_rule)
+        self._tokens = TokenBook(token_lifetime)
         self.router = router
         self.listing = listing
         self.access_key = access_key
@@ -126,6 +159,24 @@ class SandboxServer:
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self._tls: SandboxTLS | None = None
+
+    @property
+    def nonce_rule(self) -> str:
+        """``increasing`` (the vendor's) or ``unique`` (the old lenient rule)."""
+        return self._nonces.rule
+
+    def last_nonce(self, access_key: str | None = None) -> int:
+        """The last nonce accepted for ``access_key`` (this sandbox's key by default)."""
+        return self._nonces.last(access_key or self.access_key)
+
+    @property
+    def tokens_issued(self) -> int:
+        """How many tokens ``POST /api/v1/token`` has handed out."""
+        return self._tokens.issued
+
+    def revoke_tokens(self) -> None:
+        """Make every token issued so far invalid (40001 from now on)."""
+        self._tokens.revoke_all()
 
     def __repr__(self) -> str:
         where = self.url if self._server else "stopped"
@@ -308,17 +359,25 @@ class SandboxServer:
         outcome: str,
         entry_id: str | None = None,
         entry: Entry | None = None,
+        *,
+        entries: tuple[Entry, ...] = (),
+        vendor_code: int | None = None,
     ) -> None:
+        headers = {
+            k: REDACTED if k.lower() == "authorization" else v for k, v in handler.headers.items()
+        }
         record = LoggedRequest(
             method=handler.command,
             path=handler.path,
-            headers=dict(handler.headers.items()),
+            headers=headers,
             entry_id=entry_id,
             operation=op,
             http_status=code,
             outcome=outcome,
             at=time.time(),
             entry=entry,
+            entries=entries,
+            code=vendor_code,
         )
         with self._state.lock:
             self._state.log.append(record)
@@ -326,43 +385,45 @@ class SandboxServer:
             shown = "-" if code is None else code
             print(f"{handler.command} {handler.path} -> {shown} {outcome}", flush=True)
 
-    def _check_auth(self, handler: Handler) -> str | None:
-        """The reason a request is not authentic, or ``None`` if it is."""
-        headers = handler.headers
-        content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    def _status(self, problem: Rejected) -> int:
+        """The HTTP status a refusal goes out with (``coded_status`` for every coded one)."""
+        if problem.code is not None and self.coded_status is not None:
+            return self.coded_status
+        return problem.status
+
+    def _rate_refusal(self) -> Rejected:
+        """What a request over the rate limit is answered: 40103, or the old plain 429."""
+        if self.rate_limit_answer == "429":
+            return Rejected(429, f"rate limit exceeded: retry after {self.retry_after} s")
+        return coded(codes.FREQUENCY_LIMIT)
+
+    @staticmethod
+    def _check_content_type(handler: Handler) -> Rejected | None:
+        content_type = (handler.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            return "Content-Type must be application/json"
-        access_key, nonce, signature = (
-            headers.get("accessKey"),
-            headers.get("nonce"),
-            headers.get("signature"),
-        )
-        if not access_key or not nonce or not signature:
-            return "accessKey, nonce and signature headers are required"
-        if not hmac.compare_digest(access_key, self.access_key):
-            return "unknown access key"
-        if not nonce.isdigit():
-            return "nonce must be the Unix time in milliseconds"
-        now = time.time()
-        if abs(int(nonce) / 1000 - now) > NONCE_WINDOW_S:
-            return "nonce is more than 5 minutes from the server's clock"
-        expected = sign(handler.path, self.secret_key, nonce)
-        if not hmac.compare_digest(signature, expected):
-            return "signature does not match"
-        with self._state.lock:
-            key = (access_key, nonce)
-            if key in self._state.seen_nonces:
-                return "nonce already used (replayed request)"
-            self._state.seen_nonces[key] = now
-            if len(self._state.seen_nonces) > self._state.prune_at:
-                cutoff = now - 2 * NONCE_WINDOW_S
-                self._state.seen_nonces = {
-                    k: t for k, t in self._state.seen_nonces.items() if t > cutoff
-                }
-                # Prune again only once the table has doubled: O(1) per request on average.
-                # (Pruning on every request past 10,000 recent nonces made each one O(n).)
-                self._state.prune_at = max(10_000, 2 * len(self._state.seen_nonces))
+            return coded(codes.INVALID_PARAMETERS, "Content-Type must be application/json")
         return None
+
+    def _check_auth(self, handler: Handler) -> Rejected | None:
+        """Why a dictionary request is not authentic (a coded refusal), or ``None``: a Bearer
+        token issued here and not expired, or a valid signature with an acceptable nonce."""
+        problem = self._check_content_type(handler)
+        if problem is not None:
+            return problem
+        authorization = handler.headers.get("Authorization")
+        if authorization is not None:
+            return self._tokens.check(authorization)
+        headers = handler.headers
+        return check_signed(headers, handler.path, self.access_key, self.secret_key, self._nonces)
+
+    def _check_token_request(self, access_key: str, secret_key: str) -> None:
+        """Refuse (raise a coded ``Rejected``) a token request not naming this sandbox's
+        keys."""
+        problem = check_key(access_key, self.access_key)
+        if problem is not None:
+            raise problem
+        if not secrets.compare_digest(secret_key.encode(), self.secret_key.encode()):
+            raise coded(codes.KEY_INVALID, "the secret key does not match the access key")
 
 
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
@@ -430,6 +491,31 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
         "--burst", type=int, default=10, metavar="B", help="with --rate-limit: bursts of up to B"
     )
     parser.add_argument(
+        "--rate-limit-answer",
+        choices=RATE_LIMIT_ANSWERS,
+        default="40103",
+        help="with --rate-limit: the vendor's code 40103 (default) or a plain 429",
+    )
+    parser.add_argument(
+        "--nonce-rule",
+        choices=NONCE_RULES,
+        default="increasing",
+        help="increasing: each nonce above the key's last one (the vendor's rule, default); "
+        "unique: any unused nonce within 5 minutes (lenient)",
+    )
+    parser.add_argument(
+        "--coded-status",
+        type=int,
+        metavar="CODE",
+        help="send every coded error with this HTTP status (e.g. 200); default: 401/400/429",
+    )
+    parser.add_argument(
+        "--token-lifetime",
+        type=float,
+        metavar="S",
+        help="every token lasts S seconds, whatever the request asks (default: as asked)",
+    )
+    parser.add_argument(
         "--retry-after",
         type=int,
         default=1,
@@ -449,6 +535,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
             rate_limit=args.rate_limit,
             burst=args.burst,
             retry_after=args.retry_after,
+            rate_limit_answer=args.rate_limit_answer,
+            nonce_rule=args.nonce_rule,
+            coded_status=args.coded_status,
+            token_lifetime=args.token_lifetime,
         )
     except TrustmeMissing as exc:
         parser.exit(2, f"{exc}\n")
@@ -492,7 +582,7 @@ def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
     if args.rate_limit is not None:
         print(
             f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to {args.burst}; "
-            f"429 with Retry-After: {args.retry_after} beyond."
+            f"{args.rate_limit_answer} with Retry-After: {args.retry_after} beyond."
         )
     print("Its demo credentials (for this sandbox only):")
     print(f"  export DICT_MAGICS_BASE_URL={sandbox.url}")

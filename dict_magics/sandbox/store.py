@@ -50,6 +50,26 @@ class EntryStore:
             self._entries[entry.id] = entry
             return entry
 
+    def add_many(self, terms: list[tuple[str, str, str, str]]) -> list[Entry]:
+        """New entries with new ids, in order, all at once (a bulk add is all or nothing)."""
+        with self._lock:
+            added = []
+            for item in terms:
+                self._high += 1
+                entry = Entry(str(self._high), *item)
+                self._entries[entry.id] = entry
+                added.append(entry)
+            return added
+
+    def replace(self, entry_id: str, terms: tuple[str, str, str, str]) -> Entry | None:
+        """Put new terms under an existing id (in place); the new entry, or ``None`` when
+        there is no such entry."""
+        with self._lock:
+            if entry_id not in self._entries:
+                return None
+            entry = self._entries[entry_id] = Entry(entry_id, *terms)
+            return entry
+
     def delete(self, entry_id: str) -> Entry | None:
         """Remove one entry; the entry removed, or ``None`` when there was none."""
         with self._lock:

@@ -225,6 +225,11 @@ def _message(data: Any) -> str:
     """The service's own words in a JSON answer, if any (as an excerpt)."""
     if not isinstance(data, dict):
         return ""
+    inner = data.get("data")
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        code = inner.get("code")
+        shown = f"[{code}] " if isinstance(code, int) and not isinstance(code, bool) else ""
+        return excerpt((shown + inner["message"]).encode())
     for key in ("message", "error", "msg", "detail"):
         if isinstance(data.get(key), str):
             return excerpt(data[key].encode())

@@ -12,23 +12,41 @@ option), before any request, and for a listing it cannot produce (``ServiceError
 from __future__ import annotations
 
 import json
+import logging
 import math
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import settings
-from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import AddResult, BatchResult, Cause, DeleteResult, Entry, EntryList, Outcome
+from ..errors import (
+    DictMagicsError,
+    InvalidEntryError,
+    InvalidIdError,
+    ListingUnsupportedError,
+    ServiceError,
+)
+from ..models import (
+    AddBatch,
+    AddResult,
+    BatchResult,
+    Cause,
+    DeleteResult,
+    Entry,
+    EntryList,
+    Outcome,
+    UpdateResult,
+)
 from ..models.secret import Secret, mask
-from . import retry
+from ..models.terms import entry_problems
+from . import batch, retry
 from .answers import Verdict, judge, parse_listing
-from .interrupts import RequestInterrupted, guarded, wait_through_interrupts
+from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
+from .batch import AUTH_STOP_AFTER
+from .interrupts import RequestInterrupted, guarded
 from .paths import (
     API_PREFIX,
     check_id,
@@ -39,6 +57,7 @@ from .paths import (
     purge_path,
 )
 from .ratelimit import RATE_LIMIT_PATIENCE, RateGate, Ticket, WaitListener
+from .settle import settle_adds
 from .signing import SignedAuth
 from .transport import ANSWER_LIMIT, LISTING_LIMIT, Transport
 
@@ -49,11 +68,14 @@ __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "Reque
 
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
+AddProgress = Callable[[int, int, AddResult], None]
+"""``progress(done, total, result)``, called after each entry's result of ``add_entries``."""
+log = logging.getLogger(__name__)
 
 LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
-AUTH_STOP_AFTER = 3
-"""A batch whose first this many answers all refuse the credentials sends nothing more."""
+BULK_PATH = LIST_PATH + "/bulk"
+"""``POST`` a JSON array of entries: all added, or none."""
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
     "is safe (it answers 'no such entry' if so)"
@@ -65,6 +87,14 @@ _UNKNOWN_PURGE = (
 _UNKNOWN_ADD = (
     ". The request may have reached the service, so the entry may have been added; it is not "
     "sent again blindly (a listing shows whether it is there)"
+)
+_UNKNOWN_BULK = (
+    ". The request may have reached the service, so the entries of this chunk may have been "
+    "added; it is not sent again blindly (a listing settles it)"
+)
+_UNKNOWN_UPDATE = (
+    ". The request may have reached the service, so the entry may hold the new terms; sending "
+    "it again is safe (an update does the same however often it is sent)"
 )
 _STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
 
@@ -81,26 +111,6 @@ class _Final:
     elapsed: float
     data: Any = None
     problem: str | None = None
-
-
-@dataclass
-class _Batch:
-    """A batch's shared state: what was sent, what came back, and why it stopped early."""
-
-    halt: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    started: set[str] = field(default_factory=set)
-    results: dict[str, DeleteResult] = field(default_factory=dict)
-    errors: list[BaseException] = field(default_factory=list)
-    finished: int = 0
-    why: str = ""
-    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-
-    def stop(self, why: str) -> None:
-        with self.lock:
-            if not self.halt.is_set():
-                self.why = why
-                self.halt.set()
 
 
 class DictionaryClient:
@@ -135,8 +145,18 @@ class DictionaryClient:
         nonces: Callable[[], str] | None = None,
         rate_limit_patience: float = RATE_LIMIT_PATIENCE,
         on_wait: WaitListener | None = None,
+        auth: str = settings.AUTH,
+        token_duration: int = settings.TOKEN_DURATION,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        if auth not in AUTH_MODES:
+            raise DictMagicsError(
+                f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}.", option="auth"
+            )
+        if not isinstance(token_duration, int) or token_duration < 1:
+            raise DictMagicsError(
+                f"token_duration must be a whole number of seconds >= 1, not {token_duration!r}."
+            )
         if not isinstance(access_key, str) or not isinstance(secret_key, str):
             raise DictMagicsError("the access key and the secret key must be text (str).")
         if not access_key or not secret_key:
@@ -160,7 +180,15 @@ class DictionaryClient:
         self.rate_limit_patience = rate_limit_patience
         self.closed = False
         self._gate = RateGate(backoff=backoff, max_backoff=max_backoff, on_wait=on_wait)
-        self._auth = SignedAuth(access_key, Secret(secret_key), nonces)
+        self.auth = auth
+        self.token_duration = token_duration
+        self._secret = Secret(secret_key)
+        self._tokens = shared(self.base_url, access_key, self._secret) if auth == "token" else None
+        self._auth = (
+            TokenAuth(self._tokens)
+            if self._tokens is not None
+            else SignedAuth(access_key, self._secret, nonces)
+        )
         loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         # A proxy from the environment must not see loopback traffic (the sandbox).
         self._transport = Transport(
@@ -168,7 +196,10 @@ class DictionaryClient:
         )
 
     def __repr__(self) -> str:
-        return f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r})"
+        return (
+            f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r}, "
+            f"auth={self.auth!r})"
+        )
 
     def close(self) -> None:
         """Close the connection pool (a request made afterwards opens a new connection)."""
@@ -256,11 +287,21 @@ class DictionaryClient:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         workers = min(workers, max(1, len(unique)))
         self._transport.ensure_pool(workers)
-        cancel = cancel or threading.Event()
         with self._gate.listen(on_wait):
-            batch = self._run_batch(unique, workers, progress, cancel)
-        interrupted = batch.why in ("interrupted", "cancelled") or cancel.is_set()
-        by_id = {t: batch.results.get(t) or self._not_attempted(t, batch.why) for t in unique}
+            run = batch.run(
+                unique,
+                self._delete_one,
+                workers=workers,
+                sent=_was_sent,
+                refused=_refused,
+                progress=progress,
+                cancel=cancel,
+            )
+        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
+        by_id = {
+            t: r if r is not None else self._not_attempted(t, run.why)
+            for t, r in zip(unique, run.results, strict=True)
+        }
         return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
 
     def list_entries(self) -> EntryList:
@@ -274,149 +315,185 @@ class DictionaryClient:
         return self._listing(final)
 
     def add_entry(self, entry: Entry) -> AddResult:
-        """Add ``entry`` (its four terms; the service picks the id) with a signed ``POST``.
+        """Add ``entry`` (its four terms; the service picks the id) with one ``POST``.
 
-        Never sent twice once it may have reached the service: such an outcome is ``unknown``
-        (a listing settles it). Ctrl-C behaves as for ``delete_entry``.
+        Raises ``InvalidEntryError`` (before any request) for terms or language codes the
+        service would refuse. Never sent twice once it may have reached the service: such an
+        outcome is ``unknown`` (a listing settles it). Ctrl-C behaves as for ``delete_entry``.
         """
         if not isinstance(entry, Entry):
             raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
+        check_entries([entry])
         body = json.dumps(entry.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
 
         def add(stop: Callable[[], bool]) -> AddResult:
             final = self._exchange("POST", LIST_PATH, body=body, stop=stop)
-            return AddResult(
-                final.outcome if final.outcome != "unknown" else "failure",
-                entry,
+            return _add_result(entry, final, _UNKNOWN_ADD)
+
+        return guarded(add)
+
+    def add_entries(
+        self,
+        entries: Iterable[Entry],
+        *,
+        chunk_size: int = settings.BULK_CHUNK,
+        workers: int = settings.WORKERS,
+        progress: AddProgress | None = None,
+        cancel: threading.Event | None = None,
+        on_wait: WaitListener | None = None,
+        before: Iterable[Entry] | None = None,
+    ) -> AddBatch:
+        """Add many entries with bulk ``POST``s of ``chunk_size`` entries on ``workers`` threads.
+
+        Every entry is checked first: ``InvalidEntryError`` names the first one the service
+        would refuse (its position, terms and why), and nothing is sent. A chunk whose answer
+        is lost may have been added: it is never sent again; one listing after the batch
+        settles it (counting terms, so identical entries are told apart), against ``before``
+        (the listing the caller already has) or one this call takes before the first chunk.
+        Outcomes the listings cannot decide stay ``unknown``. Results come back one per entry,
+        in input order; ``progress(done, total, result)`` after each; Ctrl-C, ``cancel`` and
+        refused credentials stop as in ``delete_entries`` (entries never sent are
+        ``not_attempted``).
+        """
+        if isinstance(entries, Entry | str | bytes | Mapping):
+            raise DictMagicsError(
+                "add_entries takes a list of Entry objects; use add_entry for one."
+            )
+        entries = list(entries)
+        if not all(isinstance(e, Entry) for e in entries):
+            wrong = next(e for e in entries if not isinstance(e, Entry))
+            raise DictMagicsError(f"add_entries needs Entry objects, not {type(wrong).__name__}.")
+        if not (_is_int(chunk_size) and 1 <= chunk_size <= settings.MAX_BULK_CHUNK):
+            raise DictMagicsError(
+                f"chunk_size must be {settings.span(1, settings.MAX_BULK_CHUNK)}, not "
+                f"{chunk_size!r}.",
+                option="chunk_size",
+            )
+        if not _is_int(workers) or workers < 1:
+            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
+        check_entries(entries)
+        if not entries:
+            return AddBatch([])
+        cancel = cancel or threading.Event()
+        known = self._listing_before(before)
+        chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
+        workers = min(workers, len(chunks))
+        self._transport.ensure_pool(workers)
+        total, done = len(entries), 0
+
+        def report(_: int, __: int, chunk: list[AddResult]) -> None:
+            nonlocal done
+            for result in chunk:
+                done += 1
+                if progress is not None:
+                    progress(done, total, result)
+
+        with self._gate.listen(on_wait):
+            run = batch.run(
+                chunks,
+                self._add_chunk,
+                workers=workers,
+                sent=lambda chunk: chunk[0].attempts > 0,
+                refused=lambda chunk: chunk[0].cause is Cause.AUTH,
+                progress=report,
+                cancel=cancel,
+                name="dict-magics-bulk",
+            )
+        results: list[AddResult] = []
+        for chunk, outcome in zip(chunks, run.results, strict=True):
+            if outcome is not None:
+                results.extend(outcome)
+            else:
+                reason = _never_sent_reason(run.why)
+                results.extend(
+                    AddResult("failure", e, reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED)
+                    for e in chunk
+                )
+        requests = sum(1 for outcome in run.results if outcome is not None)
+        lost = tuple(i for i, r in enumerate(results) if r.outcome_unknown)
+        listed = False
+        if lost and known is not None:
+            after = self._listing_after()
+            if after is not None:
+                listed = True
+                again = "sending it again is safe"
+                results = settle_adds(results, known, after, again=again)
+        interrupted = run.interrupted or cancel.is_set()
+        return AddBatch(
+            results,
+            interrupted=interrupted,
+            why=run.why,
+            requests=requests + listed,
+            settled=lost if listed else (),
+        )
+
+    def update_entry(
+        self, entry_id: str | int, entry: Entry, *, old: Entry | None = None
+    ) -> UpdateResult:
+        """Replace entry ``entry_id``'s terms with ``entry``'s (``PUT``), in place.
+
+        Raises ``InvalidIdError`` / ``InvalidEntryError`` before any request. A PUT does the
+        same however often it is sent, so it is retried like a DELETE; a lost answer leaves the
+        outcome ``unknown`` (``service.settle.settle_updates`` decides it from a listing).
+        ``old`` (the entry as listed before) is carried into the result. Ctrl-C behaves as for
+        ``delete_entry``.
+        """
+        text = check_id(entry_id)
+        if not isinstance(entry, Entry):
+            raise DictMagicsError(f"update_entry needs an Entry, not {type(entry).__name__}.")
+        check_entries([entry])
+        new = Entry(text, *entry.terms)
+        body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+
+        def update(stop: Callable[[], bool]) -> UpdateResult:
+            final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
+            return UpdateResult(
+                "success" if final.outcome == "success" else "failure",
+                text,
+                new,
+                old,
                 http_status=final.http_status,
-                reason=_with_consequence(final, _UNKNOWN_ADD),
+                reason=_with_consequence(final, _UNKNOWN_UPDATE),
                 outcome_unknown=final.outcome == "unknown",
                 attempts=final.attempts,
                 elapsed=final.elapsed,
                 cause=final.cause,
             )
 
-        return guarded(add)
+        return guarded(update)
 
-    # -- Ctrl-C: a request in flight is waited for ---------------------------------------------
+    def _add_chunk(self, chunk: list[Entry], stop: Callable[[], bool]) -> list[AddResult]:
+        """One bulk POST: every entry of the chunk ends as the request did."""
+        items = [e.to_service(with_id=False) for e in chunk]
+        body = json.dumps(items, ensure_ascii=False).encode("utf-8")
+        final = self._exchange("POST", BULK_PATH, body=body, stop=stop)
+        return [_add_result(e, final, _UNKNOWN_BULK) for e in chunk]
+
+    def _listing_before(self, before: Iterable[Entry] | None) -> list[Entry] | None:
+        """What the dictionary held before the additions, to settle lost answers against:
+        the caller's, or one listing (``None`` when the service gives none)."""
+        if before is not None:
+            return list(before)
+        try:
+            return list(self.list_entries())
+        except ServiceError as exc:
+            log.debug("no listing before the additions (%s): lost answers stay unknown", exc)
+            return None
+
+    def _listing_after(self) -> list[Entry] | None:
+        try:
+            return list(self.list_entries())
+        except ServiceError as exc:
+            log.debug("no listing after the additions (%s): lost answers stay unknown", exc)
+            return None
 
     # -- batches -------------------------------------------------------------------------------
 
-    def _run_batch(
-        self,
-        unique: list[str],
-        workers: int,
-        progress: Progress | None,
-        cancel: threading.Event,
-    ) -> _Batch:
-        batch = _Batch()
-
-        def stopped() -> bool:
-            return batch.halt.is_set() or cancel.is_set()
-
-        def work(text: str) -> None:
-            with batch.lock:
-                if stopped():
-                    batch.done.put(None)
-                    return
-                batch.started.add(text)
-            try:
-                result = self._delete_one(text, stopped)
-            except BaseException as exc:  # a bug: re-raised on the caller's thread
-                with batch.lock:
-                    batch.errors.append(exc)
-                    batch.finished += 1
-                batch.done.put(None)
-                return
-            sent = result.attempts > 0  # else stopped while waiting for the rate limit
-            with batch.lock:
-                if sent:
-                    batch.results[text] = result
-                batch.finished += 1
-            batch.done.put(text if sent else None)
-
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="dict-magics-batch")
-        try:
-            self._feed(pool, work, unique, workers, progress, batch, stopped)
-        except KeyboardInterrupt:
-            batch.stop("interrupted")
-        except BaseException:
-            batch.stop("error")
-            raise
-        finally:
-            wait_through_interrupts(lambda: self._finish(pool, batch))
-        if batch.errors:
-            raise batch.errors[0]
-        if cancel.is_set() and not batch.why:
-            batch.why = "cancelled"
-        return batch
-
-    def _feed(
-        self,
-        pool: ThreadPoolExecutor,
-        work: Callable[[str], None],
-        unique: list[str],
-        workers: int,
-        progress: Progress | None,
-        batch: _Batch,
-        stopped: Callable[[], bool],
-    ) -> None:
-        """Keep ``workers`` requests going, and report each result as it comes back.
-
-        Handing out one id per free worker (rather than queueing them all) is what lets a
-        cancel, a Ctrl-C or refused credentials stop the batch after the requests in flight.
-        """
-        pending = iter(unique)
-        submitted = received = reported = 0
-        refusals: list[bool] = []
-        while True:
-            while submitted - received < workers and not stopped():
-                text = next(pending, None)
-                if text is None:
-                    break
-                pool.submit(work, text)
-                submitted += 1
-            if received == submitted:
-                return
-            text = batch.done.get()
-            received += 1
-            result = batch.results.get(text) if text is not None else None
-            if batch.errors:
-                batch.stop("error")
-            if result is None:
-                continue
-            if len(refusals) < AUTH_STOP_AFTER:
-                refusals.append(result.cause is Cause.AUTH)
-                if len(refusals) == AUTH_STOP_AFTER and all(refusals):
-                    batch.stop("auth")
-            reported += 1
-            if progress is not None and not batch.halt.is_set():
-                progress(reported, len(unique), result)
-
-    @staticmethod
-    def _finish(pool: ThreadPoolExecutor, batch: _Batch) -> None:
-        """Drop what was never started, then wait until every request that was started has
-        ended (each within its deadline)."""
-        pool.shutdown(wait=False, cancel_futures=True)
-        while True:
-            with batch.lock:
-                if batch.finished >= len(batch.started):
-                    return
-            batch.done.get()
-
     @staticmethod
     def _not_attempted(text: str, why: str) -> DeleteResult:
-        reasons = {
-            "interrupted": "not attempted: the batch was interrupted (Ctrl-C) before this entry "
-            "was sent",
-            "auth": f"not attempted: the service refused the credentials for the first "
-            f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
-            "the secret key)",
-            "error": "not attempted: the batch stopped on an unexpected error",
-        }
-        cancelled = "not attempted: the batch was cancelled before this entry was sent"
-        reason = reasons.get(why, cancelled)
-        return DeleteResult("failure", text, reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED)
+        return DeleteResult(
+            "failure", text, reason=_never_sent_reason(why), attempts=0, cause=Cause.NOT_ATTEMPTED
+        )
 
     # -- one request, with retries ---------------------------------------------------------------
 
@@ -459,12 +536,18 @@ class DictionaryClient:
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
         ready: Callable[[], object] | None = None,
+        bare: bool = False,
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
 
         A 429 spends the rate-limit patience (time), not ``max_retries``: the gate holds every
-        worker until the service's ``Retry-After`` and paces them after it.
+        worker until the service's ``Retry-After`` and paces them after it. With token auth
+        each attempt carries a token good for a while yet, and a refused token is renewed and
+        the request sent once more (refused, it was not acted on). ``bare``: no credentials in
+        the headers (the token request itself).
         """
+        tokens = None if bare else self._tokens
+        renewed = 0  # the one re-send after a refused token
         url = self.base_url + path
         started = time.monotonic()
         earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
@@ -474,6 +557,13 @@ class DictionaryClient:
         verdict: Verdict | None = None
         before_sending = None if ready is None else _then_unless_stopped(ready, stop)
         while True:
+            if tokens is not None:
+                refusal = self._use_token(stop)
+                if refusal is not None and verdict is None:
+                    return refusal
+                if refusal is not None:
+                    tail = f"; then {refusal.reason}"
+                    return self._settle(verdict, earlier, attempt, started, tail)  # type: ignore[arg-type]
             ticket = self._gate.acquire(stop)
             if ticket is None:
                 if verdict is None:
@@ -482,7 +572,13 @@ class DictionaryClient:
             attempt += 1
             try:
                 answer = self._transport.send(
-                    method, url, body=body, limit=limit, timeout=self.timeout, ready=before_sending
+                    method,
+                    url,
+                    body=body,
+                    limit=limit,
+                    timeout=self.timeout,
+                    ready=before_sending,
+                    auth=_PLAIN if bare else None,
                 )
             except _StoppedBeforeSending:
                 attempt -= 1  # not one byte of it went out
@@ -495,6 +591,10 @@ class DictionaryClient:
                 self._limited(ticket, verdict)
             elif verdict.http_status is not None:
                 self._gate.passed(ticket)
+            if tokens is not None and verdict.cause is Cause.AUTH and not renewed:
+                renewed = 1
+                tokens.refused(self._auth.generation)  # type: ignore[union-attr]
+                continue
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
                 # "Already used" can also mean a gateway replayed this very request after the
@@ -520,13 +620,42 @@ class DictionaryClient:
                     f"pass the {self.rate_limit_patience:g} s allowed for the service's rate limit"
                 )
                 return self._settle(verdict, earlier, attempt, started, tail)
-            retries = attempt - fresh_nonce - limited
+            retries = attempt - fresh_nonce - limited - renewed
             if retries <= self.max_retries:
                 if _pause(self._delay(retries, again.after), stop):
                     continue
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             tail = f"; gave up after {attempt} attempt{'s' * (attempt != 1)}"
             return self._settle(verdict, earlier, attempt, started, tail)
+
+    def _use_token(self, stop: Callable[[], bool]) -> _Final | None:
+        """Give this thread's next request a token (the shared one, or a new one); a failed
+        ``_Final`` when none can be had (then the request is not sent)."""
+        assert self._tokens is not None and isinstance(self._auth, TokenAuth)
+        failed: list[_Final] = []
+
+        def fetch() -> tuple[str, float]:
+            body = token_request_body(self.access_key, self._secret, self.token_duration)
+            final = self._exchange("POST", TOKEN_PATH, body=body, stop=stop, bare=True)
+            inner = final.data.get("data") if isinstance(final.data, dict) else None
+            token = inner.get("encodedJWT") if isinstance(inner, dict) else None
+            if final.outcome == "success" and isinstance(token, str) and token.strip():
+                return token.strip(), float(self.token_duration)
+            failed.append(final)
+            raise _NoToken
+
+        try:
+            token, generation = self._tokens.current(fetch)
+        except _NoToken:
+            final = failed[0]
+            why = final.reason or "the answer holds no data.encodedJWT"
+            cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
+            reason = f"could not get a token from {self.host}: {why}; this request was not sent"
+            return _Final(
+                "failure", cause, reason, final.http_status, final.attempts, final.elapsed
+            )
+        self._auth.use(token, generation)
+        return None
 
     def _limited(self, ticket: Ticket, verdict: Verdict) -> None:
         """Tell the gate about a 429 (``Retry-After`` capped, as for any wait)."""
@@ -581,6 +710,56 @@ class DictionaryClient:
         )
 
 
+def check_entries(entries: Sequence[Entry]) -> None:
+    """``InvalidEntryError`` naming the first entry the service would refuse, and why."""
+    for number, entry in enumerate(entries, 1):
+        problems = entry_problems(*entry.terms)
+        if problems:
+            where = f"entry {number} of {len(entries)}" if len(entries) > 1 else "the entry"
+            shown = f"{entry.from_lang!r:.20} {entry.from_text!r:.40} -> {entry.to_lang!r:.20}"
+            why = "; ".join(p.message for p in problems)
+            raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
+
+
+def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
+    return AddResult(
+        final.outcome if final.outcome != "unknown" else "failure",
+        entry,
+        http_status=final.http_status,
+        reason=_with_consequence(final, consequence),
+        outcome_unknown=final.outcome == "unknown",
+        attempts=final.attempts,
+        elapsed=final.elapsed,
+        cause=final.cause,
+    )
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _was_sent(result: DeleteResult | AddResult) -> bool:
+    """Whether a batch's request went out (else it stopped while waiting at the rate gate)."""
+    return result.attempts > 0
+
+
+def _refused(result: DeleteResult | AddResult) -> bool:
+    return result.cause is Cause.AUTH
+
+
+def _never_sent_reason(why: str, what: str = "entry") -> str:
+    """Why an item of a batch was never sent, from ``BatchRun.why``."""
+    reasons = {
+        "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
+        "was sent",
+        "auth": f"not attempted: the service refused the credentials for the first "
+        f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
+        "the secret key)",
+        "error": "not attempted: the batch stopped on an unexpected error",
+    }
+    return reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
+
+
 _WAITING = "while waiting for the service's rate limit"
 _BEFORE_SENDING = "before it was sent (while its snapshot was saved)"
 
@@ -589,6 +768,13 @@ def _never_sent(started: float, when: str) -> _Final:
     """A request stopped before its first attempt went out."""
     reason = f"not attempted: stopped (Ctrl-C or cancel) {when}"
     return _Final("failure", Cause.NOT_ATTEMPTED, reason, None, 0, time.monotonic() - started)
+
+
+class _NoToken(Exception):
+    """The token request did not give a token (its ``_Final`` says why)."""
+
+
+_PLAIN = PlainJSON()
 
 
 class _StoppedBeforeSending(Exception):

@@ -1,6 +1,6 @@
 """When a request may be sent again, and after how long. Policy only: no I/O, no prose.
 
-DELETE and GET are idempotent: sending them twice does what sending once does, so they are
+DELETE, GET and PUT are idempotent: sending them twice does what sending once does, so they are
 retried after anything that says "not done, try later" and after a kept-alive connection that
 the server closed as the request went out. A POST adds an entry each time it is acted on, so it
 is sent again only when it certainly never left (a kept-alive connection found closed while the
@@ -29,7 +29,7 @@ __all__ = [
     "retry_after_status",
 ]
 
-IDEMPOTENT = frozenset({"DELETE", "GET"})
+IDEMPOTENT = frozenset({"DELETE", "GET", "PUT"})
 NOT_ACTED = frozenset({429, 503})
 """The service says it did not act: safe to send again whatever the method."""
 GATEWAY = frozenset({502, 504})

@@ -29,10 +29,9 @@ from typing import Any
 import requests
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
+from requests.auth import AuthBase
 from urllib3.connection import HTTPConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-
-from .signing import SignedAuth
 
 __all__ = [
     "ANSWER_LIMIT",
@@ -406,7 +405,7 @@ class Transport:
 
     def __init__(
         self,
-        auth: SignedAuth,
+        auth: AuthBase,
         *,
         session: requests.Session | None = None,
         trust_env: bool = True,
@@ -445,8 +444,11 @@ class Transport:
         limit: int = ANSWER_LIMIT,
         timeout: float,
         ready: Callable[[], object] | None = None,
+        auth: AuthBase | None = None,
     ) -> Reply | NetworkFailure:
         """Send once and read the answer, all within ``timeout`` seconds.
+
+        ``auth`` stands in for the transport's own for this request (the token request).
 
         ``ready()`` is called once connected and signed, right before the first byte goes out:
         what must be done before the request (a snapshot made durable) overlaps with connecting
@@ -467,7 +469,7 @@ class Transport:
                     url,
                     data=body,
                     headers=_HEADERS,
-                    auth=self.auth,
+                    auth=auth or self.auth,
                     timeout=(timeout, timeout),
                     allow_redirects=False,
                     stream=True,

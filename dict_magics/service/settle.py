@@ -1,0 +1,231 @@
+"""Settling outcomes left unknown: one listing after the requests says what really happened.
+
+A request whose answer was lost may or may not have been acted on. The listing taken after the
+requests decides, by one rule for every kind of change (``decide``): count what the listing
+holds per key as a multiset, subtract what the listing before held and what is known to have
+changed, and give the difference out, in input order, to the requests whose outcome is unknown.
+A deletion claims one key fewer (its id), an addition one more (its four terms: two identical
+entries are two claims), an update one more of its id with the new terms. Counting, rather than
+asking "is it there", is what keeps twins apart: two unknown additions of the same terms and one
+new entry listed are one success and one failure. Outcomes the listing cannot decide stay
+unknown.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..models import AddResult, Cause, DeleteResult, Entry, UpdateResult
+
+__all__ = ["decide", "settle_adds", "settle_deletes", "settle_purge", "settle_updates"]
+
+Claim = tuple[Hashable, int]
+"""``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
+
+
+def decide(
+    claims: Sequence[Claim | None],
+    before: Iterable[Hashable],
+    after: Iterable[Hashable],
+    known: Iterable[Claim] = (),
+) -> list[bool | None]:
+    """For each claim: ``True`` when the listings show it happened, ``False`` when they show it
+    did not, ``None`` for no claim (an outcome already known).
+
+    ``before`` and ``after`` are the keys listed before and after the requests (a multiset:
+    repeat a key for each entry), ``known`` the changes known to have happened meanwhile.
+    """
+    change = Counter(after)
+    change.subtract(Counter(before))
+    for key, delta in known:
+        change[key] -= delta
+    decided: list[bool | None] = []
+    for claim in claims:
+        if claim is None:
+            decided.append(None)
+            continue
+        key, delta = claim
+        if change[key] * delta > 0:  # the listing shows a change this way still unclaimed
+            change[key] -= delta
+            decided.append(True)
+        else:
+            decided.append(False)
+    return decided
+
+
+def _lost(cause: Cause) -> str:
+    return f"the answer was lost ({cause.value.replace('_', ' ')})"
+
+
+def settle_deletes(
+    results: Sequence[DeleteResult],
+    before: Mapping[str, Entry] | None,
+    after: Mapping[str, Entry],
+) -> list[DeleteResult]:
+    """``results`` with each unknown deletion decided by the listing ``after`` the requests.
+
+    ``before`` is the listing the entries were looked up in (``None`` when there was none, then
+    each entry is taken to have been there): an entry it did not hold was never there, so its
+    absence afterwards proves nothing was deleted.
+    """
+    unknown = [r.outcome_unknown and r.entry_id is not None for r in results]
+    claims = [(r.entry_id, -1) if u else None for r, u in zip(results, unknown, strict=True)]
+    if before is None:
+        listed_before: Iterable[Hashable] = [r.entry_id for r in results if r.entry_id]
+        listed_before = set(listed_before) | set(after)
+    else:
+        listed_before = before
+    known = [(r.entry_id, -1) for r, u in zip(results, unknown, strict=True) if r.ok and not u]
+    settled = []
+    verdicts = decide(claims, listed_before, after, known)
+    for result, verdict in zip(results, verdicts, strict=True):
+        if verdict is None:
+            settled.append(result)
+        elif verdict:
+            settled.append(
+                replace(
+                    result,
+                    status="success",
+                    outcome_unknown=False,
+                    verified=True,
+                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
+                    "afterwards no longer holds the entry",
+                )
+            )
+        elif result.entry_id in after:
+            settled.append(
+                replace(
+                    result,
+                    status="failure",
+                    outcome_unknown=False,
+                    reason=f"{_lost(result.cause)}, and a listing afterwards still holds the "
+                    "entry: it was not deleted, so it is safe to retry",
+                )
+            )
+        else:
+            settled.append(
+                replace(
+                    result,
+                    status="failure",
+                    outcome_unknown=False,
+                    reason=f"{_lost(result.cause)}; no such entry: neither the listing before "
+                    "the request nor the one after holds it",
+                )
+            )
+    return settled
+
+
+def settle_purge(
+    result: DeleteResult, before: Sequence[Entry], after: Mapping[str, Entry]
+) -> DeleteResult:
+    """An unknown purge: an empty listing afterwards is a success; every entry still there is a
+    failure (safe to retry); anything in between stays unknown."""
+    if not result.outcome_unknown:
+        return result
+    gone = decide([(e.id, -1) for e in before], [e.id for e in before], after)
+    if not after:
+        return replace(
+            result,
+            status="success",
+            outcome_unknown=False,
+            verified=True,
+            reason=f"verified by listing: {_lost(result.cause)}, and a listing afterwards is empty",
+        )
+    if before and not any(gone):
+        return replace(
+            result,
+            status="failure",
+            outcome_unknown=False,
+            reason=f"{_lost(result.cause)}, and a listing afterwards still holds every entry: "
+            "nothing was deleted, so it is safe to retry",
+        )
+    return replace(
+        result,
+        reason=f"{result.reason}; a listing afterwards still holds {len(after)} entries, some "
+        "of which may have been added since",
+    )
+
+
+def settle_adds(
+    results: Sequence[AddResult],
+    before: Sequence[Entry],
+    after: Sequence[Entry],
+    *,
+    again: str = "running the restore again is safe",
+) -> list[AddResult]:
+    """Each unknown addition decided by how many entries with its terms the listing ``after``
+    holds, beyond those listed ``before`` and those known to have been added. ``again`` says
+    what to do about an addition that did not happen."""
+    claims = [(r.entry.terms, 1) if r.outcome_unknown else None for r in results]
+    known = [(r.entry.terms, 1) for r in results if r.ok and not r.outcome_unknown]
+    verdicts = decide(claims, (e.terms for e in before), (e.terms for e in after), known)
+    settled = []
+    for result, verdict in zip(results, verdicts, strict=True):
+        if verdict is None:
+            settled.append(result)
+        elif verdict:
+            settled.append(
+                replace(
+                    result,
+                    status="success",
+                    outcome_unknown=False,
+                    verified=True,
+                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
+                    "afterwards holds the entry",
+                )
+            )
+        else:
+            settled.append(
+                replace(
+                    result,
+                    status="failure",
+                    outcome_unknown=False,
+                    reason=f"{_lost(result.cause)}, and a listing afterwards does not hold the "
+                    f"entry: it was not added, so {again}",
+                )
+            )
+    return settled
+
+
+def settle_updates(
+    results: Sequence[UpdateResult], after: Mapping[str, Entry]
+) -> list[UpdateResult]:
+    """Each unknown update decided by the listing ``after``: the entry listed with the new terms
+    under its id is a success; with its old terms, a failure (safe to retry). An entry no longer
+    listed, or listed with other terms, stays unknown (someone else changed it). One id holds
+    one entry, so there is nothing to count here, unlike ``decide``."""
+    settled = []
+    for result in results:
+        now = after.get(result.entry_id) if result.outcome_unknown else None
+        if now is None:
+            settled.append(result)
+            continue
+        applied = now.terms == result.new.terms
+        if applied:
+            settled.append(
+                replace(
+                    result,
+                    status="success",
+                    outcome_unknown=False,
+                    verified=True,
+                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
+                    "afterwards holds the new terms",
+                )
+            )
+        elif result.old is not None and now.terms == result.old.terms:
+            settled.append(
+                replace(
+                    result,
+                    status="failure",
+                    outcome_unknown=False,
+                    reason=f"{_lost(result.cause)}, and a listing afterwards still holds the "
+                    "old terms: it was not changed, so it is safe to retry",
+                )
+            )
+        else:
+            settled.append(result)
+    return settled
