@@ -23,7 +23,7 @@ from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
-from dict_magics.models import BatchResult, Entry, RestoreResult
+from dict_magics.models import AddResult, BatchResult, Entry, RestoreResult, UpdateResult
 from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
@@ -931,3 +931,107 @@ def test_the_add_form_offers_the_service_language_codes_and_checks_first(
     assert "already exists (id 10)" in panel.confirm_message.value
     panel.cancel_button.click()
     assert changes(sandbox) == []
+
+
+def test_an_edit_is_sent_after_confirm_and_undo_puts_the_old_terms_back(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    meeting = sandbox.entry("10")  # 会議 -> meeting
+    open_edit(panel, meeting)
+    panel.edit_form.source_text.value = "定例会議"
+    panel.edit_form.review_button.click()
+    confirm_and_wait(panel)
+    puts = [r for r in sandbox.requests if r.method == "PUT"]
+    assert [r.entry_id for r in puts] == ["10"]
+    assert sandbox.entry("10") == Entry("10", "ja", "定例会議", "en", "meeting")
+    result = panel.history[-1]
+    assert isinstance(result, UpdateResult) and result.ok
+    assert result.old == meeting and result.snapshot
+    assert read_snapshot(result.snapshot).entries == [meeting]  # kept before the PUT
+    assert "定例会議" in panel.result.value
+    assert not visible(panel.edit_form) and panel.state == "idle"
+    search(panel, "定例")
+    assert panel.shown == [sandbox.entry("10")]  # listed again: the table shows the new terms
+    assert panel.undo is not None and not panel.undo_button.disabled
+
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.entry("10") == meeting  # the same id, its old terms
+    assert len(sandbox.entries) == 100
+    assert [r.entry_id for r in sandbox.requests if r.method == "PUT"] == ["10", "10"]
+    assert panel.undo is None and panel.undo_button.disabled
+    assert panel.matches == []  # "定例" is gone
+    search(panel, "会議")
+    assert sandbox.entry("10") in panel.shown
+
+
+def test_a_refused_edit_shows_the_vendor_code_and_words(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    open_edit(panel, sandbox.entry("4"))
+    panel.edit_form.target_text.value = "road"
+    panel.edit_form.review_button.click()
+    sandbox.clear_log()
+    sandbox.fail_next(1, 400)  # the next request: the PUT (the listing is fresh)
+    confirm_and_wait(panel)
+    assert [r.method for r in sandbox.requests][:1] == ["PUT"]
+    result = panel.history[-1]
+    assert isinstance(result, UpdateResult) and not result.ok
+    assert "HTTP 400" in panel.result.value and "dict-magics-failure" in panel.result.value
+    assert sandbox.entry("4").to_text == "street"
+    assert visible(panel.edit_form)  # still open: try again, or Close
+    assert panel.undo is None and panel.state == "idle"
+
+
+def test_cancel_while_an_edit_runs_leaves_the_panel_usable(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    open_edit(panel, sandbox.entry("2"))
+    panel.edit_form.target_text.value = "Faktura"
+    panel.edit_form.review_button.click()
+    sandbox.pause()
+    panel.confirm_button.click()
+    assert panel.state == "running" and panel.running == "update"
+    assert enabled(panel) == {"cancel"} and panel.edit_form.review_button.disabled
+    panel.cancel_button.click()
+    assert "Cancelling" in panel.status.value
+    sandbox.resume()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle"
+    # One PUT at most; what the service holds is what the panel lists.
+    assert len([r for r in sandbox.requests if r.method == "PUT"]) <= 1
+    assert sandbox.entry("2") in panel.entries
+
+
+def test_add_sends_after_confirm_and_the_new_entry_appears(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    form.from_lang.value, form.to_lang.value = "ja", "zh-CN"
+    form.from_text.value, form.to_text.value = "見積依頼", "询价"
+    form.add_button.click()
+    confirm_and_wait(panel)
+    result = panel.history[-1]
+    assert isinstance(result, AddResult) and result.ok
+    new_id = result.entry.id
+    assert sandbox.entry(new_id) == Entry(new_id, "ja", "見積依頼", "zh-CN", "询价")
+    assert [r.method for r in changes(sandbox)] == ["POST"]
+    assert form.from_text.value == "" and form.to_lang.value == "zh-CN"  # ready for the next
+    search(panel, "询价")
+    assert [e.id for e in panel.shown] == [new_id]
+    assert "见" not in panel.status.value
+
+
+def test_a_refused_add_shows_the_vendor_code_and_words(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    form.from_text.value, form.to_text.value = "<img src=x>", "x"
+    form.add_button.click()
+    sandbox.clear_log()
+    sandbox.fail_next(1, 400, method="POST")
+    confirm_and_wait(panel)
+    result = panel.history[-1]
+    assert isinstance(result, AddResult) and not result.ok
+    assert "<img" not in panel.result.value and "<img" not in panel.confirm_message.value
+    assert len(sandbox.entries) == 100

@@ -30,17 +30,33 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, Entry, EntryList, RestoreResult, SnapshotInfo
+from ..errors import (
+    DictMagicsError,
+    InvalidIdError,
+    ListingUnsupportedError,
+    ServiceError,
+    UsageProblem,
+)
+from ..models import (
+    AddResult,
+    BatchResult,
+    Entry,
+    EntryList,
+    RestoreResult,
+    SnapshotInfo,
+    UpdateResult,
+)
 from ..models.secret import mask
 from ..operations import history
+from ..operations.add import add
 from ..operations.context import OperationSettings
 from ..operations.delete import count, delete, interruption
 from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
-from ..operations.snapshots import snapshot_dir
+from ..operations.snapshots import read_snapshot, snapshot_dir
+from ..operations.update import update
 from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
@@ -63,6 +79,8 @@ _COLUMN_LAYOUT = {
     "languages": {"width": view.LANG_WIDTH, "flex": "0 0 auto"},
 }
 _FILL = {"width": "auto", "flex": "1 1 0"}
+_FIELDS = ("from_lang", "from_text", "to_lang", "to_text")
+"""The keyword names of an entry's terms, in ``Entry.terms`` order."""
 
 State = Literal["idle", "armed", "running"]
 Result = Any  # DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult
@@ -93,10 +111,13 @@ class Armed:
 
 @dataclass(frozen=True)
 class Undo:
-    """The snapshot the last deletion left, and what it took, for the Undo button."""
+    """The snapshot the last change left, and what it took, for the Undo button: a deletion
+    is undone by a restore of its snapshot, an edit (``kind="update"``) by putting the terms
+    its snapshot holds back in place (PUT, itself kept in a snapshot first)."""
 
     snapshot: str
     what: str
+    kind: Literal["restore", "update"] = "restore"
 
 
 class DictPanel(widgets.VBox):
@@ -738,7 +759,7 @@ class DictPanel(widgets.VBox):
         if result.ok:
             _show(self.edit_form, False)
             if result.snapshot:
-                self.undo = Undo(result.snapshot, f"the change of entry {old.id}")
+                self.undo = Undo(result.snapshot, f"the change of entry {old.id}", "update")
         self._after_change(None)
 
     def _work_add(self, new: Entry) -> None:
@@ -748,13 +769,25 @@ class DictPanel(widgets.VBox):
             self.add_form.clear()
         self._after_change(None)
 
-    def _send_update(self, old: Entry, new: Entry) -> Any:
-        """PUT ``new``'s terms into entry ``old.id``, a snapshot of ``old`` first."""
-        raise NotImplementedError
+    def _send_update(self, old: Entry, new: Entry) -> UpdateResult:
+        """PUT ``new``'s terms into entry ``old.id`` (the operation keeps the entry as the
+        service holds it in a snapshot first); only the terms that changed are given."""
+        changed = {
+            name: after
+            for name, before, after in zip(_FIELDS, old.terms, new.terms, strict=True)
+            if before != after
+        }
+        result = update(
+            self._settings, old.id, client=self._client, warn=self._warnings.append, **changed
+        )
+        assert isinstance(result, UpdateResult)  # not a dry run
+        return result
 
-    def _send_add(self, new: Entry) -> Any:
-        """Add ``new`` (the service picks the id)."""
-        raise NotImplementedError
+    def _send_add(self, new: Entry) -> AddResult:
+        """Add ``new`` (the service picks the id; a listing after names it)."""
+        result = add(self._settings, *new.terms, client=self._client, warn=self._warnings.append)
+        assert isinstance(result, AddResult)  # not a dry run
+        return result
 
     def _work_purge(self, word: str) -> None:
         result = purge(
@@ -779,9 +812,39 @@ class DictPanel(widgets.VBox):
     def _work_undo(self) -> None:
         undo = self.undo
         assert undo is not None
+        if undo.kind == "update":
+            self._undo_update(undo)
+            return
         result = self._restore(undo.snapshot)
         self._record(result)
         if result.ok and self.undo is undo:
+            self.undo = None
+        self._after_change(self._cancelled_note())
+
+    def _undo_update(self, undo: Undo) -> None:
+        """Put back the terms the edit's snapshot holds, entry by entry (each PUT kept in a
+        snapshot of its own first, so the undo can be undone with Restore)."""
+        back = read_snapshot(undo.snapshot).entries
+        done = 0
+        for old in back:
+            if self._cancel.is_set():
+                break
+            fields = dict(zip(_FIELDS, old.terms, strict=True))
+            try:
+                result = update(
+                    self._settings,
+                    old.id,
+                    client=self._client,
+                    warn=self._warnings.append,
+                    **fields,
+                )
+            except UsageProblem as exc:  # gone, or already back: say so, go on with the rest
+                self._warnings.append(str(exc))
+                continue
+            assert isinstance(result, UpdateResult)
+            self._record(result)
+            done += result.ok
+        if done == len(back) and self.undo is undo:
             self.undo = None
         self._after_change(self._cancelled_note())
 
