@@ -158,6 +158,8 @@ def restore_json(result: RestoreResult) -> dict[str, Any]:
         "skipped": [entry_json(e) for e in result.skipped],
         "failed": [{"entry": entry_json(e), "reason": why} for e, why in result.failed],
         "unknown": [entry_json(e) for e in result.unknown],
+        "put_back": [entry_json(e) for e in result.put_back],
+        "removed": [entry_json(e) for e in result.removed],
     }
 
 

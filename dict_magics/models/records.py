@@ -422,13 +422,19 @@ class DryRunResult(Displayed):
 
 @dataclass(frozen=True)
 class RestoreResult(Displayed):
-    """What a restore did: entries added, entries already there, entries that did not go back."""
+    """What a restore did: entries added, entries already there, entries that did not go back.
+
+    Undoing an update or a sync (a format-2 snapshot) also puts changed entries back under their
+    ids (``put_back``: the terms restored) and removes what the operation added (``removed``).
+    """
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     failed: list[tuple[Entry, str]] = field(default_factory=list)
     unknown: list[Entry] = field(default_factory=list)
     dry_run: bool = False
+    put_back: list[Entry] = field(default_factory=list)
+    removed: list[Entry] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -26,6 +26,7 @@ from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
 from .settle import settle_adds
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
+from .undo import UNDONE, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
@@ -61,6 +62,22 @@ def restore(
         snapshot = _snapshot(source, profile, client.host)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)
+        if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
+            result = undo_changes(
+                settings,
+                client,
+                profile,
+                snapshot,
+                prompter=prompter,
+                progress=progress,
+                dry_run=dry_run,
+                yes=yes,
+                cancel=cancel,
+                warn=warn,
+            )
+            if settings.raise_on_failure and not result.ok:
+                raise OperationFailedError(result)
+            return result
         before = _listing(client, profile, dry_run)
         wanted, skipped = missing_entries(snapshot.entries, before)
         if dry_run or not wanted:
