@@ -35,7 +35,6 @@ from ..errors import (
     InvalidIdError,
     ListingUnsupportedError,
     ServiceError,
-    UsageProblem,
 )
 from ..models import (
     AddResult,
@@ -55,7 +54,7 @@ from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
-from ..operations.snapshots import read_snapshot, snapshot_dir
+from ..operations.snapshots import snapshot_dir
 from ..operations.update import update
 from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
@@ -111,13 +110,11 @@ class Armed:
 
 @dataclass(frozen=True)
 class Undo:
-    """The snapshot the last change left, and what it took, for the Undo button: a deletion
-    is undone by a restore of its snapshot, an edit (``kind="update"``) by putting the terms
-    its snapshot holds back in place (PUT, itself kept in a snapshot first)."""
+    """The snapshot the last change left, and what it took, for the Undo button: a restore of
+    it re-adds what a deletion took, and puts an edited entry's old terms back under its id."""
 
     snapshot: str
     what: str
-    kind: Literal["restore", "update"] = "restore"
 
 
 class DictPanel(widgets.VBox):
@@ -759,7 +756,7 @@ class DictPanel(widgets.VBox):
         if result.ok:
             _show(self.edit_form, False)
             if result.snapshot:
-                self.undo = Undo(result.snapshot, f"the change of entry {old.id}", "update")
+                self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
         self._after_change(None)
 
     def _work_add(self, new: Entry) -> None:
@@ -812,39 +809,9 @@ class DictPanel(widgets.VBox):
     def _work_undo(self) -> None:
         undo = self.undo
         assert undo is not None
-        if undo.kind == "update":
-            self._undo_update(undo)
-            return
         result = self._restore(undo.snapshot)
         self._record(result)
         if result.ok and self.undo is undo:
-            self.undo = None
-        self._after_change(self._cancelled_note())
-
-    def _undo_update(self, undo: Undo) -> None:
-        """Put back the terms the edit's snapshot holds, entry by entry (each PUT kept in a
-        snapshot of its own first, so the undo can be undone with Restore)."""
-        back = read_snapshot(undo.snapshot).entries
-        done = 0
-        for old in back:
-            if self._cancel.is_set():
-                break
-            fields = dict(zip(_FIELDS, old.terms, strict=True))
-            try:
-                result = update(
-                    self._settings,
-                    old.id,
-                    client=self._client,
-                    warn=self._warnings.append,
-                    **fields,
-                )
-            except UsageProblem as exc:  # gone, or already back: say so, go on with the rest
-                self._warnings.append(str(exc))
-                continue
-            assert isinstance(result, UpdateResult)
-            self._record(result)
-            done += result.ok
-        if done == len(back) and self.undo is undo:
             self.undo = None
         self._after_change(self._cancelled_note())
 

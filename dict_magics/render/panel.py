@@ -282,11 +282,20 @@ def snapshot_label(info: SnapshotInfo) -> str:
 
 
 def confirm_restore_html(info: SnapshotInfo, host: str) -> str:
-    """The restore confirmation: which snapshot, and that only missing entries are added."""
+    """The restore confirmation: which snapshot, and what a restore of it does (a deletion's:
+    only missing entries are added; an update's or a sync's: the dictionary put back)."""
+    if info.operation in ("update", "sync"):
+        does = (
+            "Entries it changed get their old terms back under their ids, entries it deleted "
+            "are added again, and entries it added are removed (kept in a snapshot first)."
+        )
+    else:
+        does = (
+            "Only entries whose terms are missing are added; entries already there are left alone."
+        )
     return (
         f'<div class="dict-magics-confirm"><b>Restore</b> the snapshot of '
-        f"{escape(snapshot_label(info))} to <b>{escape(host)}</b>? Only entries whose terms "
-        "are missing are added; entries already there are left alone."
+        f"{escape(snapshot_label(info))} to <b>{escape(host)}</b>? {does}"
         f'<div style="color:#57606a">{escape(str(info.path))}</div></div>'
     )
 
