@@ -79,23 +79,6 @@ def test_panel_deletes_undoes_purges_and_restores(
 
             ARTIFACTS.mkdir(exist_ok=True)
             mark = time.monotonic()
-            # The table: a row per entry; a click on a column's header sorts by it, again the
-            # other way. The Japanese, Chinese and Korean terms are in the screenshot (CI has a
-            # CJK font: fonts-noto-cjk).
-            table = output.locator(".dict-magics-table")
-            expect(table.locator(".dict-magics-row")).to_have_count(ENTRIES)
-            by_source = sorted(
-                sandbox.entries.values(), key=lambda e: (e.from_text.casefold(), e.to_text)
-            )
-            button("source").click()
-            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[0].from_text)
-            button("source \u25b2").click()
-            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[-1].from_text)
-            expect(table.locator('.dict-magics-source[lang="ja"]')).to_have_count(
-                sum(e.from_lang == "ja" for e in sandbox.entries.values())
-            )
-            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-table.png"))
-
             # Search, tick two entries, Delete selected: the confirmation names both terms.
             output.get_by_placeholder("search either term").fill("meeting")
             expect(count).to_contain_text("matches of")
@@ -138,6 +121,7 @@ def test_panel_deletes_undoes_purges_and_restores(
             assert set(sandbox.terms) == original
             # Listed again: the search still applies to the entries put back.
             expect(count).to_contain_text(f"{len(matching)} matches of {ENTRIES} entries")
+
             timings["clicks_s"] = time.monotonic() - mark
 
             page.screenshot(path=str(ARTIFACTS / f"panel-{app}.png"), full_page=True)
@@ -149,3 +133,86 @@ def test_panel_deletes_undoes_purges_and_restores(
     for name, seconds in timings.items():
         record_property(name, round(seconds, 2))
     print(f"timings ({app}): {timings}")
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_panel_table_sorts_and_an_edit_of_a_japanese_term_is_undone(
+    app: str, tmp_path: Path
+) -> None:
+    _require_parts(app)
+    from browser.chromium import chromium_page, open_and_run_all
+    from browser.jupyter import jupyter_lab
+    from browser.notebook import write_panel_notebook
+    from playwright.sync_api import expect
+
+    with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
+        env = {**sandbox.env(), "DICT_MAGICS_HOME": str(tmp_path / "dict-magics-home")}
+        write_panel_notebook(server.root, env)
+        host = f"127.0.0.1:{sandbox.port}"
+        original = set(sandbox.terms)
+        with chromium_page() as (page, guard):
+            open_and_run_all(page, server.notebook_url("panel.ipynb"))
+            output = page.locator(".jp-OutputArea-output")
+            count = output.locator(".dict-magics-count")
+            expect(count).to_contain_text(f"{ENTRIES} entries at {host}", timeout=UI_TIMEOUT_MS)
+            confirmation = output.locator(".dict-magics-confirm")
+            latest = output.locator(".dict-magics-latest")
+
+            def button(name: str):
+                return output.get_by_role("button", name=name, exact=True)
+
+            def result(text: str) -> None:
+                expect(latest).to_contain_text(text, timeout=UI_TIMEOUT_MS)
+                expect(output.locator(".dict-magics-status-busy")).to_have_count(0)
+
+            ARTIFACTS.mkdir(exist_ok=True)
+            # The table: a row per entry; a click on a column's header sorts by it, again the
+            # other way. The Japanese, Chinese and Korean terms are in the screenshot (CI has a
+            # CJK font: fonts-noto-cjk).
+            table = output.locator(".dict-magics-table")
+            expect(table.locator(".dict-magics-row")).to_have_count(ENTRIES)
+            by_source = sorted(
+                sandbox.entries.values(), key=lambda e: (e.from_text.casefold(), e.to_text)
+            )
+            button("source").click()
+            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[0].from_text)
+            button("source \u25b2").click()
+            expect(table.locator(".dict-magics-source").first).to_have_text(by_source[-1].from_text)
+            expect(table.locator('.dict-magics-source[lang="ja"]')).to_have_count(
+                sum(e.from_lang == "ja" for e in sandbox.entries.values())
+            )
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-table.png"))
+
+            # Edit a Japanese term in place: old -> new confirmed, PUT; Undo puts it back.
+            output.get_by_placeholder("search either term").fill("会議")
+            expect(table.locator(".dict-magics-row")).to_have_count(1)
+            (kaigi,) = [e for e in sandbox.entries.values() if e.from_text == "会議"]
+            output.get_by_role("checkbox", name=kaigi.id, exact=True).check()
+            button("Edit selected\u2026").click()
+            edit = output.locator(".dict-magics-edit")
+            source = edit.get_by_role("textbox", name="Source")
+            expect(source).to_have_value("会議")
+            source.fill("定例会議")
+            button("Review change\u2026").click()
+            expect(confirmation.locator(".dict-magics-old")).to_have_text("会議")
+            expect(confirmation.locator(".dict-magics-new")).to_have_text("定例会議")
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-edit-confirm.png"))
+            assert not [r for r in sandbox.requests if r.method == "PUT"]  # arming sent nothing
+            button("Confirm").click()
+            result(f"updated entry {kaigi.id}")
+            assert sandbox.entry(kaigi.id).from_text == "定例会議"
+            output.get_by_placeholder("search either term").fill("定例")
+            expect(table.locator(".dict-magics-source")).to_have_text(["定例会議"])
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-edited.png"))
+            button("Undo").click()
+            result("put back 1 entry")
+            assert sandbox.entry(kaigi.id) == kaigi  # the same id, its old terms
+            expect(table.locator(".dict-magics-row")).to_have_count(0)
+            output.get_by_placeholder("search either term").fill("会議")
+            expect(table.locator(".dict-magics-source")).to_have_text(["会議"])
+            assert set(sandbox.terms) == original
+
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-undone.png"), full_page=True)
+            assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
+            assert sandbox.secret_key not in page.content()
+            assert guard.blocked == [], f"requests left 127.0.0.1: {guard.blocked}"
