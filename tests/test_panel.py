@@ -12,6 +12,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 import ipywidgets
 import pytest
@@ -24,6 +25,7 @@ from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
 from dict_magics.models import AddResult, BatchResult, Entry, RestoreResult, UpdateResult
+from dict_magics.models.glossary import SyncResult
 from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
@@ -1035,3 +1037,100 @@ def test_a_refused_add_shows_the_vendor_code_and_words(
     assert isinstance(result, AddResult) and not result.ok
     assert "<img" not in panel.result.value and "<img" not in panel.confirm_message.value
     assert len(sandbox.entries) == 100
+
+
+# -- sync: upload, plan, confirm, undo ---------------------------------------------------------
+
+
+def upload(panel: DictPanel, name: str, text: str) -> None:
+    """What the browser sends when a file is chosen in the FileUpload."""
+    content = text.encode("utf-8")
+    panel.sync_form.upload.value = (
+        {
+            "name": name,
+            "type": "text/csv",
+            "size": len(content),
+            "content": memoryview(content),
+            "last_modified": datetime.now(timezone.utc),
+        },
+    )
+
+
+GLOSSARY = (
+    "fromLang,fromText,toLang,toText\n"
+    "ja,会議,en,conference\n"  # entry 10 reads 会議 -> meeting: an update
+    "ja,見積依頼,en,request for quotation\n"  # new: an add
+    "en,invoice,de,Rechnung\n"  # entry 2, as it is: unchanged
+)
+
+
+def test_a_sync_shows_its_plan_and_sends_nothing_until_confirmed(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    panel.sync_form.plan_button.click()
+    assert "Choose a glossary file first" in panel.status.value
+    upload(panel, "../../glossary.csv", GLOSSARY)
+    sandbox.clear_log()
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert [r.method for r in sandbox.requests] in ([], ["GET"])  # a listing at most
+    plan = panel.sync_form.plan_html.value
+    assert "1 add, 1 update, 0 deletes, 1 unchanged" in plan
+    assert "conference" in plan and "見積依頼" in plan
+    assert panel.state == "armed" and panel.armed == "sync"
+    assert "Apply this sync" in panel.confirm_message.value
+    assert "1 add, 1 update" in panel.confirm_message.value
+    assert enabled(panel) == {"confirm", "cancel"}
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == []
+    assert sandbox.entry("10").to_text == "meeting"
+
+
+def test_a_confirmed_sync_is_applied_and_undo_puts_the_dictionary_back(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    before = terms_of(sandbox)
+    upload(panel, "glossary.csv", GLOSSARY)
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S) and panel.armed == "sync"
+    confirm_and_wait(panel)
+    assert sandbox.entry("10").to_text == "conference"  # updated in place, the same id
+    assert ("ja", "見積依頼", "en", "request for quotation") in terms_of(sandbox)
+    assert len(sandbox.entries) == 101
+    result = panel.history[-1]
+    assert isinstance(result, SyncResult) and result.ok and result.snapshot
+    assert panel.undo is not None and "glossary.csv" in panel.undo.what
+    search(panel, "見積依頼")
+    assert len(panel.shown) == 1  # listed again
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert terms_of(sandbox) == before
+    assert sandbox.entry("10").to_text == "meeting"
+    assert panel.undo is None and panel.state == "idle"
+
+
+def test_invalid_rows_stop_the_sync_unless_skipped(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    upload(panel, "bad.csv", GLOSSARY + "zh,人工智能,en,AI\nja,,en,empty\n")
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle" and "invalid rows" in panel.status.value
+    assert "2 invalid rows" in panel.sync_form.plan_html.value
+    panel.sync_form.skip_invalid.value = True
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S) and panel.armed == "sync"
+    confirm_and_wait(panel)
+    assert sandbox.entry("10").to_text == "conference"
+    assert not any(t[1] == "" for t in terms_of(sandbox))
+
+
+def test_a_file_that_is_not_a_glossary_is_an_error_and_nothing_is_sent(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    upload(panel, "notes.csv", "just,some,words\n<b>x</b>,y,z\n")
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle" and "dict-magics-status-error" in panel.status.value
+    assert "fromLang" in panel.status.value and "<b>x" not in panel.status.value
+    assert changes(sandbox) == []

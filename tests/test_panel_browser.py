@@ -169,7 +169,7 @@ def test_panel_table_sorts_and_an_edit_of_a_japanese_term_is_undone(
             # The table: a row per entry; a click on a column's header sorts by it, again the
             # other way. The Japanese, Chinese and Korean terms are in the screenshot (CI has a
             # CJK font: fonts-noto-cjk).
-            table = output.locator(".dict-magics-table")
+            table = output.locator(".dict-magics-entries")
             expect(table.locator(".dict-magics-row")).to_have_count(ENTRIES)
             by_source = sorted(
                 sandbox.entries.values(), key=lambda e: (e.from_text.casefold(), e.to_text)

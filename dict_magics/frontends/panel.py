@@ -20,11 +20,12 @@ plain ipywidgets and not a grid widget. A service without a listing falls back t
 from __future__ import annotations
 
 import functools
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +46,7 @@ from ..models import (
     SnapshotInfo,
     UpdateResult,
 )
+from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..operations import history
 from ..operations.add import add
@@ -55,12 +57,13 @@ from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
+from ..operations.sync import plan_sync, sync
 from ..operations.update import update
 from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
-from .panel_forms import AddForm, EditForm
+from .panel_forms import AddForm, EditForm, SyncForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
 
@@ -99,13 +102,26 @@ def _show(widget: widgets.Widget, visible: bool) -> None:
 @dataclass(frozen=True)
 class Armed:
     """What Confirm will do: ``delete`` ids, ``purge`` everything, ``restore`` a snapshot,
-    ``update`` entry ``old`` to ``new``, or ``add`` entry ``new``."""
+    ``update`` entry ``old`` to ``new``, ``add`` entry ``new``, or ``sync`` a file."""
 
-    kind: Literal["delete", "purge", "restore", "update", "add"]
+    kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
     ids: tuple[str, ...] = ()
     snapshot: SnapshotInfo | None = None
     old: Entry | None = None
     new: Entry | None = None
+    sync: SyncRequest | None = None
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    """A glossary file the user uploaded (saved under ``path``) and how to sync it."""
+
+    path: str
+    name: str
+    pair: str | None
+    delete_missing: bool
+    skip_invalid: bool
+    changes: int
 
 
 @dataclass(frozen=True)
@@ -160,6 +176,8 @@ class DictPanel(widgets.VBox):
         self._snapshots: dict[str, SnapshotInfo] = {}
         self.undo: Undo | None = None
         self._quiet = False
+        self._follow: tuple[Armed, str] | None = None  # armed when the background work ends
+        self._uploads: tempfile.TemporaryDirectory[str] | None = None
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
         self.search_text = widgets.Text(
@@ -195,7 +213,7 @@ class DictPanel(widgets.VBox):
             self._lock,
             layout=widgets.Layout(max_height="24em", overflow="auto"),
         )
-        self.rows.add_class("dict-magics-table")
+        self.rows.add_class("dict-magics-entries")
         self.prev_button = widgets.Button(description="\u25c0 Previous", tooltip="Previous page")
         self.next_button = widgets.Button(description="Next \u25b6", tooltip="Next page")
         self.page_html = widgets.HTML()
@@ -221,8 +239,12 @@ class DictPanel(widgets.VBox):
             layout=widgets.Layout(border="1px solid #d0d7de", padding="0.3em 0.6em")
         )
         self.add_form = AddForm()
-        self.tools = widgets.Accordion(children=[self.add_form], selected_index=None)
+        self.sync_form = SyncForm()
+        self.tools = widgets.Accordion(
+            children=[self.add_form, self.sync_form], selected_index=None
+        )
         self.tools.set_title(0, "Add an entry")
+        self.tools.set_title(1, "Sync a glossary file")
         self.undo_button = widgets.Button(
             description="Undo", tooltip="Put back what the last deletion took"
         )
@@ -282,6 +304,7 @@ class DictPanel(widgets.VBox):
             (self.edit_form.review_button, self._on_review_edit),
             (self.edit_form.close_button, self._on_close_edit),
             (self.add_form.add_button, self._on_add),
+            (self.sync_form.plan_button, self._on_sync_plan),
             (self.cancel_button, self._on_cancel),
             (self.prev_button, self._on_prev),
             (self.next_button, self._on_next),
@@ -452,8 +475,12 @@ class DictPanel(widgets.VBox):
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for running work, close the client, and close every widget of the panel."""
+        """Wait for running work, close the client, and close every widget of the panel
+        (and delete the files uploaded to it)."""
         self.wait()
+        uploads = getattr(self, "_uploads", None)
+        if uploads is not None:
+            uploads.cleanup()
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
@@ -614,6 +641,36 @@ class DictPanel(widgets.VBox):
         if self._arm(Armed("add", new=new), message):
             self._set_status("Check the entry, then press Confirm or Cancel.", "info")
 
+    def _on_sync_plan(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            form = self.sync_form
+            upload = form.uploaded()
+            if upload is None:
+                self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
+                return
+            name, content = upload
+            if self._uploads is None:
+                self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
+            path = Path(self._uploads.name) / name
+            path.write_bytes(content)
+            request = SyncRequest(
+                str(path),
+                name,
+                form.pair_text.value.strip() or None,
+                form.delete_missing.value,
+                form.skip_invalid.value,
+                0,
+            )
+            form.plan_html.value = ""
+            self._begin(
+                "plan",
+                f"Planning the sync of {name} with {self.host}\u2026",
+                self._work_plan,
+                request,
+            )
+
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
         if info is None:
@@ -676,6 +733,15 @@ class DictPanel(widgets.VBox):
                 self._begin(
                     "add", f"Adding an entry on {self.host}\u2026", self._work_add, armed.new
                 )
+            elif armed.kind == "sync":
+                assert armed.sync is not None
+                self._begin(
+                    "sync",
+                    f"Applying the sync of {armed.sync.name} to {self.host}\u2026",
+                    self._work_sync,
+                    armed.sync,
+                    total=armed.sync.changes,
+                )
             elif armed.kind == "delete":
                 what = count(len(armed.ids), "entry", "entries")
                 self._begin(
@@ -727,6 +793,9 @@ class DictPanel(widgets.VBox):
         finally:
             with self._lock:
                 self._state, self._armed, self._running = "idle", None, None
+                follow, self._follow = self._follow, None
+                if follow is not None and not self._cancel.is_set():
+                    self._arm(*follow)
                 self._refresh()
 
     def _work_refresh(self) -> None:
@@ -765,6 +834,53 @@ class DictPanel(widgets.VBox):
         if result.ok:
             self.add_form.clear()
         self._after_change(None)
+
+    def _work_plan(self, request: SyncRequest) -> None:
+        plan = plan_sync(
+            self._settings,
+            request.path,
+            pair=request.pair,
+            delete_missing=request.delete_missing,
+            client=self._client,
+        )
+        self.sync_form.plan_html.value = view.any_result_html(plan)
+        changes = len(plan.adds) + len(plan.updates) + len(plan.deletes)
+        if plan.invalid and not request.skip_invalid:
+            self._set_status(
+                f"{request.name} has invalid rows (listed in the plan): fix them, or tick "
+                "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",
+                "error",
+            )
+        elif changes == 0:
+            self._set_status(f"Nothing to change: the dictionary matches {request.name}.", "info")
+        else:
+            ready = replace(request, changes=changes)
+            message = view.confirm_sync_html(
+                view.any_result_html(plan), self.profile, self.host, self._snapshots_on
+            )
+            self._follow = (Armed("sync", sync=ready), message)
+            self._set_status("Check the plan, then press Confirm or Cancel.", "info")
+
+    def _work_sync(self, request: SyncRequest) -> None:
+        result = sync(
+            self._settings,
+            request.path,
+            apply=True,
+            delete_missing=request.delete_missing,
+            pair=request.pair,
+            skip_invalid=request.skip_invalid,
+            yes=True,  # the panel's confirmation listed what goes
+            prompter=ScriptedPrompter(reason="the panel asked already"),
+            progress=self._sink,
+            cancel=self._cancel,
+            client=self._client,
+            warn=self._warnings.append,
+        )
+        self._record(result)
+        if isinstance(result, SyncResult) and result.snapshot:
+            self.undo = Undo(result.snapshot, f"the sync of {request.name}")
+        self.sync_form.plan_html.value = ""
+        self._after_change(self._cancelled_note())
 
     def _send_update(self, old: Entry, new: Entry) -> UpdateResult:
         """PUT ``new``'s terms into entry ``old.id`` (the operation keeps the entry as the
@@ -971,6 +1087,7 @@ class DictPanel(widgets.VBox):
             self.edit_button.disabled = not idle or not listing or len(self.rows.selected) != 1
             self.edit_form.set_disabled(not idle)
             self.add_form.set_disabled(not idle)
+            self.sync_form.set_disabled(not idle)
             self.prev_button.disabled = self._page <= 0
             self.next_button.disabled = self._page >= self.pages - 1
             _show(self.pager, self.pages > 1)

@@ -7,6 +7,7 @@ Each form only collects and checks what the user typed (with the vendor's rules 
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 import ipywidgets as widgets
@@ -14,7 +15,10 @@ import ipywidgets as widgets
 from ..models import Entry
 from ..models.terms import LANGUAGE_CODES, MAX_TERM_CHARS, Problem, entry_problems
 
-__all__ = ["AddForm", "EditForm", "language_options"]
+__all__ = ["GLOSSARY_SUFFIXES", "AddForm", "EditForm", "SyncForm", "language_options"]
+
+GLOSSARY_SUFFIXES = (".csv", ".tsv", ".xlsx", ".tbx")
+"""The glossary files a sync reads."""
 
 
 def language_options() -> list[str]:
@@ -124,3 +128,58 @@ class AddForm(widgets.VBox):
         for widget in (self.from_lang, self.to_lang, self.from_text, self.to_text):
             widget.disabled = disabled
         self.add_button.disabled = disabled
+
+
+class SyncForm(widgets.VBox):
+    """A glossary file to upload, the sync's options, and the plan (HTML) once made."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.upload = widgets.FileUpload(
+            accept=",".join(GLOSSARY_SUFFIXES), multiple=False, description="Glossary file"
+        )
+        self.pair_text = widgets.Text(
+            description="Pair",
+            placeholder="en:de (only for source, target columns)",
+            layout=widgets.Layout(width="24em"),
+        )
+        self.delete_missing = widgets.Checkbox(
+            description="also delete entries of the file's language pairs that it lacks",
+            indent=False,
+        )
+        self.skip_invalid = widgets.Checkbox(description="skip invalid rows", indent=False)
+        self.plan_button = widgets.Button(
+            description="Plan\u2026", tooltip="Read the file and compare: nothing is sent"
+        )
+        self.plan_html = widgets.HTML()
+        super().__init__(
+            [
+                widgets.HBox([self.upload, self.pair_text]),
+                self.delete_missing,
+                self.skip_invalid,
+                self.plan_button,
+                self.plan_html,
+            ],
+            **kwargs,
+        )
+        self.add_class("dict-magics-sync")
+
+    def uploaded(self) -> tuple[str, bytes] | None:
+        """The uploaded file's name (no folders; a glossary suffix) and content, if any."""
+        files = self.upload.value
+        if not files:
+            return None
+        found = files[0]
+        name = PurePath(str(found["name"]).replace("\\", "/")).name or "glossary.csv"
+        if not name.lower().endswith(GLOSSARY_SUFFIXES):
+            name += ".csv"
+        return name, bytes(found["content"])
+
+    def set_disabled(self, disabled: bool) -> None:
+        for widget in (
+            self.upload,
+            self.pair_text,
+            self.delete_missing,
+            self.skip_invalid,
+            self.plan_button,
+        ):
+            widget.disabled = disabled

@@ -36,6 +36,7 @@ __all__ = [
     "confirm_ids_html",
     "confirm_purge_html",
     "confirm_restore_html",
+    "confirm_sync_html",
     "confirm_update_html",
     "count_html",
     "edit_title_html",
@@ -272,6 +273,21 @@ def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry])
     return (
         f'<div class="dict-magics-confirm"><b>Add</b> {terms} to profile '
         f"<code>{escape(profile)}</code> on <b>{escape(host)}</b>?{twin}</div>"
+    )
+
+
+def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) -> str:
+    """The confirmation of a sync: its plan (already rendered), and how to undo it."""
+    keep = (
+        "A snapshot of every entry it changes or deletes (and the terms it adds) is saved "
+        "first: <b>Undo</b> puts the dictionary back."
+        if snapshots
+        else "Snapshots are off: this cannot be undone."
+    )
+    return (
+        f'<div class="dict-magics-confirm"><b>Apply this sync</b> to profile '
+        f"<code>{escape(profile)}</code> on <b>{escape(host)}</b>? {keep} The dictionary is "
+        f"listed again first and the plan made afresh.{plan_html}</div>"
     )
 
 
