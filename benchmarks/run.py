@@ -20,6 +20,8 @@ absolute times drift while ratios measured side by side stay meaningful.
    ``n / rate`` and the share of 429s, beside a naive thread pool (``bench_ratelimit.py``).
 7. Listing 100,000 entries against ``requests.get`` + ``json.loads``; memory per entry; HTML
    size (``bench_listing.py``).
+8. ``EntryList.lint()`` of 100,000 entries and ``EntryList.check`` of a 100,000-character text
+   against 10,000 entries, beside naive and other pure-Python ways (``bench_lint.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -39,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_ratelimit import bench_rate_limit
@@ -495,6 +498,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "network": bench_network,
     "rate_limit": bench_rate_limit,
     "listing": bench_listing,
+    "lint": bench_lint,
 }
 
 

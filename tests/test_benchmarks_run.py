@@ -28,6 +28,7 @@ SECTIONS = {
     "[5]": "network",
     "[6]": "rate_limit",
     "[7]": "listing",
+    "[8]": "lint",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

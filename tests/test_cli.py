@@ -56,6 +56,8 @@ COMMANDS = [
     "restore",
     "snapshots",
     "log",
+    "lint",
+    "check",
     "sandbox",
     "demo",
 ]

@@ -23,6 +23,8 @@ MAGICS = [
     "dict_logout",
     "dict_status",
     "dict_list",
+    "dict_lint",
+    "dict_check",
     "dict_delete",
     "dict_purge",
     "dict_restore",

@@ -155,7 +155,9 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "  1205  ja    \u4f1a\u8b70    en  conference",
     ]
     assert run["find"].startswith(
-        "326 entries: 120 duplicates of older entries, 6 source terms with conflicting targets"
+        "\u2717 128 findings in 326 entries at 127.0.0.1:PORT: 120 duplicate, 6 conflict, "
+        "1 bad-language, 1 overlap\nduplicate (120)\n"
+        "  \u2022 1, 1001: 2 entries hold the same terms"
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(
@@ -186,8 +188,16 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     assert run["undo-preview"].startswith(
         "\u2713 would add 6 entries; 120 already present (skipped) (dry run: nothing was sent)"
     )
-    assert sorted(state["entries"], key=int) == [str(i) for i in range(1, 201)]
-    assert requests(state) == {("list", 200): 5, ("delete", 200): 3 + 123, ("delete", 404): 3}
+    assert run["undo"].splitlines()[1] == "\u2713 restored 6 entries; 120 already present (skipped)"
+    assert run["undo"].splitlines()[-1] == "206 entries; 6 conflicting targets again"
+    kept = sorted(state["entries"], key=int)
+    assert kept[:200] == [str(i) for i in range(1, 201)] and len(kept) == 206
+    assert requests(state) == {
+        ("list", 200): 5,
+        ("delete", 200): 3 + 123,
+        ("delete", 404): 3,
+        ("add", 200): 6,
+    }
 
 
 CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
@@ -331,6 +341,8 @@ SENDING = (
     "%dict_purge",
     "%dict_restore",
     "%dict_list",
+    "%dict_lint",
+    "%dict_check",
     "confirm_button.click",
     "delete_entries(",
     "%dict_panel",

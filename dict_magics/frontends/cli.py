@@ -25,7 +25,7 @@ from .cli_progress import PROGRESS_EVERY
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 DESCRIPTION = """\
-Delete, list and restore user-dictionary entries of the translation service with signed
+Delete, list, check and restore user-dictionary entries of the translation service with signed
 requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* environment
 variables) and the same snapshots and audit log as the %dict_* magics.
 
@@ -47,6 +47,8 @@ examples:
   dict-magics delete --retry-failed result.json
   dict-magics restore
   dict-magics export glossary.csv && dict-magics sync glossary.csv --apply
+  dict-magics lint --json
+  dict-magics check sample.txt
   dict-magics sandbox             (a local stand-in service to try things on)
   dict-magics demo                (run the quickstart notebook against it)"""
 
@@ -88,6 +90,16 @@ EXAMPLES = {
         "dict-magics restore --dry-run",
         "dict-magics restore",
         "dict-magics restore ~/.local/share/dict-magics/snapshots/FILE.json --yes",
+    ],
+    "lint": [
+        "dict-magics lint",
+        'dict-magics lint --json | jq -r \'.findings[] | select(.kind == "duplicate") '
+        "| .entry_ids[1:][]'",
+    ],
+    "check": [
+        "dict-magics check sample.txt",
+        "dict-magics check --from-lang ja --to-lang en - < mail.txt",
+        "dict-magics check sample.txt --json | jq '.never_applied'",
     ],
     "snapshots": ["dict-magics snapshots", "dict-magics snapshots -p work --json"],
     "add": [
@@ -457,6 +469,34 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     export_cmd.add_argument("file", metavar="FILE", help="where to write")
     export_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
     _network(export_cmd)
+    lint = add(
+        "lint",
+        "find problems in the dictionary (duplicates, conflicts, ...), with a fix for each",
+        commands.cmd_lint,
+        description="List the dictionary once (read-only) and report every problem: duplicate, "
+        "conflict (one source, several targets), near-duplicate (equal after width, case and "
+        "space folding), too-long, bad-language, whitespace, control, overlap (a source term "
+        "inside another of the same pair). Exit code 0 whatever is found; 1 when the service "
+        "cannot give a listing.",
+    )
+    _common(lint, top=False)
+    _network(lint)
+
+    check = add(
+        "check",
+        "show which entries apply to each sentence of a text (3 per sentence)",
+        commands.cmd_check,
+        description="Play the service's rule on a text, with one listing and no translation "
+        "request: per sentence, the entries whose source term occurs in it, the earliest three "
+        "(per language pair) applied and the rest not applied; then the entries that match but "
+        "are never applied. Sentences end at \u3002 \uff01 \uff1f, at . ! ? before a space or "
+        "the end, and at line ends.",
+    )
+    _common(check, top=False)
+    check.add_argument("file", metavar="FILE", help="a UTF-8 text file ('-' for stdin)")
+    check.add_argument("--from-lang", metavar="L", help="only entries from language L")
+    check.add_argument("--to-lang", metavar="L", help="only entries to language L")
+    _network(check)
 
     snapshots = add(
         "snapshots",

@@ -18,7 +18,14 @@ from ..errors import UsageProblem
 from ..models.secret import Secret
 from ..operations.context import OperationSettings
 from ..operations.user_input import split_args
-from .cli_input import ids_to_retry, is_terminal, prompter, read_ids_file, stdin_line
+from .cli_input import (
+    ids_to_retry,
+    is_terminal,
+    prompter,
+    read_ids_file,
+    read_text_file,
+    stdin_line,
+)
 from .cli_output import (
     Output,
     add_json,
@@ -48,9 +55,11 @@ __all__ = [
     "EXIT_USAGE",
     "PROG",
     "cmd_add",
+    "cmd_check",
     "cmd_delete",
     "cmd_demo",
     "cmd_export",
+    "cmd_lint",
     "cmd_list",
     "cmd_log",
     "cmd_login",
@@ -438,6 +447,25 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     result = export(_settings(args), args.file, format=args.format)
     _output(args).show(export_json(result), str(result))
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """What is wrong in the dictionary; exit 0 whatever it finds (1 only when the listing
+    cannot be had)."""
+    from ..operations.lint import lint
+
+    report = lint(_settings(args))
+    _output(args).show(report.to_json(), str(report))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Which entries apply to each sentence of a text file (or stdin)."""
+    from ..operations.textcheck import check_text
+
+    text = read_text_file(args.file)
+    report = check_text(_settings(args), text, from_lang=args.from_lang, to_lang=args.to_lang)
+    _output(args).show(report.to_json(), str(report))
     return EXIT_OK
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "is_terminal",
     "prompter",
     "read_ids_file",
+    "read_text_file",
     "stdin_line",
 ]
 
@@ -64,6 +65,18 @@ def _read(name: str, what: str) -> bytes:
 def read_ids_file(name: str) -> list[str]:
     """The ids in file ``name`` (``-``: stdin), one a line."""
     return ids_from_bytes(_read(name, "ids"), "stdin" if name == "-" else repr(name))
+
+
+def read_text_file(name: str) -> str:
+    """The UTF-8 text of file ``name`` (``-``: stdin), a byte-order mark dropped."""
+    raw = _read(name, "the text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if name == "-" else repr(name)
+        raise UsageProblem(
+            f"the text on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
+        ) from None
 
 
 # -- --retry-failed ------------------------------------------------------------------------

@@ -67,6 +67,8 @@ COMMANDS = (
     "update",
     "sync",
     "export",
+    "lint",
+    "check",
 )
 _BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
 _MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")

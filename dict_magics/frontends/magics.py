@@ -16,7 +16,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
-from IPython.core.magic import Magics, line_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.core.magic import (
+    Magics,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    needs_local_scope,
+    no_var_expand,
+)
 from IPython.utils.text import DollarFormatter
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
@@ -27,10 +34,12 @@ if TYPE_CHECKING:
         AddResult,
         BatchResult,
         ChangePreview,
+        CheckReport,
         DeleteResult,
         DryRunResult,
         EntryList,
         ExportResult,
+        LintReport,
         RestoreResult,
         SyncPlan,
         SyncResult,
@@ -251,6 +260,41 @@ def _unquoted(text: str | None) -> str | None:
     if text and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text
+
+
+_TEXT_OPTIONS = {"-p": True, "--profile": True, "--from-lang": True, "--to-lang": True}
+"""The options of ``%dict_check``, and whether each takes a value."""
+
+
+def _split_text_line(line: str) -> tuple[list[str], str]:
+    """The options at the start of a ``%dict_check`` line, and the text after them, verbatim:
+    the text is not split like arguments, so quotes and apostrophes in it stay as typed
+    (``chiffre d'affaires``). ``--`` ends the options; a word that is not an option starts
+    the text."""
+    options: list[str] = []
+    rest = line.strip()
+    while rest.startswith("-"):
+        word, _, tail = rest.partition(" ")
+        if word == "--":
+            rest = tail.strip()
+            break
+        name, equals, _ = word.partition("=")
+        if name not in _TEXT_OPTIONS:
+            break
+        options.append(word)
+        rest = tail.strip()
+        if _TEXT_OPTIONS[name] and not equals and rest:
+            value, _, tail = rest.partition(" ")
+            options.append(value)
+            rest = tail.strip()
+    return options, _unquoted(rest) or ""
+
+
+def _print_json(data: Any) -> None:
+    """A report as the command line's ``--json`` prints it."""
+    import json
+
+    print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _say(note: str | None) -> None:
@@ -559,6 +603,81 @@ class DictMagics(Magics):
             return list_entries(
                 settings, match=args.match, from_lang=args.from_lang, to_lang=args.to_lang
             )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_lint",
+        "report = %dict_lint -p work",
+        "%dict_lint --json",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument(
+        "--json",
+        action="store_true",
+        help='print the report as JSON ({"findings": [...], "counts": {...}}) instead',
+    )
+    def dict_lint(self, line: str = "") -> LintReport | None:
+        """Find problems in the dictionary (returns a LintReport); sends one GET only.
+
+        Kinds: duplicate, conflict (one source, several targets), near-duplicate (equal after
+        width, case and space folding), too-long, bad-language, whitespace, control, overlap
+        (a source term inside another). Each finding names its entries and a fix.
+        report.duplicate_ids feeds %dict_delete --dry-run {report.duplicate_ids};
+        report.by_kind() and report.to_pandas() slice it. The same works offline on any
+        listing: found.lint().
+        """
+        from ..operations.lint import lint
+
+        args, settings = self._read(self.dict_lint, line)
+        with _user_errors(), _listing_errors():
+            report = lint(settings)
+        if args.json:
+            _print_json(report.to_json())
+            return None
+        return report
+
+    @line_cell_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_check 会議の請求書と見積書と納品書と契約書を送ります。",
+        "%dict_check --from-lang ja --to-lang en 本日の会議は中止です。",
+        "result = %dict_check {sample}",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
+    @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    @argument(
+        "text",
+        nargs="+",
+        metavar="TEXT",
+        help="the text to check, as typed after the options (quotes not needed); "
+        "or the body of a %%%%dict_check cell",
+    )
+    def dict_check(self, line: str = "", cell: str | None = None) -> CheckReport:
+        """Show which entries apply to each sentence of TEXT (returns a CheckReport).
+
+        The service applies at most 3 entries per sentence, the earliest matches first
+        (per language pair); this plays that rule on the listing (one GET, no translation
+        request): each sentence's matching entries, applied or "not applied (limit 3)", and
+        the entries that match but never apply. Sentences end at 。！？, at . ! ? before a
+        space, and at line ends. For a longer text use a cell: %%dict_check on the first
+        line (options too), the text below it.
+        """  # noqa: RUF002 (the full-width marks are meant)
+        from ..operations.textcheck import check_text
+
+        options, text = _split_text_line(line)
+        if cell is not None:
+            if text:
+                raise UsageError(
+                    "%%dict_check takes options on its first line and the text below it, "
+                    "not both; nothing was sent."
+                )
+            text = cell
+        args = _parse(self.dict_check, " ".join([*options, "x"]))
+        settings = self._settings(args.profile)
+        with _user_errors(), _listing_errors():
+            return check_text(settings, text, from_lang=args.from_lang, to_lang=args.to_lang)
 
     @line_magic
     @no_var_expand

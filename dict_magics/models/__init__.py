@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         SyncPlan,
         SyncResult,
     )
+    from .lint import Finding, LintReport
     from .records import (
         AddBatch,
         AddResult,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         UpdateResult,
     )
     from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
+    from .textcheck import CheckReport, Match, Sentence
 
 _WHERE = {
     "Displayed": "display",
@@ -56,6 +58,8 @@ _WHERE = {
         ),
         "records",
     ),
+    **dict.fromkeys(("Finding", "LintReport"), "lint"),
+    **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
         (
             "ChangePreview",
@@ -84,6 +88,7 @@ __all__ = [
     "BatchResult",
     "Cause",
     "ChangePreview",
+    "CheckReport",
     "Conflict",
     "DeleteResult",
     "Displayed",
@@ -91,12 +96,16 @@ __all__ = [
     "Entry",
     "EntryList",
     "ExportResult",
+    "Finding",
     "Glossary",
     "GlossaryRow",
     "InvalidRow",
+    "LintReport",
+    "Match",
     "Outcome",
     "PlannedUpdate",
     "RestoreResult",
+    "Sentence",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",

@@ -13,9 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .display import Displayed
+from .entry import Entry
+
+if TYPE_CHECKING:
+    from .lint import LintReport
+    from .textcheck import CheckReport
 
 __all__ = [
     "AddBatch",
@@ -71,67 +76,6 @@ class Cause(str, Enum):
 
 
 @dataclass(frozen=True)
-class Entry:
-    """One dictionary entry: a source term the engine always translates to a target term."""
-
-    id: str
-    from_lang: str
-    from_text: str
-    to_lang: str
-    to_text: str
-
-    FIELDS = ("id", "fromLang", "fromText", "toLang", "toText")
-
-    @classmethod
-    def from_service(cls, data: Any) -> Entry:
-        """Build from the service's JSON object; raises ``ValueError`` naming what is wrong."""
-        if not isinstance(data, dict):
-            raise ValueError(f"an entry must be a JSON object, not {type(data).__name__}")
-        missing = [name for name in cls.FIELDS if name not in data]
-        if missing:
-            raise ValueError(f"an entry lacks {', '.join(missing)}")
-        entry_id = data["id"]
-        if isinstance(entry_id, bool) or not isinstance(entry_id, int | str):
-            raise ValueError(f"an entry id must be a number or text, not {entry_id!r}")
-        texts = [data[name] for name in cls.FIELDS[1:]]
-        if not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"entry {entry_id!r} has a term or language that is not text")
-        return cls(str(entry_id), *texts)
-
-    def to_service(self, *, with_id: bool = True) -> dict[str, str]:
-        """The service's field names (``POST`` takes them without ``id``)."""
-        data = {
-            "fromLang": self.from_lang,
-            "fromText": self.from_text,
-            "toLang": self.to_lang,
-            "toText": self.to_text,
-        }
-        return {"id": self.id, **data} if with_id else data
-
-    @property
-    def terms(self) -> tuple[str, str, str, str]:
-        """What makes two entries the same entry, whatever their ids."""
-        return (self.from_lang, self.from_text, self.to_lang, self.to_text)
-
-    def matches(
-        self, match: str | None = None, from_lang: str | None = None, to_lang: str | None = None
-    ) -> bool:
-        """True when ``match`` is in either term (case-insensitive) and the languages agree."""
-        if from_lang and self.from_lang.casefold() != from_lang.casefold():
-            return False
-        if to_lang and self.to_lang.casefold() != to_lang.casefold():
-            return False
-        if match:
-            needle = match.casefold()
-            return needle in self.from_text.casefold() or needle in self.to_text.casefold()
-        return True
-
-    def describe(self) -> str:
-        """``金曜日 → FRI (ja→en)``: the entry as a person recognises it."""
-        return f"{self.from_text} \u2192 {self.to_text} ({self.from_lang}\u2192{self.to_lang})"
-
-
-@dataclass(frozen=True)
 class EntryList(Displayed):
     """A listing of the dictionary (or part of it), in the service's order."""
 
@@ -162,6 +106,22 @@ class EntryList(Displayed):
         """The entries whose terms contain ``match`` and whose languages are the ones given."""
         kept = [e for e in self.entries if e.matches(match, from_lang, to_lang)]
         return EntryList(kept, self.host)
+
+    def lint(self) -> LintReport:
+        """Every problem the entries hold (duplicates, conflicts, near-duplicates, over-long
+        terms, bad language codes, stray spaces, control characters, overlaps); offline."""
+        from .lint import lint_entries
+
+        return lint_entries(self.entries, self.host)
+
+    def check(
+        self, text: str, *, from_lang: str | None = None, to_lang: str | None = None
+    ) -> CheckReport:
+        """Which entries would apply to each sentence of ``text`` under the service's
+        3-per-sentence rule (of one language pair when given); offline, nothing is sent."""
+        from .textcheck import check_text
+
+        return check_text(self.entries, text, from_lang=from_lang, to_lang=to_lang, host=self.host)
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from .display import Displayed
-from .records import Entry
+from .entry import Entry
 
 __all__ = [
     "AuditLine",

@@ -90,6 +90,22 @@ class ListingCache:
             self._held[key] = _Held(listing.by_id(), listing.host, self._clock())
         return listing
 
+    def current(self, client: DictionaryClient, profile: str) -> EntryList:
+        """The whole listing: the cached one while it is fresh (kept current from what this
+        tool deleted), else a new one. Raises as ``fetch`` does."""
+        from ..models import EntryList
+
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if (
+                held is not None
+                and held.entries is not None
+                and self._clock() - held.taken <= self.max_age
+            ):
+                return EntryList(list(held.entries.values()), held.host)
+        return self.fetch(client, profile)
+
     def lookup(
         self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
     ) -> dict[str, Entry]:

@@ -11,10 +11,12 @@ from ..models import (
     AuditTable,
     BatchResult,
     ChangePreview,
+    CheckReport,
     DeleteResult,
     DryRunResult,
     EntryList,
     ExportResult,
+    LintReport,
     RestoreResult,
     SnapshotList,
     SyncPlan,
@@ -37,10 +39,12 @@ from .glossary import (
     sync_result_html,
     sync_result_text,
 )
+from .lint import lint_html, lint_pretty, lint_text
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
 from .store import audit_html, audit_text, snapshots_html, snapshots_text
+from .textcheck import check_html, check_pretty, check_text
 from .update import update_html, update_text
 
 __all__ = ["load"]
@@ -68,3 +72,5 @@ def load() -> None:
     register(ExportResult, text=export_text, html=export_html)
     register(AddResult, text=add_text, html=add_html)
     register(ChangePreview, text=preview_text, html=preview_html)
+    register(LintReport, text=lint_text, html=lint_html, pretty=lint_pretty)
+    register(CheckReport, text=check_text, html=check_html, pretty=check_pretty)

@@ -1,0 +1,74 @@
+"""One dictionary entry: the record every other model, operation and view is built on.
+
+In a module of its own (``records`` re-exports it), so the analyses over entries (``lint``,
+``textcheck``) can use it while ``EntryList`` in ``records`` offers them as methods, with no
+import going round in a circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Entry"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One dictionary entry: a source term the engine always translates to a target term."""
+
+    id: str
+    from_lang: str
+    from_text: str
+    to_lang: str
+    to_text: str
+
+    FIELDS = ("id", "fromLang", "fromText", "toLang", "toText")
+
+    @classmethod
+    def from_service(cls, data: Any) -> Entry:
+        """Build from the service's JSON object; raises ``ValueError`` naming what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"an entry must be a JSON object, not {type(data).__name__}")
+        missing = [name for name in cls.FIELDS if name not in data]
+        if missing:
+            raise ValueError(f"an entry lacks {', '.join(missing)}")
+        entry_id = data["id"]
+        if isinstance(entry_id, bool) or not isinstance(entry_id, int | str):
+            raise ValueError(f"an entry id must be a number or text, not {entry_id!r}")
+        texts = [data[name] for name in cls.FIELDS[1:]]
+        if not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"entry {entry_id!r} has a term or language that is not text")
+        return cls(str(entry_id), *texts)
+
+    def to_service(self, *, with_id: bool = True) -> dict[str, str]:
+        """The service's field names (``POST`` takes them without ``id``)."""
+        data = {
+            "fromLang": self.from_lang,
+            "fromText": self.from_text,
+            "toLang": self.to_lang,
+            "toText": self.to_text,
+        }
+        return {"id": self.id, **data} if with_id else data
+
+    @property
+    def terms(self) -> tuple[str, str, str, str]:
+        """What makes two entries the same entry, whatever their ids."""
+        return (self.from_lang, self.from_text, self.to_lang, self.to_text)
+
+    def matches(
+        self, match: str | None = None, from_lang: str | None = None, to_lang: str | None = None
+    ) -> bool:
+        """True when ``match`` is in either term (case-insensitive) and the languages agree."""
+        if from_lang and self.from_lang.casefold() != from_lang.casefold():
+            return False
+        if to_lang and self.to_lang.casefold() != to_lang.casefold():
+            return False
+        if match:
+            needle = match.casefold()
+            return needle in self.from_text.casefold() or needle in self.to_text.casefold()
+        return True
+
+    def describe(self) -> str:
+        """``金曜日 → FRI (ja→en)``: the entry as a person recognises it."""
+        return f"{self.from_text} \u2192 {self.to_text} ({self.from_lang}\u2192{self.to_lang})"

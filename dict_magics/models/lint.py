@@ -1,0 +1,446 @@
+"""What is wrong in a dictionary, found from a listing alone: ``LintReport`` and its findings.
+
+Runs on any ``EntryList`` (``listing.lint()``), so an exported file can be checked offline. Every
+rule is a grouping or one pass over the entries; the one that compares terms with each other
+(``overlap``: a source term inside another) runs an Aho-Corasick automaton (``pyahocorasick``)
+over the source terms of each language pair, so it stays linear in the size of the dictionary
+(``benchmarks/bench_lint.py`` measures it beside a plain pairwise scan). The vendor's own rules
+(length, language codes, hidden characters) come from ``terms.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .display import Displayed
+from .entry import Entry
+from .terms import MAX_TERM_CHARS, hidden_characters, language_problem, term_problem
+
+__all__ = ["KINDS", "Finding", "LintReport", "id_order", "lint_entries", "normalize_term"]
+
+KINDS = (
+    "duplicate",
+    "conflict",
+    "near-duplicate",
+    "too-long",
+    "bad-language",
+    "whitespace",
+    "control",
+    "overlap",
+)
+"""Every kind of finding, in the order a report lists them."""
+
+_SHOWN = 3
+"""How many other terms a message names before "and N more"."""
+
+# Unicode's space separators (category Zs): what leading, trailing and doubled spaces are made
+# of. Tabs and newlines are control characters: the ``control`` kind reports them.
+_ZS = "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
+_LEAD = re.compile(f"^{_ZS}")
+_TRAIL = re.compile(f"{_ZS}\\Z")
+_SPACE_TROUBLE = re.compile(f"^{_ZS}|{_ZS}\\Z|{_ZS}{_ZS}")
+_DOUBLE_SPACE = re.compile(f"({_ZS}){_ZS}+")
+
+
+def id_order(entry_id: str) -> tuple[int, int, str]:
+    """Sort key of an id: numerically when it is a number (``"9"`` before ``"10"``), else by
+    its text, after every number. The service numbers entries as it adds them, so the lowest
+    id of a group is its oldest entry."""
+    if entry_id.isascii() and entry_id.isdigit():
+        return (0, int(entry_id), "")
+    return (1, 0, entry_id)
+
+
+def normalize_term(text: str) -> str:
+    """``text`` as near-duplicates compare it: NFKC (which also folds full-width Latin letters
+    and half-width katakana to their usual width, and the ideographic space to a space), case
+    folded, invisible characters dropped, runs of whitespace collapsed to one space, trimmed.
+    ``invoice`` in full-width letters, ``Invoice`` and `` invoice `` all become ``invoice``."""
+    if text.isascii() and text.isprintable():
+        return " ".join(text.casefold().split())
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    folded = text.casefold()
+    if folded != text:
+        folded = unicodedata.normalize("NFKC", folded)
+    if not folded.isprintable():
+        folded = "".join(ch for ch in folded if ch.isspace() or not hidden_characters(ch))
+    elif " " not in folded:
+        return folded  # printable and no space: nothing to trim or collapse
+    return " ".join(folded.split())
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: its ``kind`` (one of ``KINDS``), the entries it concerns (lowest id first,
+    except ``overlap``: the inner term's entries, then the terms holding it), what is wrong,
+    and a suggested ``fix``."""
+
+    kind: str
+    entry_ids: tuple[str, ...]
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"kind", "entry_ids", "message", "fix"}``, as ``dict-magics lint --json`` prints."""
+        return {
+            "kind": self.kind,
+            "entry_ids": list(self.entry_ids),
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class LintReport(Displayed):
+    """Every finding in a listing, grouped by kind in the order of ``KINDS``.
+
+    ``duplicate_ids`` are the entries that can go with nothing lost (each duplicate group keeps
+    its lowest id): ``%dict_delete --dry-run {report.duplicate_ids}`` previews deleting them.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    total: int = 0
+    """How many entries were checked."""
+    host: str = ""
+    entries: dict[str, Entry] = field(default_factory=dict, repr=False)
+    """The entries the findings name, by id (for display)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was found."""
+        return not self.findings
+
+    @property
+    def duplicate_ids(self) -> list[str]:
+        """The ids of every duplicate but the lowest of its group, lowest first."""
+        ids = [i for f in self.findings if f.kind == "duplicate" for i in f.entry_ids[1:]]
+        return sorted(ids, key=id_order)
+
+    def by_kind(self) -> dict[str, list[Finding]]:
+        """The findings grouped by kind (only kinds found), in the order of ``KINDS``."""
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            groups.setdefault(finding.kind, []).append(finding)
+        return {kind: groups[kind] for kind in KINDS if kind in groups}
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many findings of each kind (every kind, zero included)."""
+        groups = self.by_kind()
+        return {kind: len(groups.get(kind, ())) for kind in KINDS}
+
+    def ids(self, kind: str | None = None) -> list[str]:
+        """Every entry id named by a finding (of ``kind`` when given), each once, lowest first."""
+        found = {i for f in self.findings if kind is None or f.kind == kind for i in f.entry_ids}
+        return sorted(found, key=id_order)
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape ``dict-magics lint --json`` prints: ``findings``, ``counts``, and the
+        ``total`` checked and ``duplicate_ids``."""
+        return {
+            "findings": [f.to_json() for f in self.findings],
+            "counts": self.counts,
+            "total": self.total,
+            "duplicate_ids": self.duplicate_ids,
+        }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``, one row per finding: ``kind``, ``entry_ids`` (a list;
+        ``.explode("entry_ids")`` gives one row per entry), ``message``, ``fix``."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "LintReport.to_pandas() needs pandas, which is not installed: "
+                "pip install pandas (or use .findings, .by_kind() or .to_json())."
+            ) from None
+        rows = [f.to_json() for f in self.findings]
+        return pd.DataFrame(rows, columns=["kind", "entry_ids", "message", "fix"], dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}={n}" for k, n in self.counts.items() if n)
+        return f"LintReport({len(self.findings)} findings in {self.total} entries: {counts})"
+
+
+# -- the analysis ------------------------------------------------------------------------------
+
+
+def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
+    """Every finding of every kind in ``entries`` (a listing, or any entries)."""
+    # Sorted by id once: every group below is then built lowest id first, as reports list it.
+    ordered = sorted(entries, key=lambda e: id_order(e.id))
+    rank = {entry.id: n for n, entry in enumerate(ordered)}
+    by_source: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
+    for entry in ordered:
+        by_source[(entry.from_lang, entry.from_text, entry.to_lang)].append(entry)
+    norms: dict[str, str] = {}
+    found: list[Finding] = []
+    found += _duplicates_and_conflicts(by_source)
+    found += _near_duplicates(by_source, norms)
+    found += _term_rules(ordered)
+    found += _overlaps(by_source, norms, rank)
+    kinds = {kind: n for n, kind in enumerate(KINDS)}
+    found.sort(key=lambda f: (kinds[f.kind], rank[f.entry_ids[0]]))
+    named = {i for f in found for i in f.entry_ids}
+    by_id = {e.id: e for e in ordered if e.id in named}
+    return LintReport(found, len(ordered), host, by_id)
+
+
+def _pair(entry: Entry) -> str:
+    return f"{entry.from_lang}\u2192{entry.to_lang}"
+
+
+def _more(names: list[str], total: int | None = None) -> str:
+    """The first names, and how many more of ``total`` (default: all of ``names``) there are."""
+    total = len(names) if total is None else total
+    shown = ", ".join(names[:_SHOWN])
+    return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
+
+
+def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding]:
+    """Entries with one source term in one pair: the same target (duplicates), or several."""
+    found = []
+    for group in by_source.values():
+        if len(group) < 2:
+            continue
+        targets: dict[str, list[str]] = {}
+        for entry in group:
+            targets.setdefault(entry.to_text, []).append(entry.id)
+        for target, ids in targets.items():
+            if len(ids) > 1:
+                found.append(
+                    Finding(
+                        "duplicate",
+                        tuple(ids),
+                        f"{len(ids)} entries hold the same terms: "
+                        f"{group[0].from_text} \u2192 {target} ({_pair(group[0])})",
+                        f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
+                    )
+                )
+        if len(targets) > 1:
+            listed = [f"{target!r} ({', '.join(ids)})" for target, ids in targets.items()]
+            found.append(
+                Finding(
+                    "conflict",
+                    tuple(e.id for e in group),
+                    f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
+                    + ", ".join(listed),
+                    "keep the entry with the right target and delete the others: which one "
+                    "the service applies is not defined",
+                )
+            )
+    return found
+
+
+def _normalized(text: str, norms: dict[str, str]) -> str:
+    key = norms.get(text)
+    if key is None:
+        key = norms[text] = normalize_term(text)
+    return key
+
+
+def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -> list[Finding]:
+    groups: dict[tuple[str, str, str], list[list[Entry]]] = defaultdict(list)
+    for (from_lang, text, to_lang), group in by_source.items():
+        key = _normalized(text, norms)
+        if key:
+            groups[(from_lang, key, to_lang)].append(group)
+    found = []
+    for spellings in groups.values():
+        if len(spellings) < 2:
+            continue
+        spellings.sort(key=lambda group: id_order(group[0].id))
+        listed = [f"{g[0].from_text!r} ({', '.join(e.id for e in g)})" for g in spellings]
+        ids = sorted((e.id for g in spellings for e in g), key=id_order)
+        found.append(
+            Finding(
+                "near-duplicate",
+                tuple(ids),
+                f"{len(spellings)} spellings of one source term ({_pair(spellings[0][0])}) "
+                "differ only in width, case or spaces: " + ", ".join(listed),
+                "keep one spelling and delete the others, unless each is meant (the service "
+                "matches source terms exactly, case included)",
+            )
+        )
+    return found
+
+
+def _space_fix(text: str) -> str:
+    return _DOUBLE_SPACE.sub(r"\1", text.strip())
+
+
+def _suspect(text: str) -> bool:
+    """False for a term that surely breaks no term rule (printable, trimmed, single spaces,
+    short enough), as most do; True sends it through the rules themselves."""
+    if len(text) > MAX_TERM_CHARS or not text.isprintable():
+        return True
+    if text.isascii():  # the only space separator in ASCII is the space itself
+        return text[:1] == " " or text[-1:] == " " or "  " in text
+    return _SPACE_TROUBLE.search(text) is not None
+
+
+def _term_rules(entries: list[Entry]) -> list[Finding]:
+    """too-long, control and whitespace per entry; bad-language once per wrong code."""
+    found = []
+    bad_codes: dict[str, list[str]] = {}
+    good_codes: set[str] = set()
+    for entry in entries:
+        for code in (entry.from_lang, entry.to_lang):
+            if code in good_codes:
+                continue
+            if code in bad_codes:
+                if bad_codes[code][-1] != entry.id:
+                    bad_codes[code].append(entry.id)
+            elif language_problem(code) is None:
+                good_codes.add(code)
+            else:
+                bad_codes[code] = [entry.id]
+        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
+            if not _suspect(text):
+                continue
+            found += _term_findings(entry, name, text)
+    for code, ids in bad_codes.items():
+        chinese = code.lower() == "zh"
+        count = len(ids)
+        found.append(
+            Finding(
+                "bad-language",
+                tuple(sorted(ids, key=id_order)),
+                f"{code!r} is not a language code the service takes"
+                + (" (Chinese is zh-CN or zh-TW)" if chinese else "")
+                + f": {count} entr{'y' if count == 1 else 'ies'}",
+                f"add these entries again with {'zh-CN or zh-TW' if chinese else 'a valid code'} "
+                "and delete them",
+            )
+        )
+    return found
+
+
+def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
+    """The vendor's term rules (``terms.py``) and stray spaces, for one term of one entry."""
+    found = []
+    where = f"{entry.from_lang}\u2192{entry.to_lang}"
+    problem = term_problem(text, name)
+    if problem is not None and problem.kind == "too-long":
+        found.append(
+            Finding(
+                "too-long",
+                (entry.id,),
+                f"{problem.message} ({where})",
+                f"shorten {name} to at most {MAX_TERM_CHARS} characters",
+            )
+        )
+    hidden = hidden_characters(text)
+    if hidden:
+        cleaned = _space_fix(
+            "".join((" " if ch.isspace() else "") if hidden_characters(ch) else ch for ch in text)
+        )
+        found.append(
+            Finding(
+                "control",
+                (entry.id,),
+                f"{name} {text!r} holds control or invisible characters "
+                f"({', '.join(hidden)}) ({where})",
+                f"change {name} to {cleaned!r}",
+            )
+        )
+    if not text.strip():
+        found.append(
+            Finding(
+                "whitespace",
+                (entry.id,),
+                f"{name} is empty or only spaces ({where}, id {entry.id})",
+                "delete the entry" if name == "fromText" else "give it a target, or delete it",
+            )
+        )
+        return found
+    what = [
+        word for word, pattern in (("leading", _LEAD), ("trailing", _TRAIL)) if pattern.search(text)
+    ]
+    if _DOUBLE_SPACE.search(text.strip()):
+        what.append("doubled")
+    if what:
+        found.append(
+            Finding(
+                "whitespace",
+                (entry.id,),
+                f"{name} {text!r} has {' and '.join(what)} spaces ({where})",
+                f"change {name} to {_space_fix(text)!r}",
+            )
+        )
+    return found
+
+
+def _overlaps(
+    by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
+) -> list[Finding]:
+    """Source terms inside other source terms of the same pair: where the longer occurs, the
+    shorter matches too and takes one of the three places of that sentence."""
+    by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
+    for (from_lang, text, to_lang), group in by_source.items():
+        if text:
+            ids = by_pair[(from_lang, to_lang)].setdefault(text, [])
+            ids += [e.id for e in group]
+    found = []
+    for (from_lang, to_lang), terms in by_pair.items():
+        if len(terms) < 2:
+            continue
+        # ``terms`` is in the order of each term's lowest id, and so is each ``outers``.
+        for inner, outers in _contained(terms, norms).items():
+            inner_ids = terms[inner]
+            outer_ids = [i for t in outers for i in terms[t]]
+            if len(outer_ids) > len(outers):  # a term with several entries: merge the ids
+                outer_ids.sort(key=rank.__getitem__)
+            names = [repr(t) for t in outers[:_SHOWN]]
+            found.append(
+                Finding(
+                    "overlap",
+                    (*inner_ids, *outer_ids),
+                    f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {len(outers)} other "
+                    f"source term{'s' if len(outers) != 1 else ''}: {_more(names, len(outers))}",
+                    f"where {outers[0]!r} occurs, {inner!r} matches too and takes one of the "
+                    "3 entries a sentence applies: check a sample text, and delete whichever "
+                    "is not wanted",
+                )
+            )
+    return found
+
+
+def _contained(
+    terms: dict[str, list[str]], norms: dict[str, str] | None = None
+) -> dict[str, list[str]]:
+    """For each term that occurs inside others: the others (one automaton pass over each).
+    Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left to
+    the near-duplicate kind."""
+    import ahocorasick
+
+    norms = {} if norms is None else norms
+    automaton = ahocorasick.Automaton()
+    for term in terms:
+        automaton.add_word(term, term)
+    automaton.make_automaton()
+    inside: dict[str, list[str]] = {}
+    for term in terms:
+        size = len(term)
+        if size < 2:
+            continue
+        found = [inner for _, inner in automaton.iter(term) if len(inner) != size]
+        if not found:
+            continue  # most terms hold no other
+        key = _normalized(term, norms)
+        for inner in dict.fromkeys(found):
+            if _normalized(inner, norms) != key:
+                inside.setdefault(inner, []).append(term)
+    return inside
