@@ -24,7 +24,14 @@ from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
-from dict_magics.models import AddResult, BatchResult, Entry, RestoreResult, UpdateResult
+from dict_magics.models import (
+    AddResult,
+    BatchResult,
+    Entry,
+    EntryList,
+    RestoreResult,
+    UpdateResult,
+)
 from dict_magics.models.glossary import SyncResult
 from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
@@ -1134,3 +1141,74 @@ def test_a_file_that_is_not_a_glossary_is_an_error_and_nothing_is_sent(
     assert panel.state == "idle" and "dict-magics-status-error" in panel.status.value
     assert "fromLang" in panel.status.value and "<b>x" not in panel.status.value
     assert changes(sandbox) == []
+
+
+# -- problems and check: offline, over the entries listed --------------------------------------
+
+
+def test_problems_are_grouped_by_kind_and_select_these_feeds_the_delete_flow(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.add_entries(
+        [
+            Entry("901", "ja", "会議", "en", "meeting"),  # a copy of entry 10
+            Entry("902", "ja", "会議", "en", "meeting"),  # and another
+            Entry("903", "en", "<b>invoice ", "de", "Rechnung"),  # a stray space
+        ]
+    )
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    sandbox.clear_log()
+    panel.problems.find_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.requests == []  # the listing the panel holds: nothing is sent
+    report = panel.problems.report_html.value
+    assert "duplicate" in report and "whitespace" in report
+    assert "&lt;b&gt;invoice" in report and "<b>invoice" not in report
+    buttons = panel.problems.select_buttons
+    assert buttons["duplicate"].description == "Select duplicate (2)"
+    assert "Found " in panel.status.value
+
+    buttons["duplicate"].click()  # every copy but the lowest id
+    assert panel.selected == ["901", "902"]
+    assert panel.delete_button.description == "Delete selected (2)"
+    panel.delete_button.click()
+    message = panel.confirm_message.value
+    assert "Delete 2 entries" in message and "会議" in message
+    confirm_and_wait(panel)
+    assert sandbox.entry("901") is None and sandbox.entry("902") is None
+    assert sandbox.entry("10") is not None  # the one kept
+    # Listed again: the Problems view follows, the duplicates are gone from it.
+    assert "duplicate" not in panel.problems.select_buttons
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    # A restore counts copies (DESIGN): two kept, one still there -> one added.
+    assert len([t for t in sandbox.terms if t == ("ja", "会議", "en", "meeting")]) == 2
+    assert panel.problems.select_buttons["duplicate"].description == "Select duplicate (1)"
+    panel.problems.select_buttons["whitespace"].click()
+    assert panel.selected == ["903"]
+    assert not panel.edit_button.disabled  # one entry: Edit selected… fixes it
+
+
+def test_check_shows_which_entries_apply_per_sentence_and_which_hit_the_limit(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    panel.check_form.check_button.click()
+    assert "Paste a text" in panel.status.value
+    sandbox.add_entries(
+        [Entry(str(900 + i), "ja", term, "en", f"t{i}") for i, term in enumerate("甲乙丙丁")]
+    )
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    sandbox.clear_log()
+    panel.check_form.text.value = "甲乙丙丁の会議。<script>x</script>請求書です。"
+    panel.check_form.check_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.requests == []  # offline
+    shown = panel.check_form.report_html.value
+    assert "<script>" not in shown and "&lt;script&gt;" in shown
+    expected = EntryList(panel.entries).check(panel.check_form.text.value)
+    first = expected.sentences[0]
+    assert sum(m.applied for m in first.matches) == 3 and len(first.matches) == 5
+    assert "limit" in shown  # the two that hit the limit of 3 are named
+    assert "請求書" in shown

@@ -63,7 +63,7 @@ from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
-from .panel_forms import AddForm, EditForm, SyncForm
+from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
 
@@ -177,6 +177,7 @@ class DictPanel(widgets.VBox):
         self.undo: Undo | None = None
         self._quiet = False
         self._follow: tuple[Armed, str] | None = None  # armed when the background work ends
+        self._linted = False  # the Problems view is kept up to date once it was asked for
         self._uploads: tempfile.TemporaryDirectory[str] | None = None
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
@@ -240,11 +241,16 @@ class DictPanel(widgets.VBox):
         )
         self.add_form = AddForm()
         self.sync_form = SyncForm()
+        self.problems = ProblemsView()
+        self.check_form = CheckForm()
         self.tools = widgets.Accordion(
-            children=[self.add_form, self.sync_form], selected_index=None
+            children=[self.add_form, self.sync_form, self.problems, self.check_form],
+            selected_index=None,
         )
-        self.tools.set_title(0, "Add an entry")
-        self.tools.set_title(1, "Sync a glossary file")
+        for position, title in enumerate(
+            ["Add an entry", "Sync a glossary file", "Problems", "Check a text"]
+        ):
+            self.tools.set_title(position, title)
         self.undo_button = widgets.Button(
             description="Undo", tooltip="Put back what the last deletion took"
         )
@@ -305,6 +311,8 @@ class DictPanel(widgets.VBox):
             (self.edit_form.close_button, self._on_close_edit),
             (self.add_form.add_button, self._on_add),
             (self.sync_form.plan_button, self._on_sync_plan),
+            (self.problems.find_button, self._on_find_problems),
+            (self.check_form.check_button, self._on_check),
             (self.cancel_button, self._on_cancel),
             (self.prev_button, self._on_prev),
             (self.next_button, self._on_next),
@@ -671,6 +679,69 @@ class DictPanel(widgets.VBox):
                 request,
             )
 
+    def _on_find_problems(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle" or not self._listed:
+                self._set_status("Problems need a listing of the entries.", "error")
+                return
+            what = f"Looking for problems in {count(len(self._index), 'entry', 'entries')}"
+            self._begin("lint", what + "\u2026", self._work_lint)
+
+    def _work_lint(self) -> None:
+        self._linted = True
+        self._show_problems(announce=True)
+
+    def _show_problems(self, announce: bool = False) -> None:
+        """Lint the entries listed (offline) and show the findings with their buttons."""
+        report = EntryList(self._index.entries, self.host).lint()
+        self.problems.report_html.value = view.any_result_html(report)
+        buttons: dict[str, widgets.Button] = {}
+        for kind, ids in view.problem_groups(report):
+            button = widgets.Button(
+                description=f"Select {kind} ({len(ids):,})",
+                tooltip=view.problem_tooltip(kind),
+                disabled=self._state != "idle",
+            )
+            button.on_click(self._guard(functools.partial(self._on_select_problem, kind, ids)))
+            buttons[kind] = button
+        self.problems.set_buttons(buttons)
+        if announce:
+            found = count(len(report.findings), "problem", "problems")
+            self._set_status(f"Found {found} in {count(report.total, 'entry', 'entries')}.", "info")
+
+    def _on_select_problem(self, kind: str, ids: tuple[str, ...], _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            self.rows.clear()
+            self.rows.select(ids)
+        self._selection_changed()
+        self._set_status(
+            f"Selected {count(len(ids), 'entry', 'entries')} ({kind}): Delete selected, or Edit "
+            "selected\u2026 for one.",
+            "info",
+        )
+
+    def _on_check(self, _button: widgets.Button) -> None:
+        text = self.check_form.text.value
+        with self._lock:
+            if self._state != "idle":
+                return
+            if not text.strip():
+                self._set_status("Paste a text to check first.", "error")
+                return
+            if not self._listed:
+                self._set_status("The check needs a listing of the entries.", "error")
+                return
+            self._begin(
+                "check", "Checking the text against the entries\u2026", self._work_check, text
+            )
+
+    def _work_check(self, text: str) -> None:
+        report = EntryList(self._index.entries, self.host).check(text)
+        self.check_form.report_html.value = view.any_result_html(report)
+        self._set_status("", "info")
+
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
         if info is None:
@@ -991,6 +1062,8 @@ class DictPanel(widgets.VBox):
             _show(self.search_box, True)
             _show(self.ids_text, False)
             self._redraw()
+            if self._linted:
+                self._show_problems()
 
     def _use_typed_ids(self, why: str) -> None:
         with self._lock:
@@ -1088,6 +1161,8 @@ class DictPanel(widgets.VBox):
             self.edit_form.set_disabled(not idle)
             self.add_form.set_disabled(not idle)
             self.sync_form.set_disabled(not idle)
+            self.problems.set_disabled(not idle)
+            self.check_form.set_disabled(not idle)
             self.prev_button.disabled = self._page <= 0
             self.next_button.disabled = self._page >= self.pages - 1
             _show(self.pager, self.pages > 1)

@@ -15,7 +15,15 @@ import ipywidgets as widgets
 from ..models import Entry
 from ..models.terms import LANGUAGE_CODES, MAX_TERM_CHARS, Problem, entry_problems
 
-__all__ = ["GLOSSARY_SUFFIXES", "AddForm", "EditForm", "SyncForm", "language_options"]
+__all__ = [
+    "GLOSSARY_SUFFIXES",
+    "AddForm",
+    "CheckForm",
+    "EditForm",
+    "ProblemsView",
+    "SyncForm",
+    "language_options",
+]
 
 GLOSSARY_SUFFIXES = (".csv", ".tsv", ".xlsx", ".tbx")
 """The glossary files a sync reads."""
@@ -183,3 +191,52 @@ class SyncForm(widgets.VBox):
             self.plan_button,
         ):
             widget.disabled = disabled
+
+
+class ProblemsView(widgets.VBox):
+    """The lint findings of the listing, and one "Select …" button per kind found."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.find_button = widgets.Button(
+            description="Find problems",
+            tooltip="Look for duplicates, conflicts, stray spaces, ... in the entries listed "
+            "(nothing is sent)",
+        )
+        self.report_html = widgets.HTML()
+        self.select_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
+        self.select_buttons: dict[str, widgets.Button] = {}
+        super().__init__([self.find_button, self.select_box, self.report_html], **kwargs)
+        self.add_class("dict-magics-problems")
+
+    def set_buttons(self, buttons: dict[str, widgets.Button]) -> None:
+        """Replace the "Select …" buttons (the old ones are closed)."""
+        old = self.select_buttons
+        self.select_buttons = buttons
+        self.select_box.children = tuple(buttons.values())
+        for button in old.values():
+            button.close()
+
+    def set_disabled(self, disabled: bool) -> None:
+        self.find_button.disabled = disabled
+        for button in self.select_buttons.values():
+            button.disabled = disabled
+
+
+class CheckForm(widgets.VBox):
+    """A text to check against the entries (which apply to each sentence, 3 at most)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.text = widgets.Textarea(
+            placeholder="Paste a text: each sentence shows the entries that apply to it",
+            layout=widgets.Layout(width="100%", height="6em"),
+        )
+        self.check_button = widgets.Button(
+            description="Check", tooltip="Nothing is sent: the entries listed are used"
+        )
+        self.report_html = widgets.HTML()
+        super().__init__([self.text, self.check_button, self.report_html], **kwargs)
+        self.add_class("dict-magics-check")
+
+    def set_disabled(self, disabled: bool) -> None:
+        self.text.disabled = disabled
+        self.check_button.disabled = disabled

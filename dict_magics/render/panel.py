@@ -20,7 +20,7 @@ from .results import batch_html, result_html
 from .words import clean
 
 if TYPE_CHECKING:
-    from ..models import SnapshotInfo
+    from ..models import LintReport, SnapshotInfo
     from ..models.terms import Problem
 
 __all__ = [
@@ -45,6 +45,8 @@ __all__ = [
     "id_label",
     "page_html",
     "pair_label",
+    "problem_groups",
+    "problem_tooltip",
     "problems_text",
     "row_cells_html",
     "row_label",
@@ -219,6 +221,24 @@ def edit_title_html(entry: Entry) -> str:
         f"({escape(clean(entry.from_lang))}\u2192{escape(clean(entry.to_lang))}; "
         "the languages stay)"
     )
+
+
+def problem_groups(report: LintReport) -> list[tuple[str, tuple[str, ...]]]:
+    """Each kind found, with the ids "Select" ticks: for duplicates every copy but the lowest
+    id of each group (what can go with nothing lost), else every entry the kind names."""
+    groups = []
+    for kind in report.by_kind():
+        ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
+        if ids:
+            groups.append((kind, tuple(ids)))
+    return groups
+
+
+def problem_tooltip(kind: str) -> str:
+    """What a "Select" button of the Problems view ticks."""
+    if kind == "duplicate":
+        return "Tick every duplicate but the lowest id of each group"
+    return f"Tick every entry with a {kind} finding"
 
 
 def problems_text(problems: Sequence[Problem]) -> str:
