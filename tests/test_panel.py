@@ -1081,10 +1081,11 @@ def test_a_sync_shows_its_plan_and_sends_nothing_until_confirmed(
     panel.sync_form.plan_button.click()
     assert panel.wait(WAIT_S)
     assert [r.method for r in sandbox.requests] in ([], ["GET"])  # a listing at most
-    plan = panel.sync_form.plan_html.value
+    assert panel.state == "armed" and panel.armed == "sync"
+    plan = panel.confirm_message.value  # the plan, in the confirmation
+    assert "Sync plan for glossary.csv" in plan  # the name uploaded, no folders, no temp path
     assert "1 add, 1 update, 0 deletes, 1 unchanged" in plan
     assert "conference" in plan and "見積依頼" in plan
-    assert panel.state == "armed" and panel.armed == "sync"
     assert "Apply this sync" in panel.confirm_message.value
     assert "1 add, 1 update" in panel.confirm_message.value
     assert enabled(panel) == {"confirm", "cancel"}

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import require, require_program
 
+from dict_magics.models import Entry
 from dict_magics.sandbox import SandboxServer
 from dict_magics.settings import PURGE_WORD
 
@@ -213,6 +214,106 @@ def test_panel_table_sorts_and_an_edit_of_a_japanese_term_is_undone(
             assert set(sandbox.terms) == original
 
             page.screenshot(path=str(ARTIFACTS / f"panel-{app}-undone.png"), full_page=True)
+            assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
+            assert sandbox.secret_key not in page.content()
+            assert guard.blocked == [], f"requests left 127.0.0.1: {guard.blocked}"
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_path: Path) -> None:
+    _require_parts(app)
+    from browser.chromium import chromium_page, open_and_run_all
+    from browser.jupyter import jupyter_lab
+    from browser.notebook import write_panel_notebook
+    from playwright.sync_api import expect
+
+    with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
+        (kaigi,) = [e for e in sandbox.entries.values() if e.from_text == "会議"]
+        sandbox.add_entries([Entry("901", *kaigi.terms)])  # a duplicate of 会議 -> meeting
+        env = {**sandbox.env(), "DICT_MAGICS_HOME": str(tmp_path / "dict-magics-home")}
+        write_panel_notebook(server.root, env)
+        host = f"127.0.0.1:{sandbox.port}"
+        with chromium_page() as (page, guard):
+            open_and_run_all(page, server.notebook_url("panel.ipynb"))
+            output = page.locator(".jp-OutputArea-output")
+            count = output.locator(".dict-magics-count")
+            expect(count).to_contain_text(f"{ENTRIES + 1} entries at {host}", timeout=UI_TIMEOUT_MS)
+            confirmation = output.locator(".dict-magics-confirm")
+            latest = output.locator(".dict-magics-latest")
+            table = output.locator(".dict-magics-entries")
+
+            def button(name: str):
+                return output.get_by_role("button", name=name, exact=True)
+
+            def result(text: str) -> None:
+                expect(latest).to_contain_text(text, timeout=UI_TIMEOUT_MS)
+                expect(output.locator(".dict-magics-status-busy")).to_have_count(0)
+
+            def open_tool(title: str) -> None:
+                output.get_by_text(title, exact=True).click()
+
+            ARTIFACTS.mkdir(exist_ok=True)
+            # Add: two language pickers, two terms, a confirmation, then the new entry listed.
+            open_tool("Add an entry")
+            add = output.locator(".dict-magics-add")
+            add.get_by_role("combobox", name="To").select_option("zh-CN")
+            add.get_by_role("textbox", name="Source").fill("見積依頼")
+            add.get_by_role("textbox", name="Target").fill("询价")
+            button("Add\u2026").click()
+            expect(confirmation).to_contain_text("見積依頼 \u2192 询价")
+            button("Confirm").click()
+            result("added")
+            assert ("ja", "見積依頼", "zh-CN", "询价") in set(sandbox.terms)
+            output.get_by_placeholder("search either term").fill("询价")
+            expect(table.locator(".dict-magics-target")).to_have_text(["询价"])
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-added.png"))
+            output.get_by_placeholder("search either term").fill("")
+
+            # Problems: the duplicate is found, "Select duplicate (1)" ticks the copy.
+            open_tool("Problems")
+            button("Find problems").click()
+            expect(button("Select duplicate (1)")).to_be_visible(timeout=UI_TIMEOUT_MS)
+            button("Select duplicate (1)").click()
+            expect(count).to_contain_text("1 selected")
+            button("Delete selected (1)").click()
+            expect(confirmation).to_contain_text("id 901")
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-problems.png"))
+            button("Confirm").click()
+            result("deleted 901")
+            assert sandbox.entry("901") is None and sandbox.entry(kaigi.id) == kaigi
+            expect(button("Select duplicate (1)")).to_have_count(0)
+
+            # Sync: upload a CSV, see the plan, apply it, Undo.
+            before = set(sandbox.terms)
+            open_tool("Sync a glossary file")
+            csv = "fromLang,fromText,toLang,toText\nja,会議,en,conference\nja,稟議,en,approval\n"
+            with page.expect_file_chooser() as chooser:  # the widget's own file dialog
+                output.locator(".dict-magics-sync .widget-upload").click()
+            chooser.value.set_files(
+                files=[{"name": "glossary.csv", "mimeType": "text/csv", "buffer": csv.encode()}]
+            )
+            expect(output.locator(".dict-magics-sync .widget-upload")).to_contain_text("(1)")
+            button("Plan\u2026").click()
+            expect(confirmation).to_contain_text("1 add, 1 update", timeout=UI_TIMEOUT_MS)
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-sync-plan.png"))
+            assert sandbox.entry(kaigi.id) == kaigi  # the plan sent nothing
+            button("Confirm").click()
+            result("1/1 added, 1/1 updated")
+            assert sandbox.entry(kaigi.id).to_text == "conference"
+            button("Undo").click()
+            result("put back 1 entry")
+            assert set(sandbox.terms) == before
+
+            # Check: each sentence with the entries that apply, the fourth past the limit.
+            open_tool("Check a text")
+            output.locator(".dict-magics-check textarea").fill(
+                "会議の請求書と見積書と納品書。金曜日。"
+            )
+            button("Check").click()
+            report = output.locator(".dict-magics-check .dict-magics-check")
+            expect(report.locator("mark")).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
+            page.screenshot(path=str(ARTIFACTS / f"panel-{app}-check.png"), full_page=True)
+
             assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
             assert sandbox.secret_key not in page.content()
             assert guard.blocked == [], f"requests left 127.0.0.1: {guard.blocked}"

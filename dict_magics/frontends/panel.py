@@ -914,8 +914,10 @@ class DictPanel(widgets.VBox):
             delete_missing=request.delete_missing,
             client=self._client,
         )
-        self.sync_form.plan_html.value = view.any_result_html(plan)
+        plan = replace(plan, path=request.name)  # the name the user knows, not our temp copy
+        shown = view.any_result_html(plan)
         changes = len(plan.adds) + len(plan.updates) + len(plan.deletes)
+        self.sync_form.plan_html.value = shown
         if plan.invalid and not request.skip_invalid:
             self._set_status(
                 f"{request.name} has invalid rows (listed in the plan): fix them, or tick "
@@ -926,9 +928,8 @@ class DictPanel(widgets.VBox):
             self._set_status(f"Nothing to change: the dictionary matches {request.name}.", "info")
         else:
             ready = replace(request, changes=changes)
-            message = view.confirm_sync_html(
-                view.any_result_html(plan), self.profile, self.host, self._snapshots_on
-            )
+            message = view.confirm_sync_html(shown, self.profile, self.host, self._snapshots_on)
+            self.sync_form.plan_html.value = ""  # shown in the confirmation instead
             self._follow = (Armed("sync", sync=ready), message)
             self._set_status("Check the plan, then press Confirm or Cancel.", "info")
 
@@ -947,6 +948,8 @@ class DictPanel(widgets.VBox):
             client=self._client,
             warn=self._warnings.append,
         )
+        if isinstance(result, SyncResult):
+            result = replace(result, plan=replace(result.plan, path=request.name))
         self._record(result)
         if isinstance(result, SyncResult) and result.snapshot:
             self.undo = Undo(result.snapshot, f"the sync of {request.name}")

@@ -153,8 +153,11 @@ class SyncForm(widgets.VBox):
         self.delete_missing = widgets.Checkbox(
             description="also delete entries of the file's language pairs that it lacks",
             indent=False,
+            layout=widgets.Layout(width="auto"),
         )
-        self.skip_invalid = widgets.Checkbox(description="skip invalid rows", indent=False)
+        self.skip_invalid = widgets.Checkbox(
+            description="skip invalid rows", indent=False, layout=widgets.Layout(width="auto")
+        )
         self.plan_button = widgets.Button(
             description="Plan\u2026", tooltip="Read the file and compare: nothing is sent"
         )
