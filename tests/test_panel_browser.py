@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 UI_TIMEOUT_MS = 60_000
+EXPECT_TIMEOUT_MS = 20_000
 ENTRIES = 20
 
 
@@ -45,6 +46,8 @@ def test_panel_deletes_undoes_purges_and_restores(
     from browser.jupyter import jupyter_lab
     from browser.notebook import write_panel_notebook
     from playwright.sync_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)  # a kernel round trip on a busy machine
 
     timings: dict[str, float] = {}
     started = time.monotonic()
@@ -146,6 +149,8 @@ def test_panel_table_sorts_and_an_edit_of_a_japanese_term_is_undone(
     from browser.notebook import write_panel_notebook
     from playwright.sync_api import expect
 
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)  # a kernel round trip on a busy machine
+
     with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
         env = {**sandbox.env(), "DICT_MAGICS_HOME": str(tmp_path / "dict-magics-home")}
         write_panel_notebook(server.root, env)
@@ -226,6 +231,8 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
     from browser.jupyter import jupyter_lab
     from browser.notebook import write_panel_notebook
     from playwright.sync_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)  # a kernel round trip on a busy machine
 
     with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
         (kaigi,) = [e for e in sandbox.entries.values() if e.from_text == "会議"]
