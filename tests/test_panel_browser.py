@@ -236,7 +236,13 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
 
     with SandboxServer(ENTRIES) as sandbox, jupyter_lab(tmp_path, app) as server:
         (kaigi,) = [e for e in sandbox.entries.values() if e.from_text == "会議"]
-        sandbox.add_entries([Entry("901", *kaigi.terms)])  # a duplicate of 会議 -> meeting
+        sandbox.add_entries(
+            [
+                Entry("901", *kaigi.terms),  # a duplicate of 会議 -> meeting
+                Entry("902", "ja", "見積書", "en", "quotation"),
+                Entry("903", "ja", "納品書", "en", "delivery note"),
+            ]
+        )
         env = {**sandbox.env(), "DICT_MAGICS_HOME": str(tmp_path / "dict-magics-home")}
         write_panel_notebook(server.root, env)
         host = f"127.0.0.1:{sandbox.port}"
@@ -244,7 +250,7 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
             open_and_run_all(page, server.notebook_url("panel.ipynb"))
             output = page.locator(".jp-OutputArea-output")
             count = output.locator(".dict-magics-count")
-            expect(count).to_contain_text(f"{ENTRIES + 1} entries at {host}", timeout=UI_TIMEOUT_MS)
+            expect(count).to_contain_text(f"{ENTRIES + 3} entries at {host}", timeout=UI_TIMEOUT_MS)
             confirmation = output.locator(".dict-magics-confirm")
             latest = output.locator(".dict-magics-latest")
             table = output.locator(".dict-magics-entries")
@@ -318,7 +324,9 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
             )
             button("Check").click()
             report = output.locator(".dict-magics-check .dict-magics-check")
-            expect(report.locator("mark")).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
+            expect(report.locator("mark")).to_have_count(5, timeout=UI_TIMEOUT_MS)
+            expect(report).to_contain_text("4 applied, 1 not applied")  # 3 + 1 (金曜日)
+            expect(report).to_contain_text("not applied (limit 3)")
             page.screenshot(path=str(ARTIFACTS / f"panel-{app}-check.png"), full_page=True)
 
             assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
