@@ -15,6 +15,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
 
 from dict_magics.models import Entry, EntryList, LintReport
@@ -98,6 +100,9 @@ def test_duplicate_ids_keep_the_numerically_lowest_id() -> None:
     groups = [f.entry_ids for f in report.by_kind()["duplicate"]]
     assert groups == [("4", "21", "23", "100", "x1"), ("9", "10")]
     assert sorted(["10", "9", "x", "100"], key=id_order) == ["9", "10", "100", "x"]
+    # a listing that repeats an id (it should not) never offers the kept one for deletion
+    repeated = EntryList([Entry("5", "en", "a", "de", "b"), Entry("5", "en", "a", "de", "b")])
+    assert repeated.lint().duplicate_ids == []
 
 
 def test_each_finding_has_a_message_and_a_fix_naming_what_to_do() -> None:
@@ -330,3 +335,65 @@ def test_lint_and_check_run_offline_importing_nothing_above_models() -> None:
     )
     loaded = json.loads(out.stdout.replace("'", '"'))
     assert all(m.split(".")[1] in {"models", "errors", "settings"} for m in loaded), loaded
+
+
+# -- the fast path against the plain rules -----------------------------------------------------
+
+TEXTS = st.text(alphabet="aA\uff42b \u3000", min_size=1, max_size=4)  # full-width b, U+3000
+
+
+def plain_groups(entries: list[Entry]) -> set[tuple[str, frozenset[str]]]:
+    """Duplicates, conflicts and near-duplicates the plain way: every pair compared."""
+    found = set()
+    for a in entries:
+        same = [b for b in entries if (b.from_lang, b.to_lang) == (a.from_lang, a.to_lang)]
+        source = [b for b in same if b.from_text == a.from_text]
+        twins = frozenset(b.id for b in source if b.to_text == a.to_text)
+        if len(twins) > 1:
+            found.add(("duplicate", twins))
+        if len({b.to_text for b in source}) > 1:
+            found.add(("conflict", frozenset(b.id for b in source)))
+        near = [b for b in same if normalize_term(b.from_text) == normalize_term(a.from_text)]
+        if normalize_term(a.from_text) and len({b.from_text for b in near}) > 1:
+            found.add(("near-duplicate", frozenset(b.id for b in near)))
+    return found
+
+
+def plain_overlaps(entries: list[Entry]) -> set[tuple[str, str]]:
+    return {
+        (a.from_text, b.from_text)
+        for a in entries
+        for b in entries
+        if (a.from_lang, a.to_lang) == (b.from_lang, b.to_lang)
+        and a.from_text != b.from_text
+        and a.from_text in b.from_text
+        and normalize_term(a.from_text) != normalize_term(b.from_text)
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(TEXTS, st.sampled_from(["x", "y"]), st.sampled_from(["en", "ja"])),
+        max_size=14,
+    )
+)
+def test_the_fast_path_finds_what_comparing_every_pair_finds(rows: list) -> None:
+    entries = [
+        Entry(str(n), lang, text, "de", target) for n, (text, target, lang) in enumerate(rows)
+    ]
+    report = EntryList(entries).lint()
+    groups = {
+        (f.kind, frozenset(f.entry_ids))
+        for f in report.findings
+        if f.kind in ("duplicate", "conflict", "near-duplicate")
+    }
+    assert groups == plain_groups(entries)
+    by_id = {e.id: e for e in entries}
+    overlaps = set()
+    for finding in report.by_kind().get("overlap", []):
+        inner = by_id[finding.entry_ids[0]].from_text
+        overlaps |= {
+            (inner, by_id[i].from_text) for i in finding.entry_ids if by_id[i].from_text != inner
+        }
+    assert overlaps == plain_overlaps(entries)

@@ -119,7 +119,13 @@ class LintReport(Displayed):
     @property
     def duplicate_ids(self) -> list[str]:
         """The ids of every duplicate but the lowest of its group, lowest first."""
-        ids = [i for f in self.findings if f.kind == "duplicate" for i in f.entry_ids[1:]]
+        ids = {
+            i
+            for f in self.findings
+            if f.kind == "duplicate"
+            for i in f.entry_ids[1:]
+            if i != f.entry_ids[0]  # an id the listing repeats is never offered for deletion
+        }
         return sorted(ids, key=id_order)
 
     def by_kind(self) -> dict[str, list[Finding]]:
