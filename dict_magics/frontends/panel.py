@@ -40,6 +40,7 @@ from ..errors import (
 from ..models import (
     AddResult,
     BatchResult,
+    DeleteResult,
     Entry,
     EntryList,
     RestoreResult,
@@ -85,7 +86,7 @@ _FIELDS = ("from_lang", "from_text", "to_lang", "to_text")
 """The keyword names of an entry's terms, in ``Entry.terms`` order."""
 
 State = Literal["idle", "armed", "running"]
-Result = Any  # DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult
+Result = DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult | SyncResult
 
 
 def parse_ids(text: str) -> list[str]:
