@@ -1148,8 +1148,16 @@ def test_a_file_that_is_not_a_glossary_is_an_error_and_nothing_is_sent(
 
 
 def test_problems_are_grouped_by_kind_and_select_these_feeds_the_delete_flow(
-    panel: DictPanel, sandbox: SandboxServer
+    sandbox: SandboxServer,
 ) -> None:
+    panel = make_panel(sandbox, workers=1)  # one request at a time: this is not about workers
+    try:
+        _problems_feed_the_delete_flow(panel, sandbox)
+    finally:
+        panel.close()
+
+
+def _problems_feed_the_delete_flow(panel: DictPanel, sandbox: SandboxServer) -> None:
     sandbox.add_entries(
         [
             Entry("901", "ja", "会議", "en", "meeting"),  # a copy of entry 10

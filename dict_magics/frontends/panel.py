@@ -25,7 +25,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,7 +49,6 @@ from ..models import (
 from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..operations import history
-from ..operations.add import add
 from ..operations.context import OperationSettings
 from ..operations.delete import count, delete, interruption
 from ..operations.listing import list_entries
@@ -58,8 +56,6 @@ from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
-from ..operations.sync import plan_sync, sync
-from ..operations.update import update
 from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
@@ -67,6 +63,8 @@ from ..settings import PURGE_WORD, WORKERS
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
+from .panel_state import Armed, Undo, show
+from .panel_tools import ToolHandlers
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
@@ -94,47 +92,7 @@ def parse_ids(text: str) -> list[str]:
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
-def _show(widget: widgets.Widget, visible: bool) -> None:
-    display = "" if visible else "none"
-    if widget.layout.display != display:
-        widget.layout.display = display
-
-
-@dataclass(frozen=True)
-class Armed:
-    """What Confirm will do: ``delete`` ids, ``purge`` everything, ``restore`` a snapshot,
-    ``update`` entry ``old`` to ``new``, ``add`` entry ``new``, or ``sync`` a file."""
-
-    kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
-    ids: tuple[str, ...] = ()
-    snapshot: SnapshotInfo | None = None
-    old: Entry | None = None
-    new: Entry | None = None
-    sync: SyncRequest | None = None
-
-
-@dataclass(frozen=True)
-class SyncRequest:
-    """A glossary file the user uploaded (saved under ``path``) and how to sync it."""
-
-    path: str
-    name: str
-    pair: str | None
-    delete_missing: bool
-    skip_invalid: bool
-    changes: int
-
-
-@dataclass(frozen=True)
-class Undo:
-    """The snapshot the last change left, and what it took, for the Undo button: a restore of
-    it re-adds what a deletion took, and puts an edited entry's old terms back under its id."""
-
-    snapshot: str
-    what: str
-
-
-class DictPanel(widgets.VBox):
+class DictPanel(ToolHandlers, widgets.VBox):
     """Curate a dictionary: search, tick, delete after confirming, undo, restore.
 
     The panel owns ``client`` and closes it in ``close()``. ``state`` is ``"idle"``,
@@ -345,9 +303,9 @@ class DictPanel(widgets.VBox):
             ],
             **kwargs,
         )
-        _show(self.progress, False)
-        _show(self.ids_text, False)
-        _show(self.edit_form, False)
+        show(self.progress, False)
+        show(self.ids_text, False)
+        show(self.edit_form, False)
         with self._lock:
             self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
@@ -606,143 +564,6 @@ class DictPanel(widgets.VBox):
                 f"Type {PURGE_WORD} (or the host) to enable Confirm, or press Cancel.", "info"
             )
 
-    def _on_edit(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._state != "idle" or not self.listing_supported:
-                return
-            by_id = {e.id: e for e in self._index.entries}
-            chosen = [by_id[i] for i in self.rows.selected if i in by_id]
-        if len(chosen) != 1:
-            self._set_status("Tick exactly one entry to edit it.", "error")
-            return
-        self.edit_form.load(chosen[0], view.edit_title_html(chosen[0]))
-        _show(self.edit_form, True)
-        self._set_status("Change the terms, then press Review change\u2026", "info")
-        self._refresh()
-
-    def _on_close_edit(self, _button: widgets.Button) -> None:
-        if self._state == "idle":
-            _show(self.edit_form, False)
-
-    def _on_review_edit(self, _button: widgets.Button) -> None:
-        new, problems = self.edit_form.proposal()
-        old = self.edit_form.entry
-        if new is None or old is None:
-            return
-        if problems:
-            self._set_status(view.problems_text(problems), "error")
-            return
-        if new.terms == old.terms:
-            self._set_status("Nothing changed: the terms are as listed.", "info")
-            return
-        message = view.confirm_update_html(old, new, self.profile, self.host, self._snapshots_on)
-        if self._arm(Armed("update", (old.id,), old=old, new=new), message):
-            self._set_status("Check the change, then press Confirm or Cancel.", "info")
-
-    def _on_add(self, _button: widgets.Button) -> None:
-        new, problems = self.add_form.proposal()
-        if problems:
-            self._set_status(view.problems_text(problems), "error")
-            return
-        with self._lock:
-            same = [e for e in self._index.entries if e.terms == new.terms]
-        message = view.confirm_add_html(new, self.profile, self.host, same)
-        if self._arm(Armed("add", new=new), message):
-            self._set_status("Check the entry, then press Confirm or Cancel.", "info")
-
-    def _on_sync_plan(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._state != "idle":
-                return
-            form = self.sync_form
-            upload = form.uploaded()
-            if upload is None:
-                self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
-                return
-            name, content = upload
-            if self._uploads is None:
-                self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
-            path = Path(self._uploads.name) / name
-            path.write_bytes(content)
-            request = SyncRequest(
-                str(path),
-                name,
-                form.pair_text.value.strip() or None,
-                form.delete_missing.value,
-                form.skip_invalid.value,
-                0,
-            )
-            form.plan_html.value = ""
-            self._begin(
-                "plan",
-                f"Planning the sync of {name} with {self.host}\u2026",
-                self._work_plan,
-                request,
-            )
-
-    def _on_find_problems(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._state != "idle" or not self._listed:
-                self._set_status("Problems need a listing of the entries.", "error")
-                return
-            what = f"Looking for problems in {count(len(self._index), 'entry', 'entries')}"
-            self._begin("lint", what + "\u2026", self._work_lint)
-
-    def _work_lint(self) -> None:
-        self._linted = True
-        self._show_problems(announce=True)
-
-    def _show_problems(self, announce: bool = False) -> None:
-        """Lint the entries listed (offline) and show the findings with their buttons."""
-        report = EntryList(self._index.entries, self.host).lint()
-        self.problems.report_html.value = view.any_result_html(report)
-        buttons: dict[str, widgets.Button] = {}
-        for kind, ids in view.problem_groups(report):
-            button = widgets.Button(
-                description=f"Select {kind} ({len(ids):,})",
-                tooltip=view.problem_tooltip(kind),
-                disabled=self._state != "idle",
-            )
-            button.on_click(self._guard(functools.partial(self._on_select_problem, kind, ids)))
-            buttons[kind] = button
-        self.problems.set_buttons(buttons)
-        if announce:
-            found = count(len(report.findings), "problem", "problems")
-            self._set_status(f"Found {found} in {count(report.total, 'entry', 'entries')}.", "info")
-
-    def _on_select_problem(self, kind: str, ids: tuple[str, ...], _button: widgets.Button) -> None:
-        with self._lock:
-            if self._state != "idle":
-                return
-            self.rows.clear()
-            self.rows.select(ids)
-        self._selection_changed()
-        self._set_status(
-            f"Selected {count(len(ids), 'entry', 'entries')} ({kind}): Delete selected, or Edit "
-            "selected\u2026 for one.",
-            "info",
-        )
-
-    def _on_check(self, _button: widgets.Button) -> None:
-        text = self.check_form.text.value
-        with self._lock:
-            if self._state != "idle":
-                return
-            if not text.strip():
-                self._set_status("Paste a text to check first.", "error")
-                return
-            if not self._listed:
-                self._set_status("The check needs a listing of the entries.", "error")
-                return
-            self._begin(
-                "check", "Checking the text against the entries\u2026", self._work_check, text
-            )
-
-    def _work_check(self, text: str) -> None:
-        report = EntryList(self._index.entries, self.host).check(text)
-        self.check_form.report_html.value = view.any_result_html(report)
-        self._set_status("", "info")
-
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
         if info is None:
@@ -891,92 +712,6 @@ class DictPanel(widgets.VBox):
             self.ids_text.value = ""
         self._after_change(interruption(result))
 
-    def _work_update(self, old: Entry, new: Entry) -> None:
-        result = self._send_update(old, new)
-        self._record(result)
-        if result.ok:
-            _show(self.edit_form, False)
-            if result.snapshot:
-                self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
-        self._after_change(None)
-
-    def _work_add(self, new: Entry) -> None:
-        result = self._send_add(new)
-        self._record(result)
-        if result.ok:
-            self.add_form.clear()
-        self._after_change(None)
-
-    def _work_plan(self, request: SyncRequest) -> None:
-        plan = plan_sync(
-            self._settings,
-            request.path,
-            pair=request.pair,
-            delete_missing=request.delete_missing,
-            client=self._client,
-        )
-        plan = replace(plan, path=request.name)  # the name the user knows, not our temp copy
-        shown = view.any_result_html(plan)
-        changes = len(plan.adds) + len(plan.updates) + len(plan.deletes)
-        self.sync_form.plan_html.value = shown
-        if plan.invalid and not request.skip_invalid:
-            self._set_status(
-                f"{request.name} has invalid rows (listed in the plan): fix them, or tick "
-                "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",
-                "error",
-            )
-        elif changes == 0:
-            self._set_status(f"Nothing to change: the dictionary matches {request.name}.", "info")
-        else:
-            ready = replace(request, changes=changes)
-            message = view.confirm_sync_html(shown, self.profile, self.host, self._snapshots_on)
-            self.sync_form.plan_html.value = ""  # shown in the confirmation instead
-            self._follow = (Armed("sync", sync=ready), message)
-            self._set_status("Check the plan, then press Confirm or Cancel.", "info")
-
-    def _work_sync(self, request: SyncRequest) -> None:
-        result = sync(
-            self._settings,
-            request.path,
-            apply=True,
-            delete_missing=request.delete_missing,
-            pair=request.pair,
-            skip_invalid=request.skip_invalid,
-            yes=True,  # the panel's confirmation listed what goes
-            prompter=ScriptedPrompter(reason="the panel asked already"),
-            progress=self._sink,
-            cancel=self._cancel,
-            client=self._client,
-            warn=self._warnings.append,
-        )
-        if isinstance(result, SyncResult):
-            result = replace(result, plan=replace(result.plan, path=request.name))
-        self._record(result)
-        if isinstance(result, SyncResult) and result.snapshot:
-            self.undo = Undo(result.snapshot, f"the sync of {request.name}")
-        self.sync_form.plan_html.value = ""
-        self._after_change(self._cancelled_note())
-
-    def _send_update(self, old: Entry, new: Entry) -> UpdateResult:
-        """PUT ``new``'s terms into entry ``old.id`` (the operation keeps the entry as the
-        service holds it in a snapshot first); only the terms that changed are given."""
-        changed = {
-            name: after
-            for name, before, after in zip(_FIELDS, old.terms, new.terms, strict=True)
-            if before != after
-        }
-        result = update(
-            self._settings, old.id, client=self._client, warn=self._warnings.append, **changed
-        )
-        assert isinstance(result, UpdateResult)  # not a dry run
-        return result
-
-    def _send_add(self, new: Entry) -> AddResult:
-        """Add ``new`` (the service picks the id; a listing after names it)."""
-        result = add(self._settings, *new.terms, client=self._client, warn=self._warnings.append)
-        assert isinstance(result, AddResult)  # not a dry run
-        return result
-
     def _work_purge(self, word: str) -> None:
         result = purge(
             self._settings,
@@ -1063,8 +798,8 @@ class DictPanel(widgets.VBox):
             finally:
                 self._quiet = False
             self.rows.keep_only(e.id for e in listing.entries)
-            _show(self.search_box, True)
-            _show(self.ids_text, False)
+            show(self.search_box, True)
+            show(self.ids_text, False)
             self._redraw()
             if self._linted:
                 self._show_problems()
@@ -1075,8 +810,8 @@ class DictPanel(widgets.VBox):
             self._matches = []
             self.rows.clear()
             self.rows.draw([])
-            _show(self.search_box, False)
-            _show(self.ids_text, True)
+            show(self.search_box, False)
+            show(self.ids_text, True)
             self.delete_button.description = "Delete"
         self._set_status(
             f"{why} Type the ids of the entries to delete instead; without a listing their "
@@ -1137,7 +872,7 @@ class DictPanel(widgets.VBox):
             self._state, self._armed = "armed", armed
             self.confirm_message.value = message
             self.purge_word_text.value = ""
-            _show(self.progress, False)
+            show(self.progress, False)
             self._refresh()
         return True
 
@@ -1169,11 +904,11 @@ class DictPanel(widgets.VBox):
             self.check_form.set_disabled(not idle)
             self.prev_button.disabled = self._page <= 0
             self.next_button.disabled = self._page >= self.pages - 1
-            _show(self.pager, self.pages > 1)
-            _show(self.confirm_box, not idle)
-            _show(self.purge_word_text, purge_armed)
+            show(self.pager, self.pages > 1)
+            show(self.confirm_box, not idle)
+            show(self.purge_word_text, purge_armed)
             self.purge_word_text.disabled = not purge_armed
-            _show(self.confirm_button, state == "armed")
+            show(self.confirm_button, state == "armed")
             self.confirm_button.disabled = state != "armed" or (
                 purge_armed and not self._purge_word_ok()
             )
@@ -1183,7 +918,7 @@ class DictPanel(widgets.VBox):
         self.progress.max = max(total, 1)
         self.progress.value = 0
         self.progress.description = f"0 / {total}"
-        _show(self.progress, total > 1)
+        show(self.progress, total > 1)
 
     def _set_status(self, message: str, kind: str) -> None:
         self.status.value = view.status_html(message, kind)
@@ -1205,7 +940,7 @@ class _ProgressSink:
 
     def start(self, total: int, label: str) -> None:
         self.bar.max = max(total, 1)
-        _show(self.bar, total > 1)
+        show(self.bar, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
         self.bar.max = max(total, 1)
