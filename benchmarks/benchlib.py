@@ -42,6 +42,8 @@ class Mode:
     limited_rounds: int
     listing_entries: int
     listing_rounds: int
+    restore_entries: int = 10_000
+    restore_rounds: int = 3
     lint_entries: int = 100_000
     lint_naive_entries: int = 2_000
     lint_rounds: int = 5
@@ -53,6 +55,7 @@ class Mode:
 FULL = Mode(21, 15, 40, 400, 3, (1_000, 10_000, 100_000), 5, 9, 20, 600, 3, 100_000, 7)
 QUICK = Mode(
     5, 4, 10, 100, 1, (300, 1_000, 3_000), 2, 2, 5, 150, 1, 10_000, 2,
+    restore_entries=1_000, restore_rounds=1,
     lint_entries=10_000, lint_naive_entries=300, lint_rounds=2,
     check_entries=1_000, check_chars=10_000, check_rounds=2,
 )  # fmt: skip
@@ -153,6 +156,7 @@ class SandboxSpec:
     burst: int = 10
     retry_after: int = 1
     max_log: int = 1000
+    nonce_rule: str = "increasing"
 
 
 @dataclass
@@ -239,6 +243,7 @@ def child_sandbox(spec_json: str) -> None:
         rate_limit=spec.rate_limit,
         burst=spec.burst,
         retry_after=spec.retry_after,
+        nonce_rule=spec.nonce_rule,
     )
     with sandbox, contextlib.ExitStack() as stack:
         url = sandbox.url
@@ -250,5 +255,7 @@ def child_sandbox(spec_json: str) -> None:
         for line in sys.stdin:
             if line.strip() == "stats":
                 operations = Counter(r.operation for r in sandbox.requests)
-                print(json.dumps({"operations": operations, "left": len(sandbox.entries)}))
+                codes = Counter(str(r.code) for r in sandbox.requests if r.code is not None)
+                left = len(sandbox.entries)
+                print(json.dumps({"operations": operations, "codes": codes, "left": left}))
                 sys.stdout.flush()

@@ -20,7 +20,9 @@ absolute times drift while ratios measured side by side stay meaningful.
    ``n / rate`` and the share of 429s, beside a naive thread pool (``bench_ratelimit.py``).
 7. Listing 100,000 entries against ``requests.get`` + ``json.loads``; memory per entry; HTML
    size (``bench_listing.py``).
-8. ``EntryList.lint()`` of 100,000 entries and ``EntryList.check`` of a 100,000-character text
+8. ``dict-magics delete`` of 400 ids (default workers, ``-w 16``) and two processes x 300 ids
+   at once against the vendor's nonce rule and the old lenient one (``bench_nonce_rule.py``).
+9. ``EntryList.lint()`` of 100,000 entries and ``EntryList.check`` of a 100,000-character text
    against 10,000 entries, beside naive and other pure-Python ways (``bench_lint.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
@@ -41,9 +43,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
+from bench_glossary import bench_glossary
 from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
+from bench_nonce_rule import bench_nonce_rule
 from bench_ratelimit import bench_rate_limit
 from benchlib import (
     FULL,
@@ -498,6 +503,9 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "network": bench_network,
     "rate_limit": bench_rate_limit,
     "listing": bench_listing,
+    "glossary": bench_glossary,
+    "nonce_rule": bench_nonce_rule,
+    "bulk_restore": bench_bulk_restore,
     "lint": bench_lint,
 }
 
@@ -533,6 +541,10 @@ def _child(argv: list[str]) -> int:
         child_sandbox(rest[0])
     elif kind == "_child-listing-memory":
         child_listing_memory(int(rest[0]))
+    elif kind == "_child-restore":
+        child_restore(rest[0])
+    elif kind == "_child-token-delete":
+        child_token_delete(rest[0])
     elif kind == "_child-load_ext":
         child_load_ext(rest[0])
     elif kind == "_child-memory":

@@ -101,13 +101,23 @@ class ServiceFailure(DictMagicsError):
         self.code = code
         self.vendor_message = vendor_message
 
+    def facts(self) -> dict[str, Any]:
+        """The cause, HTTP status and the vendor's code and words, to pass on to an error that
+        says what this failure meant for an operation."""
+        return {
+            "cause": self.cause,
+            "http_status": self.http_status,
+            "code": self.code,
+            "vendor_message": self.vendor_message,
+        }
+
 
 class ServiceError(ServiceFailure):
     """A read-only request (the listing) that gave no answer we can use; try again later."""
 
 
 class ListingUnsupportedError(ServiceError):
-    """The service has no listing endpoint (404, 405, or an answer that is not the listing)."""
+    """The service has no listing endpoint (404, 405 or 501)."""
 
 
 class OperationFailedError(ServiceFailure):

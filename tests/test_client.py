@@ -82,7 +82,7 @@ def test_wrong_secret_is_reported_not_raised(sandbox: SandboxServer) -> None:
     client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
     result = client.delete_entry("1")
     assert not result.ok and result.http_status == 401 and result.cause is Cause.AUTH
-    assert "signature does not match" in result.reason
+    assert "[40006] The signature is incorrect." in result.reason
     assert "wrong-secret" not in result.reason and "1" in sandbox.entries
 
 
@@ -466,7 +466,7 @@ def test_retry_policy_after_statuses(
         ("duplicate nonce", True),
         ("replayed nonce", True),
         ("nonce is more than 5 minutes from the server's clock", False),
-        ("signature does not match", False),
+        ("[40006] The signature is incorrect.", False),
         ("", False),
     ],
 )
@@ -507,18 +507,30 @@ def test_a_reused_nonce_is_sent_once_more_with_a_fresh_one(sandbox: SandboxServe
     assert sandbox.requests[0].headers["nonce"] == stale
 
 
-def test_a_nonce_reused_twice_blames_another_process_not_the_clock(
+def test_a_nonce_refused_again_and_again_is_sent_with_fresh_ones_until_taken(
     sandbox: SandboxServer,
 ) -> None:
+    # The vendor's 40005 says "not acted on": each refusal is sent again at once with a fresh
+    # nonce, whatever max_retries says. (The old "already used" answer without a code, which
+    # may also be a gateway's replay, keeps its one cautious re-send: see answers.NONCE_REUSED.)
     stale = used_nonce(sandbox)
-    result = client_for(sandbox, nonces=StaleNonces(stale, 5)).delete_entry("2")
-    # Unknown, not failure: "already used" may also be a gateway's replay of a request the
-    # service acted on (here it did not: the entry is still there, as the listing would show).
-    assert not result.ok and result.outcome_unknown and result.attempts == 2
-    assert result.cause is Cause.NONCE_REUSED and result.http_status == 401
-    assert "another process" in result.reason and "same access key" in result.reason
-    assert "clock" not in result.reason
-    assert "2" in sandbox.entries and len(sandbox.requests) == 2
+    result = client_for(sandbox, nonces=StaleNonces(stale, 5), max_retries=0).delete_entry("2")
+    assert result.ok and result.attempts == 6 and not result.outcome_unknown, result
+    assert [r.code for r in sandbox.requests] == [40005] * 5 + [None]
+    assert "2" not in sandbox.entries
+
+
+def test_a_nonce_refused_every_time_gives_up_with_the_vendors_words(
+    sandbox: SandboxServer,
+) -> None:
+    from dict_magics.service.client import NONCE_RETRIES
+
+    stale = used_nonce(sandbox)
+    result = client_for(sandbox, nonces=lambda: stale).delete_entry("2")
+    assert not result.ok and not result.outcome_unknown and result.cause is Cause.NONCE
+    assert result.attempts == NONCE_RETRIES + 1 and result.code == 40005
+    assert "[40005] Nonce value is too small" in result.reason
+    assert "2" in sandbox.entries
 
 
 # -- batches ----------------------------------------------------------------------------------

@@ -283,3 +283,12 @@ def test_a_character_xml_cannot_hold_stops_a_tbx_export(tmp_path: Path) -> None:
     with pytest.raises(UsageProblem, match=r"export to \.csv"):
         write_glossary(tmp_path / "g.tbx", [Entry("1", "en", "bell\x07", "de", "x")])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_entrylist_to_csv_reads_back_exactly(tmp_path: Path) -> None:
+    """``list --csv`` / ``EntryList.to_csv`` and the glossary reader agree on the guard."""
+    from dict_magics.models import EntryList
+
+    entries = _entries()
+    path = EntryList(entries).to_csv(tmp_path / "listed.csv")
+    assert [(r.id, *r.terms) for r in read_glossary(path).rows] == _as_rows(entries)

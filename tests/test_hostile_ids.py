@@ -250,7 +250,9 @@ def check_delivery(
     """
     log = sandbox.requests
     assert all(r.operation != "purge" for r in log), log
-    deletes = [r for r in log if r.method == "DELETE"]
+    # A DELETE overtaken by a larger nonce on another connection is refused (40005, not acted
+    # on, its path not even routed) and sent again: only the requests it took count here.
+    deletes = [r for r in log if r.method == "DELETE" and r.code != 40005]
     if refused:
         assert deletes == []
         assert sandbox.entries == before

@@ -15,8 +15,14 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import requests
 
-from dict_magics.errors import DictMagicsError, ListingUnsupportedError, ServiceError
+from dict_magics.errors import (
+    DictMagicsError,
+    InvalidEntryError,
+    ListingUnsupportedError,
+    ServiceError,
+)
 from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
@@ -248,9 +254,17 @@ def test_add_entry_needs_an_entry(sandbox: SandboxServer) -> None:
 
 
 def test_an_entry_the_service_refuses_is_a_plain_failure(sandbox: SandboxServer) -> None:
-    result = client_for(sandbox).add_entry(Entry("", "ja", " ", "en", "SAT"))
-    assert result.outcome == "failure" and result.http_status == 400
-    assert result.cause is Cause.REFUSED and "non-empty" in result.reason
+    # The client checks terms first: an empty one is refused before any request...
+    with pytest.raises(InvalidEntryError, match="fromText is empty"):
+        client_for(sandbox).add_entry(Entry("", "ja", " ", "en", "SAT"))
+    assert sandbox.requests == []
+    # ...and what the service refuses all the same is a plain failure with its words.
+    message = "Missing or invalid parameter(s): fromText is empty"
+    sandbox.inject("coded", status=400, code=40202, message=message, method="POST")
+    result = client_for(sandbox).add_entry(SATURDAY)
+    assert result.outcome == "failure" and result.http_status == 400 and result.attempts == 1
+    assert result.cause is Cause.INVALID and result.code == 40202
+    assert f"[40202] {message}" in result.reason
     assert adds(sandbox) == []
 
 
@@ -306,22 +320,27 @@ def test_a_post_through_a_failing_gateway_is_unknown(sandbox: SandboxServer, cod
 def test_a_post_that_never_left_is_sent_again() -> None:
     port = free_port()
     sandbox = SandboxServer(0, port=port)
-    signed = 0
 
-    def nonces() -> str:
-        # The first attempt finds nothing listening; the sandbox starts as the second is signed.
-        nonlocal signed
-        signed += 1
-        if signed == 2:
-            sandbox.start()
-        return next_nonce()
+    class StartOnSecondAttempt(requests.Session):
+        """The first attempt finds nothing listening; the sandbox starts before the second.
+        (Nonces are drawn once connected, so no nonce source can tell attempts apart.)"""
 
+        attempts = 0
+
+        def request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.attempts += 1
+            if self.attempts == 2:
+                sandbox.start()
+            return super().request(*args, **kwargs)
+
+    session = StartOnSecondAttempt()
+    session.trust_env = False
     client = DictionaryClient(
         f"http://127.0.0.1:{port}",
         sandbox.access_key,
         sandbox.secret_key,
         backoff=0.01,
-        nonces=nonces,
+        session=session,
     )
     try:
         result = client.add_entry(SATURDAY)
@@ -332,13 +351,23 @@ def test_a_post_that_never_left_is_sent_again() -> None:
 
 
 def test_a_post_with_a_reused_nonce_is_not_sent_again(sandbox: SandboxServer) -> None:
-    """ "Nonce already used" may be a gateway's replay of a POST the service acted on: never
-    re-sent, reported unknown (a listing settles it)."""
+    """ "Nonce already used" (no vendor code) may be a gateway's replay of a POST the service
+    acted on: never re-sent, reported unknown (a listing settles it)."""
+    sandbox.inject(
+        "status", status=401, message="nonce already used (replayed request)", method="POST"
+    )
+    result = client_for(sandbox).add_entry(SATURDAY)
+    assert result.outcome_unknown and result.attempts == 1
+    assert result.cause is Cause.NONCE_REUSED
+    assert len(adds(sandbox)) == 0
+
+
+def test_a_post_refused_with_40005_is_signed_afresh_and_added_once(sandbox: SandboxServer) -> None:
+    """The vendor's 40005 says the request was not acted on: sent again, whatever the method."""
     stale = str(time.time_ns() // 1_000_000 - 60_000)
     assert client_for(sandbox, nonces=lambda: stale).delete_entry("1").ok
     given = iter([stale])
     client = client_for(sandbox, nonces=lambda: next(given, None) or next_nonce())
     result = client.add_entry(SATURDAY)
-    assert result.outcome_unknown and result.attempts == 1
-    assert result.cause is Cause.NONCE_REUSED
-    assert len(adds(sandbox)) == 0
+    assert result.ok and not result.outcome_unknown and result.attempts == 2
+    assert len(adds(sandbox)) == 1

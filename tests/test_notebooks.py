@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -41,11 +42,13 @@ from tools.notebook_outputs import (
 
 REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 REFRESH = "python -m tools.notebook_outputs --refresh"
-# Run after the notebook's own cells, in its kernel: what its sandbox holds and received.
+# Run after the notebook's own cells, in its kernel: what its sandbox holds and received. A
+# request refused for a nonce overtaken on another connection (40005: not acted on, sent again
+# at once) is left out: how many there are depends on thread timing, not on the notebook.
 STATE_PROBE = (
     "import json\n"
     "print(json.dumps({'entries': sorted(sandbox.entries), 'requests': "
-    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests]}))"
+    "[[r.operation, r.entry_id, r.http_status] for r in sandbox.requests if r.code != 40005]}))"
 )
 
 
@@ -176,7 +179,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "\u2717 1077",
         "\u2717 1101",
     ]
-    assert all("no such entry (HTTP 404, 1 attempt)" in line for line in lines[3:])
+    # 1 attempt, or more when a nonce was overtaken on another connection (40005, re-sent)
+    assert all(re.search(r"no such entry \(HTTP 404, \d+ attempts?\)", x) for x in lines[3:])
     assert run["summary"].splitlines() == [
         "123 deleted, 3 not deleted",
         "   3 x failure: refused",
@@ -192,16 +196,47 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     assert run["undo"].splitlines()[-1] == "206 entries; 6 conflicting targets again"
     kept = sorted(state["entries"], key=int)
     assert kept[:200] == [str(i) for i in range(1, 201)] and len(kept) == 206
+    # A lost answer (the 8 drop_after faults) on a kept-alive connection is sent again and
+    # answered 404; which requests meet the faults on which connection depends on thread timing
+    # now that some nonces are overtaken (40005) and re-sent on their connection.
+    resent = requests(state)[("delete", 404)] - 3
+    assert 0 <= resent <= 8
     assert requests(state) == {
         ("list", 200): 5,
         ("delete", 200): 3 + 123,
-        ("delete", 404): 3,
+        ("delete", 404): 3 + resent,
         ("add", 200): 6,
     }
 
 
 CHECKS = {"quickstart.ipynb": check_quickstart, "panel.ipynb": check_panel}
 CHECKS["bulk_cleanup.ipynb"] = check_bulk
+
+
+def check_glossary(run: NotebookRun, state: dict) -> None:
+    assert run["export"] == "\u2713 exported 12 entries from 127.0.0.1:PORT to glossary.csv (csv)"
+    plan = run["plan"].splitlines()
+    assert plan[0].endswith("1 add, 1 update, 1 delete, 10 unchanged, 0 conflicts, 1 invalid row")
+    assert plan[1:5] == [
+        "  + row 13: en\u2192de  purchase order \u2192 Bestellung",
+        "  ~ row 10, id 10: ja\u2192en  \u4f1a\u8b70: meeting \u2192 conference",
+        "  - id 2: en\u2192de  invoice \u2192 Rechnung",
+        "  x row 14: fromText has 300 characters; the service takes at most 255",
+    ]
+    applied = run["apply"].splitlines()
+    assert applied[1].startswith("\u2713 sync of glossary.csv applied at 127.0.0.1:PORT: 1/1 added")
+    assert applied[1].endswith("a listing afterwards shows every change")
+    assert "0 adds, 0 updates, 0 deletes, 12 unchanged" in run["plan-again"]
+    assert run["undo"].splitlines()[1].startswith("\u2713 undo: put back 1 entry under their ids")
+    assert run["check"] == "12 entries; the file's edits undone: True"
+    # 2 deleted by the sync comes back as 14 (the service picks new ids); 13, added, is gone
+    assert sorted(state["entries"], key=int) == ["1", *(str(i) for i in range(3, 13)), "14"]
+    changed = Counter((op, code) for op, _, code in state["requests"] if op not in ("list",))
+    # apply: one bulk add, one PUT, one DELETE; undo: one PUT, one bulk add, one DELETE
+    assert changed == {("bulk", 200): 2, ("update", 200): 2, ("delete", 200): 2}
+
+
+CHECKS["glossary_sync.ipynb"] = check_glossary
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -337,6 +372,10 @@ def test_stored_profile_and_config_cannot_redirect_the_notebook(tmp_path: Path) 
 # -- cells that send reach only the notebook's own sandbox ---------------------------------
 
 SENDING = (
+    "%dict_sync",
+    "%dict_export",
+    "%dict_add",
+    "%dict_update",
     "%dict_delete",
     "%dict_purge",
     "%dict_restore",

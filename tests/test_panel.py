@@ -1221,3 +1221,28 @@ def test_check_shows_which_entries_apply_per_sentence_and_which_hit_the_limit(
     assert sum(m.applied for m in first.matches) == 3 and len(first.matches) == 5
     assert "limit" in shown  # the two that hit the limit of 3 are named
     assert "請求書" in shown
+
+
+def test_the_panel_restores_an_update_snapshot(
+    panel: DictPanel, sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update made elsewhere (%dict_update) is undone from the panel's snapshot choice:
+    the old terms go back under the same id."""
+    from conftest import point_at
+
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.update import update
+
+    point_at(monkeypatch, sandbox)
+    old = sandbox.entry("7")
+    assert update(OperationSettings(workers=1), "7", to_text="changed").ok
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    (latest,) = list_snapshots(profile="default", host=f"127.0.0.1:{sandbox.port}")
+    assert latest.operation == "update"
+    panel.snapshot_dropdown.value = str(latest.path)
+    panel.restore_button.click()
+    assert panel.state == "armed" and panel.armed == "restore"
+    confirm_and_wait(panel)
+    assert sandbox.entry("7") == old
+    assert "put back 1 entry" in panel.result.value

@@ -603,7 +603,7 @@ def test_faults_can_be_kept_for_one_method(sandbox: SandboxServer) -> None:
         send(sandbox, LIST, method="POST", json=TERMS)
     assert "1" in sandbox.entries and len(sandbox.entries) == 100
     with pytest.raises(ValueError, match="unknown method"):
-        sandbox.inject("hang", method="PUT")
+        sandbox.inject("hang", method="PATCH")
 
 
 def test_status_fault_on_post_adds_nothing_but_drop_after_does(sandbox: SandboxServer) -> None:

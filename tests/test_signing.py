@@ -56,12 +56,13 @@ def test_nonces_strictly_increase_across_threads() -> None:
         assert bucket == sorted(bucket) and len(set(bucket)) == len(bucket)
 
 
-def test_take_within_takes_nothing_outside_its_bounds() -> None:
+def test_draw_above_never_goes_back() -> None:
     source = NonceSource()
     first = int(source())
-    assert source.take_within(0, first) is None and source.last == first
-    assert source.take_within(first + 100_000, first + 100_000) == first + 100_000
+    assert source.draw_above(0) > first
+    assert source.draw_above(first + 100_000) == first + 100_000
     assert int(source()) == first + 100_001
+    assert source.draw_above(5) == first + 100_002
 
 
 def test_nonce_is_unix_time_in_milliseconds() -> None:

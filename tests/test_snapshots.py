@@ -126,9 +126,9 @@ def test_empty_snapshot_round_trips() -> None:
 def test_file_name_says_when_where_and_what() -> None:
     snap = _write(profile="team/a b", host="[::1]:8443", operation="purge")
     assert snap.path.parent == localdata.home("snapshots")
-    assert re.fullmatch(r"\d{8}T\d{12}Z-team_a_b-1_8443-purge-[0-9a-f]{6}\.json", snap.path.name), (
-        snap.path.name
-    )
+    assert re.fullmatch(
+        r"\d{8}T\d{12}Z-team_a_b-1_8443-purge-n\d+-[0-9a-f]{6}\.json", snap.path.name
+    ), snap.path.name
     assert snap.profile == "team/a b" and snap.host == "[::1]:8443"
 
 
@@ -455,3 +455,24 @@ def test_format_2_keeps_what_was_changed_and_what_was_added(operation: str) -> N
     assert [e.terms for e in back.added] == [e.terms for e in added]
     (info,) = list_snapshots()
     assert (info.operation, info.count) == (operation, 2)
+
+
+def test_latest_follows_the_order_snapshots_were_taken_not_their_clock() -> None:
+    """A snapshot taken while the clock was a day ahead must not hide a later one (issue 22,
+    item 10): "latest" follows a sequence in the file name, not ``taken_at``."""
+    ahead = _write(operation="purge")
+    text = ahead.path.read_text("utf-8")
+    tomorrow = (ahead.taken_at + timedelta(days=1)).isoformat(timespec="microseconds")
+    ahead.path.write_text(text.replace(ahead.taken_at.isoformat(timespec="microseconds"), tomorrow))
+    later = _write(ENTRIES[:1], operation="purge")
+    assert read_snapshot(ahead.path).taken_at > later.taken_at  # the clock says otherwise
+    latest = latest_snapshot(SERVICE["profile"], SERVICE["host"])
+    assert latest is not None and latest.path == later.path
+    assert [i.path for i in list_snapshots()] == [later.path, ahead.path]
+
+
+def test_a_sequence_file_that_went_missing_starts_above_the_snapshots_there() -> None:
+    first = _write(operation="purge")
+    (first.path.parent.parent / "snapshot-sequence").unlink()
+    second = _write(operation="purge")
+    assert [i.path for i in list_snapshots()] == [second.path, first.path]

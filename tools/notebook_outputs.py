@@ -71,6 +71,10 @@ _DATE = re.compile(
     r"|\d{8}T\d{6,12}Z"
 )
 _SNAPSHOT = re.compile(r"[^\s'\"/<>]+\.json\b")
+_ATTEMPTS = re.compile(r"\b\d+ attempts?\b")
+"""How many requests one result took: with several workers under the vendor's nonce rule, a
+request overtaken on another connection is refused (40005) and sent again, as thread timing
+decides, so the count is not the notebook's."""
 _ABSOLUTE = re.compile(r"(?<![\w.~])/(?:tmp|var|home|root|work|Users|private|opt|usr|srv|mnt)/")
 
 
@@ -124,7 +128,7 @@ def scrub_notebook(nb: Any, home: str | None = None) -> Any:
 
 def essence(nb: Any) -> dict[str, str]:
     """What each code cell showed, by cell id, as text, with what may differ between two honest
-    runs left out: dates, snapshot file names, ports, elapsed times. A cell tagged
+    runs left out: dates, snapshot file names, ports, elapsed times, attempt counts. A cell tagged
     ``output-varies`` (say, the audit log's last lines after parallel requests, which end in any
     order) counts by its first line and its number of lines only."""
     shown = {}
@@ -133,6 +137,7 @@ def essence(nb: Any) -> dict[str, str]:
             continue
         text = scrub(cell_text(cell))
         text = _DATE.sub("<date>", _SNAPSHOT.sub("<snapshot>.json", text))
+        text = _ATTEMPTS.sub("<n> attempts", text)
         if VARIES in cell.get("metadata", {}).get("tags", []):
             lines = text.splitlines() or [""]
             text = f"{lines[0]}\n(and {len(lines) - 1} more lines, which vary from run to run)"

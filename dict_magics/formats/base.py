@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import UsageProblem
 from ..models.glossary import GlossaryRow
+from ..models.records import csv_cell
 from ..models.terms import language_problem
 
 __all__ = [
@@ -41,8 +42,9 @@ _GUARDED = _FORMULA | {"'"}
 
 
 def guard(text: str) -> str:
-    """``text`` as a cell no spreadsheet runs: a leading ``'`` before ``= + - @ ' \\t \\r``."""
-    return "'" + text if text[:1] in _GUARDED and text else text
+    """``text`` as a cell no spreadsheet runs: a leading ``'`` before ``= + - @ ' \\t \\r``
+    (``models.records.csv_cell``: ``EntryList.to_csv`` writes the same cells)."""
+    return csv_cell(text)
 
 
 def unguard(text: str) -> str:

@@ -11,6 +11,7 @@ module is the parser and the one place errors become exit codes.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -29,10 +30,10 @@ Delete, list, check and restore user-dictionary entries of the translation servi
 requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* environment
 variables) and the same snapshots and audit log as the %dict_* magics.
 
-exit codes: 0 everything succeeded; 1 something failed or its outcome is unknown (service or
-network), or the service cannot give a listing; 2 usage error (bad id or option, missing
-credentials, purge not confirmed), nothing sent; 130 interrupted by Ctrl-C (a batch prints what
-it did first)."""
+exit codes: 0 everything succeeded (an id already absent counts: nothing to delete); 1 something
+failed or its outcome is unknown (service or network), or the service cannot give a listing;
+2 usage error (bad id or option, missing credentials, purge not confirmed), nothing sent;
+130 interrupted by Ctrl-C (a batch prints what it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
@@ -163,6 +164,13 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 def _network(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="use this base URL instead of the profile's")
+    parser.add_argument(
+        "--auth",
+        choices=("signature", "token"),
+        default=None,
+        help="sign every request, or get one token and send it as Bearer "
+        "(default: $DICT_MAGICS_AUTH, else signature)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -588,12 +596,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "csv", False) and args.json:
         parser.error("--json and --csv cannot be used together")
     args.output = output
+    stopped: list[int] = []
+    previous = _stop_on_termination(stopped)
     try:
-        return args.func(args)
+        code = args.func(args)
     except DictMagicsError as exc:
-        return _fail(output, cli_words(str(exc)), exit_code(exc))
+        code = _fail(output, cli_words(str(exc)), exit_code(exc))
     except KeyboardInterrupt as exc:
-        return _interrupted(output, exc)
+        code = _interrupted(output, exc)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 + stopped[0] if stopped else code
+
+
+def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
+    """SIGTERM and SIGHUP stop a command as Ctrl-C does: nothing new is sent, requests in flight
+    are waited for (at most one deadline) and audited, what was done is printed; the exit code
+    is then 128 + the signal's number. Killed outright instead, the process would lose the
+    results (and audit lines) of requests the service had received."""
+
+    def like_ctrl_c(signum: int, frame: Any) -> None:
+        stopped.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)  # the Ctrl-C handler in force (a request's, or Python's)
+        else:
+            raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, like_ctrl_c)
+        except ValueError:  # not the main thread: leave the signals alone
+            break
+    return previous
 
 
 if __name__ == "__main__":

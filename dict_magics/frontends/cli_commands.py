@@ -76,7 +76,7 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "dict-magics"
-SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers")
+SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers", "auth")
 
 
 # -- shared glue -------------------------------------------------------------------------------
@@ -324,7 +324,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     if note:
         print(f"{PROG}: {note}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return EXIT_OK if result.done else EXIT_FAILED  # an absent id is no failure
 
 
 def cmd_purge(args: argparse.Namespace) -> int:

@@ -97,6 +97,8 @@ def result_json(result: DeleteResult) -> dict[str, Any]:
         "http_status": result.http_status,
         "reason": result.reason,
         "cause": result.cause.value,
+        "code": result.code,
+        "vendor_message": result.vendor_message,
         "outcome_unknown": result.outcome_unknown,
         "verified": result.verified,
         "attempts": result.attempts,
@@ -107,10 +109,11 @@ def result_json(result: DeleteResult) -> dict[str, Any]:
 
 def _counts(results: list[DeleteResult]) -> dict[str, Any]:
     succeeded = sum(1 for r in results if r.ok)
+    absent = sum(1 for r in results if r.absent)
     return {
-        "ok": bool(results) and succeeded == len(results),
+        "ok": bool(results) and succeeded + absent == len(results),
         "succeeded": succeeded,
-        "failed": len(results) - succeeded,
+        "failed": len(results) - succeeded - absent,
         "unknown": sum(1 for r in results if r.outcome_unknown),
     }
 
@@ -122,6 +125,14 @@ def batch_json(
     counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
     results = list(getattr(result, "results", [result]))
     data: dict[str, Any] = {"results": [result_json(r) for r in results], **_counts(results)}
+    # Entries deleted: a purge's one request deletes every entry (as many as were listed just
+    # before); a delete's requests one each (an id repeated counts once).
+    purge = results[0] if len(results) == 1 and results[0].entry_id is None else None
+    if purge is not None:
+        data["deleted"] = purge.purged if purge.ok else 0
+    else:
+        data["deleted"] = len({r.entry_id for r in results if r.ok})
+    data["absent"] = len({r.entry_id for r in results if r.absent})
     data["interrupted"] = bool(getattr(result, "interrupted", False))
     data["snapshot"] = result.snapshot
     data["warnings"] = list(warnings or [])
@@ -337,12 +348,23 @@ class Output:
                 self.line(data)
 
     def _write(self, text: str) -> None:
+        # A term may hold a lone surrogate (JSON allows "\ud800"; UTF-8 cannot encode it): it is
+        # written as that escape, which inside a JSON string means the same, and never crashes
+        # the output of a delete that already happened.
+        text = _LONE_SURROGATE.sub(_escaped, text)
         with self._lock:
             try:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
             except BrokenPipeError:
                 _quiet_stdout()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _quiet_stdout() -> None:

@@ -325,6 +325,16 @@ class _Keyboard:
 
         return self._read(getpass.getpass, question)
 
+    def unanswerable(self) -> str | None:
+        """Why nobody can answer here (a kernel that allows no input), before anything is
+        asked or shown; ``None`` when someone may."""
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
+            return _NO_STDIN
+        return None
+
     def confirm(self, warning: str, question: str) -> str:
         print(warning)
         answer = self.ask(question)
@@ -402,6 +412,12 @@ class DictMagics(Magics):
         help="Keep the entries about to be deleted in a snapshot file first, so "
         "%dict_restore can put them back (--no-snapshot turns it off for one line).",
     ).tag(config=True)
+    auth = Unicode(
+        "",
+        help="How requests prove who sends them: 'signature' (every request signed) or "
+        "'token' (one token request, then a Bearer token kept in memory only); empty: "
+        "$DICT_MAGICS_AUTH, else 'signature'.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -439,6 +455,12 @@ class DictMagics(Magics):
 
         return _checked("base_url", normalize_base_url, proposal["value"])
 
+    @validate("auth")
+    def _valid_auth(self, proposal: Any) -> str:
+        from ..operations.context import auth_mode
+
+        return _checked("auth", auth_mode, proposal["value"])
+
     @validate("timeout")
     def _valid_timeout(self, proposal: Any) -> float:
         from ..operations.context import timeout_ok
@@ -464,6 +486,7 @@ class DictMagics(Magics):
                 workers=self.workers if workers is None else workers,
                 raise_on_failure=self.raise_on_failure,
                 snapshots=self.snapshots and snapshots,
+                auth=self.auth or None,
             )
 
     def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:

@@ -36,7 +36,7 @@ __all__ = [
     "UpdateResult",
 ]
 
-Outcome = Literal["success", "failure", "unknown"]
+Outcome = Literal["success", "failure", "unknown", "absent"]
 
 
 class Cause(str, Enum):
@@ -49,7 +49,14 @@ class Cause(str, Enum):
     REFUSED = "refused"
     """The service answered ``status: failure`` (no such entry, bad request, ...)."""
     AUTH = "auth"
-    """401 / 403: the keys, the signature or the clock."""
+    """401 / 403, or 40001 / 40002 / 40003 / 40006: the keys, the signature, the token or the
+    clock."""
+    NONCE = "nonce"
+    """The service refused the nonce: 40005 (too small) after every fresh try, or 40008 (too
+    big: the clock or the nonce state file)."""
+    INVALID = "invalid"
+    """40200 / 40201 / 40202: the request's data (terms, languages, fields) is the caller's
+    problem; sending it again would not help."""
     NONCE_REUSED = "nonce_reused"
     """The service saw this nonce already (another process with the same key)."""
     BAD_ANSWER = "bad_answer"
@@ -58,7 +65,7 @@ class Cause(str, Enum):
     REDIRECT = "redirect"
     """A 3xx: never followed, so the credentials went nowhere else."""
     RATE_LIMITED = "rate_limited"
-    """429 until the retry budget ran out."""
+    """429 or 40103 until the rate-limit patience ran out."""
     UNAVAILABLE = "unavailable"
     """503 / connection refused / connect timeout until the retry budget ran out."""
     TIMEOUT = "timeout"
@@ -73,6 +80,16 @@ class Cause(str, Enum):
     """Cancelled (Ctrl-C, Cancel, or a batch stopped after repeated auth failures)."""
     ERROR = "error"
     """Anything else the network layer raised."""
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
+    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
+    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 @dataclass(frozen=True)
@@ -137,12 +154,17 @@ class EntryList(Displayed):
         )
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the entries as UTF-8 CSV with the service's column names; returns the path."""
+        """Write the entries as CSV with the service's column names; returns the path.
+
+        UTF-8 with a byte order mark (Excel then reads Japanese as such, not as mojibake); a
+        cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``, so no
+        spreadsheet reads a term as a formula (OWASP CSV injection); a lone surrogate, which
+        UTF-8 cannot hold, is written as its escape (``\\ud800``)."""
         path = Path(path)
-        with path.open("w", encoding="utf-8", newline="") as handle:
+        with path.open("w", encoding="utf-8-sig", errors="backslashreplace", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(Entry.FIELDS)
-            writer.writerows([e.id, *e.terms] for e in self.entries)
+            writer.writerows([csv_cell(c) for c in (e.id, *e.terms)] for e in self.entries)
         return path
 
     def __repr__(self) -> str:
@@ -170,6 +192,17 @@ class DeleteResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    purged: int | None = None
+    """For a purge that succeeded: how many entries the listing just before showed (all of
+    them in the snapshot). The service gives no count of what it deleted."""
+    absent: bool = False
+    """The entry was not there: a listing just before did not hold it (then nothing was sent),
+    and the service, if asked, did not delete anything either. Not a failure: what a delete
+    wants is true (a script re-run after a partial run meets these)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -177,17 +210,27 @@ class DeleteResult(Displayed):
         return self.status == "success"
 
     @property
+    def done(self) -> bool:
+        """True when the entry is known to be gone: deleted now, or absent already."""
+        return self.ok or self.absent
+
+    @property
     def outcome(self) -> Outcome:
-        """``success``, ``failure`` or ``unknown``: the three outcomes a reader must tell apart."""
+        """``success``, ``failure``, ``unknown`` or ``absent``: what a reader must tell apart."""
         if self.outcome_unknown:
             return "unknown"
+        if self.absent:
+            return "absent"
         return self.status
 
     @property
     def target(self) -> str:
         """What was deleted, in words: the id (with its terms when known), or every entry."""
         if self.entry_id is None:
-            return "every entry"
+            if self.purged is None:
+                return "every entry"
+            shown = f"{self.purged:,} entr{'y' if self.purged == 1 else 'ies'}"
+            return f"every entry ({shown} listed just before{', kept' if self.snapshot else ''})"
         if self.entry is not None:
             return f"{self.entry_id}: {self.entry.describe()}"
         return f"entry {self.entry_id!r}"
@@ -210,6 +253,10 @@ class AddResult(Displayed):
     elapsed: float = 0.0
     verified: bool = False
     cause: Cause = Cause.OK
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -291,6 +338,10 @@ class UpdateResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    code: int | None = None
+    """The vendor's error code of the last answer, when it sent one."""
+    vendor_message: str | None = None
+    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
     def ok(self) -> bool:
@@ -323,8 +374,13 @@ class BatchResult(Displayed):
 
     @property
     def failed(self) -> int:
-        """How many did not succeed (failures and unknown outcomes alike)."""
-        return len(self.results) - self.succeeded
+        """How many did not succeed (failures and unknown outcomes alike; absent ones aside)."""
+        return len(self.results) - self.succeeded - self.absent
+
+    @property
+    def absent(self) -> int:
+        """How many ids were not in the dictionary (nothing to delete: not failures)."""
+        return sum(1 for r in self.results if r.absent)
 
     @property
     def unknown(self) -> int:
@@ -333,16 +389,21 @@ class BatchResult(Displayed):
 
     @property
     def ok(self) -> bool:
-        """True when every deletion succeeded (and there was at least one)."""
+        """True when every deletion succeeded or found its entry absent (at least one id)."""
         return bool(self.results) and self.failed == 0
 
     @property
+    def done(self) -> bool:
+        """The same as ``ok`` (one name for one result and a batch)."""
+        return self.ok
+
+    @property
     def failures(self) -> list[DeleteResult]:
-        """The results that did not succeed, in input order, each id once."""
+        """The results that did not succeed (absent ones aside), in input order, each id once."""
         seen: set[str | None] = set()
         out = []
         for r in self.results:
-            if not r.ok and r.entry_id not in seen:
+            if not r.done and r.entry_id not in seen:
                 seen.add(r.entry_id)
                 out.append(r)
         return out

@@ -42,6 +42,9 @@ class SnapshotInfo:
     base_url: str
     operation: Operation
     count: int
+    sequence: int | None = None
+    """The order in which this machine's snapshots were started (``None`` for older ones):
+    what "latest" follows, rather than a clock that may have been wrong."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
+    copies: dict[str, int] = field(default_factory=dict)
+    """Entry id -> entries with its four terms the dictionary held when this was taken (only
+    where more than one): what a restore aims for."""
     """Each entry as it was before it was deleted or changed (with its id)."""
     added: list[Entry] = field(default_factory=list)
     """The four terms of each entry the operation added (no id: the service picks it);

@@ -81,11 +81,14 @@ class ClientKey:
     credentials: str
     timeout: float
     max_retries: int
+    auth: str = "signature"
 
     @classmethod
-    def of(cls, creds: Credentials, *, timeout: float, max_retries: int) -> ClientKey:
+    def of(
+        cls, creds: Credentials, *, timeout: float, max_retries: int, auth: str = "signature"
+    ) -> ClientKey:
         stamp = fingerprint(creds.access_key, creds.secret_key)
-        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries)
+        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries, auth)
 
 
 class ClientCache:
@@ -105,13 +108,19 @@ class ClientCache:
         return f"ClientCache({len(self)} of {self.size})"
 
     def get(
-        self, creds: Credentials, *, timeout: float, max_retries: int, workers: int
+        self,
+        creds: Credentials,
+        *,
+        timeout: float,
+        max_retries: int,
+        workers: int,
+        auth: str = "signature",
     ) -> DictionaryClient:
         """The kept client for these credentials and settings, made on first use, its pool big
         enough for ``workers``. Clients of the profile made from other credentials (or another
         base URL) are closed. ``workers`` is no part of the key: a batch with more workers
         grows the kept client's pool instead of building another client."""
-        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries)
+        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, auth=auth)
         stale: list[DictionaryClient] = []
         with self._lock:
             client = self._clients.get(key)
@@ -119,7 +128,9 @@ class ClientCache:
                 self._clients.move_to_end(key)
                 client.ensure_pool(workers)
                 return client
-            client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+            client = client_from(
+                creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+            )
             for old in [k for k in self._clients if _superseded(old=k, new=key)]:
                 stale.append(self._clients.pop(old))
             self._clients[key] = client
@@ -175,21 +186,23 @@ def enabled() -> bool:
 
 
 def shared(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
 ) -> DictionaryClient:
     """The process's kept client for ``creds`` and these settings: the caller never closes it."""
-    return CACHE.get(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+    return CACHE.get(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
 
 
 @contextmanager
 def lease(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
 ) -> Iterator[DictionaryClient]:
     """A client for one operation: the kept one, or (cache off) a new one closed afterwards."""
     if enabled():
-        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
         return
-    client = client_from(creds, timeout=timeout, max_retries=max_retries, workers=workers)
+    client = client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+    )
     try:
         yield client
     finally:
@@ -259,5 +272,6 @@ def connect(
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         workers=settings.workers,
+        auth=settings.auth or "signature",
     ) as made:
         yield made, profile

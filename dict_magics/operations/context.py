@@ -8,11 +8,15 @@ bounds in ``dict_magics.settings``. Standard library only: the magics import it 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..errors import DeletionFailedError, UsageProblem
 from ..settings import (
+    AUTH,
+    BULK_CHUNK,
+    MAX_BULK_CHUNK,
     MAX_RETRIES,
     MAX_WORKERS,
     MIN_RETRIES,
@@ -26,7 +30,7 @@ from ..settings import (
 if TYPE_CHECKING:
     from ..models import BatchResult, DeleteResult
 
-__all__ = ["OperationSettings", "ProgressSink", "finish"]
+__all__ = ["AUTH_ENV", "OperationSettings", "ProgressSink", "auth_mode", "finish"]
 
 R = TypeVar("R", "DeleteResult", "BatchResult")
 
@@ -47,6 +51,11 @@ class OperationSettings:
     raise_on_failure: bool = False
     snapshots: bool = True
     """Keep the entries about to be deleted in a snapshot file before the first deletion."""
+    auth: str | None = None
+    """``signature`` (every request signed) or ``token`` (one token request, then Bearer);
+    ``None``: ``$DICT_MAGICS_AUTH``, else ``signature``."""
+    chunk_size: int = BULK_CHUNK
+    """Entries per bulk addition request (restore, sync)."""
 
     def __post_init__(self) -> None:
         if not _is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
@@ -57,8 +66,27 @@ class OperationSettings:
             raise UsageProblem(
                 f"--max-retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}."
             )
+        object.__setattr__(self, "auth", auth_mode(self.auth))
+        if not _is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
+            raise UsageProblem(
+                f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
+                option="chunk_size",
+            )
         if not timeout_ok(self.timeout):
             raise UsageProblem(f"--timeout must be > 0 seconds, not {self.timeout!r}.")
+
+
+AUTH_ENV = "DICT_MAGICS_AUTH"
+
+
+def auth_mode(value: str | None = None) -> str:
+    """The auth mode asked for: ``value``, else ``$DICT_MAGICS_AUTH``, else the default;
+    ``UsageProblem`` for anything but ``signature`` or ``token``."""
+    chosen = (value or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
+    if chosen not in ("signature", "token"):
+        shown = value if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
+        raise UsageProblem(f"auth must be 'signature' or 'token', not {shown!r}.", option="auth")
+    return chosen
 
 
 def _is_int(value: object) -> bool:
@@ -94,6 +122,6 @@ class ProgressSink(Protocol):
 
 def finish(result: R, settings: OperationSettings) -> R:
     """The result, or ``DeletionFailedError`` for one that failed when the settings ask for it."""
-    if settings.raise_on_failure and not result.ok:
+    if settings.raise_on_failure and not getattr(result, "done", result.ok):
         raise DeletionFailedError(result)
     return result

@@ -2,9 +2,10 @@
 
 The dictionary is listed first and only entries whose four terms are missing are added (as many
 times as the snapshot holds them beyond those listed), so a restore run twice adds nothing the
-second time. Additions run on ``workers`` threads, each audited. The service does not return a
-new entry's id, so an addition whose answer was lost is never sent again blindly: one listing
-after the batch settles it. A snapshot taken on another host or profile is restored only once
+second time. Additions go in bulk chunks (``DictionaryClient.add_entries``) on ``workers``
+threads, each entry audited. The service does not return a new entry's id, so a chunk whose
+answer was lost is never sent again blindly: one listing after the batch settles it. A
+snapshot taken on another host or profile is restored only once
 the person confirms (or ``yes``).
 """
 
@@ -12,19 +13,19 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, OperationFailedError, ServiceError, UsageProblem
+from ..models.text import shown
 from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
+from .locks import RestoreLock
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
-from .settle import settle_adds
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
 from .undo import UNDONE, undo_changes
 
@@ -63,34 +64,33 @@ def restore(
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)
         if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
-            result = undo_changes(
-                settings,
-                client,
-                profile,
-                snapshot,
-                prompter=prompter,
-                progress=progress,
-                dry_run=dry_run,
-                yes=yes,
-                cancel=cancel,
-                warn=warn,
+            return _undo(
+                settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
             )
-            if settings.raise_on_failure and not result.ok:
-                raise OperationFailedError(result)
-            return result
-        before = _listing(client, profile, dry_run)
-        wanted, skipped = missing_entries(snapshot.entries, before)
-        if dry_run or not wanted:
-            return RestoreResult(added=wanted if dry_run else [], skipped=skipped, dry_run=dry_run)
-        with Trail(
-            profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
-        ) as trail:
-            results = _Adder(client, settings.workers, progress, cancel, trail).run(wanted)
-            results = _settle(client, profile, before, results, trail)
+        if dry_run:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            return RestoreResult(added=wanted, skipped=skipped, dry_run=True)
+        # One restore at a time per profile and host (threads and processes): the listing that
+        # decides what is missing is taken under the lock, after any earlier restore's
+        # additions have landed, so two restores at once never add anything twice.
+        with RestoreLock(profile, client.host, client.timeout, warn) as lock:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            wanted, refused = _sendable(wanted)
+            if not wanted:
+                return RestoreResult(skipped=skipped, failed=refused)
+            with Trail(
+                profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
+            ) as trail:
+                results = _add(
+                    client, profile, settings, wanted, before, progress, cancel, trail, lock
+                )
     result = RestoreResult(
         added=[r.entry for r in results if r.ok],
         skipped=skipped,
-        failed=[(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
+        failed=refused
+        + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
         unknown=[r.entry for r in results if r.outcome_unknown],
     )
     if settings.raise_on_failure and not result.ok:
@@ -98,20 +98,92 @@ def restore(
     return result
 
 
+def _undo(
+    settings: OperationSettings,
+    client: DictionaryClient,
+    profile: str,
+    snapshot: Snapshot,
+    prompter: Prompter | None,
+    progress: ProgressSink | None,
+    dry_run: bool,
+    yes: bool,
+    cancel: threading.Event | None,
+    warn: Warn,
+) -> RestoreResult:
+    """The undo of an update or a sync, under the same lock as any restore (not a dry run)."""
+
+    def run() -> RestoreResult:
+        return undo_changes(
+            settings,
+            client,
+            profile,
+            snapshot,
+            prompter=prompter,
+            progress=progress,
+            dry_run=dry_run,
+            yes=yes,
+            cancel=cancel,
+            warn=warn,
+        )
+
+    if dry_run:
+        result = run()
+    else:
+        with RestoreLock(profile, client.host, client.timeout, warn):
+            result = run()
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
 def missing_entries(
-    snapshot: Sequence[Entry], listing: Sequence[Entry]
+    snapshot: Sequence[Entry],
+    listing: Sequence[Entry],
+    copies: Mapping[str, int] | None = None,
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present): an entry is present while the listing holds as many entries
-    with its four terms as the snapshot has met so far."""
+    """(to add, already present), counting copies.
+
+    For each set of four terms, the dictionary should hold as many entries as it did when the
+    snapshot was taken: the snapshot's own entries with those terms, or more where ``copies``
+    says the dictionary held twins the delete left in place. What the listing holds counts
+    toward that; the rest is added, never more than the snapshot holds."""
+    copies = copies or {}
+    held = Counter(e.terms for e in snapshot)
+    had = Counter(held)
+    for entry in snapshot:
+        had[entry.terms] = max(had[entry.terms], copies.get(entry.id, 0))
     present = Counter(e.terms for e in listing)
+    # How many of the snapshot's entries of each terms are there already.
+    there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
     wanted, skipped = [], []
     for entry in snapshot:
-        if present[entry.terms] > 0:
-            present[entry.terms] -= 1
+        if there[entry.terms] > 0:
+            there[entry.terms] -= 1
             skipped.append(entry)
         else:
             wanted.append(entry)
     return wanted, skipped
+
+
+def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
+    """(entries that can be sent, (entry, why not) for the others): a term holding a lone
+    surrogate (a listing may carry ``"\\ud800"``) is not text; no request can carry it as
+    UTF-8, and the service's rules refuse it."""
+    ok, refused = [], []
+    for entry in entries:
+        bad = [f"U+{ord(ch):04X}" for t in entry.terms for ch in t if 0xD800 <= ord(ch) <= 0xDFFF]
+        if bad:
+            refused.append(
+                (
+                    entry,
+                    f"not sent: its terms hold a lone surrogate ({', '.join(dict.fromkeys(bad))}), "
+                    "which is not text and cannot be sent as UTF-8; the snapshot keeps it as the "
+                    "escape \\u" + bad[0][2:].lower() + ": add it again by hand without it",
+                )
+            )
+        else:
+            ok.append(entry)
+    return ok, refused
 
 
 def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
@@ -133,9 +205,11 @@ def _confirm_elsewhere(
     """A snapshot of another host or profile goes back only once someone types yes."""
     if (snapshot.host, snapshot.profile) == (host, profile):
         return
+    # The snapshot's host and profile are text from a file: shown, never acted on by a terminal.
+    there, theirs = shown(snapshot.host), shown(snapshot.profile)
     warning = (
-        f"The snapshot {snapshot.path} was taken on {snapshot.host} (profile "
-        f"{snapshot.profile!r}); this adds its missing entries to {host} (profile {profile!r})."
+        f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
+        f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
     question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
@@ -143,7 +217,7 @@ def _confirm_elsewhere(
         answer = asker.confirm(warning, question)
     except NoAnswer as exc:
         raise UsageProblem(
-            f"refusing to restore a snapshot of {snapshot.host} (profile {snapshot.profile!r}) "
+            f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
             f"to {host} (profile {profile!r}) without a confirmation, but {exc.reason}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
         ) from None
@@ -167,104 +241,76 @@ def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entr
         ) from None
 
 
-class _Adder:
-    """The additions on ``workers`` threads, at most that many in flight; Ctrl-C or ``cancel``
-    sends nothing new and waits for those in flight."""
-
-    def __init__(
-        self,
-        client: DictionaryClient,
-        workers: int,
-        progress: ProgressSink | None,
-        cancel: threading.Event | None,
-        trail: Trail,
-    ) -> None:
-        self.client = client
-        self.workers = workers
-        self.progress = progress
-        self.cancel = cancel or threading.Event()
-        self.trail = trail
-        self.why = "cancelled"
-
-    def run(self, entries: list[Entry]) -> list[AddResult]:
-        total = len(entries)
-        results: list[AddResult | None] = [None] * total
-        if self.progress is not None:
-            label = f"Restoring {count(total, 'entry', 'entries')} at {self.client.host}"
-            self.progress.start(total, label)
-        pool = ThreadPoolExecutor(min(self.workers, total), thread_name_prefix="dict-magics-add")
-        try:
-            self._feed(pool, entries, results)
-        finally:
-            pool.shutdown(wait=True)
-            if self.progress is not None:
-                self.progress.stop()
-        return [
-            r if r is not None else self._not_sent(e) for r, e in zip(results, entries, strict=True)
-        ]
-
-    def _feed(
-        self, pool: ThreadPoolExecutor, entries: list[Entry], results: list[AddResult | None]
-    ) -> None:
-        pending: dict[Future[AddResult], int] = {}
-        upcoming = iter(range(len(entries)))
-        done = 0
-        while True:
-            while len(pending) < self.workers and not self.cancel.is_set():
-                index = next(upcoming, None)
-                if index is None:
-                    break
-                pending[pool.submit(self.client.add_entry, entries[index])] = index
-            if not pending:
-                return
-            try:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
-                self.why = "interrupted"
-                self.cancel.set()
-                continue
-            for future in finished:
-                result = future.result()
-                results[pending.pop(future)] = result
-                done += 1
-                if not result.outcome_unknown:
-                    self.trail.record(result)
-                if self.progress is not None:
-                    self.progress(done, len(entries), result)  # type: ignore[arg-type]
-
-    def _not_sent(self, entry: Entry) -> AddResult:
-        from ..models import AddResult, Cause
-
-        return AddResult(
-            "failure",
-            entry,
-            reason=f"not sent: the restore was {self.why} first (running it again adds it)",
-            attempts=0,
-            cause=Cause.NOT_ATTEMPTED,
-        )
-
-
-def _settle(
+def _add(
     client: DictionaryClient,
     profile: str,
+    settings: OperationSettings,
+    wanted: list[Entry],
     before: list[Entry],
-    results: list[AddResult],
+    progress: ProgressSink | None,
+    cancel: threading.Event | None,
     trail: Trail,
+    lock: RestoreLock | None = None,
 ) -> list[AddResult]:
-    """Unknown additions decided by one listing, then audited; the cached listing is renewed
-    (new ids are unknown otherwise)."""
-    unknown = [r for r in results if r.outcome_unknown]
-    settled = results
-    if unknown:
-        try:
-            after = list(CACHE.fetch(client, profile).entries)
-        except ServiceError:
-            after = None
-        if after is not None:
-            settled = settle_adds(results, before, after)
-        for original, now in zip(results, settled, strict=True):
-            if original.outcome_unknown:
-                trail.record(now)
-    if not unknown or any(r.outcome_unknown for r in settled):
-        CACHE.invalidate(client, profile)
-    return settled
+    """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
+    audited as its chunk's answer comes; a chunk whose answer was lost is never sent again,
+    and is audited once the client's one listing has settled it. Ctrl-C or ``cancel`` sends
+    nothing new and waits for the chunks in flight."""
+    from dataclasses import replace
+
+    from ..models import AddResult, Cause
+    from ..models.terms import entry_problems
+
+    # What the service would refuse is not sent (a bulk request is all or nothing): each such
+    # entry is reported as not added, and the rest go back.
+    refused: dict[int, AddResult] = {}
+    for index, entry in enumerate(wanted):
+        problems = entry_problems(*entry.terms)
+        if problems:
+            why = "; ".join(p.message for p in problems)
+            reason = f"not sent: the service would refuse it ({why})"
+            refused[index] = AddResult(
+                "failure", entry, reason=reason, attempts=0, cause=Cause.INVALID
+            )
+    sendable = [e for i, e in enumerate(wanted) if i not in refused]
+
+    def report(done: int, total: int, result: AddResult) -> None:
+        if lock is not None:
+            lock.sending()  # chunks still going: a re-run after this process dies waits
+        if not result.outcome_unknown:
+            trail.record(result)
+        if progress is not None:
+            progress(done, total, result)  # type: ignore[arg-type]
+
+    if progress is not None:
+        label = f"Restoring {count(len(sendable), 'entry', 'entries')} at {client.host}"
+        progress.start(len(sendable), label)
+    if lock is not None:
+        lock.sending()  # a re-run after this process dies waits for these answers
+    try:
+        batch = client.add_entries(
+            sendable,
+            chunk_size=settings.chunk_size,
+            workers=settings.workers,
+            progress=report,
+            cancel=cancel,
+            on_wait=getattr(progress, "waiting", None),
+            before=before,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+        CACHE.invalidate(client, profile)  # new ids, unknown to the cached listing
+    for index in batch.settled:
+        trail.record(batch.results[index])
+    for result in batch.results:
+        if result.outcome_unknown and result.attempts:
+            trail.record(result)  # the listing could not settle it: audited as unknown
+    why = "interrupted" if batch.why == "interrupted" else "cancelled"
+    sent = iter(
+        replace(r, reason=f"not sent: the restore was {why} first (running it again adds it)")
+        if r.cause is Cause.NOT_ATTEMPTED and batch.why in ("interrupted", "cancelled", "")
+        else r
+        for r in batch.results
+    )
+    return [refused[i] if i in refused else next(sent) for i in range(len(wanted))]

@@ -12,14 +12,24 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import UsageProblem
+from ..errors import ServiceError, UsageProblem
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry
 
-__all__ = ["SnapshotUnderWay", "Trail", "Warn", "say", "snapshot_soon", "take_snapshot"]
+__all__ = [
+    "SnapshotUnderWay",
+    "Trail",
+    "Warn",
+    "listing_failed",
+    "say",
+    "snapshot_soon",
+    "take_snapshot",
+]
+
+_OUTAGES = {"unavailable", "dns", "tls", "timeout", "connection_lost", "gateway", "rate_limited"}
 
 Warn = Callable[[str], None] | None
 """Where an operation says something that is not an error (front ends print it)."""
@@ -31,6 +41,27 @@ def say(warn: Warn, message: str) -> None:
         warn(message)
 
 
+def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
+    """The error when the listing a snapshot needs could not be had: always a service failure
+    (exit 1), and only where going ahead without a copy could help (a listing the service
+    cannot give, not an outage, which would stop the deletion too) does it name that way."""
+    cause = getattr(exc.cause, "value", exc.cause)
+    if dry_run:
+        text = f"{exc}; nothing was sent (dry run)."
+    elif cause in _OUTAGES:
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
+    else:
+        text = (
+            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
+            f"or add --no-snapshot to {what} without a copy."
+        )
+    return ServiceError(
+        text,
+        **exc.facts(),
+        option=None if dry_run or cause in _OUTAGES else "snapshots",
+    )
+
+
 def take_snapshot(
     entries: Iterable[Entry],
     *,
@@ -39,6 +70,7 @@ def take_snapshot(
     base_url: str,
     operation: str,
     added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> Snapshot:
     """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
 
@@ -51,6 +83,7 @@ def take_snapshot(
         operation=operation,
         overlap=False,
         added=added,
+        copies=copies,
     ).result()
 
 
@@ -77,6 +110,7 @@ def snapshot_soon(
     operation: str,
     overlap: bool = True,
     added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
@@ -91,6 +125,7 @@ def snapshot_soon(
             operation=operation,  # type: ignore[arg-type]
             background=overlap,
             added=added,
+            copies=copies,
         )
     except OSError as exc:
         raise _not_saved(exc) from None

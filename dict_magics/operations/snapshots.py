@@ -14,9 +14,14 @@ The format is the contract in DESIGN.md ("Undo for every change")::
 
 ``entries`` are the entries as they were before being deleted or changed; ``added`` the terms
 of the entries the operation adds (a restore removes them). Version 1 (``.../1``: no
-``added``, operations purge and delete only) is still read. We write the header (``added``
-included) on the first line and one entry per line, so listing many large snapshots reads each
-header line and counts lines instead of parsing every entry. Any other layout of the
+``added``, operations purge and delete only) is still read. Plus, only when a deleted entry had
+twins (the same four terms under other ids), ``"copies": {id: n}``: how many entries with its
+terms the dictionary held, so a restore puts back one of two twins while the other is still
+there.
+
+We write the header (``added`` included) on the first line and one entry per line, so listing
+many large snapshots reads each header line and counts lines instead of parsing every entry.
+Any other layout of the
 same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
 """
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 import secrets
 from collections.abc import Iterable
@@ -111,6 +117,7 @@ def start_snapshot(
     operation: Operation,
     background: bool = False,
     added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -120,6 +127,7 @@ def start_snapshot(
     entries = list(entries)
     added = list(added)
     taken_at = datetime.now(timezone.utc)
+    folder = snapshot_dir()
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
@@ -129,9 +137,18 @@ def start_snapshot(
         "operation": operation,
         "added": [e.to_service(with_id=False) for e in added],
     }
-    stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
+    if copies:
+        header["copies"] = copies  # type: ignore[assignment]
+    stem = "-".join(
+        [
+            taken_at.strftime("%Y%m%dT%H%M%S%fZ"),
+            _safe(profile),
+            _safe(host),
+            operation,
+            f"n{_next_sequence():d}",
+        ]
+    )
     data = _serialise(header, entries)
-    folder = snapshot_dir()
     for _ in range(8):  # a name taken (by chance, or by a link planted there): another one
         path = folder / f"{stem}-{secrets.token_hex(3)}.json"
         try:
@@ -139,10 +156,47 @@ def start_snapshot(
         except FileExistsError:
             continue
         snapshot = Snapshot(
-            path, taken_at, profile, host, base_url, operation, entries, added, FORMAT
+            path,
+            taken_at,
+            profile,
+            host,
+            base_url,
+            operation,
+            entries,
+            dict(copies or {}),
+            added,
+            FORMAT,
         )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
+
+
+SEQUENCE_FILE = "snapshot-sequence"
+_SEQUENCE = re.compile(r"-n([0-9]{1,18})-[0-9a-f]{6}\.json$")
+
+
+def _next_sequence() -> int:
+    """A number larger than any snapshot's started before in this data folder (it goes in the
+    file's name, ``...-n42-xxxxxx.json``).
+
+    One byte appended to ``<DICT_MAGICS_HOME>/snapshot-sequence``: an ``O_APPEND`` write places
+    itself at the end
+    of the file atomically, so the descriptor's offset after it is unique and increasing across
+    threads and processes, without a lock and without trusting the clock. A sequence file that
+    went missing is started again above the highest sequence of the snapshots there."""
+    path = localdata.home() / SEQUENCE_FILE
+    fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, b".")
+        number = os.lseek(fd, 0, os.SEEK_CUR)
+        if number == 1:  # a new sequence: above every snapshot already there
+            highest = max((i.sequence or 0 for i in list_snapshots()), default=0)
+            if highest:
+                os.write(fd, b"." * highest)
+                number = os.lseek(fd, 0, os.SEEK_CUR)
+        return number
+    finally:
+        os.close(fd)
 
 
 def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
@@ -187,6 +241,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
         info.base_url,
         info.operation,
         entries,
+        _copies(data.get("copies")),
         _added(path, data),
         data["format"],
     )
@@ -207,6 +262,19 @@ def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
             )
         added.append(Entry("", *(item[k] for k in _TERMS)))
     return added
+
+
+def _copies(raw: Any) -> dict[str, int]:
+    """The optional ``copies`` header (entry id -> how many entries with its four terms the
+    dictionary held when the snapshot was taken); anything malformed is ignored (a restore then
+    counts as version 1 did)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1
+    }
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -262,6 +330,8 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
             f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
             "time."
         ) from None
+    named = _SEQUENCE.search(path.name)
+    sequence = int(named.group(1)) if named else None
     return SnapshotInfo(
         path,
         taken_at,
@@ -270,6 +340,7 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
         data["base_url"],
         data["operation"],
         count,
+        sequence,
     )
 
 
@@ -296,7 +367,13 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
         info = _info(path, profile, host)
         if info is not None:
             found.append(info)
-    found.sort(key=lambda i: (i.taken_at, i.path.name), reverse=True)
+    # Newest first by the order they were started on this machine, not by their clock time: a
+    # snapshot taken while the clock was ahead must not hide a later one. Older snapshots (no
+    # sequence) come after, by time.
+    found.sort(
+        key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
+        reverse=True,
+    )
     return found
 
 

@@ -37,6 +37,7 @@ from ..models.terms import entry_problems, language_problem
 from ..service.settle import settle_adds, settle_updates
 from .connect import connect
 from .context import OperationSettings, ProgressSink
+from .delete import count
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn, take_snapshot
@@ -66,17 +67,11 @@ def plan_sync(
     Raises ``UsageProblem`` for a file it will not read (before any request) and
     ``ServiceError`` when the dictionary cannot be listed.
     """
-    glossary = read_glossary(path, format=format, pair=pair)
-    with connect(settings, client) as (client, profile):
-        listing = CACHE.fetch(client, profile)
-        return make_plan(
-            glossary,
-            listing.entries,
-            host=client.host,
-            profile=profile,
-            delete_missing=delete_missing,
-            pair=_pair(pair),
-        )
+    plan = sync(
+        settings, path, format=format, pair=pair, delete_missing=delete_missing, client=client
+    )
+    assert isinstance(plan, SyncPlan)
+    return plan
 
 
 def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
@@ -311,10 +306,14 @@ class _Apply:
         if not entries:
             return []
         if progress is not None:
-            progress.start(len(entries), f"Adding {len(entries):,} entries at {self.client.host}")
+            progress.start(
+                len(entries),
+                f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
+            )
         try:
             batch = self.client.add_entries(
                 entries,
+                chunk_size=self.settings.chunk_size,
                 workers=self.settings.workers,
                 progress=progress,  # type: ignore[arg-type]
                 cancel=self.cancel,
@@ -324,6 +323,8 @@ class _Apply:
             CACHE.invalidate(self.client, self.profile)
             if progress is not None:
                 progress.stop()
+        if batch.interrupted:
+            self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
         with self._trail("add") as trail:
             for result in batch.results:
                 trail.record(result)
@@ -351,6 +352,8 @@ class _Apply:
             )
         finally:
             CACHE.invalidate(self.client, self.profile)
+        if run.interrupted or run.why:
+            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no deletion after it
         results = [
             r
             if r is not None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from .context import OperationSettings, ProgressSink
+from .delete import count
 from .listing import CACHE
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
@@ -231,10 +232,13 @@ def _readd(
     if not entries or cancel.is_set():
         return []
     if progress is not None:
-        progress.start(len(entries), f"Restoring {len(entries):,} entries at {client.host}")
+        progress.start(
+            len(entries), f"Restoring {count(len(entries), 'entry', 'entries')} at {client.host}"
+        )
     try:
         batch = client.add_entries(
             [replace(e, id="") for e in entries],
+            chunk_size=settings.chunk_size,
             workers=settings.workers,
             progress=progress,  # type: ignore[arg-type]
             cancel=cancel,
@@ -274,7 +278,7 @@ def _remove(
     removed, problems = [], []
     for r in getattr(result, "results", [result]):
         entry = by_id[r.entry_id]
-        if r.ok:
+        if getattr(r, "done", r.ok):  # deleted now, or already gone
             removed.append(entry)
         else:
             problems.append((entry, r.reason or "not removed", r.outcome_unknown))

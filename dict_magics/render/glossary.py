@@ -39,8 +39,13 @@ _COLOUR = {
     "x": "#cf222e",
     "?": "#9a6700",
 }
-_RESULT_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
+_RESULT_COLOUR = {
+    "success": "#1a7f37",
+    "failure": "#cf222e",
+    "unknown": "#9a6700",
+    "absent": "#57606a",
+}
+_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 
 
 def _n(number: int, one: str, many: str | None = None) -> str:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["audit_html", "audit_text", "clean", "snapshots_html", "snapshots_text"]
 
+_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
+_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
 _TABLE = 'class="dict-magics-table" style="border-collapse:collapse;text-align:left"'
 
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from .store import clean
+from .results import details
+from .words import COLOUR, SYMBOL, clean
 
 if TYPE_CHECKING:
     from ..models import Entry, UpdateResult
 
 __all__ = ["update_html", "update_text"]
-
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
 
 
 def _terms(entry: Entry) -> str:
@@ -39,19 +37,12 @@ def _headline(result: UpdateResult) -> str:
     return f"entry {clean(result.entry_id)} not updated ({change})"
 
 
-def _details(result: UpdateResult) -> str:
-    parts = [] if result.http_status is None else [f"HTTP {result.http_status}"]
-    parts.append(f"{result.attempts} attempt" + ("" if result.attempts == 1 else "s"))
-    parts.append(f"{result.elapsed:.2f} s")
-    return ", ".join(parts)
-
-
 def update_text(result: UpdateResult) -> str:
     """One line: symbol, old \u21d2 new, the reason when it did not succeed, and the details."""
-    line = f"{_SYMBOL[result.outcome]} {_headline(result)}"
+    line = f"{SYMBOL[result.outcome]} {_headline(result)}"
     if result.reason and not result.ok:
         line += f" \u2014 {clean(result.reason)}"
-    return f"{line} ({_details(result)})"
+    return f"{line} ({details(result)})"
 
 
 def update_html(result: UpdateResult) -> str:
@@ -59,7 +50,7 @@ def update_html(result: UpdateResult) -> str:
     kind = result.outcome
     reason = f" &mdash; {escape(result.reason)}" if result.reason and not result.ok else ""
     return (
-        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{_COLOUR[kind]}">'
-        f"<b>{_SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
-        f' <span style="color:#57606a">({escape(_details(result))})</span></div>'
+        f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
+        f"<b>{SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
+        f' <span style="color:#57606a">({escape(details(result))})</span></div>'
     )

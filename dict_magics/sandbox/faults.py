@@ -37,10 +37,13 @@ class Handler(Protocol):
 
 __all__ = ["APPLIED", "FAULT_KINDS", "METHODS", "Fault", "FaultQueue", "make_fault", "write_fault"]
 
-METHODS = ("GET", "POST", "DELETE")
+METHODS = ("GET", "POST", "PUT", "DELETE")
 
 FAULT_KINDS = {
-    "status": "answer with `status` (JSON failure body, optional Retry-After); nothing done",
+    "status": "answer with `status` (JSON failure body with `message`, no code; optional "
+    "Retry-After); nothing done",
+    "coded": "answer HTTP `status` with the vendor's error `code` and its documented message "
+    "(`message` instead, when given; optional Retry-After); nothing done",
     "non_json": "answer 200 with a plain-text body; nothing done",
     "no_status": "answer 200 with JSON that has no status; nothing done",
     "other_status": "answer 200 with JSON status 'deleted'; nothing done",
@@ -102,6 +105,8 @@ class Fault:
     delay: float = 0.5
     location: str = ""
     method: str | None = None
+    code: int | None = None
+    message: str | None = None
 
     @property
     def applied(self) -> bool:
@@ -117,6 +122,8 @@ def make_fault(
     delay: float = 0.5,
     location: str = "",
     method: str | None = None,
+    code: int | None = None,
+    message: str | None = None,
 ) -> Fault:
     """A checked ``Fault``: a known kind, a known method, and a GET-only kind only for GET."""
     if kind not in FAULT_KINDS:
@@ -129,8 +136,10 @@ def make_fault(
         if method not in (None, "GET"):
             raise ValueError(f"fault {kind!r} applies to GET only")
         method = "GET"
+    if kind == "coded" and code is None:
+        raise ValueError("fault 'coded' needs the vendor's error code (code=40103, say)")
     retry = None if retry_after is None else str(retry_after)
-    return Fault(kind, count, status, retry, delay, location, method)
+    return Fault(kind, count, status, retry, delay, location, method, code, message)
 
 
 class FaultQueue:
@@ -147,6 +156,11 @@ class FaultQueue:
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
+
+    def peek(self, method: str) -> Fault | None:
+        """The first pending fault for ``method``, not counted as met."""
+        with self._lock:
+            return next((f for f in self._faults if f.method in (None, method)), None)
 
     def take(self, method: str) -> Fault | None:
         """The first pending fault for ``method``, counted as met once."""
@@ -172,7 +186,8 @@ def _head(code: int, headers: dict[str, str]) -> bytes:
 
 def _status(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     extra = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
-    h.send_json(f.status, {"status": "failure", "message": "injected fault"}, extra)
+    message = f.message if f.message is not None else "injected fault"
+    h.send_json(f.status, {"status": "failure", "message": message}, extra)
 
 
 def _non_json(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
@@ -278,6 +293,17 @@ def _continue_flood(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> No
 _FILLER = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
 
 
+def _coded(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+    from ..models.codes import MESSAGES
+
+    assert f.code is not None
+    extra = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+    message = f.message if f.message is not None else MESSAGES.get(f.code, "")
+    h.send_json(
+        f.status, {"status": "failure", "data": {"code": f.code, "message": message}}, extra
+    )
+
+
 def _malformed_listing(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     entries = [dict(e) for e in data["data"]["entries"]]
     for n in range(len(entries), 2):  # too few entries to garble: garble made-up ones
@@ -289,6 +315,7 @@ def _malformed_listing(h: Handler, f: Fault, code: int, data: dict[str, Any]) ->
 
 _WRITERS: dict[str, Callable[[Handler, Fault, int, dict[str, Any]], None]] = {
     "status": _status,
+    "coded": _coded,
     "non_json": _non_json,
     "no_status": _no_status,
     "other_status": _other_status,

@@ -57,7 +57,7 @@ class _Operation:
     items: list[dict[str, str]] = field(default_factory=list)
     token_for: tuple[str, int | None] | None = None
 
-    def run(self, sandbox: Any) -> _Done:  # the server.SandboxServer (it imports this module)
+    def run(self, sandbox: Any) -> _Done:  # a server.SandboxServer (which imports this)
         store: EntryStore = sandbox._store
         if self.name == "list":
             return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
@@ -169,7 +169,11 @@ class Handler(BaseHTTPRequestHandler):
         self.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
     def send_json(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None):
-        self.send(code, json.dumps(data, ensure_ascii=False).encode(), "application/json", extra)
+        # A term may hold a lone surrogate (as a real service's JSON may: "\ud800"): sent as
+        # that escape, since UTF-8 cannot carry it.
+        text = json.dumps(data, ensure_ascii=False)
+        body = text.encode("utf-8", "backslashreplace")
+        self.send(code, body, "application/json", extra)
 
     def reset(self) -> None:
         """Close with a reset, so the client sees the connection die with no answer."""
@@ -273,8 +277,9 @@ class Handler(BaseHTTPRequestHandler):
             if sandbox.latency:
                 time.sleep(sandbox.latency)
             return self._rate_limited()
-        fault = sandbox._faults.take(self.command)
-        if fault is not None and fault.kind == "drop_before":
+        first = sandbox._faults.peek(self.command)
+        if first is not None and first.kind == "drop_before":
+            sandbox._faults.take(self.command)
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             self.reset()
             return
@@ -286,8 +291,13 @@ class Handler(BaseHTTPRequestHandler):
             self._check(operation)
         except Rejected as problem:
             return self._refuse(problem, operation.entry_id)
+        # Only a request the service would take meets a fault: one refused (a nonce overtaken
+        # on another connection, say) leaves it for the next.
+        fault = sandbox._faults.take(self.command)
         if fault is not None:
             return self._fault(fault, operation)
+        if operation.name in ("add", "bulk") and sandbox.add_delay:
+            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
         done = operation.run(sandbox)
         logged_id = self._logged_id(operation, done.entry)
         sandbox._log(

@@ -13,12 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ServiceError
-from ..models import Cause, Entry, Outcome
+from ..models import Cause, Entry, Outcome, codes
 from . import retry
 from .paths import host_of
 from .transport import FailureKind, NetworkFailure, Reply
 
-__all__ = ["NONCE_REUSED", "Verdict", "excerpt", "judge", "parse_listing"]
+__all__ = [
+    "NONCE_REUSED",
+    "NONCE_TOO_BIG",
+    "Verdict",
+    "excerpt",
+    "judge",
+    "parse_listing",
+    "vendor_error",
+]
 
 FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 EXCERPT_CHARS = 160
@@ -27,6 +35,11 @@ NONCE_REUSED = (
     "(a second notebook, a script, the command line) is probably sending requests with the "
     "same access key at the same moment, or a gateway replayed the request; try again, or give "
     "each process its own access key"
+)
+NONCE_TOO_BIG = (
+    "the service refused the request's nonce as too big: this computer's clock may be far "
+    "ahead, or the nonce state file (in the data folder's 'nonces' folder) holds a value the "
+    "service cannot take; set the clock right, or delete that file"
 )
 
 
@@ -43,6 +56,39 @@ class Verdict:
     nonce_reused: bool = False
     data: Any = None
     problem: str | None = None
+    code: int | None = None
+    """The vendor's error code, when the answer carried one."""
+    vendor_message: str | None = None
+    """The vendor's words with that code (an excerpt: printable, bounded)."""
+
+    @property
+    def rate_limited(self) -> bool:
+        """429 or 40103: not acted on; every worker pauses and the request goes again."""
+        return self.http_status == 429 or self.code == codes.FREQUENCY_LIMIT
+
+    @property
+    def nonce_too_small(self) -> bool:
+        """40005: not acted on; send again at once with a fresh, larger nonce."""
+        return self.code == codes.NONCE_TOO_SMALL
+
+
+def vendor_error(data: Any) -> tuple[int, str] | None:
+    """``(code, message)`` of an answer in the vendor's error shape ``{"status": "failure",
+    "data": {"code", "message"}}`` (the message as a bounded, printable excerpt), else
+    ``None``."""
+    if not isinstance(data, dict) or data.get("status") != "failure":
+        return None
+    inner = data.get("data")
+    if not isinstance(inner, dict):
+        return None
+    code = inner.get("code")
+    if isinstance(code, str) and code.isascii() and code.isdigit() and len(code) < 10:
+        code = int(code)
+    if isinstance(code, bool) or not isinstance(code, int):
+        return None
+    message = inner.get("message")
+    text = excerpt(message.encode("utf-8", "replace")) if isinstance(message, str) else ""
+    return code, text or codes.MESSAGES.get(code, "")
 
 
 def judge(
@@ -111,6 +157,9 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
         # action (post-redirect-get, a framework's destroy-then-redirect): maybe acted.
         outcome: Outcome = "failure" if code in (307, 308) else "unknown"
         return Verdict(outcome, Cause.REDIRECT, reason, code)
+    vendor = vendor_error(data) if problem is None else None
+    if vendor is not None:
+        return _judge_code(method, code, headers, *vendor)
     message = _message(data)
     if code in (401, 403):
         if retry.is_nonce_reused(message):
@@ -140,6 +189,34 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
     cause, reason = _unreadable(code, data, problem, reply.body, limit, timeout)
     outcome = "failure" if 400 <= code < 500 else "unknown"
     return Verdict(outcome, cause, reason, code, problem=problem)
+
+
+def _judge_code(method: str, http_status: int, headers: Any, code: int, message: str) -> Verdict:
+    """An answer carrying one of the vendor's error codes: judged by the code, whatever the
+    HTTP status (the vendor does not document it)."""
+    said = f"[{code}] {message}".rstrip()
+    extra = {"code": code, "vendor_message": message}
+    if code == codes.NONCE_TOO_SMALL:
+        reason = f"the service refused the request's nonce as too small ({said}); not acted on"
+        return Verdict("failure", Cause.NONCE, reason, http_status, **extra)
+    if code == codes.NONCE_TOO_BIG:
+        reason = f"{NONCE_TOO_BIG} ({said})"
+        return Verdict("failure", Cause.NONCE, reason, http_status, **extra)
+    if code == codes.FREQUENCY_LIMIT:
+        again = retry.Retry(after=retry.parse_retry_after(_header(headers, "Retry-After")))
+        reason = f"rate-limited by the service ({said})"
+        return Verdict("failure", Cause.RATE_LIMITED, reason, http_status, again, **extra)
+    if code in codes.AUTH_CODES:
+        check = "the access key and the secret key"
+        if code == codes.ENGINE_AUTH:
+            check = "the token (a new one is needed) and the keys"
+        reason = f"the service refused the credentials: {said} (check {check})"
+        return Verdict("failure", Cause.AUTH, reason, http_status, **extra)
+    if code in codes.DATA_CODES:
+        reason = f"the service refused the request's data: {said}"
+        return Verdict("failure", Cause.INVALID, reason, http_status, **extra)
+    reason = f"the service answered status 'failure': {said}"
+    return Verdict("failure", Cause.REFUSED, reason, http_status, **extra)
 
 
 def _unreadable(

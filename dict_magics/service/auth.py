@@ -64,7 +64,7 @@ class SecretBody(Unpicklable, bytes):
 
 def token_request_body(access_key: str, secret_key: str, duration: int) -> SecretBody:
     """``{accessKey, secretKey, duration}`` as the token endpoint takes it."""
-    data = {"accessKey": access_key, "secretKey": str(secret_key), "duration": int(duration)}
+    data = {"accessKey": access_key, "secretKey": secret_key, "duration": int(duration)}
     return SecretBody(json.dumps(data).encode("utf-8"))
 
 

@@ -40,7 +40,7 @@ from ..models import (
     Outcome,
     UpdateResult,
 )
-from ..models.secret import Secret, mask
+from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
 from . import batch, retry
 from .answers import Verdict, judge, parse_listing
@@ -76,6 +76,10 @@ LIST_PATH = API_PREFIX.rstrip("/")
 """The collection: ``GET`` lists it, ``POST`` adds to it."""
 BULK_PATH = LIST_PATH + "/bulk"
 """``POST`` a JSON array of entries: all added, or none."""
+NONCE_RETRIES = 25
+"""How many times one request is sent again at once after 40005 ("nonce too small": not acted
+on), each with a fresh, larger nonce; these do not count against ``max_retries``. Parallel
+connections reorder a few requests; 25 in a row means something else is wrong."""
 _UNKNOWN_DELETE = (
     ". The request may have reached the service, so the entry may be gone; sending it again "
     "is safe (it answers 'no such entry' if so)"
@@ -111,10 +115,19 @@ class _Final:
     elapsed: float
     data: Any = None
     problem: str | None = None
+    code: int | None = None
+    vendor_message: str | None = None
+    nonce_refusals: int = 0
 
 
-class DictionaryClient:
-    """Deletes, lists and adds user-dictionary entries with signed requests.
+class DictionaryClient(Unpicklable):
+    """Deletes, lists, adds (one or in bulk) and updates user-dictionary entries.
+
+    ``auth="signature"`` (the default) signs every request (accessKey, nonce, signature);
+    ``auth="token"`` gets one token (``service.auth``: shared by every client of this service
+    and keys in the process, asked to last ``token_duration`` seconds, renewed before it ends
+    and once after a refusal) and sends it as ``Authorization: Bearer``. The client cannot be
+    pickled: it holds the secret.
 
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
@@ -245,14 +258,15 @@ class DictionaryClient:
         text = check_id(entry_id)
         return guarded(lambda stop: self._delete_one(text, stop, ready))
 
-    def delete_all(self) -> DeleteResult:
+    def delete_all(self, *, ready: Callable[[], object] | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
 
-        Ctrl-C behaves as for ``delete_entry``.
+        Ctrl-C and ``ready`` behave as for ``delete_entry``.
         """
 
         def purge(stop: Callable[[], bool]) -> DeleteResult:
-            return self._delete_result(None, self._exchange("DELETE", purge_path(), stop=stop))
+            final = self._exchange("DELETE", purge_path(), stop=stop, ready=ready)
+            return self._delete_result(None, final)
 
         return guarded(purge)
 
@@ -307,9 +321,9 @@ class DictionaryClient:
     def list_entries(self) -> EntryList:
         """Every entry, from the signed ``GET`` listing (retried like a DELETE).
 
-        Raises ``ListingUnsupportedError`` when the service has no listing (404, 405, or an
-        answer that is not JSON) and ``ServiceError`` for a listing it cannot use (malformed,
-        refused, or no answer). Read-only, so Ctrl-C simply interrupts it.
+        Raises ``ListingUnsupportedError`` when the service has no listing (404, 405, 501) and
+        ``ServiceError`` for a listing it cannot use (malformed, not JSON, refused, or no
+        answer). Read-only, so Ctrl-C simply interrupts it.
         """
         final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
         return self._listing(final)
@@ -416,8 +430,7 @@ class DictionaryClient:
             after = self._listing_after()
             if after is not None:
                 listed = True
-                again = "sending it again is safe"
-                results = settle_adds(results, known, after, again=again)
+                results = settle_adds(results, known, after)
         interrupted = run.interrupted or cancel.is_set()
         return AddBatch(
             results,
@@ -438,29 +451,80 @@ class DictionaryClient:
         ``old`` (the entry as listed before) is carried into the result. Ctrl-C behaves as for
         ``delete_entry``.
         """
-        text = check_id(entry_id)
-        if not isinstance(entry, Entry):
-            raise DictMagicsError(f"update_entry needs an Entry, not {type(entry).__name__}.")
-        check_entries([entry])
-        new = Entry(text, *entry.terms)
-        body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+        text, new = _checked_update(entry_id, entry)
+        return guarded(lambda stop: self._update_one((text, new, old), stop))
 
-        def update(stop: Callable[[], bool]) -> UpdateResult:
-            final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
-            return UpdateResult(
-                "success" if final.outcome == "success" else "failure",
+    def update_entries(
+        self,
+        updates: Iterable[tuple[str | int, Entry]],
+        *,
+        old: Mapping[str, Entry] | None = None,
+        workers: int = settings.WORKERS,
+        progress: Callable[[int, int, UpdateResult], None] | None = None,
+        cancel: threading.Event | None = None,
+        on_wait: WaitListener | None = None,
+    ) -> list[UpdateResult]:
+        """Several ``(id, entry)`` updates on ``workers`` threads (the batch engine of
+        ``delete_entries``): every one checked before the first request, results in input
+        order, ``old[id]`` carried into each result; Ctrl-C, ``cancel`` and refused credentials
+        stop as in ``delete_entries`` (updates never sent are ``not_attempted``)."""
+        if isinstance(updates, str | bytes | Mapping):
+            raise DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
+        old = old or {}
+        checked = [_checked_update(i, e) for i, e in updates]
+        items = [(text, new, old.get(text)) for text, new in checked]
+        if not _is_int(workers) or workers < 1:
+            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
+        if not items:
+            return []
+        workers = min(workers, len(items))
+        self._transport.ensure_pool(workers)
+        with self._gate.listen(on_wait):
+            run = batch.run(
+                items,
+                self._update_one,
+                workers=workers,
+                sent=_was_sent,
+                refused=_refused,
+                progress=progress,
+                cancel=cancel,
+                name="dict-magics-update",
+            )
+        return [
+            r
+            if r is not None
+            else UpdateResult(
+                "failure",
                 text,
                 new,
-                old,
-                http_status=final.http_status,
-                reason=_with_consequence(final, _UNKNOWN_UPDATE),
-                outcome_unknown=final.outcome == "unknown",
-                attempts=final.attempts,
-                elapsed=final.elapsed,
-                cause=final.cause,
+                before,
+                reason=_never_sent_reason(run.why, "update"),
+                attempts=0,
+                cause=Cause.NOT_ATTEMPTED,
             )
+            for (text, new, before), r in zip(items, run.results, strict=True)
+        ]
 
-        return guarded(update)
+    def _update_one(
+        self, item: tuple[str, Entry, Entry | None], stop: Callable[[], bool]
+    ) -> UpdateResult:
+        text, new, old = item
+        body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
+        final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
+        return UpdateResult(
+            "success" if final.outcome == "success" else "failure",
+            text,
+            new,
+            old,
+            http_status=final.http_status,
+            reason=_with_consequence(final, _UNKNOWN_UPDATE),
+            outcome_unknown=final.outcome == "unknown",
+            attempts=final.attempts,
+            elapsed=final.elapsed,
+            cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
+        )
 
     def _add_chunk(self, chunk: list[Entry], stop: Callable[[], bool]) -> list[AddResult]:
         """One bulk POST: every entry of the chunk ends as the request did."""
@@ -515,6 +579,8 @@ class DictionaryClient:
             attempts=final.attempts,
             elapsed=final.elapsed,
             cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -540,11 +606,13 @@ class DictionaryClient:
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
 
-        A 429 spends the rate-limit patience (time), not ``max_retries``: the gate holds every
-        worker until the service's ``Retry-After`` and paces them after it. With token auth
-        each attempt carries a token good for a while yet, and a refused token is renewed and
-        the request sent once more (refused, it was not acted on). ``bare``: no credentials in
-        the headers (the token request itself).
+        A 429 or 40103 spends the rate-limit patience (time), not ``max_retries``: the gate
+        holds every worker until the service's ``Retry-After`` and paces them after it. A 40005
+        (nonce too small: not acted on, whatever the method) is sent again at once with a fresh
+        nonce, up to ``NONCE_RETRIES`` times, not counted against ``max_retries`` either. With
+        token auth each attempt carries a token good for a while yet, and a refused token is
+        renewed and the request sent once more (refused, it was not acted on). ``bare``: no
+        credentials in the headers (the token request itself).
         """
         tokens = None if bare else self._tokens
         renewed = 0  # the one re-send after a refused token
@@ -552,7 +620,8 @@ class DictionaryClient:
         started = time.monotonic()
         earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
         fresh_nonce = 0  # the one re-send after "nonce already used" (never acted on)
-        limited = 0  # attempts answered 429
+        limited = 0  # attempts answered 429 / 40103
+        nonce_refusals = 0  # attempts answered 40005
         attempt = 0
         verdict: Verdict | None = None
         before_sending = None if ready is None else _then_unless_stopped(ready, stop)
@@ -586,7 +655,7 @@ class DictionaryClient:
                     return _never_sent(started, _BEFORE_SENDING)
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 limited += 1
                 self._limited(ticket, verdict)
             elif verdict.http_status is not None:
@@ -595,6 +664,17 @@ class DictionaryClient:
                 renewed = 1
                 tokens.refused(self._auth.generation)  # type: ignore[union-attr]
                 continue
+            if verdict.nonce_too_small:
+                nonce_refusals += 1
+                if stop():
+                    return self._settle(verdict, earlier, attempt, started, _STOPPED)
+                if nonce_refusals <= NONCE_RETRIES:
+                    refused = getattr(self._auth, "nonce_refused", None)
+                    if refused is not None:
+                        refused(nonce_refusals)
+                    continue
+                tail = f"; gave up after {nonce_refusals} fresh nonces were refused"
+                return self._settle(verdict, earlier, attempt, started, tail, nonce_refusals)
             if verdict.nonce_reused and not fresh_nonce:
                 fresh_nonce = 1
                 # "Already used" can also mean a gateway replayed this very request after the
@@ -611,7 +691,7 @@ class DictionaryClient:
                 return self._settle(verdict, earlier, attempt, started, "")
             if stop():
                 return self._settle(verdict, earlier, attempt, started, _STOPPED)
-            if verdict.http_status == 429:
+            if verdict.rate_limited:
                 waited = time.monotonic() - started + self._gate.waiting()
                 if waited <= self.rate_limit_patience:
                     continue  # the gate waits
@@ -620,7 +700,7 @@ class DictionaryClient:
                     f"pass the {self.rate_limit_patience:g} s allowed for the service's rate limit"
                 )
                 return self._settle(verdict, earlier, attempt, started, tail)
-            retries = attempt - fresh_nonce - limited - renewed
+            retries = attempt - fresh_nonce - limited - nonce_refusals - renewed
             if retries <= self.max_retries:
                 if _pause(self._delay(retries, again.after), stop):
                     continue
@@ -652,7 +732,14 @@ class DictionaryClient:
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             reason = f"could not get a token from {self.host}: {why}; this request was not sent"
             return _Final(
-                "failure", cause, reason, final.http_status, final.attempts, final.elapsed
+                "failure",
+                cause,
+                reason,
+                final.http_status,
+                final.attempts,
+                final.elapsed,
+                code=final.code,
+                vendor_message=final.vendor_message,
             )
         self._auth.use(token, generation)
         return None
@@ -669,6 +756,7 @@ class DictionaryClient:
         attempts: int,
         started: float,
         tail: str,
+        nonce_refusals: int = 0,
     ) -> _Final:
         outcome, cause, reason = verdict.outcome, verdict.cause, f"{verdict.reason}{tail}"
         if verdict.outcome == "success":
@@ -687,6 +775,9 @@ class DictionaryClient:
             time.monotonic() - started,
             verdict.data,
             verdict.problem,
+            verdict.code,
+            verdict.vendor_message,
+            nonce_refusals,
         )
 
     # -- the listing -------------------------------------------------------------------------------
@@ -696,7 +787,10 @@ class DictionaryClient:
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, where), where)
         code = final.http_status
-        if code in (404, 405) or (final.problem in ("not_json", "empty") and (code or 500) < 500):
+        # Only "no such endpoint" means the service has no listing. Any other unreadable answer,
+        # a 200 gateway page included, is a listing that failed this time: remembered as "no
+        # listing", it would let deletes go ahead without a copy for a minute.
+        if code in (404, 405, 501):
             raise ListingUnsupportedError(
                 f"the service at {where} offers no listing of the dictionary "
                 f"(HTTP {code}: {final.reason})",
@@ -707,6 +801,8 @@ class DictionaryClient:
             f"could not list the dictionary at {where}: {final.reason}",
             cause=final.cause,
             http_status=code,
+            code=final.code,
+            vendor_message=final.vendor_message,
         )
 
 
@@ -721,6 +817,15 @@ def check_entries(entries: Sequence[Entry]) -> None:
             raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
+def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
+    """The checked id and the new entry under it; raises before any request."""
+    text = check_id(entry_id)
+    if not isinstance(entry, Entry):
+        raise DictMagicsError(f"an update needs an Entry, not {type(entry).__name__}.")
+    check_entries([entry])
+    return text, Entry(text, *entry.terms)
+
+
 def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
     return AddResult(
         final.outcome if final.outcome != "unknown" else "failure",
@@ -731,6 +836,8 @@ def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
         attempts=final.attempts,
         elapsed=final.elapsed,
         cause=final.cause,
+        code=final.code,
+        vendor_message=final.vendor_message,
     )
 
 
@@ -738,12 +845,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _was_sent(result: DeleteResult | AddResult) -> bool:
+def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
     """Whether a batch's request went out (else it stopped while waiting at the rate gate)."""
     return result.attempts > 0
 
 
-def _refused(result: DeleteResult | AddResult) -> bool:
+def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
     return result.cause is Cause.AUTH
 
 

@@ -39,8 +39,8 @@ def decide(
     ``before`` and ``after`` are the keys listed before and after the requests (a multiset:
     repeat a key for each entry), ``known`` the changes known to have happened meanwhile.
     """
-    change = Counter(after)
-    change.subtract(Counter(before))
+    change = Counter(list(after))  # keys: a mapping counts each of its keys once
+    change.subtract(Counter(list(before)))
     for key, delta in known:
         change[key] -= delta
     decided: list[bool | None] = []
@@ -155,7 +155,7 @@ def settle_adds(
     before: Sequence[Entry],
     after: Sequence[Entry],
     *,
-    again: str = "running the restore again is safe",
+    again: str = "adding it again is safe",
 ) -> list[AddResult]:
     """Each unknown addition decided by how many entries with its terms the listing ``after``
     holds, beyond those listed ``before`` and those known to have been added. ``again`` says

@@ -4,13 +4,19 @@ The service authenticates a request by ``signature = hex(HMAC-SHA256(secret, non
 as its own client samples compute it. Keeping this in one place means the magics, the panel,
 the command line and the sandbox can never disagree about what a valid request is.
 
-The service rejects a nonce its access key has used before, and a user may run several
-processes with one key at once (two terminals, two kernels). ``SignedAuth`` therefore takes its
-nonces from a source shared by every process on the machine that uses the same access key.
+The vendor documents that each request's nonce must be greater than the last one the service
+accepted for the access key (40005 otherwise), and a user may run several processes with one
+key at once (two terminals, two kernels). So a nonce is drawn as late as possible (the transport
+draws it once connected, right before the request's first byte goes out, through
+``SignedAuth.stamp``), and in sending order: one draw at a time per key across every thread and
+process on this machine (a lock and a file lock), held until a small request's bytes are
+written. Parallel connections can still deliver requests out of order; the client answers a
+40005 by sending again with a fresh, larger nonce.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -18,7 +24,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,7 @@ from requests import PreparedRequest
 from requests.auth import AuthBase
 
 from .. import localdata
+from ..models.codes import MAX_NONCE
 from ..models.secret import Secret, Unpicklable
 
 __all__ = [
@@ -39,25 +46,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BLOCK = 64
-"""Values a process reserves at least per file lock (taking the lock costs 0.1-0.2 ms)."""
-WINDOW_MS = 250
-"""Clock time a reservation covers when no process is ahead of the clock, so that a process
-sending a request every few milliseconds takes the lock a few times a second, not per request."""
-MAX_AHEAD_MS = 3_000
-"""No nonce is ever handed out further ahead of the clock than this (the service allows 5
-minutes); a process that would go further waits for the clock instead."""
-MAX_WAIT_MS = 1_000
-"""Further ahead than this the clock itself was set back: waiting for it could take up to a
-minute, so the values go on from where they are (the service may refuse them until the clock
-catches up)."""
-MAX_LEAD_MS = 60_000
-"""A reserved value further ahead of the clock than this is damage (written while the clock was
-far wrong, or by hand): the service would refuse every value from there for as long (it allows
-5 minutes), so the values restart from the clock, and the process's other keys are spared."""
 RESERVE_TIMEOUT_S = 5.0
-"""The longest one nonce waits for the file lock and the clock; past it the source falls back
-to this process alone (with the one warning) rather than hold up every request."""
+"""The longest one nonce waits for the file lock; past it the source falls back to this
+process alone (with the one warning) rather than hold up every request."""
+FAR_AHEAD_MS = 86_400_000
+"""A shared value further ahead of the clock than this is worth one warning (the values still
+go on from it: going back below it would be refused by the service until the clock caught up)."""
+MAX_SKIP_MS = 60_000
+"""The most ``skip_ahead`` moves the values past the clock at once."""
 
 # Every source and lock a forked child must not share with its parent (see _after_fork).
 _forkable: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -97,15 +93,20 @@ class NonceSource:
         """The last value handed out (0 before the first)."""
         return self._last
 
-    def take_within(self, floor: int, ceiling: int) -> int | None:
-        """The next value if it can lie in ``[floor, ceiling]``, else ``None`` (nothing taken)."""
+    def draw_above(self, floor: int) -> int:
+        """The next value, and at least ``floor``."""
         now = _now_ms()
         with self._lock:
-            value = max(now, self._last + 1, floor)
-            if value > ceiling:
-                return None
-            self._last = value
-            return value
+            self._last = max(now, self._last + 1, floor)
+            return self._last
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[str]:
+        """The next value, with this source held until the block ends: nothing else is drawn
+        from it (in this process) until the request signed with it has gone out."""
+        with self._lock:
+            self._last = max(_now_ms(), self._last + 1)
+            yield str(self._last)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
@@ -122,21 +123,22 @@ def _key_digest(access_key: str) -> str:
 
 
 class SharedNonceSource:
-    """Nonces for one access key, distinct across every process on this machine using it.
+    """Nonces for one access key, increasing across every process on this machine using it.
 
     The processes share a state file under ``DICT_MAGICS_HOME/nonces`` (named by a hash of the
-    key) holding the highest value any of them has reserved. Under a file lock a process
-    reserves the next block of values above it, and then hands them out with no lock at all:
-    blocks never overlap, so no two processes can issue the same value, and each process's
-    values strictly increase. Values follow the clock (a block starts at the clock when no
-    process is ahead of it) and never run more than ``MAX_AHEAD_MS`` ahead of it (unless the
-    clock itself is set back).
+    key) holding the last value any of them drew. Each draw takes the file lock, reads it, draws
+    the next value above it (and above the clock, and above anything this process drew), and
+    writes it back: no value is ever below one another process already drew, and values come
+    out in the order they are drawn. ``lease()`` keeps the locks until the request signed with
+    the value has been written, so values also go out in that order. One draw costs a file lock
+    (about 0.1-0.3 ms: see benchmarks/nonce_cost.py), nothing next to a round trip.
 
     Values are also drawn through ``local`` (by default the process-wide ``next_nonce``), so
     they never repeat a value any other source in this process handed out. When the state file
     cannot be used (a read-only data folder; a symbolic link or anything but a regular file of
-    this user in its place; a lock or clock not free within ``RESERVE_TIMEOUT_S``), the source
-    falls back to ``local`` alone, with one warning. A damaged state is rewritten clean.
+    this user in its place; a lock not free within ``RESERVE_TIMEOUT_S``), the source falls back
+    to ``local`` alone, with one warning. A damaged state (not a number, or beyond the largest
+    nonce the service takes) is rewritten from the clock, with one warning.
     """
 
     def __init__(self, access_key: str, *, local: NonceSource | None = None) -> None:
@@ -145,60 +147,74 @@ class SharedNonceSource:
         self._local = local or next_nonce
         self._lock = threading.Lock()
         self._file_lock: Any = None
-        self._start, self._limit = 0, -1  # this process's current block (none yet)
         self._shared = True
+        self._floor = 0
         self._damage_seen = False
+        self._ahead_seen = False
         _forkable.add(self)
 
     def __repr__(self) -> str:
         state = "shared" if self._shared else "this process only"
         return f"SharedNonceSource({self._name[:12]}\u2026, {state})"
 
+    @property
+    def state_path(self) -> Path:
+        """The file the processes share (it holds a number, no secret)."""
+        return self._folder / f"{self._name}.nonce"
+
     def __call__(self) -> str:
+        with self.lease() as value:
+            return value
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[str]:
+        """Draw the next value and hold every other draw of this key (threads and processes)
+        until the block ends: sign and write the request inside it."""
         with self._lock:
-            deadline = time.monotonic() + RESERVE_TIMEOUT_S
-            while self._shared:
-                value = self._local.take_within(self._start, self._limit)
-                if value is not None:
-                    return str(value)
-                self._reserve(deadline)
-            return self._local()
+            if self._shared:
+                try:
+                    held = self._locked().acquire(timeout=RESERVE_TIMEOUT_S)
+                    held.__enter__()
+                except OSError as exc:  # a read-only folder, a symbolic link, a lock held
+                    self._shared = False
+                    _warn_once(self._folder, exc)
+                else:
+                    try:
+                        value = self._draw_shared()
+                    except OSError as exc:
+                        held.__exit__(None, None, None)
+                        self._shared = False
+                        _warn_once(self._folder, exc)
+                    else:
+                        try:
+                            yield str(value)
+                        finally:
+                            held.__exit__(None, None, None)
+                        return
+            yield str(self._local.draw_above(self._floor))
 
-    def _reserve(self, deadline: float) -> None:
-        """Reserve the next block of values above every process's, or stop sharing."""
+    def skip_ahead(self, ms: int) -> None:
+        """Make the next values at least ``ms`` past the clock (at most ``MAX_SKIP_MS``): the
+        service keeps refusing values as too small, so it accepted larger ones (another machine
+        with a clock ahead, say)."""
+        self._floor = max(self._floor, _now_ms() + min(ms, MAX_SKIP_MS))
+
+    def _draw_shared(self) -> int:
+        """Under the file lock: the next value above the state's, written back."""
+        fd = localdata.open_private(self.state_path, os.O_RDWR | os.O_CREAT)
         try:
-            while (wait_ms := self._try_reserve(deadline)) > 0:
-                if time.monotonic() + wait_ms / 1000 > deadline:
-                    raise TimeoutError(f"no nonces free within {RESERVE_TIMEOUT_S:g} s")
-                time.sleep(wait_ms / 1000)  # outside the file lock: others wait for the clock too
-        except OSError as exc:  # a read-only folder, a symbolic link, a lock held, a timeout
-            self._shared = False
-            _warn_once(self._folder, exc)
-
-    def _try_reserve(self, deadline: float) -> int:
-        """Reserve a block under the file lock and return 0, or the ms to wait for the clock."""
-        with self._locked().acquire(timeout=max(0.0, deadline - time.monotonic())):
-            path = self._folder / f"{self._name}.nonce"
-            fd = localdata.open_private(path, os.O_RDWR | os.O_CREAT)
-            try:
-                now = _now_ms()
-                reserved = _parse_state(os.read(fd, 64), now)
-                if reserved is None:
-                    self._note_damage(path)
-                    reserved = now + MAX_AHEAD_MS  # the highest any process can have reserved
-                start = max(now, reserved + 1, self._local.last + 1)
-                ceiling = now + MAX_AHEAD_MS
-                limit = min(max(start + BLOCK, now + WINDOW_MS) - 1, ceiling)
-                if start - ceiling > MAX_WAIT_MS:  # the clock was set back
-                    limit = start + BLOCK - 1
-                if limit < start:  # wait for the clock; the file holds a clean bound meanwhile
-                    _write_state(fd, reserved)
-                    return start - ceiling
-                _write_state(fd, limit)
-                self._start, self._limit = start, limit
-                return 0
-            finally:
-                os.close(fd)
+            now = _now_ms()
+            last = _parse_state(os.read(fd, 64))
+            if last is None:
+                self._note_damage(self.state_path)
+                last = 0
+            elif last - now > FAR_AHEAD_MS:
+                self._note_far_ahead(self.state_path, last - now)
+            value = self._local.draw_above(max(last + 1, self._floor))
+            _write_state(fd, value)
+            return value
+        finally:
+            os.close(fd)
 
     def _locked(self) -> Any:
         """The file lock of this key's state file, made (with its folder) on first use."""
@@ -214,39 +230,43 @@ class SharedNonceSource:
     def _note_damage(self, path: Path) -> None:
         if not self._damage_seen:
             self._damage_seen = True
+            log.warning("the nonce state %s was damaged: nonces go on from the clock", path)
+
+    def _note_far_ahead(self, path: Path, ahead_ms: int) -> None:
+        if not self._ahead_seen:
+            self._ahead_seen = True
             log.warning(
-                "the nonce state %s was damaged or far ahead of the clock: nonces go on from "
-                "the clock",
+                "the nonce state %s is %.1f hours ahead of this computer's clock (was the clock "
+                "wrong?): nonces go on from it, as the service refuses smaller ones",
                 path,
+                ahead_ms / 3_600_000,
             )
 
     def _after_fork(self) -> None:
-        # The parent's block is the parent's: a child reserves its own.
         self._lock = threading.Lock()
         self._file_lock = None
-        self._start, self._limit = 0, -1
 
 
 def _write_state(fd: int, value: int) -> None:
     """Fixed width, in place: a reader never sees a shorter, older value (no fsync: after a
-    crash of the machine its clock has long passed anything reserved). Whatever followed it
-    (a longer, damaged content) is cut off."""
+    crash of the machine its clock has long passed anything drawn). Whatever followed it (a
+    longer, damaged content) is cut off."""
     data = b"%020d\n" % value
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, data)
     os.ftruncate(fd, len(data))
 
 
-def _parse_state(data: bytes, now: int) -> int | None:
-    """The highest value reserved so far, or ``None`` when the file is damaged: not a number,
-    or further ahead of the clock than ``MAX_LEAD_MS``."""
+def _parse_state(data: bytes) -> int | None:
+    """The last value drawn so far, or ``None`` when the file is damaged: not a number, or
+    beyond the largest nonce the service takes."""
     if not data:
         return 0
     try:
         value = int(data.decode("ascii"))
     except ValueError:
         return None
-    return None if value > now + MAX_LEAD_MS else value
+    return None if not 0 <= value < MAX_NONCE else value
 
 
 _warned = False
@@ -292,13 +312,16 @@ if hasattr(os, "register_at_fork"):
 
 
 class SignedAuth(Unpicklable, AuthBase):
-    """Signs the prepared request at send time, over its exact ``path_url``.
+    """Signs requests over their exact ``path_url``, with a nonce drawn at send time.
 
-    Signing the prepared request rather than a path we built ourselves guarantees that what is
-    signed is byte for byte what goes on the wire. Every call takes a fresh nonce, so a retried
-    request is a new, validly signed request and never a replay. Nonces come from
-    ``nonces_for(access_key)`` unless ``nonces`` is given. It cannot be pickled; a copy shares
-    the original's nonce source (a copied source would repeat its values).
+    The transport calls ``prepare`` when requests prepares the request (the fixed headers) and
+    ``stamp`` once connected, right before the first byte goes out: the nonce is drawn then, in
+    sending order (see ``SharedNonceSource.lease``), and the signature covers the path byte for
+    byte as it goes on the wire. Called directly (as a requests auth), it does both at once.
+    Every attempt takes a fresh nonce, so a retried request is a new, validly signed request
+    and never a replay. Nonces come from ``nonces_for(access_key)`` unless ``nonces`` is given.
+    It cannot be pickled; a copy shares the original's nonce source (a copied source would
+    repeat its values).
     """
 
     def __init__(
@@ -309,12 +332,42 @@ class SignedAuth(Unpicklable, AuthBase):
         self._nonces = nonces if nonces is not None else nonces_for(access_key)
 
     def __call__(self, request: PreparedRequest) -> PreparedRequest:
-        nonce = self._nonces()
+        self.prepare(request)
+        with self.stamp(request.headers, request.path_url, hold=False):
+            pass
+        return request
+
+    def prepare(self, request: PreparedRequest) -> None:
+        """The headers that do not change between draws."""
         request.headers["Content-Type"] = "application/json"
         request.headers["accessKey"] = self.access_key
-        request.headers["nonce"] = nonce
-        request.headers["signature"] = sign(request.path_url, self._secret_key, nonce)
-        return request
+
+    @contextlib.contextmanager
+    def stamp(
+        self, headers: MutableMapping[str, Any], path: str, *, hold: bool = True
+    ) -> Iterator[str]:
+        """Draw a nonce and sign ``path`` with it into ``headers``; with ``hold``, no other
+        request of this key is signed until the block ends (write the request inside it)."""
+        lease = getattr(self._nonces, "lease", None)
+        if lease is None:  # a plain callable given by the caller
+            drawn: Any = contextlib.nullcontext(self._nonces())
+        else:
+            drawn = lease()
+        with drawn as nonce:
+            headers["nonce"] = nonce
+            headers["signature"] = sign(path, self._secret_key, nonce)
+            if hold:
+                yield nonce
+                return
+        yield nonce
+
+    def nonce_refused(self, times: int) -> None:
+        """The service refused a nonce as too small ``times`` times in a row for one request:
+        from the third, move the values ahead of the clock (10 ms, doubling each time), in case
+        it accepted larger ones from elsewhere."""
+        skip = getattr(self._nonces, "skip_ahead", None)
+        if skip is not None and times >= 3:
+            skip(10 * 2 ** min(times - 3, 16))
 
     def __copy__(self) -> SignedAuth:
         return SignedAuth(self.access_key, self._secret_key, self._nonces)

@@ -1,6 +1,8 @@
 """One signed request, one deadline: a ``Reply`` or a ``NetworkFailure``, never an exception.
 
-The transport sends a request exactly once. It signs it at send time (``SignedAuth``), never
+The transport sends a request exactly once. It signs it at send time: once connected, right
+before the first byte goes out, it draws the nonce (``SignedAuth.stamp``) and writes the request
+while holding the draw, so a key's requests leave in the order of their nonces. It never
 follows a redirect, asks for an uncompressed answer, and reads at most ``limit`` bytes of it.
 One deadline covers the whole attempt, from sending to the last byte of the answer: a watchdog
 shuts the socket when it expires, so a server that drips its headers or floods ``100
@@ -10,6 +12,7 @@ happened, is for ``retry`` and the client: nothing here is prose for people.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import heapq
 import http.client
@@ -21,7 +24,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -53,6 +56,9 @@ CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CE
 """Where the ecosystem says which CAs to trust, first found wins (requests' own order, then
 OpenSSL's): honoured for every host, loopback included."""
 _CHUNK = 64 * 1024
+HOLD_BODY_LIMIT = 16 * 1024
+"""A request body up to this size is written while the nonce's draw is held (it fits a socket
+buffer at once); a larger one (a bulk add) is written after, so a slow upload holds up no one."""
 _HEADERS = {"Accept-Encoding": "identity"}
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -247,6 +253,16 @@ class _Attempt:
         self.sending = False
         self.reused = False
         self.unwritten = False
+        self.stamp: Callable[..., Any] | None = None
+        self.path = ""
+
+    def signing(self, headers: Any, hold: bool) -> Any:
+        """A context in which the request's nonce is drawn and signed into ``headers`` (once):
+        with ``hold``, no other request of the key is signed until it ends."""
+        stamp, self.stamp = self.stamp, None
+        if stamp is None or headers is None:
+            return contextlib.nullcontext()
+        return stamp(headers, self.path, hold=hold)
 
     def await_ready(self) -> None:
         """Call ``ready`` (once), its wait not counted against the deadline; what it raises
@@ -310,14 +326,22 @@ class _Watched:
         self._uses += 1
         self._writes = 0
         attempt: _Attempt | None = getattr(_current, "attempt", None)
+        signing: Any = contextlib.nullcontext()
         if attempt is not None:
-            attempt.await_ready()  # connected and signed; not one byte written yet
-        if attempt is not None:
-            attempt.sending = True
-            attempt.reused = self._uses > 1
-            attempt.deadline.watch(self)  # type: ignore[arg-type]
+            attempt.await_ready()  # connected; not one byte written yet
+            headers = kwargs.get("headers")
+            if headers is not None and not isinstance(headers, MutableMapping):
+                headers = kwargs["headers"] = dict(headers)
+            body = kwargs.get("body", args[2] if len(args) > 2 else None)
+            small = body is None or (isinstance(body, bytes) and len(body) <= HOLD_BODY_LIMIT)
+            signing = attempt.signing(headers, hold=small)
         try:
-            super().request(*args, **kwargs)  # type: ignore[misc]
+            with signing:  # the nonce is drawn here, and held while a small request goes out
+                if attempt is not None:
+                    attempt.sending = True
+                    attempt.reused = self._uses > 1
+                    attempt.deadline.watch(self)  # type: ignore[arg-type]
+                super().request(*args, **kwargs)  # type: ignore[misc]
         except OSError:
             # Not one byte of the request was taken: the peer had already closed or reset the
             # connection, so the service cannot have seen (let alone acted on) this request.
@@ -363,19 +387,44 @@ class _Adapter(HTTPAdapter):
         manager.pool_classes_by_scheme = _socks_pools() if socks else _POOLS
         return manager
 
-    def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> Any:
-        return _ready_unless_watched(super().get_connection_with_tls_context(*args, **kwargs))
+    def get_connection_with_tls_context(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        pool = super().get_connection_with_tls_context(request, *args, **kwargs)
+        return _ready_unless_watched(pool, request)
 
-    def get_connection(self, *args: Any, **kwargs: Any) -> Any:  # requests before 2.32.2
-        return _ready_unless_watched(super().get_connection(*args, **kwargs))
+    def get_connection(self, url: Any, *args: Any, **kwargs: Any) -> Any:  # requests < 2.32.2
+        return _ready_unless_watched(super().get_connection(url, *args, **kwargs), None)
 
 
-def _ready_unless_watched(pool: Any) -> Any:
+def _ready_unless_watched(pool: Any, request: Any) -> Any:
     if not issubclass(getattr(pool, "ConnectionCls", object), _Watched):
         attempt: _Attempt | None = getattr(_current, "attempt", None)
         if attempt is not None:
             attempt.await_ready()
+            with attempt.signing(getattr(request, "headers", None), hold=False):
+                pass
     return pool
+
+
+_DEFERRABLE = hasattr(HTTPAdapter, "get_connection_with_tls_context")
+"""requests 2.32.2 and later hand the adapter the request, so an unwatched pool can still sign
+it; before, the request is signed when prepared."""
+
+
+class _AtSendTime(AuthBase):
+    """requests' view of the service's auth: the fixed headers now, the nonce and signature
+    later, when the connection is about to write the request (``_Attempt.signing``)."""
+
+    def __init__(self, auth: Any) -> None:
+        self.auth = auth
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        attempt: _Attempt | None = getattr(_current, "attempt", None)
+        stamp = getattr(self.auth, "stamp", None)
+        if attempt is None or stamp is None or not _DEFERRABLE:
+            return self.auth(request)
+        self.auth.prepare(request)
+        attempt.stamp, attempt.path = stamp, request.path_url
+        return request
 
 
 # -- the transport ---------------------------------------------------------------------------------
@@ -412,6 +461,7 @@ class Transport:
         workers: int = 1,
     ) -> None:
         self.auth = auth
+        self._auth = _AtSendTime(auth)
         self.session = session or requests.Session()
         if session is None:
             self.session.trust_env = trust_env
@@ -469,7 +519,7 @@ class Transport:
                     url,
                     data=body,
                     headers=_HEADERS,
-                    auth=auth or self.auth,
+                    auth=self._auth if auth is None else auth,
                     timeout=(timeout, timeout),
                     allow_redirects=False,
                     stream=True,
