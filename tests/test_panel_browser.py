@@ -295,6 +295,10 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
             result("deleted 901")
             assert sandbox.entry("901") is None and sandbox.entry(kaigi.id) == kaigi
             expect(button("Select duplicate (1)")).to_have_count(0)
+            button("Undo").click()  # the copy comes back (the snapshot counts copies)
+            result("restored 1 entry")
+            assert list(sandbox.terms).count(kaigi.terms) == 2
+            expect(button("Select duplicate (1)")).to_be_visible()
 
             # Sync: upload a CSV, see the plan, apply it, Undo.
             before = set(sandbox.terms)
