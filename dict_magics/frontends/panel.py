@@ -165,7 +165,8 @@ class DictPanel(ToolHandlers, widgets.VBox):
             )
             for column in COLUMNS
         }
-        self.table_header = widgets.HBox(list(self.sort_buttons.values()))
+        self.table_style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
+        self.table_header = widgets.HBox([*self.sort_buttons.values(), self.table_style])
         self.table_header.add_class("dict-magics-table-header")
         self.rows = EntryRows(
             PAGE,

@@ -2,7 +2,8 @@
 
 A row is a check box labelled with the entry's id (the first column, and what a screen reader
 names the box by) beside one HTML cell holding the other columns (languages, source, target)
-on a grid whose widths the header's sort buttons share. Two widgets per row (and a box), not
+on a grid whose widths the header's sort buttons share (the grid's style is sent once, in
+``render.panel.TABLE_CSS``, not with every row). Two widgets per row (and a box), not
 one per cell: each message to the browser costs (in a kernel about 0.15 ms to build, sign and
 send) and each widget is kept by the kernel and the browser (and saved in the notebook).
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_bool import CheckboxStyle
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..models import Entry
 from ..render.panel import ID_WIDTH, id_label, row_cells_html
@@ -53,6 +55,7 @@ class EntryRows(widgets.VBox):
         self._cells_layout = widgets.Layout(flex="1 1 auto", width="auto")
         self._row_layout = widgets.Layout(width="100%", align_items="center", flex="0 0 auto")
         self._box_style = CheckboxStyle()
+        self._cells_style = HTMLStyle()
         self.pool: list[widgets.HBox] = []
         self.boxes: list[widgets.Checkbox] = []
         self.cells: list[widgets.HTML] = []
@@ -104,7 +107,7 @@ class EntryRows(widgets.VBox):
             slot = len(self.pool)
             box = widgets.Checkbox(indent=False, layout=self._box_layout, style=self._box_style)
             box.observe(self._ticked(slot), names="value")
-            cells = widgets.HTML(layout=self._cells_layout)
+            cells = widgets.HTML(layout=self._cells_layout, style=self._cells_style)
             self.boxes.append(box)
             self.cells.append(cells)
             self.pool.append(widgets.HBox([box, cells], layout=self._row_layout))
@@ -129,7 +132,7 @@ class EntryRows(widgets.VBox):
             *getattr(self, "cells", ()),
             *getattr(self, "pool", ()),
         ]
-        for name in ("_box_layout", "_cells_layout", "_row_layout", "_box_style"):
+        for name in ("_box_layout", "_cells_layout", "_row_layout", "_box_style", "_cells_style"):
             parts.append(getattr(self, name, None))
         for part in parts:
             if part is not None:

@@ -30,6 +30,7 @@ __all__ = [
     "ID_WIDTH",
     "LABEL_CHARS",
     "LANG_WIDTH",
+    "TABLE_CSS",
     "any_result_html",
     "confirm_add_html",
     "confirm_delete_html",
@@ -70,7 +71,12 @@ LANG_WIDTH = "7.5em"
 """The languages column (``zh-CN→zh-TW`` fits)."""
 CELLS_GRID = f"display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;column-gap:0.6em"
 """The columns after the id, shared by each row's cells and the header."""
-_CELL = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+TABLE_CSS = (
+    f"<style>.dict-magics-row{{{CELLS_GRID}}}"
+    ".dict-magics-row>span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}"
+    ".dict-magics-langs{color:#57606a}</style>"
+)
+"""The table's style, sent once (in the panel's header) rather than with every row."""
 _STATUS_COLOUR = {
     "info": "#57606a",
     "warning": "#9a6700",
@@ -110,17 +116,16 @@ def row_cells_html(entry: Entry) -> str:
     """An entry's languages, source and target: one row of the table after the id. Each term
     is escaped, clipped by the browser with an ellipsis, and whole in its tooltip."""
     langs = escape(f"{clean(entry.from_lang)}\u2192{clean(entry.to_lang)}")
-    cells = [f'<span class="dict-magics-langs" style="{_CELL};color:#57606a">{langs}</span>']
+    cells = [f'<span class="dict-magics-langs">{langs}</span>']
     for kind, code, text in (
         ("source", entry.from_lang, entry.from_text),
         ("target", entry.to_lang, entry.to_text),
     ):
         shown = escape(clean(text))
         cells.append(
-            f'<span class="dict-magics-{kind}"{_lang_attr(code)} title="{shown}" '
-            f'style="{_CELL}">{shown}</span>'
+            f'<span class="dict-magics-{kind}"{_lang_attr(code)} title="{shown}">{shown}</span>'
         )
-    return f'<div class="dict-magics-row" style="{CELLS_GRID}">{"".join(cells)}</div>'
+    return f'<div class="dict-magics-row">{"".join(cells)}</div>'
 
 
 def sort_label(column: str, sorted_by: str | None, descending: bool) -> str:
