@@ -1,9 +1,9 @@
-"""[9] Bulk additions and token auth (issue 20).
+"""[10] Bulk additions and token auth (issue 20).
 
 a) Restore of a purge of N entries (10,000 in the full run): this version's ``restore`` (bulk
    chunks through ``add_entries``) against version 2's (one ``POST`` per entry on 4 workers):
    requests the sandbox received and seconds, interleaved rounds in one run. Version 2 is the
-   ``main`` branch's own package (``git archive``), run in a process of its own with
+   package of ``V2_REF`` (``git archive``), run in a process of its own with
    ``PYTHONPATH``; it predates the vendor's nonce rule, so both sides are served with
    ``nonce_rule="unique"`` (the nonce rule is measured elsewhere; this is about the bulk
    requests). Each side purges (not timed), then restores (timed), in its own process.
@@ -39,16 +39,18 @@ from benchlib import (
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_IDS = 400
+V2_REF = "8255784"
+"""The last commit of ``main`` whose restore sends one POST per entry (version 2's way)."""
 
 
 def _v2_package() -> Path | None:
-    """Version 2's package (the ``main`` branch), unpacked once under ``WORK``."""
-    target = WORK / "v2"
+    """Version 2's restore (the package of ``V2_REF``), unpacked once under ``WORK``."""
+    target = WORK / f"v2-{V2_REF}"
     if (target / "dict_magics" / "__init__.py").exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "main", "dict_magics"],
+        ["git", "-C", str(ROOT), "archive", V2_REF, "dict_magics"],
         capture_output=True,
         check=False,
     )
@@ -98,10 +100,10 @@ def _restore_side(which: str, sandbox: Any, v2: Path | None, home: Path) -> dict
 
 def bench_bulk_restore(mode: Mode) -> None:
     n = mode.restore_entries
-    section(f"[9] bulk restore of a {n:,}-entry purge vs version 2; token auth, {TOKEN_IDS} ids")
+    section(f"[10] bulk restore of a {n:,}-entry purge vs version 2; token auth, {TOKEN_IDS} ids")
     v2 = _v2_package()
     if v2 is None:
-        print("  (no 'main' branch to take version 2 from: bulk side only)")
+        print(f"  (no commit {V2_REF} to take version 2 from: bulk side only)")
     sides = ["bulk", "v2"] if v2 is not None else ["bulk"]
     RESULTS["bulk_restore"] = {"entries": n}
     _restore_runs("loopback", SandboxSpec(n, max_log=20 * n, nonce_rule="unique"), sides, v2,
@@ -198,6 +200,34 @@ def _bench_tokens(mode: Mode) -> None:
         f"{both['seconds']:.3f} s; entries left of the 600: {both['left']}"
     )
     RESULTS["token"]["left_after"] = left
+    _bench_token_rtt(rounds)
+
+
+def _bench_token_rtt(rounds: int) -> None:
+    """400 ids on 8 workers through a 20 ms round trip: time against n x RTT / workers."""
+    workers, names = 8, ["token", "signature"]
+    limit = TOKEN_IDS * RTT / workers
+    spec = SandboxSpec(TOKEN_IDS * len(names) * rounds, rtt=RTT, max_log=10_000)
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    with sandbox_process(spec) as sandbox:
+        first = 1
+        for order in rotations(names, rounds):
+            for auth in order:
+                ids = [str(i) for i in range(first, first + TOKEN_IDS)]
+                first += TOKEN_IDS
+                results[auth].append(_delete_run(sandbox, ids, workers, auth))
+    RESULTS["token"]["rtt"] = results
+    print(f"  {TOKEN_IDS} ids, {workers} workers, {RTT * 1000:g} ms RTT: limit n x RTT / w = "
+          f"{limit:.2f} s")  # fmt: skip
+    for auth in names:
+        rs = results[auth]
+        print(
+            f"  {auth:>9}: {median([r['seconds'] for r in rs]):6.3f} s; failed "
+            f"{max(r['failed'] for r in rs)} (worst); {median([r['requests'] for r in rs]):.0f} "
+            "requests"
+        )
+        ratio = median([r["seconds"] / limit for r in rs])
+        print(ratio_line(f"{auth}_rtt20_8_workers/limit", ratio, 1.2 if auth == "token" else None))
 
 
 def _two_processes(sandbox: Any, first: int) -> dict[str, Any]:

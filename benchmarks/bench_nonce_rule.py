@@ -1,4 +1,4 @@
-"""[8] The vendor's nonce rule: the same deletions against ``nonce_rule="increasing"`` (each
+"""[9] The vendor's nonce rule: the same deletions against ``nonce_rule="increasing"`` (each
 nonce greater than the key's last accepted one, 40005 otherwise) and ``"unique"`` (the old
 lenient sandbox), side by side in one run.
 
@@ -82,7 +82,7 @@ def _run(rule: str, entries: int, rtt: float, args: list[list[str]]) -> dict[str
 def bench_nonce_rule(mode: Mode) -> None:
     n = mode.bulk_ids
     rounds = max(1, mode.bulk_rounds)
-    section("8. the vendor's nonce rule: increasing vs unique (dict-magics delete)")
+    section("9. the vendor's nonce rule: increasing vs unique (dict-magics delete)")
     for name, (entries, rtt, args) in _batches(n).items():
         runs: dict[str, list[dict[str, Any]]] = {rule: [] for rule in RULES}
         for order in rotations(list(RULES), rounds):

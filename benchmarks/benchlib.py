@@ -42,22 +42,22 @@ class Mode:
     limited_rounds: int
     listing_entries: int
     listing_rounds: int
-    restore_entries: int = 10_000
-    restore_rounds: int = 3
     lint_entries: int = 100_000
     lint_naive_entries: int = 2_000
     lint_rounds: int = 5
     check_entries: int = 10_000
     check_chars: int = 100_000
     check_rounds: int = 5
+    restore_entries: int = 10_000
+    restore_rounds: int = 3
 
 
 FULL = Mode(21, 15, 40, 400, 3, (1_000, 10_000, 100_000), 5, 9, 20, 600, 3, 100_000, 7)
 QUICK = Mode(
     5, 4, 10, 100, 1, (300, 1_000, 3_000), 2, 2, 5, 150, 1, 10_000, 2,
-    restore_entries=1_000, restore_rounds=1,
     lint_entries=10_000, lint_naive_entries=300, lint_rounds=2,
     check_entries=1_000, check_chars=10_000, check_rounds=2,
+    restore_entries=1_000, restore_rounds=1,
 )  # fmt: skip
 
 

@@ -28,9 +28,9 @@ SECTIONS = {
     "[5]": "network",
     "[6]": "rate_limit",
     "[7]": "listing",
-    "[9]": "bulk_restore",
     "[8]": "lint",
-    "[10]": "glossary",
+    "[10]": "bulk_restore",
+    "[11]": "glossary",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

@@ -278,7 +278,7 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     assert again.returncode == 0  # absent: nothing to delete is no failure (issue 22, item 17)
     gone = json.loads(again.stdout)["results"][0]
     assert gone["outcome"] == "absent" and gone["attempts"] == 0 and gone["http_status"] is None
-    assert "not in the dictionary" in gone["reason"]
+    assert "the listing taken just before holds neither it" in gone["reason"]
 
 
 def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:

@@ -304,7 +304,8 @@ def test_list_as_text_json_and_csv_with_filters(cli: Cli) -> None:
     assert {e["id"] for e in json.loads(filtered.stdout)["entries"]} == wanted
 
     table = cli.run("list", "--csv")
-    rows = list(csv.reader(io.StringIO(table.stdout)))
+    assert table.stdout.startswith("\ufeff")  # a BOM, so Excel reads UTF-8 (issue 22, item 13)
+    rows = list(csv.reader(io.StringIO(table.stdout.removeprefix("\ufeff"))))
     assert rows[0] == ["id", "fromLang", "fromText", "toLang", "toText"]
     assert {r[0]: tuple(r[1:]) for r in rows[1:]} == {i: e.terms for i, e in box.entries.items()}
     assert [r.method for r in box.requests] == ["GET"] * 4

@@ -474,6 +474,12 @@ def test_nonce_reuse_is_recognised(message: str, reused: bool) -> None:
     assert retry.is_nonce_reused(message) == reused
 
 
+def taken(sandbox: SandboxServer) -> list:
+    """The requests the sandbox took: a nonce overtaken on another connection (40005) is not
+    acted on and is sent again at once, as often as thread timing makes it happen."""
+    return [r for r in sandbox.requests if r.code != 40005]
+
+
 class StaleNonces:
     """A nonce source that repeats one already-used nonce ``times`` times, then is fresh: what
     a second process with the same access key looks like to the service."""
@@ -545,7 +551,7 @@ def test_batch_keeps_input_order_and_deletes_duplicates_once(sandbox: SandboxSer
     assert [r.entry_id for r in batch.results] == ["5", "nope", "6", "5", "6", "7"]
     assert [r.ok for r in batch.results] == [True, False, True, True, True, True]
     assert (batch.succeeded, batch.failed, batch.ok) == (5, 1, False)
-    assert sorted(r.entry_id for r in sandbox.requests) == ["5", "6", "7", "nope"]
+    assert sorted(r.entry_id for r in taken(sandbox)) == ["5", "6", "7", "nope"]
     assert sorted(calls) == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -570,7 +576,7 @@ def test_batch_cancel_reports_what_was_not_attempted(sandbox: SandboxServer) -> 
     skipped = [r for r in batch.results if r.attempts == 0]
     assert all(r.cause is Cause.NOT_ATTEMPTED for r in skipped)
     assert all("not attempted: the batch was cancelled" in r.reason for r in skipped)
-    assert len(sandbox.entries) == 97 and len(sandbox.requests) == 3
+    assert len(sandbox.entries) == 97 and len(taken(sandbox)) == 3
 
 
 def test_a_batch_stops_when_the_credentials_are_refused(sandbox: SandboxServer) -> None:
@@ -580,13 +586,13 @@ def test_a_batch_stops_when_the_credentials_are_refused(sandbox: SandboxServer) 
     skipped = [r for r in batch.results if r.cause is Cause.NOT_ATTEMPTED]
     assert len(refused) == 3 and len(skipped) == 37 and not batch.interrupted
     assert all(r.attempts == 0 and "refused the credentials" in r.reason for r in skipped)
-    assert len(sandbox.requests) == 3 and len(sandbox.entries) == 100
+    assert len(taken(sandbox)) == 3 and len(sandbox.entries) == 100
 
 
 def test_a_batch_on_many_workers_stops_after_those_in_flight(sandbox: SandboxServer) -> None:
     client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret", workers=4)
     batch = client.delete_entries([str(i) for i in range(1, 41)], workers=4)
-    sent = len(sandbox.requests)
+    sent = len(taken(sandbox))
     # The first three answers, plus those in flight or handed out while they came back.
     assert 3 <= sent <= 3 + 4 - 1
     assert sum(r.cause is Cause.AUTH for r in batch.results) == sent
@@ -597,7 +603,7 @@ def test_a_batch_goes_on_after_an_auth_failure_among_successes(sandbox: SandboxS
     # One 401 (a clock hiccup, say) among good answers is no reason to stop the batch.
     sandbox.fail_next(1, 401)
     batch = client_for(sandbox).delete_entries([str(i) for i in range(1, 21)], workers=1)
-    assert batch.succeeded == 19 and len(sandbox.requests) == 20
+    assert batch.succeeded == 19 and len(taken(sandbox)) == 20
 
 
 def test_workers_must_be_positive(sandbox: SandboxServer) -> None:

@@ -292,3 +292,15 @@ def test_entrylist_to_csv_reads_back_exactly(tmp_path: Path) -> None:
     entries = _entries()
     path = EntryList(entries).to_csv(tmp_path / "listed.csv")
     assert [(r.id, *r.terms) for r in read_glossary(path).rows] == _as_rows(entries)
+
+
+@given(st.text(max_size=20))
+def test_a_printable_term_holds_no_hidden_character(text: str) -> None:
+    """``models.terms.hidden_characters`` skips its per-character scan for printable text:
+    no character of a hidden category is printable, so the fast path changes nothing."""
+    import unicodedata
+
+    from dict_magics.models.terms import hidden_characters
+
+    slow = [ch for ch in text if unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp", "Co", "Cs"}]
+    assert bool(hidden_characters(text)) == bool(slow)

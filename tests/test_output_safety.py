@@ -132,3 +132,94 @@ def test_csv_export_has_a_bom_and_guards_formulas(box: SandboxServer) -> None:
     assert cells["84"] == ["ja", "金曜日", "en", "FRI"]
     for row in rows[1:]:
         assert not any(c[:1] in ("=", "+", "-", "@", "\t", "\r") for c in row), row
+
+
+# -- 12. bounded errors, memory and parsing --------------------------------------------------------
+
+
+def _through_proxy(monkeypatch: pytest.MonkeyPatch, server: SandboxServer, edit):
+    from editing_proxy import EditingProxy
+
+    proxy = EditingProxy(server.url, edit).__enter__()
+    point_at(monkeypatch, server)
+    monkeypatch.setenv("DICT_MAGICS_BASE_URL", proxy.url)
+    return proxy
+
+
+def test_an_error_for_a_malformed_listing_quotes_a_bounded_excerpt(
+    monkeypatch: pytest.MonkeyPatch, box: SandboxServer
+) -> None:
+    from dict_magics.errors import ServiceError
+
+    bad = {"id": ["x" * 100] * 480, "fromLang": "en", "fromText": 1, "toLang": "de", "toText": 2}
+
+    def malformed(data: dict) -> dict:
+        return {**data, "data": {"entries": [bad, bad]}}  # about 100 KB
+
+    proxy = _through_proxy(monkeypatch, box, malformed)
+    try:
+        with pytest.raises(ServiceError) as raised:
+            delete(OperationSettings(), ["1"])
+        proc = subprocess.run(
+            [sys.executable, "-m", "dict_magics", "delete", "1"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+    finally:
+        proxy.__exit__(None, None, None)
+    assert "malformed" in str(raised.value) and len(str(raised.value)) < 1000
+    assert proc.returncode == 1 and len(proc.stderr) < 2000 and b"malformed" in proc.stderr
+    assert "1" in box.entries
+
+
+def test_a_gzip_listing_of_empty_objects_is_refused_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch, box: SandboxServer
+) -> None:
+    import gzip
+
+    bomb = gzip.compress(
+        b'{"status": "success", "data": {"entries": [' + b"{}," * 12_000_000 + b"{}]}}", 6
+    )
+    assert len(bomb) < 100_000
+
+    proxy = _through_proxy(monkeypatch, box, lambda data: bomb)
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import resource, subprocess, sys;"
+                "p = subprocess.run([sys.executable, '-m', 'dict_magics', 'list'],"
+                " capture_output=True, text=True);"
+                "sys.stderr.write(p.stderr);"
+                "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+            ],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
+    finally:
+        proxy.__exit__(None, None, None)
+    code, peak_kib = (int(x) for x in proc.stdout.split())
+    assert code == 1 and "larger than" in proc.stderr, proc.stderr
+    assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"
+
+
+@pytest.mark.timeout(60)
+def test_a_long_value_on_a_magic_line_is_read_in_linear_time(ip) -> None:
+    """A 1.28-million-character value took 69 s to tokenise (quadratic); the bound here is a
+    safety limit far above the linear time (milliseconds), not a speed target."""
+    from IPython.utils._process_common import arg_split
+
+    from dict_magics.frontends.magics import split_line
+
+    value = '"' + "x" * 1_280_000 + '"'
+    assert split_line(f"--dry-run {value}") == ["--dry-run", value]
+    for line in ['a "b c" d', "'x y'z w", 'a"b c"', '"" x', "tab\there", "q\"uo'te"]:
+        assert split_line(line) == arg_split(line, strict=True), line
+    with pytest.raises(ValueError, match="No closing quotation"):
+        split_line('a "b')
+    outcome = ip.run_cell(f"%dict_restore --dry-run {value}")
+    assert outcome.error_in_exec is not None  # no such snapshot file: refused, quickly

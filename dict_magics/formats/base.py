@@ -145,8 +145,10 @@ class Columns:
 
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
         """A ``GlossaryRow`` per record that is not blank, each cell unguarded."""
+        guarded = _GUARDED
         for number, record in records:
-            cells = [unguard(c) for c in record]
+            # unguard() inlined: one call per cell costs a third of reading a large file
+            cells = [c[1:] if c[:1] == "'" and c[1:2] in guarded else c for c in record]
             if not any(c.strip() for c in cells):
                 continue
 

@@ -10,6 +10,7 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
+import string
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -64,7 +65,41 @@ def __getattr__(name: str) -> Any:
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 
 
-class _IdFormatter(DollarFormatter):
+class _LinearDollar(DollarFormatter):
+    """IPython's ``{expr}`` / ``$name`` expansion, in linear time where the line has no ``$``:
+    IPython's ``$name`` pattern is tried at every position of the text between fields, so a
+    long value took quadratic time (1.28 million characters: over a minute) even with no
+    ``$`` in it."""
+
+    def parse(self, fmt_string: str) -> Any:
+        if "$" not in fmt_string:
+            return string.Formatter.parse(self, fmt_string)
+        return super().parse(fmt_string)
+
+
+SNAPSHOTS_SHOWN = 20
+"""Snapshots ``%dict_snapshots`` shows unless told otherwise."""
+
+
+def _shows_widgets(shell: Any) -> bool:
+    """True where a front end can show widgets (a kernel with a comm channel, e.g. Jupyter);
+    False in a plain terminal IPython."""
+    return getattr(shell, "kernel", None) is not None
+
+
+def _expands(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A line magic that expands ``{expr}`` / ``$name`` itself (``_LinearDollar``), as IPython
+    would, instead of IPython's quadratic expansion."""
+    import functools
+
+    @functools.wraps(func)
+    def magic(self: Any, line: str = "", local_ns: Mapping[str, Any] | None = None) -> Any:
+        return func(self, self._expanded(line, local_ns))
+
+    return needs_local_scope(no_var_expand(magic))
+
+
+class _IdFormatter(_LinearDollar):
     """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
 
     ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
@@ -186,9 +221,27 @@ def parser_of(magic: Any) -> Any:
 def _parse(magic: Any, line: str) -> Any:
     """Parse ``line``, with an unbalanced quote reported as a one-line UsageError."""
     try:
-        return parser_of(magic).parse_argstring(line)
+        return parser_of(magic).parse_args(split_line(line))
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
+
+
+def split_line(line: str) -> list[str]:
+    """The words of ``line`` exactly as IPython's ``parse_argstring`` splits them (non-POSIX
+    ``shlex``, whitespace-split: a word starting with a quote runs to the same quote, which it
+    keeps), in linear time: ``shlex`` grows each word a character at a time, so one long value
+    took quadratic time (1.28 million characters: 69 s)."""
+    import re  # not at %load_ext: only once a magic runs
+
+    words = []
+    for match in re.finditer(_WORDS, line):
+        if match.lastgroup == "open":
+            raise ValueError("No closing quotation")
+        words.append(match.group())
+    return words
+
+
+_WORDS = r"""'[^']*'|"[^"]*"|[^ \t\r\n'"][^ \t\r\n]*|(?P<open>['"])"""
 
 
 def _parse_ids(magic: Any, line: str) -> Any:
@@ -516,6 +569,18 @@ class DictMagics(Magics):
                 "Write {{ and $$ for a literal brace or dollar sign."
             ) from None
 
+    def _expanded(self, line: str, local_ns: Mapping[str, Any] | None) -> str:
+        """``line`` with ``{expr}`` and ``$name`` expanded as IPython does (left as it is where
+        they cannot be), without copying the namespace when there is nothing to expand."""
+        if not any(sign in line for sign in "{}$"):
+            return line
+        namespace = dict(self.shell.user_ns) if self.shell is not None else {}
+        namespace.update(local_ns or {})
+        try:
+            return _LinearDollar().vformat(line, args=[], kwargs=namespace)
+        except Exception:
+            return line
+
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[Any, list[str]]:
         """The parsed line of ``%dict_delete`` and its ids, collections put back."""
         expanded, formatter = self._expand(line, local_ns)
@@ -552,6 +617,7 @@ class DictMagics(Magics):
         help="list the dictionary once (read-only) to prove the keys work, without asking "
         "(--no-check: neither ask nor check; default: ask)",
     )
+    @_expands
     def dict_login(self, line: str = "") -> None:
         """Store a profile's base URL, access key and secret key in the OS keyring.
 
@@ -576,6 +642,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_logout", "%dict_logout -p work")
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
+    @_expands
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
         from ..operations.login import logout
@@ -588,6 +655,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_status", "%dict_status -p work")
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
+    @_expands
     def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
 
@@ -612,6 +680,7 @@ class DictMagics(Magics):
     @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
     @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
     @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    @_expands
     def dict_list(self, line: str = "") -> EntryList:
         """List the dictionary's entries (returns an EntryList, shown as a table).
 
@@ -793,6 +862,7 @@ class DictMagics(Magics):
         help="do not keep the entries in a snapshot first (needed where the service has no "
         "listing; they cannot be restored)",
     )
+    @_expands
     def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
@@ -854,6 +924,7 @@ class DictMagics(Magics):
         help="a snapshot file (default: the latest one of this profile and host; "
         "%%dict_snapshots lists them)",
     )
+    @_expands
     def dict_restore(self, line: str = "") -> RestoreResult:
         """Put back what a snapshot holds and the dictionary lacks; returns a RestoreResult.
 
@@ -1050,6 +1121,14 @@ class DictMagics(Magics):
         "kept = %dict_snapshots",
     )
     @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    @argument(
+        "-n",
+        "--limit",
+        type=int,
+        default=SNAPSHOTS_SHOWN,
+        help=f"at most this many, newest first (default {SNAPSHOTS_SHOWN}; 0: all)",
+    )
+    @_expands
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
@@ -1059,13 +1138,23 @@ class DictMagics(Magics):
         from ..operations.history import snapshots
 
         args = _parse(self.dict_snapshots, line)
+        if args.limit < 0:
+            raise UsageError(f"-n must be 0 (all) or more, not {args.limit}.")
         with _user_errors():
-            return snapshots(profile=args.profile)
+            found = snapshots(profile=args.profile)
+        if args.limit and len(found) > args.limit:
+            _say(
+                f"the {args.limit} newest of {len(found)} snapshots "
+                "(%dict_snapshots -n 0 lists them all)"
+            )
+            return type(found)(found[: args.limit])
+        return found
 
     @line_magic
     @magic_arguments()
     @_examples("%dict_log", "%dict_log -n 100")
     @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
+    @_expands
     def dict_log(self, line: str = "") -> AuditTable:
         """Show the last requests that could change the dictionary (the audit log); sends
         nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
@@ -1080,6 +1169,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_panel", "%dict_panel -p work")
     @argument("-p", "--profile", help="profile whose credentials to use")
+    @_expands
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it.
 
@@ -1090,4 +1180,10 @@ class DictMagics(Magics):
 
         _, settings = self._read(self.dict_panel, line)
         with _user_errors():
-            return DictPanel.from_settings(settings)
+            panel = DictPanel.from_settings(settings)
+        if not _shows_widgets(self.shell):
+            _say(
+                "the panel is a widget: it shows in Jupyter (JupyterLab, Notebook, VS Code), not "
+                "in a plain terminal; here use %dict_list, %dict_delete and %dict_purge"
+            )
+        return panel

@@ -190,9 +190,9 @@ def _with_absent(
             return replace(result, results=sent)
         return sent[0]
     note = (
-        "not in the dictionary: the listing taken just before does not hold it, nor any entry "
-        "a server could read it as, so nothing was sent (nothing to delete; no copy could be "
-        "kept of an entry the listing does not show)"
+        "the listing taken just before holds neither it nor any entry a server could read it "
+        "as: nothing was sent (nothing to delete; no copy could be kept of an entry the listing "
+        "does not show)"
     )
     made = {
         i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.OK, absent=True)

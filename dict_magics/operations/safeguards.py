@@ -29,7 +29,9 @@ __all__ = [
     "take_snapshot",
 ]
 
-_OUTAGES = {"unavailable", "dns", "tls", "timeout", "connection_lost", "gateway", "rate_limited"}
+_COPYLESS_HELPS = {"bad_answer", "too_large", "refused"}
+"""Listing failures a delete without a copy could get past (the listing alone is broken); an
+outage or refused credentials would stop the deletion too, so it is not suggested there."""
 
 Warn = Callable[[str], None] | None
 """Where an operation says something that is not an error (front ends print it)."""
@@ -44,11 +46,12 @@ def say(warn: Warn, message: str) -> None:
 def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
     """The error when the listing a snapshot needs could not be had: always a service failure
     (exit 1), and only where going ahead without a copy could help (a listing the service
-    cannot give, not an outage, which would stop the deletion too) does it name that way."""
+    cannot give, not an outage or refused credentials, which would stop the deletion too) does
+    it name that way."""
     cause = getattr(exc.cause, "value", exc.cause)
     if dry_run:
         text = f"{exc}; nothing was sent (dry run)."
-    elif cause in _OUTAGES:
+    elif cause not in _COPYLESS_HELPS:
         text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
     else:
         text = (
@@ -58,7 +61,7 @@ def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
     return ServiceError(
         text,
         **exc.facts(),
-        option=None if dry_run or cause in _OUTAGES else "snapshots",
+        option="snapshots" if not dry_run and cause in _COPYLESS_HELPS else None,
     )
 
 
@@ -171,6 +174,21 @@ class Trail:
                 profile=self.profile,
                 host=self.host,
                 operation=operation or self.operation,
+                snapshot=self.snapshot,
+            )
+        )
+
+    def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
+        """Note the outcomes of requests that have all ended (a bulk batch), in one write."""
+        sent = [r for r in results if r.attempts > 0]
+        if not sent:
+            return
+        self._guard(
+            lambda: self._log.record_many(
+                sent,
+                profile=self.profile,
+                host=self.host,
+                operation=self.operation,
                 snapshot=self.snapshot,
             )
         )

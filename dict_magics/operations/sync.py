@@ -326,8 +326,7 @@ class _Apply:
         if batch.interrupted:
             self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
         with self._trail("add") as trail:
-            for result in batch.results:
-                trail.record(result)
+            trail.record_all(batch.results)  # one write for the whole batch
         return list(batch.results)
 
     def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
@@ -369,9 +368,7 @@ class _Apply:
             for r, u in zip(run.results, planned, strict=True)
         ]
         with self._trail("update") as trail:
-            for result in results:
-                if not result.outcome_unknown:
-                    trail.record(result)
+            trail.record_all(r for r in results if not r.outcome_unknown)
         return results
 
     def deletes(self, entries: list[Entry]) -> list[DeleteResult]:

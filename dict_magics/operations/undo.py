@@ -250,8 +250,7 @@ def _readd(
             progress.stop()
     results = [replace(r, entry=e) for r, e in zip(batch.results, entries, strict=True)]
     with _trail(client, profile, "add", snapshot, warn) as trail:
-        for result in results:
-            trail.record(result)
+        trail.record_all(results)
     return results
 
 

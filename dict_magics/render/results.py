@@ -27,8 +27,6 @@ EXAMPLES = 5
 """Results shown for each group of a batch's failures."""
 NAMED = 20
 """Deleted entries a batch names with their terms (the rest are counted)."""
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
-_COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
 _LABEL = {
     Cause.OK: "not deleted",
     Cause.REFUSED: "refused by the service",
@@ -77,7 +75,7 @@ def _headline(result: DeleteResult) -> str:
 def result_text(result: DeleteResult) -> str:
     """One line: symbol, what happened, the reason when it did not succeed, and the details
     (terms and reasons from outside with control, escape and bidi characters neutralised)."""
-    line = f"{_SYMBOL[kind_of(result)]} {clean(_headline(result))}"
+    line = f"{SYMBOL[kind_of(result)]} {clean(_headline(result))}"
     if result.reason and not result.ok:
         line += f" \u2014 {clean(result.reason)}"
     return f"{line} ({details(result)})"
@@ -129,7 +127,7 @@ def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
 
 def _group_title(kind: str, cause: Cause, count: int) -> str:
     if kind == "absent":
-        return f"{_SYMBOL[kind]} {count} absent: not in the dictionary"
+        return f"{SYMBOL[kind]} {count} absent: not in the dictionary"
     what = "outcome unknown" if kind == "unknown" else "not deleted"
     return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
@@ -139,7 +137,7 @@ def batch_text(batch: BatchResult) -> str:
     symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
     deleted = _deleted(batch)
-    lines.extend(f"  {_SYMBOL['success']} {clean(r.target)}" for r in deleted[:NAMED])
+    lines.extend(f"  {SYMBOL['success']} {clean(r.target)}" for r in deleted[:NAMED])
     if len(deleted) > NAMED:
         lines.append(f"    \u2026 and {len(deleted) - NAMED} more deleted")
     for kind, cause, results in _groups(batch):

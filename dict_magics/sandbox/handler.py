@@ -57,7 +57,7 @@ class _Operation:
     items: list[dict[str, str]] = field(default_factory=list)
     token_for: tuple[str, int | None] | None = None
 
-    def run(self, sandbox: Any) -> _Done:  # a server.SandboxServer (which imports this)
+    def run(self, sandbox: Any) -> _Done:
         store: EntryStore = sandbox._store
         if self.name == "list":
             return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
