@@ -69,6 +69,44 @@ def test_export_then_sync_plans_no_change(tricky: SandboxServer, tmp_path: Path,
     assert [r.method for r in tricky.requests] == ["GET"]  # a plan sends one listing only
 
 
+@pytest.mark.parametrize("kind", ["csv", "tsv", "tbx"])
+def test_export_then_sync_of_a_conflict_plans_no_change(
+    tricky: SandboxServer, tmp_path: Path, kind: str
+) -> None:
+    # A conflict made through the API: one source and pair, two targets.
+    first = add(ONE, "en", "twin", "de", "Zwilling")
+    second = add(ONE, "en", "twin", "de", "Zwilling")
+    assert update(ONE, second.entry.id, to_text="Doppel").ok
+    path = tmp_path / f"out.{kind}"
+    export(ONE, path)
+    plan = sync(ONE, path, delete_missing=True)
+    assert plan.counts() == {
+        "adds": 0,
+        "updates": 0,
+        "deletes": 0,
+        "unchanged": len(TRICKY),
+        "conflicts": 1,
+        "invalid": 0,
+    }
+    ((conflict,),) = [plan.conflicts]
+    assert sorted(e.id for e in conflict.entries) == sorted([first.entry.id, second.entry.id])
+    before = _terms(tricky)
+    tricky.clear_log()
+    applied = sync(ONE, path, apply=True, delete_missing=True)  # allowed: nothing to apply
+    assert isinstance(applied, SyncResult) and applied.ok
+    assert _terms(tricky) == before
+    assert {r.method for r in tricky.requests} == {"GET"}
+    # The file's rows for that source differ from the dictionary's: still invalid.
+    write_glossary(
+        path,
+        [Entry("", "en", "twin", "de", "Zwilling"), Entry("", "en", "twin", "de", "Gemini")],
+    )
+    plan = sync(ONE, path)
+    assert len(plan.invalid) == 2 and plan.conflicts == []
+    with pytest.raises(UsageProblem, match="2 targets in the file"):
+        sync(ONE, path, apply=True)
+
+
 def _edited(server: SandboxServer, path: Path) -> dict[str, object]:
     """A file with one update, two adds, one row missing, two invalid rows, one conflict."""
     server.add_entries(

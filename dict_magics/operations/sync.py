@@ -6,7 +6,9 @@ update (PUT, the id kept). No match is an add. Entries of the file's language pa
 term the file lacks are deleted only when asked (``delete_missing``). Several entries with one
 source term are a conflict: reported, left alone. A row the service would refuse (empty or too
 long, bad language code, control characters) or that gives one source term two targets is
-invalid, listed by row number, and never sent; identical rows count once.
+invalid, listed by row number, and never sent; identical rows count once. Rows giving one source
+several targets that are exactly the dictionary's entries of that source (an exported conflict)
+are that conflict, not invalid: export then sync plans no change.
 
 ``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
 source term, linear in rows + entries). ``apply_sync`` takes a fresh plan, keeps a format-2
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,10 +84,17 @@ def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
     return parse_pair(pair)
 
 
-def validate_rows(rows: Iterable[GlossaryRow]) -> tuple[list[GlossaryRow], list[InvalidRow]]:
+def validate_rows(
+    rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]] | None = None
+) -> tuple[list[GlossaryRow], list[InvalidRow]]:
     """(rows to sync, invalid rows): the service's term rules (``models.terms``), and one
     source term with two targets in the file (every such row is invalid: which one is meant
-    cannot be told). Identical rows are kept once."""
+    cannot be told). Identical rows are kept once.
+
+    Except: when ``held`` (the dictionary's entries by source term) holds exactly the file's
+    targets for that source (the same multiset), the file only mirrors a conflict the
+    dictionary already has (an export of it): its first row is kept, and the plan reports the
+    conflict and leaves it alone."""
     valid: list[GlossaryRow] = []
     invalid: list[InvalidRow] = []
     by_source: dict[Key, list[GlossaryRow]] = {}
@@ -97,7 +106,7 @@ def validate_rows(rows: Iterable[GlossaryRow]) -> tuple[list[GlossaryRow], list[
         by_source.setdefault(row.source, []).append(row)
     for same in by_source.values():
         targets = {r.to_text for r in same}
-        if len(targets) == 1:
+        if len(targets) == 1 or _mirrors(same, (held or {}).get(same[0].source, ())):
             valid.append(same[0])
             continue
         listed = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
@@ -115,6 +124,11 @@ def validate_rows(rows: Iterable[GlossaryRow]) -> tuple[list[GlossaryRow], list[
     return valid, invalid
 
 
+def _mirrors(rows: Sequence[GlossaryRow], entries: Sequence[Entry]) -> bool:
+    """Whether the dictionary's entries of one source hold exactly these rows' targets."""
+    return Counter(r.to_text for r in rows) == Counter(e.to_text for e in entries)
+
+
 def make_plan(
     glossary: Glossary,
     entries: Sequence[Entry],
@@ -125,11 +139,11 @@ def make_plan(
     pair: tuple[str, str] | None = None,
 ) -> SyncPlan:
     """The plan for ``glossary`` against the listed ``entries`` (pure: sends nothing)."""
-    valid, invalid = validate_rows(glossary.rows)
-    invalid = sorted([*invalid, *glossary.unreadable], key=lambda r: r.row)
     index: dict[Key, list[Entry]] = {}
     for entry in entries:
         index.setdefault((entry.from_lang, entry.from_text, entry.to_lang), []).append(entry)
+    valid, invalid = validate_rows(glossary.rows, index)
+    invalid = sorted([*invalid, *glossary.unreadable], key=lambda r: r.row)
     adds: list[Entry] = []
     add_rows: list[int] = []
     updates: list[PlannedUpdate] = []
