@@ -115,6 +115,37 @@ def test_undo_of_a_delete_and_the_dry_run(env_creds: SandboxServer) -> None:
     assert posts(env_creds) == 1 and posted(env_creds) == 4
 
 
+def test_restore_reports_the_new_ids_not_the_deleted_ones(
+    env_creds: SandboxServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dict_magics.frontends.cli import main
+
+    env_creds.add_entries(ODD)
+    gone = ["9001", "9002", "9007", "5"]  # 9002 and 9007 hold the same terms: copies
+    delete(OperationSettings(), gone)
+    capsys.readouterr()
+    assert main(["restore", "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)["added"]
+    assert len(added) == 4
+    ids = [a["id"] for a in added]
+    assert len(set(ids)) == 4 and not set(ids) & set(gone)
+    for shown in added:  # every id reported is listed with those terms
+        entry = env_creds.entry(shown["id"])
+        assert entry.to_service(with_id=False) == {k: v for k, v in shown.items() if k != "id"}
+    # The undo of a sync that deleted entries names the new ids too (text and result).
+    path = Path(str(audit_path())).parent / "kept.csv"
+    from dict_magics.formats import write_glossary
+    from dict_magics.operations.sync import sync
+
+    kept = [e for e in env_creds.entries.values() if e.id != "7"]
+    write_glossary(path, [Entry("", *e.terms) for e in kept])
+    assert sync(OperationSettings(), path, apply=True, delete_missing=True, yes=True).ok
+    undone = restore(OperationSettings())
+    ((back,),) = [undone.added]
+    assert back.id and back.id != "7" and env_creds.entry(back.id).terms == back.terms
+    assert f"added entry {back.id}: " in str(undone)
+
+
 def test_only_missing_terms_are_added(env_creds: SandboxServer) -> None:
     a, b = Entry("1", "en", "a", "de", "A"), Entry("2", "en", "b", "de", "B")
     wanted, skipped = missing_entries([a, b, a, a], [Entry("99", "en", "a", "de", "A")])

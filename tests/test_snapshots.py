@@ -402,7 +402,7 @@ def test_restore_text_says_what_was_added_skipped_failed_and_unknown() -> None:
         "\u2717 restored 1 of 2 entries; 1 already present (skipped); 1 not restored"
     )
     assert "\u2717 行\\n换\\t\\x1b[31m" in text and "HTTP 400: bad <term>" in text
-    assert "\u2713 added 金曜日 \u2192 FRI (ja\u2192en)" in text
+    assert f"\u2713 added entry {a.id}: 金曜日 \u2192 FRI (ja\u2192en)" in text
     assert str(result) == text
     html = restore_html(result)
     assert "bad &lt;term&gt;" in html and "<term>" not in html

@@ -167,7 +167,7 @@ def restore_json(result: RestoreResult) -> dict[str, Any]:
     return {
         "ok": result.ok,
         "dry_run": result.dry_run,
-        "added": [entry_json(e) for e in result.added],
+        "added": [_entry(e) for e in result.added],  # id only when a listing named it
         "skipped": [entry_json(e) for e in result.skipped],
         "failed": [{"entry": entry_json(e), "reason": why} for e, why in result.failed],
         "unknown": [entry_json(e) for e in result.unknown],

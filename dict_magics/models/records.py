@@ -276,6 +276,7 @@ class AddBatch:
     ``settled`` holds the positions whose answer was lost and that a listing then decided;
     ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
     set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
+    ``after`` is the settling listing, when one was taken (it names the new ids).
     """
 
     results: list[AddResult] = field(default_factory=list)
@@ -283,6 +284,7 @@ class AddBatch:
     why: str = ""
     requests: int = 0
     settled: tuple[int, ...] = ()
+    after: list[Entry] | None = field(default=None, repr=False, compare=False)
 
     @property
     def added(self) -> list[Entry]:

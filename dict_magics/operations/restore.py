@@ -17,8 +17,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ListingUnsupportedError, OperationFailedError, ServiceError, UsageProblem
+from ..errors import (
+    ListingUnsupportedError,
+    OperationFailedError,
+    ServiceError,
+    UsageProblem,
+)
 from ..models.text import shown
+from ..service.settle import name_added
 from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
@@ -27,7 +33,7 @@ from .locks import RestoreLock
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
-from .undo import UNDONE, undo_changes
+from .undo import UNDONE, listing_after, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
@@ -83,11 +89,14 @@ def restore(
             with Trail(
                 profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
             ) as trail:
-                results = _add(
+                results, after = _add(
                     client, profile, settings, wanted, before, progress, cancel, trail, lock
                 )
+            added = [r.entry for r in results if r.ok]
+            if added and after is None:
+                after = listing_after(client, profile)
     result = RestoreResult(
-        added=[r.entry for r in results if r.ok],
+        added=name_added(added, before, after),
         skipped=skipped,
         failed=refused
         + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
@@ -251,11 +260,11 @@ def _add(
     cancel: threading.Event | None,
     trail: Trail,
     lock: RestoreLock | None = None,
-) -> list[AddResult]:
+) -> tuple[list[AddResult], list[Entry] | None]:
     """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
     audited as its chunk's answer comes; a chunk whose answer was lost is never sent again,
-    and is audited once the client's one listing has settled it. Ctrl-C or ``cancel`` sends
-    nothing new and waits for the chunks in flight."""
+    and is audited once the client's one listing has settled it (returned with the results,
+    when taken). Ctrl-C or ``cancel`` sends nothing new and waits for the chunks in flight."""
     from dataclasses import replace
 
     from ..models import AddResult, Cause
@@ -313,4 +322,4 @@ def _add(
         else r
         for r in batch.results
     )
-    return [refused[i] if i in refused else next(sent) for i in range(len(wanted))]
+    return [refused[i] if i in refused else next(sent) for i in range(len(wanted))], batch.after

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import ServiceError, UsageProblem
+from ..errors import ServiceError, ServiceFailure, UsageProblem
+from ..service.settle import name_added
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
@@ -115,7 +116,12 @@ def undo_changes(
         _confirm(prompter, remove, client.host, profile, snapshot.operation)
     cancel = cancel or threading.Event()
     updates = _put_back(client, profile, snapshot, put_back, warn, cancel)
-    adds = _readd(client, profile, snapshot, readd, listing, settings, progress, warn, cancel)
+    adds, after = _readd(
+        client, profile, snapshot, readd, listing, settings, progress, warn, cancel
+    )
+    added = [r.entry for r in adds if r.ok]
+    if added and after is None:
+        after = listing_after(client, profile)
     removed, failed_removals = _remove(settings, client, remove, warn, cancel)
     failed: list[tuple[Entry, str]] = []
     unknown: list[Entry] = []
@@ -133,7 +139,7 @@ def undo_changes(
     for entry, reason, is_unknown in failed_removals:
         (unknown.append(entry) if is_unknown else failed.append((entry, reason)))
     return RestoreResult(
-        added=[r.entry for r in adds if r.ok],
+        added=name_added(added, listing, after),
         skipped=skipped,
         failed=failed,
         unknown=unknown,
@@ -227,10 +233,11 @@ def _readd(
     progress: ProgressSink | None,
     warn: Warn,
     cancel: threading.Event,
-) -> list[AddResult]:
-    """Bulk adds of the entries gone since (the client settles lost chunks)."""
+) -> tuple[list[AddResult], list[Entry] | None]:
+    """Bulk adds of the entries gone since (the client settles lost chunks; its listing comes
+    back with the results, when taken)."""
     if not entries or cancel.is_set():
-        return []
+        return [], None
     if progress is not None:
         progress.start(
             len(entries), f"Restoring {count(len(entries), 'entry', 'entries')} at {client.host}"
@@ -251,7 +258,16 @@ def _readd(
     results = [replace(r, entry=e) for r, e in zip(batch.results, entries, strict=True)]
     with _trail(client, profile, "add", snapshot, warn) as trail:
         trail.record_all(results)
-    return results
+    return results, batch.after
+
+
+def listing_after(client: DictionaryClient, profile: str) -> list[Entry] | None:
+    """One listing after additions, to name the new ids (the service answers with none);
+    ``None`` when it cannot be had (the additions stand, their ids stay unknown)."""
+    try:
+        return list(CACHE.fetch(client, profile).entries)
+    except ServiceFailure:
+        return None
 
 
 def _remove(

@@ -69,7 +69,10 @@ def _items(result: RestoreResult) -> list[tuple[str, str, str]]:
     items = [("failure", clean(e.describe()), clean(reason)) for e, reason in result.failed]
     items += [("unknown", clean(e.describe()), _UNKNOWN) for e in result.unknown]
     verb = "would add" if result.dry_run else "added"
-    items += [("success", f"{verb} {clean(e.describe())}", "") for e in result.added[:SHOWN]]
+    items += [
+        ("success", f"{verb} {_new_id(e, result.dry_run)}{clean(e.describe())}", "")
+        for e in result.added[:SHOWN]
+    ]
     verb = "would put back" if result.dry_run else "put back"
     items += [
         ("success", f"{verb} entry {clean(e.id)}: {clean(e.describe())}", "")
@@ -81,6 +84,11 @@ def _items(result: RestoreResult) -> list[tuple[str, str, str]]:
         for e in result.removed[:SHOWN]
     ]
     return items
+
+
+def _new_id(entry: Entry, dry_run: bool) -> str:
+    """``entry 326: `` for an entry added under a known new id (a dry run has none yet)."""
+    return "" if dry_run or not entry.id else f"entry {clean(entry.id)}: "
 
 
 def _more(added: Sequence[Entry]) -> int:

@@ -426,6 +426,7 @@ class DictionaryClient(Unpicklable):
         requests = sum(1 for outcome in run.results if outcome is not None)
         lost = tuple(i for i, r in enumerate(results) if r.outcome_unknown)
         listed = False
+        after = None
         if lost and known is not None:
             after = self._listing_after()
             if after is not None:
@@ -438,6 +439,7 @@ class DictionaryClient(Unpicklable):
             why=run.why,
             requests=requests + listed,
             settled=lost if listed else (),
+            after=after,
         )
 
     def update_entry(

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..models import AddResult, Cause, DeleteResult, Entry, UpdateResult
 
-__all__ = ["decide", "settle_adds", "settle_deletes", "settle_purge", "settle_updates"]
+__all__ = [
+    "decide",
+    "name_added",
+    "settle_adds",
+    "settle_deletes",
+    "settle_purge",
+    "settle_updates",
+]
 
 Claim = tuple[Hashable, int]
 """``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
@@ -229,3 +236,26 @@ def settle_updates(
         else:
             settled.append(result)
     return settled
+
+
+def name_added(
+    added: Sequence[Entry], before: Sequence[Entry], after: Sequence[Entry] | None
+) -> list[Entry]:
+    """``added`` (entries the service accepted; it answers with no id) each with its new id,
+    where the listing ``after`` tells it unambiguously: the entries with its four terms listed
+    ``after`` under ids not listed ``before`` number exactly the copies added (identical copies
+    are interchangeable). Otherwise (or with no listing) the id is empty, never an old one."""
+    old_ids = {e.id for e in before}
+    fresh: dict[tuple[str, str, str, str], list[str]] = {}
+    for entry in after or ():
+        if entry.id not in old_ids:
+            fresh.setdefault(entry.terms, []).append(entry.id)
+    wanted = Counter(e.terms for e in added)
+    named = []
+    for entry in added:
+        ids = fresh.get(entry.terms, [])
+        new_id = ids.pop(0) if after is not None and len(ids) == wanted[entry.terms] else ""
+        if new_id:
+            wanted[entry.terms] -= 1
+        named.append(replace(entry, id=new_id))
+    return named
