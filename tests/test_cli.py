@@ -596,19 +596,25 @@ def test_sandbox_command_serves_until_interrupted(cli: Cli) -> None:
             "DICT_MAGICS_BASE_URL",
             "DICT_MAGICS_ACCESS_KEY",
             "DICT_MAGICS_SECRET_KEY",
+            "DICT_MAGICS_HOME",
         }
         assert exports["DICT_MAGICS_BASE_URL"].startswith("http://127.0.0.1:")
+        home = Path(exports["DICT_MAGICS_HOME"])
+        assert home.is_dir() and home != Path(env["DICT_MAGICS_HOME"])
         cli.secrets.append(exports["DICT_MAGICS_SECRET_KEY"])
         deleted = cli.run("delete", "3", "--json", env={**env, **exports})
         assert deleted.returncode == 0 and json.loads(deleted.stdout)["ok"] is True
         missing = cli.run("delete", "6", env={**env, **exports})
         assert missing.returncode == 0  # the sandbox holds only entries 1..5: 6 is absent
         assert "absent" in missing.stdout
+        # Following the printed exports, the delete's snapshot lands in the sandbox's folder.
+        assert list((home / "snapshots").glob("*.json"))
+        assert not list(Path(env["DICT_MAGICS_HOME"]).glob("snapshots/*.json"))
     finally:
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert "Stopped." in rest
+    assert "Stopped." in rest and not home.exists()  # removed with the sandbox
 
 
 # -- usage problems: one line, exit 2, nothing sent ------------------------------------------

@@ -130,6 +130,9 @@ class SandboxServer:
         if tls:
             load_trustme()  # TrustmeMissing now, rather than at start()
         self.tls = tls
+        # A data folder (DICT_MAGICS_HOME) for the clients of this sandbox run, so their
+        # snapshots and audit lines never land in the real one; ``env()`` names it when set.
+        self.home: str | None = None
         self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
         if retry_after < 0:
             raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
@@ -255,7 +258,9 @@ class SandboxServer:
     def env(self) -> dict[str, str]:
         """The ``DICT_MAGICS_*`` variables that point a client at this sandbox; with TLS also
         ``REQUESTS_CA_BUNDLE`` and ``SSL_CERT_FILE`` naming its CA (and only it): requests lets
-        ``REQUESTS_CA_BUNDLE`` override a session's own ``verify``."""
+        ``REQUESTS_CA_BUNDLE`` override a session's own ``verify``. ``DICT_MAGICS_HOME`` too
+        when this run has a data folder of its own (``home``; ``dict-magics sandbox`` makes
+        one)."""
         env = {
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
@@ -264,6 +269,8 @@ class SandboxServer:
         }
         if self.ca_path is not None:
             env["REQUESTS_CA_BUNDLE"] = env["SSL_CERT_FILE"] = self.ca_path
+        if self.home is not None:
+            env["DICT_MAGICS_HOME"] = self.home
         return env
 
     # -- state -----------------------------------------------------------------------------
@@ -557,6 +564,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     except OSError as exc:
         hint = " (--port 0 picks any free port)" if args.port else ""
         parser.exit(2, f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{hint}\n")
+    import shutil
+    import tempfile
+
+    # Whoever follows the printed exports keeps snapshots and audit lines of this run here,
+    # not in the real data folder (the sandbox's entries are gone on stop: so is the folder).
+    sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
     _print_welcome(sandbox, args)
     _stop_on_sigterm()
     try:
@@ -567,6 +580,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     finally:
         _stop_on_sigterm(ignore=True)  # a second kill must not cut the clean-up short
         sandbox.stop()  # also removes the throw-away CA's folder
+        shutil.rmtree(sandbox.home, ignore_errors=True)
     return 0
 
 
@@ -599,4 +613,7 @@ def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
     if sandbox.ca_path is not None:
         print(f"  export REQUESTS_CA_BUNDLE={shlex.quote(sandbox.ca_path)}")
         print(f"  export SSL_CERT_FILE={shlex.quote(sandbox.ca_path)}")
+    if sandbox.home is not None:
+        print("Its own data folder (snapshots, audit log; removed on stop), not your real one:")
+        print(f"  export DICT_MAGICS_HOME={shlex.quote(sandbox.home)}")
     print("Press Ctrl-C to stop.", flush=True)
