@@ -107,6 +107,30 @@ def test_export_then_sync_of_a_conflict_plans_no_change(
         sync(ONE, path, apply=True)
 
 
+def test_export_refuses_an_existing_file_unless_forced(
+    ip, env_creds: SandboxServer, tmp_path: Path, capsys
+) -> None:
+    from IPython.core.error import UsageError
+
+    from dict_magics.frontends.cli import main
+
+    path = tmp_path / "mine.csv"
+    path.write_text("my edited glossary\n", encoding="utf-8")
+    env_creds.clear_log()
+    with pytest.raises(UsageProblem, match="already exists; nothing was written") as caught:
+        export(ONE, path)
+    assert caught.value.option == "overwrite" and env_creds.requests == []  # nothing listed
+    assert main(["export", str(path)]) == 2
+    assert "--force" in capsys.readouterr().err
+    with pytest.raises(UsageError, match=r"already exists.*--force"):
+        ip.run_line_magic("dict_export", str(path))
+    assert path.read_text(encoding="utf-8") == "my edited glossary\n"  # untouched
+    assert export(ONE, path, overwrite=True).count == 100
+    assert main(["export", str(path), "--force", "--json"]) == 0
+    assert ip.run_line_magic("dict_export", f"{path} --force").count == 100
+    assert len(read_glossary(path).rows) == 100
+
+
 def _edited(server: SandboxServer, path: Path) -> dict[str, object]:
     """A file with one update, two adds, one row missing, two invalid rows, one conflict."""
     server.add_entries(

@@ -123,6 +123,7 @@ EXAMPLES = {
         "dict-magics export glossary.csv",
         "dict-magics export terms.xlsx -p work",
         "dict-magics export backup.tbx --json",
+        "dict-magics export glossary.csv --force         (replaces the file)",
     ],
     "log": ["dict-magics log", "dict-magics log -n 100 --json"],
     "demo": ["dict-magics demo", "dict-magics demo -o /tmp/demo.ipynb"],
@@ -469,12 +470,16 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         "export",
         "write the dictionary to a glossary file (.csv, .tsv, .xlsx, .tbx)",
         commands.cmd_export,
-        description="List the dictionary and write it to FILE (replaced if it exists). A .csv "
+        description="List the dictionary and write it to FILE (refused if it exists, unless "
+        "--force). A .csv "
         "opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula; `sync` of "
         "the unedited file plans no change. .xlsx needs: pip install 'dict-magics[xlsx]'.",
     )
     _common(export_cmd, top=False)
-    export_cmd.add_argument("file", metavar="FILE", help="where to write")
+    export_cmd.add_argument("file", metavar="FILE", help="where to write (a new file)")
+    export_cmd.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (else: refused, exit 2)"
+    )
     export_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
     _network(export_cmd)
     lint = add(

@@ -443,10 +443,17 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the dictionary to a glossary file."""
+    from ..errors import DictMagicsError
     from ..operations.export import export
+    from .hints import with_hint
 
-    result = export(_settings(args), args.file, format=args.format)
+    try:
+        result = export(_settings(args), args.file, format=args.format, overwrite=args.force)
+    except DictMagicsError as exc:
+        exc.args = (with_hint(exc),)
+        raise
     _output(args).show(export_json(result), str(result))
+    return EXIT_OK
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = ["with_hint"]
 
 HINTS = {
+    "overwrite": "add --force to replace it",
     "skip_invalid": "add --skip-invalid to apply the valid rows only",
     "yes": "add -y (--yes) if you mean it",
 }

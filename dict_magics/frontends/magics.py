@@ -1093,25 +1093,34 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples(
         "%dict_export glossary.csv",
-        "%dict_export terms.xlsx",
+        "%dict_export terms.xlsx --force",
         "%dict_export backup.tbx -p work",
     )
     @argument("-p", "--profile", help="profile whose credentials to use")
     @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
-    @argument("file", metavar="FILE", help="where to write (replaced if it exists)")
+    @argument("--force", action="store_true", help="replace FILE if it exists (else: refused)")
+    @argument("file", metavar="FILE", help="where to write (a new file, unless --force)")
     def dict_export(self, line: str = "") -> ExportResult:
         """Write the dictionary to a glossary file (id, fromLang, fromText, toLang, toText).
 
         A .csv opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula (a
         term starting with = + - @ gets a leading ', which reading strips again); %dict_sync
         of the same file, unedited, plans no change. .xlsx needs pip install
-        'dict-magics[xlsx]'.
+        'dict-magics[xlsx]'. An existing FILE is refused (nothing written) unless --force.
         """
+        from ..errors import DictMagicsError
         from ..operations.export import export
+        from .hints import with_hint
 
         args, settings = self._read(self.dict_export, line)
         with _user_errors(), _listing_errors():
-            return export(settings, _unquoted(args.file), format=args.format)
+            try:
+                return export(
+                    settings, _unquoted(args.file), format=args.format, overwrite=args.force
+                )
+            except DictMagicsError as exc:
+                exc.args = (with_hint(exc),)
+                raise
 
     @line_magic
     @magic_arguments()
