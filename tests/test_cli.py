@@ -279,6 +279,12 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     gone = json.loads(again.stdout)["results"][0]
     assert gone["outcome"] == "absent" and gone["attempts"] == 0 and gone["http_status"] is None
     assert "the listing taken just before holds neither it" in gone["reason"]
+    # Absent is not a failure: ok as the batch's; status keeps version 1's "failure" (the
+    # service never said it deleted anything).
+    assert gone["ok"] is True and gone["status"] == "failure"
+    assert json.loads(again.stdout)["ok"] is True
+    streamed = cli.run("delete", "12", "--jsonl")
+    assert json.loads(streamed.stdout.splitlines()[0])["ok"] is True
 
 
 def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:

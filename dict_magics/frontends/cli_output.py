@@ -87,10 +87,12 @@ def entry_json(entry: Entry | None) -> dict[str, str] | None:
 
 
 def result_json(result: DeleteResult) -> dict[str, Any]:
-    """The public fields of a ``DeleteResult``, as the contract names them."""
+    """The public fields of a ``DeleteResult``, as the contract names them. ``ok`` is true for
+    an absent id too (nothing to delete is no failure, as the batch's ``ok`` says); ``status``
+    keeps version 1's two values, so it stays ``failure`` there: the service deleted nothing."""
     return {
         "status": result.status,
-        "ok": result.ok,
+        "ok": result.done,
         "outcome": result.outcome,
         "entry_id": result.entry_id,
         "entry": entry_json(result.entry),
