@@ -746,8 +746,12 @@ def test_purge_cancelled_sends_nothing(
             "UsageError: Cancelled \u2014 purge not confirmed: nothing was deleted "
             f"(profile 'default', {host}).\n"
         )
-        stated = f"This deletes all 100 entries on {host} (profile 'default'); a snapshot is saved"
+        stated = f"This deletes all 100 entries on {host} (profile 'default'); a snapshot is kept"
         assert stated in outcome.stdout
+        # The file it names is removed on cancel, and the warning says so (no dangling path).
+        named = outcome.stdout.split("a snapshot is kept at ")[1].split(" (removed if")[0]
+        assert named.endswith(".json") and "purge" in os.path.basename(named)
+        assert "(removed if you cancel;" in outcome.stdout and not os.path.exists(named)
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
     # Only the listing went out, and the snapshot taken for a purge never confirmed is gone.
     assert sent(env_creds) == [] and len(env_creds.entries) == 100

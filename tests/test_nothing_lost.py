@@ -208,7 +208,7 @@ def test_a_purge_keeps_what_was_added_while_the_question_was_open(env_creds: San
     result = purge(OperationSettings(), prompter)
     warning = prompter.asked[0][1]
     assert "This deletes all 100 entries on" in warning
-    stated = warning.split("a snapshot is saved at ")[1].split(" (%dict_restore")[0]
+    stated = warning.split("a snapshot is kept at ")[1].split(" (removed if you cancel;")[0]
     assert Path(stated).is_file() and len(read_snapshot(stated).entries) == 100
     assert result.ok and result.snapshot != stated
     assert "555" in {e.id for e in read_snapshot(result.snapshot).entries}  # kept as well

@@ -53,7 +53,11 @@ def purge_warning(
         what = "The listing shows no entries, yet this sends the delete-everything request"
     text = f"{what} on {host} (profile {profile!r}); "
     if snapshot is not None:
-        return text + f"a snapshot is saved at {snapshot} (%dict_restore puts them back)."
+        # Said before the question: the file is removed again if the person cancels.
+        return text + (
+            f"a snapshot is kept at {snapshot} (removed if you cancel; %dict_restore puts "
+            "them back)."
+        )
     if count == 0:
         return text + "there is nothing to keep in a snapshot."
     return text + "no snapshot is kept (--no-snapshot), so it cannot be undone."
