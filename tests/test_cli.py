@@ -426,7 +426,7 @@ def test_purge_on_a_terminal_needs_the_typed_word(cli: Cli) -> None:
     wrong = Terminal(["purge"], cli.env())
     wrong.wait_for("to confirm, anything else cancels: ")
     assert f"This deletes all 100 entries on {host} (profile 'default')" in wrong.screen
-    assert "(`dict-magics restore` puts them back)" in wrong.screen
+    assert "(removed if you cancel; `dict-magics restore` puts them back)" in wrong.screen
     assert "%dict_" not in wrong.screen
     wrong.type("yes")
     code, stdout, screen = wrong.finish()
