@@ -307,7 +307,7 @@ QUICKSTART_STEPS = {
     "undo": Step(
         "put the 6 invoice entries back from their snapshot",
         output="\u2713 restored 6 entries",
-        requests=(LISTING, *_adds(101, 106)),
+        requests=(LISTING, *_adds(101, 106), LISTING),  # the last names the new ids
         restores="delete-several",
     ),
     "purge": Step(
@@ -319,7 +319,7 @@ QUICKSTART_STEPS = {
     "restore": Step(
         "put every entry back from the purge's snapshot",
         output="\u2713 restored 99 entries",
-        requests=(LISTING, *_adds(107, 205)),
+        requests=(LISTING, *_adds(107, 205), LISTING),  # the last names the new ids
         restores="purge",
     ),
     "restore-again": Step(

@@ -570,9 +570,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     # Whoever follows the printed exports keeps snapshots and audit lines of this run here,
     # not in the real data folder (the sandbox's entries are gone on stop: so is the folder).
     sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
-    _print_welcome(sandbox, args)
     _stop_on_sigterm()
     try:
+        _print_welcome(sandbox, args)  # a Ctrl-C while it prints stops cleanly too
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
