@@ -8,10 +8,12 @@ operation turns that into one message that says what to do instead. Standard lib
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
-__all__ = ["NoAnswer", "Prompter", "ScriptedPrompter", "unanswerable"]
+__all__ = ["NOBODY_ASKED", "NoAnswer", "Prompter", "ScriptedPrompter", "confirm", "unanswerable"]
+
+NOBODY_ASKED = "nobody was asked (no prompter was given)"
 
 
 class NoAnswer(Exception):
@@ -36,6 +38,27 @@ class Prompter(Protocol):
     def confirm(self, warning: str, question: str) -> str:
         """Show what is at stake, ask, and return what was typed: the operation judges it."""
         ...
+
+
+def confirm(
+    prompter: Prompter | None,
+    warning: str,
+    question: str,
+    word: str,
+    *,
+    unasked: Callable[[str], Exception],
+    declined: Callable[[], Exception],
+) -> None:
+    """Show ``warning``, ask ``question`` and return only when ``word`` was typed (case and
+    spaces aside); else raise ``unasked(why)`` when nobody can answer, ``declined()`` for any
+    other answer. The one way an operation asks before a change it must not make unasked."""
+    asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
+    try:
+        answer = asker.confirm(warning, question)
+    except NoAnswer as exc:
+        raise unasked(exc.reason) from None
+    if answer.strip().lower() != word:
+        raise declined()
 
 
 def unanswerable(prompter: object) -> str | None:

@@ -24,7 +24,7 @@ from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import Prompter, confirm
 from .safeguards import Trail, Warn
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
 from .undo import UNDONE, undo_changes
@@ -212,17 +212,18 @@ def _confirm_elsewhere(
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
     question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    confirm(
+        prompter,
+        warning,
+        question,
+        CONFIRM_WORD,
+        unasked=lambda why: UsageProblem(
             f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
-            f"to {host} (profile {profile!r}) without a confirmation, but {exc.reason}. "
+            f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"restore not confirmed: nothing was added ({host}).")
+        ),
+        declined=lambda: UsageProblem(f"restore not confirmed: nothing was added ({host})."),
+    )
 
 
 def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entry]:

@@ -39,7 +39,7 @@ from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import Prompter, confirm
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -258,17 +258,20 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
         "A snapshot is kept first."
     )
     question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    confirm(
+        prompter,
+        warning,
+        question,
+        CONFIRM_WORD,
+        unasked=lambda why: UsageProblem(
             f"refusing to delete {len(plan.deletes)} entries at {plan.host} without a "
-            f"confirmation, but {exc.reason}. Nothing was sent.",
+            f"confirmation, but {why}. Nothing was sent.",
             option="yes",
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).")
+        ),
+        declined=lambda: UsageProblem(
+            f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host})."
+        ),
+    )
 
 
 class _Apply:

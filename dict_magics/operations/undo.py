@@ -20,7 +20,7 @@ from ..errors import ServiceError, UsageProblem
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import Prompter, confirm
 from .safeguards import Trail, Warn
 
 if TYPE_CHECKING:
@@ -158,17 +158,20 @@ def _confirm(
         "first."
     )
     question = f"Type {CONFIRM_WORD} to undo it, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    confirm(
+        prompter,
+        warning,
+        question,
+        CONFIRM_WORD,
+        unasked=lambda why: UsageProblem(
             f"refusing to remove {len(remove)} entries at {host} without a confirmation, but "
-            f"{exc.reason}. Nothing was sent.",
+            f"{why}. Nothing was sent.",
             option="yes",
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).")
+        ),
+        declined=lambda: UsageProblem(
+            f"Cancelled \u2014 undo not confirmed: nothing was sent ({host})."
+        ),
+    )
 
 
 def _trail(client: DictionaryClient, profile: str, operation: str, snapshot: Snapshot, warn: Warn):
