@@ -8,10 +8,18 @@ operation turns that into one message that says what to do instead. Standard lib
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
-__all__ = ["NOBODY_ASKED", "NoAnswer", "Prompter", "ScriptedPrompter", "confirm", "unanswerable"]
+__all__ = [
+    "NOBODY_ASKED",
+    "NoAnswer",
+    "Prompter",
+    "ScriptedPrompter",
+    "confirm",
+    "named",
+    "unanswerable",
+]
 
 NOBODY_ASKED = "nobody was asked (no prompter was given)"
 
@@ -59,6 +67,14 @@ def confirm(
         raise unasked(exc.reason) from None
     if answer.strip().lower() != word:
         raise declined()
+
+
+def named(entries: Sequence[Any], limit: int = 5) -> str:
+    """The first ``limit`` entries as ``id (terms)``, and how many more, for a warning that
+    says what a change would touch."""
+    shown = ", ".join(f"{e.id} ({e.describe()})" for e in entries[:limit])
+    more = f" and {len(entries) - limit} more" if len(entries) > limit else ""
+    return f"{shown}{more}"
 
 
 def unanswerable(prompter: object) -> str | None:

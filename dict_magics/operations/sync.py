@@ -39,7 +39,7 @@ from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import Prompter, confirm
+from .prompts import Prompter, confirm, named
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -250,11 +250,9 @@ def _invalid_message(plan: SyncPlan) -> str:
 
 def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     """Deleting entries the file lacks goes ahead only once someone types yes."""
-    shown = ", ".join(f"{e.id} ({e.describe()})" for e in plan.deletes[:5])
-    more = f" and {len(plan.deletes) - 5} more" if len(plan.deletes) > 5 else ""
     warning = (
         f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
-        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {shown}{more}. "
+        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {named(plan.deletes)}. "
         "A snapshot is kept first."
     )
     question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "

@@ -20,7 +20,7 @@ from ..errors import ServiceError, UsageProblem
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import Prompter, confirm
+from .prompts import Prompter, confirm, named
 from .safeguards import Trail, Warn
 
 if TYPE_CHECKING:
@@ -150,11 +150,9 @@ def snapshot_entry(result: UpdateResult) -> Entry:
 def _confirm(
     prompter: Prompter | None, remove: list[Entry], host: str, profile: str, operation: str
 ) -> None:
-    shown = ", ".join(f"{e.id} ({e.describe()})" for e in remove[:5])
-    more = f" and {len(remove) - 5} more" if len(remove) > 5 else ""
     warning = (
         f"Undoing this {operation} removes {len(remove)} entr{'y' if len(remove) == 1 else 'ies'} "
-        f"it added at {host} (profile {profile!r}): {shown}{more}. They are kept in a snapshot "
+        f"it added at {host} (profile {profile!r}): {named(remove)}. They are kept in a snapshot "
         "first."
     )
     question = f"Type {CONFIRM_WORD} to undo it, anything else cancels: "
