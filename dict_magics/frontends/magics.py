@@ -268,8 +268,9 @@ _PLAIN_CHARS = frozenset("0123456789, \t")
 
 
 @contextmanager
-def _user_errors() -> Iterator[None]:
-    """Every mistake the user can fix is reported as IPython's one-line ``UsageError``."""
+def _user_errors(hint: bool = False) -> Iterator[None]:
+    """Every mistake the user can fix is reported as IPython's one-line ``UsageError`` (with
+    ``hint``: worded with the magic's own flags, ``hints.with_hint``)."""
     from ..errors import DictMagicsError, OperationFailedError
 
     try:
@@ -277,6 +278,10 @@ def _user_errors() -> Iterator[None]:
     except OperationFailedError:
         raise  # asked for (raise_on_failure): the pipeline stops on it
     except DictMagicsError as exc:
+        if hint:
+            from .hints import with_hint
+
+            raise UsageError(with_hint(exc)) from None
         raise UsageError(str(exc)) from None
 
 
@@ -1062,15 +1067,12 @@ class DictMagics(Magics):
         keeps a snapshot first and ends with one listing that verifies every change.
         """
         from ..operations.sync import sync
-        from .hints import with_hint
         from .progress import BarSink
 
         args = _parse(self.dict_sync, line)
         settings = self._settings(args.profile, args.workers)
         keyboard = _Keyboard()
-        from ..errors import DictMagicsError, OperationFailedError
-
-        try:
+        with _user_errors(hint=True):
             return sync(
                 settings,
                 _unquoted(args.file),
@@ -1084,10 +1086,6 @@ class DictMagics(Magics):
                 progress=BarSink(shell=self.shell),
                 warn=_warn,
             )
-        except OperationFailedError:
-            raise
-        except DictMagicsError as exc:
-            raise UsageError(with_hint(exc)) from None
 
     @line_magic
     @magic_arguments()
