@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["missing_entries", "restore"]
 
-CONFIRM_WORD = "yes"
-
 
 def restore(
     settings: OperationSettings,
@@ -211,18 +209,16 @@ def _confirm_elsewhere(
         f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
-    question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
     confirm(
         prompter,
         warning,
-        question,
-        CONFIRM_WORD,
-        unasked=lambda why: UsageProblem(
+        "restore it there",
+        unasked=lambda why: (
             f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
             f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
         ),
-        declined=lambda: UsageProblem(f"restore not confirmed: nothing was added ({host})."),
+        declined=f"restore not confirmed: nothing was added ({host}).",
     )
 
 

@@ -39,7 +39,7 @@ from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import Prompter, confirm, named
+from .prompts import CONFIRM_WORD, Prompter, confirm, named
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
 
-CONFIRM_WORD = "yes"
 
 Key = tuple[str, str, str]
 
@@ -255,20 +254,16 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
         f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {named(plan.deletes)}. "
         "A snapshot is kept first."
     )
-    question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "
     confirm(
         prompter,
         warning,
-        question,
-        CONFIRM_WORD,
-        unasked=lambda why: UsageProblem(
-            f"refusing to delete {len(plan.deletes)} entries at {plan.host} without a "
-            f"confirmation, but {why}. Nothing was sent.",
-            option="yes",
+        "apply the sync",
+        unasked=lambda why: (
+            f"refusing to delete {len(plan.deletes)} entries at {plan.host} "
+            f"without a confirmation, but {why}. Nothing was sent."
         ),
-        declined=lambda: UsageProblem(
-            f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host})."
-        ),
+        declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
+        option="yes",
     )
 
 

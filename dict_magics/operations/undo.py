@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import ServiceError, UsageProblem
+from ..errors import ServiceError
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
@@ -32,7 +32,6 @@ __all__ = ["UNDONE", "plan_undo", "undo_changes"]
 
 UNDONE = ("update", "sync")
 """The snapshot operations this module undoes (delete and purge: ``restore`` re-adds)."""
-CONFIRM_WORD = "yes"
 
 
 def _missing(entries: Sequence[Entry], listing: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
@@ -155,20 +154,16 @@ def _confirm(
         f"it added at {host} (profile {profile!r}): {named(remove)}. They are kept in a snapshot "
         "first."
     )
-    question = f"Type {CONFIRM_WORD} to undo it, anything else cancels: "
     confirm(
         prompter,
         warning,
-        question,
-        CONFIRM_WORD,
-        unasked=lambda why: UsageProblem(
-            f"refusing to remove {len(remove)} entries at {host} without a confirmation, but "
-            f"{why}. Nothing was sent.",
-            option="yes",
+        "undo it",
+        unasked=lambda why: (
+            f"refusing to remove {len(remove)} entries at {host} without a "
+            f"confirmation, but {why}. Nothing was sent."
         ),
-        declined=lambda: UsageProblem(
-            f"Cancelled \u2014 undo not confirmed: nothing was sent ({host})."
-        ),
+        declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",
+        option="yes",
     )
 
 
