@@ -27,7 +27,7 @@ from .locks import RestoreLock
 from .prompts import Prompter, confirm
 from .safeguards import Trail, Warn
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
-from .undo import UNDONE, undo_changes
+from .undo import UNDONE, split_present, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
@@ -153,14 +153,7 @@ def missing_entries(
     present = Counter(e.terms for e in listing)
     # How many of the snapshot's entries of each terms are there already.
     there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
-    wanted, skipped = [], []
-    for entry in snapshot:
-        if there[entry.terms] > 0:
-            there[entry.terms] -= 1
-            skipped.append(entry)
-        else:
-            wanted.append(entry)
-    return wanted, skipped
+    return split_present(snapshot, there)
 
 
 def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -37,11 +37,19 @@ UNDONE = ("update", "sync")
 def _missing(entries: Sequence[Entry], listing: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
     """(to add, already present), counting copies: two identical entries kept and one listed
     add one."""
-    present = Counter(e.terms for e in listing)
+    return split_present(entries, Counter(e.terms for e in listing))
+
+
+def split_present(
+    entries: Sequence[Entry], present: Mapping[tuple[str, ...], int]
+) -> tuple[list[Entry], list[Entry]]:
+    """(to add, already there), in order: each entry is there while ``present`` still counts
+    an entry with its terms (one count used per entry, so twins are told apart)."""
+    left = Counter(present)
     wanted, there = [], []
     for entry in entries:
-        if present[entry.terms] > 0:
-            present[entry.terms] -= 1
+        if left[entry.terms] > 0:
+            left[entry.terms] -= 1
             there.append(entry)
         else:
             wanted.append(entry)
