@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import clean
+from .words import COLOUR, SYMBOL, clean, count
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
@@ -39,17 +39,10 @@ _COLOUR = {
     "x": "#cf222e",
     "?": "#9a6700",
 }
-_RESULT_COLOUR = {
-    "success": "#1a7f37",
-    "failure": "#cf222e",
-    "unknown": "#9a6700",
-    "absent": "#57606a",
-}
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 
 
 def _n(number: int, one: str, many: str | None = None) -> str:
-    return f"{number:,} {one if number == 1 else (many or one + 's')}"
+    return count(number, one, many or one + "s")
 
 
 def _pair(entry: Entry) -> str:
@@ -197,8 +190,8 @@ def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
 def sync_result_text(result: SyncResult) -> str:
     """A summary line, what did not succeed (with reasons), and the snapshot that undoes it."""
     kind = _kind(result)
-    lines = [f"{_SYMBOL[kind]} {_summary(result)}"]
-    lines.extend(f"  {_SYMBOL[k]} {what}" for k, what in _problems(result))
+    lines = [f"{SYMBOL[kind]} {_summary(result)}"]
+    lines.extend(f"  {SYMBOL[k]} {what}" for k, what in _problems(result))
     if result.snapshot:
         lines.append(f"  snapshot (restore it to undo): {clean(result.snapshot)}")
     return "\n".join(lines)
@@ -207,7 +200,7 @@ def sync_result_text(result: SyncResult) -> str:
 def sync_result_html(result: SyncResult) -> str:
     kind = _kind(result)
     items = "".join(
-        f'<li style="color:{_RESULT_COLOUR[k]}">{_SYMBOL[k]} {escape(what)}</li>'
+        f'<li style="color:{COLOUR[k]}">{SYMBOL[k]} {escape(what)}</li>'
         for k, what in _problems(result)
     )
     if result.snapshot:
@@ -215,7 +208,7 @@ def sync_result_html(result: SyncResult) -> str:
     listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
     return (
         f'<div class="dict-magics-sync dict-magics-{kind}">'
-        f'<b style="color:{_RESULT_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(result))}</b>'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(result))}</b>'
         f"{listing}</div>"
     )
 
@@ -238,18 +231,18 @@ def add_text(result: AddResult) -> str:
     if kind == "success":
         where = f"entry {clean(result.entry.id)}" if result.entry.id else "an entry (id not found)"
         verified = " (verified by a listing)" if result.verified else ""
-        return f"{_SYMBOL[kind]} added {where}: {what}{verified}"
+        return f"{SYMBOL[kind]} added {where}: {what}{verified}"
     reason = f" \u2014 {clean(result.reason)}" if result.reason else ""
     if kind == "unknown":
-        return f"{_SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
-    return f"{_SYMBOL[kind]} not added: {what}{reason}"
+        return f"{SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
+    return f"{SYMBOL[kind]} not added: {what}{reason}"
 
 
 def add_html(result: AddResult) -> str:
     kind = result.outcome
     return (
         f'<div class="dict-magics-result dict-magics-{kind}" '
-        f'style="color:{_RESULT_COLOUR[kind]}">{escape(add_text(result))}</div>'
+        f'style="color:{COLOUR[kind]}">{escape(add_text(result))}</div>'
     )
 
 
