@@ -148,14 +148,21 @@ def summary_json(
     return {"summary": data}
 
 
-def dryrun_json(result: DryRunResult) -> dict[str, Any]:
-    """What a delete or purge would do; nothing was changed."""
+def _dry_run(result: DryRunResult | ChangePreview) -> dict[str, Any]:
+    """The head every dry run's JSON starts with: nothing was changed, what, where, who."""
     return {
         "dry_run": True,
         "ok": True,
         "operation": result.operation,
         "host": result.host,
         "profile": result.profile,
+    }
+
+
+def dryrun_json(result: DryRunResult) -> dict[str, Any]:
+    """What a delete or purge would do; nothing was changed."""
+    return {
+        **_dry_run(result),
         "listed": result.listed,
         "entries": [entry_json(e) for e in result.entries],
         "missing": list(result.missing),
@@ -218,11 +225,7 @@ def update_json(result: UpdateResult) -> dict[str, Any]:
 def preview_json(preview: ChangePreview) -> dict[str, Any]:
     """A dry run of an add or an update."""
     return {
-        "dry_run": True,
-        "ok": True,
-        "operation": preview.operation,
-        "host": preview.host,
-        "profile": preview.profile,
+        **_dry_run(preview),
         "old": _entry(preview.old) if preview.old is not None else None,
         "new": _entry(preview.new),
         "alongside": [_entry(e) for e in preview.alongside],
