@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import COLOUR, SYMBOL, clean, count
+from .words import COLOUR, SYMBOL, clean, count, outcome_box, outcome_item
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
@@ -198,19 +198,10 @@ def sync_result_text(result: SyncResult) -> str:
 
 
 def sync_result_html(result: SyncResult) -> str:
-    kind = _kind(result)
-    items = "".join(
-        f'<li style="color:{COLOUR[k]}">{SYMBOL[k]} {escape(what)}</li>'
-        for k, what in _problems(result)
-    )
+    items = "".join(outcome_item(k, what) for k, what in _problems(result))
     if result.snapshot:
         items += f"<li>snapshot (restore it to undo): <code>{escape(result.snapshot)}</code></li>"
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
-        f'<div class="dict-magics-sync dict-magics-{kind}">'
-        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(result))}</b>'
-        f"{listing}</div>"
-    )
+    return outcome_box("sync", _kind(result), _summary(result), items)
 
 
 def export_text(result: ExportResult) -> str:
