@@ -409,6 +409,17 @@ class _Keyboard:
             raise NoAnswer(_NO_STDIN) from None
 
 
+def _workers_argument(what: str) -> Callable[[Any], Any]:
+    """``-w/--workers``: how many ``what`` (e.g. "additions in flight") at once."""
+    return argument(
+        "-w",
+        "--workers",
+        type=int,
+        help=f"{what} "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+
+
 _RETRIES = "Times a request that certainly was not acted on is sent again"
 _WORKERS = "Requests in flight for several ids (-w overrides)"
 
@@ -786,13 +797,7 @@ class DictMagics(Magics):
         "%dict_delete {found.ids}",
     )
     @argument("-p", "--profile", help="profile whose credentials to use")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="requests in flight for several ids "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("requests in flight for several ids")
     @argument(
         "--dry-run",
         action="store_true",
@@ -908,13 +913,7 @@ class DictMagics(Magics):
         '%dict_restore "{kept[0].path}"',
     )
     @argument("-p", "--profile", help="profile whose credentials to use")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="additions in flight "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("additions in flight")
     @argument("--dry-run", action="store_true", help="show what would be added; nothing is added")
     @argument(
         "-y",
@@ -1048,13 +1047,7 @@ class DictMagics(Magics):
     @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
     @argument("--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones")
     @argument("-y", "--yes", action="store_true", help="delete without asking (with --apply)")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="requests in flight "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("requests in flight")
     @argument("file", metavar="FILE", help="the glossary file (.csv, .tsv, .xlsx, .tbx)")
     def dict_sync(self, line: str = "") -> SyncPlan | SyncResult:
         """Make the dictionary match a glossary file; without --apply, only show the plan.
