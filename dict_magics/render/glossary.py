@@ -49,6 +49,11 @@ def _pair(entry: Entry) -> str:
     return f"{entry.from_lang}\u2192{entry.to_lang}"
 
 
+def _terms(entry: Entry) -> str:
+    """``en\u2192de  Friday \u2192 Freitag``: a plan's line for an entry added or deleted."""
+    return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+
+
 def _headline(plan: SyncPlan) -> str:
     counts = [
         _n(len(plan.adds), "add"),
@@ -67,7 +72,7 @@ def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
     """(mark, where, what) per shown change, kinds in order, ``SHOWN`` of each at most."""
     rows = plan.add_rows or [0] * len(plan.adds)
     for entry, row in list(zip(plan.adds, rows, strict=False))[:SHOWN]:
-        yield "+", f"row {row}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+        yield "+", f"row {row}", _terms(entry)
     yield from _more("+", len(plan.adds), "add")
     for update in plan.updates[:SHOWN]:
         yield (
@@ -78,7 +83,7 @@ def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
         )
     yield from _more("~", len(plan.updates), "update")
     for entry in plan.deletes[:SHOWN]:
-        yield "-", f"id {entry.id}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+        yield "-", f"id {entry.id}", _terms(entry)
     yield from _more("-", len(plan.deletes), "delete")
     for conflict in plan.conflicts[:SHOWN]:
         first = conflict.entries[0]
