@@ -285,6 +285,30 @@ def test_a_token_endpoint_echoing_the_request_body_never_shows_the_secret(shape:
     assert secret not in seen and secret[:8] not in seen
 
 
+def test_a_token_whose_expiry_is_out_of_range_is_kept_for_the_time_asked() -> None:
+    """A JWT whose ``exp`` claim is a number too large for a float (400 digits) is read as
+    "no readable expiry", not an OverflowError out of the delete."""
+    import base64
+
+    from rawserver import SUCCESS, RawServer, answer
+
+    claims = base64.urlsafe_b64encode(b'{"exp": ' + b"9" * 400 + b"}").decode().rstrip("=")
+    jwt = f"eyJhbGciOiAibm9uZSJ9.{claims}.sig"
+    body = json.dumps({"status": "success", "data": {"encodedJWT": jwt}}).encode()
+
+    def respond(conn: Any, req: tuple, n: int) -> None:
+        conn.sendall(answer("200 OK", body if req[1].endswith("/token") else SUCCESS))
+
+    server = RawServer(respond)
+    try:
+        with DictionaryClient(server.url, "k", "s", auth="token") as client:
+            result = client.delete_entries(["1", "2"])
+    finally:
+        server.close()
+    assert result.ok, result
+    assert [r[1] for r in server.requests].count("/api/v1/token") == 1
+
+
 def test_the_auth_setting_reaches_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import point_at
 
