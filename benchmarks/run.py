@@ -25,6 +25,8 @@ absolute times drift while ratios measured side by side stay meaningful.
 9. ``dict-magics delete`` of 400 ids (default workers, ``-w 16``, ``-w 8`` behind a 20 ms round
    trip) and two processes x 300 ids at once against the vendor's nonce rule and the old
    lenient one (``bench_nonce_rule.py``).
+11. ``%dict_sync``: the plan of a 10,000-row glossary file beyond its listing, and 1,000 adds
+    + 100 updates applied against a hand-written loop (``bench_glossary.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
+from bench_glossary import bench_glossary
 from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
@@ -506,6 +509,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "lint": bench_lint,
     "nonce_rule": bench_nonce_rule,
     "bulk_restore": bench_bulk_restore,
+    "glossary": bench_glossary,
 }
 
 

@@ -46,7 +46,7 @@ __all__ = [
     "sandbox_only",
 ]
 
-NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb")
+NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb", "glossary_sync.ipynb")
 DEMO_PACKAGES = ("nbclient", "nbformat", "ipykernel")
 INSTALL_HINT = "pip install 'dict-magics[demo]'"
 KERNEL_NAME = "dict-magics-demo"
@@ -282,21 +282,22 @@ QUICKSTART_STEPS = {
     "dry-run": Step(
         "show what deleting them would do, and send nothing that changes the dictionary",
         output="would delete 6 entries",
+        requests=(LISTING,),
     ),
     "delete-one": Step(
         "delete entry 1, named by its terms",
         output="\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI",
-        requests=(("delete", "1", 200),),
+        requests=(LISTING, ("delete", "1", 200)),
     ),
     "delete-several": Step(
         "delete the 6 invoice entries in parallel",
         output="\u2713 deleted 6 of 6 entries",
-        requests=tuple(("delete", i, 200) for i in INVOICES),
+        requests=(LISTING, *(("delete", i, 200) for i in INVOICES)),
     ),
     "delete-again": Step(
-        "report truthfully that entry 1 is not there any more",
-        output="\u2717 entry '1' not deleted",
-        requests=(LISTING, ("delete", "1", 404)),
+        "report truthfully that entry 1 is not there any more (absent: nothing sent)",
+        output="entry '1' absent",
+        requests=(LISTING,),
     ),
     "refused": Step(
         "refuse 'dictionary-all' as an entry id, before any request",
@@ -312,7 +313,7 @@ QUICKSTART_STEPS = {
     "purge": Step(
         "delete every entry (with --yes: a headless run cannot type the confirmation)",
         output="\u2713 deleted every entry",
-        requests=(LISTING, ("purge", None, 200)),
+        requests=(LISTING, ("purge", None, 200), LISTING),
         purges=True,
     ),
     "restore": Step(

@@ -117,7 +117,7 @@ class ServiceError(ServiceFailure):
 
 
 class ListingUnsupportedError(ServiceError):
-    """The service has no listing endpoint (404, 405, or an answer that is not the listing)."""
+    """The service has no listing endpoint (404, 405 or 501)."""
 
 
 class OperationFailedError(ServiceFailure):

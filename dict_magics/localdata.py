@@ -57,17 +57,18 @@ def _base(given: str, xdg_data_home: str | None, user_home: str | None) -> Path:
 def home(*parts: str) -> Path:
     """The data folder (or a sub-folder of it), each level created 0700 or tightened to 0700."""
     base = location()
-    if all(_is_private_folder(base.joinpath(*parts[:n])) for n in range(len(parts) + 1)):
-        return base.joinpath(*parts)  # the common case: one stat a level, nothing to change
+    levels = [base.joinpath(*parts[:n]) for n in range(len(parts) + 1)]
+    if all(_is_private_folder(p, follow=n == 0) for n, p in enumerate(levels)):
+        return levels[-1]  # the common case: one stat a level, nothing to change
     path = private_folder(base)
     for part in parts:
         path = private_folder(path / part)
     return path
 
 
-def _is_private_folder(path: Path) -> bool:
+def _is_private_folder(path: Path, *, follow: bool = False) -> bool:
     try:
-        info = os.stat(path)
+        info = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return False
     return stat.S_ISDIR(info.st_mode) and not stat.S_IMODE(info.st_mode) & 0o077
@@ -76,10 +77,33 @@ def _is_private_folder(path: Path) -> bool:
 def private_folder(path: Path) -> Path:
     """``path`` as a folder only this user can enter: created 0700 (and any missing parent, one
     level at a time, so none gets ``mkdir -p``'s 0755), or tightened to 0700 if wider. Only for
-    folders of our own; raises ``OSError``."""
+    folders of our own; raises ``OSError``.
+
+    A folder of ours inside the data folder (``snapshots``, ``nonces``, ...) that is a symbolic
+    link is refused, never followed, and its target's mode is left alone: a link planted there
+    would send snapshots or nonce state elsewhere. The data folder itself may be a link (the
+    user chose it)."""
     make_folders(path)
-    if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
-        os.chmod(path, 0o700)
+    if Path(path) == location():
+        if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+            os.chmod(path, 0o700)
+        return path
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
+            message = "it is a symbolic link, which dict-magics does not follow"
+            raise OSError(errno.ELOOP, message, str(path)) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != _uid():
+            raise OSError(errno.EPERM, "it is not a folder of this user", str(path))
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
     return path
 
 

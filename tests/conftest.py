@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
+import signal
+import tempfile
 from collections.abc import Iterator
 
 import keyring
@@ -15,6 +18,20 @@ from keyring.errors import PasswordDeleteError
 from dict_magics.sandbox import SandboxServer
 
 pytest_plugins = ["pytester"]
+
+# Before any fixture of any scope (a module-scoped one runs before the per-test fixtures below),
+# and for every subprocess a test starts: the data folder is a private temporary one, never the
+# user's own. Each test then gets a fresh one of its own (``_clean_env``).
+_SESSION_HOME = tempfile.mkdtemp(prefix="dict-magics-test-home-")
+os.environ["DICT_MAGICS_HOME"] = _SESSION_HOME
+atexit.register(shutil.rmtree, _SESSION_HOME, ignore_errors=True)
+
+# Ctrl-C as a terminal delivers it, even when the suite was started with SIGINT ignored (under
+# ``nohup``, or by a CI runner): Python then installs no KeyboardInterrupt handler, and every
+# child process would inherit "ignored". The Ctrl-C tests need the usual one, here and in the
+# processes they start (a Python handler becomes the default one in a child, which Python then
+# replaces with its own).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REQUIRE_ENV = "DICT_MAGICS_REQUIRE_SYSTEM_TESTS"
 SANDBOX_SECRET = re.compile(r"sandbox-secret-[A-Za-z0-9_-]{8,}")

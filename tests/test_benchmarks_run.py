@@ -30,6 +30,7 @@ SECTIONS = {
     "[7]": "listing",
     "[8]": "lint",
     "[10]": "bulk_restore",
+    "[11]": "glossary",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

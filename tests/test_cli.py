@@ -46,7 +46,7 @@ RESULT_KEYS = {
     "snapshot",
 }
 BATCH_KEYS = {"results", "ok", "succeeded", "failed", "unknown", "interrupted", "snapshot"}
-BATCH_KEYS |= {"warnings"}
+BATCH_KEYS |= {"warnings", "deleted", "absent"}
 COMMANDS = [
     "login",
     "logout",
@@ -274,13 +274,16 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     assert data["attempts"] == 1 and data["elapsed"] >= 0
     assert "12" not in cli.sandbox.entries
 
-    again = json.loads(cli.run("delete", "12", "--json").stdout)["results"][0]
-    assert again["status"] == "failure" and again["http_status"] == 404
-    assert "no such entry" in again["reason"]
+    again = cli.run("delete", "12", "--json")
+    assert again.returncode == 0  # absent: nothing to delete is no failure (issue 22, item 17)
+    gone = json.loads(again.stdout)["results"][0]
+    assert gone["outcome"] == "absent" and gone["attempts"] == 0 and gone["http_status"] is None
+    assert "the listing taken just before holds neither it" in gone["reason"]
 
 
 def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
-    proc = cli.run("delete", "5,6", "7 no-such", "--json", "--workers", "3")
+    # Without a snapshot there is no listing to show "no-such" absent: it is sent, and refused.
+    proc = cli.run("delete", "5,6", "7 no-such", "--json", "--workers", "3", "--no-snapshot")
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     assert set(data) == BATCH_KEYS
@@ -293,13 +296,14 @@ def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
     expected = [("delete", "5", 200), ("delete", "6", 200), ("delete", "7", 200)]
     assert sorted(deletes(cli.sandbox)) == sorted([*expected, ("delete", "no-such", 404)])
 
-    text = cli.run("delete", "8", "no-such")
+    text = cli.run("delete", "8", "no-such", "--no-snapshot")
     assert text.returncode == 1
     lines = text.stdout.splitlines()
     assert lines[0] == "\u2717 deleted 1 of 2 entries; 1 not deleted"
-    assert lines[1] == "  \u2717 1 not deleted: refused by the service"
-    assert lines[2].startswith("    \u2717 entry 'no-such' not deleted \u2014 ")
-    assert "no such entry (HTTP 404, 1 attempt, " in lines[2]
+    assert lines[1] == "  \u2713 entry '8'"  # what was deleted is named
+    assert lines[2] == "  \u2717 1 not deleted: refused by the service"
+    assert lines[3].startswith("    \u2717 entry 'no-such' not deleted \u2014 ")
+    assert "no such entry (HTTP 404, 1 attempt, " in lines[3]
 
 
 def test_delete_reads_ids_from_stdin(cli: Cli) -> None:
@@ -368,7 +372,7 @@ def test_plain_http_to_a_remote_host_is_refused(cli: Cli) -> None:
 
 def test_progress_bar_on_a_terminal_then_summary(cli: Cli) -> None:
     ids = [str(i) for i in range(1, 61)]
-    term = Terminal(["delete", *ids, "missing-1"], cli.env(), stdin_tty=False)
+    term = Terminal(["delete", *ids, "missing-1", "--no-snapshot"], cli.env(), stdin_tty=False)
     code, stdout, screen = term.finish()
     cli.check_no_secret(stdout, screen)
     assert code == 1
@@ -406,6 +410,7 @@ def test_purge_with_yes(cli: Cli) -> None:
     assert [(r.method, r.path) for r in cli.sandbox.requests] == [
         ("GET", "/api/v1/dictionary"),  # the snapshot, before the first deleting request
         ("DELETE", "/api/v1/dictionary/dictionary-all"),
+        ("GET", "/api/v1/dictionary"),  # anything added meanwhile is shown
     ]
     assert deletes(cli.sandbox) == [("purge", None, 200)]
 
@@ -428,7 +433,7 @@ def test_purge_on_a_terminal_needs_the_typed_word(cli: Cli) -> None:
     code, stdout, screen = right.finish()
     cli.check_no_secret(stdout, screen)
     assert code == 0, screen
-    assert stdout.startswith("\u2713 deleted every entry (HTTP 200")
+    assert stdout.startswith("\u2713 deleted every entry (100 entries listed just before, kept)")
     assert cli.sandbox.entries == {}
     assert deletes(cli.sandbox) == [("purge", None, 200)]
 
@@ -597,7 +602,8 @@ def test_sandbox_command_serves_until_interrupted(cli: Cli) -> None:
         deleted = cli.run("delete", "3", "--json", env={**env, **exports})
         assert deleted.returncode == 0 and json.loads(deleted.stdout)["ok"] is True
         missing = cli.run("delete", "6", env={**env, **exports})
-        assert missing.returncode == 1  # the sandbox holds only entries 1..5
+        assert missing.returncode == 0  # the sandbox holds only entries 1..5: 6 is absent
+        assert "absent" in missing.stdout
     finally:
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=30)

@@ -129,9 +129,10 @@ def test_delete_json_has_one_shape_for_one_id_and_several(cli: Cli) -> None:
     several = json.loads(cli.run("delete", "8", "9", "no-such", "--json").stdout)
     assert set(several) == BATCH_KEYS
     assert [r["entry_id"] for r in several["results"]] == ["8", "9", "no-such"]
-    assert [r["outcome"] for r in several["results"]] == ["success", "success", "failure"]
-    assert several["results"][2]["cause"] == "refused" and several["results"][2]["entry"] is None
-    assert (several["ok"], several["succeeded"], several["failed"]) == (False, 2, 1)
+    assert [r["outcome"] for r in several["results"]] == ["success", "success", "absent"]
+    assert several["results"][2]["entry"] is None and several["results"][2]["attempts"] == 0
+    assert (several["ok"], several["succeeded"], several["failed"]) == (True, 2, 0)
+    assert (several["deleted"], several["absent"]) == (2, 1)
 
 
 def test_purge_json_is_a_batch_of_one(cli: Cli) -> None:
@@ -142,6 +143,7 @@ def test_purge_json_is_a_batch_of_one(cli: Cli) -> None:
     [result] = data["results"]
     assert set(result) == RESULT_KEYS and result["entry_id"] is None and result["ok"] is True
     assert (data["succeeded"], data["failed"]) == (1, 0)
+    assert data["deleted"] == 100  # entries, not requests (issue 22, item 16)
     assert cli.sandbox.entries == {}
 
 
@@ -217,7 +219,7 @@ def test_jsonl_for_one_id_and_for_failures(cli: Cli) -> None:
     assert one.returncode == 0
     lines = [json.loads(line) for line in one.stdout.splitlines()]
     assert len(lines) == 2 and lines[0]["entry_id"] == "5" and lines[1]["summary"]["total"] == 1
-    mixed = cli.run("delete", "6", "6", "gone", "--jsonl")
+    mixed = cli.run("delete", "6", "6", "gone", "--jsonl", "--no-snapshot")
     assert mixed.returncode == 1
     lines = [json.loads(line) for line in mixed.stdout.splitlines()]
     assert sorted(r["entry_id"] for r in lines[:-1]) == ["6", "gone"]  # a repeated id once
@@ -302,7 +304,8 @@ def test_list_as_text_json_and_csv_with_filters(cli: Cli) -> None:
     assert {e["id"] for e in json.loads(filtered.stdout)["entries"]} == wanted
 
     table = cli.run("list", "--csv")
-    rows = list(csv.reader(io.StringIO(table.stdout)))
+    assert table.stdout.startswith("\ufeff")  # a BOM, so Excel reads UTF-8 (issue 22, item 13)
+    rows = list(csv.reader(io.StringIO(table.stdout.removeprefix("\ufeff"))))
     assert rows[0] == ["id", "fromLang", "fromText", "toLang", "toText"]
     assert {r[0]: tuple(r[1:]) for r in rows[1:]} == {i: e.terms for i, e in box.entries.items()}
     assert [r.method for r in box.requests] == ["GET"] * 4
@@ -456,18 +459,15 @@ def test_retry_failed_resends_only_what_did_not_surely_go(cli: Cli, tmp_path: Pa
     assert [r["outcome"] for r in json.loads(first.stdout)["results"]] == [
         "failure",
         "success",
-        "failure",
+        "absent",
     ]
 
     box.clear_log()
     again = cli.run("delete", "--retry-failed", str(saved), "--json")
-    assert again.returncode == 1  # no-such still fails
-    assert sorted(sent_deletes(box)) == ["1", "no-such"]
+    assert again.returncode == 0  # "no-such" was absent: never retried (issue 22, item 17)
+    assert sorted(sent_deletes(box)) == ["1"]
     data = json.loads(again.stdout)
-    assert [(r["entry_id"], r["outcome"]) for r in data["results"]] == [
-        ("1", "success"),
-        ("no-such", "failure"),
-    ]
+    assert [(r["entry_id"], r["outcome"]) for r in data["results"]] == [("1", "success")]
     assert "1" not in box.entries and "2" not in box.entries
 
 
@@ -476,13 +476,25 @@ def test_retry_failed_reads_a_jsonl_stream_and_skips_what_succeeded(
 ) -> None:
     box = cli.sandbox
     stream = tmp_path / "results.jsonl"
-    proc = cli.run("delete", "10", "11", "missing-1", "--jsonl")
+    box.fail_next(1, status=503, method="DELETE")  # the first DELETE (entry 10) is refused
+    proc = cli.run(
+        "delete",
+        "-w",
+        "1",
+        "--max-retries",
+        "0",
+        "10",
+        "11",
+        "missing-1",
+        "--jsonl",
+        "--no-snapshot",
+    )
     stream.write_text(proc.stdout, encoding="utf-8")
-    box.add_entries(["missing-1"])
     box.clear_log()
     again = cli.run("delete", "--retry-failed", str(stream))
     assert again.returncode == 0, again.stdout + again.stderr
-    assert sent_deletes(box) == ["missing-1"]
+    # "missing-1" was refused as no such entry: sending it again can never succeed.
+    assert sent_deletes(box) == ["10"]
 
     done = tmp_path / "done.json"
     done.write_text(cli.run("delete", "12", "--json").stdout, encoding="utf-8")

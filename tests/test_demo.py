@@ -80,8 +80,13 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_passed(proc.stdout, tmp_path / "dict-magics-demo.ipynb")
     assert "\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI (ja\u2192en) (HTTP 200" in proc.stdout
-    assert "sandbox: GET listing \u2192 200, DELETE 1 \u2192 404; 93 entries left" in proc.stdout
-    assert "sandbox: GET listing \u2192 200, purge \u2192 200; 0 entries left" in proc.stdout
+    # Entry 1 again: absent, not sent (issue 22, item 17); a purge lists after, for late additions.
+    assert "entry '1' absent" in proc.stdout
+    assert "sandbox: GET listing \u2192 200; 93 entries left" in proc.stdout
+    assert (
+        "sandbox: GET listing \u2192 200, purge \u2192 200, GET listing \u2192 200; 0 entries left"
+        in proc.stdout
+    )
     assert "\u2713 restored 99 entries" in proc.stdout
     # The setup cell is one line: its call, not its imports and comments.
     setup = r"> sandbox = use_sandbox\(entries=100\)  # \(setup: \d+ lines of imports and comments"
@@ -103,7 +108,7 @@ def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) ->
     # Expect the service to refuse entry 1: the sandbox deletes it, so the demo must say no.
     steps = dict(QUICKSTART_STEPS)
     steps["delete-one"] = dataclasses.replace(
-        steps["delete-one"], output="\u2717", requests=(("delete", "1", 404),)
+        steps["delete-one"], output="\u2717", requests=(("list", None, 200), ("delete", "1", 404))
     )
     number, total = list(steps).index("delete-one") + 1, len(steps)
     out = io.StringIO()
@@ -111,7 +116,7 @@ def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) ->
     assert run_demo(target, out, steps=steps) == 1
     text = out.getvalue()
     assert "\u2717 not as the notebook says: its output does not show '\u2717'" in text
-    assert "the sandbox received [('delete', '1', 200)]" in text
+    assert "the sandbox received [('delete', '1', 200), ('list', None, 200)]" in text
     assert f"[{number + 1}/{total}]" not in text  # it stops at the first step that went wrong
     assert text.rstrip().endswith(f"Demo FAILED at step {number} of {total}.")
     assert target.exists()  # written anyway, to look at

@@ -279,6 +279,10 @@ def sent_or_refused(
         assert str(exc)
         check_delivery(sandbox, before, [entry_id], refused=True)
         return
+    if getattr(result, "absent", False) and result.attempts == 0:
+        # No listed entry is (or may be read as) this id: not sent, nothing to delete there.
+        check_delivery(sandbox, before, [], refused=True)
+        return
     check_delivery(sandbox, before, [entry_id], refused=False)
     assert result.entry_id == entry_id.strip()
 

@@ -214,13 +214,22 @@ def test_integer_and_text_ids_both_list(canned: ThreadingHTTPServer) -> None:
     [
         (405, {"status": "failure", "message": "method GET not allowed"}),
         (404, b"<html>Not Found</html>"),
-        (200, b"<html>a web page, not a listing</html>"),
-        (200, b""),
     ],
 )
 def test_no_listing_endpoint(canned: ThreadingHTTPServer, status: int, body: object) -> None:
     with pytest.raises(ListingUnsupportedError):
         listing_from(canned, status, body)
+
+
+@pytest.mark.parametrize("body", [b"<html>a web page, not a listing</html>", b""])
+def test_a_200_that_is_not_a_listing_is_a_failed_listing_not_no_listing(
+    canned: ThreadingHTTPServer, body: bytes
+) -> None:
+    """A gateway's page answered 200 is this listing failing, not the service having none:
+    taken for "no listing", it let deletes go ahead without a copy (issue 22, item 4)."""
+    with pytest.raises(ServiceError) as raised:
+        listing_from(canned, 200, body)
+    assert not isinstance(raised.value, ListingUnsupportedError)
 
 
 # -- adding -----------------------------------------------------------------------------------

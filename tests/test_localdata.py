@@ -127,3 +127,63 @@ def test_home_tightens_a_folder_opened_after_it_was_first_made(
     assert _mode(home / "snapshots") == 0o700
     (home / "snapshots").rmdir()
     assert localdata.home("snapshots").is_dir()
+
+
+@pytest.mark.parametrize("name", ["snapshots", "nonces", "locks"])
+def test_a_folder_of_ours_that_is_a_symbolic_link_is_not_followed(
+    name: str, tmp_path: Path
+) -> None:
+    """``snapshots/`` (or ``nonces/``) planted as a link to another folder: refused, nothing
+    written there, and that folder's mode left as it was (issue 22, item 11)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
+    localdata.home()
+    (localdata.location() / name).symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OSError, match="symbolic link"):
+        localdata.home(name)
+    with pytest.raises(OSError, match="symbolic link"):
+        localdata.private_folder(localdata.location() / name)
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755 and list(elsewhere.iterdir()) == []
+
+
+def test_no_snapshot_goes_through_a_linked_snapshots_folder(tmp_path: Path) -> None:
+    from dict_magics.errors import UsageProblem
+    from dict_magics.models import Entry
+    from dict_magics.operations.safeguards import take_snapshot
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
+    localdata.home()
+    (localdata.location() / "snapshots").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UsageProblem, match="symbolic link"):
+        take_snapshot(
+            [Entry("1", "en", "a", "de", "b")],
+            profile="p",
+            host="h",
+            base_url="http://127.0.0.1:1",
+            operation="delete",
+        )
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755 and list(elsewhere.iterdir()) == []
+
+
+def test_the_nonce_state_does_not_go_through_a_linked_nonces_folder(tmp_path: Path) -> None:
+    from dict_magics.sandbox import SandboxServer
+    from dict_magics.service.client import DictionaryClient
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
+    localdata.home()
+    (localdata.location() / "nonces").symlink_to(elsewhere, target_is_directory=True)
+    with SandboxServer(3) as box:
+        client = DictionaryClient(box.url, box.access_key, box.secret_key)
+        try:
+            try:
+                client.delete_entry("1")
+            except OSError as exc:
+                assert "symbolic link" in str(exc)
+        finally:
+            client.close()
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755 and list(elsewhere.iterdir()) == []

@@ -554,7 +554,8 @@ def test_delete_one_entry_returns_a_rendered_result(ip: Any, env_creds: SandboxS
 def test_delete_several_shows_progress_and_lists_every_failure(
     ip: Any, env_creds: SandboxServer
 ) -> None:
-    outcome = run(ip, "%dict_delete -w 3 1,2, 3 nope 2 gone")
+    # Without a snapshot no listing shows "nope" and "gone" absent: they are sent, and refused.
+    outcome = run(ip, "%dict_delete -w 3 --no-snapshot 1,2, 3 nope 2 gone")
     batch = outcome.result
     assert isinstance(batch, BatchResult)
     assert [r.entry_id for r in batch.results] == ["1", "2", "3", "nope", "2", "gone"]
@@ -649,7 +650,7 @@ def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServe
 
 
 def test_a_repeated_id_is_one_entry_and_one_line(ip: Any, env_creds: SandboxServer) -> None:
-    outcome = run(ip, "%dict_delete nope nope nope")
+    outcome = run(ip, "%dict_delete --no-snapshot nope nope nope")
     assert isinstance(outcome.result, BatchResult) and len(outcome.result) == 3
     host = env_creds.url.removeprefix("http://")
     assert f"Deleting 1 entry at {host}" in outcome.stdout
@@ -700,10 +701,11 @@ def test_service_failures_are_returned_or_raised_when_configured(
     assert str(raised.error) == str(raised.error.result)
     assert "2: invoice \u2192 Rechnung (en\u2192de) not deleted" in str(raised.error)
 
-    raised = run(ip, "%dict_delete 3 missing")
+    raised = run(ip, "%dict_delete --no-snapshot 3 missing")
     assert type(raised.error) is DeletionFailedError
     assert isinstance(raised.error.result, BatchResult)
     assert "entry 'missing' not deleted" in str(raised.error)
+    assert run(ip, "%dict_delete 6 missing").error is None  # listed as absent: no failure
     assert run(ip, "%dict_delete 4 5").error is None  # all went well: nothing raised
 
 
@@ -842,8 +844,9 @@ def test_profiles_are_kept_apart(
         # The wrong secret for a profile is the service's answer, not a leak of the other's.
         Keyboard(monkeypatch, "wrong-secret", "n")
         run(ip, f"%dict_login -p first --base-url {sandbox.url} --access-key {sandbox.access_key}")
-        result = run(ip, "%dict_delete -p first 5").result
-        assert not result.ok and "[40006] The signature is incorrect." in result.reason
+        refused = run(ip, "%dict_delete -p first 5")  # its listing is refused: nothing sent
+        assert refused.result is None
+        assert "[40006] The signature is incorrect." in str(refused.error)
 
 
 # -- panel ------------------------------------------------------------------------------------
@@ -962,10 +965,10 @@ def test_headless_notebook_run(
     assert len(views) == 1, delete_out
     result = next(o for o in delete_out if o.output_type == "execute_result")
     assert "deleted 3 of 4 entries" in result.data["text/html"]
-    assert "entry &#x27;nope&#x27; not deleted" in result.data["text/html"]
+    assert "entry &#x27;nope&#x27; absent" in result.data["text/html"]  # not in the listing
     states = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     bars = [s["state"] for s in states.values() if s["model_name"] == "IntProgressModel"]
-    assert [(b["value"], b["max"], b["bar_style"]) for b in bars] == [(4, 4, "danger")]
+    assert [(b["value"], b["max"], b["bar_style"]) for b in bars] == [(3, 3, "success")]
 
     def text_of(index: int) -> str:
         return json.dumps(nb.cells[index].outputs)
@@ -973,7 +976,7 @@ def test_headless_notebook_run(
     assert "UsageError" in text_of(2) and "--yes" in text_of(2) and "no stdin" in text_of(2)
     assert "UsageError" in text_of(3) and "DICT_MAGICS_SECRET_KEY" in text_of(3)
     assert "environment variable DICT_MAGICS_SECRET_KEY" in text_of(4)
-    assert sorted(i for _, i in sent(env_creds)) == ["1", "2", "3", "nope"]
+    assert sorted(i for _, i in sent(env_creds)) == ["1", "2", "3"]
     assert env_creds.secret_key not in nbformat.writes(nb)
 
 

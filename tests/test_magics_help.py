@@ -31,6 +31,10 @@ MAGICS = [
     "dict_snapshots",
     "dict_log",
     "dict_panel",
+    "dict_add",
+    "dict_update",
+    "dict_sync",
+    "dict_export",
 ]
 
 

@@ -21,7 +21,7 @@ from conftest import point_at
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from dict_magics.errors import ServiceFailure, UsageProblem
+from dict_magics.errors import ServiceError, UsageProblem
 from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
 from dict_magics.operations.context import OperationSettings
@@ -111,7 +111,8 @@ def test_a_purge_of_300_keeps_them_on_disk_before_the_delete(
         assert kept.operation == "purge" and kept.host == server.url.removeprefix("http://")
         [result] = outcome
         assert result.ok and result.snapshot == str(path) and server.entries == {}
-        assert [r.method for r in server.requests] == ["GET", "DELETE"]
+        # The listing after the purge shows what was added meanwhile (issue 22, item 8).
+        assert [r.method for r in server.requests] == ["GET", "DELETE", "GET"]
 
 
 def test_a_one_id_delete_has_its_snapshot_on_disk_before_the_delete_arrives(
@@ -211,7 +212,7 @@ def test_a_purge_keeps_what_was_added_while_the_question_was_open(env_creds: San
     assert Path(stated).is_file() and len(read_snapshot(stated).entries) == 100
     assert result.ok and result.snapshot != stated
     assert "555" in {e.id for e in read_snapshot(result.snapshot).entries}  # kept as well
-    assert [r.method for r in env_creds.requests] == ["GET", "GET", "DELETE"]
+    assert [r.method for r in env_creds.requests] == ["GET", "GET", "DELETE", "GET"]
 
 
 def test_a_purge_without_snapshot_still_states_the_count(env_creds: SandboxServer) -> None:
@@ -317,8 +318,7 @@ def test_a_listing_that_fails_stops_the_delete_before_any_deletion(
         assert "Traceback" not in cap.stdout + cap.stderr
         env_creds.clear_faults()
     env_creds.inject("malformed_listing")
-    # The service's fault, not the user's: a ServiceFailure (exit 1), since the one error tree.
-    with pytest.raises(ServiceFailure, match="malformed"):
+    with pytest.raises(ServiceError, match="malformed"):  # the service's fault: exit 1
         purge(OperationSettings(), yes=True)
     assert set(methods(env_creds)) == {"GET"} and len(env_creds.entries) == 100
 
@@ -326,16 +326,16 @@ def test_a_listing_that_fails_stops_the_delete_before_any_deletion(
 # -- the listing cache --------------------------------------------------------------------------
 
 
-def test_a_loop_of_one_id_deletes_lists_once(ip: Any, env_creds: SandboxServer) -> None:
+def test_a_loop_of_one_id_deletes_lists_before_each(ip: Any, env_creds: SandboxServer) -> None:
+    """A snapshot holds the service's terms at the moment of the delete, never a cached
+    listing's (issue 22, item 6): one listing per delete (its cost: docs/reliability.md)."""
     for entry_id in range(1, 21):
         result, _, _ = run(ip, f"%dict_delete {entry_id}")
         assert result.ok and result.entry is not None and result.snapshot is not None
-    assert methods(env_creds).count("GET") == 1
+    assert methods(env_creds).count("GET") == 20
     assert methods(env_creds).count("DELETE") == 20
-    run(ip, "%dict_delete 21 nope")  # an id the listing lacks: listed again, once
-    assert methods(env_creds).count("GET") == 2
-    run(ip, "%dict_delete 1")  # gone, and known to be gone: listed again to be sure
-    assert methods(env_creds).count("GET") == 3
+    run(ip, "%dict_delete 21 nope")  # "nope" is in no listing: absent, not sent
+    assert methods(env_creds).count("GET") == 21 and methods(env_creds).count("DELETE") == 21
 
 
 def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxServer) -> None:
@@ -411,11 +411,9 @@ def test_an_unknown_deletion_still_listed_is_a_failure_safe_to_retry(
 
 
 def test_an_unknown_outcome_stays_unknown_when_the_listing_fails(env_creds: SandboxServer):
-    delete(OperationSettings(), ["50"])  # the listing is cached now
-    env_creds.clear_log()
     env_creds.inject("drop_after", method="DELETE")
     env_creds.inject("status", 10, status=500, method="GET")
-    result = delete(OperationSettings(max_retries=0), ["1"])
+    result = delete(OperationSettings(max_retries=0), ["1"], snapshot=False)
     assert result.outcome == "unknown" and methods(env_creds) == ["DELETE", "GET"]
     assert [line["outcome"] for line in audit_lines()][-1] == "unknown"
     env_creds.clear_faults()
@@ -441,12 +439,9 @@ def test_every_changing_request_is_audited_with_its_snapshot(env_creds: SandboxS
     purge(OperationSettings(), prompter)
     lines = audit_lines()
     seen = [(line["operation"], line["entry_id"], line["outcome"]) for line in lines]
-    assert seen[0] == ("delete", "1", "success") and seen[4] == ("purge", None, "success")
-    assert set(seen[1:4]) == {
-        ("delete", "2", "success"),
-        ("delete", "3", "success"),
-        ("delete", "nope", "failure"),
-    }
+    assert seen[0] == ("delete", "1", "success") and seen[3] == ("purge", None, "success")
+    assert set(seen[1:3]) == {("delete", "2", "success"), ("delete", "3", "success")}
+    assert len(seen) == 4  # "nope" is in no listing: absent, never sent, so no request to log
     assert lines[0]["entry"] == {
         "fromLang": "ja",
         "fromText": "金曜日",
@@ -454,9 +449,7 @@ def test_every_changing_request_is_audited_with_its_snapshot(env_creds: SandboxS
         "toText": "FRI",
     }
     paths = [line["snapshot"] for line in lines]
-    assert all(p and Path(p).is_file() for p in paths[:3] + paths[4:])
-    nope = next(line for line in lines if line["entry_id"] == "nope")
-    assert nope["entry"] is None and nope["http_status"] == 404
+    assert all(p and Path(p).is_file() for p in paths)
     assert len(list_snapshots()) == 3
     taken = [r for r in env_creds.requests if r.method == "DELETE" and r.code != 40005]
     assert len(lines) == len(taken)  # a refused nonce (40005) is re-sent, not audited twice

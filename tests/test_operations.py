@@ -121,11 +121,13 @@ def test_delete_several_reports_progress_per_distinct_id(env_creds: SandboxServe
     result = delete(OperationSettings(workers=2), ["3", "4", "3", "nope"], progress=bar)
     assert isinstance(result, BatchResult)
     assert [r.entry_id for r in result.results] == ["3", "4", "3", "nope"]
-    assert (result.succeeded, result.failed, result.interrupted) == (3, 1, False)
+    # "nope" is in no listing: absent, not sent, and not a failure (issue 22, item 17).
+    assert (result.succeeded, result.failed, result.absent) == (3, 0, 1)
+    assert result.results[3].outcome == "absent" and not result.interrupted
     host = env_creds.url.removeprefix("http://")
-    assert bar.calls[0] == ("start", 3, f"Deleting 3 entries at {host}")
-    assert [c[1] for c in bar.calls[1:-1]] == [1, 2, 3] and bar.calls[-1] == ("stop",)
-    assert sorted(i for _, i in sent(env_creds)) == ["3", "4", "nope"]
+    assert bar.calls[0] == ("start", 2, f"Deleting 2 entries at {host}")
+    assert [c[1] for c in bar.calls[1:-1]] == [1, 2] and bar.calls[-1] == ("stop",)
+    assert sorted(i for _, i in sent(env_creds)) == ["3", "4"]
     assert interruption(result) is None
 
 
@@ -153,8 +155,10 @@ def test_delete_refuses_before_any_request(
 
 def test_raise_on_failure_raises_the_result(env_creds: SandboxServer) -> None:
     assert not delete(OperationSettings(), ["nope"]).ok
+    delete(OperationSettings(raise_on_failure=True), ["nope"])  # absent: not a failure
+    env_creds.inject("status", status=500, method="DELETE")
     with pytest.raises(DeletionFailedError) as raised:
-        delete(OperationSettings(raise_on_failure=True), ["nope", "1"])
+        delete(OperationSettings(raise_on_failure=True, workers=1), ["2", "1"])
     assert isinstance(raised.value.result, BatchResult) and raised.value.result.succeeded == 1
 
 

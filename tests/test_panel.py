@@ -12,6 +12,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 import ipywidgets
 import pytest
@@ -23,10 +24,19 @@ from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
 from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
 from dict_magics.frontends.panel_rows import EntryRows
-from dict_magics.models import BatchResult, Entry, RestoreResult
+from dict_magics.models import (
+    AddResult,
+    BatchResult,
+    Entry,
+    EntryList,
+    RestoreResult,
+    UpdateResult,
+)
+from dict_magics.models.glossary import SyncResult
+from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
-from dict_magics.render.panel import row_label
+from dict_magics.render.panel import id_label, row_cells_html
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
 from dict_magics.settings import PURGE_WORD
@@ -75,13 +85,21 @@ def enabled(panel: DictPanel) -> set[str]:
     return {name for name, button in buttons(panel).items() if not button.disabled}
 
 
-def shown_labels(panel: DictPanel) -> list[str]:
-    return [box.description for box in panel.rows.children]
+def shown_ids(panel: DictPanel) -> list[str]:
+    """The ids the table's rows show, read from the widgets (a row: check box, cells)."""
+    ids = [row.children[0].description for row in panel.rows.children]
+    assert all(row.children[1].value for row in panel.rows.children)
+    return ids
+
+
+def ticks(panel: DictPanel) -> list[bool]:
+    return [row.children[0].value for row in panel.rows.children]
 
 
 def tick(panel: DictPanel, entry: Entry, value: bool = True) -> None:
     """Click the check box of ``entry`` (it must be shown)."""
-    (box,) = [b for b in panel.rows.children if b.description == row_label(entry)]
+    (box,) = [b for e, b in panel.rows.shown if e == entry]
+    assert box.description == id_label(entry.id)
     box.value = value
 
 
@@ -118,7 +136,7 @@ def everything_shown(panel: DictPanel) -> str:
         for child in getattr(widget, "children", ()):
             yield from walk(child)
 
-    widgets = [*walk(panel), *panel.rows.pool]
+    widgets = [*walk(panel), *panel.rows.pool, *panel.rows.boxes, *panel.rows.cells]
     return "\n".join([*(json.dumps(w.get_state(), default=str) for w in widgets), repr(panel)])
 
 
@@ -162,10 +180,15 @@ def test_the_rows_always_show_what_was_drawn(draws: list[tuple[list[Entry], set[
             rows.select(selected)
             rows.draw(entries)
             shown = entries[:5]
-            assert [b.description for b in rows.children] == [row_label(e) for e in shown]
-            assert [b.value for b in rows.children] == [e.id in selected for e in shown]
+            boxes = [row.children[0] for row in rows.children]
+            assert [b.description for b in boxes] == [id_label(e.id) for e in shown]
+            assert [row.children[1].value for row in rows.children] == [
+                row_cells_html(e) for e in shown
+            ]
+            assert [b.value for b in boxes] == [e.id in selected for e in shown]
+            assert [e for e, _ in rows.shown] == shown
             assert len(set(map(id, rows.children))) == len(shown)
-            assert len(rows.pool) <= 5  # never more boxes than a page shows at once
+            assert len(rows.pool) <= 5  # never more rows than a page shows at once
     finally:
         rows.close()
 
@@ -176,15 +199,16 @@ def test_a_tick_selects_the_entry_its_row_shows() -> None:
     one, two, three = (Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in (1, 2, 3))
     try:
         rows.draw([one, two])
-        box_of_one = rows.children[0]
-        rows.children[1].value = True
+        row_of_one = rows.children[0]
+        rows.children[1].children[0].value = True
         assert list(rows.selected) == ["2"] and changed == [1]
-        rows.draw([three, one])  # "one" keeps its box, moved; "three" gets a free one
-        assert rows.children[1] is box_of_one
-        assert [b.value for b in rows.children] == [False, False]
-        rows.children[0].value = True
+        rows.draw([three, one])  # "one" keeps its row, moved; "three" gets a free one
+        assert rows.children[1] is row_of_one
+        assert [row.children[0].value for row in rows.children] == [False, False]
+        rows.children[0].children[0].value = True
         assert list(rows.selected) == ["2", "3"]
-        assert isinstance(rows.children[0], ipywidgets.Checkbox)
+        assert isinstance(rows.children[0].children[0], ipywidgets.Checkbox)
+        assert "u3" in rows.children[0].children[1].value
     finally:
         rows.close()
 
@@ -229,7 +253,9 @@ def test_idle_panel_shows_whose_dictionary_and_every_entry(
     assert panel.state == "idle" and panel.armed is None and panel.running is None
     assert f"100 entries at {host}" in panel.count_html.value
     assert "0 selected" in panel.count_html.value
-    assert shown_labels(panel) == [row_label(sandbox.entry(str(i))) for i in range(1, 101)]
+    assert shown_ids(panel) == [str(i) for i in range(1, PAGE + 1)]
+    assert panel.shown == [sandbox.entry(str(i)) for i in range(1, PAGE + 1)]
+    assert "rows 1\u2013" in panel.count_html.value and "page 1 of 2" in panel.page_html.value
     assert enabled(panel) == {"refresh", "select all", "delete all"}
     assert panel.delete_button.description == "Delete selected (0)"
     assert not visible(panel.confirm_box) and not visible(panel.ids_text)
@@ -244,15 +270,16 @@ def test_search_matches_either_term_whatever_the_case(
     assert any(e.from_text == "meeting" for e in expected)  # a source term matches
     assert any(e.to_text == "meeting" for e in expected)  # and a target term
     assert {e.id for e in panel.matches} == {e.id for e in expected}
-    assert shown_labels(panel) == [row_label(e) for e in panel.matches]
+    assert panel.shown == panel.matches[:PAGE]
     assert f"{len(expected)} matches of 100 entries" in panel.count_html.value
     search(panel, "  会議 ")
     assert [e.from_text for e in panel.matches] == ["会議"]
     search(panel, "no such term anywhere")
     assert panel.matches == [] and panel.rows.children == ()
+    assert not visible(panel.pager)
     assert panel.select_all_button.disabled
     search(panel, "")
-    assert len(shown_labels(panel)) == 100
+    assert len(shown_ids(panel)) == PAGE and len(panel.matches) == 100
 
 
 def test_the_language_filter_offers_the_pairs_present(
@@ -272,27 +299,93 @@ def test_the_language_filter_offers_the_pairs_present(
     assert len(panel.matches) > 1
 
 
-def test_beyond_a_page_the_first_matches_show_with_the_total() -> None:
-    with SandboxServer(PAGE + 50) as sandbox:
+def test_the_table_pages_through_the_matches_and_selects_beyond_the_page() -> None:
+    with SandboxServer(2 * PAGE + 7) as sandbox:
         panel = make_panel(sandbox)
         try:
-            assert len(panel.rows.children) == PAGE
-            assert shown_labels(panel)[-1] == row_label(sandbox.entry(str(PAGE)))
-            count = panel.count_html.value
-            assert f"{PAGE + 50} entries" in count and f"showing the first {PAGE}" in count
-            assert "refine the search" in count
+            assert shown_ids(panel) == [str(i) for i in range(1, PAGE + 1)]
+            assert panel.pages == 3 and visible(panel.pager)
+            assert f"{2 * PAGE + 7} entries" in panel.count_html.value
+            assert f"rows 1\u2013{PAGE}" in panel.count_html.value
+            assert panel.prev_button.disabled and not panel.next_button.disabled
+            panel.next_button.click()
+            panel.next_button.click()
+            assert panel.page == 2 and panel.next_button.disabled
+            assert shown_ids(panel) == [str(i) for i in range(2 * PAGE + 1, 2 * PAGE + 8)]
+            assert "page 3 of 3" in panel.page_html.value
+            assert f"rows {2 * PAGE + 1}\u2013{2 * PAGE + 7}" in panel.count_html.value
+            panel.next_button.click()  # disabled in the browser; here: stays on the last page
+            assert panel.page == 2
+            panel.prev_button.click()
+            assert panel.page == 1 and shown_ids(panel)[0] == str(PAGE + 1)
+            rows_made = len(panel.rows.pool)
             panel.select_all_button.click()  # every match, not only those shown
-            assert len(panel.selected) == PAGE + 50
-            assert panel.delete_button.description == f"Delete selected ({PAGE + 50})"
-            assert all(box.value for box in panel.rows.children)
+            assert len(panel.selected) == 2 * PAGE + 7
+            assert panel.delete_button.description == f"Delete selected ({2 * PAGE + 7})"
+            assert all(ticks(panel))
             panel.clear_button.click()
-            assert panel.selected == [] and not any(b.value for b in panel.rows.children)
+            assert panel.selected == [] and not any(ticks(panel))
             panel.select([PAGE + 10, "1"])  # from code, e.g. the ids of a %dict_list
             assert panel.selected == [str(PAGE + 10), "1"]
             assert panel.delete_button.description == "Delete selected (2)"
-            assert [b.value for b in panel.rows.children[:2]] == [True, False]
+            assert ticks(panel)[9] and sum(ticks(panel)) == 1
+            search(panel, "1")  # a new search goes back to the first page
+            assert panel.page == 0
+            assert len(panel.rows.pool) <= PAGE >= rows_made  # rows are reused, never more
         finally:
             panel.close()
+
+
+def test_a_click_on_a_column_sorts_by_it_and_again_the_other_way(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    entries = list(sandbox.entries.values())
+    for column, key in [
+        ("source", lambda e: (e.from_text.casefold(), e.to_text.casefold())),
+        ("target", lambda e: (e.to_text.casefold(), e.from_text.casefold())),
+        ("languages", lambda e: (e.from_lang, e.to_lang, e.from_text.casefold())),
+        ("id", lambda e: int(e.id)),
+    ]:
+        panel.sort_buttons[column].click()
+        assert panel.sorted_by == (column, False)
+        assert panel.sort_buttons[column].description == f"{column} \u25b2"
+        assert panel.matches == sorted(entries, key=key)
+        assert panel.shown == panel.matches[:PAGE]
+        panel.sort_buttons[column].click()
+        assert panel.sorted_by == (column, True)
+        assert panel.sort_buttons[column].description == f"{column} \u25bc"
+        assert [key(e) for e in panel.matches] == sorted(map(key, entries), reverse=True)
+        others = [b.description for c, b in panel.sort_buttons.items() if c != column]
+        assert all(" " not in label for label in others)  # no arrow on the other columns
+    search(panel, "meeting")  # the search keeps the order
+    assert [int(e.id) for e in panel.matches] == sorted(int(e.id) for e in panel.matches)[::-1]
+    panel.sort(None)
+    assert panel.sorted_by == (None, False)
+    assert panel.matches == [e for e in entries if e.matches("meeting")]
+
+
+def test_ids_sort_as_numbers_before_other_ids() -> None:
+    entries = [Entry(i, "en", "a", "de", "b") for i in ["10", "x-2", "9", "100", "A"]]
+    index = EntryIndex(entries)
+    assert [entries[i].id for i in index.order(range(5), "id")] == ["9", "10", "100", "A", "x-2"]
+    with pytest.raises(ValueError, match="column"):
+        index.order([0], "colour")
+
+
+def test_a_row_shows_its_terms_escaped_and_marked_with_their_language(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.add_entries([Entry("901", "ja", "<b>会議</b>", "zh-CN", "会议 & \x1b[31m")])
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    search(panel, "会议")
+    ((_entry, box),) = panel.rows.shown
+    cells = panel.rows.children[0].children[1].value
+    assert box.description == "901"
+    assert "&lt;b&gt;会議&lt;/b&gt;" in cells and "<b>" not in cells
+    assert "会议 &amp;" in cells and "\x1b" not in cells
+    assert 'lang="ja"' in cells and 'lang="zh-CN"' in cells
+    assert "ja\u2192zh-CN" in cells
 
 
 def test_the_selection_survives_searching(panel: DictPanel, sandbox: SandboxServer) -> None:
@@ -300,13 +393,16 @@ def test_the_selection_survives_searching(panel: DictPanel, sandbox: SandboxServ
     tick(panel, invoice)
     search(panel, "meeting")
     meeting = panel.matches[0]
-    assert not panel.rows.children[0].value  # the box that showed "invoice" is not ticked
+    assert not any(ticks(panel))  # the row that showed "invoice" is not ticked
     tick(panel, meeting)
     assert panel.selected == [invoice.id, meeting.id]
     assert "2 selected" in panel.count_html.value
     search(panel, "")
-    ticked = [b.description for b in panel.rows.children if b.value]
-    assert sorted(ticked) == sorted([row_label(invoice), row_label(meeting)])
+    panel.sort("id", descending=True)  # and sorting
+    panel.show_page(1)  # and paging
+    ticked = {e.id for e, box in panel.rows.shown if box.value}
+    assert invoice in panel.shown
+    assert ticked == {invoice.id, meeting.id} & {e.id for e in panel.shown}
     tick(panel, invoice, False)
     assert panel.selected == [meeting.id]
     assert panel.delete_button.description == "Delete selected (1)"
@@ -750,3 +846,395 @@ def test_dict_panel_magic_returns_a_working_panel(
         assert [r.entry_id for r in changes(sandbox)] == ["12"]
     finally:
         panel.close()
+
+
+# -- edit and add: checked, then armed like every change ---------------------------------------
+
+
+def open_edit(panel: DictPanel, entry: Entry) -> None:
+    panel.clear_button.click()
+    search(panel, entry.from_text)
+    tick(panel, entry)
+    panel.edit_button.click()
+    assert visible(panel.edit_form) and panel.edit_form.entry == entry
+
+
+def test_edit_needs_exactly_one_ticked_entry(panel: DictPanel, sandbox: SandboxServer) -> None:
+    assert panel.edit_button.disabled
+    tick(panel, sandbox.entry("1"))
+    assert not panel.edit_button.disabled
+    tick(panel, sandbox.entry("2"))
+    assert panel.edit_button.disabled
+    panel.edit_button.click()  # disabled in the browser; from code it says why
+    assert "Tick exactly one entry" in panel.status.value and not visible(panel.edit_form)
+
+
+def test_edit_shows_old_and_new_before_anything_is_sent(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    meeting = sandbox.entry("10")  # 会議 -> meeting
+    open_edit(panel, meeting)
+    assert panel.edit_form.source_text.value == "会議"
+    assert panel.edit_form.target_text.value == "meeting"
+    assert "Edit entry <code>10</code>" in panel.edit_form.title.value
+    panel.edit_form.review_button.click()  # nothing typed: nothing to confirm
+    assert panel.state == "idle" and "Nothing changed" in panel.status.value
+    panel.edit_form.source_text.value = "会議 <b>&"
+    panel.edit_form.target_text.value = "conference"
+    panel.edit_form.review_button.click()
+    assert panel.state == "armed" and panel.armed == "update"
+    message = panel.confirm_message.value
+    assert "Change entry <code>10</code>" in message
+    assert '<del><span lang="ja">会議</span></del>' in message
+    assert "会議 &lt;b&gt;&amp;" in message and "<b>&" not in message
+    assert "meeting" in message and "conference" in message
+    assert "Undo" in message
+    assert enabled(panel) == {"confirm", "cancel"}
+    assert panel.edit_form.review_button.disabled and panel.add_form.add_button.disabled
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == [] and sandbox.entry("10") == meeting
+    assert [r.method for r in sandbox.requests if r.method != "GET"] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "words"),
+    [
+        ("", "x", "fromText is empty"),
+        ("a" * 256, "x", "256 characters"),
+        ("ok", "bad\u200bterm", "U+200B"),
+        ("ok", "   ", "toText is empty"),
+    ],
+)
+def test_an_edit_the_service_would_refuse_is_not_armed(
+    panel: DictPanel, sandbox: SandboxServer, source: str, target: str, words: str
+) -> None:
+    open_edit(panel, sandbox.entry("3"))
+    panel.edit_form.source_text.value = source
+    panel.edit_form.target_text.value = target
+    panel.edit_form.review_button.click()
+    assert panel.state == "idle" and "dict-magics-status-error" in panel.status.value
+    assert "Not sent" in panel.status.value and words in panel.status.value
+    assert changes(sandbox) == []
+
+
+def test_the_add_form_offers_the_service_language_codes_and_checks_first(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    codes = set(form.from_lang.options)
+    assert {"ja", "en", "zh-CN", "zh-TW"} <= codes and "zh" not in codes
+    assert set(form.to_lang.options) == codes == set(LANGUAGE_CODES)
+    form.from_text.value = "見積依頼"
+    form.add_button.click()  # no target yet
+    assert panel.state == "idle" and "toText is empty" in panel.status.value
+    form.to_text.value = "request for quotation"
+    form.add_button.click()
+    assert panel.state == "armed" and panel.armed == "add"
+    message = panel.confirm_message.value
+    assert '<span lang="ja">見積依頼</span>' in message and "request for quotation" in message
+    assert "already exists" not in message
+    panel.cancel_button.click()
+    assert changes(sandbox) == []
+    form.from_text.value, form.to_text.value = "会議", "meeting"  # entry 10 has these terms
+    form.add_button.click()
+    assert "already exists (id 10)" in panel.confirm_message.value
+    panel.cancel_button.click()
+    assert changes(sandbox) == []
+
+
+def test_an_edit_is_sent_after_confirm_and_undo_puts_the_old_terms_back(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    meeting = sandbox.entry("10")  # 会議 -> meeting
+    open_edit(panel, meeting)
+    panel.edit_form.source_text.value = "定例会議"
+    panel.edit_form.review_button.click()
+    confirm_and_wait(panel)
+    puts = [r for r in sandbox.requests if r.method == "PUT"]
+    assert [r.entry_id for r in puts] == ["10"]
+    assert sandbox.entry("10") == Entry("10", "ja", "定例会議", "en", "meeting")
+    result = panel.history[-1]
+    assert isinstance(result, UpdateResult) and result.ok
+    assert result.old == meeting and result.snapshot
+    assert read_snapshot(result.snapshot).entries == [meeting]  # kept before the PUT
+    assert "定例会議" in panel.result.value
+    assert not visible(panel.edit_form) and panel.state == "idle"
+    search(panel, "定例")
+    assert panel.shown == [sandbox.entry("10")]  # listed again: the table shows the new terms
+    assert panel.undo is not None and not panel.undo_button.disabled
+
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.entry("10") == meeting  # the same id, its old terms
+    assert len(sandbox.entries) == 100
+    assert [r.entry_id for r in sandbox.requests if r.method == "PUT"] == ["10", "10"]
+    assert panel.undo is None and panel.undo_button.disabled
+    assert panel.matches == []  # "定例" is gone
+    search(panel, "会議")
+    assert sandbox.entry("10") in panel.shown
+
+
+def test_a_refused_edit_shows_the_vendor_code_and_words(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    open_edit(panel, sandbox.entry("4"))
+    panel.edit_form.target_text.value = "road"
+    panel.edit_form.review_button.click()
+    sandbox.clear_log()
+    sandbox.fail_next(1, 400)  # the next request: the PUT (the listing is fresh)
+    confirm_and_wait(panel)
+    assert [r.method for r in sandbox.requests][:1] == ["PUT"]
+    result = panel.history[-1]
+    assert isinstance(result, UpdateResult) and not result.ok
+    assert "HTTP 400" in panel.result.value and "dict-magics-failure" in panel.result.value
+    assert sandbox.entry("4").to_text == "street"
+    assert visible(panel.edit_form)  # still open: try again, or Close
+    assert panel.undo is None and panel.state == "idle"
+
+
+def test_cancel_while_an_edit_runs_leaves_the_panel_usable(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    open_edit(panel, sandbox.entry("2"))
+    panel.edit_form.target_text.value = "Faktura"
+    panel.edit_form.review_button.click()
+    sandbox.pause()
+    panel.confirm_button.click()
+    assert panel.state == "running" and panel.running == "update"
+    assert enabled(panel) == {"cancel"} and panel.edit_form.review_button.disabled
+    panel.cancel_button.click()
+    assert "Cancelling" in panel.status.value
+    sandbox.resume()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle"
+    # One PUT at most; what the service holds is what the panel lists.
+    assert len([r for r in sandbox.requests if r.method == "PUT"]) <= 1
+    assert sandbox.entry("2") in panel.entries
+
+
+def test_add_sends_after_confirm_and_the_new_entry_appears(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    form.from_lang.value, form.to_lang.value = "ja", "zh-CN"
+    form.from_text.value, form.to_text.value = "見積依頼", "询价"
+    form.add_button.click()
+    confirm_and_wait(panel)
+    result = panel.history[-1]
+    assert isinstance(result, AddResult) and result.ok
+    new_id = result.entry.id
+    assert sandbox.entry(new_id) == Entry(new_id, "ja", "見積依頼", "zh-CN", "询价")
+    assert [r.method for r in changes(sandbox)] == ["POST"]
+    assert form.from_text.value == "" and form.to_lang.value == "zh-CN"  # ready for the next
+    search(panel, "询价")
+    assert [e.id for e in panel.shown] == [new_id]
+    assert "见" not in panel.status.value
+
+
+def test_a_refused_add_shows_the_vendor_code_and_words(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    form = panel.add_form
+    form.from_text.value, form.to_text.value = "<img src=x>", "x"
+    form.add_button.click()
+    sandbox.clear_log()
+    sandbox.fail_next(1, 400, method="POST")
+    confirm_and_wait(panel)
+    result = panel.history[-1]
+    assert isinstance(result, AddResult) and not result.ok
+    assert "<img" not in panel.result.value and "<img" not in panel.confirm_message.value
+    assert len(sandbox.entries) == 100
+
+
+# -- sync: upload, plan, confirm, undo ---------------------------------------------------------
+
+
+def upload(panel: DictPanel, name: str, text: str) -> None:
+    """What the browser sends when a file is chosen in the FileUpload."""
+    content = text.encode("utf-8")
+    panel.sync_form.upload.value = (
+        {
+            "name": name,
+            "type": "text/csv",
+            "size": len(content),
+            "content": memoryview(content),
+            "last_modified": datetime.now(timezone.utc),
+        },
+    )
+
+
+GLOSSARY = (
+    "fromLang,fromText,toLang,toText\n"
+    "ja,会議,en,conference\n"  # entry 10 reads 会議 -> meeting: an update
+    "ja,見積依頼,en,request for quotation\n"  # new: an add
+    "en,invoice,de,Rechnung\n"  # entry 2, as it is: unchanged
+)
+
+
+def test_a_sync_shows_its_plan_and_sends_nothing_until_confirmed(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    panel.sync_form.plan_button.click()
+    assert "Choose a glossary file first" in panel.status.value
+    upload(panel, "../../glossary.csv", GLOSSARY)
+    sandbox.clear_log()
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert [r.method for r in sandbox.requests] in ([], ["GET"])  # a listing at most
+    assert panel.state == "armed" and panel.armed == "sync"
+    plan = panel.confirm_message.value  # the plan, in the confirmation
+    assert "Sync plan for glossary.csv" in plan  # the name uploaded, no folders, no temp path
+    assert "1 add, 1 update, 0 deletes, 1 unchanged" in plan
+    assert "conference" in plan and "見積依頼" in plan
+    assert "Apply this sync" in panel.confirm_message.value
+    assert "1 add, 1 update" in panel.confirm_message.value
+    assert enabled(panel) == {"confirm", "cancel"}
+    panel.cancel_button.click()
+    assert panel.state == "idle" and changes(sandbox) == []
+    assert sandbox.entry("10").to_text == "meeting"
+
+
+def test_a_confirmed_sync_is_applied_and_undo_puts_the_dictionary_back(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    before = terms_of(sandbox)
+    upload(panel, "glossary.csv", GLOSSARY)
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S) and panel.armed == "sync"
+    confirm_and_wait(panel)
+    assert sandbox.entry("10").to_text == "conference"  # updated in place, the same id
+    assert ("ja", "見積依頼", "en", "request for quotation") in terms_of(sandbox)
+    assert len(sandbox.entries) == 101
+    result = panel.history[-1]
+    assert isinstance(result, SyncResult) and result.ok and result.snapshot
+    assert panel.undo is not None and "glossary.csv" in panel.undo.what
+    search(panel, "見積依頼")
+    assert len(panel.shown) == 1  # listed again
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    assert terms_of(sandbox) == before
+    assert sandbox.entry("10").to_text == "meeting"
+    assert panel.undo is None and panel.state == "idle"
+
+
+def test_invalid_rows_stop_the_sync_unless_skipped(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    upload(panel, "bad.csv", GLOSSARY + "zh,人工智能,en,AI\nja,,en,empty\n")
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle" and "invalid rows" in panel.status.value
+    assert "2 invalid rows" in panel.sync_form.plan_html.value
+    panel.sync_form.skip_invalid.value = True
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S) and panel.armed == "sync"
+    confirm_and_wait(panel)
+    assert sandbox.entry("10").to_text == "conference"
+    assert not any(t[1] == "" for t in terms_of(sandbox))
+
+
+def test_a_file_that_is_not_a_glossary_is_an_error_and_nothing_is_sent(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    upload(panel, "notes.csv", "just,some,words\n<b>x</b>,y,z\n")
+    panel.sync_form.plan_button.click()
+    assert panel.wait(WAIT_S)
+    assert panel.state == "idle" and "dict-magics-status-error" in panel.status.value
+    assert "fromLang" in panel.status.value and "<b>x" not in panel.status.value
+    assert changes(sandbox) == []
+
+
+# -- problems and check: offline, over the entries listed --------------------------------------
+
+
+def test_problems_are_grouped_by_kind_and_select_these_feeds_the_delete_flow(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    sandbox.add_entries(
+        [
+            Entry("901", "ja", "会議", "en", "meeting"),  # a copy of entry 10
+            Entry("902", "ja", "会議", "en", "meeting"),  # and another
+            Entry("903", "en", "<b>invoice ", "de", "Rechnung"),  # a stray space
+        ]
+    )
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    sandbox.clear_log()
+    panel.problems.find_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.requests == []  # the listing the panel holds: nothing is sent
+    report = panel.problems.report_html.value
+    assert "duplicate" in report and "whitespace" in report
+    assert "&lt;b&gt;invoice" in report and "<b>invoice" not in report
+    buttons = panel.problems.select_buttons
+    assert buttons["duplicate"].description == "Select duplicate (2)"
+    assert "Found " in panel.status.value
+
+    buttons["duplicate"].click()  # every copy but the lowest id
+    assert panel.selected == ["901", "902"]
+    assert panel.delete_button.description == "Delete selected (2)"
+    panel.delete_button.click()
+    message = panel.confirm_message.value
+    assert "Delete 2 entries" in message and "会議" in message
+    confirm_and_wait(panel)
+    assert sandbox.entry("901") is None and sandbox.entry("902") is None
+    assert sandbox.entry("10") is not None  # the one kept
+    # Listed again: the Problems view follows, the duplicates are gone from it.
+    assert "duplicate" not in panel.problems.select_buttons
+    panel.undo_button.click()
+    assert panel.wait(WAIT_S)
+    # The snapshot kept both copies (and counts the one that stayed): both come back.
+    assert len([t for t in sandbox.terms if t == ("ja", "会議", "en", "meeting")]) == 3
+    assert panel.problems.select_buttons["duplicate"].description == "Select duplicate (2)"
+    panel.problems.select_buttons["whitespace"].click()
+    assert panel.selected == ["903"]
+    assert not panel.edit_button.disabled  # one entry: Edit selected… fixes it
+
+
+def test_check_shows_which_entries_apply_per_sentence_and_which_hit_the_limit(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    panel.check_form.check_button.click()
+    assert "Paste a text" in panel.status.value
+    sandbox.add_entries(
+        [Entry(str(900 + i), "ja", term, "en", f"t{i}") for i, term in enumerate("甲乙丙丁")]
+    )
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    sandbox.clear_log()
+    panel.check_form.text.value = "甲乙丙丁の会議。<script>x</script>請求書です。"
+    panel.check_form.check_button.click()
+    assert panel.wait(WAIT_S)
+    assert sandbox.requests == []  # offline
+    shown = panel.check_form.report_html.value
+    assert "<script>" not in shown and "&lt;script&gt;" in shown
+    expected = EntryList(panel.entries).check(panel.check_form.text.value)
+    first = expected.sentences[0]
+    assert sum(m.applied for m in first.matches) == 3 and len(first.matches) == 5
+    assert "limit" in shown  # the two that hit the limit of 3 are named
+    assert "請求書" in shown
+
+
+def test_the_panel_restores_an_update_snapshot(
+    panel: DictPanel, sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update made elsewhere (%dict_update) is undone from the panel's snapshot choice:
+    the old terms go back under the same id."""
+    from conftest import point_at
+
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.update import update
+
+    point_at(monkeypatch, sandbox)
+    old = sandbox.entry("7")
+    assert update(OperationSettings(workers=1), "7", to_text="changed").ok
+    panel.refresh_button.click()
+    assert panel.wait(WAIT_S)
+    (latest,) = list_snapshots(profile="default", host=f"127.0.0.1:{sandbox.port}")
+    assert latest.operation == "update"
+    panel.snapshot_dropdown.value = str(latest.path)
+    panel.restore_button.click()
+    assert panel.state == "armed" and panel.armed == "restore"
+    confirm_and_wait(panel)
+    assert sandbox.entry("7") == old
+    assert "put back 1 entry" in panel.result.value

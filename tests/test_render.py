@@ -49,13 +49,15 @@ def test_batch_summary_then_failures_grouped_by_cause() -> None:
     lines = batch_text(batch).splitlines()
     assert lines[0] == "\u2717 deleted 2 of 4 entries; 2 not deleted (1 with unknown outcome)"
     assert lines[1:] == [
+        f"  \u2713 {OK.target}",  # what was deleted is named (issue 22, item 16)
+        f"  \u2713 {OK2.target}",
         "  \u2717 1 not deleted: refused by the service",
         f"    {result_text(FAILED)}",
         "  ? 1 outcome unknown: no answer in time",
         f"    {result_text(UNKNOWN)}",
     ]
     html = batch_html(batch)
-    assert html.count("<li>") == 2 and "<script>" not in html
+    assert html.count("<li>") == 4 and "<script>" not in html
     assert html.count('class="dict-magics-group"') == 2
     assert (batch.succeeded, batch.failed, batch.unknown, batch.ok) == (2, 2, 1, False)
 
@@ -102,8 +104,12 @@ def test_results_name_the_terms_when_the_entry_is_known() -> None:
 
 def test_all_good_batch() -> None:
     batch = BatchResult([OK, OK2])
-    assert batch.ok and batch_text(batch) == "\u2713 deleted 2 of 2 entries"
-    assert "<li>" not in batch_html(batch)
+    assert batch.ok and batch_text(batch).splitlines() == [
+        "\u2713 deleted 2 of 2 entries",
+        f"  \u2713 {OK.target}",
+        f"  \u2713 {OK2.target}",
+    ]
+    assert 'class="dict-magics-group"' not in batch_html(batch)
     assert not BatchResult([]).ok
 
 
@@ -123,7 +129,8 @@ def test_repr_lists_the_fields_for_debugging() -> None:
 
 def test_repeated_ids_are_said_to_be_sent_once() -> None:
     batch = BatchResult([OK, OK2, OK, OK])
-    assert batch_text(batch) == "\u2713 deleted 4 of 4 entries (2 repeated ids, each sent once)"
+    first = batch_text(batch).splitlines()[0]
+    assert first == "\u2713 deleted 4 of 4 entries (2 repeated ids, each sent once)"
 
 
 def test_details_come_from_the_fields_not_from_the_reason() -> None:

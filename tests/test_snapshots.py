@@ -62,9 +62,11 @@ def test_file_is_exactly_the_design_format() -> None:
         "host",
         "base_url",
         "operation",
+        "added",
         "entries",
     ]
-    assert data["format"] == "dict-magics-snapshot/1"
+    assert data["format"] == "dict-magics-snapshot/2"
+    assert data["added"] == []
     assert data["profile"] == "default"
     assert data["host"] == "127.0.0.1:8080"
     assert data["base_url"] == "http://127.0.0.1:8080"
@@ -124,9 +126,9 @@ def test_empty_snapshot_round_trips() -> None:
 def test_file_name_says_when_where_and_what() -> None:
     snap = _write(profile="team/a b", host="[::1]:8443", operation="purge")
     assert snap.path.parent == localdata.home("snapshots")
-    assert re.fullmatch(r"\d{8}T\d{12}Z-team_a_b-1_8443-purge-[0-9a-f]{6}\.json", snap.path.name), (
-        snap.path.name
-    )
+    assert re.fullmatch(
+        r"\d{8}T\d{12}Z-team_a_b-1_8443-purge-n\d+-[0-9a-f]{6}\.json", snap.path.name
+    ), snap.path.name
     assert snap.profile == "team/a b" and snap.host == "[::1]:8443"
 
 
@@ -192,7 +194,7 @@ def test_writer_killed_mid_write_leaves_nothing_listed_or_restorable() -> None:
     assert len(leftovers) == 1, leftovers
     (short,) = leftovers
     assert short.stat().st_size == 200_000, "the writer died mid-write"
-    assert short.read_bytes().startswith(b'{"format": "dict-magics-snapshot/1"')
+    assert short.read_bytes().startswith(b'{"format": "dict-magics-snapshot/2"')
     assert [i.path for i in list_snapshots()] == [kept.path]
     assert latest_snapshot("default", "h").path == kept.path
     with pytest.raises(UsageProblem, match=r"cut short .*nothing was deleted after it"):
@@ -321,7 +323,13 @@ def _with(**changes) -> bytes:
         (b"[" * 100_000, "not valid JSON"),
         (json.dumps({"entries": []}).encode(), "not a dict-magics snapshot"),
         (_with(format="something-else/1"), "not a dict-magics snapshot"),
-        (_with(format="dict-magics-snapshot/2"), "cannot read.*upgrade"),
+        (_with(format="dict-magics-snapshot/3"), "cannot read.*upgrade"),
+        (
+            _with(format="dict-magics-snapshot/1", operation="sync"),
+            "operation 'sync' is not one of 'purge', 'delete'",
+        ),
+        (_with(format="dict-magics-snapshot/2", added={}), "'added' is not a list"),
+        (_with(format="dict-magics-snapshot/2", added=[{"fromLang": "ja"}]), "added #1 lacks"),
         (_with(host=...), "'host' is missing or not text"),
         (_with(profile=3), "'profile' is missing or not text"),
         (_with(operation="rename"), "operation 'rename'"),
@@ -419,3 +427,52 @@ def test_restore_dry_run_says_would_add_and_long_lists_are_cut() -> None:
     assert len(lines) == 1 + 20 + 1 and lines[-1] == "  ... and 5 entries more"
     assert "restored" not in text and "added " not in text
     assert "would add 25 entries" in restore_html(RestoreResult(added=many, dry_run=True))
+
+
+# -- format 2 ------------------------------------------------------------------------------------
+
+
+def test_version_1_snapshots_stay_readable(tmp_path: Path) -> None:
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({**GOOD, "format": "dict-magics-snapshot/1"}), encoding="utf-8")
+    snap = read_snapshot(path)
+    assert (snap.format, snap.operation, snap.added) == ("dict-magics-snapshot/1", "delete", [])
+    assert [e.terms for e in snap.entries] == [("ja", "金", "en", "FRI")]
+
+
+@pytest.mark.parametrize("operation", ["update", "sync"])
+def test_format_2_keeps_what_was_changed_and_what_was_added(operation: str) -> None:
+    from dict_magics.operations.snapshots import write_snapshot
+
+    old = [Entry("7", "en", "Monday", "de", "Montag"), Entry("9", "en", 'x\n"y', "de", "z")]
+    added = [Entry("", "en", "new", "de", "neu"), Entry("", "en", "new", "de", "neu")]
+    snap = write_snapshot(
+        old, profile="p", host="h", base_url="http://h", operation=operation, added=added
+    )
+    back = read_snapshot(snap.path)
+    assert back.operation == operation and back.format == "dict-magics-snapshot/2"
+    assert back.entries == old
+    assert [e.terms for e in back.added] == [e.terms for e in added]
+    (info,) = list_snapshots()
+    assert (info.operation, info.count) == (operation, 2)
+
+
+def test_latest_follows_the_order_snapshots_were_taken_not_their_clock() -> None:
+    """A snapshot taken while the clock was a day ahead must not hide a later one (issue 22,
+    item 10): "latest" follows a sequence in the file name, not ``taken_at``."""
+    ahead = _write(operation="purge")
+    text = ahead.path.read_text("utf-8")
+    tomorrow = (ahead.taken_at + timedelta(days=1)).isoformat(timespec="microseconds")
+    ahead.path.write_text(text.replace(ahead.taken_at.isoformat(timespec="microseconds"), tomorrow))
+    later = _write(ENTRIES[:1], operation="purge")
+    assert read_snapshot(ahead.path).taken_at > later.taken_at  # the clock says otherwise
+    latest = latest_snapshot(SERVICE["profile"], SERVICE["host"])
+    assert latest is not None and latest.path == later.path
+    assert [i.path for i in list_snapshots()] == [later.path, ahead.path]
+
+
+def test_a_sequence_file_that_went_missing_starts_above_the_snapshots_there() -> None:
+    first = _write(operation="purge")
+    (first.path.parent.parent / "snapshot-sequence").unlink()
+    second = _write(operation="purge")
+    assert [i.path for i in list_snapshots()] == [second.path, first.path]

@@ -11,6 +11,7 @@ module is the parser and the one place errors become exit codes.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -29,10 +30,10 @@ Delete, list, check and restore user-dictionary entries of the translation servi
 requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* environment
 variables) and the same snapshots and audit log as the %dict_* magics.
 
-exit codes: 0 everything succeeded; 1 something failed or its outcome is unknown (service or
-network), or the service cannot give a listing; 2 usage error (bad id or option, missing
-credentials, purge not confirmed), nothing sent; 130 interrupted by Ctrl-C (a batch prints what
-it did first)."""
+exit codes: 0 everything succeeded (an id already absent counts: nothing to delete); 1 something
+failed or its outcome is unknown (service or network), or the service cannot give a listing;
+2 usage error (bad id or option, missing credentials, purge not confirmed), nothing sent;
+130 interrupted by Ctrl-C (a batch prints what it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
@@ -46,6 +47,7 @@ examples:
   dict-magics delete 42 43 --json > result.json
   dict-magics delete --retry-failed result.json
   dict-magics restore
+  dict-magics export glossary.csv && dict-magics sync glossary.csv --apply
   dict-magics lint --json
   dict-magics check sample.txt
   dict-magics sandbox             (a local stand-in service to try things on)
@@ -101,6 +103,27 @@ EXAMPLES = {
         "dict-magics check sample.txt --json | jq '.never_applied'",
     ],
     "snapshots": ["dict-magics snapshots", "dict-magics snapshots -p work --json"],
+    "add": [
+        "dict-magics add en Friday de Freitag",
+        'dict-magics add ja "金曜日" en Friday --dry-run',
+        "dict-magics add en invoice de Rechnung --json | jq .id",
+    ],
+    "update": [
+        "dict-magics update 17 --to-text Freitag",
+        'dict-magics update 17 --from-text "purchase order" --dry-run',
+        "dict-magics restore                 (puts entry 17 back as it was)",
+    ],
+    "sync": [
+        "dict-magics sync glossary.csv                  (the plan only: nothing is sent)",
+        "dict-magics sync glossary.csv --apply",
+        "dict-magics sync terms.xlsx --pair en:de --delete-missing --apply --yes --json",
+        "dict-magics restore                             (undoes the last sync)",
+    ],
+    "export": [
+        "dict-magics export glossary.csv",
+        "dict-magics export terms.xlsx -p work",
+        "dict-magics export backup.tbx --json",
+    ],
     "log": ["dict-magics log", "dict-magics log -n 100 --json"],
     "demo": ["dict-magics demo", "dict-magics demo -o /tmp/demo.ipynb"],
 }
@@ -375,6 +398,85 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     _progress_options(restore)
     _network(restore)
 
+    add_cmd = add(
+        "add",
+        "add one entry (terms checked first; the result names the new id)",
+        commands.cmd_add,
+        description="Add one entry. The terms are checked before anything is sent (at most 255 "
+        "characters, no control characters, language codes the service takes: zh-CN or zh-TW "
+        "for Chinese). The service returns no id: one listing afterwards finds it and settles "
+        "an answer that was lost (the request is never sent twice).",
+    )
+    _common(add_cmd, top=False)
+    add_cmd.add_argument("from_lang", metavar="FROM_LANG", help="source language (e.g. en)")
+    add_cmd.add_argument("from_text", metavar="FROM_TEXT", help="source term")
+    add_cmd.add_argument("to_lang", metavar="TO_LANG", help="target language")
+    add_cmd.add_argument("to_text", metavar="TO_TEXT", help="target term")
+    add_cmd.add_argument("--dry-run", action="store_true", help="show it; send nothing")
+    _network(add_cmd)
+
+    update = add(
+        "update",
+        "change one entry in place (its old terms kept in a snapshot first)",
+        commands.cmd_update,
+        description="Replace the given fields of one entry with a PUT (the id stays). Its old "
+        "terms are saved in a snapshot first: `dict-magics restore` puts them back under the "
+        "same id.",
+    )
+    _common(update, top=False)
+    update.add_argument("id", metavar="ID", help="the entry to change")
+    update.add_argument("--from-text", metavar="T", help="new source term")
+    update.add_argument("--to-text", metavar="T", help="new target term")
+    update.add_argument("--from-lang", metavar="L", help="new source language")
+    update.add_argument("--to-lang", metavar="L", help="new target language")
+    update.add_argument("--dry-run", action="store_true", help="show old and new; send nothing")
+    _network(update)
+
+    sync_cmd = add(
+        "sync",
+        "make the dictionary match a glossary file (the plan only, unless --apply)",
+        commands.cmd_sync,
+        description="Compare a glossary file (.csv, .tsv, .xlsx, .tbx; columns fromLang, "
+        "fromText, toLang, toText and optionally id, or source, target with --pair) with the "
+        "dictionary and show the plan: adds, updates (old -> new), deletes, unchanged, "
+        "conflicts, invalid rows by row number. Nothing is sent but one listing unless --apply: "
+        "then a snapshot is kept first (`dict-magics restore` undoes the sync), adds go in bulk "
+        "chunks, updates as PUTs, deletions (only with --delete-missing, after a confirmation "
+        "or --yes), and one listing verifies. Exit 0 for a plan; after --apply, 0 only when "
+        "every change succeeded and was verified.",
+    )
+    _common(sync_cmd, top=False)
+    sync_cmd.add_argument("file", metavar="FILE", help="the glossary file")
+    sync_cmd.add_argument("--apply", action="store_true", help="make the changes")
+    sync_cmd.add_argument(
+        "--delete-missing",
+        action="store_true",
+        help="delete entries of the file's language pairs that the file lacks",
+    )
+    sync_cmd.add_argument("--pair", metavar="FROM:TO", help="languages of a source,target file")
+    sync_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
+    sync_cmd.add_argument(
+        "--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones"
+    )
+    sync_cmd.add_argument(
+        "-y", "--yes", action="store_true", help="delete without asking (with --apply)"
+    )
+    _workers(sync_cmd)
+    _progress_options(sync_cmd)
+    _network(sync_cmd)
+
+    export_cmd = add(
+        "export",
+        "write the dictionary to a glossary file (.csv, .tsv, .xlsx, .tbx)",
+        commands.cmd_export,
+        description="List the dictionary and write it to FILE (replaced if it exists). A .csv "
+        "opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula; `sync` of "
+        "the unedited file plans no change. .xlsx needs: pip install 'dict-magics[xlsx]'.",
+    )
+    _common(export_cmd, top=False)
+    export_cmd.add_argument("file", metavar="FILE", help="where to write")
+    export_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
+    _network(export_cmd)
     lint = add(
         "lint",
         "find problems in the dictionary (duplicates, conflicts, ...), with a fix for each",
@@ -494,12 +596,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "csv", False) and args.json:
         parser.error("--json and --csv cannot be used together")
     args.output = output
+    stopped: list[int] = []
+    previous = _stop_on_termination(stopped)
     try:
-        return args.func(args)
+        code = args.func(args)
     except DictMagicsError as exc:
-        return _fail(output, cli_words(str(exc)), exit_code(exc))
+        code = _fail(output, cli_words(str(exc)), exit_code(exc))
     except KeyboardInterrupt as exc:
-        return _interrupted(output, exc)
+        code = _interrupted(output, exc)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 + stopped[0] if stopped else code
+
+
+def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
+    """SIGTERM and SIGHUP stop a command as Ctrl-C does: nothing new is sent, requests in flight
+    are waited for (at most one deadline) and audited, what was done is printed; the exit code
+    is then 128 + the signal's number. Killed outright instead, the process would lose the
+    results (and audit lines) of requests the service had received."""
+
+    def like_ctrl_c(signum: int, frame: Any) -> None:
+        stopped.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)  # the Ctrl-C handler in force (a request's, or Python's)
+        else:
+            raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, like_ctrl_c)
+        except ValueError:  # not the main thread: leave the signals alone
+            break
+    return previous
 
 
 if __name__ == "__main__":

@@ -28,14 +28,19 @@ from .cli_input import (
 )
 from .cli_output import (
     Output,
+    add_json,
     audit_json,
     batch_json,
     cli_words,
     dryrun_json,
+    export_json,
     listing_json,
+    preview_json,
     restore_json,
     snapshot_json,
     summary_json,
+    sync_json,
+    update_json,
 )
 from .cli_progress import JsonlResults, LogProgress, Tee
 
@@ -49,9 +54,11 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "PROG",
+    "cmd_add",
     "cmd_check",
     "cmd_delete",
     "cmd_demo",
+    "cmd_export",
     "cmd_lint",
     "cmd_list",
     "cmd_log",
@@ -63,6 +70,8 @@ __all__ = [
     "cmd_sandbox",
     "cmd_snapshots",
     "cmd_status",
+    "cmd_sync",
+    "cmd_update",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -315,7 +324,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     if note:
         print(f"{PROG}: {note}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return EXIT_OK if result.done else EXIT_FAILED  # an absent id is no failure
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
@@ -351,6 +360,93 @@ def cmd_restore(args: argparse.Namespace) -> int:
     )
     _output(args).show({**restore_json(result), "warnings": said}, str(result))
     return EXIT_OK if result.ok else EXIT_FAILED
+
+
+# -- glossary: add, update, sync, export -------------------------------------------------------
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """Add one entry (checked first); the result names the new id."""
+    from ..models import ChangePreview
+    from ..operations.add import add
+
+    said, warn = _warnings()
+    result = add(
+        _settings(args),
+        args.from_lang,
+        args.from_text,
+        args.to_lang,
+        args.to_text,
+        dry_run=args.dry_run,
+        warn=warn,
+    )
+    if isinstance(result, ChangePreview):
+        _output(args).show(preview_json(result), str(result))
+        return EXIT_OK
+    _output(args).show({**add_json(result), "warnings": said}, str(result))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """Change one entry in place; its old terms go into a snapshot first."""
+    from ..models import ChangePreview
+    from ..operations.update import update
+
+    said, warn = _warnings()
+    result = update(
+        _settings(args),
+        args.id,
+        from_lang=args.from_lang,
+        from_text=args.from_text,
+        to_lang=args.to_lang,
+        to_text=args.to_text,
+        dry_run=args.dry_run,
+        warn=warn,
+    )
+    if isinstance(result, ChangePreview):
+        _output(args).show(preview_json(result), str(result))
+        return EXIT_OK
+    _output(args).show({**update_json(result), "warnings": said}, str(result))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """The plan (exit 0), or the plan applied (exit 0 only when every change is verified)."""
+    from ..errors import DictMagicsError
+    from ..models import SyncPlan
+    from ..operations.sync import sync
+    from .hints import with_hint
+
+    said, warn = _warnings()
+    try:
+        result = sync(
+            _settings(args),
+            args.file,
+            apply=args.apply,
+            delete_missing=args.delete_missing,
+            pair=args.pair,
+            format=args.format,
+            skip_invalid=args.skip_invalid,
+            yes=args.yes,
+            prompter=prompter(),
+            progress=_progress(args),
+            warn=warn,
+        )
+    except DictMagicsError as exc:
+        exc.args = (with_hint(exc),)
+        raise
+    _output(args).show({**sync_json(result), "warnings": said}, str(result))
+    if isinstance(result, SyncPlan):
+        return EXIT_OK
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the dictionary to a glossary file."""
+    from ..operations.export import export
+
+    result = export(_settings(args), args.file, format=args.format)
+    _output(args).show(export_json(result), str(result))
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ __all__ = [
     "stdin_line",
 ]
 
-OUTCOMES = ("success", "failure", "unknown")
+OUTCOMES = ("success", "failure", "unknown", "absent")
 
 
 def is_terminal(stream: IO[str] | None) -> bool:
@@ -159,10 +159,17 @@ def _judge(item: Any, index: int, where: str) -> tuple[str, bool]:
     if outcome is not None:
         if outcome not in OUTCOMES:
             raise _not_a_result(where, f"result {index} has an unknown outcome {outcome!r}")
-        return entry_id, outcome == "success"
+        # "absent": the entry was not there, so nothing can ever delete it (a re-run is moot).
+        return entry_id, outcome in ("success", "absent") or _no_such_entry(item)
     if not isinstance(item.get("ok"), bool):
         raise _not_a_result(where, f"result {index} has neither 'outcome' nor 'ok'")
-    return entry_id, item["ok"]
+    return entry_id, item["ok"] or _no_such_entry(item)
+
+
+def _no_such_entry(item: dict[str, Any]) -> bool:
+    """A saved refusal saying the entry does not exist (HTTP 404, refused: a result saved before
+    ``absent`` existed); sending it again can never succeed."""
+    return item.get("http_status") == 404 and item.get("cause") == "refused"
 
 
 # -- answers typed at the terminal ------------------------------------------------------------

@@ -17,28 +17,39 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ..models import (
+        AddResult,
         AuditLine,
         BatchResult,
+        ChangePreview,
         DeleteResult,
         DryRunResult,
         Entry,
         EntryList,
+        ExportResult,
         RestoreResult,
         SnapshotInfo,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
     )
 
 __all__ = [
     "Output",
+    "add_json",
     "audit_json",
     "batch_json",
     "cli_words",
     "dryrun_json",
     "entry_json",
+    "export_json",
     "listing_json",
+    "preview_json",
     "restore_json",
     "result_json",
     "snapshot_json",
     "summary_json",
+    "sync_json",
+    "update_json",
 ]
 
 Mode = Literal["text", "json", "jsonl"]
@@ -52,6 +63,10 @@ COMMANDS = (
     "restore",
     "snapshots",
     "log",
+    "add",
+    "update",
+    "sync",
+    "export",
     "lint",
     "check",
 )
@@ -94,10 +109,11 @@ def result_json(result: DeleteResult) -> dict[str, Any]:
 
 def _counts(results: list[DeleteResult]) -> dict[str, Any]:
     succeeded = sum(1 for r in results if r.ok)
+    absent = sum(1 for r in results if r.absent)
     return {
-        "ok": bool(results) and succeeded == len(results),
+        "ok": bool(results) and succeeded + absent == len(results),
         "succeeded": succeeded,
-        "failed": len(results) - succeeded,
+        "failed": len(results) - succeeded - absent,
         "unknown": sum(1 for r in results if r.outcome_unknown),
     }
 
@@ -109,6 +125,14 @@ def batch_json(
     counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
     results = list(getattr(result, "results", [result]))
     data: dict[str, Any] = {"results": [result_json(r) for r in results], **_counts(results)}
+    # Entries deleted: a purge's one request deletes every entry (as many as were listed just
+    # before); a delete's requests one each (an id repeated counts once).
+    purge = results[0] if len(results) == 1 and results[0].entry_id is None else None
+    if purge is not None:
+        data["deleted"] = purge.purged if purge.ok else 0
+    else:
+        data["deleted"] = len({r.entry_id for r in results if r.ok})
+    data["absent"] = len({r.entry_id for r in results if r.absent})
     data["interrupted"] = bool(getattr(result, "interrupted", False))
     data["snapshot"] = result.snapshot
     data["warnings"] = list(warnings or [])
@@ -147,6 +171,110 @@ def restore_json(result: RestoreResult) -> dict[str, Any]:
         "skipped": [entry_json(e) for e in result.skipped],
         "failed": [{"entry": entry_json(e), "reason": why} for e, why in result.failed],
         "unknown": [entry_json(e) for e in result.unknown],
+        "put_back": [entry_json(e) for e in result.put_back],
+        "removed": [entry_json(e) for e in result.removed],
+    }
+
+
+def _entry(entry: Entry) -> dict[str, str]:
+    """An entry in the service's names, ``id`` only when known (an add has none yet)."""
+    return entry.to_service(with_id=bool(entry.id))
+
+
+def add_json(result: AddResult) -> dict[str, Any]:
+    """One addition: the outcome, and the entry with its new id when a listing found it."""
+    return {
+        "operation": "add",
+        "ok": result.ok,
+        "outcome": result.outcome,
+        "entry": _entry(result.entry),
+        "id": result.entry.id or None,
+        "http_status": result.http_status,
+        "reason": result.reason,
+        "cause": result.cause.value,
+        "verified": result.verified,
+        "attempts": result.attempts,
+    }
+
+
+def update_json(result: UpdateResult) -> dict[str, Any]:
+    """One update: the outcome, the id, the entry before and after."""
+    return {
+        "operation": "update",
+        "ok": result.ok,
+        "outcome": result.outcome,
+        "id": result.entry_id,
+        "old": _entry(result.old) if result.old is not None else None,
+        "new": _entry(result.new),
+        "http_status": result.http_status,
+        "reason": result.reason,
+        "cause": result.cause.value,
+        "verified": result.verified,
+        "attempts": result.attempts,
+        "snapshot": result.snapshot,
+    }
+
+
+def preview_json(preview: ChangePreview) -> dict[str, Any]:
+    """A dry run of an add or an update."""
+    return {
+        "dry_run": True,
+        "ok": True,
+        "operation": preview.operation,
+        "host": preview.host,
+        "profile": preview.profile,
+        "old": _entry(preview.old) if preview.old is not None else None,
+        "new": _entry(preview.new),
+        "alongside": [_entry(e) for e in preview.alongside],
+    }
+
+
+def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
+    """DESIGN's sync shape, for a plan (``applied`` false) and for a plan applied."""
+    applied = hasattr(result, "plan")
+    plan: SyncPlan = result.plan if applied else result  # type: ignore[union-attr,assignment]
+    data: dict[str, Any] = {
+        "applied": applied and bool(getattr(result, "applied", False)),
+        "ok": result.ok,
+        "path": plan.path,
+        "host": plan.host,
+        "profile": plan.profile,
+        "adds": [_entry(e) for e in plan.adds],
+        "updates": [
+            {"id": u.id, "old": _entry(u.old), "new": _entry(u.new), "row": u.row}
+            for u in plan.updates
+        ],
+        "deletes": [_entry(e) for e in plan.deletes],
+        "unchanged": plan.unchanged,
+        "conflicts": [
+            {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
+        ],
+        "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
+        "missing": len(plan.missing),
+        "counts": plan.counts(),
+        "verified": None,
+        "snapshot": None,
+        "results": [],
+    }
+    if applied:
+        data["verified"] = result.verified  # type: ignore[union-attr]
+        data["snapshot"] = result.snapshot  # type: ignore[union-attr]
+        data["mismatches"] = list(result.mismatches)  # type: ignore[union-attr]
+        data["results"] = (
+            [add_json(r) for r in result.adds]  # type: ignore[union-attr]
+            + [update_json(r) for r in result.updates]  # type: ignore[union-attr]
+            + [{**result_json(r), "operation": "delete"} for r in result.deletes]  # type: ignore[union-attr]
+        )
+    return data
+
+
+def export_json(result: ExportResult) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "path": str(result.path),
+        "format": result.format,
+        "count": result.count,
+        "host": result.host,
     }
 
 
@@ -220,12 +348,23 @@ class Output:
                 self.line(data)
 
     def _write(self, text: str) -> None:
+        # A term may hold a lone surrogate (JSON allows "\ud800"; UTF-8 cannot encode it): it is
+        # written as that escape, which inside a JSON string means the same, and never crashes
+        # the output of a delete that already happened.
+        text = _LONE_SURROGATE.sub(_escaped, text)
         with self._lock:
             try:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
             except BrokenPipeError:
                 _quiet_stdout()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _quiet_stdout() -> None:

@@ -10,6 +10,7 @@ urllib3, ipywidgets and keyring load on first use.
 from __future__ import annotations
 
 import argparse
+import string
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -31,13 +32,19 @@ from .. import settings as limits
 
 if TYPE_CHECKING:
     from ..models import (
+        AddResult,
         BatchResult,
+        ChangePreview,
         CheckReport,
         DeleteResult,
         DryRunResult,
         EntryList,
+        ExportResult,
         LintReport,
         RestoreResult,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
     )
     from ..operations.context import OperationSettings
     from ..operations.history import AuditTable, SnapshotList
@@ -58,7 +65,41 @@ def __getattr__(name: str) -> Any:
 _NO_STDIN = "this front end cannot answer prompts (no stdin, e.g. nbclient or papermill)"
 
 
-class _IdFormatter(DollarFormatter):
+class _LinearDollar(DollarFormatter):
+    """IPython's ``{expr}`` / ``$name`` expansion, in linear time where the line has no ``$``:
+    IPython's ``$name`` pattern is tried at every position of the text between fields, so a
+    long value took quadratic time (1.28 million characters: over a minute) even with no
+    ``$`` in it."""
+
+    def parse(self, fmt_string: str) -> Any:
+        if "$" not in fmt_string:
+            return string.Formatter.parse(self, fmt_string)
+        return super().parse(fmt_string)
+
+
+SNAPSHOTS_SHOWN = 20
+"""Snapshots ``%dict_snapshots`` shows unless told otherwise."""
+
+
+def _shows_widgets(shell: Any) -> bool:
+    """True where a front end can show widgets (a kernel with a comm channel, e.g. Jupyter);
+    False in a plain terminal IPython."""
+    return getattr(shell, "kernel", None) is not None
+
+
+def _expands(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A line magic that expands ``{expr}`` / ``$name`` itself (``_LinearDollar``), as IPython
+    would, instead of IPython's quadratic expansion."""
+    import functools
+
+    @functools.wraps(func)
+    def magic(self: Any, line: str = "", local_ns: Mapping[str, Any] | None = None) -> Any:
+        return func(self, self._expanded(line, local_ns))
+
+    return needs_local_scope(no_var_expand(magic))
+
+
+class _IdFormatter(_LinearDollar):
     """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
 
     ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
@@ -180,9 +221,27 @@ def parser_of(magic: Any) -> Any:
 def _parse(magic: Any, line: str) -> Any:
     """Parse ``line``, with an unbalanced quote reported as a one-line UsageError."""
     try:
-        return parser_of(magic).parse_argstring(line)
+        return parser_of(magic).parse_args(split_line(line))
     except ValueError as exc:
         raise UsageError(f"cannot read the line ({exc}); nothing was sent.") from None
+
+
+def split_line(line: str) -> list[str]:
+    """The words of ``line`` exactly as IPython's ``parse_argstring`` splits them (non-POSIX
+    ``shlex``, whitespace-split: a word starting with a quote runs to the same quote, which it
+    keeps), in linear time: ``shlex`` grows each word a character at a time, so one long value
+    took quadratic time (1.28 million characters: 69 s)."""
+    import re  # not at %load_ext: only once a magic runs
+
+    words = []
+    for match in re.finditer(_WORDS, line):
+        if match.lastgroup == "open":
+            raise ValueError("No closing quotation")
+        words.append(match.group())
+    return words
+
+
+_WORDS = r"""'[^']*'|"[^"]*"|[^ \t\r\n'"][^ \t\r\n]*|(?P<open>['"])"""
 
 
 def _parse_ids(magic: Any, line: str) -> Any:
@@ -318,6 +377,16 @@ class _Keyboard:
         import getpass
 
         return self._read(getpass.getpass, question)
+
+    def unanswerable(self) -> str | None:
+        """Why nobody can answer here (a kernel that allows no input), before anything is
+        asked or shown; ``None`` when someone may."""
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
+            return _NO_STDIN
+        return None
 
     def confirm(self, warning: str, question: str) -> str:
         print(warning)
@@ -500,6 +569,18 @@ class DictMagics(Magics):
                 "Write {{ and $$ for a literal brace or dollar sign."
             ) from None
 
+    def _expanded(self, line: str, local_ns: Mapping[str, Any] | None) -> str:
+        """``line`` with ``{expr}`` and ``$name`` expanded as IPython does (left as it is where
+        they cannot be), without copying the namespace when there is nothing to expand."""
+        if not any(sign in line for sign in "{}$"):
+            return line
+        namespace = dict(self.shell.user_ns) if self.shell is not None else {}
+        namespace.update(local_ns or {})
+        try:
+            return _LinearDollar().vformat(line, args=[], kwargs=namespace)
+        except Exception:
+            return line
+
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> tuple[Any, list[str]]:
         """The parsed line of ``%dict_delete`` and its ids, collections put back."""
         expanded, formatter = self._expand(line, local_ns)
@@ -536,6 +617,7 @@ class DictMagics(Magics):
         help="list the dictionary once (read-only) to prove the keys work, without asking "
         "(--no-check: neither ask nor check; default: ask)",
     )
+    @_expands
     def dict_login(self, line: str = "") -> None:
         """Store a profile's base URL, access key and secret key in the OS keyring.
 
@@ -560,6 +642,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_logout", "%dict_logout -p work")
     @argument("-p", "--profile", help="profile to remove (default: the current profile)")
+    @_expands
     def dict_logout(self, line: str = "") -> None:
         """Remove a profile's items (base URL, access key, secret key) from the OS keyring."""
         from ..operations.login import logout
@@ -572,6 +655,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_status", "%dict_status -p work")
     @argument("-p", "--profile", help="profile to describe (default: the current profile)")
+    @_expands
     def dict_status(self, line: str = "") -> ProfileStatus:
         """Show where a profile's settings come from; sends nothing.
 
@@ -596,6 +680,7 @@ class DictMagics(Magics):
     @argument("--match", metavar="TEXT", help="only entries whose source or target contains TEXT")
     @argument("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
     @argument("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+    @_expands
     def dict_list(self, line: str = "") -> EntryList:
         """List the dictionary's entries (returns an EntryList, shown as a table).
 
@@ -777,6 +862,7 @@ class DictMagics(Magics):
         help="do not keep the entries in a snapshot first (needed where the service has no "
         "listing; they cannot be restored)",
     )
+    @_expands
     def dict_purge(self, line: str = "") -> DeleteResult | DryRunResult:
         """Delete EVERY entry of the user dictionary; returns a DeleteResult.
 
@@ -838,6 +924,7 @@ class DictMagics(Magics):
         help="a snapshot file (default: the latest one of this profile and host; "
         "%%dict_snapshots lists them)",
     )
+    @_expands
     def dict_restore(self, line: str = "") -> RestoreResult:
         """Put back what a snapshot holds and the dictionary lacks; returns a RestoreResult.
 
@@ -866,11 +953,182 @@ class DictMagics(Magics):
     @line_magic
     @magic_arguments()
     @_examples(
+        "%dict_add en Friday de Freitag",
+        "%dict_add ja 金曜日 en Friday --dry-run",
+        'added = %dict_add en "purchase order" de Bestellung',
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--dry-run", action="store_true", help="show what would be added; send nothing")
+    @argument("from_lang", metavar="FROM_LANG", help="source language code (e.g. en, zh-CN)")
+    @argument("from_text", metavar="FROM_TEXT", help="source term (quote it if it has spaces)")
+    @argument("to_lang", metavar="TO_LANG", help="target language code")
+    @argument("to_text", metavar="TO_TEXT", help="target term (quote it if it has spaces)")
+    def dict_add(self, line: str = "") -> AddResult | ChangePreview:
+        """Add one entry; returns an AddResult naming the new id.
+
+        The terms are checked first (at most 255 characters, no control characters, language
+        codes the service takes: zh-CN or zh-TW for Chinese); nothing is sent otherwise. The
+        service does not return the new id: one listing afterwards finds it, and settles an
+        answer that was lost (the request is never sent twice).
+        """
+        from ..operations.add import add
+
+        args, settings = self._read(self.dict_add, line)
+        with _user_errors():
+            return add(
+                settings,
+                _unquoted(args.from_lang),
+                _unquoted(args.from_text),
+                _unquoted(args.to_lang),
+                _unquoted(args.to_text),
+                dry_run=args.dry_run,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_update 17 --to-text Freitag",
+        '%dict_update 17 --from-text "purchase order" --dry-run',
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--from-text", metavar="T", help="new source term")
+    @argument("--to-text", metavar="T", help="new target term")
+    @argument("--from-lang", metavar="L", help="new source language")
+    @argument("--to-lang", metavar="L", help="new target language")
+    @argument("--dry-run", action="store_true", help="show old and new terms; send nothing")
+    @argument("id", metavar="ID", help="the entry to change")
+    def dict_update(self, line: str = "") -> UpdateResult | ChangePreview:
+        """Change one entry in place (PUT, same id); returns an UpdateResult (old and new).
+
+        Only the fields given change. The entry's old terms are kept in a snapshot first, so
+        %dict_restore puts them back under the same id. The new terms are checked before
+        anything is sent.
+        """
+        from ..operations.update import update
+
+        args, settings = self._read(self.dict_update, line)
+        with _user_errors():
+            return update(
+                settings,
+                _unquoted(args.id),
+                from_lang=_unquoted(args.from_lang),
+                from_text=_unquoted(args.from_text),
+                to_lang=_unquoted(args.to_lang),
+                to_text=_unquoted(args.to_text),
+                dry_run=args.dry_run,
+                warn=_warn,
+            )
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "plan = %dict_sync glossary.csv",
+        "%dict_sync glossary.csv --apply",
+        "%dict_sync terms.xlsx --pair en:de --delete-missing --apply",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument(
+        "--apply",
+        action="store_true",
+        help="make the changes (a snapshot first; %%dict_restore undoes them); without it, "
+        "only the plan is shown",
+    )
+    @argument(
+        "--delete-missing",
+        action="store_true",
+        help="also delete entries of the file's language pairs that the file lacks",
+    )
+    @argument("--pair", metavar="FROM:TO", help="languages of a two-column (source, target) file")
+    @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
+    @argument("--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones")
+    @argument("-y", "--yes", action="store_true", help="delete without asking (with --apply)")
+    @argument(
+        "-w",
+        "--workers",
+        type=int,
+        help="requests in flight "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
+    @argument("file", metavar="FILE", help="the glossary file (.csv, .tsv, .xlsx, .tbx)")
+    def dict_sync(self, line: str = "") -> SyncPlan | SyncResult:
+        """Make the dictionary match a glossary file; without --apply, only show the plan.
+
+        A row matches the entry with the same fromLang, fromText and toLang: the same toText
+        is unchanged, another an update (PUT); no match is an add (bulk). Entries of the
+        file's pairs that it lacks are deleted only with --delete-missing (you are asked
+        first, unless -y). Several entries with one source term are a conflict, left alone;
+        invalid rows are listed by row number and refused unless --skip-invalid. Applying
+        keeps a snapshot first and ends with one listing that verifies every change.
+        """
+        from ..operations.sync import sync
+        from .hints import with_hint
+        from .progress import BarSink
+
+        args = _parse(self.dict_sync, line)
+        settings = self._settings(args.profile, args.workers)
+        keyboard = _Keyboard()
+        from ..errors import DictMagicsError, OperationFailedError
+
+        try:
+            return sync(
+                settings,
+                _unquoted(args.file),
+                apply=args.apply,
+                delete_missing=args.delete_missing,
+                pair=args.pair,
+                format=args.format,
+                skip_invalid=args.skip_invalid,
+                yes=args.yes,
+                prompter=keyboard,
+                progress=BarSink(shell=self.shell),
+                warn=_warn,
+            )
+        except OperationFailedError:
+            raise
+        except DictMagicsError as exc:
+            raise UsageError(with_hint(exc)) from None
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
+        "%dict_export glossary.csv",
+        "%dict_export terms.xlsx",
+        "%dict_export backup.tbx -p work",
+    )
+    @argument("-p", "--profile", help="profile whose credentials to use")
+    @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
+    @argument("file", metavar="FILE", help="where to write (replaced if it exists)")
+    def dict_export(self, line: str = "") -> ExportResult:
+        """Write the dictionary to a glossary file (id, fromLang, fromText, toLang, toText).
+
+        A .csv opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula (a
+        term starting with = + - @ gets a leading ', which reading strips again); %dict_sync
+        of the same file, unedited, plans no change. .xlsx needs pip install
+        'dict-magics[xlsx]'.
+        """
+        from ..operations.export import export
+
+        args, settings = self._read(self.dict_export, line)
+        with _user_errors(), _listing_errors():
+            return export(settings, _unquoted(args.file), format=args.format)
+
+    @line_magic
+    @magic_arguments()
+    @_examples(
         "%dict_snapshots",
         "%dict_snapshots -p work",
         "kept = %dict_snapshots",
     )
     @argument("-p", "--profile", help="only the snapshots of this profile (default: all)")
+    @argument(
+        "-n",
+        "--limit",
+        type=int,
+        default=SNAPSHOTS_SHOWN,
+        help=f"at most this many, newest first (default {SNAPSHOTS_SHOWN}; 0: all)",
+    )
+    @_expands
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
@@ -880,13 +1138,23 @@ class DictMagics(Magics):
         from ..operations.history import snapshots
 
         args = _parse(self.dict_snapshots, line)
+        if args.limit < 0:
+            raise UsageError(f"-n must be 0 (all) or more, not {args.limit}.")
         with _user_errors():
-            return snapshots(profile=args.profile)
+            found = snapshots(profile=args.profile)
+        if args.limit and len(found) > args.limit:
+            _say(
+                f"the {args.limit} newest of {len(found)} snapshots "
+                "(%dict_snapshots -n 0 lists them all)"
+            )
+            return type(found)(found[: args.limit])
+        return found
 
     @line_magic
     @magic_arguments()
     @_examples("%dict_log", "%dict_log -n 100")
     @argument("-n", type=int, default=20, help="how many of the last requests (default 20)")
+    @_expands
     def dict_log(self, line: str = "") -> AuditTable:
         """Show the last requests that could change the dictionary (the audit log); sends
         nothing. Each line: when, profile, host, operation, outcome, and the entry's terms.
@@ -901,6 +1169,7 @@ class DictMagics(Magics):
     @magic_arguments()
     @_examples("%dict_panel", "%dict_panel -p work")
     @argument("-p", "--profile", help="profile whose credentials to use")
+    @_expands
     def dict_panel(self, line: str = "") -> Any:
         """Show the confirm-then-delete widget panel and return it.
 
@@ -911,4 +1180,10 @@ class DictMagics(Magics):
 
         _, settings = self._read(self.dict_panel, line)
         with _user_errors():
-            return DictPanel.from_settings(settings)
+            panel = DictPanel.from_settings(settings)
+        if not _shows_widgets(self.shell):
+            _say(
+                "the panel is a widget: it shows in Jupyter (JupyterLab, Notebook, VS Code), not "
+                "in a plain terminal; here use %dict_list, %dict_delete and %dict_purge"
+            )
+        return panel

@@ -9,27 +9,44 @@ thread is not safe). While it runs every button but **Cancel** is disabled; Canc
 the operation honours (nothing new is sent). ipywidgets hides exceptions raised in callbacks in
 a log, so every handler reports its own errors in the panel's status line.
 
-A listing of 10,000 entries stays responsive: the search runs over keys casefolded once
-(``panel_index``) and at most ``PAGE`` rows are shown, by check boxes that are reused
-(``panel_rows``). ``benchmarks/panel_bench.py`` measures it. A service without a listing falls
-back to typed ids.
+The entries show as a table (id, languages, source, target), sortable by any column (click its
+header; again to reverse) and paged, ``PAGE`` rows at a time. A listing of 10,000 entries stays
+responsive: the search runs over keys casefolded once and a sort over ranks computed once per
+column (``panel_index``), and the rows of a page are widgets that are reused (``panel_rows``).
+``benchmarks/panel_bench.py`` measures it; ``docs/architecture.md`` ("Panel table") says why
+plain ipywidgets and not a grid widget. A service without a listing falls back to typed ids.
 """
 
 from __future__ import annotations
 
 import functools
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, DeleteResult, Entry, EntryList, RestoreResult, SnapshotInfo
+from ..errors import (
+    DictMagicsError,
+    InvalidIdError,
+    ListingUnsupportedError,
+    ServiceError,
+)
+from ..models import (
+    AddResult,
+    BatchResult,
+    DeleteResult,
+    Entry,
+    EntryList,
+    RestoreResult,
+    SnapshotInfo,
+    UpdateResult,
+)
+from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..operations import history
 from ..operations.context import OperationSettings
@@ -43,20 +60,31 @@ from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS
-from .panel_index import ALL_PAIRS, EntryIndex
+from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
+from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
+from .panel_state import Armed, Undo, show
+from .panel_tools import ToolHandlers
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
-PAGE = 200
-"""Rows shown at most; beyond them the panel asks for a narrower search."""
+PAGE = 50
+"""Rows of the table per page."""
 HISTORY_SIZE = 10
 
+_COLUMN_LAYOUT = {
+    "id": {"width": view.ID_WIDTH, "flex": "0 0 auto"},
+    "languages": {"width": view.LANG_WIDTH, "flex": "0 0 auto"},
+}
+_FILL = {"width": "auto", "flex": "1 1 0"}
+_FIELDS = ("from_lang", "from_text", "to_lang", "to_text")
+"""The keyword names of an entry's terms, in ``Entry.terms`` order."""
+
 State = Literal["idle", "armed", "running"]
-Result = DeleteResult | BatchResult | RestoreResult
+Result = DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult | SyncResult
 
 
 def parse_ids(text: str) -> list[str]:
@@ -64,30 +92,7 @@ def parse_ids(text: str) -> list[str]:
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
-def _show(widget: widgets.Widget, visible: bool) -> None:
-    display = "" if visible else "none"
-    if widget.layout.display != display:
-        widget.layout.display = display
-
-
-@dataclass(frozen=True)
-class Armed:
-    """What Confirm will do: ``delete`` ids, ``purge`` everything, or ``restore`` a snapshot."""
-
-    kind: Literal["delete", "purge", "restore"]
-    ids: tuple[str, ...] = ()
-    snapshot: SnapshotInfo | None = None
-
-
-@dataclass(frozen=True)
-class Undo:
-    """The snapshot the last deletion left, and what it took, for the Undo button."""
-
-    snapshot: str
-    what: str
-
-
-class DictPanel(widgets.VBox):
+class DictPanel(ToolHandlers, widgets.VBox):
     """Curate a dictionary: search, tick, delete after confirming, undo, restore.
 
     The panel owns ``client`` and closes it in ``close()``. ``state`` is ``"idle"``,
@@ -124,9 +129,15 @@ class DictPanel(widgets.VBox):
         self._listed = False
         self._unsupported: str | None = None  # why the service has no listing
         self._matches: list[int] = []
+        self._page = 0
+        self._sorted_by: str | None = None  # None: the service's order
+        self._descending = False
         self._snapshots: dict[str, SnapshotInfo] = {}
         self.undo: Undo | None = None
         self._quiet = False
+        self._follow: tuple[Armed, str] | None = None  # armed when the background work ends
+        self._linted = False  # the Problems view is kept up to date once it was asked for
+        self._uploads: tempfile.TemporaryDirectory[str] | None = None
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
         self.search_text = widgets.Text(
@@ -146,12 +157,28 @@ class DictPanel(widgets.VBox):
             description="Select all matches", tooltip="Tick every entry the search matches"
         )
         self.clear_button = widgets.Button(description="Clear selection")
+        self.sort_buttons = {
+            column: widgets.Button(
+                description=column,
+                tooltip=f"Sort by {column} (again: the other way)",
+                layout=widgets.Layout(margin="0 0.3em 0 0", **_COLUMN_LAYOUT.get(column, _FILL)),
+            )
+            for column in COLUMNS
+        }
+        self.table_style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
+        self.table_header = widgets.HBox([*self.sort_buttons.values(), self.table_style])
+        self.table_header.add_class("dict-magics-table-header")
         self.rows = EntryRows(
             PAGE,
             self._selection_changed,
             self._lock,
             layout=widgets.Layout(max_height="24em", overflow="auto"),
         )
+        self.rows.add_class("dict-magics-entries")
+        self.prev_button = widgets.Button(description="\u25c0 Previous", tooltip="Previous page")
+        self.next_button = widgets.Button(description="Next \u25b6", tooltip="Next page")
+        self.page_html = widgets.HTML()
+        self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
         self.ids_text = widgets.Text(
             placeholder="entry ids, separated by spaces or commas",
             description="Entry ids",
@@ -165,6 +192,25 @@ class DictPanel(widgets.VBox):
             button_style="danger",
             tooltip="Delete every entry of this account (asks for a typed confirmation)",
         )
+        self.edit_button = widgets.Button(
+            description="Edit selected\u2026",
+            tooltip="Change the terms of the one ticked entry (asks first)",
+        )
+        self.edit_form = EditForm(
+            layout=widgets.Layout(border="1px solid #d0d7de", padding="0.3em 0.6em")
+        )
+        self.add_form = AddForm()
+        self.sync_form = SyncForm()
+        self.problems = ProblemsView()
+        self.check_form = CheckForm()
+        self.tools = widgets.Accordion(
+            children=[self.add_form, self.sync_form, self.problems, self.check_form],
+            selected_index=None,
+        )
+        for position, title in enumerate(
+            ["Add an entry", "Sync a glossary file", "Problems", "Check a text"]
+        ):
+            self.tools.set_title(position, title)
         self.undo_button = widgets.Button(
             description="Undo", tooltip="Put back what the last deletion took"
         )
@@ -202,7 +248,9 @@ class DictPanel(widgets.VBox):
             [
                 widgets.HBox([self.search_text, self.pair_dropdown]),
                 widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
+                self.table_header,
                 self.rows,
+                self.pager,
             ]
         )
 
@@ -218,7 +266,17 @@ class DictPanel(widgets.VBox):
             (self.undo_button, self._on_undo),
             (self.restore_button, self._on_restore),
             (self.confirm_button, self._on_confirm),
+            (self.edit_button, self._on_edit),
+            (self.edit_form.review_button, self._on_review_edit),
+            (self.edit_form.close_button, self._on_close_edit),
+            (self.add_form.add_button, self._on_add),
+            (self.sync_form.plan_button, self._on_sync_plan),
+            (self.problems.find_button, self._on_find_problems),
+            (self.check_form.check_button, self._on_check),
             (self.cancel_button, self._on_cancel),
+            (self.prev_button, self._on_prev),
+            (self.next_button, self._on_next),
+            *((button, self._on_sort) for button in self.sort_buttons.values()),
         ]:
             button.on_click(self._guard(handler))
 
@@ -227,7 +285,16 @@ class DictPanel(widgets.VBox):
                 widgets.HBox([self.header, self.refresh_button]),
                 self.search_box,
                 self.ids_text,
-                widgets.HBox([self.delete_button, self.delete_all_button, self.undo_button]),
+                widgets.HBox(
+                    [
+                        self.delete_button,
+                        self.edit_button,
+                        self.delete_all_button,
+                        self.undo_button,
+                    ]
+                ),
+                self.edit_form,
+                self.tools,
                 widgets.HBox([self.snapshot_dropdown, self.restore_button]),
                 self.confirm_box,
                 self.progress,
@@ -237,8 +304,9 @@ class DictPanel(widgets.VBox):
             ],
             **kwargs,
         )
-        _show(self.progress, False)
-        _show(self.ids_text, False)
+        show(self.progress, False)
+        show(self.ids_text, False)
+        show(self.edit_form, False)
         with self._lock:
             self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
@@ -307,9 +375,44 @@ class DictPanel(widgets.VBox):
 
     @property
     def matches(self) -> list[Entry]:
-        """The entries the search and language filter match, in listing order."""
+        """The entries the search and language filter match, in the table's order."""
         entries = self._index.entries
         return [entries[i] for i in self._matches]
+
+    @property
+    def shown(self) -> list[Entry]:
+        """The entries of the page shown, in order."""
+        return [entry for entry, _box in self.rows.shown]
+
+    @property
+    def page(self) -> int:
+        """The page shown, counted from 0."""
+        return self._page
+
+    @property
+    def pages(self) -> int:
+        """How many pages the matches fill (at least 1)."""
+        return max(1, -(-len(self._matches) // PAGE))
+
+    @property
+    def sorted_by(self) -> tuple[str | None, bool]:
+        """The column the table is sorted by (``None``: the service's order), and whether
+        descending."""
+        return self._sorted_by, self._descending
+
+    def sort(self, column: str | None, descending: bool = False) -> None:
+        """Sort the table by ``column`` (one of ``COLUMNS``; ``None``: the service's order)."""
+        if column is not None and column not in COLUMNS:
+            raise ValueError(f"column must be one of {COLUMNS} or None, not {column!r}")
+        with self._lock:
+            self._sorted_by, self._descending, self._page = column, descending, 0
+            self._redraw()
+
+    def show_page(self, page: int) -> None:
+        """Show page ``page`` (counted from 0; clamped to the pages there are)."""
+        with self._lock:
+            self._page = page
+            self._redraw()
 
     @property
     def selected(self) -> list[str]:
@@ -340,8 +443,12 @@ class DictPanel(widgets.VBox):
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for running work, close the client, and close every widget of the panel."""
+        """Wait for running work, close the client, and close every widget of the panel
+        (and delete the files uploaded to it)."""
         self.wait()
+        uploads = getattr(self, "_uploads", None)
+        if uploads is not None:
+            uploads.cleanup()
         client = getattr(self, "_client", None)
         if client is not None:
             client.close()
@@ -376,7 +483,20 @@ class DictPanel(widgets.VBox):
 
     def _on_search(self, _change: dict[str, Any]) -> None:
         if not self._quiet:
+            self._page = 0
             self._redraw()
+
+    def _on_sort(self, button: widgets.Button) -> None:
+        (column,) = [c for c, b in self.sort_buttons.items() if b is button]
+        with self._lock:
+            again = column == self._sorted_by
+            self.sort(column, not self._descending if again else False)
+
+    def _on_prev(self, _button: widgets.Button) -> None:
+        self.show_page(self._page - 1)
+
+    def _on_next(self, _button: widgets.Button) -> None:
+        self.show_page(self._page + 1)
 
     def _selection_changed(self) -> None:
         with self._lock:
@@ -493,6 +613,29 @@ class DictPanel(widgets.VBox):
                 self._begin(
                     "purge", f"Deleting every entry on {self.host}\u2026", self._work_purge, word
                 )
+            elif armed.kind == "update":
+                assert armed.old is not None and armed.new is not None
+                self._begin(
+                    "update",
+                    f"Changing entry {armed.old.id} on {self.host}\u2026",
+                    self._work_update,
+                    armed.old,
+                    armed.new,
+                )
+            elif armed.kind == "add":
+                assert armed.new is not None
+                self._begin(
+                    "add", f"Adding an entry on {self.host}\u2026", self._work_add, armed.new
+                )
+            elif armed.kind == "sync":
+                assert armed.sync is not None
+                self._begin(
+                    "sync",
+                    f"Applying the sync of {armed.sync.name} to {self.host}\u2026",
+                    self._work_sync,
+                    armed.sync,
+                    total=armed.sync.changes,
+                )
             elif armed.kind == "delete":
                 what = count(len(armed.ids), "entry", "entries")
                 self._begin(
@@ -544,6 +687,9 @@ class DictPanel(widgets.VBox):
         finally:
             with self._lock:
                 self._state, self._armed, self._running = "idle", None, None
+                follow, self._follow = self._follow, None
+                if follow is not None and not self._cancel.is_set():
+                    self._arm(*follow)
                 self._refresh()
 
     def _work_refresh(self) -> None:
@@ -653,9 +799,11 @@ class DictPanel(widgets.VBox):
             finally:
                 self._quiet = False
             self.rows.keep_only(e.id for e in listing.entries)
-            _show(self.search_box, True)
-            _show(self.ids_text, False)
+            show(self.search_box, True)
+            show(self.ids_text, False)
             self._redraw()
+            if self._linted:
+                self._show_problems()
 
     def _use_typed_ids(self, why: str) -> None:
         with self._lock:
@@ -663,8 +811,8 @@ class DictPanel(widgets.VBox):
             self._matches = []
             self.rows.clear()
             self.rows.draw([])
-            _show(self.search_box, False)
-            _show(self.ids_text, True)
+            show(self.search_box, False)
+            show(self.ids_text, True)
             self.delete_button.description = "Delete"
         self._set_status(
             f"{why} Type the ids of the entries to delete instead; without a listing their "
@@ -673,20 +821,31 @@ class DictPanel(widgets.VBox):
         )
 
     def _redraw(self) -> None:
-        """Filter and redraw the rows: what every keystroke in the search box costs."""
+        """Filter, sort and redraw the page: what every keystroke in the search box, every
+        click on a column's header and every page costs."""
         with self._lock:
-            self._matches = self._index.search(self.search_text.value, self.pair_dropdown.value)
+            found = self._index.search(self.search_text.value, self.pair_dropdown.value)
+            if self._sorted_by is not None:
+                found = self._index.order(found, self._sorted_by, self._descending)
+            self._matches = found
+            self._page = min(max(self._page, 0), self.pages - 1)
             entries = self._index.entries
-            self.rows.draw([entries[i] for i in self._matches[:PAGE]])
+            start = self._page * PAGE
+            self.rows.draw([entries[i] for i in found[start : start + PAGE]])
+            for column, button in self.sort_buttons.items():
+                label = view.sort_label(column, self._sorted_by, self._descending)
+                if button.description != label:
+                    button.description = label
             self._redraw_counts()
             self._refresh()
 
     def _redraw_counts(self) -> None:
         total, matches = len(self._index), len(self._matches)
         selected = len(self.rows.selected)
-        self.count_html.value = view.count_html(
-            total, matches, min(matches, PAGE), selected, self.host
-        )
+        first = min(self._page * PAGE + 1, matches)
+        last = min((self._page + 1) * PAGE, matches)
+        self.count_html.value = view.count_html(total, matches, first, last, selected, self.host)
+        self.page_html.value = view.page_html(self._page, self.pages)
         if self.listing_supported:
             self.delete_button.description = f"Delete selected ({selected:,})"
 
@@ -714,7 +873,7 @@ class DictPanel(widgets.VBox):
             self._state, self._armed = "armed", armed
             self.confirm_message.value = message
             self.purge_word_text.value = ""
-            _show(self.progress, False)
+            show(self.progress, False)
             self._refresh()
         return True
 
@@ -738,10 +897,19 @@ class DictPanel(widgets.VBox):
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
-            _show(self.confirm_box, not idle)
-            _show(self.purge_word_text, purge_armed)
+            self.edit_button.disabled = not idle or not listing or len(self.rows.selected) != 1
+            self.edit_form.set_disabled(not idle)
+            self.add_form.set_disabled(not idle)
+            self.sync_form.set_disabled(not idle)
+            self.problems.set_disabled(not idle)
+            self.check_form.set_disabled(not idle)
+            self.prev_button.disabled = self._page <= 0
+            self.next_button.disabled = self._page >= self.pages - 1
+            show(self.pager, self.pages > 1)
+            show(self.confirm_box, not idle)
+            show(self.purge_word_text, purge_armed)
             self.purge_word_text.disabled = not purge_armed
-            _show(self.confirm_button, state == "armed")
+            show(self.confirm_button, state == "armed")
             self.confirm_button.disabled = state != "armed" or (
                 purge_armed and not self._purge_word_ok()
             )
@@ -751,7 +919,7 @@ class DictPanel(widgets.VBox):
         self.progress.max = max(total, 1)
         self.progress.value = 0
         self.progress.description = f"0 / {total}"
-        _show(self.progress, total > 1)
+        show(self.progress, total > 1)
 
     def _set_status(self, message: str, kind: str) -> None:
         self.status.value = view.status_html(message, kind)
@@ -773,7 +941,7 @@ class _ProgressSink:
 
     def start(self, total: int, label: str) -> None:
         self.bar.max = max(total, 1)
-        _show(self.bar, total > 1)
+        show(self.bar, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
         self.bar.max = max(total, 1)

@@ -3,7 +3,9 @@
 A listing of 10,000 entries is searched on every keystroke, so the work per keystroke is one
 substring test per entry of the chosen language pair against keys built when the listing
 arrived, and a search that extends the previous one (typing on) scans only the previous
-matches. Standard library only; no widgets.
+matches. Sorting by a column ranks every entry once per column (the first time that column is
+asked for); a sort then orders the matches by an integer each. Standard library only; no
+widgets.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from collections.abc import Sequence
 
 from ..models import Entry
 
-__all__ = ["ALL_PAIRS", "EntryIndex", "Pair"]
+__all__ = ["ALL_PAIRS", "COLUMNS", "EntryIndex", "Pair"]
 
 Pair = tuple[str, str]
+COLUMNS = ("id", "languages", "source", "target")
+"""The table's columns, in the order shown; each can be sorted by."""
 ALL_PAIRS = "all"
 _SEP = "\x1f"
 """Joins the two terms of a key; a needle holding it is tested against each term alone."""
@@ -36,6 +40,7 @@ class EntryIndex:
         for position, entry in enumerate(self.entries):
             self._by_pair.setdefault((entry.from_lang, entry.to_lang), []).append(position)
         self._last: tuple[str, Pair | str, list[int]] | None = None
+        self._ranks: dict[str, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -65,3 +70,37 @@ class EntryIndex:
             found = [i for i in pool if needle in keys[i]]
         self._last = (needle, pair, found)
         return found
+
+    def order(self, found: Sequence[int], column: str, descending: bool = False) -> list[int]:
+        """``found`` (positions) sorted by ``column``; ties keep the service's order."""
+        ranks = self._ranks.get(column)
+        if ranks is None:
+            ranks = self._ranks[column] = self._rank(column)
+        return sorted(found, key=ranks.__getitem__, reverse=descending)
+
+    def _rank(self, column: str) -> list[int]:
+        """Each entry's place when every entry is sorted by ``column``."""
+        entries = self.entries
+        if column == "id":
+            keys: list[tuple[object, ...]] = [_id_key(e.id) for e in entries]
+        elif column == "languages":
+            keys = [
+                (e.from_lang, e.to_lang, s) for e, s in zip(entries, self._sources, strict=True)
+            ]
+        elif column == "source":
+            keys = [(s, t) for s, t in zip(self._sources, self._targets, strict=True)]
+        elif column == "target":
+            keys = [(t, s) for s, t in zip(self._sources, self._targets, strict=True)]
+        else:
+            raise ValueError(f"column must be one of {COLUMNS}, not {column!r}")
+        ranks = [0] * len(entries)
+        for rank, position in enumerate(sorted(range(len(entries)), key=keys.__getitem__)):
+            ranks[position] = rank
+        return ranks
+
+
+def _id_key(entry_id: str) -> tuple[int, int, str]:
+    """Numeric ids in number order, before any other id (in text order)."""
+    if entry_id.isascii() and entry_id.isdigit():
+        return (0, int(entry_id), entry_id)
+    return (1, 0, entry_id)

@@ -1,13 +1,17 @@
-"""The panel's list of entries: check boxes made as needed and reused for whatever matches.
+"""The panel's table of entries: one page of rows, made as needed and reused for whatever shows.
 
-Each message to the browser costs (in a kernel about 0.15 ms to build, sign and send) and each
-box is a widget the kernel and the browser keep (and a notebook saves), so a redraw sends as few
-messages as it can and the pool never holds more boxes than a page shows at once. A box keeps
-the entry it was last labelled with: showing other matches reorders the boxes of entries already
-labelled (one message for the new order) and relabels, one message each, only boxes for entries
-no box holds, taking the boxes hidden longest first. Typing on (which narrows the matches) and
-going back (which shows hidden boxes again) then relabel little. Selection is kept by entry id,
-apart from the boxes, so it survives searching.
+A row is a check box labelled with the entry's id (the first column, and what a screen reader
+names the box by) beside one HTML cell holding the other columns (languages, source, target)
+on a grid whose widths the header's sort buttons share (the grid's style is sent once, in
+``render.panel.TABLE_CSS``, not with every row). Two widgets per row (and a box), not
+one per cell: each message to the browser costs (in a kernel about 0.15 ms to build, sign and
+send) and each widget is kept by the kernel and the browser (and saved in the notebook).
+
+A row keeps the entry it was last labelled with: showing other entries reorders the rows of
+entries already labelled (one message for the new order) and relabels, two messages each, only
+rows for entries no row holds, taking the rows hidden longest first. Sorting, paging back and
+typing on then relabel little. Selection is kept by entry id, apart from the rows, so it survives
+searching, sorting and paging.
 """
 
 from __future__ import annotations
@@ -19,16 +23,17 @@ from typing import Any
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_bool import CheckboxStyle
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..models import Entry
-from ..render.panel import row_label
+from ..render.panel import ID_WIDTH, id_label, row_cells_html
 
 __all__ = ["EntryRows"]
 
 
 class EntryRows(widgets.VBox):
-    """At most ``page`` rows of check boxes (``pool``, made as needed); ``selected`` holds the
-    ticked ids, in tick order.
+    """At most ``page`` rows (``pool``, made as needed); ``selected`` holds the ticked ids, in
+    tick order.
 
     ``on_change`` is called after the user ticks or unticks a row. ``draw`` and the selection
     methods may be called from any thread; ``lock`` serialises them with the ticks.
@@ -45,10 +50,15 @@ class EntryRows(widgets.VBox):
         self.lock = lock
         self.selected: dict[str, None] = {}
         self._on_change = on_change
-        # One layout and one style for every box: each would otherwise be a widget of its own.
-        self._row_layout = widgets.Layout(width="auto")
-        self._row_style = CheckboxStyle()
-        self.pool: list[widgets.Checkbox] = []
+        # One layout and one style for every row's parts: each would otherwise be a widget.
+        self._box_layout = widgets.Layout(width=ID_WIDTH, flex="0 0 auto")
+        self._cells_layout = widgets.Layout(flex="1 1 auto", width="auto")
+        self._row_layout = widgets.Layout(width="100%", align_items="center", flex="0 0 auto")
+        self._box_style = CheckboxStyle()
+        self._cells_style = HTMLStyle()
+        self.pool: list[widgets.HBox] = []
+        self.boxes: list[widgets.Checkbox] = []
+        self.cells: list[widgets.HTML] = []
         self._holds: list[Entry | None] = []
         self._slot_of: dict[Entry, int] = {}
         self._recent: OrderedDict[int, None] = OrderedDict()
@@ -56,6 +66,17 @@ class EntryRows(widgets.VBox):
         self._order: list[int] = []
         """The slots shown, in order."""
         super().__init__([], **kwargs)
+
+    @property
+    def shown(self) -> list[tuple[Entry, widgets.Checkbox]]:
+        """The entries shown, in order, each with its check box."""
+        with self.lock:
+            found = []
+            for slot in self._order:
+                entry = self._holds[slot]
+                if entry is not None:
+                    found.append((entry, self.boxes[slot]))
+            return found
 
     def draw(self, entries: Sequence[Entry]) -> None:
         """Show the first ``page`` of ``entries``, ticked where selected."""
@@ -70,7 +91,7 @@ class EntryRows(widgets.VBox):
                 if slot is None or slot in taken:  # not held, or a repeat of an entry shown
                     slot = self._relabel(entry, next(hidden, None))
                 else:
-                    self.pool[slot].value = entry.id in self.selected
+                    self.boxes[slot].value = entry.id in self.selected
                 taken.add(slot)
                 order.append(slot)
             for slot in order:
@@ -81,12 +102,15 @@ class EntryRows(widgets.VBox):
                 self.children = children
 
     def _relabel(self, entry: Entry, slot: int | None) -> int:
-        """Label box ``slot`` (a new box when ``None``) with ``entry``."""
+        """Label row ``slot`` (a new row when ``None``) with ``entry``."""
         if slot is None:
             slot = len(self.pool)
-            box = widgets.Checkbox(indent=False, layout=self._row_layout, style=self._row_style)
+            box = widgets.Checkbox(indent=False, layout=self._box_layout, style=self._box_style)
             box.observe(self._ticked(slot), names="value")
-            self.pool.append(box)
+            cells = widgets.HTML(layout=self._cells_layout, style=self._cells_style)
+            self.boxes.append(box)
+            self.cells.append(cells)
+            self.pool.append(widgets.HBox([box, cells], layout=self._row_layout))
             self._holds.append(None)
             self._recent[slot] = None
         old = self._holds[slot]
@@ -94,19 +118,25 @@ class EntryRows(widgets.VBox):
             del self._slot_of[old]
         self._holds[slot] = entry
         self._slot_of.setdefault(entry, slot)
-        box = self.pool[slot]
+        box = self.boxes[slot]
         with box.hold_sync():
-            box.description = row_label(entry)
+            box.description = id_label(entry.id)
             box.value = entry.id in self.selected
+        self.cells[slot].value = row_cells_html(entry)
         return slot
 
     def close(self) -> None:
-        """Close every box of the pool (shown or not), their shared layout and style."""
-        for box in [*getattr(self, "pool", ()), getattr(self, "_row_layout", None)]:
-            if box is not None:
-                box.close()
-        if hasattr(self, "_row_style"):
-            self._row_style.close()
+        """Close every row of the pool (shown or not), their parts, shared layouts and style."""
+        parts: list[Any] = [
+            *getattr(self, "boxes", ()),
+            *getattr(self, "cells", ()),
+            *getattr(self, "pool", ()),
+        ]
+        for name in ("_box_layout", "_cells_layout", "_row_layout", "_box_style", "_cells_style"):
+            parts.append(getattr(self, name, None))
+        for part in parts:
+            if part is not None:
+                part.close()
         super().close()
 
     def select(self, ids: Iterable[str]) -> None:
@@ -129,11 +159,11 @@ class EntryRows(widgets.VBox):
             self._sync()
 
     def _sync(self) -> None:
-        """Tick the boxes shown as the selection says (hidden ones are set when shown)."""
+        """Tick the rows shown as the selection says (hidden ones are set when shown)."""
         for slot in self._order:
             entry = self._holds[slot]
             if entry is not None:
-                self.pool[slot].value = entry.id in self.selected
+                self.boxes[slot].value = entry.id in self.selected
 
     def _ticked(self, slot: int) -> Callable[[dict[str, Any]], None]:
         def observer(change: dict[str, Any]) -> None:

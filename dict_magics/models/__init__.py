@@ -12,6 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .display import Displayed
+    from .glossary import (
+        ChangePreview,
+        Conflict,
+        ExportResult,
+        Glossary,
+        GlossaryRow,
+        InvalidRow,
+        PlannedUpdate,
+        SyncPlan,
+        SyncResult,
+    )
     from .lint import Finding, LintReport
     from .records import (
         AddBatch,
@@ -50,6 +61,20 @@ _WHERE = {
     **dict.fromkeys(("Finding", "LintReport"), "lint"),
     **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
+        (
+            "ChangePreview",
+            "Conflict",
+            "ExportResult",
+            "Glossary",
+            "GlossaryRow",
+            "InvalidRow",
+            "PlannedUpdate",
+            "SyncPlan",
+            "SyncResult",
+        ),
+        "glossary",
+    ),
+    **dict.fromkeys(
         ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
         "store",
     ),
@@ -62,21 +87,30 @@ __all__ = [
     "AuditTable",
     "BatchResult",
     "Cause",
+    "ChangePreview",
     "CheckReport",
+    "Conflict",
     "DeleteResult",
     "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
+    "ExportResult",
     "Finding",
+    "Glossary",
+    "GlossaryRow",
+    "InvalidRow",
     "LintReport",
     "Match",
     "Outcome",
+    "PlannedUpdate",
     "RestoreResult",
     "Sentence",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
+    "SyncPlan",
+    "SyncResult",
     "UpdateResult",
 ]
 

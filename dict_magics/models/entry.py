@@ -35,10 +35,10 @@ class Entry:
             raise ValueError(f"an entry lacks {', '.join(missing)}")
         entry_id = data["id"]
         if isinstance(entry_id, bool) or not isinstance(entry_id, int | str):
-            raise ValueError(f"an entry id must be a number or text, not {entry_id!r}")
+            raise ValueError(f"an entry id must be a number or text, not {_short(entry_id)}")
         texts = [data[name] for name in cls.FIELDS[1:]]
         if not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"entry {entry_id!r} has a term or language that is not text")
+            raise ValueError(f"entry {_short(entry_id)} has a term or language that is not text")
         return cls(str(entry_id), *texts)
 
     def to_service(self, *, with_id: bool = True) -> dict[str, str]:
@@ -72,3 +72,14 @@ class Entry:
     def describe(self) -> str:
         """``金曜日 → FRI (ja→en)``: the entry as a person recognises it."""
         return f"{self.from_text} \u2192 {self.to_text} ({self.from_lang}\u2192{self.to_lang})"
+
+
+def _short(value: object) -> str:
+    """A bounded ``repr`` for messages (a value from outside may be megabytes)."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = 60
+    shown.maxlist = shown.maxdict = 4
+    shown.maxlevel = 3
+    return shown.repr(value)

@@ -36,7 +36,7 @@ __all__ = [
     "UpdateResult",
 ]
 
-Outcome = Literal["success", "failure", "unknown"]
+Outcome = Literal["success", "failure", "unknown", "absent"]
 
 
 class Cause(str, Enum):
@@ -80,6 +80,16 @@ class Cause(str, Enum):
     """Cancelled (Ctrl-C, Cancel, or a batch stopped after repeated auth failures)."""
     ERROR = "error"
     """Anything else the network layer raised."""
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
+    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
+    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 @dataclass(frozen=True)
@@ -144,12 +154,17 @@ class EntryList(Displayed):
         )
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the entries as UTF-8 CSV with the service's column names; returns the path."""
+        """Write the entries as CSV with the service's column names; returns the path.
+
+        UTF-8 with a byte order mark (Excel then reads Japanese as such, not as mojibake); a
+        cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``, so no
+        spreadsheet reads a term as a formula (OWASP CSV injection); a lone surrogate, which
+        UTF-8 cannot hold, is written as its escape (``\\ud800``)."""
         path = Path(path)
-        with path.open("w", encoding="utf-8", newline="") as handle:
+        with path.open("w", encoding="utf-8-sig", errors="backslashreplace", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(Entry.FIELDS)
-            writer.writerows([e.id, *e.terms] for e in self.entries)
+            writer.writerows([csv_cell(c) for c in (e.id, *e.terms)] for e in self.entries)
         return path
 
     def __repr__(self) -> str:
@@ -177,6 +192,13 @@ class DeleteResult(Displayed):
     cause: Cause = Cause.OK
     snapshot: str | None = None
     """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    purged: int | None = None
+    """For a purge that succeeded: how many entries the listing just before showed (all of
+    them in the snapshot). The service gives no count of what it deleted."""
+    absent: bool = False
+    """The entry was not there: a listing just before did not hold it (then nothing was sent),
+    and the service, if asked, did not delete anything either. Not a failure: what a delete
+    wants is true (a script re-run after a partial run meets these)."""
     code: int | None = None
     """The vendor's error code of the last answer, when it sent one (``40006``...)."""
     vendor_message: str | None = None
@@ -188,24 +210,34 @@ class DeleteResult(Displayed):
         return self.status == "success"
 
     @property
+    def done(self) -> bool:
+        """True when the entry is known to be gone: deleted now, or absent already."""
+        return self.ok or self.absent
+
+    @property
     def outcome(self) -> Outcome:
-        """``success``, ``failure`` or ``unknown``: the three outcomes a reader must tell apart."""
+        """``success``, ``failure``, ``unknown`` or ``absent``: what a reader must tell apart."""
         if self.outcome_unknown:
             return "unknown"
+        if self.absent:
+            return "absent"
         return self.status
 
     @property
     def target(self) -> str:
         """What was deleted, in words: the id (with its terms when known), or every entry."""
         if self.entry_id is None:
-            return "every entry"
+            if self.purged is None:
+                return "every entry"
+            shown = f"{self.purged:,} entr{'y' if self.purged == 1 else 'ies'}"
+            return f"every entry ({shown} listed just before{', kept' if self.snapshot else ''})"
         if self.entry is not None:
             return f"{self.entry_id}: {self.entry.describe()}"
         return f"entry {self.entry_id!r}"
 
 
 @dataclass(frozen=True)
-class AddResult:
+class AddResult(Displayed):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
 
     ``unknown`` means the request may have reached the service; a listing settles it, and such
@@ -342,8 +374,13 @@ class BatchResult(Displayed):
 
     @property
     def failed(self) -> int:
-        """How many did not succeed (failures and unknown outcomes alike)."""
-        return len(self.results) - self.succeeded
+        """How many did not succeed (failures and unknown outcomes alike; absent ones aside)."""
+        return len(self.results) - self.succeeded - self.absent
+
+    @property
+    def absent(self) -> int:
+        """How many ids were not in the dictionary (nothing to delete: not failures)."""
+        return sum(1 for r in self.results if r.absent)
 
     @property
     def unknown(self) -> int:
@@ -352,16 +389,21 @@ class BatchResult(Displayed):
 
     @property
     def ok(self) -> bool:
-        """True when every deletion succeeded (and there was at least one)."""
+        """True when every deletion succeeded or found its entry absent (at least one id)."""
         return bool(self.results) and self.failed == 0
 
     @property
+    def done(self) -> bool:
+        """The same as ``ok`` (one name for one result and a batch)."""
+        return self.ok
+
+    @property
     def failures(self) -> list[DeleteResult]:
-        """The results that did not succeed, in input order, each id once."""
+        """The results that did not succeed (absent ones aside), in input order, each id once."""
         seen: set[str | None] = set()
         out = []
         for r in self.results:
-            if not r.ok and r.entry_id not in seen:
+            if not r.done and r.entry_id not in seen:
                 seen.add(r.entry_id)
                 out.append(r)
         return out
@@ -401,13 +443,19 @@ class DryRunResult(Displayed):
 
 @dataclass(frozen=True)
 class RestoreResult(Displayed):
-    """What a restore did: entries added, entries already there, entries that did not go back."""
+    """What a restore did: entries added, entries already there, entries that did not go back.
+
+    Undoing an update or a sync (a format-2 snapshot) also puts changed entries back under their
+    ids (``put_back``: the terms restored) and removes what the operation added (``removed``).
+    """
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     failed: list[tuple[Entry, str]] = field(default_factory=list)
     unknown: list[Entry] = field(default_factory=list)
     dry_run: bool = False
+    put_back: list[Entry] = field(default_factory=list)
+    removed: list[Entry] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -6,7 +6,7 @@ The files themselves are written and read in ``operations/snapshots.py`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -25,9 +25,9 @@ __all__ = [
     "SnapshotList",
 ]
 
-Operation = Literal["purge", "delete"]
-"""What a snapshot was taken before."""
-AuditOperation = Literal["delete", "purge", "add"]
+Operation = Literal["purge", "delete", "update", "sync"]
+"""What a snapshot was taken before (version 1 knows the first two only)."""
+AuditOperation = Literal["delete", "purge", "add", "update"]
 """What an audit line records."""
 
 
@@ -42,6 +42,9 @@ class SnapshotInfo:
     base_url: str
     operation: Operation
     count: int
+    sequence: int | None = None
+    """The order in which this machine's snapshots were started (``None`` for older ones):
+    what "latest" follows, rather than a clock that may have been wrong."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,19 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
+    copies: dict[str, int] = field(default_factory=dict)
+    """Entry id -> entries with its four terms the dictionary held when this was taken (only
+    where more than one): what a restore aims for."""
+    """Each entry as it was before it was deleted or changed (with its id)."""
+    added: list[Entry] = field(default_factory=list)
+    """The four terms of each entry the operation added (no id: the service picks it);
+    a restore removes them."""
+    format: str = "dict-magics-snapshot/2"
 
     def __repr__(self) -> str:
+        added = f", {len(self.added)} added" if self.added else ""
         return (
-            f"Snapshot({str(self.path)!r}, {len(self.entries)} entries, "
+            f"Snapshot({str(self.path)!r}, {len(self.entries)} entries{added}, "
             f"operation={self.operation!r}, host={self.host!r}, profile={self.profile!r})"
         )
 

@@ -60,6 +60,8 @@ def language_problem(code: object, field: str = "fromLang") -> Problem | None:
 
 def hidden_characters(text: str) -> list[str]:
     """The invisible or control characters in ``text``, as ``U+XXXX`` (each once, in order)."""
+    if text.isprintable():  # the usual term: every hidden category is non-printable
+        return []
     seen: dict[str, None] = {}
     for ch in text:
         if unicodedata.category(ch) in _HIDDEN_CATEGORIES:

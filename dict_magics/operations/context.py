@@ -122,6 +122,6 @@ class ProgressSink(Protocol):
 
 def finish(result: R, settings: OperationSettings) -> R:
     """The result, or ``DeletionFailedError`` for one that failed when the settings ask for it."""
-    if settings.raise_on_failure and not result.ok:
+    if settings.raise_on_failure and not getattr(result, "done", result.ok):
         raise DeletionFailedError(result)
     return result

@@ -10,20 +10,31 @@ dry run sends nothing that changes the dictionary and gives a ``DryRunResult``.
 from __future__ import annotations
 
 import threading
+import unicodedata
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
 from ..service.paths import check_id
+from ..service.readings import readings
 from ..service.settle import settle_deletes
 from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
 from .listing import CACHE
-from .safeguards import SnapshotUnderWay, Trail, Warn, say, snapshot_soon, take_snapshot
+from .safeguards import (
+    SnapshotUnderWay,
+    Trail,
+    Warn,
+    listing_failed,
+    say,
+    snapshot_soon,
+    take_snapshot,
+)
 
 if TYPE_CHECKING:
-    from ..models import BatchResult, DeleteResult, DryRunResult, Entry
+    from ..models import BatchResult, DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
     from .snapshots import Snapshot
 
@@ -55,74 +66,158 @@ def delete(
         raise UsageProblem("no entry ids given; nothing was sent.")
     keep = settings.snapshots if snapshot is None else snapshot
     unique = list(dict.fromkeys(checked))
-    aliases = _numeric_aliases(unique)
     with connect(settings, client) as (client, profile):
-        wanted = [*unique, *aliases.values()]
-        before = _look_up(client, profile, wanted, dry_run) if keep or dry_run else None
+        listing = _fresh_listing(client, profile, dry_run) if keep or dry_run else None
+        before = listing.by_id() if listing is not None else None
+        plan = _plan(unique, listing) if listing is not None else None
         if dry_run:
             return _dry_run(client.host, profile, unique, before)
         kept: Snapshot | SnapshotUnderWay | None = None
-        if keep and before is None:
+        absent = plan.absent if keep and plan is not None else []
+        sent = [i for i in checked if i not in set(absent)]
+        if keep and plan is None:
             say(warn, _cannot_undo(client.host))
-        elif keep:
-            going = _going(unique, aliases, before)
-            if going:
+        elif keep and plan is not None:
+            if plan.going:
                 where = {
                     "profile": profile,
                     "host": client.host,
                     "base_url": client.base_url,
                     "operation": "delete",
+                    "copies": plan.copies,
                 }
                 # One request: the snapshot syncs while it connects and is signed, and the
                 # client waits for it before the first byte. A batch takes it first.
-                one = len(checked) == 1
-                kept = snapshot_soon(going, **where) if one else take_snapshot(going, **where)
+                soon = snapshot_soon if len(sent) == 1 else take_snapshot
+                kept = soon(plan.going, **where)
         known = before if before is not None else CACHE.cached(client, profile, unique)
         run = _Run(client, profile, known, kept, warn)
-        result = run.send(checked, settings.workers, progress, cancel)
-        result = run.settle(result, before)
+        result = run.send(sent, settings.workers, progress, cancel) if sent else None
+        if result is not None:
+            result = run.settle(result, before)
+        path = str(run.kept.path) if run.kept is not None else None
+        result = _with_absent(checked, result, absent, before, path)
     return finish(result, settings)
 
 
-def _numeric_aliases(ids: list[str]) -> dict[str, str]:
-    """``017`` -> ``17``: the entry a server that reads ids as numbers would delete instead."""
-    found = {}
+@dataclass
+class _Plan:
+    """What a delete keeps and sends, read from a fresh listing."""
+
+    going: list[Entry]
+    """The entries to keep first: every listed entry some reading of an id names."""
+    absent: list[str]
+    """Ids no reading of which names a listed entry: not sent (nothing of ours to delete, and
+    nothing that could be kept first)."""
+    copies: dict[str, int]
+    """For an entry kept whose four terms the listing holds more than once: how many times
+    (so a restore puts back one of two twins even while the other is still there)."""
+
+
+def _plan(ids: list[str], listing: EntryList) -> _Plan:
+    """Each id, and whatever a careless server could read it as (``017``, ``17.json``,
+    fullwidth digits, ``17;v=1``, ``x/../17``, ``%31%37``, ``17.``, ``17/``...: the readings of
+    ``service.readings``, then leading zeros dropped and case folded), matched against the
+    listing: every listed entry an id may name is kept in the snapshot."""
+    by_id = listing.by_id()
+    folded: dict[str, list[str]] | None = None
+    going: dict[str, Entry] = {}
+    absent = []
     for entry_id in ids:
-        if entry_id.isascii() and entry_id.isdigit():
-            plain = entry_id.lstrip("0") or "0"
-            if plain != entry_id:
-                found[entry_id] = plain
+        named = [entry_id] if entry_id in by_id else []
+        for reading in _aliases(entry_id):
+            if reading in by_id:
+                named.append(reading)
+            else:
+                if folded is None:
+                    folded = {}
+                    for listed in by_id:
+                        folded.setdefault(listed.casefold(), []).append(listed)
+                named.extend(folded.get(reading.casefold(), []))
+        if not named:
+            absent.append(entry_id)
+        for listed in named:
+            going.setdefault(listed, by_id[listed])
+    counts = Counter(e.terms for e in by_id.values())  # a row the listing repeats counts once
+    copies = {e.id: counts[e.terms] for e in going.values() if counts[e.terms] > 1}
+    return _Plan(list(going.values()), absent, copies)
+
+
+def _aliases(entry_id: str) -> set[str]:
+    """The other ids a server might take ``entry_id`` for."""
+    found = readings(entry_id)
+    for reading in list(found):
+        stripped = reading.strip()
+        if stripped.isdigit():
+            number = unicodedata.normalize("NFKC", stripped)
+            if number.isascii():
+                found.add(number.lstrip("0") or "0")
+    found.discard(entry_id)
     return found
 
 
-def _going(ids: list[str], aliases: dict[str, str], before: dict[str, Entry]) -> list[Entry]:
-    """The entries to keep before deleting ``ids``: each one listed, or else the entry its
-    numeric alias names (kept in case the server reads ``017`` as 17), once each."""
-    going: dict[str, Entry] = {}
-    for entry_id in ids:
-        entry = before.get(entry_id) or before.get(aliases.get(entry_id, ""))
-        if entry is not None:
-            going.setdefault(entry.id, entry)
-    return list(going.values())
-
-
-def _look_up(
-    client: DictionaryClient, profile: str, ids: list[str], dry_run: bool
-) -> dict[str, Entry] | None:
-    """The entries by id from a listing that holds every id asked about (or a fresh one);
-    ``None`` when the service has no listing. Any other listing trouble stops here."""
+def _fresh_listing(client: DictionaryClient, profile: str, dry_run: bool) -> EntryList | None:
+    """The dictionary now (never the cache: a snapshot must hold the terms the service has at
+    the moment of the delete, not those of a listing up to a minute old); ``None`` when the
+    service has no listing (a 404 or 405, remembered for a minute). Any other listing trouble
+    stops here."""
+    if CACHE.unsupported(client, profile):
+        return None
     try:
-        return CACHE.lookup(client, profile, ids)
+        return CACHE.fetch(client, profile)
     except ListingUnsupportedError:
         return None
     except ServiceError as exc:
-        if dry_run:
-            raise ServiceError(f"{exc}; nothing was sent (dry run).", **exc.facts()) from None
-        raise ServiceError(
-            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
-            "or add --no-snapshot to delete without a copy.",
-            **exc.facts(),
-        ) from None
+        raise listing_failed(exc, dry_run, "delete") from None
+
+
+def _with_absent(
+    ids: list[str],
+    result: DeleteResult | BatchResult | None,
+    absent: list[str],
+    before: dict[str, Entry] | None,
+    snapshot: str | None,
+) -> DeleteResult | BatchResult:
+    """The results in the order given, with the ids not sent (absent) in their places, and a
+    refused DELETE of an id no listing held marked absent too."""
+    from ..models import BatchResult, Cause, DeleteResult
+
+    sent = [] if result is None else list(getattr(result, "results", [result]))
+    if before is not None:
+        sent = [_absent_if_unlisted(r, before) for r in sent]
+    if not absent:
+        if isinstance(result, BatchResult):
+            return replace(result, results=sent)
+        return sent[0]
+    note = (
+        "the listing taken just before holds neither it nor any entry a server could read it "
+        "as: nothing was sent (nothing to delete; no copy could be kept of an entry the listing "
+        "does not show)"
+    )
+    made = {
+        i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.OK, absent=True)
+        for i in absent
+    }
+    by_id = {r.entry_id: r for r in sent}
+    results = [made[i] if i in made else by_id[i] for i in ids]
+    if len(ids) == 1:
+        return results[0]
+    interrupted = bool(getattr(result, "interrupted", False))
+    return BatchResult(results=results, interrupted=interrupted, snapshot=snapshot)
+
+
+def _absent_if_unlisted(result: DeleteResult, before: dict[str, Entry]) -> DeleteResult:
+    """A DELETE the service refused (it did not act) of an id the listing did not hold."""
+    from ..models import Cause
+
+    if (
+        result.outcome == "failure"
+        and result.cause is Cause.REFUSED
+        and result.entry_id is not None
+        and result.entry_id not in before
+    ):
+        return replace(result, absent=True)
+    return result
 
 
 def _cannot_undo(host: str) -> str:
@@ -163,6 +258,7 @@ class _Run:
         self.profile = profile
         self.known = known
         self._kept = kept
+        self.noted_ids: set[str | None] = set()
         self.trail = Trail(
             profile=profile,
             host=client.host,
@@ -182,7 +278,9 @@ class _Run:
     def named(self, result: DeleteResult) -> DeleteResult:
         """The result with its entry's terms (when known) and the snapshot that holds it."""
         entry = self.known.get(result.entry_id or "")
-        path = str(self.kept.path) if self.kept is not None and entry is not None else None
+        # Every id sent while a snapshot was kept names a listed entry (or what a server may
+        # read it as): the snapshot holds it.
+        path = str(self.kept.path) if self.kept is not None else None
         if entry is None and path is None:
             return result
         return replace(result, entry=entry, snapshot=path)
@@ -208,12 +306,18 @@ class _Run:
                     self._update_cache([result])
                     raise RequestInterrupted(result) from None
             batch = _batch(self.client, ids, workers, _Sink(self, progress), cancel)
+            # Requests in flight when Ctrl-C came were waited for, but their results may never
+            # have reached the progress sink: audited here, each id once.
+            for result in {r.entry_id: r for r in batch.results}.values():
+                if result.entry_id not in self.noted_ids:
+                    self.noted(result)
             path = str(self.kept.path) if self.kept is not None else None
             return replace(batch, results=[self.named(r) for r in batch.results], snapshot=path)
 
     def noted(self, result: DeleteResult) -> DeleteResult:
         """``named(result)``, audited now when its outcome is known (else once settled)."""
         result = self.named(result)
+        self.noted_ids.add(result.entry_id)
         if not result.outcome_unknown:
             self.trail.record(result)
         return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-__all__ = ["NoAnswer", "Prompter", "ScriptedPrompter"]
+__all__ = ["NoAnswer", "Prompter", "ScriptedPrompter", "unanswerable"]
 
 
 class NoAnswer(Exception):
@@ -36,6 +36,13 @@ class Prompter(Protocol):
     def confirm(self, warning: str, question: str) -> str:
         """Show what is at stake, ask, and return what was typed: the operation judges it."""
         ...
+
+
+def unanswerable(prompter: object) -> str | None:
+    """Why ``prompter`` can certainly not answer (said before anything is prepared or shown),
+    or ``None``. A prompter may tell by an ``unanswerable()`` method; most cannot know."""
+    check = getattr(prompter, "unanswerable", None)
+    return check() if callable(check) else None
 
 
 class ScriptedPrompter:
@@ -65,3 +72,7 @@ class ScriptedPrompter:
     def confirm(self, warning: str, question: str) -> str:
         self.asked.append(("warning", warning))
         return self._next("confirm", question)
+
+    def unanswerable(self) -> str | None:
+        """The reason, once no answer is left."""
+        return None if self.answers else self.reason

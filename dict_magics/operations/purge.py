@@ -17,12 +17,20 @@ from ..settings import PURGE_WORD
 from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
-from .safeguards import Trail, Warn, take_snapshot
+from .prompts import NoAnswer, Prompter, ScriptedPrompter, unanswerable
+from .safeguards import (
+    SnapshotUnderWay,
+    Trail,
+    Warn,
+    listing_failed,
+    say,
+    snapshot_soon,
+    take_snapshot,
+)
 from .snapshots import Snapshot
 
 if TYPE_CHECKING:
-    from ..models import DeleteResult, DryRunResult, EntryList
+    from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
 
 __all__ = ["confirm_purge", "purge", "purge_confirmed", "purge_question", "purge_warning"]
@@ -74,15 +82,19 @@ def confirm_purge(
             purge_warning(profile, host, count, snapshot), purge_question(host)
         )
     except NoAnswer as exc:
-        raise UsageProblem(
-            f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
-            f"confirmation is needed, but {exc.reason}. Nothing was deleted. "
-            "Re-run with --yes if you mean it."
-        ) from None
+        raise _refused(profile, host, exc.reason) from None
     if not purge_confirmed(answer, host):
         raise UsageProblem(
             f"purge not confirmed: nothing was deleted (profile {profile!r}, {host})."
         )
+
+
+def _refused(profile: str, host: str, reason: str) -> UsageProblem:
+    return UsageProblem(
+        f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
+        f"confirmation is needed, but {reason}. Nothing was deleted. "
+        "Re-run with --yes if you mean it."
+    )
 
 
 def purge(
@@ -106,14 +118,19 @@ def purge(
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
     with connect(settings, client) as (client, profile):
         host = client.host
+        reason = None if yes or dry_run else unanswerable(asker)
+        if reason is not None:
+            # Nobody can answer: said before listing, keeping or showing anything.
+            raise _refused(profile, host, reason)
         listing = None
         if keep or dry_run or not yes:
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
             return _dry_run(host, profile, listing)
-        kept = _keep(client, profile, listing) if keep and listing is not None else None
+        kept: Snapshot | SnapshotUnderWay | None = None
         if not yes:
-            count = None if listing is None else len(listing)
+            kept = _keep(client, profile, listing) if keep and listing is not None else None
+            count = None if listing is None else len(_unique(listing.entries))
             where = None if kept is None else str(kept.path)
             try:
                 confirm_purge(asker, profile, host, count, where)
@@ -122,12 +139,21 @@ def purge(
                     kept.path.unlink(missing_ok=True)
                 raise
             if keep:
-                # A person took time to answer: keep what is there now, if it changed.
+                # A person took time to answer: list again, as close to the request as can be,
+                # and keep what is there now if it changed (entries or their terms).
                 fresh = _listing(client, profile, required=True, dry_run=False)
-                if listing is None or fresh.by_id().keys() != listing.by_id().keys():
-                    listing, kept = fresh, _keep(client, profile, fresh)
+                if listing is None or fresh.entries != listing.entries:
+                    listing, kept = fresh, _keep(client, profile, fresh, overlap=True)
+        elif keep and listing is not None:
+            kept = _keep(client, profile, listing, overlap=True)
         result = _send(client, profile, kept, listing, warn)
     return finish(result, settings)
+
+
+def _unique(entries: list[Entry]) -> list[Entry]:
+    """The entries, a row the listing repeats (the same id) once: kept twice in a snapshot, it
+    would come back twice."""
+    return list({e.id: e for e in entries}.values())
 
 
 def _listing(
@@ -147,27 +173,29 @@ def _listing(
             ) from None
         return None
     except ServiceError as exc:
-        if dry_run:
-            raise ServiceError(f"{exc}; nothing was sent (dry run).", **exc.facts()) from None
-        if required:
-            raise ServiceError(
-                f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try "
-                "again, or add --no-snapshot to purge without a copy.",
-                **exc.facts(),
-            ) from None
+        if dry_run or required:
+            raise listing_failed(exc, dry_run, "purge") from None
         return None
 
 
-def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapshot | None:
-    if not len(listing):
+def _keep(
+    client: DictionaryClient, profile: str, listing: EntryList, *, overlap: bool = False
+) -> Snapshot | SnapshotUnderWay | None:
+    """The listing's entries in a snapshot; ``overlap``: synced while the purge request connects
+    and is signed (it waits for the sync before its first byte), which keeps the time between
+    the last listing and the purge short."""
+    entries = _unique(listing.entries)
+    if not entries:
         return None
-    return take_snapshot(
-        listing.entries,
-        profile=profile,
-        host=client.host,
-        base_url=client.base_url,
-        operation="purge",
-    )
+    where = {
+        "profile": profile,
+        "host": client.host,
+        "base_url": client.base_url,
+        "operation": "purge",
+    }
+    if overlap:
+        return snapshot_soon(entries, **where)
+    return take_snapshot(entries, **where)
 
 
 def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
@@ -175,42 +203,71 @@ def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult
 
     if listing is None:
         return DryRunResult("purge", host, profile, listed=False)
-    return DryRunResult("purge", host, profile, entries=list(listing.entries))
+    return DryRunResult("purge", host, profile, entries=_unique(listing.entries))
 
 
 def _send(
     client: DictionaryClient,
     profile: str,
-    kept: Snapshot | None,
+    kept: Snapshot | SnapshotUnderWay | None,
     listing: EntryList | None,
     warn: Warn,
 ) -> DeleteResult:
-    """The one delete-everything request, audited, its unknown outcome settled by a listing."""
+    """The one delete-everything request, audited; then one listing, which settles an unknown
+    outcome and shows entries added by someone else meanwhile."""
     from dataclasses import replace
 
     from ..service.client import RequestInterrupted
 
-    path = str(kept.path) if kept is not None else None
+    ready = kept.result if isinstance(kept, SnapshotUnderWay) else None
+    listed = None if listing is None else len(_unique(listing.entries))
     with Trail(
-        profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn
+        profile=profile, host=client.host, operation="purge", snapshot=None, warn=warn
     ) as trail:
         try:
-            result = replace(client.delete_all(), snapshot=path)
+            result = client.delete_all(ready=ready)
         except RequestInterrupted as stopped:
-            result = replace(stopped.result, snapshot=path)
+            kept = _on_disk(kept)
+            trail.snapshot = kept
+            result = _described(stopped.result, kept, listed)
             trail.record(result)
             CACHE.invalidate(client, profile)
             raise RequestInterrupted(result) from None
-        if result.outcome_unknown and listing is not None:
+        kept = _on_disk(kept)
+        trail.snapshot = kept
+        result = _described(result, kept, listed)
+        after = None
+        if listing is not None and (result.ok or result.outcome_unknown):
             try:
                 after = CACHE.fetch(client, profile).by_id()
             except ServiceError:
                 after = None
-            if after is not None:
-                result = settle_purge(result, list(listing.entries), after)
+        if result.outcome_unknown and listing is not None and after is not None:
+            result = settle_purge(result, list(listing.entries), after)
+            result = replace(result, purged=listed if result.ok else None)
         trail.record(result)
-    if result.ok:
+    if result.ok and after:
+        say(
+            warn,
+            f"{len(after):,} entr{'y is' if len(after) == 1 else 'ies are'} listed right after "
+            "the purge: added by another client while it ran, and not deleted. Entries added "
+            "between the last listing and the purge itself would be gone without a copy; no "
+            "listing can show them (the service gives no count).",
+        )
+    if result.ok and after is None:
         CACHE.emptied(client, profile)
     elif result.outcome_unknown:
         CACHE.invalidate(client, profile)
     return result
+
+
+def _on_disk(kept: Snapshot | SnapshotUnderWay | None) -> Snapshot | None:
+    return kept.result() if isinstance(kept, SnapshotUnderWay) else kept
+
+
+def _described(result: DeleteResult, kept: Snapshot | None, listed: int | None) -> DeleteResult:
+    """The result with its snapshot and how many entries the listing before showed."""
+    from dataclasses import replace
+
+    path = str(kept.path) if kept is not None else None
+    return replace(result, snapshot=path, purged=listed if result.ok else None)

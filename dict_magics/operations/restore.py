@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, OperationFailedError, ServiceError, UsageProblem
+from ..models.text import shown
 from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
+from .locks import RestoreLock
 from .prompts import NoAnswer, Prompter, ScriptedPrompter
 from .safeguards import Trail, Warn
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
+from .undo import UNDONE, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
@@ -60,18 +63,34 @@ def restore(
         snapshot = _snapshot(source, profile, client.host)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host)
-        before = _listing(client, profile, dry_run)
-        wanted, skipped = missing_entries(snapshot.entries, before)
-        if dry_run or not wanted:
-            return RestoreResult(added=wanted if dry_run else [], skipped=skipped, dry_run=dry_run)
-        with Trail(
-            profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
-        ) as trail:
-            results = _add(client, profile, settings, wanted, before, progress, cancel, trail)
+        if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
+            return _undo(
+                settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
+            )
+        if dry_run:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            return RestoreResult(added=wanted, skipped=skipped, dry_run=True)
+        # One restore at a time per profile and host (threads and processes): the listing that
+        # decides what is missing is taken under the lock, after any earlier restore's
+        # additions have landed, so two restores at once never add anything twice.
+        with RestoreLock(profile, client.host, client.timeout, warn) as lock:
+            before = _listing(client, profile, dry_run)
+            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
+            wanted, refused = _sendable(wanted)
+            if not wanted:
+                return RestoreResult(skipped=skipped, failed=refused)
+            with Trail(
+                profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
+            ) as trail:
+                results = _add(
+                    client, profile, settings, wanted, before, progress, cancel, trail, lock
+                )
     result = RestoreResult(
         added=[r.entry for r in results if r.ok],
         skipped=skipped,
-        failed=[(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
+        failed=refused
+        + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
         unknown=[r.entry for r in results if r.outcome_unknown],
     )
     if settings.raise_on_failure and not result.ok:
@@ -79,20 +98,92 @@ def restore(
     return result
 
 
+def _undo(
+    settings: OperationSettings,
+    client: DictionaryClient,
+    profile: str,
+    snapshot: Snapshot,
+    prompter: Prompter | None,
+    progress: ProgressSink | None,
+    dry_run: bool,
+    yes: bool,
+    cancel: threading.Event | None,
+    warn: Warn,
+) -> RestoreResult:
+    """The undo of an update or a sync, under the same lock as any restore (not a dry run)."""
+
+    def run() -> RestoreResult:
+        return undo_changes(
+            settings,
+            client,
+            profile,
+            snapshot,
+            prompter=prompter,
+            progress=progress,
+            dry_run=dry_run,
+            yes=yes,
+            cancel=cancel,
+            warn=warn,
+        )
+
+    if dry_run:
+        result = run()
+    else:
+        with RestoreLock(profile, client.host, client.timeout, warn):
+            result = run()
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
 def missing_entries(
-    snapshot: Sequence[Entry], listing: Sequence[Entry]
+    snapshot: Sequence[Entry],
+    listing: Sequence[Entry],
+    copies: Mapping[str, int] | None = None,
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present): an entry is present while the listing holds as many entries
-    with its four terms as the snapshot has met so far."""
+    """(to add, already present), counting copies.
+
+    For each set of four terms, the dictionary should hold as many entries as it did when the
+    snapshot was taken: the snapshot's own entries with those terms, or more where ``copies``
+    says the dictionary held twins the delete left in place. What the listing holds counts
+    toward that; the rest is added, never more than the snapshot holds."""
+    copies = copies or {}
+    held = Counter(e.terms for e in snapshot)
+    had = Counter(held)
+    for entry in snapshot:
+        had[entry.terms] = max(had[entry.terms], copies.get(entry.id, 0))
     present = Counter(e.terms for e in listing)
+    # How many of the snapshot's entries of each terms are there already.
+    there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
     wanted, skipped = [], []
     for entry in snapshot:
-        if present[entry.terms] > 0:
-            present[entry.terms] -= 1
+        if there[entry.terms] > 0:
+            there[entry.terms] -= 1
             skipped.append(entry)
         else:
             wanted.append(entry)
     return wanted, skipped
+
+
+def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
+    """(entries that can be sent, (entry, why not) for the others): a term holding a lone
+    surrogate (a listing may carry ``"\\ud800"``) is not text; no request can carry it as
+    UTF-8, and the service's rules refuse it."""
+    ok, refused = [], []
+    for entry in entries:
+        bad = [f"U+{ord(ch):04X}" for t in entry.terms for ch in t if 0xD800 <= ord(ch) <= 0xDFFF]
+        if bad:
+            refused.append(
+                (
+                    entry,
+                    f"not sent: its terms hold a lone surrogate ({', '.join(dict.fromkeys(bad))}), "
+                    "which is not text and cannot be sent as UTF-8; the snapshot keeps it as the "
+                    "escape \\u" + bad[0][2:].lower() + ": add it again by hand without it",
+                )
+            )
+        else:
+            ok.append(entry)
+    return ok, refused
 
 
 def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
@@ -114,9 +205,11 @@ def _confirm_elsewhere(
     """A snapshot of another host or profile goes back only once someone types yes."""
     if (snapshot.host, snapshot.profile) == (host, profile):
         return
+    # The snapshot's host and profile are text from a file: shown, never acted on by a terminal.
+    there, theirs = shown(snapshot.host), shown(snapshot.profile)
     warning = (
-        f"The snapshot {snapshot.path} was taken on {snapshot.host} (profile "
-        f"{snapshot.profile!r}); this adds its missing entries to {host} (profile {profile!r})."
+        f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
+        f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
     question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
     asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
@@ -124,7 +217,7 @@ def _confirm_elsewhere(
         answer = asker.confirm(warning, question)
     except NoAnswer as exc:
         raise UsageProblem(
-            f"refusing to restore a snapshot of {snapshot.host} (profile {snapshot.profile!r}) "
+            f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
             f"to {host} (profile {profile!r}) without a confirmation, but {exc.reason}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
         ) from None
@@ -157,6 +250,7 @@ def _add(
     progress: ProgressSink | None,
     cancel: threading.Event | None,
     trail: Trail,
+    lock: RestoreLock | None = None,
 ) -> list[AddResult]:
     """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
     audited as its chunk's answer comes; a chunk whose answer was lost is never sent again,
@@ -181,6 +275,8 @@ def _add(
     sendable = [e for i, e in enumerate(wanted) if i not in refused]
 
     def report(done: int, total: int, result: AddResult) -> None:
+        if lock is not None:
+            lock.sending()  # chunks still going: a re-run after this process dies waits
         if not result.outcome_unknown:
             trail.record(result)
         if progress is not None:
@@ -189,6 +285,8 @@ def _add(
     if progress is not None:
         label = f"Restoring {count(len(sendable), 'entry', 'entries')} at {client.host}"
         progress.start(len(sendable), label)
+    if lock is not None:
+        lock.sending()  # a re-run after this process dies waits for these answers
     try:
         batch = client.add_entries(
             sendable,

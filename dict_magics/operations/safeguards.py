@@ -12,14 +12,26 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import UsageProblem
+from ..errors import ServiceError, UsageProblem
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry
 
-__all__ = ["SnapshotUnderWay", "Trail", "Warn", "say", "snapshot_soon", "take_snapshot"]
+__all__ = [
+    "SnapshotUnderWay",
+    "Trail",
+    "Warn",
+    "listing_failed",
+    "say",
+    "snapshot_soon",
+    "take_snapshot",
+]
+
+_COPYLESS_HELPS = {"bad_answer", "too_large", "refused"}
+"""Listing failures a delete without a copy could get past (the listing alone is broken); an
+outage or refused credentials would stop the deletion too, so it is not suggested there."""
 
 Warn = Callable[[str], None] | None
 """Where an operation says something that is not an error (front ends print it)."""
@@ -31,6 +43,28 @@ def say(warn: Warn, message: str) -> None:
         warn(message)
 
 
+def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
+    """The error when the listing a snapshot needs could not be had: always a service failure
+    (exit 1), and only where going ahead without a copy could help (a listing the service
+    cannot give, not an outage or refused credentials, which would stop the deletion too) does
+    it name that way."""
+    cause = getattr(exc.cause, "value", exc.cause)
+    if dry_run:
+        text = f"{exc}; nothing was sent (dry run)."
+    elif cause not in _COPYLESS_HELPS:
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
+    else:
+        text = (
+            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
+            f"or add --no-snapshot to {what} without a copy."
+        )
+    return ServiceError(
+        text,
+        **exc.facts(),
+        option="snapshots" if not dry_run and cause in _COPYLESS_HELPS else None,
+    )
+
+
 def take_snapshot(
     entries: Iterable[Entry],
     *,
@@ -38,10 +72,21 @@ def take_snapshot(
     host: str,
     base_url: str,
     operation: str,
+    added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> Snapshot:
-    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not."""
+    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
+
+    ``added``: the terms the operation will add (format 2), which a restore removes."""
     return snapshot_soon(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation, overlap=False
+        entries,
+        profile=profile,
+        host=host,
+        base_url=base_url,
+        operation=operation,
+        overlap=False,
+        added=added,
+        copies=copies,
     ).result()
 
 
@@ -67,6 +112,8 @@ def snapshot_soon(
     base_url: str,
     operation: str,
     overlap: bool = True,
+    added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
@@ -80,6 +127,8 @@ def snapshot_soon(
             base_url=base_url,
             operation=operation,  # type: ignore[arg-type]
             background=overlap,
+            added=added,
+            copies=copies,
         )
     except OSError as exc:
         raise _not_saved(exc) from None
@@ -125,6 +174,21 @@ class Trail:
                 profile=self.profile,
                 host=self.host,
                 operation=operation or self.operation,
+                snapshot=self.snapshot,
+            )
+        )
+
+    def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
+        """Note the outcomes of requests that have all ended (a bulk batch), in one write."""
+        sent = [r for r in results if r.attempts > 0]
+        if not sent:
+            return
+        self._guard(
+            lambda: self._log.record_many(
+                sent,
+                profile=self.profile,
+                host=self.host,
+                operation=self.operation,
                 snapshot=self.snapshot,
             )
         )

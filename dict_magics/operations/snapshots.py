@@ -1,18 +1,27 @@
-"""Snapshots: the entries about to be deleted, kept on disk before the first deleting request.
+"""Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
 
 A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
 written and synced to disk in one go (``localdata.write_new``: one journal commit, half the cost
 of a temporary file, rename and folder sync, and it comes before every one-id ``%dict_delete``).
 A crash mid-write can leave a short file; it does not end as we write (``]}`` on a line of its
 own) or does not parse, so it is never listed and never restored: whole snapshots only.
-The format is the contract in DESIGN.md::
+The format is the contract in DESIGN.md ("Undo for every change")::
 
-    {"format": "dict-magics-snapshot/1", "taken_at": ISO-8601 UTC, "profile", "host",
-     "base_url", "operation": "purge" | "delete", "entries": [{id, fromLang, fromText, toLang,
-     toText}, ...]}
+    {"format": "dict-magics-snapshot/2", "taken_at": ISO-8601 UTC, "profile", "host",
+     "base_url", "operation": "purge" | "delete" | "update" | "sync",
+     "added": [{fromLang, fromText, toLang, toText}, ...],
+     "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
-We write the header on the first line and one entry per line, so listing many large snapshots
-reads each header line and counts lines instead of parsing every entry. Any other layout of the
+``entries`` are the entries as they were before being deleted or changed; ``added`` the terms
+of the entries the operation adds (a restore removes them). Version 1 (``.../1``: no
+``added``, operations purge and delete only) is still read. Plus, only when a deleted entry had
+twins (the same four terms under other ids), ``"copies": {id: n}``: how many entries with its
+terms the dictionary held, so a restore puts back one of two twins while the other is still
+there.
+
+We write the header (``added`` included) on the first line and one entry per line, so listing
+many large snapshots reads each header line and counts lines instead of parsing every entry.
+Any other layout of the
 same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
 """
 
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 import secrets
 from collections.abc import Iterable
@@ -47,13 +57,17 @@ __all__ = [
     "write_snapshot",
 ]
 
-FORMAT = "dict-magics-snapshot/1"
-OPERATIONS = ("purge", "delete")
+FORMAT = "dict-magics-snapshot/2"
+FORMAT_1 = "dict-magics-snapshot/1"
+READABLE = (FORMAT_1, FORMAT)
+OPERATIONS = ("purge", "delete", "update", "sync")
+OPERATIONS_1 = ("purge", "delete")
 HEADER_FIELDS = ("format", "taken_at", "profile", "host", "base_url", "operation")
 _HEADER_LIMIT = 64 * 1024
 _TAIL = b"\n]}\n"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
 _ENTRY = '{"id": %s, "fromLang": %s, "fromText": %s, "toLang": %s, "toText": %s}'
+_TERMS = ("fromLang", "fromText", "toLang", "toText")
 
 
 def snapshot_dir() -> Path:
@@ -62,15 +76,22 @@ def snapshot_dir() -> Path:
 
 
 def write_snapshot(
-    entries: Iterable[Entry], *, profile: str, host: str, base_url: str, operation: Operation
+    entries: Iterable[Entry],
+    *,
+    profile: str,
+    host: str,
+    base_url: str,
+    operation: Operation,
+    added: Iterable[Entry] = (),
 ) -> Snapshot:
-    """Keep ``entries`` on disk before they are deleted; returns the snapshot as written.
+    """Keep ``entries`` on disk before they are deleted or changed (and the terms ``added``
+    will add); returns the snapshot as written.
 
     The file is new (never written over) and flushed to disk before this returns. A crash
     mid-write leaves a file that does not end as written: never listed, never restored.
     """
     return start_snapshot(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation
+        entries, profile=profile, host=host, base_url=base_url, operation=operation, added=added
     ).result()
 
 
@@ -95,6 +116,8 @@ def start_snapshot(
     base_url: str,
     operation: Operation,
     background: bool = False,
+    added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -102,30 +125,81 @@ def start_snapshot(
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
     entries = list(entries)
+    added = list(added)
     taken_at = datetime.now(timezone.utc)
-    header = {
+    folder = snapshot_dir()
+    header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
         "profile": profile,
         "host": host,
         "base_url": base_url,
         "operation": operation,
+        "added": [e.to_service(with_id=False) for e in added],
     }
-    stem = "-".join([taken_at.strftime("%Y%m%dT%H%M%S%fZ"), _safe(profile), _safe(host), operation])
+    if copies:
+        header["copies"] = copies  # type: ignore[assignment]
+    stem = "-".join(
+        [
+            taken_at.strftime("%Y%m%dT%H%M%S%fZ"),
+            _safe(profile),
+            _safe(host),
+            operation,
+            f"n{_next_sequence():d}",
+        ]
+    )
     data = _serialise(header, entries)
-    folder = snapshot_dir()
     for _ in range(8):  # a name taken (by chance, or by a link planted there): another one
         path = folder / f"{stem}-{secrets.token_hex(3)}.json"
         try:
             made = localdata.start_new(path, data, background=background)
         except FileExistsError:
             continue
-        snapshot = Snapshot(path, taken_at, profile, host, base_url, operation, entries)
+        snapshot = Snapshot(
+            path,
+            taken_at,
+            profile,
+            host,
+            base_url,
+            operation,
+            entries,
+            dict(copies or {}),
+            added,
+            FORMAT,
+        )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
 
 
-def _serialise(header: dict[str, str], entries: list[Entry]) -> bytes:
+SEQUENCE_FILE = "snapshot-sequence"
+_SEQUENCE = re.compile(r"-n([0-9]{1,18})-[0-9a-f]{6}\.json$")
+
+
+def _next_sequence() -> int:
+    """A number larger than any snapshot's started before in this data folder (it goes in the
+    file's name, ``...-n42-xxxxxx.json``).
+
+    One byte appended to ``<DICT_MAGICS_HOME>/snapshot-sequence``: an ``O_APPEND`` write places
+    itself at the end
+    of the file atomically, so the descriptor's offset after it is unique and increasing across
+    threads and processes, without a lock and without trusting the clock. A sequence file that
+    went missing is started again above the highest sequence of the snapshots there."""
+    path = localdata.home() / SEQUENCE_FILE
+    fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, b".")
+        number = os.lseek(fd, 0, os.SEEK_CUR)
+        if number == 1:  # a new sequence: above every snapshot already there
+            highest = max((i.sequence or 0 for i in list_snapshots()), default=0)
+            if highest:
+                os.write(fd, b"." * highest)
+                number = os.lseek(fd, 0, os.SEEK_CUR)
+        return number
+    finally:
+        os.close(fd)
+
+
+def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
     """The header and ``"entries": [`` on line 1, then one entry per line, then ``]}``.
 
     JSON escapes every newline inside a string, so each entry stays on its line. Entries are
@@ -160,8 +234,47 @@ def read_snapshot(path: str | Path) -> Snapshot:
         except ValueError as exc:
             raise UsageProblem(f"{path} is not a valid snapshot: entry #{number}: {exc}.") from None
     return Snapshot(
-        info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation, entries
+        info.path,
+        info.taken_at,
+        info.profile,
+        info.host,
+        info.base_url,
+        info.operation,
+        entries,
+        _copies(data.get("copies")),
+        _added(path, data),
+        data["format"],
     )
+
+
+def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
+    """The terms a version-2 snapshot says its operation added (none in version 1)."""
+    raw = data.get("added", [])
+    if data["format"] == FORMAT_1:
+        return []
+    if not isinstance(raw, list):
+        raise UsageProblem(f"{path} is not a valid snapshot: 'added' is not a list.")
+    added = []
+    for number, item in enumerate(raw, start=1):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in _TERMS):
+            raise UsageProblem(
+                f"{path} is not a valid snapshot: added #{number} lacks one of the four terms."
+            )
+        added.append(Entry("", *(item[k] for k in _TERMS)))
+    return added
+
+
+def _copies(raw: Any) -> dict[str, int]:
+    """The optional ``copies`` header (entry id -> how many entries with its four terms the
+    dictionary held when the snapshot was taken); anything malformed is ignored (a restore then
+    counts as version 1 did)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1
+    }
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -193,20 +306,22 @@ def _load_json(path: Path) -> dict[str, Any]:
 def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
     """Check the header fields of a parsed snapshot; raises ``UsageProblem`` naming the fault."""
     tag = data.get("format")
-    if tag != FORMAT:
+    if tag not in READABLE:
         if isinstance(tag, str) and tag.startswith("dict-magics-snapshot/"):
             raise UsageProblem(
                 f"{path} is a snapshot in format {tag!r}, which this version of dict-magics "
-                f"cannot read (it reads {FORMAT!r}): upgrade dict-magics."
+                f"cannot read (it reads {' and '.join(map(repr, READABLE))}): upgrade "
+                "dict-magics."
             )
         raise UsageProblem(f"{path} is not a dict-magics snapshot (no format {FORMAT!r}).")
     for name in HEADER_FIELDS[1:]:
         if not isinstance(data.get(name), str):
             raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is missing or not text.")
-    if data["operation"] not in OPERATIONS:
+    allowed = OPERATIONS if tag == FORMAT else OPERATIONS_1
+    if data["operation"] not in allowed:
         raise UsageProblem(
-            f"{path} is not a valid snapshot: operation {data['operation']!r} is not "
-            "'purge' or 'delete'."
+            f"{path} is not a valid snapshot: operation {data['operation']!r} is not one of "
+            f"{', '.join(repr(o) for o in allowed)}."
         )
     try:
         taken_at = _parse_time(data["taken_at"])
@@ -215,6 +330,8 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
             f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
             "time."
         ) from None
+    named = _SEQUENCE.search(path.name)
+    sequence = int(named.group(1)) if named else None
     return SnapshotInfo(
         path,
         taken_at,
@@ -223,6 +340,7 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
         data["base_url"],
         data["operation"],
         count,
+        sequence,
     )
 
 
@@ -249,7 +367,13 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
         info = _info(path, profile, host)
         if info is not None:
             found.append(info)
-    found.sort(key=lambda i: (i.taken_at, i.path.name), reverse=True)
+    # Newest first by the order they were started on this machine, not by their clock time: a
+    # snapshot taken while the clock was ahead must not hide a later one. Older snapshots (no
+    # sequence) come after, by time.
+    found.sort(
+        key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
+        reverse=True,
+    )
     return found
 
 

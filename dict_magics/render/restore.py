@@ -32,7 +32,8 @@ def _kind(result: RestoreResult) -> str:
 
 def _summary(result: RestoreResult) -> str:
     added, skipped = len(result.added), len(result.skipped)
-    total = added + skipped + len(result.failed) + len(result.unknown)
+    changed = len(result.put_back) + len(result.removed)
+    total = added + skipped + len(result.failed) + len(result.unknown) + changed
     if total == 0:
         return "nothing to restore: the snapshot holds no entries"
     if result.dry_run:
@@ -40,7 +41,18 @@ def _summary(result: RestoreResult) -> str:
     elif result.ok:
         text = f"restored {entries(added)}"
     else:
-        text = f"restored {added} of {entries(total - skipped)}"
+        text = f"restored {added + changed} of {entries(total - skipped)}"
+    if changed:  # the undo of an update or a sync
+        put, add, remove = (
+            ("would put back", "would re-add", "would remove")
+            if result.dry_run
+            else ("put back", "re-added", "removed")
+        )
+        parts = [f"{put} {entries(len(result.put_back))} under their ids"]
+        if added or result.dry_run:
+            parts.append(f"{add} {entries(added)}")
+        parts.append(f"{remove} {entries(len(result.removed))} the change had added")
+        text = ("undo: " if result.ok or result.dry_run else f"{text}; ") + ", ".join(parts)
     if skipped:
         text += f"; {skipped} already present (skipped)"
     if result.failed:
@@ -58,6 +70,16 @@ def _items(result: RestoreResult) -> list[tuple[str, str, str]]:
     items += [("unknown", clean(e.describe()), _UNKNOWN) for e in result.unknown]
     verb = "would add" if result.dry_run else "added"
     items += [("success", f"{verb} {clean(e.describe())}", "") for e in result.added[:SHOWN]]
+    verb = "would put back" if result.dry_run else "put back"
+    items += [
+        ("success", f"{verb} entry {clean(e.id)}: {clean(e.describe())}", "")
+        for e in result.put_back[:SHOWN]
+    ]
+    verb = "would remove" if result.dry_run else "removed"
+    items += [
+        ("success", f"{verb} entry {clean(e.id)}: {clean(e.describe())}", "")
+        for e in result.removed[:SHOWN]
+    ]
     return items
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from ..models import BatchResult, Cause, DeleteResult, UpdateResult
-from .words import COLOUR, SYMBOL
+from .words import COLOUR, SYMBOL, clean
 
 __all__ = [
     "EXAMPLES",
@@ -25,6 +25,8 @@ __all__ = [
 
 EXAMPLES = 5
 """Results shown for each group of a batch's failures."""
+NAMED = 20
+"""Deleted entries a batch names with their terms (the rest are counted)."""
 _LABEL = {
     Cause.OK: "not deleted",
     Cause.REFUSED: "refused by the service",
@@ -65,14 +67,17 @@ def _headline(result: DeleteResult) -> str:
         return f"deleted {result.target}{verified}"
     if kind == "unknown":
         return f"outcome unknown for {result.target}: it may or may not have been deleted"
+    if kind == "absent":
+        return f"{result.target} absent (not in the dictionary)"
     return f"{result.target} not deleted"
 
 
 def result_text(result: DeleteResult) -> str:
-    """One line: symbol, what happened, the reason when it did not succeed, and the details."""
-    line = f"{SYMBOL[kind_of(result)]} {_headline(result)}"
+    """One line: symbol, what happened, the reason when it did not succeed, and the details
+    (terms and reasons from outside with control, escape and bidi characters neutralised)."""
+    line = f"{SYMBOL[kind_of(result)]} {clean(_headline(result))}"
     if result.reason and not result.ok:
-        line += f" \u2014 {result.reason}"
+        line += f" \u2014 {clean(result.reason)}"
     return f"{line} ({details(result)})"
 
 
@@ -95,6 +100,8 @@ def _summary(batch: BatchResult) -> str:
     repeats = total - len({r.entry_id for r in batch.results})
     if repeats:
         text += f" ({repeats} repeated id{'' if repeats == 1 else 's'}, each sent once)"
+    if batch.absent:
+        text += f"; {batch.absent} absent (not in the dictionary, nothing to delete)"
     if batch.failed:
         text += f"; {batch.failed} not deleted"
         if batch.unknown:
@@ -106,15 +113,21 @@ def _summary(batch: BatchResult) -> str:
 
 
 def _groups(batch: BatchResult) -> list[tuple[str, Cause, list[DeleteResult]]]:
-    """The failures (each id once) by outcome and cause, largest group first."""
+    """The failures (each id once) by outcome and cause, largest group first; absent ids last."""
     groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
-    for result in batch.failures:
+    seen: set[str | None] = set()
+    for result in [*batch.failures, *(r for r in batch.results if r.absent)]:
+        if result.absent and result.entry_id in seen:
+            continue
+        seen.add(result.entry_id)
         groups.setdefault((kind_of(result), result.cause), []).append(result)
-    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    ordered = sorted(groups.items(), key=lambda item: (item[0][0] == "absent", -len(item[1])))
     return [(kind, cause, results) for (kind, cause), results in ordered]
 
 
 def _group_title(kind: str, cause: Cause, count: int) -> str:
+    if kind == "absent":
+        return f"{SYMBOL[kind]} {count} absent: not in the dictionary"
     what = "outcome unknown" if kind == "unknown" else "not deleted"
     return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
@@ -123,12 +136,21 @@ def batch_text(batch: BatchResult) -> str:
     """A summary line, then the failures grouped by cause with a few examples each."""
     symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
+    deleted = _deleted(batch)
+    lines.extend(f"  {SYMBOL['success']} {clean(r.target)}" for r in deleted[:NAMED])
+    if len(deleted) > NAMED:
+        lines.append(f"    \u2026 and {len(deleted) - NAMED} more deleted")
     for kind, cause, results in _groups(batch):
         lines.append(f"  {_group_title(kind, cause, len(results))}")
         lines.extend(f"    {result_text(r)}" for r in results[:EXAMPLES])
         if len(results) > EXAMPLES:
             lines.append(f"    \u2026 and {len(results) - EXAMPLES} more")
     return "\n".join(lines)
+
+
+def _deleted(batch: BatchResult) -> list[DeleteResult]:
+    """The deletions that happened, each id once, in input order."""
+    return list({r.entry_id: r for r in batch.results if r.ok}.values())
 
 
 def batch_html(batch: BatchResult) -> str:
@@ -138,6 +160,12 @@ def batch_html(batch: BatchResult) -> str:
         f'<div class="dict-magics-batch dict-magics-{kind}">'
         f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(batch))}</b>'
     ]
+    deleted = _deleted(batch)
+    if deleted:
+        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted[:NAMED])
+        if len(deleted) > NAMED:
+            items += f"<li>&hellip; and {len(deleted) - NAMED} more deleted</li>"
+        parts.append(f'<ul style="margin:0.2em 0">{items}</ul>')
     for group_kind, cause, results in _groups(batch):
         items = "".join(f"<li>{result_html(r)}</li>" for r in results[:EXAMPLES])
         if len(results) > EXAMPLES:

@@ -141,13 +141,15 @@ def audit_text(lines: Sequence[AuditLine]) -> str:
     rows = [_audit_row(line) for line in lines]
     table = _text_table(_AUDIT_HEADER, rows).split("\n")
     out = [f"last {_count(len(lines), 'request')}{_skipped(lines)}", table[0]]
+    previous = None
     for line, text in zip(lines, table[1:], strict=True):
         out.append(text)
         notes = []
         if line.reason and line.outcome != "success":
             notes.append(clean(line.reason))
-        if line.snapshot:
-            notes.append(f"snapshot {clean(line.snapshot)}")
+        if line.snapshot and line.snapshot != previous:
+            notes.append(f"snapshot {clean(line.snapshot)}")  # once for the rows that share it
+        previous = line.snapshot
         if notes:
             out.append("    " + "; ".join(notes))
     return "\n".join(out)

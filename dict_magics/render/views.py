@@ -7,21 +7,38 @@ The top package wires ``load`` in as the loader, so models reach their views wit
 from __future__ import annotations
 
 from ..models import (
+    AddResult,
     AuditTable,
     BatchResult,
+    ChangePreview,
     CheckReport,
     DeleteResult,
     DryRunResult,
     EntryList,
+    ExportResult,
     LintReport,
     RestoreResult,
     SnapshotList,
+    SyncPlan,
+    SyncResult,
     UpdateResult,
 )
 from ..models.display import register
 from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
+from .glossary import (
+    add_html,
+    add_text,
+    export_html,
+    export_text,
+    plan_html,
+    plan_text,
+    preview_html,
+    preview_text,
+    sync_result_html,
+    sync_result_text,
+)
 from .lint import lint_html, lint_pretty, lint_text
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
@@ -50,5 +67,10 @@ def load() -> None:
     register(SnapshotList, text=snapshots_text, html=snapshots_html)
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
+    register(SyncPlan, text=plan_text, html=plan_html)
+    register(SyncResult, text=sync_result_text, html=sync_result_html)
+    register(ExportResult, text=export_text, html=export_html)
+    register(AddResult, text=add_text, html=add_html)
+    register(ChangePreview, text=preview_text, html=preview_html)
     register(LintReport, text=lint_text, html=lint_html, pretty=lint_pretty)
     register(CheckReport, text=check_text, html=check_html, pretty=check_pretty)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 __all__ = ["COLOUR", "SYMBOL", "clean", "count", "entries"]
 
-SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?"}
+SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 """The mark of each outcome, in text and HTML alike."""
-COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700"}
+COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
 """The colour of each outcome in HTML."""
 
 

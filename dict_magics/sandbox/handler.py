@@ -169,7 +169,11 @@ class Handler(BaseHTTPRequestHandler):
         self.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
     def send_json(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None):
-        self.send(code, json.dumps(data, ensure_ascii=False).encode(), "application/json", extra)
+        # A term may hold a lone surrogate (as a real service's JSON may: "\ud800"): sent as
+        # that escape, since UTF-8 cannot carry it.
+        text = json.dumps(data, ensure_ascii=False)
+        body = text.encode("utf-8", "backslashreplace")
+        self.send(code, body, "application/json", extra)
 
     def reset(self) -> None:
         """Close with a reset, so the client sees the connection die with no answer."""
@@ -292,6 +296,8 @@ class Handler(BaseHTTPRequestHandler):
         fault = sandbox._faults.take(self.command)
         if fault is not None:
             return self._fault(fault, operation)
+        if operation.name in ("add", "bulk") and sandbox.add_delay:
+            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
         done = operation.run(sandbox)
         logged_id = self._logged_id(operation, done.entry)
         sandbox._log(

@@ -98,8 +98,9 @@ class SandboxServer:
     nonce within 5 minutes of the clock), for tests that need a forgiving server.
     ``coded_status`` sends every coded error with that HTTP status (e.g. 200) instead of the
     sandbox's plausible ones. ``token_lifetime`` (seconds) overrides the lifetime of every
-    token (e.g. 1, to see tokens expire mid-batch). Use as a context manager, or call
-    ``start()`` / ``stop()``.
+    token (e.g. 1, to see tokens expire mid-batch). ``add_delay`` (seconds) makes each POST
+    (one entry or a bulk chunk) wait that long before it adds (a slow service that still adds
+    after its client died). Use as a context manager, or call ``start()`` / ``stop()``.
     """
 
     def __init__(
@@ -122,6 +123,7 @@ class SandboxServer:
         nonce_rule: str = "increasing",
         coded_status: int | None = None,
         token_lifetime: float | None = None,
+        add_delay: float = 0.0,
     ) -> None:
         if router not in ROUTERS:
             raise ValueError(f"unknown router {router!r}; one of {', '.join(ROUTERS)}")
@@ -149,6 +151,7 @@ class SandboxServer:
         # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency = latency
+        self.add_delay = add_delay
         self.echo = echo
         self._store = EntryStore(coerce_entries(entries))
         self._faults = FaultQueue()

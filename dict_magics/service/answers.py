@@ -250,8 +250,11 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
     """The entries of a success answer, or ``ServiceError`` naming what is malformed."""
 
     def malformed(problem: str) -> ServiceError:
+        # The problem may quote the bad value: an excerpt, never the whole of it (a 48 KB
+        # answer once made 75 MB of error text).
         return ServiceError(
-            f"the listing from {where} is malformed: {problem}", cause=Cause.BAD_ANSWER
+            f"the listing from {where} is malformed: {excerpt(problem.encode('utf-8', 'replace'))}",
+            cause=Cause.BAD_ANSWER,
         )
 
     inner = data.get("data") if isinstance(data, dict) else None

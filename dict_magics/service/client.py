@@ -258,14 +258,15 @@ class DictionaryClient(Unpicklable):
         text = check_id(entry_id)
         return guarded(lambda stop: self._delete_one(text, stop, ready))
 
-    def delete_all(self) -> DeleteResult:
+    def delete_all(self, *, ready: Callable[[], object] | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
 
-        Ctrl-C behaves as for ``delete_entry``.
+        Ctrl-C and ``ready`` behave as for ``delete_entry``.
         """
 
         def purge(stop: Callable[[], bool]) -> DeleteResult:
-            return self._delete_result(None, self._exchange("DELETE", purge_path(), stop=stop))
+            final = self._exchange("DELETE", purge_path(), stop=stop, ready=ready)
+            return self._delete_result(None, final)
 
         return guarded(purge)
 
@@ -320,9 +321,9 @@ class DictionaryClient(Unpicklable):
     def list_entries(self) -> EntryList:
         """Every entry, from the signed ``GET`` listing (retried like a DELETE).
 
-        Raises ``ListingUnsupportedError`` when the service has no listing (404, 405, or an
-        answer that is not JSON) and ``ServiceError`` for a listing it cannot use (malformed,
-        refused, or no answer). Read-only, so Ctrl-C simply interrupts it.
+        Raises ``ListingUnsupportedError`` when the service has no listing (404, 405, 501) and
+        ``ServiceError`` for a listing it cannot use (malformed, not JSON, refused, or no
+        answer). Read-only, so Ctrl-C simply interrupts it.
         """
         final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
         return self._listing(final)
@@ -786,7 +787,10 @@ class DictionaryClient(Unpicklable):
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, where), where)
         code = final.http_status
-        if code in (404, 405) or (final.problem in ("not_json", "empty") and (code or 500) < 500):
+        # Only "no such endpoint" means the service has no listing. Any other unreadable answer,
+        # a 200 gateway page included, is a listing that failed this time: remembered as "no
+        # listing", it would let deletes go ahead without a copy for a minute.
+        if code in (404, 405, 501):
             raise ListingUnsupportedError(
                 f"the service at {where} offers no listing of the dictionary "
                 f"(HTTP {code}: {final.reason})",

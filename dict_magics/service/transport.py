@@ -61,6 +61,10 @@ HOLD_BODY_LIMIT = 16 * 1024
 buffer at once); a larger one (a bulk add) is written after, so a slow upload holds up no one."""
 _HEADERS = {"Accept-Encoding": "identity"}
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOMB_RATIO = 100
+"""A gzip answer that unpacks to more than this many times its size is refused unparsed
+(JSON text, a listing's included, compresses about 5 to 15 times)."""
+_BOMB_FLOOR = 1024 * 1024
 
 
 class FailureKind(str, Enum):
@@ -127,6 +131,10 @@ def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
             return None, "too_large", body
         if not unpacker.eof:
             return None, "bad_gzip", body
+        if len(unpacked) > _BOMB_FLOOR and len(unpacked) > _BOMB_RATIO * len(body):
+            # Megabytes of JSON from a few kilobytes (``[{},{},...]``): parsed, each object
+            # costs 30 times its bytes in memory. No listing compresses like that.
+            return None, "too_large", body
         body = unpacked
     if not body.strip():
         return None, "empty", body

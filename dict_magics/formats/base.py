@@ -1,0 +1,163 @@
+"""What every glossary format shares: names, limits, the formula guard and the column rules.
+
+Formula guard (csv, tsv, xlsx): a spreadsheet runs a cell that starts with ``= + - @`` (or a
+tab or carriage return, which some strip first) as a formula. On write such a cell gets a
+leading ``'``; so does a cell that itself starts with ``'``, so that reading can always strip
+exactly one: a cell read back that starts with ``'`` followed by one of ``= + - @ ' \\t \\r``
+loses that first ``'``, and every other cell is kept as it is. Round trips are therefore exact
+for every string (``'x`` is written ``''x`` and read ``'x``), and a hand-made ``'hello`` stays
+``'hello``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from ..errors import UsageProblem
+from ..models.glossary import GlossaryRow
+from ..models.records import csv_cell
+from ..models.terms import language_problem
+
+__all__ = [
+    "FORMATS",
+    "MAX_FILE_BYTES",
+    "MAX_ROWS",
+    "Columns",
+    "format_of",
+    "guard",
+    "parse_pair",
+    "unguard",
+]
+
+FORMATS = ("csv", "tsv", "xlsx", "tbx")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest glossary file read (64 MiB: far beyond any user dictionary)."""
+MAX_ROWS = 200_000
+"""The most rows read from one file."""
+WRITE_COLUMNS = ("id", "fromLang", "fromText", "toLang", "toText")
+
+_FORMULA = frozenset("=+-@\t\r")
+_GUARDED = _FORMULA | {"'"}
+
+
+def guard(text: str) -> str:
+    """``text`` as a cell no spreadsheet runs: a leading ``'`` before ``= + - @ ' \\t \\r``
+    (``models.records.csv_cell``: ``EntryList.to_csv`` writes the same cells)."""
+    return csv_cell(text)
+
+
+def unguard(text: str) -> str:
+    """Undo ``guard``: one leading ``'`` is dropped when the next character is one it guards."""
+    if len(text) >= 2 and text[0] == "'" and text[1] in _GUARDED:
+        return text[1:]
+    return text
+
+
+def format_of(path: str | Path, given: str | None = None) -> str:
+    """The format named (``--format``) or else the file's extension; ``UsageProblem`` if none."""
+    if given:
+        name = given.lower().lstrip(".")
+        if name not in FORMATS:
+            raise UsageProblem(f"unknown format {given!r}: use one of {', '.join(FORMATS)}.")
+        return name
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix in FORMATS:
+        return suffix
+    raise UsageProblem(
+        f"cannot tell the format of {str(path)!r} from its name: name it .csv, .tsv, .xlsx or "
+        ".tbx, or give --format."
+    )
+
+
+def parse_pair(text: str | None) -> tuple[str, str] | None:
+    """``en:de`` -> ``("en", "de")``, both checked as language codes the service takes."""
+    if text is None or not text.strip():
+        return None
+    parts = text.strip().split(":")
+    if len(parts) != 2 or not all(parts):
+        raise UsageProblem(f"--pair must be FROM:TO, e.g. en:de, not {text!r}.")
+    for code, field in zip(parts, ("fromLang", "toLang"), strict=True):
+        problem = language_problem(code, field)
+        if problem is not None:
+            raise UsageProblem(f"--pair: {problem.message}.")
+    return parts[0], parts[1]
+
+
+def check_size(path: Path) -> None:
+    """A missing, unreadable or too large file stops here, before anything is parsed."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise UsageProblem(f"no file at {path}.") from None
+    except OSError as exc:
+        raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if path.is_dir():
+        raise UsageProblem(f"{path} is a folder, not a glossary file.")
+    if size > MAX_FILE_BYTES:
+        raise UsageProblem(
+            f"{path} is {size / 2**20:.0f} MiB; dict-magics reads glossary files of at most "
+            f"{MAX_FILE_BYTES // 2**20} MiB."
+        )
+
+
+def too_many_rows(path: Path) -> UsageProblem:
+    return UsageProblem(
+        f"{path} has more than {MAX_ROWS:,} rows; dict-magics reads at most that many: split it."
+    )
+
+
+class Columns:
+    """Where the terms are in a table, from its header row (names in any case).
+
+    Either ``fromLang, fromText, toLang, toText`` (and optionally ``id``), or ``source,
+    target`` with a pair given; other columns are ignored.
+    """
+
+    def __init__(self, path: Path, header: Sequence[str], pair: tuple[str, str] | None) -> None:
+        names = [unguard(h).strip().lower() for h in header]
+        where = {name: i for i, name in reversed(list(enumerate(names))) if name}
+        self.id = where.get("id")
+        full = [where.get(n) for n in ("fromlang", "fromtext", "tolang", "totext")]
+        if all(i is not None for i in full):
+            if pair is not None:
+                raise UsageProblem(
+                    f"{path} names its languages (fromLang and toLang columns); --pair is for a "
+                    "file with two columns, source and target."
+                )
+            self.indices: list[int] = full  # type: ignore[assignment]
+            self.pair = None
+            return
+        if "source" in where and "target" in where:
+            if pair is None:
+                raise UsageProblem(
+                    f"{path} has source and target columns but no languages: give --pair "
+                    "FROM:TO, e.g. --pair en:de."
+                )
+            self.indices = [where["source"], where["target"]]
+            self.pair = pair
+            return
+        shown = ", ".join(repr(h) for h in header[:8]) or "nothing"
+        raise UsageProblem(
+            f"{path}: the first row must name the columns fromLang, fromText, toLang, toText "
+            f"(and optionally id), or source, target with --pair; it holds {shown}."
+        )
+
+    def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
+        """A ``GlossaryRow`` per record that is not blank, each cell unguarded."""
+        guarded = _GUARDED
+        for number, record in records:
+            # unguard() inlined: one call per cell costs a third of reading a large file
+            cells = [c[1:] if c[:1] == "'" and c[1:2] in guarded else c for c in record]
+            if not any(c.strip() for c in cells):
+                continue
+
+            def at(index: int | None, cells: list[str] = cells) -> str:
+                return cells[index] if index is not None and index < len(cells) else ""
+
+            entry_id = at(self.id).strip() or None
+            if self.pair is None:
+                terms = [at(i) for i in self.indices]
+            else:
+                terms = [self.pair[0], at(self.indices[0]), self.pair[1], at(self.indices[1])]
+            yield GlossaryRow(number, *terms, id=entry_id)

@@ -1,0 +1,76 @@
+"""One entry point per direction: read a glossary file, write entries as one."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import UsageProblem
+from ..models.glossary import Glossary
+from ..models.records import Entry
+from .base import check_size, format_of, parse_pair
+
+__all__ = ["read_glossary", "write_glossary"]
+
+
+def read_glossary(
+    path: str | Path, *, format: str | None = None, pair: str | tuple[str, str] | None = None
+) -> Glossary:
+    """The rows of ``path`` (format from ``format`` or the extension); ``pair`` (``en:de``)
+    names the languages of a two-column file or picks two languages of a TBX. Raises
+    ``UsageProblem`` (one line) for a file it will not read: missing, too large, a zip bomb, a
+    TBX with entities, no recognisable columns."""
+    path = Path(path).expanduser()
+    kind = format_of(path, format)
+    languages = parse_pair(pair) if isinstance(pair, str) or pair is None else pair
+    check_size(path)
+    if kind in ("csv", "tsv"):
+        from .delimited import read_delimited
+
+        rows, bad = read_delimited(path, kind, languages), []
+    elif kind == "xlsx":
+        from .xlsx import read_xlsx
+
+        rows, bad = read_xlsx(path, languages), []
+    else:
+        from .tbx import read_tbx
+
+        rows, bad = read_tbx(path, languages)
+    return Glossary(path, kind, rows, bad)
+
+
+def write_glossary(
+    path: str | Path, entries: Iterable[Entry], *, format: str | None = None
+) -> Path:
+    """Write ``entries`` (id and four terms) to ``path``; reading it back gives the same terms.
+
+    Written to a new file beside it and renamed over it, so a failure leaves no half file.
+    """
+    path = Path(path).expanduser()
+    kind = format_of(path, format)
+    entries = list(entries)
+    if path.is_dir():
+        raise UsageProblem(f"{path} is a folder; name a file to write.")
+    if kind in ("csv", "tsv"):
+        from .delimited import delimited_bytes
+
+        data = delimited_bytes(entries, kind)
+    elif kind == "xlsx":
+        from .xlsx import xlsx_bytes
+
+        data = xlsx_bytes(entries)
+    else:
+        from .tbx import tbx_bytes
+
+        data = tbx_bytes(entries)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UsageProblem(f"cannot write {path}: {exc.strerror or exc}.") from None
+    return path

@@ -1,0 +1,124 @@
+"""Excel glossaries (openpyxl, the optional extra ``xlsx``): the first sheet, row 1 the header.
+
+Before openpyxl opens a file, its zip directory is read: too many parts, or more than
+``MAX_UNCOMPRESSED`` once inflated (a zip bomb), and the file is refused at once. The sizes
+are the declared ones, and Python's ``zipfile`` never inflates a part beyond its declared size,
+so a part that lies about its size cannot get past this either. openpyxl parses the sheets
+with defusedxml (a dependency), so no entity is expanded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageProblem
+from ..models.glossary import GlossaryRow
+from ..models.records import Entry
+from .base import MAX_ROWS, WRITE_COLUMNS, Columns, guard, too_many_rows
+
+__all__ = ["MAX_UNCOMPRESSED", "read_xlsx", "xlsx_bytes"]
+
+MAX_UNCOMPRESSED = 128 * 1024 * 1024
+"""The most an xlsx may inflate to (all its parts together)."""
+MAX_PARTS = 2_000
+_ESCAPED = re.compile("_x([0-9A-Fa-f]{4})_")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f]")
+_NEEDS = "needs openpyxl, which is not installed: pip install 'dict-magics[xlsx]'"
+
+
+def _openpyxl(what: str) -> Any:
+    try:
+        import openpyxl
+    except ImportError:
+        raise UsageProblem(f"{what} {_NEEDS} (or use .csv).") from None
+    return openpyxl
+
+
+def check_zip(path: Path) -> None:
+    """Refuse a file that is not a zip, has too many parts or inflates too far; reads only
+    the zip's directory."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise UsageProblem(f"{path} is not an .xlsx workbook ({exc}).") from None
+    if len(parts) > MAX_PARTS:
+        raise UsageProblem(f"{path} is refused: it holds {len(parts):,} parts (an xlsx has few).")
+    total = sum(p.file_size for p in parts)
+    if total > MAX_UNCOMPRESSED:
+        raise UsageProblem(
+            f"{path} is refused: it would inflate to {total / 2**20:,.0f} MiB "
+            f"(at most {MAX_UNCOMPRESSED // 2**20} MiB is read; a zip bomb?)."
+        )
+
+
+def escape(text: str) -> str:
+    """OOXML's own escape, as Excel writes it: a control character (CR included, which XML
+    would turn into LF) as ``_xHHHH_``, and the ``_`` of a literal ``_xHHHH_`` as ``_x005F_``."""
+    text = _ESCAPED.sub(r"_x005F_x\1_", text)
+    return _CONTROL.sub(lambda m: f"_x{ord(m.group()):04X}_", text)
+
+
+def unescape(text: str) -> str:
+    """Undo ``escape`` (and Excel's): every ``_xHHHH_`` is that character."""
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text) if "_x" in text else text
+
+
+def _text(value: Any) -> str:
+    """A cell as text, as a person typed it (``12`` not ``12.0``)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return unescape(value)
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    return str(value)
+
+
+def read_xlsx(path: Path, pair: tuple[str, str] | None) -> list[GlossaryRow]:
+    """The rows of the first sheet (size already checked); row numbers as Excel shows them."""
+    openpyxl = _openpyxl("reading .xlsx")
+    check_zip(path)
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many kinds for a damaged file
+        raise UsageProblem(f"{path} cannot be read as a workbook ({type(exc).__name__}).") from None
+    try:
+        sheet = book.worksheets[0] if book.worksheets else None
+        if sheet is None:
+            raise UsageProblem(f"{path} holds no sheet.")
+        found = sheet.iter_rows(values_only=True)
+        header = next(found, None)
+        if header is None:
+            raise UsageProblem(f"{path} is empty: the first row must name the columns.")
+        columns = Columns(path, [_text(v) for v in header], pair)
+        records = []
+        for number, values in enumerate(found, start=2):
+            if number > MAX_ROWS + 1:
+                raise too_many_rows(path)
+            records.append((number, [_text(v) for v in values]))
+    finally:
+        book.close()
+    return list(columns.rows(records))
+
+
+def xlsx_bytes(entries: list[Entry]) -> bytes:
+    """A one-sheet workbook: header, then one guarded, escaped row per entry, all text."""
+    openpyxl = _openpyxl("writing .xlsx")
+    book = openpyxl.Workbook(write_only=True)
+    sheet = book.create_sheet("dictionary")
+    sheet.append(list(WRITE_COLUMNS))
+    for entry in entries:
+        sheet.append([escape(guard(c)) for c in (entry.id, *entry.terms)])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()

@@ -1,0 +1,97 @@
+"""Add one entry: its terms checked first, then one POST, then one listing names the new id.
+
+The service does not return a new entry's id. The listing after the request finds it (an entry
+with the four terms that the listing before did not hold) and settles an answer that was lost,
+so the request is never sent twice. An entry that would share its source term and pair with
+one already listed is still added (a person may mean it), with a warning: it makes a conflict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidEntryError, ServiceError
+from ..models import Entry
+from ..models.terms import entry_problems
+from ..service.settle import settle_adds
+from .connect import connect
+from .context import OperationSettings
+from .listing import CACHE
+from .safeguards import Trail, Warn, say
+
+if TYPE_CHECKING:
+    from ..models import AddResult, ChangePreview
+    from ..service.client import DictionaryClient
+
+__all__ = ["add", "check_terms"]
+
+
+def check_terms(entry: Entry) -> None:
+    """``InvalidEntryError`` (one line, nothing sent) when the service would refuse ``entry``."""
+    problems = entry_problems(*entry.terms)
+    if problems:
+        why = "; ".join(p.message for p in problems)
+        raise InvalidEntryError(f"{why}. Nothing was sent.")
+
+
+def add(
+    settings: OperationSettings,
+    from_lang: str,
+    from_text: str,
+    to_lang: str,
+    to_text: str,
+    *,
+    dry_run: bool = False,
+    client: DictionaryClient | None = None,
+    warn: Warn = None,
+) -> AddResult | ChangePreview:
+    """Add the entry ``from_text`` (``from_lang``) -> ``to_text`` (``to_lang``); the result's
+    ``entry.id`` is the new id when a listing shows it. Raises ``InvalidEntryError`` before any
+    request for terms the service would refuse, ``ServiceError`` when it cannot be listed."""
+    entry = Entry("", from_lang, from_text, to_lang, to_text)
+    check_terms(entry)
+    with connect(settings, client) as (client, profile):
+        before = list(CACHE.fetch(client, profile).entries)
+        alongside = [
+            e
+            for e in before
+            if (e.from_lang, e.from_text, e.to_lang) == (from_lang, from_text, to_lang)
+        ]
+        if dry_run:
+            from ..models import ChangePreview
+
+            return ChangePreview("add", client.host, profile, entry, None, alongside)
+        if alongside:
+            ids = ", ".join(e.id for e in alongside)
+            say(
+                warn,
+                f"entry {ids} already translates {from_text!r} ({from_lang}\u2192{to_lang}); "
+                "adding another makes a conflict (an update changes it in place)",
+            )
+        with Trail(
+            profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
+        ) as trail:
+            result = client.add_entry(entry)
+            CACHE.invalidate(client, profile)
+            try:
+                after = list(CACHE.fetch(client, profile).entries)
+            except ServiceError:
+                after = None
+            if after is not None:
+                if result.outcome_unknown:
+                    (result,) = settle_adds(
+                        [result], before, after, again="adding it again is safe"
+                    )
+                result = _named(result, before, after)
+            trail.record(result)
+    return result
+
+
+def _named(result: AddResult, before: list[Entry], after: list[Entry]) -> AddResult:
+    """The result with the new entry's id, when exactly one new entry has its terms."""
+    if not result.ok:
+        return result
+    known = {e.id for e in before}
+    new = [e for e in after if e.terms == result.entry.terms and e.id not in known]
+    return replace(result, entry=new[0]) if len(new) == 1 else result

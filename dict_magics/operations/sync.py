@@ -1,0 +1,451 @@
+"""Make the dictionary match a glossary file: the plan first (nothing sent), then apply.
+
+Matching (DESIGN, "Sync matching"): a file row matches the dictionary entry with the same
+``fromLang``, ``fromText`` and ``toLang``: the same ``toText`` is unchanged, another is an
+update (PUT, the id kept). No match is an add. Entries of the file's language pairs whose source
+term the file lacks are deleted only when asked (``delete_missing``). Several entries with one
+source term are a conflict: reported, left alone. A row the service would refuse (empty or too
+long, bad language code, control characters) or that gives one source term two targets is
+invalid, listed by row number, and never sent; identical rows count once.
+
+``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
+source term, linear in rows + entries). ``apply_sync`` takes a fresh plan, keeps a format-2
+snapshot (entries as they were, terms it adds), sends bulk adds, PUTs and deletes, then one
+listing verifies everything the plan asked for.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import OperationFailedError, ServiceError, UsageProblem
+from ..formats import read_glossary
+from ..models.glossary import (
+    Conflict,
+    Glossary,
+    GlossaryRow,
+    InvalidRow,
+    PlannedUpdate,
+    SyncPlan,
+    SyncResult,
+)
+from ..models.terms import entry_problems, language_problem
+from ..service.settle import settle_adds, settle_updates
+from .connect import connect
+from .context import OperationSettings, ProgressSink
+from .delete import count
+from .listing import CACHE
+from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .safeguards import Trail, Warn, take_snapshot
+
+if TYPE_CHECKING:
+    from ..models import AddResult, DeleteResult, Entry, UpdateResult
+    from ..service.client import DictionaryClient
+
+__all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
+
+CONFIRM_WORD = "yes"
+
+Key = tuple[str, str, str]
+
+
+def plan_sync(
+    settings: OperationSettings,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    pair: str | None = None,
+    delete_missing: bool = False,
+    client: DictionaryClient | None = None,
+) -> SyncPlan:
+    """What a sync of ``path`` would change, from the file and one listing; sends nothing else.
+
+    Raises ``UsageProblem`` for a file it will not read (before any request) and
+    ``ServiceError`` when the dictionary cannot be listed.
+    """
+    plan = sync(
+        settings, path, format=format, pair=pair, delete_missing=delete_missing, client=client
+    )
+    assert isinstance(plan, SyncPlan)
+    return plan
+
+
+def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
+    if pair is None or isinstance(pair, tuple):
+        return pair
+    from ..formats import parse_pair
+
+    return parse_pair(pair)
+
+
+def validate_rows(rows: Iterable[GlossaryRow]) -> tuple[list[GlossaryRow], list[InvalidRow]]:
+    """(rows to sync, invalid rows): the service's term rules (``models.terms``), and one
+    source term with two targets in the file (every such row is invalid: which one is meant
+    cannot be told). Identical rows are kept once."""
+    valid: list[GlossaryRow] = []
+    invalid: list[InvalidRow] = []
+    by_source: dict[Key, list[GlossaryRow]] = {}
+    for row in rows:
+        problems = entry_problems(*row.terms)
+        if problems:
+            invalid.append(InvalidRow(row.row, "; ".join(p.message for p in problems)))
+            continue
+        by_source.setdefault(row.source, []).append(row)
+    for same in by_source.values():
+        targets = {r.to_text for r in same}
+        if len(targets) == 1:
+            valid.append(same[0])
+            continue
+        listed = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
+        first = same[0]
+        for row in same:
+            invalid.append(
+                InvalidRow(
+                    row.row,
+                    f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has "
+                    f"{len(targets)} targets in the file: {listed}",
+                )
+            )
+    valid.sort(key=lambda r: r.row)
+    invalid.sort(key=lambda r: r.row)
+    return valid, invalid
+
+
+def make_plan(
+    glossary: Glossary,
+    entries: Sequence[Entry],
+    *,
+    host: str = "",
+    profile: str = "",
+    delete_missing: bool = False,
+    pair: tuple[str, str] | None = None,
+) -> SyncPlan:
+    """The plan for ``glossary`` against the listed ``entries`` (pure: sends nothing)."""
+    valid, invalid = validate_rows(glossary.rows)
+    invalid = sorted([*invalid, *glossary.unreadable], key=lambda r: r.row)
+    index: dict[Key, list[Entry]] = {}
+    for entry in entries:
+        index.setdefault((entry.from_lang, entry.from_text, entry.to_lang), []).append(entry)
+    adds: list[Entry] = []
+    add_rows: list[int] = []
+    updates: list[PlannedUpdate] = []
+    conflicts: list[Conflict] = []
+    unchanged = 0
+    for row in valid:
+        found = index.get(row.source)
+        if not found:
+            adds.append(row.to_entry())
+            add_rows.append(row.row)
+        elif len(found) > 1:
+            conflicts.append(Conflict(list(found), row.row))
+        elif found[0].to_text == row.to_text:
+            unchanged += 1
+        else:
+            old = found[0]
+            updates.append(PlannedUpdate(old.id, old, row.to_entry(old.id), row.row))
+    # Every source term the file names (valid or not) is not "missing": an invalid row never
+    # turns its entry into a deletion.
+    named = {row.source for row in glossary.rows}
+    pairs = dict.fromkeys(
+        (row.from_lang, row.to_lang)
+        for row in glossary.rows
+        if language_problem(row.from_lang) is None and language_problem(row.to_lang) is None
+    )
+    if pair is not None:
+        pairs.setdefault(pair)
+    missing = [
+        e
+        for e in entries
+        if (e.from_lang, e.to_lang) in pairs and (e.from_lang, e.from_text, e.to_lang) not in named
+    ]
+    return SyncPlan(
+        path=str(glossary.path),
+        host=host,
+        profile=profile,
+        adds=adds,
+        add_rows=add_rows,
+        updates=updates,
+        deletes=list(missing) if delete_missing else [],
+        unchanged=unchanged,
+        conflicts=conflicts,
+        invalid=invalid,
+        missing=missing,
+        pairs=list(pairs),
+        delete_missing=delete_missing,
+    )
+
+
+def sync(
+    settings: OperationSettings,
+    path: str | Path,
+    *,
+    apply: bool = False,
+    delete_missing: bool = False,
+    pair: str | None = None,
+    format: str | None = None,
+    skip_invalid: bool = False,
+    yes: bool = False,
+    prompter: Prompter | None = None,
+    progress: ProgressSink | None = None,
+    cancel: threading.Event | None = None,
+    client: DictionaryClient | None = None,
+    warn: Warn = None,
+) -> SyncPlan | SyncResult:
+    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied.
+
+    Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
+    ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
+    snapshot (the entries changed or deleted, as they were, and the terms added), bulk adds,
+    PUTs, deletes, and one listing that verifies (and settles answers that were lost).
+    """
+    glossary = read_glossary(path, format=format, pair=pair)
+    with connect(settings, client) as (client, profile):
+        before = list(CACHE.fetch(client, profile).entries)
+        plan = make_plan(
+            glossary,
+            before,
+            host=client.host,
+            profile=profile,
+            delete_missing=delete_missing,
+            pair=_pair(pair),
+        )
+        if not apply:
+            return plan
+        if plan.invalid and not skip_invalid:
+            raise UsageProblem(_invalid_message(plan), option="skip_invalid")
+        if plan.empty:
+            return SyncResult(plan, verified=True)
+        if plan.deletes and not yes:
+            _confirm(prompter, plan)
+        kept = take_snapshot(
+            [u.old for u in plan.updates] + plan.deletes,
+            profile=profile,
+            host=client.host,
+            base_url=client.base_url,
+            operation="sync",
+            added=plan.adds,
+        )
+        run = _Apply(client, profile, settings, kept, warn, cancel)
+        adds = run.adds(plan.adds, before, progress)
+        updates = run.updates(plan.updates)
+        deletes = run.deletes(plan.deletes)
+        result = run.verify(plan, before, adds, updates, deletes)
+    if settings.raise_on_failure and not result.ok:
+        raise OperationFailedError(result)
+    return result
+
+
+def _invalid_message(plan: SyncPlan) -> str:
+    shown = "; ".join(f"row {bad.row}: {bad.reason}" for bad in plan.invalid[:3])
+    more = f" (and {len(plan.invalid) - 3} more)" if len(plan.invalid) > 3 else ""
+    return (
+        f"{plan.path} has {len(plan.invalid)} invalid row{'s' * (len(plan.invalid) != 1)}: "
+        f"{shown}{more}. Fix them, or skip them; nothing was sent."
+    )
+
+
+def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
+    """Deleting entries the file lacks goes ahead only once someone types yes."""
+    shown = ", ".join(f"{e.id} ({e.describe()})" for e in plan.deletes[:5])
+    more = f" and {len(plan.deletes) - 5} more" if len(plan.deletes) > 5 else ""
+    warning = (
+        f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
+        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {shown}{more}. "
+        "A snapshot is kept first."
+    )
+    question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "
+    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
+    try:
+        answer = asker.confirm(warning, question)
+    except NoAnswer as exc:
+        raise UsageProblem(
+            f"refusing to delete {len(plan.deletes)} entries at {plan.host} without a "
+            f"confirmation, but {exc.reason}. Nothing was sent.",
+            option="yes",
+        ) from None
+    if answer.strip().lower() != CONFIRM_WORD:
+        raise UsageProblem(f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).")
+
+
+class _Apply:
+    """One sync's requests, each audited with the snapshot that undoes it."""
+
+    def __init__(
+        self,
+        client: DictionaryClient,
+        profile: str,
+        settings: OperationSettings,
+        kept: Any,
+        warn: Warn,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.client = client
+        self.profile = profile
+        self.settings = settings
+        self.kept = kept
+        self.warn = warn
+        self.cancel = cancel or threading.Event()
+
+    def _trail(self, operation: str) -> Trail:
+        return Trail(
+            profile=self.profile,
+            host=self.client.host,
+            operation=operation,  # type: ignore[arg-type]
+            snapshot=self.kept,
+            warn=self.warn,
+        )
+
+    def adds(
+        self, entries: list[Entry], before: list[Entry], progress: ProgressSink | None
+    ) -> list[AddResult]:
+        """Bulk POSTs in chunks; lost chunks are settled by the client (one listing)."""
+        if not entries:
+            return []
+        if progress is not None:
+            progress.start(
+                len(entries),
+                f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
+            )
+        try:
+            batch = self.client.add_entries(
+                entries,
+                chunk_size=self.settings.chunk_size,
+                workers=self.settings.workers,
+                progress=progress,  # type: ignore[arg-type]
+                cancel=self.cancel,
+                before=before,
+            )
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+            if progress is not None:
+                progress.stop()
+        if batch.interrupted:
+            self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
+        with self._trail("add") as trail:
+            trail.record_all(batch.results)  # one write for the whole batch
+        return list(batch.results)
+
+    def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
+        """The PUTs on the batch engine (at most ``workers`` in flight; Ctrl-C stops it)."""
+        if not planned:
+            return []
+        from ..models import Cause, UpdateResult
+        from ..service import batch
+
+        def send(update: PlannedUpdate, stop: object) -> UpdateResult:
+            return self.client.update_entry(update.id, update.new, old=update.old)
+
+        try:
+            run = batch.run(
+                planned,
+                send,
+                workers=min(self.settings.workers, len(planned)),
+                sent=lambda r: r.attempts > 0,
+                refused=lambda r: r.cause is Cause.AUTH,
+                cancel=self.cancel,
+                name="dict-magics-update",
+            )
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+        if run.interrupted or run.why:
+            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no deletion after it
+        results = [
+            r
+            if r is not None
+            else UpdateResult(
+                "failure",
+                u.id,
+                u.new,
+                u.old,
+                reason="not sent: the sync was stopped first",
+                attempts=0,
+                cause=Cause.NOT_ATTEMPTED,
+            )
+            for r, u in zip(run.results, planned, strict=True)
+        ]
+        with self._trail("update") as trail:
+            trail.record_all(r for r in results if not r.outcome_unknown)
+        return results
+
+    def deletes(self, entries: list[Entry]) -> list[DeleteResult]:
+        """The existing delete machinery (audited, settled); the sync's snapshot covers it."""
+        if not entries or self.cancel.is_set():
+            return []
+        from dataclasses import replace
+
+        from .delete import delete
+
+        result = delete(
+            replace(self.settings, raise_on_failure=False),
+            [e.id for e in entries],
+            client=self.client,
+            snapshot=False,
+            cancel=self.cancel,
+            warn=self.warn,
+        )
+        return list(getattr(result, "results", [result]))
+
+    def verify(
+        self,
+        plan: SyncPlan,
+        before: list[Entry],
+        adds: list[AddResult],
+        updates: list[UpdateResult],
+        deletes: list[DeleteResult],
+    ) -> SyncResult:
+        """One listing: settles what is still unknown and checks every change reported done."""
+        try:
+            after = list(CACHE.fetch(self.client, self.profile).entries)
+        except ServiceError as exc:
+            from .safeguards import say
+
+            say(self.warn, f"no listing after the sync could verify it ({exc})")
+            return SyncResult(plan, adds, updates, deletes, str(self.kept.path), None)
+        by_id = {e.id: e for e in after}
+        if any(r.outcome_unknown for r in adds):
+            adds = settle_adds(adds, before, after, again="syncing again is safe")
+        if any(r.outcome_unknown for r in updates):
+            settled = settle_updates(updates, by_id)
+            with self._trail("update") as trail:
+                for old, now in zip(updates, settled, strict=True):
+                    if old.outcome_unknown:
+                        trail.record(now)
+            updates = settled
+        mismatches = _mismatches(before, after, adds, updates, deletes)
+        return SyncResult(
+            plan, adds, updates, deletes, str(self.kept.path), not mismatches, mismatches
+        )
+
+
+def _mismatches(
+    before: list[Entry],
+    after: list[Entry],
+    adds: list[AddResult],
+    updates: list[UpdateResult],
+    deletes: list[DeleteResult],
+) -> list[str]:
+    """What the service reported done that the listing afterwards does not show, in words."""
+    found: list[str] = []
+    gained = Counter(e.terms for e in after)
+    gained.subtract(Counter(e.terms for e in before))
+    for result in adds:
+        if not result.ok:
+            continue
+        if gained[result.entry.terms] > 0:
+            gained[result.entry.terms] -= 1
+        else:
+            found.append(f"added {result.entry.describe()}, but the listing does not hold it")
+    by_id = {e.id: e for e in after}
+    for result in updates:
+        now = by_id.get(result.entry_id)
+        if result.ok and (now is None or now.terms != result.new.terms):
+            shown = "no such entry" if now is None else now.describe()
+            found.append(f"updated entry {result.entry_id}, but the listing shows {shown}")
+    for result in deletes:
+        if result.ok and result.entry_id in by_id:
+            found.append(f"deleted entry {result.entry_id}, but the listing still holds it")
+    return found

@@ -1,0 +1,91 @@
+"""Change one entry in place (PUT), its old version kept in a snapshot first.
+
+The entry is looked up in a (cached) listing: its old terms go into a format-2 snapshot
+(``operation: update``) before the request, so ``restore`` puts them back under the same id.
+Only the fields given change. An answer that was lost is settled by one listing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..errors import ServiceError, UsageProblem
+from ..models import Entry
+from ..service.paths import check_id
+from ..service.settle import settle_updates
+from .add import check_terms
+from .connect import connect
+from .context import OperationSettings
+from .listing import CACHE
+from .safeguards import Trail, Warn, take_snapshot
+
+if TYPE_CHECKING:
+    from ..models import ChangePreview, UpdateResult
+    from ..service.client import DictionaryClient
+
+__all__ = ["update"]
+
+
+def update(
+    settings: OperationSettings,
+    entry_id: object,
+    *,
+    from_lang: str | None = None,
+    from_text: str | None = None,
+    to_lang: str | None = None,
+    to_text: str | None = None,
+    dry_run: bool = False,
+    client: DictionaryClient | None = None,
+    warn: Warn = None,
+) -> UpdateResult | ChangePreview:
+    """Replace the given fields of entry ``entry_id``. Raises ``UsageProblem`` (nothing sent)
+    for a bad id, no change asked for, no such entry, or terms the service would refuse."""
+    text = check_id(entry_id)
+    changes = (from_lang, from_text, to_lang, to_text)
+    if all(c is None for c in changes):
+        raise UsageProblem(
+            "nothing to change: give a new from-text, to-text, from-lang or to-lang. "
+            "Nothing was sent."
+        )
+    with connect(settings, client) as (client, profile):
+        try:
+            old = CACHE.lookup(client, profile, [text]).get(text)
+        except ServiceError as exc:
+            raise ServiceError(
+                f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
+                cause=exc.cause,
+            ) from None
+        if old is None:
+            raise UsageProblem(f"no entry {text} at {client.host}; nothing was sent.")
+        new = Entry(
+            text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
+        )
+        check_terms(new)
+        if new.terms == old.terms:
+            raise UsageProblem(f"entry {text} already reads {new.describe()}; nothing was sent.")
+        if dry_run:
+            from ..models import ChangePreview
+
+            return ChangePreview("update", client.host, profile, new, old)
+        kept = take_snapshot(
+            [old],
+            profile=profile,
+            host=client.host,
+            base_url=client.base_url,
+            operation="update",
+        )
+        with Trail(
+            profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
+        ) as trail:
+            result = client.update_entry(text, new, old=old)
+            CACHE.invalidate(client, profile)
+            if result.outcome_unknown:
+                try:
+                    after = CACHE.fetch(client, profile).by_id()
+                except ServiceError:
+                    after = None
+                if after is not None:
+                    (result,) = settle_updates([result], after)
+            trail.record(result)
+    return replace(result, snapshot=str(kept.path))

@@ -1,0 +1,273 @@
+"""A sync plan and its result, as text and as HTML.
+
+The plan is terraform's: counts first, then each change on its own line (``+`` add, ``~``
+update with old -> new, ``-`` delete, ``!`` conflict, ``x`` invalid row), the first ``SHOWN`` of
+each kind. Terms come from a file or the service: control characters are shown escaped in text,
+everything is escaped in HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from .words import clean
+
+if TYPE_CHECKING:
+    from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
+
+__all__ = [
+    "add_html",
+    "add_text",
+    "export_html",
+    "export_text",
+    "plan_html",
+    "plan_text",
+    "preview_html",
+    "preview_text",
+    "sync_result_html",
+    "sync_result_text",
+]
+
+SHOWN = 50
+_COLOUR = {
+    "+": "#1a7f37",
+    "~": "#9a6700",
+    "-": "#cf222e",
+    "!": "#8250df",
+    "x": "#cf222e",
+    "?": "#9a6700",
+}
+_RESULT_COLOUR = {
+    "success": "#1a7f37",
+    "failure": "#cf222e",
+    "unknown": "#9a6700",
+    "absent": "#57606a",
+}
+_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
+
+
+def _n(number: int, one: str, many: str | None = None) -> str:
+    return f"{number:,} {one if number == 1 else (many or one + 's')}"
+
+
+def _pair(entry: Entry) -> str:
+    return f"{entry.from_lang}\u2192{entry.to_lang}"
+
+
+def _headline(plan: SyncPlan) -> str:
+    counts = [
+        _n(len(plan.adds), "add"),
+        _n(len(plan.updates), "update"),
+        _n(len(plan.deletes), "delete"),
+        f"{plan.unchanged:,} unchanged",
+        _n(len(plan.conflicts), "conflict"),
+        _n(len(plan.invalid), "invalid row"),
+    ]
+    where = f" at {plan.host}" if plan.host else ""
+    profile = f" (profile {plan.profile})" if plan.profile else ""
+    return f"Sync plan for {clean(plan.path)}{where}{profile}: {', '.join(counts)}"
+
+
+def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
+    """(mark, where, what) per shown change, kinds in order, ``SHOWN`` of each at most."""
+    rows = plan.add_rows or [0] * len(plan.adds)
+    for entry, row in list(zip(plan.adds, rows, strict=False))[:SHOWN]:
+        yield "+", f"row {row}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+    yield from _more("+", len(plan.adds), "add")
+    for update in plan.updates[:SHOWN]:
+        yield (
+            "~",
+            f"row {update.row}, id {update.id}",
+            f"{_pair(update.new)}  {update.new.from_text}: {update.old.to_text} \u2192 "
+            f"{update.new.to_text}",
+        )
+    yield from _more("~", len(plan.updates), "update")
+    for entry in plan.deletes[:SHOWN]:
+        yield "-", f"id {entry.id}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+    yield from _more("-", len(plan.deletes), "delete")
+    for conflict in plan.conflicts[:SHOWN]:
+        first = conflict.entries[0]
+        ids = ", ".join(e.id for e in conflict.entries)
+        targets = " | ".join(e.to_text for e in conflict.entries)
+        yield (
+            "!",
+            f"row {conflict.row}",
+            f"{_pair(first)}  {first.from_text}: {len(conflict.entries)} entries (ids {ids}: "
+            f"{targets}) share this source term; left alone",
+        )
+    yield from _more("!", len(plan.conflicts), "conflict")
+    for bad in plan.invalid[:SHOWN]:
+        yield "x", f"row {bad.row}", bad.reason
+    yield from _more("x", len(plan.invalid), "invalid row")
+
+
+def _more(mark: str, total: int, what: str) -> Iterator[tuple[str, str, str]]:
+    if total > SHOWN:
+        yield mark, "", f"\u2026 and {_n(total - SHOWN, what)} more"
+
+
+def _footer(plan: SyncPlan) -> list[str]:
+    notes = []
+    left = len(plan.missing) - len(plan.deletes)
+    if left > 0:
+        pairs = ", ".join(f"{a}\u2192{b}" for a, b in plan.pairs)
+        notes.append(
+            f"{_n(left, 'entry', 'entries')} of {pairs} not in the file "
+            f"{'is' if left == 1 else 'are'} kept (deleting them must be asked for)"
+        )
+    if plan.invalid:
+        notes.append(
+            "invalid rows are never sent; applying is refused while any exist unless they "
+            "are skipped"
+        )
+    notes.append("nothing to change" if plan.empty else "this is a plan: nothing was sent")
+    return notes
+
+
+def plan_text(plan: SyncPlan) -> str:
+    """The headline, one line per change, then what the plan leaves alone."""
+    lines = [_headline(plan)]
+    for mark, where, what in _lines(plan):
+        lines.append(f"  {mark} {where + ': ' if where else ''}{clean(what)}")
+    lines.extend(f"  ({note})" for note in _footer(plan))
+    return "\n".join(lines)
+
+
+def plan_html(plan: SyncPlan) -> str:
+    """The same as a coloured table, every value escaped."""
+    rows = "".join(
+        f'<tr style="color:{_COLOUR[mark]}"><td style="padding:0 0.6em 0 0">{escape(mark)}</td>'
+        f'<td style="padding:0 0.8em 0 0;white-space:nowrap">{escape(where)}</td>'
+        f"<td>{escape(clean(what))}</td></tr>"
+        for mark, where, what in _lines(plan)
+    )
+    table = f'<table class="dict-magics-table">{rows}</table>' if rows else ""
+    notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _footer(plan))
+    return (
+        f'<div class="dict-magics-sync-plan"><b>{escape(_headline(plan))}</b>{table}{notes}</div>'
+    )
+
+
+def _kind(result: SyncResult) -> str:
+    if result.failed:
+        return "failure"
+    if result.unknown or (result.verified is not True and result.plan.changes):
+        return "unknown" if result.verified is None else "failure"
+    return "success"
+
+
+def _summary(result: SyncResult) -> str:
+    plan = result.plan
+    if not result.applied:
+        return f"not applied: nothing was sent to {plan.host}"
+    if not plan.changes:
+        return f"nothing to change at {plan.host}: the dictionary already matches {plan.path}"
+    done = [
+        f"{_ok(result.adds)}/{len(result.adds)} added",
+        f"{_ok(result.updates)}/{len(result.updates)} updated",
+        f"{_ok(result.deletes)}/{len(result.deletes)} deleted",
+    ]
+    text = f"sync of {clean(plan.path)} applied at {plan.host}: {', '.join(done)}"
+    if result.verified is True:
+        text += "; a listing afterwards shows every change"
+    elif result.verified is False:
+        text += f"; a listing afterwards disagrees ({_n(len(result.mismatches), 'difference')})"
+    else:
+        text += "; no listing afterwards could verify it"
+    return text
+
+
+def _ok(results: Any) -> int:
+    return sum(1 for r in results if r.ok)
+
+
+def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
+    for r in result.results:
+        if r.ok:
+            continue
+        entry = getattr(r, "entry", None) or getattr(r, "new", None)
+        what = entry.describe() if entry is not None else f"entry {getattr(r, 'entry_id', '?')}"
+        yield r.outcome, f"{clean(what)} \u2014 {clean(r.reason or r.outcome)}"
+    for mismatch in result.mismatches[:SHOWN]:
+        yield "failure", clean(mismatch)
+
+
+def sync_result_text(result: SyncResult) -> str:
+    """A summary line, what did not succeed (with reasons), and the snapshot that undoes it."""
+    kind = _kind(result)
+    lines = [f"{_SYMBOL[kind]} {_summary(result)}"]
+    lines.extend(f"  {_SYMBOL[k]} {what}" for k, what in _problems(result))
+    if result.snapshot:
+        lines.append(f"  snapshot (restore it to undo): {clean(result.snapshot)}")
+    return "\n".join(lines)
+
+
+def sync_result_html(result: SyncResult) -> str:
+    kind = _kind(result)
+    items = "".join(
+        f'<li style="color:{_RESULT_COLOUR[k]}">{_SYMBOL[k]} {escape(what)}</li>'
+        for k, what in _problems(result)
+    )
+    if result.snapshot:
+        items += f"<li>snapshot (restore it to undo): <code>{escape(result.snapshot)}</code></li>"
+    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+    return (
+        f'<div class="dict-magics-sync dict-magics-{kind}">'
+        f'<b style="color:{_RESULT_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(result))}</b>'
+        f"{listing}</div>"
+    )
+
+
+def export_text(result: ExportResult) -> str:
+    return (
+        f"\u2713 exported {_n(result.count, 'entry', 'entries')} from {result.host} to "
+        f"{clean(str(result.path))} ({result.format})"
+    )
+
+
+def export_html(result: ExportResult) -> str:
+    return f'<div class="dict-magics-export">{escape(export_text(result))}</div>'
+
+
+def add_text(result: AddResult) -> str:
+    """One line: what was added (with the new id when a listing found it), or why not."""
+    kind = result.outcome
+    what = clean(result.entry.describe())
+    if kind == "success":
+        where = f"entry {clean(result.entry.id)}" if result.entry.id else "an entry (id not found)"
+        verified = " (verified by a listing)" if result.verified else ""
+        return f"{_SYMBOL[kind]} added {where}: {what}{verified}"
+    reason = f" \u2014 {clean(result.reason)}" if result.reason else ""
+    if kind == "unknown":
+        return f"{_SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
+    return f"{_SYMBOL[kind]} not added: {what}{reason}"
+
+
+def add_html(result: AddResult) -> str:
+    kind = result.outcome
+    return (
+        f'<div class="dict-magics-result dict-magics-{kind}" '
+        f'style="color:{_RESULT_COLOUR[kind]}">{escape(add_text(result))}</div>'
+    )
+
+
+def preview_text(preview: ChangePreview) -> str:
+    """A dry run of an add or an update: what would be sent, and to where."""
+    new = clean(preview.new.describe())
+    if preview.operation == "update" and preview.old is not None:
+        line = (
+            f"dry run: would update entry {clean(preview.new.id)} at {preview.host}: "
+            f"{clean(preview.old.describe())} \u21d2 {new}"
+        )
+    else:
+        line = f"dry run: would add {new} at {preview.host}"
+    if preview.alongside:
+        ids = ", ".join(clean(e.id) for e in preview.alongside)
+        line += f" (entry {ids} already has this source term: it would make a conflict)"
+    return line + "; nothing was sent"
+
+
+def preview_html(preview: ChangePreview) -> str:
+    return f'<div class="dict-magics-dry-run">{escape(preview_text(preview))}</div>'
