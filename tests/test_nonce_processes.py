@@ -286,19 +286,19 @@ def spin():
         try:
             with source.lease():
                 pass
-        except KeyboardInterrupt:
-            pass  # a kernel lives on after Ctrl-C
+        except BaseException:  # noqa: BLE001
+            pass  # a kernel lives on after Ctrl-C (filelock groups two quick ones)
 
 
 while True:
     try:
         spin()
         break
-    except KeyboardInterrupt:
+    except BaseException:  # noqa: BLE001
         pass  # one that landed on the loop itself
 try:
     source()  # the next cell's first request
-except KeyboardInterrupt:
+except BaseException:  # noqa: BLE001
     pass
 print("done", flush=True)
 sys.stdin.readline()
