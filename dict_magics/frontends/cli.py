@@ -26,14 +26,14 @@ from .cli_progress import PROGRESS_EVERY
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 DESCRIPTION = """\
-Delete, list, check and restore user-dictionary entries of the translation service with signed
-requests, using the same credentials (OS keyring profiles, or DICT_MAGICS_* environment
-variables) and the same snapshots and audit log as the %dict_* magics.
+List, add, update, sync, export, lint, check, delete and restore user-dictionary entries of the
+translation service with signed requests, using the same credentials (OS keyring profiles, or
+DICT_MAGICS_* environment variables) and the same snapshots and audit log as the %dict_* magics.
 
 exit codes: 0 everything succeeded (an id already absent counts: nothing to delete); 1 something
 failed or its outcome is unknown (service or network), or the service cannot give a listing;
 2 usage error (bad id or option, missing credentials, purge not confirmed), nothing sent;
-130 interrupted by Ctrl-C (a batch prints what it did first)."""
+130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (a batch prints what it did first)."""
 
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the

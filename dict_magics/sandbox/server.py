@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
         "--rate-limit",
         type=float,
         metavar="N",
-        help="allow N requests a second (over all requests); answer the rest 429",
+        help="allow N requests a second (all requests); refuse the rest (--rate-limit-answer)",
     )
     parser.add_argument(
         "--burst", type=int, default=10, metavar="B", help="with --rate-limit: bursts of up to B"

@@ -81,7 +81,7 @@ def normalize_base_url(base_url: str) -> str:
         dot = " (with a trailing dot it is a DNS name, not loopback)" if host.endswith(".") else ""
         raise InvalidBaseUrlError(
             f"refusing plain http to {host!r}{dot}: credentials would travel unencrypted. "
-            "Use https (plain http is allowed only for localhost / 127.0.0.1 / ::1)."
+            "Use https (plain http is allowed only for loopback: localhost, 127.0.0.0/8, ::1)."
         )
     path = parts.path.rstrip("/")
     if path.lower().endswith("/api/v1"):
