@@ -728,7 +728,7 @@ class DictionaryClient(Unpicklable):
             token, generation = self._tokens.current(fetch)
         except _NoToken:
             final = failed[0]
-            why = final.reason or "the answer holds no data.encodedJWT"
+            why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             reason = f"could not get a token from {self.host}: {why}; this request was not sent"
             return _Final(
@@ -739,7 +739,7 @@ class DictionaryClient(Unpicklable):
                 final.attempts,
                 final.elapsed,
                 code=final.code,
-                vendor_message=final.vendor_message,
+                vendor_message=_hidden(final.vendor_message, self._secret),
             )
         self._auth.use(token, generation)
         return None
@@ -839,6 +839,19 @@ def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
         code=final.code,
         vendor_message=final.vendor_message,
     )
+
+
+def _hidden(text: str | None, secret: str) -> str | None:
+    """``text`` (what the token endpoint answered) without the secret key: a server or a proxy
+    page may echo the token request's body, which holds it. An excerpt cut in the middle of
+    the secret loses its visible start too."""
+    if not text:
+        return text
+    for form in dict.fromkeys((secret, json.dumps(secret)[1:-1])):
+        text = text.replace(form, "<hidden>")
+        for size in range(len(form) - 1, 3, -1):
+            text = text.replace(form[:size] + "\u2026", "<hidden>\u2026")
+    return text
 
 
 def _is_int(value: object) -> bool:
