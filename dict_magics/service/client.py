@@ -864,7 +864,9 @@ def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
 
 
 def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
-    return result.cause is Cause.AUTH
+    """An answer that every later request would get too: refused credentials, or a nonce the
+    service will not take (40008, or 40005 past its re-sends: the clock or the nonce state)."""
+    return result.cause in (Cause.AUTH, Cause.NONCE)
 
 
 def _never_sent_reason(why: str, what: str = "entry") -> str:
@@ -872,9 +874,9 @@ def _never_sent_reason(why: str, what: str = "entry") -> str:
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
-        "auth": f"not attempted: the service refused the credentials for the first "
-        f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
-        "the secret key)",
+        "auth": f"not attempted: the service refused the credentials (or their nonces) for the "
+        f"first {AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key, "
+        "the secret key, and this computer's clock)",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     return reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
