@@ -396,3 +396,22 @@ def test_update_entries_run_on_the_batch_engine_in_input_order() -> None:
         assert server.entry("1").terms == ("en", "changed 1", "de", "G 1")
         with pytest.raises(InvalidEntryError):
             client.update_entries([("2", Entry("", "xx", "a", "de", "b"))])
+
+
+def test_a_lost_chunk_that_a_listing_shows_only_in_part_stays_unknown() -> None:
+    """Review finding: a bulk request acts on all its entries or none; a listing after its lost
+    answer that holds X but not Y proves nobody's X is ours, so X is not "verified"."""
+    from dict_magics.models import AddResult
+    from dict_magics.service.client import _whole_chunks
+    from dict_magics.service.settle import settle_adds
+
+    x, y, z = (Entry("", "en", t, "de", t.upper()) for t in ("x", "y", "z"))
+    lost = [AddResult("failure", e, outcome_unknown=True, cause=Cause.TIMEOUT) for e in (x, y)]
+    sure = [AddResult("success", z)]
+    settled = settle_adds(lost + sure, before=[], after=[x, z])
+    assert [r.outcome for r in settled] == ["success", "failure", "success"]  # per entry
+    whole = _whole_chunks(settled, [[x, y], [z]], lost=(0, 1))
+    assert [r.outcome for r in whole] == ["unknown", "failure", "success"]
+    assert not whole[0].verified and "someone else" in (whole[0].reason or "")
+    both = _whole_chunks(settle_adds(lost, before=[], after=[x, y]), [[x, y]], lost=(0, 1))
+    assert [r.outcome for r in both] == ["success", "success"]  # the chunk acted: verified

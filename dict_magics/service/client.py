@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -430,7 +430,7 @@ class DictionaryClient(Unpicklable):
             after = self._listing_after()
             if after is not None:
                 listed = True
-                results = settle_adds(results, known, after)
+                results = _whole_chunks(settle_adds(results, known, after), chunks, lost)
         interrupted = run.interrupted or cancel.is_set()
         return AddBatch(
             results,
@@ -861,6 +861,36 @@ def _is_int(value: object) -> bool:
 def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
     """Whether a batch's request went out (else it stopped while waiting at the rate gate)."""
     return result.attempts > 0
+
+
+def _whole_chunks(
+    results: list[AddResult], chunks: list[list[Entry]], lost: tuple[int, ...]
+) -> list[AddResult]:
+    """A bulk request whose answer was lost acted on all its entries or on none (the sandbox
+    adds all or nothing, and the vendor documents nothing finer). When a listing shows some of
+    a lost chunk's entries and not others, the ones it shows may be someone else's: they stay
+    unknown rather than "verified"."""
+    out = list(results)
+    lost_set = set(lost)
+    start = 0
+    for chunk in chunks:
+        span = [i for i in range(start, start + len(chunk)) if i in lost_set]
+        start += len(chunk)
+        seen = [out[i] for i in span]
+        if any(r.ok for r in seen) and any(not r.ok and not r.outcome_unknown for r in seen):
+            for i in span:
+                if out[i].ok:
+                    out[i] = replace(
+                        out[i],
+                        status="failure",
+                        outcome_unknown=True,
+                        verified=False,
+                        reason="the answer to its bulk request was lost, and a listing "
+                        "afterwards holds this entry but not others sent with it: the request "
+                        "may not have acted, and this entry may be someone else's; not sent "
+                        "again (a restore adds only what is missing)",
+                    )
+    return out
 
 
 def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
