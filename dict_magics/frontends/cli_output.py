@@ -331,7 +331,7 @@ class Output:
     def show(self, data: dict[str, Any], text: str) -> None:
         """``data`` as JSON (a document, or one line) when asked for, else ``text``."""
         if self.mode == "json":
-            self._write(json.dumps(data, indent=2, ensure_ascii=False))
+            self._write(_dumps(data, indent=2))
         elif self.mode == "jsonl":
             self.line(data)
         else:
@@ -339,14 +339,14 @@ class Output:
 
     def line(self, data: dict[str, Any]) -> None:
         """One compact JSON line, flushed at once (safe from the client's worker threads)."""
-        self._write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        self._write(_dumps(data, separators=(",", ":")))
 
     def error(self, message: str, code: int) -> None:
         """The error as JSON on stdout, for a program that reads only stdout."""
         if self.machine:
             data = {"error": message, "exit": code}
             if self.mode == "json":
-                self._write(json.dumps(data, indent=2, ensure_ascii=False))
+                self._write(_dumps(data, indent=2))
             else:
                 self.line(data)
 
@@ -380,3 +380,15 @@ def _quiet_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def _dumps(data: dict[str, Any], **layout: Any) -> str:
+    """JSON keeping non-ASCII text as is, unless it holds a lone surrogate (a service's listing
+    can, through a ``\\ud800`` escape), which UTF-8 cannot write: then ``\\u`` escapes
+    throughout, which any JSON reader turns back into the same text."""
+    text = json.dumps(data, ensure_ascii=False, **layout)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, **layout)
+    return text

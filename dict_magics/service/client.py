@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -429,7 +429,7 @@ class DictionaryClient(Unpicklable):
             after = self._listing_or_none("after")
             if after is not None:
                 listed = True
-                results = settle_adds(results, known, after)
+                results = _whole_chunks(settle_adds(results, known, after), chunks, lost)
         interrupted = run.interrupted or cancel.is_set()
         return AddBatch(
             results,
@@ -713,7 +713,7 @@ class DictionaryClient(Unpicklable):
             token, generation = self._tokens.current(fetch)
         except _NoToken:
             final = failed[0]
-            why = final.reason or "the answer holds no data.encodedJWT"
+            why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             reason = f"could not get a token from {self.host}: {why}; this request was not sent"
             return _Final(
@@ -724,7 +724,7 @@ class DictionaryClient(Unpicklable):
                 final.attempts,
                 final.elapsed,
                 code=final.code,
-                vendor_message=final.vendor_message,
+                vendor_message=_hidden(final.vendor_message, self._secret),
             )
         self._auth.use(token, generation)
         return None
@@ -831,6 +831,19 @@ def _answered(final: _Final, consequence: str) -> dict[str, Any]:
     }
 
 
+def _hidden(text: str | None, secret: str) -> str | None:
+    """``text`` (what the token endpoint answered) without the secret key: a server or a proxy
+    page may echo the token request's body, which holds it. An excerpt cut in the middle of
+    the secret loses its visible start too."""
+    if not text:
+        return text
+    for form in dict.fromkeys((secret, json.dumps(secret)[1:-1])):
+        text = text.replace(form, "<hidden>")
+        for size in range(len(form) - 1, 3, -1):
+            text = text.replace(form[:size] + "\u2026", "<hidden>\u2026")
+    return text
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -840,8 +853,40 @@ def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
     return result.attempts > 0
 
 
+def _whole_chunks(
+    results: list[AddResult], chunks: list[list[Entry]], lost: tuple[int, ...]
+) -> list[AddResult]:
+    """A bulk request whose answer was lost acted on all its entries or on none (the sandbox
+    adds all or nothing, and the vendor documents nothing finer). When a listing shows some of
+    a lost chunk's entries and not others, the ones it shows may be someone else's: they stay
+    unknown rather than "verified"."""
+    out = list(results)
+    lost_set = set(lost)
+    start = 0
+    for chunk in chunks:
+        span = [i for i in range(start, start + len(chunk)) if i in lost_set]
+        start += len(chunk)
+        seen = [out[i] for i in span]
+        if any(r.ok for r in seen) and any(not r.ok and not r.outcome_unknown for r in seen):
+            for i in span:
+                if out[i].ok:
+                    out[i] = replace(
+                        out[i],
+                        status="failure",
+                        outcome_unknown=True,
+                        verified=False,
+                        reason="the answer to its bulk request was lost, and a listing "
+                        "afterwards holds this entry but not others sent with it: the request "
+                        "may not have acted, and this entry may be someone else's; not sent "
+                        "again (a restore adds only what is missing)",
+                    )
+    return out
+
+
 def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
-    return result.cause is Cause.AUTH
+    """An answer that every later request would get too: refused credentials, or a nonce the
+    service will not take (40008, or 40005 past its re-sends: the clock or the nonce state)."""
+    return result.cause in (Cause.AUTH, Cause.NONCE)
 
 
 def _never_sent_reason(why: str, what: str = "entry") -> str:
@@ -849,9 +894,9 @@ def _never_sent_reason(why: str, what: str = "entry") -> str:
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
-        "auth": f"not attempted: the service refused the credentials for the first "
-        f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
-        "the secret key)",
+        "auth": f"not attempted: the service refused the credentials (or their nonces) for the "
+        f"first {AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key, "
+        "the secret key, and this computer's clock)",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     return reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
