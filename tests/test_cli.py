@@ -757,3 +757,37 @@ def test_auth_token_on_the_command_line(cli: Cli, sandbox: SandboxServer) -> Non
     assert refused.returncode == 2 and "invalid choice: 'password'" in refused.stderr
     by_env = cli.run("delete", "3", env=cli.env(DICT_MAGICS_AUTH="token"))
     assert by_env.returncode == 0 and sandbox.tokens_issued == 2  # another process, one token
+
+
+@pytest.mark.parametrize("command", [["list"], ["check", "-"], ["lint"]])
+def test_json_of_a_listing_holding_a_lone_surrogate_is_written(command: list[str]) -> None:
+    """A service may send ``\\ud800`` in a term (valid JSON, not valid UTF-8): ``--json`` writes
+    it as a ``\\u`` escape instead of dying with UnicodeEncodeError, and reads back the same."""
+    from rawserver import RawServer, answer
+
+    listing = (
+        b'{"status":"success","data":{"entries":['
+        b'{"id":1,"fromLang":"en","fromText":"bad\\ud800x","toLang":"ja","toText":"a"},'
+        b'{"id":2,"fromLang":"en","fromText":"ok","toLang":"ja","toText":"\\udfff"}]}}'
+    )
+    server = RawServer(lambda conn, req, n: conn.sendall(answer("200 OK", listing)))
+    env = dict(
+        os.environ,
+        DICT_MAGICS_BASE_URL=server.url,
+        DICT_MAGICS_ACCESS_KEY="k",
+        DICT_MAGICS_SECRET_KEY="s",
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "dict_magics", "--json", *command],
+            input=b"ok here.",
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+    finally:
+        server.close()
+    assert out.returncode == 0, out.stderr.decode(errors="replace")
+    assert b"Traceback" not in out.stderr
+    data = json.dumps(json.loads(out.stdout), ensure_ascii=False)
+    assert ("\udfff" in data) if command[0] != "lint" else ("ud800" in data)

@@ -255,6 +255,60 @@ def test_no_token_or_secret_anywhere(
         client.close()
 
 
+@pytest.mark.parametrize("shape", ["coded", "html", "cut"])
+def test_a_token_endpoint_echoing_the_request_body_never_shows_the_secret(shape: str) -> None:
+    """A server (or a proxy's error page) that repeats the token request's body in its error
+    hands back the secret: it must not reach the result, its reason or the vendor's words."""
+    from rawserver import RawServer, answer
+
+    secret = "echoed-secret-0123456789abcdef"
+
+    def respond(conn: Any, req: tuple, n: int) -> None:
+        body = req[3].decode()
+        if shape == "html":
+            conn.sendall(answer("400 Bad Request", f"<html>bad: {body}</html>".encode()))
+            return
+        pad = "x" * (115 if shape == "cut" else 1)  # "cut": the excerpt ends inside the secret
+        data = {"status": "failure", "data": {"code": 40003, "message": pad + body}}
+        conn.sendall(answer("400 Bad Request", json.dumps(data).encode()))
+
+    server = RawServer(respond)
+    try:
+        with DictionaryClient(server.url, "k", secret, auth="token", max_retries=0) as client:
+            result = client.delete_entries(["1"])
+    finally:
+        server.close()
+    first = result.results[0]
+    seen = str(result) + repr(result) + repr(first.vendor_message) + result._repr_html_()
+    assert first.cause is Cause.AUTH if shape != "html" else first.outcome == "failure"
+    assert "secretKey" in seen  # the echo is shown, the secret in it is not
+    assert secret not in seen and secret[:8] not in seen
+
+
+def test_a_token_whose_expiry_is_out_of_range_is_kept_for_the_time_asked() -> None:
+    """A JWT whose ``exp`` claim is a number too large for a float (400 digits) is read as
+    "no readable expiry", not an OverflowError out of the delete."""
+    import base64
+
+    from rawserver import SUCCESS, RawServer, answer
+
+    claims = base64.urlsafe_b64encode(b'{"exp": ' + b"9" * 400 + b"}").decode().rstrip("=")
+    jwt = f"eyJhbGciOiAibm9uZSJ9.{claims}.sig"
+    body = json.dumps({"status": "success", "data": {"encodedJWT": jwt}}).encode()
+
+    def respond(conn: Any, req: tuple, n: int) -> None:
+        conn.sendall(answer("200 OK", body if req[1].endswith("/token") else SUCCESS))
+
+    server = RawServer(respond)
+    try:
+        with DictionaryClient(server.url, "k", "s", auth="token") as client:
+            result = client.delete_entries(["1", "2"])
+    finally:
+        server.close()
+    assert result.ok, result
+    assert [r[1] for r in server.requests].count("/api/v1/token") == 1
+
+
 def test_the_auth_setting_reaches_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import point_at
 
@@ -342,3 +396,22 @@ def test_update_entries_run_on_the_batch_engine_in_input_order() -> None:
         assert server.entry("1").terms == ("en", "changed 1", "de", "G 1")
         with pytest.raises(InvalidEntryError):
             client.update_entries([("2", Entry("", "xx", "a", "de", "b"))])
+
+
+def test_a_lost_chunk_that_a_listing_shows_only_in_part_stays_unknown() -> None:
+    """Review finding: a bulk request acts on all its entries or none; a listing after its lost
+    answer that holds X but not Y proves nobody's X is ours, so X is not "verified"."""
+    from dict_magics.models import AddResult
+    from dict_magics.service.client import _whole_chunks
+    from dict_magics.service.settle import settle_adds
+
+    x, y, z = (Entry("", "en", t, "de", t.upper()) for t in ("x", "y", "z"))
+    lost = [AddResult("failure", e, outcome_unknown=True, cause=Cause.TIMEOUT) for e in (x, y)]
+    sure = [AddResult("success", z)]
+    settled = settle_adds(lost + sure, before=[], after=[x, z])
+    assert [r.outcome for r in settled] == ["success", "failure", "success"]  # per entry
+    whole = _whole_chunks(settled, [[x, y], [z]], lost=(0, 1))
+    assert [r.outcome for r in whole] == ["unknown", "failure", "success"]
+    assert not whole[0].verified and "someone else" in (whole[0].reason or "")
+    both = _whole_chunks(settle_adds(lost, before=[], after=[x, y]), [[x, y]], lost=(0, 1))
+    assert [r.outcome for r in both] == ["success", "success"]  # the chunk acted: verified

@@ -229,6 +229,23 @@ def test_a_notebook_shows_the_first_findings_of_each_kind_only() -> None:
     assert len(report._repr_html_()) < 200_000
 
 
+def test_a_conflict_or_spelling_group_of_many_entries_keeps_its_message_short() -> None:
+    """One source with 5,000 targets (or 5,000 spellings) is one finding whose message names
+    a few and counts the rest: a notebook must not print megabytes for one line."""
+    conflict = [Entry(str(n), "en", "a", "de", f"t{n}") for n in range(1, 5001)]
+    spellings = [Entry(str(n), "en", "a" + " " * n, "de", "x") for n in range(1, 5001)]
+    for entries, kind in ((conflict, "conflict"), (spellings, "near-duplicate")):
+        report = EntryList(entries).lint()
+        (finding,) = report.by_kind()[kind]
+        assert len(finding.entry_ids) == 5000
+        assert len(finding.message) < 1000, (kind, len(finding.message))
+        assert "4997 more" in finding.message
+        with capture_output():
+            from IPython.lib.pretty import pretty
+
+            assert len(pretty(report)) < 20_000
+
+
 # -- magics, end to end against the sandbox ------------------------------------------------
 
 
@@ -334,7 +351,7 @@ def test_lint_and_check_run_offline_importing_nothing_above_models() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     loaded = json.loads(out.stdout.replace("'", '"'))
-    assert all(m.split(".")[1] in {"models", "errors", "settings"} for m in loaded), loaded
+    assert all(m.split(".")[1] in {"models", "errors", "settings", "lazy"} for m in loaded), loaded
 
 
 # -- the fast path against the plain rules -----------------------------------------------------

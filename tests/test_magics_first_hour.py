@@ -36,3 +36,8 @@ def test_dict_panel_in_a_terminal_says_where_it_shows(ip: Any, env_creds: Sandbo
     outcome = run(ip, "%dict_panel")
     assert outcome.error is None and outcome.result is not None
     assert "shows in Jupyter" in outcome.stdout and "plain terminal" in outcome.stdout
+    # Saved in a notebook and read where widgets cannot run (GitHub): a sentence, not a tree.
+    shown = repr(outcome.result)
+    assert shown.startswith("DictPanel(profile=") and "running Jupyter front end" in shown
+    assert "children=" not in shown
+    outcome.result.close()

@@ -271,3 +271,81 @@ def test_the_first_use_makes_the_data_folder_private(
         os.umask(old)
     for folder in (home.parent, home, home / "nonces"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+_INTERRUPTED_CHILD = """
+import sys, time
+from dict_magics.service.signing import SharedNonceSource
+source = SharedNonceSource("interrupted-key")
+print("ready", flush=True)
+end = time.monotonic() + 3
+
+
+def spin():
+    while time.monotonic() < end:
+        try:
+            with source.lease():
+                pass
+        except BaseException:  # noqa: BLE001
+            pass  # a kernel lives on after Ctrl-C (filelock groups two quick ones)
+
+
+while True:
+    try:
+        spin()
+        break
+    except BaseException:  # noqa: BLE001
+        pass  # one that landed on the loop itself
+try:
+    source()  # the next cell's first request
+except BaseException:  # noqa: BLE001
+    pass
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _other_process_shares(access_key: str) -> bool:
+    code = (
+        "from dict_magics.service import signing\n"
+        "signing.RESERVE_TIMEOUT_S = 1.0\n"
+        f"s = signing.SharedNonceSource({access_key!r}); s()\n"
+        "print(s._shared)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip() == "True"
+
+
+def test_ctrl_c_while_drawing_never_leaves_the_file_lock_held() -> None:
+    """Ctrl-C (SIGINT) landing anywhere in a draw, even inside the file lock's own release,
+    in a process that lives on (a kernel): after its next draw, other processes still share
+    the nonces instead of timing out on a lock nobody uses."""
+    import random
+    import signal
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED_CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().strip() == "ready"
+        for _ in range(200):
+            time.sleep(random.uniform(0.001, 0.008))
+            child.send_signal(signal.SIGINT)
+        assert child.stdout.readline().strip() == "done"
+        assert _other_process_shares("interrupted-key")
+        child.stdin.write("\n")
+        child.stdin.flush()
+    finally:
+        child.wait(timeout=60)
+
+
+def test_a_hold_left_by_an_interrupted_release_is_released_at_the_next_draw() -> None:
+    source = SharedNonceSource("left-held-key")
+    source()
+    source._locked().acquire()  # what a release cut short by Ctrl-C leaves behind
+    source()
+    assert _other_process_shares("left-held-key")

@@ -329,11 +329,9 @@ def test_a_sneaky_subclass_sends_only_its_checked_text_to_a_lenient_server() -> 
             result = client.delete_entry(SneakyText("42"))
             batch = client.delete_entries([SneakyText("43"), SneakyNumber(44)])
         log = sandbox.requests
-        assert [(r.operation, r.entry_id) for r in log if r.method == "DELETE"] == [
-            ("delete", "42"),
-            ("delete", "43"),
-            ("delete", "44"),
-        ]
+        # Taken requests only (a 40005 is not acted on), in any order (two workers).
+        taken = [(r.operation, r.entry_id) for r in log if r.method == "DELETE" and r.code is None]
+        assert sorted(taken) == [("delete", "42"), ("delete", "43"), ("delete", "44")]
         assert all(r.operation != "purge" for r in log)
         assert result.outcome == "success"
         assert result.entry_id == "42" and type(result.entry_id) is EntryId

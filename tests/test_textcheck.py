@@ -187,6 +187,22 @@ def test_a_long_text_stays_within_a_fixed_size() -> None:
     assert "\u2026 and 4980 more sentences with matches" in pretty(report)
 
 
+def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
+    """Thousands of entries past the limit are counted in the notebook's text view, as the
+    sentences are (``report.never_applied`` and ``str(report)`` keep them all)."""
+    entries = [Entry(str(n), "en", f"w{n:04d}", "de", "x") for n in range(1, 3001)]
+    text = " ".join(f"w{n:04d}" for n in range(1, 3001)) + "."
+    report = EntryList(entries).check(text)
+    assert len(report.never_applied) == 2997
+    from IPython.lib.pretty import pretty
+
+    shown = pretty(report)
+    assert len(shown) < 20_000, len(shown)
+    assert "\u2026 and 2977 more never applied" in shown
+    assert "\u2026 and 2980 more entries" in shown
+    assert str(report).count("w2999 \u2192 x") == 2  # the sentence's list and the summary
+
+
 # -- magics and the command line against the sandbox ---------------------------------------
 
 

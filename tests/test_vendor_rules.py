@@ -303,3 +303,18 @@ def run_cli(
         text=True,
         timeout=120,
     )
+
+
+def test_a_nonce_the_service_never_takes_stops_the_batch_after_three(
+    sandbox: SandboxServer,
+) -> None:
+    """40008 on every request (a nonce state far ahead, a clock far off): every later request
+    would get it too, so the batch stops as it does for refused credentials."""
+    sandbox.inject("coded", 10_000, status=401, code=40008)
+    with DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key) as client:
+        batch = client.delete_entries([str(i) for i in range(1, 41)], workers=2)
+    sent = [r for r in sandbox.requests if r.method == "DELETE"]
+    assert len(sent) <= 3 + 2  # the first three answers, and what was in flight meanwhile
+    assert batch.succeeded == 0
+    never = [r for r in batch.results if r.attempts == 0]
+    assert len(never) >= 35 and all("clock" in (r.reason or "") for r in never)

@@ -358,7 +358,20 @@ def cmd_restore(args: argparse.Namespace) -> int:
         yes=args.yes,
         warn=warn,
     )
-    _output(args).show({**restore_json(result), "warnings": said}, str(result))
+    return _shown(args, result, restore_json, said)
+
+
+def _shown(
+    args: argparse.Namespace, result: Any, as_json: Callable[[Any], dict[str, Any]], said: list[str]
+) -> int:
+    """Show a change's result (a preview of a dry run as it is) with the warnings said; exit 0
+    only when it succeeded."""
+    from ..models import ChangePreview
+
+    if isinstance(result, ChangePreview):
+        _output(args).show(preview_json(result), str(result))
+        return EXIT_OK
+    _output(args).show({**as_json(result), "warnings": said}, str(result))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
@@ -367,7 +380,6 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_add(args: argparse.Namespace) -> int:
     """Add one entry (checked first); the result names the new id."""
-    from ..models import ChangePreview
     from ..operations.add import add
 
     said, warn = _warnings()
@@ -380,16 +392,11 @@ def cmd_add(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         warn=warn,
     )
-    if isinstance(result, ChangePreview):
-        _output(args).show(preview_json(result), str(result))
-        return EXIT_OK
-    _output(args).show({**add_json(result), "warnings": said}, str(result))
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return _shown(args, result, add_json, said)
 
 
 def cmd_update(args: argparse.Namespace) -> int:
     """Change one entry in place; its old terms go into a snapshot first."""
-    from ..models import ChangePreview
     from ..operations.update import update
 
     said, warn = _warnings()
@@ -403,11 +410,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         warn=warn,
     )
-    if isinstance(result, ChangePreview):
-        _output(args).show(preview_json(result), str(result))
-        return EXIT_OK
-    _output(args).show({**update_json(result), "warnings": said}, str(result))
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return _shown(args, result, update_json, said)
 
 
 def cmd_sync(args: argparse.Namespace) -> int:

@@ -150,14 +150,21 @@ def summary_json(
     return {"summary": data}
 
 
-def dryrun_json(result: DryRunResult) -> dict[str, Any]:
-    """What a delete or purge would do; nothing was changed."""
+def _dry_run(result: DryRunResult | ChangePreview) -> dict[str, Any]:
+    """The head every dry run's JSON starts with: nothing was changed, what, where, who."""
     return {
         "dry_run": True,
         "ok": True,
         "operation": result.operation,
         "host": result.host,
         "profile": result.profile,
+    }
+
+
+def dryrun_json(result: DryRunResult) -> dict[str, Any]:
+    """What a delete or purge would do; nothing was changed."""
+    return {
+        **_dry_run(result),
         "listed": result.listed,
         "entries": [entry_json(e) for e in result.entries],
         "missing": list(result.missing),
@@ -220,11 +227,7 @@ def update_json(result: UpdateResult) -> dict[str, Any]:
 def preview_json(preview: ChangePreview) -> dict[str, Any]:
     """A dry run of an add or an update."""
     return {
-        "dry_run": True,
-        "ok": True,
-        "operation": preview.operation,
-        "host": preview.host,
-        "profile": preview.profile,
+        **_dry_run(preview),
         "old": _entry(preview.old) if preview.old is not None else None,
         "new": _entry(preview.new),
         "alongside": [_entry(e) for e in preview.alongside],
@@ -330,7 +333,7 @@ class Output:
     def show(self, data: dict[str, Any], text: str) -> None:
         """``data`` as JSON (a document, or one line) when asked for, else ``text``."""
         if self.mode == "json":
-            self._write(json.dumps(data, indent=2, ensure_ascii=False))
+            self._write(_dumps(data, indent=2))
         elif self.mode == "jsonl":
             self.line(data)
         else:
@@ -338,14 +341,14 @@ class Output:
 
     def line(self, data: dict[str, Any]) -> None:
         """One compact JSON line, flushed at once (safe from the client's worker threads)."""
-        self._write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        self._write(_dumps(data, separators=(",", ":")))
 
     def error(self, message: str, code: int) -> None:
         """The error as JSON on stdout, for a program that reads only stdout."""
         if self.machine:
             data = {"error": message, "exit": code}
             if self.mode == "json":
-                self._write(json.dumps(data, indent=2, ensure_ascii=False))
+                self._write(_dumps(data, indent=2))
             else:
                 self.line(data)
 
@@ -379,3 +382,15 @@ def _quiet_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def _dumps(data: dict[str, Any], **layout: Any) -> str:
+    """JSON keeping non-ASCII text as is, unless it holds a lone surrogate (a service's listing
+    can, through a ``\\ud800`` escape), which UTF-8 cannot write: then ``\\u`` escapes
+    throughout, which any JSON reader turns back into the same text."""
+    text = json.dumps(data, ensure_ascii=False, **layout)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, **layout)
+    return text

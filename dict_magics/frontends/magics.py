@@ -268,8 +268,9 @@ _PLAIN_CHARS = frozenset("0123456789, \t")
 
 
 @contextmanager
-def _user_errors() -> Iterator[None]:
-    """Every mistake the user can fix is reported as IPython's one-line ``UsageError``."""
+def _user_errors(hint: bool = False) -> Iterator[None]:
+    """Every mistake the user can fix is reported as IPython's one-line ``UsageError`` (with
+    ``hint``: worded with the magic's own flags, ``hints.with_hint``)."""
     from ..errors import DictMagicsError, OperationFailedError
 
     try:
@@ -277,6 +278,10 @@ def _user_errors() -> Iterator[None]:
     except OperationFailedError:
         raise  # asked for (raise_on_failure): the pipeline stops on it
     except DictMagicsError as exc:
+        if hint:
+            from .hints import with_hint
+
+            raise UsageError(with_hint(exc)) from None
         raise UsageError(str(exc)) from None
 
 
@@ -402,6 +407,17 @@ class _Keyboard:
             return read(question)
         except (StdinNotImplementedError, EOFError):
             raise NoAnswer(_NO_STDIN) from None
+
+
+def _workers_argument(what: str) -> Callable[[Any], Any]:
+    """``-w/--workers``: how many ``what`` (e.g. "additions in flight") at once."""
+    return argument(
+        "-w",
+        "--workers",
+        type=int,
+        help=f"{what} "
+        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
+    )
 
 
 _RETRIES = "Times a request that certainly was not acted on is sent again"
@@ -781,13 +797,7 @@ class DictMagics(Magics):
         "%dict_delete {found.ids}",
     )
     @argument("-p", "--profile", help="profile whose credentials to use")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="requests in flight for several ids "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("requests in flight for several ids")
     @argument(
         "--dry-run",
         action="store_true",
@@ -903,13 +913,7 @@ class DictMagics(Magics):
         '%dict_restore "{kept[0].path}"',
     )
     @argument("-p", "--profile", help="profile whose credentials to use")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="additions in flight "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("additions in flight")
     @argument("--dry-run", action="store_true", help="show what would be added; nothing is added")
     @argument(
         "-y",
@@ -1043,13 +1047,7 @@ class DictMagics(Magics):
     @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
     @argument("--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones")
     @argument("-y", "--yes", action="store_true", help="delete without asking (with --apply)")
-    @argument(
-        "-w",
-        "--workers",
-        type=int,
-        help="requests in flight "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}; default: DictMagics.workers)",
-    )
+    @_workers_argument("requests in flight")
     @argument("file", metavar="FILE", help="the glossary file (.csv, .tsv, .xlsx, .tbx)")
     def dict_sync(self, line: str = "") -> SyncPlan | SyncResult:
         """Make the dictionary match a glossary file; without --apply, only show the plan.
@@ -1062,15 +1060,12 @@ class DictMagics(Magics):
         keeps a snapshot first and ends with one listing that verifies every change.
         """
         from ..operations.sync import sync
-        from .hints import with_hint
         from .progress import BarSink
 
         args = _parse(self.dict_sync, line)
         settings = self._settings(args.profile, args.workers)
         keyboard = _Keyboard()
-        from ..errors import DictMagicsError, OperationFailedError
-
-        try:
+        with _user_errors(hint=True):
             return sync(
                 settings,
                 _unquoted(args.file),
@@ -1084,10 +1079,6 @@ class DictMagics(Magics):
                 progress=BarSink(shell=self.shell),
                 warn=_warn,
             )
-        except OperationFailedError:
-            raise
-        except DictMagicsError as exc:
-            raise UsageError(with_hint(exc)) from None
 
     @line_magic
     @magic_arguments()

@@ -363,6 +363,16 @@ class DictPanel(ToolHandlers, widgets.VBox):
         """Where this panel's requests go."""
         return self._client.host
 
+    def __repr__(self) -> str:
+        # What a page that cannot run widgets (GitHub, nbviewer, a terminal) shows instead of
+        # the widget tree.
+        return (
+            f"DictPanel(profile={self.profile!r}, host={self.host!r}, "
+            f"access_key={mask(self._client.access_key)!r}, state={self.state!r}): "
+            "the curation panel; it shows in a running Jupyter front end (JupyterLab 4, "
+            "Notebook 7, VS Code)"
+        )
+
     @property
     def base_url(self) -> str:
         """The base URL this panel's requests go to."""

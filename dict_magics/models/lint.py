@@ -236,13 +236,13 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
                     )
                 )
         if len(targets) > 1:
-            listed = [f"{target!r} ({', '.join(ids)})" for target, ids in targets.items()]
+            listed = [f"{target!r} ({_more(ids)})" for target, ids in targets.items()]
             found.append(
                 Finding(
                     "conflict",
                     tuple(e.id for e in group),
                     f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
-                    + ", ".join(listed),
+                    + _more(listed),
                     "keep the entry with the right target and delete the others: which one "
                     "the service applies is not defined",
                 )
@@ -268,14 +268,14 @@ def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -
         if len(spellings) < 2:
             continue
         spellings.sort(key=lambda group: id_order(group[0].id))
-        listed = [f"{g[0].from_text!r} ({', '.join(e.id for e in g)})" for g in spellings]
+        listed = [f"{g[0].from_text!r} ({_more([e.id for e in g])})" for g in spellings]
         ids = sorted((e.id for g in spellings for e in g), key=id_order)
         found.append(
             Finding(
                 "near-duplicate",
                 tuple(ids),
                 f"{len(spellings)} spellings of one source term ({_pair(spellings[0][0])}) "
-                "differ only in width, case or spaces: " + ", ".join(listed),
+                "differ only in width, case or spaces: " + _more(listed),
                 "keep one spelling and delete the others, unless each is meant (the service "
                 "matches source terms exactly, case included)",
             )

@@ -171,8 +171,28 @@ class EntryList(Displayed):
         return f"EntryList({len(self.entries)} entries, host={self.host!r})"
 
 
+class _Answered:
+    """What every one-request result reads from ``status`` and ``outcome_unknown`` (one rule
+    for deletions, additions and updates)."""
+
+    __slots__ = ()
+    status: Literal["success", "failure"]
+    outcome_unknown: bool
+
+    @property
+    def ok(self) -> bool:
+        """True only when the change is known to have happened (the service said so, or a
+        listing showed it)."""
+        return self.status == "success"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``success``, ``failure`` or ``unknown``."""
+        return "unknown" if self.outcome_unknown else self.status
+
+
 @dataclass(frozen=True)
-class DeleteResult(Displayed):
+class DeleteResult(_Answered, Displayed):
     """The outcome of one request: one entry, or the purge (``entry_id is None``).
 
     ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
@@ -205,11 +225,6 @@ class DeleteResult(Displayed):
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     @property
-    def ok(self) -> bool:
-        """True only when the deletion is known to have happened."""
-        return self.status == "success"
-
-    @property
     def done(self) -> bool:
         """True when the entry is known to be gone: deleted now, or absent already."""
         return self.ok or self.absent
@@ -237,7 +252,7 @@ class DeleteResult(Displayed):
 
 
 @dataclass(frozen=True)
-class AddResult(Displayed):
+class AddResult(_Answered, Displayed):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
 
     ``unknown`` means the request may have reached the service; a listing settles it, and such
@@ -257,16 +272,6 @@ class AddResult(Displayed):
     """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
-
-    @property
-    def ok(self) -> bool:
-        """True only when the entry is known to have been added."""
-        return self.status == "success"
-
-    @property
-    def outcome(self) -> Outcome:
-        """``success``, ``failure`` or ``unknown``."""
-        return "unknown" if self.outcome_unknown else self.status
 
 
 @dataclass(frozen=True)
@@ -318,7 +323,7 @@ class AddBatch:
 
 
 @dataclass(frozen=True)
-class UpdateResult(Displayed):
+class UpdateResult(_Answered, Displayed):
     """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
 
     ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
@@ -344,16 +349,6 @@ class UpdateResult(Displayed):
     """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
-
-    @property
-    def ok(self) -> bool:
-        """True only when the entry is known to hold the new terms."""
-        return self.status == "success"
-
-    @property
-    def outcome(self) -> Outcome:
-        """``success``, ``failure`` or ``unknown``."""
-        return "unknown" if self.outcome_unknown else self.status
 
 
 @dataclass(frozen=True)

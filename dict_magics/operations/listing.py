@@ -74,6 +74,11 @@ class ListingCache:
         self._held: dict[Key, _Held] = {}
         self._lock = threading.Lock()
 
+    def _fresh(self, key: Key) -> _Held | None:
+        """What is held for ``key`` while younger than ``max_age`` (call it under the lock)."""
+        held = self._held.get(key)
+        return held if held is not None and self._clock() - held.taken <= self.max_age else None
+
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
         """A fresh listing from the service, kept as the current one."""
         key = cache_key(client, profile)
@@ -97,12 +102,8 @@ class ListingCache:
 
         key = cache_key(client, profile)
         with self._lock:
-            held = self._held.get(key)
-            if (
-                held is not None
-                and held.entries is not None
-                and self._clock() - held.taken <= self.max_age
-            ):
+            held = self._fresh(key)
+            if held is not None and held.entries is not None:
                 return EntryList(list(held.entries.values()), held.host)
         return self.fetch(client, profile)
 
@@ -117,8 +118,8 @@ class ListingCache:
         key = cache_key(client, profile)
         wanted = list(ids)
         with self._lock:
-            held = self._held.get(key)
-            if held is not None and self._clock() - held.taken <= self.max_age:
+            held = self._fresh(key)
+            if held is not None:
                 if held.unsupported is not None:
                     was = held.unsupported
                     raise ListingUnsupportedError(
@@ -137,8 +138,8 @@ class ListingCache:
         request (empty when there is none)."""
         key = cache_key(client, profile)
         with self._lock:
-            held = self._held.get(key)
-            if held is None or held.entries is None or self._clock() - held.taken > self.max_age:
+            held = self._fresh(key)
+            if held is None or held.entries is None:
                 return {}
             if ids is None:
                 return dict(held.entries)
@@ -148,12 +149,8 @@ class ListingCache:
         """True when this service was found to have no listing less than ``max_age`` ago."""
         key = cache_key(client, profile)
         with self._lock:
-            held = self._held.get(key)
-            return (
-                held is not None
-                and held.unsupported is not None
-                and self._clock() - held.taken <= self.max_age
-            )
+            held = self._fresh(key)
+            return held is not None and held.unsupported is not None
 
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""

@@ -3,15 +3,32 @@
 A front end supplies a ``Prompter``: the magics ask through ``input``/``getpass``, the command
 line on its terminal, the panel hands over what was typed in its box. When nobody can answer
 (no stdin, a pipe, a headless run), the prompter raises ``NoAnswer`` saying why, and the
-operation turns that into one message that says what to do instead. Standard library only.
+operation turns that into one message that says what to do instead. Standard library and
+``errors`` only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
-__all__ = ["NoAnswer", "Prompter", "ScriptedPrompter", "unanswerable"]
+from ..errors import UsageProblem
+
+__all__ = [
+    "CONFIRM_WORD",
+    "NOBODY_ASKED",
+    "NoAnswer",
+    "Prompter",
+    "ScriptedPrompter",
+    "confirm",
+    "named",
+    "unanswerable",
+]
+
+NOBODY_ASKED = "nobody was asked (no prompter was given)"
+CONFIRM_WORD = "yes"
+"""What a person types to let a sync's deletions, an undo's removals or a restore elsewhere go
+ahead."""
 
 
 class NoAnswer(Exception):
@@ -36,6 +53,37 @@ class Prompter(Protocol):
     def confirm(self, warning: str, question: str) -> str:
         """Show what is at stake, ask, and return what was typed: the operation judges it."""
         ...
+
+
+def confirm(
+    prompter: Prompter | None,
+    warning: str,
+    action: str,
+    *,
+    unasked: Callable[[str], str],
+    declined: str,
+    option: str | None = None,
+) -> None:
+    """Show ``warning``, ask "Type yes to ``action``" and return only when ``CONFIRM_WORD`` was
+    typed (case and spaces aside); else raise ``UsageProblem``: ``unasked(why)`` when nobody
+    can answer (``option`` names the setting that skips the question), ``declined`` for any
+    other answer. The one way an operation asks before a change it must not make unasked."""
+    asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
+    question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
+    try:
+        answer = asker.confirm(warning, question)
+    except NoAnswer as exc:
+        raise UsageProblem(unasked(exc.reason), option=option) from None
+    if answer.strip().lower() != CONFIRM_WORD:
+        raise UsageProblem(declined)
+
+
+def named(entries: Sequence[Any], limit: int = 5) -> str:
+    """The first ``limit`` entries as ``id (terms)``, and how many more, for a warning that
+    says what a change would touch."""
+    shown = ", ".join(f"{e.id} ({e.describe()})" for e in entries[:limit])
+    more = f" and {len(entries) - limit} more" if len(entries) > limit else ""
+    return f"{shown}{more}"
 
 
 def unanswerable(prompter: object) -> str | None:

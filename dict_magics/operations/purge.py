@@ -17,7 +17,7 @@ from ..settings import PURGE_WORD
 from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter, unanswerable
+from .prompts import NOBODY_ASKED, NoAnswer, Prompter, ScriptedPrompter, unanswerable
 from .safeguards import (
     SnapshotUnderWay,
     Trail,
@@ -119,7 +119,7 @@ def purge(
     ``DeletionFailedError`` for a failure only if ``settings.raise_on_failure``.
     """
     keep = settings.snapshots if snapshot is None else snapshot
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
+    asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     with connect(settings, client) as (client, profile):
         host = client.host
         reason = None if yes or dry_run else unanswerable(asker)

@@ -30,18 +30,16 @@ from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import Prompter, confirm
 from .safeguards import Trail, Warn
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
-from .undo import UNDONE, listing_after, undo_changes
+from .undo import UNDONE, listing_after, split_present, undo_changes
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult
     from ..service.client import DictionaryClient
 
 __all__ = ["missing_entries", "restore"]
-
-CONFIRM_WORD = "yes"
 
 
 def restore(
@@ -164,14 +162,7 @@ def missing_entries(
     present = Counter(e.terms for e in listing)
     # How many of the snapshot's entries of each terms are there already.
     there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
-    wanted, skipped = [], []
-    for entry in snapshot:
-        if there[entry.terms] > 0:
-            there[entry.terms] -= 1
-            skipped.append(entry)
-        else:
-            wanted.append(entry)
-    return wanted, skipped
+    return split_present(snapshot, there)
 
 
 def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
@@ -220,18 +211,17 @@ def _confirm_elsewhere(
         f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
     )
-    question = f"Type {CONFIRM_WORD} to restore it there, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    confirm(
+        prompter,
+        warning,
+        "restore it there",
+        unasked=lambda why: (
             f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
-            f"to {host} (profile {profile!r}) without a confirmation, but {exc.reason}. "
+            f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
             "Nothing was sent. Re-run with -y (--yes) if you mean it."
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"restore not confirmed: nothing was added ({host}).")
+        ),
+        declined=f"restore not confirmed: nothing was added ({host}).",
+    )
 
 
 def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entry]:

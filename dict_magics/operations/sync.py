@@ -41,7 +41,7 @@ from .connect import connect
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import CONFIRM_WORD, Prompter, confirm, named
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
 
-CONFIRM_WORD = "yes"
 
 Key = tuple[str, str, str]
 
@@ -264,25 +263,22 @@ def _invalid_message(plan: SyncPlan) -> str:
 
 def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     """Deleting entries the file lacks goes ahead only once someone types yes."""
-    shown = ", ".join(f"{e.id} ({e.describe()})" for e in plan.deletes[:5])
-    more = f" and {len(plan.deletes) - 5} more" if len(plan.deletes) > 5 else ""
     warning = (
         f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
-        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {shown}{more}. "
+        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {named(plan.deletes)}. "
         "A snapshot is kept first."
     )
-    question = f"Type {CONFIRM_WORD} to apply the sync, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
-            f"refusing to delete {len(plan.deletes)} entries at {plan.host} without a "
-            f"confirmation, but {exc.reason}. Nothing was sent.",
-            option="yes",
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).")
+    confirm(
+        prompter,
+        warning,
+        "apply the sync",
+        unasked=lambda why: (
+            f"refusing to delete {len(plan.deletes)} entries at {plan.host} "
+            f"without a confirmation, but {why}. Nothing was sent."
+        ),
+        declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
+        option="yes",
+    )
 
 
 class _Apply:

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import ServiceError, ServiceFailure, UsageProblem
+from ..errors import ServiceError, ServiceFailure
 from ..service.settle import name_added
 from .context import OperationSettings, ProgressSink
 from .delete import count
 from .listing import CACHE
-from .prompts import NoAnswer, Prompter, ScriptedPrompter
+from .prompts import Prompter, confirm, named
 from .safeguards import Trail, Warn
 
 if TYPE_CHECKING:
@@ -33,17 +33,24 @@ __all__ = ["UNDONE", "plan_undo", "undo_changes"]
 
 UNDONE = ("update", "sync")
 """The snapshot operations this module undoes (delete and purge: ``restore`` re-adds)."""
-CONFIRM_WORD = "yes"
 
 
 def _missing(entries: Sequence[Entry], listing: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
     """(to add, already present), counting copies: two identical entries kept and one listed
     add one."""
-    present = Counter(e.terms for e in listing)
+    return split_present(entries, Counter(e.terms for e in listing))
+
+
+def split_present(
+    entries: Sequence[Entry], present: Mapping[tuple[str, ...], int]
+) -> tuple[list[Entry], list[Entry]]:
+    """(to add, already there), in order: each entry is there while ``present`` still counts
+    an entry with its terms (one count used per entry, so twins are told apart)."""
+    left = Counter(present)
     wanted, there = [], []
     for entry in entries:
-        if present[entry.terms] > 0:
-            present[entry.terms] -= 1
+        if left[entry.terms] > 0:
+            left[entry.terms] -= 1
             there.append(entry)
         else:
             wanted.append(entry)
@@ -156,25 +163,22 @@ def snapshot_entry(result: UpdateResult) -> Entry:
 def _confirm(
     prompter: Prompter | None, remove: list[Entry], host: str, profile: str, operation: str
 ) -> None:
-    shown = ", ".join(f"{e.id} ({e.describe()})" for e in remove[:5])
-    more = f" and {len(remove) - 5} more" if len(remove) > 5 else ""
     warning = (
         f"Undoing this {operation} removes {len(remove)} entr{'y' if len(remove) == 1 else 'ies'} "
-        f"it added at {host} (profile {profile!r}): {shown}{more}. They are kept in a snapshot "
+        f"it added at {host} (profile {profile!r}): {named(remove)}. They are kept in a snapshot "
         "first."
     )
-    question = f"Type {CONFIRM_WORD} to undo it, anything else cancels: "
-    asker = prompter or ScriptedPrompter(reason="nobody was asked (no prompter was given)")
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
-            f"refusing to remove {len(remove)} entries at {host} without a confirmation, but "
-            f"{exc.reason}. Nothing was sent.",
-            option="yes",
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
-        raise UsageProblem(f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).")
+    confirm(
+        prompter,
+        warning,
+        "undo it",
+        unasked=lambda why: (
+            f"refusing to remove {len(remove)} entries at {host} without a "
+            f"confirmation, but {why}. Nothing was sent."
+        ),
+        declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",
+        option="yes",
+    )
 
 
 def _trail(client: DictionaryClient, profile: str, operation: str, snapshot: Snapshot, warn: Warn):

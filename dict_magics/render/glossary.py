@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import clean
+from .words import COLOUR, SYMBOL, clean, count, outcome_box, outcome_item
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
@@ -39,21 +39,19 @@ _COLOUR = {
     "x": "#cf222e",
     "?": "#9a6700",
 }
-_RESULT_COLOUR = {
-    "success": "#1a7f37",
-    "failure": "#cf222e",
-    "unknown": "#9a6700",
-    "absent": "#57606a",
-}
-_SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 
 
 def _n(number: int, one: str, many: str | None = None) -> str:
-    return f"{number:,} {one if number == 1 else (many or one + 's')}"
+    return count(number, one, many or one + "s")
 
 
 def _pair(entry: Entry) -> str:
     return f"{entry.from_lang}\u2192{entry.to_lang}"
+
+
+def _terms(entry: Entry) -> str:
+    """``en\u2192de  Friday \u2192 Freitag``: a plan's line for an entry added or deleted."""
+    return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
 
 
 def _headline(plan: SyncPlan) -> str:
@@ -74,7 +72,7 @@ def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
     """(mark, where, what) per shown change, kinds in order, ``SHOWN`` of each at most."""
     rows = plan.add_rows or [0] * len(plan.adds)
     for entry, row in list(zip(plan.adds, rows, strict=False))[:SHOWN]:
-        yield "+", f"row {row}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+        yield "+", f"row {row}", _terms(entry)
     yield from _more("+", len(plan.adds), "add")
     for update in plan.updates[:SHOWN]:
         yield (
@@ -85,7 +83,7 @@ def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
         )
     yield from _more("~", len(plan.updates), "update")
     for entry in plan.deletes[:SHOWN]:
-        yield "-", f"id {entry.id}", f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+        yield "-", f"id {entry.id}", _terms(entry)
     yield from _more("-", len(plan.deletes), "delete")
     for conflict in plan.conflicts[:SHOWN]:
         first = conflict.entries[0]
@@ -197,27 +195,18 @@ def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
 def sync_result_text(result: SyncResult) -> str:
     """A summary line, what did not succeed (with reasons), and the snapshot that undoes it."""
     kind = _kind(result)
-    lines = [f"{_SYMBOL[kind]} {_summary(result)}"]
-    lines.extend(f"  {_SYMBOL[k]} {what}" for k, what in _problems(result))
+    lines = [f"{SYMBOL[kind]} {_summary(result)}"]
+    lines.extend(f"  {SYMBOL[k]} {what}" for k, what in _problems(result))
     if result.snapshot:
         lines.append(f"  snapshot (restore it to undo): {clean(result.snapshot)}")
     return "\n".join(lines)
 
 
 def sync_result_html(result: SyncResult) -> str:
-    kind = _kind(result)
-    items = "".join(
-        f'<li style="color:{_RESULT_COLOUR[k]}">{_SYMBOL[k]} {escape(what)}</li>'
-        for k, what in _problems(result)
-    )
+    items = "".join(outcome_item(k, what) for k, what in _problems(result))
     if result.snapshot:
         items += f"<li>snapshot (restore it to undo): <code>{escape(result.snapshot)}</code></li>"
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
-        f'<div class="dict-magics-sync dict-magics-{kind}">'
-        f'<b style="color:{_RESULT_COLOUR[kind]}">{_SYMBOL[kind]} {escape(_summary(result))}</b>'
-        f"{listing}</div>"
-    )
+    return outcome_box("sync", _kind(result), _summary(result), items)
 
 
 def export_text(result: ExportResult) -> str:
@@ -238,18 +227,18 @@ def add_text(result: AddResult) -> str:
     if kind == "success":
         where = f"entry {clean(result.entry.id)}" if result.entry.id else "an entry (id not found)"
         verified = " (verified by a listing)" if result.verified else ""
-        return f"{_SYMBOL[kind]} added {where}: {what}{verified}"
+        return f"{SYMBOL[kind]} added {where}: {what}{verified}"
     reason = f" \u2014 {clean(result.reason)}" if result.reason else ""
     if kind == "unknown":
-        return f"{_SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
-    return f"{_SYMBOL[kind]} not added: {what}{reason}"
+        return f"{SYMBOL[kind]} outcome unknown: {what} may or may not have been added{reason}"
+    return f"{SYMBOL[kind]} not added: {what}{reason}"
 
 
 def add_html(result: AddResult) -> str:
     kind = result.outcome
     return (
         f'<div class="dict-magics-result dict-magics-{kind}" '
-        f'style="color:{_RESULT_COLOUR[kind]}">{escape(add_text(result))}</div>'
+        f'style="color:{COLOUR[kind]}">{escape(add_text(result))}</div>'
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from .words import COLOUR, SYMBOL, clean, entries
+from .words import SYMBOL, clean, entries, outcome_box, outcome_item
 
 if TYPE_CHECKING:
     from ..models import Entry, RestoreResult
@@ -107,18 +107,7 @@ def restore_text(result: RestoreResult) -> str:
 
 def restore_html(result: RestoreResult) -> str:
     """The same as HTML, coloured by outcome, every value escaped."""
-    kind = _kind(result)
-    items = "".join(
-        f'<li style="color:{COLOUR[k]}">{SYMBOL[k]} {escape(what)}'
-        + (f" &mdash; {escape(note)}" if note else "")
-        + "</li>"
-        for k, what, note in _items(result)
-    )
+    items = "".join(outcome_item(k, what, note) for k, what, note in _items(result))
     if _more(result.added):
         items += f"<li>... and {escape(entries(_more(result.added)))} more</li>"
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
-        f'<div class="dict-magics-restore dict-magics-{kind}">'
-        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(_summary(result))}</b>'
-        f"{listing}</div>"
-    )
+    return outcome_box("restore", _kind(result), _summary(result), items)

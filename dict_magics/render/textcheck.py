@@ -42,12 +42,15 @@ def _describe(report: CheckReport, entry_id: str) -> str:
     return clean(entry.describe()) if entry is not None else ""
 
 
-def _never(report: CheckReport) -> list[str]:
+def _never(report: CheckReport, limit: int | None = None) -> list[str]:
     never = report.never_applied
     if not never:
         return []
+    shown = never if limit is None else never[:limit]
     lines = [f"never applied in this text ({len(never)}): always past the limit"]
-    lines += [f"  {SYMBOL['failure']} {clean(i)}: {_describe(report, i)}" for i in never]
+    lines += [f"  {SYMBOL['failure']} {clean(i)}: {_describe(report, i)}" for i in shown]
+    if len(shown) < len(never):
+        lines.append(f"  \u2026 and {len(never) - len(shown)} more never applied")
     return lines
 
 
@@ -70,10 +73,13 @@ def check_text(report: CheckReport, limit: int | None = None) -> str:
             break
         shown += 1
         lines.append(f"  [{number}] {clean(sentence.text)}")
-        lines += [_match_line(report, m) for m in sentence.matches]
+        matches = sentence.matches if limit is None else sentence.matches[:limit]
+        lines += [_match_line(report, m) for m in matches]
+        if len(matches) < len(sentence.matches):
+            lines.append(f"    \u2026 and {len(sentence.matches) - len(matches)} more entries")
     if shown < total:
         lines.append(f"  \u2026 and {total - shown} more sentences with matches")
-    return "\n".join(lines + _never(report))
+    return "\n".join(lines + _never(report, limit))
 
 
 def check_pretty(report: CheckReport) -> str:

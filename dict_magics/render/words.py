@@ -3,7 +3,9 @@ text made safe for a terminal. One place, so a change of wording is made once.""
 
 from __future__ import annotations
 
-__all__ = ["COLOUR", "SYMBOL", "clean", "count", "entries"]
+from html import escape
+
+__all__ = ["COLOUR", "SYMBOL", "clean", "count", "entries", "outcome_box", "outcome_item"]
 
 SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 """The mark of each outcome, in text and HTML alike."""
@@ -27,3 +29,21 @@ def clean(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def outcome_item(kind: str, what: str, note: str | None = None) -> str:
+    """One ``<li>`` of a result's list: its outcome's mark and colour, ``what`` (and ``note``)
+    escaped."""
+    tail = f" &mdash; {escape(note)}" if note else ""
+    return f'<li style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(what)}{tail}</li>'
+
+
+def outcome_box(name: str, kind: str, summary: str, items: str) -> str:
+    """A result as HTML: its summary, marked and coloured by ``kind``, over the ``<li>`` items
+    (none: no list); ``name`` is the CSS class of the kind of result."""
+    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+    return (
+        f'<div class="dict-magics-{name} dict-magics-{kind}">'
+        f'<b style="color:{COLOUR[kind]}">{SYMBOL[kind]} {escape(summary)}</b>'
+        f"{listing}</div>"
+    )

@@ -139,7 +139,8 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
     if failure.sent:
         reason = f"the request failed after it may have been sent ({failure.detail})"
         return Verdict("unknown", Cause.ERROR, reason)
-    return Verdict("failure", Cause.ERROR, f"the request could not be sent ({failure.detail})")
+    reason = f"the request could not be sent ({failure.detail})"
+    return Verdict("failure", Cause.ERROR, reason, again=again)
 
 
 def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:

@@ -96,7 +96,7 @@ def _expiry(token: str, asked: float) -> float:
         payload = token.split(".")[1]
         claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
         left = float(claims["exp"]) - time.time()
-    except (IndexError, ValueError, KeyError, TypeError):
+    except (IndexError, ValueError, KeyError, TypeError, OverflowError):
         return asked
     return max(0.0, min(left, asked)) if left == left else asked
 

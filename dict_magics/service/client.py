@@ -17,8 +17,8 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from .. import settings
@@ -65,6 +65,9 @@ if TYPE_CHECKING:
     import requests
 
 __all__ = ["BatchResult", "DeleteResult", "DictionaryClient", "Progress", "RequestInterrupted"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 Progress = Callable[[int, int, DeleteResult], None]
 """``progress(done, total, result)``, called after each result of a batch."""
@@ -299,18 +302,16 @@ class DictionaryClient(Unpicklable):
         unique = list(dict.fromkeys(texts))
         if workers < 1:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
-        workers = min(workers, max(1, len(unique)))
-        self._transport.ensure_pool(workers)
-        with self._gate.listen(on_wait):
-            run = batch.run(
-                unique,
-                self._delete_one,
-                workers=workers,
-                sent=_was_sent,
-                refused=_refused,
-                progress=progress,
-                cancel=cancel,
-            )
+        run = self._run_batch(
+            unique,
+            self._delete_one,
+            workers=min(workers, max(1, len(unique))),
+            on_wait=on_wait,
+            sent=_was_sent,
+            refused=_refused,
+            progress=progress,
+            cancel=cancel,
+        )
         interrupted = run.interrupted or (cancel is not None and cancel.is_set())
         by_id = {
             t: r if r is not None else self._not_attempted(t, run.why)
@@ -391,8 +392,6 @@ class DictionaryClient(Unpicklable):
         cancel = cancel or threading.Event()
         known = self._listing_before(before)
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
-        workers = min(workers, len(chunks))
-        self._transport.ensure_pool(workers)
         total, done = len(entries), 0
 
         def report(_: int, __: int, chunk: list[AddResult]) -> None:
@@ -402,17 +401,17 @@ class DictionaryClient(Unpicklable):
                 if progress is not None:
                     progress(done, total, result)
 
-        with self._gate.listen(on_wait):
-            run = batch.run(
-                chunks,
-                self._add_chunk,
-                workers=workers,
-                sent=lambda chunk: chunk[0].attempts > 0,
-                refused=lambda chunk: chunk[0].cause is Cause.AUTH,
-                progress=report,
-                cancel=cancel,
-                name="dict-magics-bulk",
-            )
+        run = self._run_batch(
+            chunks,
+            self._add_chunk,
+            workers=min(workers, len(chunks)),
+            on_wait=on_wait,
+            sent=lambda chunk: chunk[0].attempts > 0,
+            refused=lambda chunk: chunk[0].cause is Cause.AUTH,
+            progress=report,
+            cancel=cancel,
+            name="dict-magics-bulk",
+        )
         results: list[AddResult] = []
         for chunk, outcome in zip(chunks, run.results, strict=True):
             if outcome is not None:
@@ -428,10 +427,10 @@ class DictionaryClient(Unpicklable):
         listed = False
         after = None
         if lost and known is not None:
-            after = self._listing_after()
+            after = self._listing_or_none("after")
             if after is not None:
                 listed = True
-                results = settle_adds(results, known, after)
+                results = _whole_chunks(settle_adds(results, known, after), chunks, lost)
         interrupted = run.interrupted or cancel.is_set()
         return AddBatch(
             results,
@@ -479,19 +478,17 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         if not items:
             return []
-        workers = min(workers, len(items))
-        self._transport.ensure_pool(workers)
-        with self._gate.listen(on_wait):
-            run = batch.run(
-                items,
-                self._update_one,
-                workers=workers,
-                sent=_was_sent,
-                refused=_refused,
-                progress=progress,
-                cancel=cancel,
-                name="dict-magics-update",
-            )
+        run = self._run_batch(
+            items,
+            self._update_one,
+            workers=min(workers, len(items)),
+            on_wait=on_wait,
+            sent=_was_sent,
+            refused=_refused,
+            progress=progress,
+            cancel=cancel,
+            name="dict-magics-update",
+        )
         return [
             r
             if r is not None
@@ -513,20 +510,7 @@ class DictionaryClient(Unpicklable):
         text, new, old = item
         body = json.dumps(new.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
         final = self._exchange("PUT", entry_path(text), body=body, stop=stop)
-        return UpdateResult(
-            "success" if final.outcome == "success" else "failure",
-            text,
-            new,
-            old,
-            http_status=final.http_status,
-            reason=_with_consequence(final, _UNKNOWN_UPDATE),
-            outcome_unknown=final.outcome == "unknown",
-            attempts=final.attempts,
-            elapsed=final.elapsed,
-            cause=final.cause,
-            code=final.code,
-            vendor_message=final.vendor_message,
-        )
+        return UpdateResult(entry_id=text, new=new, old=old, **_answered(final, _UNKNOWN_UPDATE))
 
     def _add_chunk(self, chunk: list[Entry], stop: Callable[[], bool]) -> list[AddResult]:
         """One bulk POST: every entry of the chunk ends as the request did."""
@@ -540,20 +524,32 @@ class DictionaryClient(Unpicklable):
         the caller's, or one listing (``None`` when the service gives none)."""
         if before is not None:
             return list(before)
-        try:
-            return list(self.list_entries())
-        except ServiceError as exc:
-            log.debug("no listing before the additions (%s): lost answers stay unknown", exc)
-            return None
+        return self._listing_or_none("before")
 
-    def _listing_after(self) -> list[Entry] | None:
+    def _listing_or_none(self, when: str) -> list[Entry] | None:
+        """A listing ``when`` ("before" / "after") the additions, ``None`` if there is none."""
         try:
             return list(self.list_entries())
         except ServiceError as exc:
-            log.debug("no listing after the additions (%s): lost answers stay unknown", exc)
+            log.debug("no listing %s the additions (%s): lost answers stay unknown", when, exc)
             return None
 
     # -- batches -------------------------------------------------------------------------------
+
+    def _run_batch(
+        self,
+        items: Sequence[_T],
+        send: Callable[[_T, Callable[[], bool]], _R],
+        *,
+        workers: int,
+        on_wait: WaitListener | None,
+        **options: Any,
+    ) -> batch.BatchRun[_R]:
+        """``batch.run`` on a pool of ``workers`` connections, ``on_wait`` told of rate pauses:
+        the one way deletes, additions and updates go out in batches."""
+        self._transport.ensure_pool(workers)
+        with self._gate.listen(on_wait):
+            return batch.run(items, send, workers=workers, **options)
 
     @staticmethod
     def _not_attempted(text: str, why: str) -> DeleteResult:
@@ -572,18 +568,7 @@ class DictionaryClient(Unpicklable):
     @staticmethod
     def _delete_result(entry_id: str | None, final: _Final) -> DeleteResult:
         consequence = _UNKNOWN_PURGE if entry_id is None else _UNKNOWN_DELETE
-        return DeleteResult(
-            "success" if final.outcome == "success" else "failure",
-            entry_id,
-            http_status=final.http_status,
-            reason=_with_consequence(final, consequence),
-            outcome_unknown=final.outcome == "unknown",
-            attempts=final.attempts,
-            elapsed=final.elapsed,
-            cause=final.cause,
-            code=final.code,
-            vendor_message=final.vendor_message,
-        )
+        return DeleteResult(entry_id=entry_id, **_answered(final, consequence))
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """How long to wait before attempt ``attempt + 1``."""
@@ -730,7 +715,7 @@ class DictionaryClient(Unpicklable):
             token, generation = self._tokens.current(fetch)
         except _NoToken:
             final = failed[0]
-            why = final.reason or "the answer holds no data.encodedJWT"
+            why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             reason = f"could not get a token from {self.host}: {why}; this request was not sent"
             return _Final(
@@ -741,7 +726,7 @@ class DictionaryClient(Unpicklable):
                 final.attempts,
                 final.elapsed,
                 code=final.code,
-                vendor_message=final.vendor_message,
+                vendor_message=_hidden(final.vendor_message, self._secret),
             )
         self._auth.use(token, generation)
         return None
@@ -829,18 +814,36 @@ def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
 
 
 def _add_result(entry: Entry, final: _Final, consequence: str) -> AddResult:
-    return AddResult(
-        final.outcome if final.outcome != "unknown" else "failure",
-        entry,
-        http_status=final.http_status,
-        reason=_with_consequence(final, consequence),
-        outcome_unknown=final.outcome == "unknown",
-        attempts=final.attempts,
-        elapsed=final.elapsed,
-        cause=final.cause,
-        code=final.code,
-        vendor_message=final.vendor_message,
-    )
+    return AddResult(entry=entry, **_answered(final, consequence))
+
+
+def _answered(final: _Final, consequence: str) -> dict[str, Any]:
+    """The fields every result takes from how its request ended (``consequence``: what an
+    unknown outcome means for this kind of request)."""
+    return {
+        "status": "success" if final.outcome == "success" else "failure",
+        "http_status": final.http_status,
+        "reason": _with_consequence(final, consequence),
+        "outcome_unknown": final.outcome == "unknown",
+        "attempts": final.attempts,
+        "elapsed": final.elapsed,
+        "cause": final.cause,
+        "code": final.code,
+        "vendor_message": final.vendor_message,
+    }
+
+
+def _hidden(text: str | None, secret: str) -> str | None:
+    """``text`` (what the token endpoint answered) without the secret key: a server or a proxy
+    page may echo the token request's body, which holds it. An excerpt cut in the middle of
+    the secret loses its visible start too."""
+    if not text:
+        return text
+    for form in dict.fromkeys((secret, json.dumps(secret)[1:-1])):
+        text = text.replace(form, "<hidden>")
+        for size in range(len(form) - 1, 3, -1):
+            text = text.replace(form[:size] + "\u2026", "<hidden>\u2026")
+    return text
 
 
 def _is_int(value: object) -> bool:
@@ -852,8 +855,40 @@ def _was_sent(result: DeleteResult | AddResult | UpdateResult) -> bool:
     return result.attempts > 0
 
 
+def _whole_chunks(
+    results: list[AddResult], chunks: list[list[Entry]], lost: tuple[int, ...]
+) -> list[AddResult]:
+    """A bulk request whose answer was lost acted on all its entries or on none (the sandbox
+    adds all or nothing, and the vendor documents nothing finer). When a listing shows some of
+    a lost chunk's entries and not others, the ones it shows may be someone else's: they stay
+    unknown rather than "verified"."""
+    out = list(results)
+    lost_set = set(lost)
+    start = 0
+    for chunk in chunks:
+        span = [i for i in range(start, start + len(chunk)) if i in lost_set]
+        start += len(chunk)
+        seen = [out[i] for i in span]
+        if any(r.ok for r in seen) and any(not r.ok and not r.outcome_unknown for r in seen):
+            for i in span:
+                if out[i].ok:
+                    out[i] = replace(
+                        out[i],
+                        status="failure",
+                        outcome_unknown=True,
+                        verified=False,
+                        reason="the answer to its bulk request was lost, and a listing "
+                        "afterwards holds this entry but not others sent with it: the request "
+                        "may not have acted, and this entry may be someone else's; not sent "
+                        "again (a restore adds only what is missing)",
+                    )
+    return out
+
+
 def _refused(result: DeleteResult | AddResult | UpdateResult) -> bool:
-    return result.cause is Cause.AUTH
+    """An answer that every later request would get too: refused credentials, or a nonce the
+    service will not take (40008, or 40005 past its re-sends: the clock or the nonce state)."""
+    return result.cause in (Cause.AUTH, Cause.NONCE)
 
 
 def _never_sent_reason(why: str, what: str = "entry") -> str:
@@ -861,9 +896,9 @@ def _never_sent_reason(why: str, what: str = "entry") -> str:
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
-        "auth": f"not attempted: the service refused the credentials for the first "
-        f"{AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key and "
-        "the secret key)",
+        "auth": f"not attempted: the service refused the credentials (or their nonces) for the "
+        f"first {AUTH_STOP_AFTER} requests, so the rest were not sent (check the access key, "
+        "the secret key, and this computer's clock)",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     return reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")

@@ -55,7 +55,9 @@ class Retry:
 
 def retry_after_failure(method: str, kind: FailureKind, sent: bool, reused: bool) -> Retry | None:
     """Whether a request that got no whole answer may be sent again."""
-    if not sent and kind in _NOT_SENT:
+    if not sent and (kind in _NOT_SENT or method == "GET"):
+        # Certainly not sent: nothing happened. A read (the listing) may always go again; for
+        # the rest only the kinds that say so are worth another try.
         return Retry()
     if method in IDEMPOTENT and reused and kind is FailureKind.DROPPED:
         # The classic keep-alive race: the server closed an idle connection as the request

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from ..models import AddResult, Cause, DeleteResult, Entry, UpdateResult
@@ -29,6 +29,8 @@ __all__ = [
     "settle_purge",
     "settle_updates",
 ]
+
+_R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 
 Claim = tuple[Hashable, int]
 """``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
@@ -68,6 +70,27 @@ def _lost(cause: Cause) -> str:
     return f"the answer was lost ({cause.value.replace('_', ' ')})"
 
 
+def _happened(result: _R, why: str) -> _R:
+    """``result`` decided a success by a listing: ``why`` follows "verified by listing: "."""
+    return replace(
+        result,
+        status="success",
+        outcome_unknown=False,
+        verified=True,
+        reason=f"verified by listing: {_lost(result.cause)}, and a listing afterwards {why}",
+    )
+
+
+def _not_happened(result: _R, why: str) -> _R:
+    """``result`` decided a failure by a listing: ``why`` follows the lost answer's cause."""
+    return replace(
+        result,
+        status="failure",
+        outcome_unknown=False,
+        reason=f"{_lost(result.cause)}{why}",
+    )
+
+
 def settle_deletes(
     results: Sequence[DeleteResult],
     before: Mapping[str, Entry] | None,
@@ -93,34 +116,21 @@ def settle_deletes(
         if verdict is None:
             settled.append(result)
         elif verdict:
-            settled.append(
-                replace(
-                    result,
-                    status="success",
-                    outcome_unknown=False,
-                    verified=True,
-                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
-                    "afterwards no longer holds the entry",
-                )
-            )
+            settled.append(_happened(result, "no longer holds the entry"))
         elif result.entry_id in after:
             settled.append(
-                replace(
+                _not_happened(
                     result,
-                    status="failure",
-                    outcome_unknown=False,
-                    reason=f"{_lost(result.cause)}, and a listing afterwards still holds the "
-                    "entry: it was not deleted, so it is safe to retry",
+                    ", and a listing afterwards still holds the entry: it was not deleted, "
+                    "so it is safe to retry",
                 )
             )
         else:
             settled.append(
-                replace(
+                _not_happened(
                     result,
-                    status="failure",
-                    outcome_unknown=False,
-                    reason=f"{_lost(result.cause)}; no such entry: neither the listing before "
-                    "the request nor the one after holds it",
+                    "; no such entry: neither the listing before the request nor the one "
+                    "after holds it",
                 )
             )
     return settled
@@ -135,20 +145,12 @@ def settle_purge(
         return result
     gone = decide([(e.id, -1) for e in before], [e.id for e in before], after)
     if not after:
-        return replace(
-            result,
-            status="success",
-            outcome_unknown=False,
-            verified=True,
-            reason=f"verified by listing: {_lost(result.cause)}, and a listing afterwards is empty",
-        )
+        return _happened(result, "is empty")
     if before and not any(gone):
-        return replace(
+        return _not_happened(
             result,
-            status="failure",
-            outcome_unknown=False,
-            reason=f"{_lost(result.cause)}, and a listing afterwards still holds every entry: "
-            "nothing was deleted, so it is safe to retry",
+            ", and a listing afterwards still holds every entry: nothing was deleted, so it "
+            "is safe to retry",
         )
     return replace(
         result,
@@ -175,24 +177,13 @@ def settle_adds(
         if verdict is None:
             settled.append(result)
         elif verdict:
-            settled.append(
-                replace(
-                    result,
-                    status="success",
-                    outcome_unknown=False,
-                    verified=True,
-                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
-                    "afterwards holds the entry",
-                )
-            )
+            settled.append(_happened(result, "holds the entry"))
         else:
             settled.append(
-                replace(
+                _not_happened(
                     result,
-                    status="failure",
-                    outcome_unknown=False,
-                    reason=f"{_lost(result.cause)}, and a listing afterwards does not hold the "
-                    f"entry: it was not added, so {again}",
+                    f", and a listing afterwards does not hold the entry: it was not added, "
+                    f"so {again}",
                 )
             )
     return settled
@@ -213,24 +204,13 @@ def settle_updates(
             continue
         applied = now.terms == result.new.terms
         if applied:
-            settled.append(
-                replace(
-                    result,
-                    status="success",
-                    outcome_unknown=False,
-                    verified=True,
-                    reason=f"verified by listing: {_lost(result.cause)}, and a listing "
-                    "afterwards holds the new terms",
-                )
-            )
+            settled.append(_happened(result, "holds the new terms"))
         elif result.old is not None and now.terms == result.old.terms:
             settled.append(
-                replace(
+                _not_happened(
                     result,
-                    status="failure",
-                    outcome_unknown=False,
-                    reason=f"{_lost(result.cause)}, and a listing afterwards still holds the "
-                    "old terms: it was not changed, so it is safe to retry",
+                    ", and a listing afterwards still holds the old terms: it was not changed, "
+                    "so it is safe to retry",
                 )
             )
         else:

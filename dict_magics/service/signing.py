@@ -173,8 +173,10 @@ class SharedNonceSource:
         with self._lock:
             if self._shared:
                 try:
-                    held = self._locked().acquire(timeout=RESERVE_TIMEOUT_S)
-                    held.__enter__()
+                    lock = self._locked()
+                    if lock.is_locked:  # a Ctrl-C inside the last release left it held
+                        lock.release(force=True)
+                    held = lock.acquire(timeout=RESERVE_TIMEOUT_S)
                 except OSError as exc:  # a read-only folder, a symbolic link, a lock held
                     self._shared = False
                     _warn_once(self._folder, exc)
@@ -185,6 +187,9 @@ class SharedNonceSource:
                         held.__exit__(None, None, None)
                         self._shared = False
                         _warn_once(self._folder, exc)
+                    except BaseException:  # Ctrl-C mid-draw: a kernel lives on, so must the lock
+                        held.__exit__(None, None, None)
+                        raise
                     else:
                         try:
                             yield str(value)
@@ -224,7 +229,9 @@ class SharedNonceSource:
             localdata.private_folder(self._folder.parent)  # the data folder, 0700 too
             localdata.private_folder(self._folder)
             path = self._folder / f"{self._name}.lock"
-            self._file_lock = FileLock(path, mode=0o600)
+            # One lease at a time per source (``_lock``): a hold seen at the next lease, from
+            # any thread, is a leftover to release.
+            self._file_lock = FileLock(path, mode=0o600, thread_local=False)
         return self._file_lock
 
     def _note_damage(self, path: Path) -> None:
