@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 import pytest
+from conftest import point_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
@@ -68,9 +69,7 @@ def found(report: LintReport) -> set[tuple[str, tuple[str, ...]]]:
 @pytest.fixture
 def seeded(monkeypatch: pytest.MonkeyPatch) -> Any:
     with SandboxServer(SEED) as server:
-        for name, value in server.env().items():
-            monkeypatch.setenv(name, value)
-        yield server
+        yield point_at(monkeypatch, server)
 
 
 def run(ip: Any, cell: str) -> Any:

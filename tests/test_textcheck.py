@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import point_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
@@ -209,9 +210,7 @@ def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
 @pytest.fixture
 def seeded(monkeypatch: pytest.MonkeyPatch) -> Any:
     with SandboxServer(ENTRIES) as server:
-        for name, value in server.env().items():
-            monkeypatch.setenv(name, value)
-        yield server
+        yield point_at(monkeypatch, server)
 
 
 def run(ip: Any, cell: str) -> Any:
