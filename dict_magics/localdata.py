@@ -179,6 +179,12 @@ class NewFile:
         self._fd = fd
         self._synced: Future[None] | None = None
 
+    @property
+    def syncing(self) -> Future[None] | None:
+        """The sync under way on the sync thread (``start_new(background=True)``), or done;
+        ``None`` while nothing has started it (``wait()`` syncs on the calling thread)."""
+        return self._synced
+
     def _sync_here(self) -> None:
         try:
             _sync_data(self._fd)

@@ -297,7 +297,7 @@ class _Run:
 
         with self.trail:
             if len(ids) == 1:
-                ready = self._kept.result if isinstance(self._kept, SnapshotUnderWay) else None
+                ready = self._kept.on_disk if isinstance(self._kept, SnapshotUnderWay) else None
                 try:
                     return self.noted(self.client.delete_entry(ids[0], ready=ready))
                 except RequestInterrupted as stopped:

@@ -17,6 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -46,7 +47,7 @@ from . import batch, retry
 from .answers import Verdict, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
 from .batch import AUTH_STOP_AFTER
-from .interrupts import RequestInterrupted, guarded
+from .interrupts import HeldCtrlC, RequestInterrupted
 from .paths import (
     API_PREFIX,
     check_id,
@@ -59,7 +60,7 @@ from .paths import (
 from .ratelimit import RATE_LIMIT_PATIENCE, RateGate, Ticket, WaitListener
 from .settle import settle_adds
 from .signing import SignedAuth
-from .transport import ANSWER_LIMIT, LISTING_LIMIT, Transport
+from .transport import ANSWER_LIMIT, LISTING_LIMIT, Gate, NotSent, Transport
 
 if TYPE_CHECKING:
     import requests
@@ -246,7 +247,7 @@ class DictionaryClient(Unpicklable):
     # -- public operations ---------------------------------------------------------------
 
     def delete_entry(
-        self, entry_id: str | int, *, ready: Callable[[], object] | None = None
+        self, entry_id: str | int, *, ready: Future[Any] | None = None
     ) -> DeleteResult:
         """Delete one entry. Raises ``InvalidIdError`` (before any request) for a bad id.
 
@@ -254,24 +255,26 @@ class DictionaryClient(Unpicklable):
         one deadline), then raises ``RequestInterrupted`` (a ``KeyboardInterrupt``) carrying
         the true result, so a loop stops and nothing is left unknown that need not be.
 
-        ``ready()`` is called before each attempt's first byte goes out, once connected and
-        signed (so a snapshot being synced meanwhile costs no extra time); if it raises, that
-        exception propagates and nothing was sent.
+        ``ready`` (a ``concurrent.futures.Future``) must be done before each attempt's first
+        byte goes out; it is waited for once connected and signed (so a snapshot being synced
+        meanwhile costs no extra time). If it raised, that exception propagates and nothing
+        was sent.
         """
         text = check_id(entry_id)
-        return guarded(lambda stop: self._delete_one(text, stop, ready))
+        with HeldCtrlC() as held:
+            held.result = self._delete_one(text, held.stop.is_set, _gate(ready, held))
+        return held.result
 
-    def delete_all(self, *, ready: Callable[[], object] | None = None) -> DeleteResult:
+    def delete_all(self, *, ready: Future[Any] | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
 
         Ctrl-C and ``ready`` behave as for ``delete_entry``.
         """
-
-        def purge(stop: Callable[[], bool]) -> DeleteResult:
-            final = self._exchange("DELETE", purge_path(), stop=stop, ready=ready)
-            return self._delete_result(None, final)
-
-        return guarded(purge)
+        with HeldCtrlC() as held:
+            stop, gate = held.stop.is_set, _gate(ready, held)
+            final = self._exchange("DELETE", purge_path(), stop=stop, gate=gate)
+            held.result = self._delete_result(None, final)
+        return held.result
 
     def delete_entries(
         self,
@@ -340,12 +343,10 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
         check_entries([entry])
         body = json.dumps(entry.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
-
-        def add(stop: Callable[[], bool]) -> AddResult:
-            final = self._exchange("POST", LIST_PATH, body=body, stop=stop)
-            return _add_result(entry, final, _UNKNOWN_ADD)
-
-        return guarded(add)
+        with HeldCtrlC() as held:
+            final = self._exchange("POST", LIST_PATH, body=body, stop=held.stop.is_set)
+            held.result = _add_result(entry, final, _UNKNOWN_ADD)
+        return held.result
 
     def add_entries(
         self,
@@ -453,7 +454,9 @@ class DictionaryClient(Unpicklable):
         ``delete_entry``.
         """
         text, new = _checked_update(entry_id, entry)
-        return guarded(lambda stop: self._update_one((text, new, old), stop))
+        with HeldCtrlC() as held:
+            held.result = self._update_one((text, new, old), held.stop.is_set)
+        return held.result
 
     def update_entries(
         self,
@@ -560,9 +563,9 @@ class DictionaryClient(Unpicklable):
     # -- one request, with retries ---------------------------------------------------------------
 
     def _delete_one(
-        self, text: str, stop: Callable[[], bool], ready: Callable[[], object] | None = None
+        self, text: str, stop: Callable[[], bool], gate: Gate | None = None
     ) -> DeleteResult:
-        final = self._exchange("DELETE", entry_path(text), stop=stop, ready=ready)
+        final = self._exchange("DELETE", entry_path(text), stop=stop, gate=gate)
         return self._delete_result(text, final)
 
     @staticmethod
@@ -588,7 +591,7 @@ class DictionaryClient(Unpicklable):
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
-        ready: Callable[[], object] | None = None,
+        gate: Gate | None = None,
         bare: bool = False,
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
@@ -611,7 +614,6 @@ class DictionaryClient(Unpicklable):
         nonce_refusals = 0  # attempts answered 40005
         attempt = 0
         verdict: Verdict | None = None
-        before_sending = None if ready is None else _then_unless_stopped(ready, stop)
         while True:
             if tokens is not None:
                 refusal = self._use_token(stop)
@@ -633,10 +635,10 @@ class DictionaryClient(Unpicklable):
                     body=body,
                     limit=limit,
                     timeout=self.timeout,
-                    ready=before_sending,
+                    gate=gate,
                     auth=_PLAIN if bare else None,
                 )
-            except _StoppedBeforeSending:
+            except NotSent:
                 attempt -= 1  # not one byte of it went out
                 if verdict is None:
                     return _never_sent(started, _BEFORE_SENDING)
@@ -921,22 +923,11 @@ class _NoToken(Exception):
 _PLAIN = PlainJSON()
 
 
-class _StoppedBeforeSending(Exception):
-    """Ctrl-C (or cancel) came while ``ready`` was waited for: the request is not sent."""
-
-
-def _then_unless_stopped(
-    ready: Callable[[], object], stop: Callable[[], bool]
-) -> Callable[[], None]:
-    """``ready()``, then a last look at ``stop()``: Ctrl-C pressed while a snapshot was being
-    saved still stops the request, as no byte of it has gone out yet."""
-
-    def before_sending() -> None:
-        ready()
-        if stop():
-            raise _StoppedBeforeSending
-
-    return before_sending
+def _gate(ready: Future[Any] | None, held: HeldCtrlC) -> Gate | None:
+    """What the transport waits for before the first byte: ``ready`` done, then a last look at
+    Ctrl-C (pressed while a snapshot was being saved, it still stops the request: no byte of it
+    has gone out yet)."""
+    return None if ready is None else Gate(ready, held.stop)
 
 
 def _with_consequence(final: _Final, consequence: str) -> str | None:

@@ -1,9 +1,13 @@
 """Ctrl-C and a request in flight: a mutating request is never cut off half-way.
 
-Only the main thread receives Ctrl-C. ``guarded(run)`` runs one request there with Ctrl-C only
-noted (when Python's own handler is installed), or on a helper thread while the main thread
-waits through further interrupts; either way the request ends (within its deadline) and then
-``RequestInterrupted`` carries its true result, so nothing is left unknown that need not be.
+Only the main thread receives Ctrl-C. ``with HeldCtrlC() as held:`` around one request holds
+Ctrl-C back while it runs: the SIGINT handler found is swapped for one that only sets
+``held.stop`` (a ``threading.Event`` the request reads as data: a request not sent yet is not
+sent), and on leaving the block the handler is put back and the Ctrl-C delivered, once the
+request has ended (within its deadline): Python's own handler as ``RequestInterrupted``
+carrying the true result (``held.result``), another handler called then (a ``KeyboardInterrupt``
+it raises becomes ``RequestInterrupted`` too), the default action taken then. So nothing is left
+unknown that need not be, and the request is never handed to another thread or called back.
 """
 
 from __future__ import annotations
@@ -11,14 +15,13 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..workers import helper
-
 if TYPE_CHECKING:
-    from .models import AddResult, DeleteResult
+    from ..models import AddResult, DeleteResult, UpdateResult
 
-__all__ = ["RequestInterrupted", "guarded", "never", "wait_through_interrupts"]
+__all__ = ["HeldCtrlC", "RequestInterrupted", "wait_through_interrupts"]
 
 
 class RequestInterrupted(KeyboardInterrupt):
@@ -28,7 +31,7 @@ class RequestInterrupted(KeyboardInterrupt):
     answer was on its way), and the message shows it.
     """
 
-    def __init__(self, result: DeleteResult | AddResult) -> None:
+    def __init__(self, result: DeleteResult | AddResult | UpdateResult) -> None:
         super().__init__()
         self.result = result
 
@@ -36,41 +39,54 @@ class RequestInterrupted(KeyboardInterrupt):
         return f"interrupted after the request in flight ended: {self.result}"
 
 
-def guarded(run: Callable[[Callable[[], bool]], Any]) -> Any:
-    """Run one mutating request so that Ctrl-C (which only the main thread receives) cannot
-    cut it off half-way: on the main thread, with Ctrl-C held back while it runs (when
-    Python's own handler is installed), else on a helper thread."""
-    if threading.current_thread() is not threading.main_thread():
-        return run(never)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        return _holding_ctrl_c(run)
-    stopped = threading.Event()
-    future = helper("request").submit(run, stopped.is_set)  # one request at a time
-    try:
-        return future.result()
-    except KeyboardInterrupt:
-        stopped.set()
-    result = wait_through_interrupts(future.result)
-    raise RequestInterrupted(result)
+class HeldCtrlC:
+    """Ctrl-C held back around one mutating request on this thread (see the module's text).
 
+    ``stop`` is set at Ctrl-C; the block stores its request's result in ``result``. Off the
+    main thread (no Ctrl-C arrives there), and where SIGINT is ignored or handled outside
+    Python, nothing is swapped and ``stop`` is never set.
+    """
 
-def _holding_ctrl_c(run: Callable[[Callable[[], bool]], Any]) -> Any:
-    """``run(stop)`` on the main thread with Ctrl-C only noted (``stop()`` turns true), then
-    ``RequestInterrupted`` with its result. No thread hand-off: a request per cell costs less."""
-    pressed = threading.Event()
-    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
-    try:
-        result = run(pressed.is_set)
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if pressed.is_set():
-        raise RequestInterrupted(result)
-    return result
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.result: Any = None
+        self._found: Callable[[int, FrameType | None], Any] | int | None = None
+        self._frame: FrameType | None = None
 
+    def __enter__(self) -> HeldCtrlC:
+        if threading.current_thread() is threading.main_thread():
+            found = signal.getsignal(signal.SIGINT)
+            if found is not None and found is not signal.SIG_IGN:
+                self._found = found
+                signal.signal(signal.SIGINT, self._noted)
+        return self
 
-def never() -> bool:
-    """A ``stop`` that never asks to stop (off the main thread, Ctrl-C cannot arrive)."""
-    return False
+    def _noted(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stop.is_set():
+            self._frame = frame
+        self.stop.set()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        found, self._found = self._found, None
+        if found is None:
+            return
+        signal.signal(signal.SIGINT, found)
+        if kind is not None or not self.stop.is_set():
+            return  # an exception of the request's own goes out as it is
+        if found is signal.default_int_handler:
+            raise RequestInterrupted(self.result)
+        if found is signal.SIG_DFL or not callable(found):
+            signal.raise_signal(signal.SIGINT)  # the default action, now the request has ended
+            return
+        try:
+            found(signal.SIGINT, self._frame)
+        except KeyboardInterrupt:
+            raise RequestInterrupted(self.result) from None
 
 
 def wait_through_interrupts(wait: Callable[[], Any]) -> Any:
