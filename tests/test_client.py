@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service import retry
+from dict_magics.service import answers
 from dict_magics.service.client import DictionaryClient
 from dict_magics.service.paths import API_PREFIX
 from dict_magics.service.signing import sign
@@ -351,7 +351,7 @@ def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:
 def test_retry_after_header_forms() -> None:
     from email.utils import formatdate
 
-    from dict_magics.service.retry import parse_retry_after
+    from dict_magics.service.answers import parse_retry_after
 
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after(" 0.5 ") == 0.5
@@ -426,7 +426,7 @@ def test_connection_refused_then_service_comes_up() -> None:
 def test_retry_policy_after_network_failures(
     method: str, kind: FailureKind, sent: bool, reused: bool, again: bool
 ) -> None:
-    decision = retry.retry_after_failure(method, kind, sent, reused)
+    decision = answers.retry_after_failure(method, kind, sent, reused)
     assert (decision is not None) == again
     if decision is not None:
         # Only a request that may have left can have been acted on.
@@ -453,7 +453,7 @@ def test_retry_policy_after_network_failures(
 def test_retry_policy_after_statuses(
     method: str, status: int, again: bool, maybe_applied: bool
 ) -> None:
-    decision = retry.retry_after_status(method, status, {"retry-after": "2"})
+    decision = answers.retry_after_status(method, status, {"retry-after": "2"})
     assert (decision is not None) == again
     if decision is not None:
         assert decision.maybe_applied == maybe_applied
@@ -473,7 +473,7 @@ def test_retry_policy_after_statuses(
     ],
 )
 def test_nonce_reuse_is_recognised(message: str, reused: bool) -> None:
-    assert retry.is_nonce_reused(message) == reused
+    assert answers.is_nonce_reused(message) == reused
 
 
 def taken(sandbox: SandboxServer) -> list:

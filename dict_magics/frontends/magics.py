@@ -610,7 +610,7 @@ class DictMagics(Magics):
             raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
         if formatter.marker in (args.profile or ""):
             raise UsageError(_NOT_ALONE)
-        from ..operations.user_input import split_args
+        from ..operations.context import split_args
 
         with _user_errors():
             return args, formatter.restore(split_args(args.ids))

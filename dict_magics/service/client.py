@@ -1,8 +1,8 @@
 """The dictionary client: every operation of the service, with retries and honest results.
 
 Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
-``transport`` (one attempt, one deadline), reads each answer with ``answers``, asks ``retry``
-whether to try again, keeps Ctrl-C from cutting a request off (``interrupts``), and words what
+``transport`` (one attempt, one deadline), reads each answer with ``answers`` (which also says
+whether to try again), keeps Ctrl-C from cutting a request off (``interrupts``), and words what
 happened. A deletion or an addition always comes back as a result whose ``outcome`` is
 ``success`` only when the service said so, ``failure`` only when the service certainly did not
 act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
@@ -43,8 +43,8 @@ from ..models import (
 )
 from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
-from . import batch, retry
-from .answers import Verdict, judge, parse_listing
+from . import batch
+from .answers import IDEMPOTENT, Verdict, delay, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
 from .batch import AUTH_STOP_AFTER
 from .interrupts import HeldCtrlC, RequestInterrupted
@@ -135,7 +135,7 @@ class DictionaryClient(Unpicklable):
 
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
-    ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
+    ``answers``), each time with a fresh nonce and signature; ``workers`` sizes the connection
     pool. ``nonces`` is the nonce source (by default the one shared by every process that uses
     this access key).
 
@@ -575,7 +575,7 @@ class DictionaryClient(Unpicklable):
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """How long to wait before attempt ``attempt + 1``."""
-        return retry.delay(
+        return delay(
             attempt,
             retry_after=retry_after,
             base=self.backoff,
@@ -670,7 +670,7 @@ class DictionaryClient(Unpicklable):
                 # service acted on it: a later "no such entry" proves nothing, and a POST is
                 # not sent again.
                 earlier = (attempt, verdict)
-                if method in retry.IDEMPOTENT:
+                if method in IDEMPOTENT:
                     continue
                 return self._settle(verdict, earlier, attempt, started, "")
             again = verdict.again

@@ -7,7 +7,7 @@ follows a redirect, asks for an uncompressed answer, and reads at most ``limit``
 One deadline covers the whole attempt, from sending to the last byte of the answer: a watchdog
 shuts the socket when it expires, so a server that drips its headers or floods ``100
 Continue`` lines cannot hold a call past it. Whether to try again, and how to word what
-happened, is for ``retry`` and the client: nothing here is prose for people.
+happened, is for ``answers`` and the client: nothing here is prose for people.
 """
 
 from __future__ import annotations
