@@ -2,7 +2,7 @@
 
 Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
 ``transport`` (one attempt, one deadline), reads each answer with ``answers`` (which also says
-whether to try again), keeps Ctrl-C from cutting a request off (``interrupts``), and words what
+whether to try again), keeps Ctrl-C from cutting a request off (``batch.HeldCtrlC``), and words what
 happened. A deletion or an addition always comes back as a result whose ``outcome`` is
 ``success`` only when the service said so, ``failure`` only when the service certainly did not
 act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
@@ -46,8 +46,7 @@ from ..models.terms import entry_problems
 from . import batch
 from .answers import IDEMPOTENT, Verdict, delay, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
-from .batch import AUTH_STOP_AFTER
-from .interrupts import HeldCtrlC, RequestInterrupted
+from .batch import AUTH_STOP_AFTER, HeldCtrlC, RequestInterrupted
 from .paths import (
     API_PREFIX,
     check_id,
