@@ -2,8 +2,8 @@
 
 Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
 ``transport`` (one attempt, one deadline), reads each answer with ``answers`` (which also says
-whether to try again), keeps Ctrl-C from cutting a request off (``batch.HeldCtrlC``), and words what
-happened. A deletion or an addition always comes back as a result whose ``outcome`` is
+whether to try again), keeps Ctrl-C from cutting a request off (``batch.HeldCtrlC``), and words
+what happened. A deletion or an addition always comes back as a result whose ``outcome`` is
 ``success`` only when the service said so, ``failure`` only when the service certainly did not
 act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
 option), before any request, and for a listing it cannot produce (``ServiceError``).
