@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageProblem
 from ..models.secret import Secret
-from ..operations.context import OperationSettings
-from ..operations.user_input import split_args
+from ..operations.context import OperationSettings, split_args
 from .cli_input import (
     ids_to_retry,
     is_terminal,

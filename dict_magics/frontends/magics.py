@@ -610,7 +610,7 @@ class DictMagics(Magics):
             raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
         if formatter.marker in (args.profile or ""):
             raise UsageError(_NOT_ALONE)
-        from ..operations.user_input import split_args
+        from ..operations.context import split_args
 
         with _user_errors():
             return args, formatter.restore(split_args(args.ids))
@@ -828,16 +828,20 @@ class DictMagics(Magics):
         """
         from ..errors import DeletionFailedError
         from ..operations.delete import delete, interruption
-        from .progress import BarSink
 
         args, ids = self._ids(line, local_ns)
         settings = self._settings(args.profile, args.workers, not args.no_snapshot)
+        progress = None
+        if len(ids) > 1:  # one id is one request: no bar to show
+            from .progress import BarSink
+
+            progress = BarSink(shell=self.shell)
         try:
             with _user_errors():
                 result = delete(
                     settings,
                     ids,
-                    progress=BarSink(shell=self.shell),
+                    progress=progress,
                     dry_run=args.dry_run,
                     warn=_warn,
                 )
