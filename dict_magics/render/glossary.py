@@ -12,16 +12,26 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import COLOUR, SYMBOL, clean, count, outcome_box, outcome_item
+from .words import COLOUR, SYMBOL, clean, count, named_ids, outcome_box, outcome_item
 
 if TYPE_CHECKING:
-    from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
+    from ..models import (
+        AddResult,
+        ChangePreview,
+        Entry,
+        ExportResult,
+        NoChange,
+        SyncPlan,
+        SyncResult,
+    )
 
 __all__ = [
     "add_html",
     "add_text",
     "export_html",
     "export_text",
+    "no_change_html",
+    "no_change_text",
     "plan_html",
     "plan_text",
     "preview_html",
@@ -252,11 +262,40 @@ def preview_text(preview: ChangePreview) -> str:
         )
     else:
         line = f"dry run: would add {new} at {preview.host}"
-    if preview.alongside:
-        ids = ", ".join(clean(e.id) for e in preview.alongside)
-        line += f" (entry {ids} already has this source term: it would make a conflict)"
+    twins = [e.id for e in preview.alongside if e.to_text == preview.new.to_text]
+    others = [e.id for e in preview.alongside if e.to_text != preview.new.to_text]
+    if others:
+        has = "has" if len(others) == 1 else "have"
+        line += f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
+    if twins:
+        has = "holds" if len(twins) == 1 else "hold"
+        line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
     return line + "; nothing was sent"
 
 
 def preview_html(preview: ChangePreview) -> str:
     return f'<div class="dict-magics-dry-run">{escape(preview_text(preview))}</div>'
+
+
+def no_change_text(result: NoChange) -> str:
+    """An add or an update that had nothing to do: which entry already holds the terms."""
+    what = clean(result.entry.describe())
+    many = len(result.existing) != 1
+    if result.operation == "add":
+        has = "hold" if many else "holds"
+        return (
+            f"{SYMBOL['absent']} not added: {named_ids(result.ids)} at {result.host} already "
+            f"{has} {what} (another copy would be a duplicate); nothing was sent"
+        )
+    return (
+        f"{SYMBOL['absent']} no change: {named_ids(result.ids)} at {result.host} already "
+        f"{'read' if many else 'reads'} {what}; nothing was sent"
+    )
+
+
+def no_change_html(result: NoChange) -> str:
+    colour = COLOUR["absent"]
+    return (
+        f'<div class="dict-magics-result dict-magics-unchanged" style="color:{colour}">'
+        f"{escape(no_change_text(result))}</div>"
+    )

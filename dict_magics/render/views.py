@@ -17,6 +17,7 @@ from ..models import (
     EntryList,
     ExportResult,
     LintReport,
+    NoChange,
     RestoreResult,
     SnapshotList,
     SyncPlan,
@@ -32,6 +33,8 @@ from .glossary import (
     add_text,
     export_html,
     export_text,
+    no_change_html,
+    no_change_text,
     plan_html,
     plan_text,
     preview_html,
@@ -72,5 +75,6 @@ def load() -> None:
     register(ExportResult, text=export_text, html=export_html)
     register(AddResult, text=add_text, html=add_html)
     register(ChangePreview, text=preview_text, html=preview_html)
+    register(NoChange, text=no_change_text, html=no_change_html)
     register(LintReport, text=lint_text, html=lint_html, pretty=lint_pretty)
     register(CheckReport, text=check_text, html=check_html, pretty=check_pretty)

@@ -1,0 +1,181 @@
+"""Defects a reviewer and a new user found: a re-run add or update that has nothing to do, ids
+named with the noun that agrees with them, hints for a Chinese code, truthful words for a request
+that never connected, token auth in the credentials check, the views of an ``AddBatch``, a late
+service after a timeout, and ``--json`` that keeps terminal-steering characters as escapes.
+
+Real parts only: the sandbox over loopback, the command line as a subprocess, a real IPython
+shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import point_at
+from IPython.utils.capture import capture_output
+
+from dict_magics.models import AddResult, Entry, NoChange, UpdateResult
+from dict_magics.operations.add import add
+from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.listing import list_entries
+from dict_magics.operations.update import update
+from dict_magics.sandbox import SandboxServer
+
+ONE = OperationSettings(workers=1)
+
+
+def cli(server: SandboxServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **server.env()}
+    return subprocess.run(
+        [sys.executable, "-m", "dict_magics", *args],
+        capture_output=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+
+
+def changes(server: SandboxServer) -> list[str]:
+    """The requests that could change the dictionary (everything but listings and tokens)."""
+    return [f"{r.method} {r.path}" for r in server.requests if r.method not in ("GET",)]
+
+
+@pytest.fixture
+def three(monkeypatch: pytest.MonkeyPatch):
+    with SandboxServer(3) as server:
+        yield point_at(monkeypatch, server)
+
+
+# -- 1. an exact duplicate is not added again; ids are counted in words -------------------------
+
+
+def test_adding_the_same_four_terms_again_sends_nothing_and_names_the_entry(
+    three: SandboxServer,
+) -> None:
+    first = add(ONE, "en", "Friday", "de", "Freitag")
+    assert isinstance(first, AddResult) and first.ok
+    three.clear_log()
+    again = add(ONE, "en", "Friday", "de", "Freitag")
+    assert isinstance(again, NoChange) and again.ok and again.ids == [first.entry.id]
+    assert again.entry == first.entry  # its id, as after an add that was sent
+    assert changes(three) == []  # no POST: a re-run cell is harmless
+    text = str(again)
+    assert f"entry {first.entry.id}" in text and "already holds" in text
+    assert "duplicate" in text and "conflict" not in text and "nothing was sent" in text
+    assert sum(e.terms == first.entry.terms for e in three.entries.values()) == 1
+    # A dry run says the same, and so does the command line (exit 0, JSON outcome unchanged).
+    assert isinstance(add(ONE, "en", "Friday", "de", "Freitag", dry_run=True), NoChange)
+    proc = cli(three, "--json", "add", "en", "Friday", "de", "Freitag")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["outcome"] == "unchanged" and data["ok"] is True and data["id"] == first.entry.id
+    assert data["attempts"] == 0 and changes(three) == []
+
+
+def test_the_panel_may_still_add_a_copy_it_confirmed(three: SandboxServer) -> None:
+    add(ONE, "en", "Friday", "de", "Freitag")
+    said: list[str] = []
+    copy = add(ONE, "en", "Friday", "de", "Freitag", duplicate=True, warn=said.append)
+    assert isinstance(copy, AddResult) and copy.ok
+    assert said and "holds these four terms" in said[0] and "duplicate" in said[0]
+
+
+def test_a_conflict_warning_counts_the_entries_it_names(three: SandboxServer) -> None:
+    said: list[str] = []
+    a = add(ONE, "en", "Friday", "de", "Freitag")
+    b = add(ONE, "en", "Friday", "de", "Freitag!", warn=said.append)
+    assert b.ok and said == [
+        f"entry {a.entry.id} already translates 'Friday' (en\u2192de) to another term; adding "
+        "this one makes a conflict (an update changes an entry in place)"
+    ]
+    said.clear()
+    add(ONE, "en", "Friday", "de", "Fr.", warn=said.append)
+    assert said[0].startswith(f"entries {a.entry.id} and {b.entry.id} already translate 'Friday'")
+    preview = add(ONE, "en", "Friday", "de", "Fri", dry_run=True)
+    assert "entries" in str(preview) and "already have this source term" in str(preview)
+
+
+def displayed(ip, name: str) -> dict[str, str]:
+    """What a notebook shows for the variable ``name``: ``display()`` in the real shell."""
+    with capture_output() as cap:
+        ip.run_cell(f"from IPython.display import display\ndisplay({name})")
+    (out,) = cap.outputs
+    return out.data
+
+
+def test_a_repeated_add_in_a_notebook_shows_what_is_already_there(ip, three: SandboxServer) -> None:
+    point = 'en "purchase order" de Bestellung'
+    ip.run_line_magic("dict_add", point)
+    ip.run_cell(f"again = %dict_add {point}")
+    assert isinstance(ip.user_ns["again"], NoChange)
+    shown = displayed(ip, "again")
+    assert "dict-magics-unchanged" in shown["text/html"] and "already holds" in shown["text/html"]
+    assert "not added" in shown["text/plain"]
+
+
+# -- 2. an update that changes nothing ----------------------------------------------------------
+
+
+def test_the_same_update_twice_is_no_change_exit_0_without_a_put_or_snapshot(
+    three: SandboxServer,
+) -> None:
+    from dict_magics.operations.snapshots import list_snapshots
+
+    done = update(ONE, "2", to_text="Faktura")
+    assert isinstance(done, UpdateResult) and done.ok
+    kept = len(list_snapshots())
+    three.clear_log()
+    again = update(ONE, "2", to_text="Faktura")
+    assert isinstance(again, NoChange) and again.ok and again.ids == ["2"]
+    assert "no change" in str(again) and "entry 2" in str(again)
+    assert changes(three) == [] and len(list_snapshots()) == kept
+    proc = cli(three, "update", "2", "--to-text", "Faktura")
+    assert proc.returncode == 0 and "no change" in proc.stdout, proc.stderr
+    assert changes(three) == [] and len(list_snapshots()) == kept
+
+
+def test_a_no_change_judged_on_a_stale_listing_is_checked_afresh(three: SandboxServer) -> None:
+    """The cached listing says entry 2 already reads so; someone changed it since: the PUT goes."""
+    update(ONE, "2", to_text="Faktura")
+    list_entries(ONE)  # the cache now holds entry 2 as "Faktura"
+    three.add_entries([Entry("2", "en", "invoice", "de", "Rechnung")])  # changed behind our back
+    result = update(ONE, "2", to_text="Faktura")
+    assert isinstance(result, UpdateResult) and result.ok
+    assert three.entry("2").to_text == "Faktura"
+
+
+# -- 8. --json keeps terminal-steering characters as escapes ------------------------------------
+
+
+HOSTILE = Entry("9", "en", "bidi \u202eevil\u2066", "de", "c1 \x9b31m \x7f \u2028 \u200b \u91d1")
+
+
+@pytest.mark.parametrize("args", [["--json", "list"], ["delete", "9", "--jsonl"]])
+def test_json_output_escapes_bidi_and_control_characters(
+    three: SandboxServer, args: list[str]
+) -> None:
+    three.add_entries([HOSTILE])
+    proc = cli(three, *args)
+    assert proc.returncode == 0, proc.stderr
+    raw = ("\u202e", "\u2066", "\x9b", "\x7f", "\u2028", "\u200b")
+    assert not any(ch in proc.stdout for ch in raw), ascii(proc.stdout)
+    assert "\\u202e" in proc.stdout and "\u91d1" in proc.stdout  # readable text stays as is
+    if "--json" in args:
+        (got,) = [e for e in json.loads(proc.stdout)["entries"] if str(e["id"]) == "9"]
+    else:
+        got = next(json.loads(line) for line in proc.stdout.splitlines())["entry"]
+    assert (got["fromText"], got["toText"]) == (HOSTILE.from_text, HOSTILE.to_text)
+
+
+def test_the_lint_magic_json_escapes_bidi_too(ip, three: SandboxServer) -> None:
+    three.add_entries([HOSTILE, Entry("10", *HOSTILE.terms)])  # a duplicate names its terms
+    with capture_output() as cap:
+        ip.run_line_magic("dict_lint", "--json")
+    assert "\u202e" not in cap.stdout and "\\u202e" in cap.stdout
+    assert json.loads(cap.stdout)["findings"]
