@@ -179,3 +179,28 @@ def test_the_lint_magic_json_escapes_bidi_too(ip, three: SandboxServer) -> None:
         ip.run_line_magic("dict_lint", "--json")
     assert "\u202e" not in cap.stdout and "\\u202e" in cap.stdout
     assert json.loads(cap.stdout)["findings"]
+
+
+# -- 3. a language filter the service would not know -------------------------------------------
+
+
+def test_a_chinese_code_without_region_says_which_codes_are_valid(three: SandboxServer) -> None:
+    from dict_magics.errors import UsageProblem
+    from dict_magics.operations.textcheck import check_text
+
+    with pytest.raises(UsageProblem, match=r"fromLang 'zh' is not a language code \(Chinese is "):
+        list_entries(ONE, from_lang="zh")
+    with pytest.raises(UsageProblem, match=r"did you mean zh-CN\?"):
+        list_entries(ONE, to_lang="zh_cn")
+    with pytest.raises(UsageProblem, match=r"ISO 639-1 codes \(en, ja, de, \.\.\.\), and zh-CN"):
+        check_text(ONE, "金曜日です。", from_lang="xx")
+    assert [e.id for e in list_entries(ONE, from_lang="zh-CN")] == ["3"]
+    assert len(list_entries(ONE, from_lang="de")) == 0  # a valid code: an empty list, no error
+    proc = cli(three, "list", "--from-lang", "zh")
+    assert proc.returncode == 2 and "zh-CN or zh-TW" in proc.stderr, proc.stderr
+
+
+def test_a_listed_entry_with_a_bad_code_is_still_found_by_it(three: SandboxServer) -> None:
+    """Lint reports entries with codes such as ``zh``; filtering by that code must find them."""
+    three.add_entries([Entry("8", "zh", "你好", "en", "hello")])
+    assert [e.id for e in list_entries(ONE, from_lang="zh")] == ["8"]
