@@ -204,3 +204,26 @@ def test_a_listed_entry_with_a_bad_code_is_still_found_by_it(three: SandboxServe
     """Lint reports entries with codes such as ``zh``; filtering by that code must find them."""
     three.add_entries([Entry("8", "zh", "你好", "en", "hello")])
     assert [e.id for e in list_entries(ONE, from_lang="zh")] == ["8"]
+
+
+# -- 4. a request that never connected, tried four times ----------------------------------------
+
+
+def test_a_refused_connection_tried_four_times_is_worded_truthfully() -> None:
+    """The reason once said "nothing was sent; gave up after 4 attempts": four attempts were
+    made, none reached the service. A closed port on loopback refuses every connection."""
+    import socket
+
+    from dict_magics.service.client import DictionaryClient
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        client = DictionaryClient(f"http://127.0.0.1:{port}", "a", "s", backoff=0.01)
+        result = client.delete_entry("42")
+    assert result.outcome == "failure" and result.attempts == 4, result
+    assert "nothing was sent" not in result.reason
+    assert result.reason == (
+        f"could not connect to 127.0.0.1:{port} (connection refused), so the request never "
+        "reached the service; gave up after 4 attempts"
+    )
