@@ -227,3 +227,29 @@ def test_a_refused_connection_tried_four_times_is_worded_truthfully() -> None:
         f"could not connect to 127.0.0.1:{port} (connection refused), so the request never "
         "reached the service; gave up after 4 attempts"
     )
+
+
+# -- 5. the credentials check after a login uses the auth asked for ------------------------------
+
+
+def test_the_check_after_a_login_with_token_auth_uses_a_token(
+    memory_keyring, sandbox: SandboxServer
+) -> None:
+    from dict_magics.operations.login import login
+    from dict_magics.operations.prompts import ScriptedPrompter
+
+    settings = OperationSettings(profile="tok", auth="token")
+    sandbox.clear_log()
+    result = login(
+        settings,
+        ScriptedPrompter([]),
+        base_url=sandbox.url,
+        access_key=sandbox.access_key,
+        secret_key=sandbox.secret_key,
+        check=True,
+    )
+    assert result.check is not None and result.check.works is True, result.check
+    assert sandbox.tokens_issued == 1
+    listings = [r for r in sandbox.requests if r.path == "/api/v1/dictionary"]
+    assert listings and all("signature" not in r.headers for r in listings)
+    assert all("Authorization" in r.headers for r in listings)  # the Bearer token (redacted)
