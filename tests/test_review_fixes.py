@@ -253,3 +253,29 @@ def test_the_check_after_a_login_with_token_auth_uses_a_token(
     listings = [r for r in sandbox.requests if r.path == "/api/v1/dictionary"]
     assert listings and all("signature" not in r.headers for r in listings)
     assert all("Authorization" in r.headers for r in listings)  # the Bearer token (redacted)
+
+
+# -- 6. an AddBatch shows itself like every other result ------------------------------------------
+
+
+def test_an_add_batch_renders_in_a_real_shell_escaped(ip, sandbox: SandboxServer) -> None:
+    from dict_magics.models import AddBatch
+    from dict_magics.service.client import DictionaryClient
+
+    hostile = Entry("", "en", "<b>bold</b> & co", "de", "fett")
+    refused = Entry("", "en", "second", "de", "zweite")
+    # The first bulk request is added; the second is refused with the vendor's code.
+    sandbox.inject("coded", method="POST", code=40202, message="<i>invalid</i> \u202eparameter")
+    with DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key) as client:
+        batch = client.add_entries([refused, hostile], chunk_size=1, workers=1)
+    assert isinstance(batch, AddBatch) and len(batch.added) == 1 and len(batch.failed) == 1
+    ip.user_ns["batch"] = batch
+    shown = displayed(ip, "batch")
+    text, html = shown["text/plain"], shown["text/html"]
+    assert text.startswith("\u2717 added 1 of 2 entries, 1 not added (2 requests)"), text
+    assert "[40202]" in text and "second" in text
+    assert 'class="dict-magics-add-batch dict-magics-failure"' in html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html and "<b>bold" not in html
+    assert "&lt;i&gt;invalid" in html and "<i>" not in html
+    assert "\u202e" not in html and "\u202e" not in text
+    assert repr(batch).startswith("AddBatch(1 added, 1 failed")  # repr: the summary, kept

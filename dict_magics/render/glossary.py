@@ -12,10 +12,20 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import COLOUR, SYMBOL, clean, count, named_ids, outcome_box, outcome_item
+from .words import (
+    COLOUR,
+    SYMBOL,
+    clean,
+    count,
+    entries,
+    named_ids,
+    outcome_box,
+    outcome_item,
+)
 
 if TYPE_CHECKING:
     from ..models import (
+        AddBatch,
         AddResult,
         ChangePreview,
         Entry,
@@ -26,6 +36,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "add_batch_html",
+    "add_batch_text",
     "add_html",
     "add_text",
     "export_html",
@@ -250,6 +262,49 @@ def add_html(result: AddResult) -> str:
         f'<div class="dict-magics-result dict-magics-{kind}" '
         f'style="color:{COLOUR[kind]}">{escape(add_text(result))}</div>'
     )
+
+
+def _batch_summary(batch: AddBatch) -> str:
+    """``added 3 entries (1 request)``, or what did not go and why the batch stopped."""
+    added, total = len(batch.added), len(batch.results)
+    whole = f"added {entries(total)}"
+    parts = [f"added {added:,} of {entries(total)}" if added != total else whole]
+    if batch.failed:
+        parts.append(f"{len(batch.failed):,} not added")
+    if batch.unknown:
+        parts.append(f"{len(batch.unknown):,} may or may not have been added")
+    line = ", ".join(parts) + f" ({count(batch.requests, 'request', 'requests')})"
+    if batch.interrupted:
+        line += f"; interrupted{': ' + clean(batch.why) if batch.why else ''}"
+    return line
+
+
+def _batch_kind(batch: AddBatch) -> str:
+    if batch.ok:
+        return "success"
+    return "unknown" if batch.unknown and not batch.failed else "failure"
+
+
+def add_batch_text(batch: AddBatch) -> str:
+    """A summary line, the first entries added (with their ids when a listing named them),
+    then every addition that failed or may not have happened, a few of each."""
+    kind = _batch_kind(batch)
+    lines = [f"{SYMBOL[kind]} {_batch_summary(batch)}"]
+    for results in ([r for r in batch.results if r.ok], batch.failed, batch.unknown):
+        lines.extend(f"  {add_text(r)}" for r in results[:SHOWN])
+        if len(results) > SHOWN:
+            lines.append(f"    \u2026 and {len(results) - SHOWN:,} more")
+    return "\n".join(lines)
+
+
+def add_batch_html(batch: AddBatch) -> str:
+    """The same as HTML: each line marked and coloured by its outcome, every term escaped."""
+    items = []
+    for results in ([r for r in batch.results if r.ok], batch.failed, batch.unknown):
+        items.extend(outcome_item(r.outcome, add_text(r)[2:]) for r in results[:SHOWN])
+        if len(results) > SHOWN:
+            items.append(f"<li>&hellip; and {len(results) - SHOWN:,} more</li>")
+    return outcome_box("add-batch", _batch_kind(batch), _batch_summary(batch), "".join(items))
 
 
 def preview_text(preview: ChangePreview) -> str:
