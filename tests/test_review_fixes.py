@@ -279,3 +279,27 @@ def test_an_add_batch_renders_in_a_real_shell_escaped(ip, sandbox: SandboxServer
     assert "&lt;i&gt;invalid" in html and "<i>" not in html
     assert "\u202e" not in html and "\u202e" not in text
     assert repr(batch).startswith("AddBatch(1 added, 1 failed")  # repr: the summary, kept
+
+
+# -- 7. a service that acts after our deadline ----------------------------------------------------
+
+
+def test_an_add_that_timed_out_is_not_called_a_failure_by_a_listing_taken_too_soon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sandbox's slow service adds 1.5 s after the POST, long after the 0.5 s deadline and
+    the listing that follows it: that listing proves nothing, and saying "not added, adding it
+    again is safe" would have made a duplicate."""
+    import time
+
+    with SandboxServer(3, add_delay=1.5) as slow:
+        point_at(monkeypatch, slow)
+        result = add(OperationSettings(timeout=0.5, workers=1), "en", "late", "de", "sp\u00e4t")
+        assert isinstance(result, AddResult)
+        assert result.outcome == "unknown", result.reason
+        assert "may still act" in result.reason and "list again before adding" in result.reason
+        assert "safe" not in result.reason
+        deadline = time.monotonic() + 10
+        while not any(e.from_text == "late" for e in slow.entries.values()):
+            assert time.monotonic() < deadline, "the slow service never added the entry"
+            time.sleep(0.05)
