@@ -196,6 +196,7 @@ def test_a_chinese_code_without_region_says_which_codes_are_valid(three: Sandbox
         check_text(ONE, "金曜日です。", from_lang="xx")
     assert [e.id for e in list_entries(ONE, from_lang="zh-CN")] == ["3"]
     assert len(list_entries(ONE, from_lang="de")) == 0  # a valid code: an empty list, no error
+    assert len(list_entries(ONE, from_lang="DE")) == 0  # filters ignore case: valid too
     proc = cli(three, "list", "--from-lang", "zh")
     assert proc.returncode == 2 and "zh-CN or zh-TW" in proc.stderr, proc.stderr
 

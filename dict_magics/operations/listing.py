@@ -53,17 +53,20 @@ def list_entries(
 
 def check_language_filter(listing: EntryList, from_lang: str | None, to_lang: str | None) -> None:
     """``UsageProblem`` naming the codes the service takes when a filter's language code is
-    not one of them and no listed entry has it: ``zh`` for ``zh-CN`` would otherwise list
-    nothing, silently. (A listed entry with such a code, which lint reports, is still found.)"""
+    not one of them, in any case (filters ignore case: ``JA`` finds ``ja``), and no listed entry
+    has it: ``zh`` for ``zh-CN`` would otherwise list nothing, silently. (A listed entry with
+    such a code, which lint reports, is still found by it.)"""
     from ..errors import UsageProblem
-    from ..models.terms import language_hint, language_problem
+    from ..models.terms import LANGUAGE_CODES, language_hint, language_problem
 
+    known = {c.casefold() for c in LANGUAGE_CODES}
     for code, field in ((from_lang, "fromLang"), (to_lang, "toLang")):
-        if not code:
+        if not code or code.casefold() in known:
+            continue
+        if listing.filter(**{_FIELDS[field]: code}).entries:
             continue
         problem = language_problem(code, field)
-        if problem is None or any(getattr(e, _FIELDS[field]) == code for e in listing):
-            continue
+        assert problem is not None
         valid = _VALID_CODES if not language_hint(code) else ""
         raise UsageProblem(f"{problem.message}{valid}; no entry has it, so none was listed.")
 
