@@ -222,6 +222,12 @@ def judge(
     return _judge_failure(method, answer, host, timeout)
 
 
+_UNSENT = ", so the request never reached the service"
+"""How a failure that is tried again says nothing reached the service: true of each attempt and
+of them all, so it reads right before "; gave up after 4 attempts" (where "nothing was sent"
+would not)."""
+
+
 def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
     kind = failure.kind
     where = f"the proxy for {host}" if failure.proxy else host
@@ -233,10 +239,10 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
         reason = f"TLS handshake with {where} failed ({failure.detail}); nothing was sent"
         return Verdict("failure", Cause.TLS, reason)
     if kind is FailureKind.REFUSED:
-        reason = f"could not connect to {where} (connection refused); nothing was sent"
+        reason = f"could not connect to {where} (connection refused){_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.CONNECT_TIMEOUT:
-        reason = f"could not connect to {where} within {timeout:g} s; nothing was sent"
+        reason = f"could not connect to {where} within {timeout:g} s{_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.PROXY:
         reason = f"the proxy for {host} would not open a connection; nothing was sent"
@@ -245,7 +251,7 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
         reason = f"no answer within the {timeout:g} s deadline"
         return Verdict("unknown", Cause.TIMEOUT, reason)
     if kind is FailureKind.DROPPED and not failure.sent:
-        reason = f"{where} closed the connection before the request went out; nothing was sent"
+        reason = f"{where} closed the connection before the request went out{_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.DROPPED:
         which = "kept-alive connection" if failure.reused else "connection"
