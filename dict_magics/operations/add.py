@@ -18,6 +18,7 @@ from ..errors import InvalidEntryError, ServiceError
 from ..models import Entry
 from ..models.terms import entry_problems
 from ..models.text import named_ids
+from ..service.batch import RequestInterrupted
 from ..service.settle import settle_adds
 from .connect import connect
 from .context import OperationSettings
@@ -93,7 +94,12 @@ def add(
         with Trail(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
-            result = client.add_entry(entry)
+            try:
+                result = client.add_entry(entry)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(stopped.result) from None
             CACHE.invalidate(client, profile)
             try:
                 after = list(CACHE.fetch(client, profile).entries)

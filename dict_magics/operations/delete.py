@@ -303,7 +303,7 @@ class _Run:
                     result = self.named(stopped.result)
                     self.trail.record(result)
                     self._update_cache([result])
-                    raise RequestInterrupted(result) from None
+                    raise stopped.passed_on(result) from None
             batch = _batch(self.client, ids, workers, _Sink(self, progress), cancel)
             # Requests in flight when Ctrl-C came were waited for, but their results may never
             # have reached the progress sink: audited here, each id once.

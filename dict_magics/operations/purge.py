@@ -236,7 +236,7 @@ def _send(
             result = _described(stopped.result, kept, listed)
             trail.record(result)
             CACHE.invalidate(client, profile)
-            raise RequestInterrupted(result) from None
+            raise stopped.passed_on(result) from None
         kept = _on_disk(kept)
         trail.snapshot = kept
         result = _described(result, kept, listed)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from ..models import Entry
+from ..service.batch import RequestInterrupted
 from ..service.paths import check_id
 from ..service.settle import settle_updates
 from .add import check_terms
@@ -82,7 +83,12 @@ def update(
         with Trail(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
-            result = client.update_entry(text, new, old=old)
+            try:
+                result = client.update_entry(text, new, old=old)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
             CACHE.invalidate(client, profile)
             if result.outcome_unknown:
                 try:
