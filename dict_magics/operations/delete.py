@@ -300,7 +300,9 @@ class _Run:
                 try:
                     return self.noted(self.client.delete_entry(ids[0], ready=ready))
                 except RequestInterrupted as stopped:
-                    result = self.named(stopped.result)
+                    # Not sent: nothing to name a snapshot for (its sync may never end).
+                    sent = stopped.result.attempts > 0
+                    result = self.named(stopped.result) if sent else stopped.result
                     self.trail.record(result)
                     self._update_cache([result])
                     raise stopped.passed_on(result) from None

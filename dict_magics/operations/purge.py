@@ -231,6 +231,8 @@ def _send(
         try:
             result = client.delete_all(ready=ready)
         except RequestInterrupted as stopped:
+            if stopped.result.attempts == 0:  # not sent: no snapshot to wait for (it may hang)
+                raise stopped.passed_on(stopped.result) from None
             kept = _on_disk(kept)
             trail.snapshot = kept
             result = _described(stopped.result, kept, listed)
