@@ -131,3 +131,59 @@ def test_a_program_of_its_own_ctrl_c_handling_gets_its_delete_audited(
     assert "7" not in box.entries
     assert code == exit_code
     assert [(x["entry_id"], x["outcome"]) for x in lines] == [("7", "success")]
+
+
+def test_ctrl_c_again_and_again_while_the_audit_log_is_locked_loses_no_line(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C during one delete, then again and again while another process holds the audit
+    log's lock (a notebook writing a batch's lines): the line is written once the lock is free,
+    and the deletion is shown. Before: the third Ctrl-C lost the line, and the command said only
+    "interrupted"."""
+    import fcntl
+
+    locks = Path("/proc/locks")
+    if not locks.exists():
+        pytest.skip("needs /proc/locks to see the writer wait for the lock")
+    audit = tmp_path / "audit.jsonl"
+    audit.touch(mode=0o600)
+    with SandboxServer(10) as box:
+        env = {**os.environ, **box.env(), "DICT_MAGICS_HOME": str(tmp_path)}
+        box.inject("hang", delay=1.0, method="DELETE")
+        holder = os.open(audit, os.O_RDWR)
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        try:
+            proc = subprocess.Popen(
+                _cli("delete", "7"),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
+            while not any(r.method == "DELETE" for r in box.requests):
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGINT)
+            while not _waited_for(locks, audit):  # the command waits for the audit log's lock
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.02)
+            for _ in range(4):
+                proc.send_signal(signal.SIGINT)
+                time.sleep(0.1)
+        finally:
+            fcntl.flock(holder, fcntl.LOCK_UN)
+            os.close(holder)
+        out, _ = proc.communicate(timeout=60)
+    assert "7" not in box.entries
+    assert proc.returncode == 130 and "deleted 7" in out
+    lines = [json.loads(x) for x in audit.read_text("utf-8").splitlines()]
+    assert [(x["entry_id"], x["outcome"]) for x in lines] == [("7", "success")]
+
+
+def _waited_for(locks: Path, path: Path) -> bool:
+    """Whether a process waits for a lock on ``path`` (a ``->`` line of ``/proc/locks`` that
+    names its inode)."""
+    inode = f":{path.stat().st_ino} "
+    return any("->" in line and inode in line for line in locks.read_text().splitlines())

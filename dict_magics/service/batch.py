@@ -130,13 +130,20 @@ class HeldCtrlC:
             # SIG_DFL too: dying here would lose the result (and its audit line) of a request
             # the service may have acted on; uncaught, this ends the program once it is noted.
             # SIG_IGN: only a signal passed on as Ctrl-C set ``stop``.
-            raise RequestInterrupted(self.result)
+            raise self._interrupted()
         try:
             found(signal.SIGINT, self._frame)
         except KeyboardInterrupt:
-            raise RequestInterrupted(self.result) from None
+            raise self._interrupted() from None
         except BaseException as exc:  # SystemExit, say: once the caller has noted the result
+            if self.result is None:
+                raise
             raise RequestInterrupted(self.result, then=exc) from None
+
+    def _interrupted(self) -> KeyboardInterrupt:
+        """``RequestInterrupted`` with the block's result; a plain ``KeyboardInterrupt`` for a
+        block without one (an audit line being written)."""
+        return KeyboardInterrupt() if self.result is None else RequestInterrupted(self.result)
 
 
 # -- a batch --------------------------------------------------------------------------------------
