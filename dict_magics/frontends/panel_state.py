@@ -35,6 +35,8 @@ class Armed:
     old: Entry | None = None
     new: Entry | None = None
     sync: SyncRequest | None = None
+    duplicate: bool = False
+    """An add whose confirmation named an entry with the same terms: the copy is meant."""
 
 
 @dataclass(frozen=True)
