@@ -644,7 +644,9 @@ def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServe
     ip.user_ns["ids"] = []
     assert "no entry id given" in usage_error(ip, "%dict_delete {ids}")
     assert "No closing quotation" in usage_error(ip, "%dict_delete 'unbalanced")
-    assert "-w/--workers must be 1..64" in usage_error(ip, "%dict_delete -w 0 1 2")
+    assert "workers must be 1..64, not 0. Set -w/--workers" in usage_error(
+        ip, "%dict_delete -w 0 1 2"
+    )
     assert "invalid int value" in usage_error(ip, "%dict_delete -w many 1 2")
     assert env_creds.requests == []
 

@@ -819,8 +819,9 @@ def test_from_profile_reads_a_keyring_profile(sandbox: SandboxServer, memory_key
 
 
 def test_from_profile_without_credentials_says_what_is_missing(memory_keyring) -> None:
-    with pytest.raises(CredentialsError, match="dict_login"):
+    with pytest.raises(CredentialsError, match="for profile 'nobody': log it in") as missing:
         DictPanel.from_profile("nobody")
+    assert missing.value.option == "login"  # %dict_panel words it: %dict_login -p nobody
 
 
 def test_workers_below_one_are_refused(sandbox: SandboxServer) -> None:

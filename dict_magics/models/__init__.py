@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from .lint import Finding, LintReport
+    from .purge import PurgePlan
     from .records import (
         AddBatch,
         AddResult,
@@ -60,6 +61,7 @@ _WHERE = {
         "records",
     ),
     **dict.fromkeys(("Finding", "LintReport"), "lint"),
+    "PurgePlan": "purge",
     **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
         (
@@ -105,6 +107,7 @@ __all__ = [
     "Match",
     "Outcome",
     "PlannedUpdate",
+    "PurgePlan",
     "RestoreResult",
     "Sentence",
     "Snapshot",

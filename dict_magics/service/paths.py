@@ -13,7 +13,7 @@ import reprlib
 import unicodedata
 from urllib.parse import quote, urlsplit
 
-from ..errors import InvalidBaseUrlError, InvalidIdError
+from ..errors import InvalidBaseUrlError, InvalidIdError, Remedy
 from ..settings import MAX_ID_LENGTH
 from .readings import MAX_INTRICATE_LENGTH, MAX_READING_GROWTH, MAX_READINGS, readings, skeleton
 
@@ -189,8 +189,8 @@ def _check_readings(text: str) -> None:
         how = "it is" if text.casefold() == PURGE_SEGMENT else "a server may read it as"
         raise InvalidIdError(
             f"{text!r} is not an entry id: {how} {PURGE_SEGMENT!r}, the service's "
-            "delete-everything operation. Use %dict_purge (or `dict-magics purge`) if you "
-            "mean to delete every entry."
+            "delete-everything operation, which has a command of its own.",
+            option=Remedy.PURGE,
         )
     escaping = sorted((r for r in found if _leaves_its_segment(r)), key=len)
     if escaping:
