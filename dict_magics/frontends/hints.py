@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import Remedy
 
-__all__ = ["CLI", "MAGIC", "PANEL", "Words", "with_hint"]
+__all__ = ["CLI", "MAGIC", "PANEL", "Words"]
 
 _YES = "Add -y (--yes) if you mean it."
 _OVERWRITE = "Add --force to replace it."
@@ -132,8 +132,3 @@ PANEL = Words(
     },
 )
 """The panel's words: its buttons, and the magics for what it has no button for."""
-
-
-def with_hint(exc: BaseException, words: Words = MAGIC) -> str:
-    """The error's message, and the front end's words for what gets past it, if it names any."""
-    return words.worded(exc)
