@@ -65,7 +65,7 @@ MAGIC = Words(
         Remedy.NO_SNAPSHOT: "--no-snapshot",
     },
     hints={
-        Remedy.LOGIN: "Run %dict_login -p {profile} to log in.",
+        Remedy.LOGIN: "To log in: %dict_login -p {profile}",
         Remedy.RELOGIN: "Run %dict_logout -p {profile}, then %dict_login -p {profile} again.",
         Remedy.RESTORE: "%dict_restore puts them back.",
         Remedy.SNAPSHOTS: "%dict_snapshots lists every snapshot kept.",
@@ -92,7 +92,7 @@ CLI = Words(
         Remedy.NO_SNAPSHOT: "--no-snapshot",
     },
     hints={
-        Remedy.LOGIN: "Run `dict-magics login --profile {profile}` to log in.",
+        Remedy.LOGIN: "To log in: `dict-magics login --profile {profile}`.",
         Remedy.RELOGIN: "Run `dict-magics logout --profile {profile}` and log in again.",
         Remedy.RESTORE: "`dict-magics restore` puts them back.",
         Remedy.SNAPSHOTS: "`dict-magics snapshots` lists every snapshot kept.",
@@ -116,7 +116,7 @@ PANEL = Words(
         Remedy.NO_SNAPSHOT: "snapshots are off",
     },
     hints={
-        Remedy.LOGIN: "Run %dict_login -p {profile} in a cell to log in, then reopen the panel.",
+        Remedy.LOGIN: "To log in: %dict_login -p {profile} in a cell, then a new panel.",
         Remedy.RELOGIN: ("Run %dict_logout -p {profile}, then %dict_login -p {profile} in a cell."),
         Remedy.RESTORE: "Undo (or Restore\u2026) puts them back.",
         Remedy.SNAPSHOTS: "The Snapshot list beside Restore\u2026 holds every snapshot kept.",

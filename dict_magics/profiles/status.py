@@ -56,7 +56,7 @@ class ProfileStatus(Displayed):
             if self.sources.get("secret_key") == "env":
                 return [
                     "no keyring backend is available: the environment variables are used, "
-                    "and no profile can be stored (logged in) until one is installed"
+                    "and no profile can be stored in the keyring until one is installed"
                 ]
             if self.problem:  # the problem already says what is missing and how to fix it
                 return []

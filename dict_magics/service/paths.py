@@ -189,7 +189,7 @@ def _check_readings(text: str) -> None:
         how = "it is" if text.casefold() == PURGE_SEGMENT else "a server may read it as"
         raise InvalidIdError(
             f"{text!r} is not an entry id: {how} {PURGE_SEGMENT!r}, the service's "
-            "delete-everything operation, which has a command of its own.",
+            "delete-everything operation.",
             option=Remedy.PURGE,
         )
     escaping = sorted((r for r in found if _leaves_its_segment(r)), key=len)
