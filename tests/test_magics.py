@@ -753,7 +753,8 @@ def test_purge_cancelled_sends_nothing(
         # The file it names is removed on cancel, and the warning says so (no dangling path).
         named = outcome.stdout.split("a snapshot is kept at ")[1].split(" (removed if")[0]
         assert named.endswith(".json") and "purge" in os.path.basename(named)
-        assert "(removed if you cancel;" in outcome.stdout and not os.path.exists(named)
+        assert "(removed if you cancel; %dict_restore puts them back)." in outcome.stdout
+        assert not os.path.exists(named) and "`dict-magics" not in outcome.stdout
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
     # Only the listing went out, and the snapshot taken for a purge never confirmed is gone.
     assert sent(env_creds) == [] and len(env_creds.entries) == 100
