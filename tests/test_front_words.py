@@ -247,7 +247,7 @@ def test_the_magics_and_the_command_line_name_their_own_login(
     assert "`dict-magics login --profile nobody`" in err and "%dict_" not in err
 
 
-def test_the_command_line_names_its_restore_and_no_snapshot(
+def test_the_command_line_names_its_no_snapshot(
     bare: SandboxServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["purge", "--yes"]) == 2

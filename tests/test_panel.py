@@ -632,7 +632,9 @@ def test_delete_all_states_how_many_and_where_the_snapshot_goes(
     message = panel.confirm_message.value
     assert "all 100 entries" in message and f"127.0.0.1:{sandbox.port}" in message
     assert str(snapshot_dir()) in message
-    assert PURGE_WORD in message
+    assert PURGE_WORD in message and "Undo puts them back" in message  # the panel's own words
+    assert "%dict_" not in message and "dict-magics restore" not in message
+    assert panel.purge_word_text.placeholder == f"type {PURGE_WORD}"
     assert visible(panel.purge_word_text)
     assert enabled(panel) == {"cancel"}  # Confirm waits for the word
     for answer in ("", "delete all", "DELETE-ALL", "delete-all!", "127.0.0.1"):
