@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import layering
 import pytest
 from conftest import point_at
 from IPython.utils.capture import capture_output
@@ -31,7 +32,6 @@ from dict_magics.sandbox import SandboxServer
 
 ROOT = Path(dict_magics.__file__).parent
 LOWER_DIRS = ("models", "service", "profiles", "formats", "render", "operations")
-BASE_FILES = ("errors.py", "settings.py", "localdata.py", "workers.py", "lazy.py")
 
 
 def _subcommands() -> list[str]:
@@ -66,7 +66,9 @@ def _docstrings(tree: ast.AST) -> set[int]:
 def front_words(root: Path) -> list[str]:
     """``path:line: text`` for each front-end word in a string constant (f-string parts too)
     of a module below the front ends."""
-    files = [root / name for name in BASE_FILES]
+    files = [
+        root / f"{name}.py" for name in sorted(layering.BASE) if (root / f"{name}.py").exists()
+    ]
     for folder in LOWER_DIRS:
         files.extend(sorted((root / folder).rglob("*.py")))
     found = []
