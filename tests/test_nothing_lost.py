@@ -198,7 +198,7 @@ class AddsWhileAsking(ScriptedPrompter):
         super().__init__(["delete-all"])
         self.server = server
 
-    def confirm(self, warning: str, question: str) -> str:
+    def confirm(self, warning: object, question: str) -> str:
         self.server.add_entries([Entry("555", "en", "added meanwhile", "de", "inzwischen")])
         return super().confirm(warning, question)
 
