@@ -187,3 +187,46 @@ def _waited_for(locks: Path, path: Path) -> bool:
     names its inode)."""
     inode = f":{path.stat().st_ino} "
     return any("->" in line and inode in line for line in locks.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("args", "method", "outcome", "shown"),
+    [
+        # A DELETE with no answer in time: Ctrl-C during the listing that would settle it.
+        (("delete", "--timeout", "1", "--max-retries", "0", "7"), "DELETE", "unknown", "7"),
+        # An add answered: Ctrl-C during the listing that names its new id.
+        (("add", "en", "hello", "ja", "konnichiwa"), "POST", "success", "added"),
+    ],
+)
+def test_ctrl_c_during_the_listing_after_a_request_audits_and_shows_it(
+    args: tuple[str, ...], method: str, outcome: str, shown: str, tmp_path: Path
+) -> None:
+    """The request went; the listing after it (to settle or name it) is slow, and Ctrl-C ends
+    the wait: the request is audited as it stood (a lost answer stays unknown) and shown.
+    Before: no audit line, and only "interrupted"."""
+    with SandboxServer(10) as box:
+        env = {**os.environ, **box.env(), "DICT_MAGICS_HOME": str(tmp_path)}
+        box.inject("hang", delay=HELD, method=method)
+        proc = subprocess.Popen(
+            _cli(*args),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
+        while not any(r.method == method for r in box.requests):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        box.inject("hang", delay=30, method="GET")  # the listing after: slow
+        while sum(r.method == "GET" for r in box.requests) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    audit = tmp_path / "audit.jsonl"
+    lines = [json.loads(x) for x in audit.read_text("utf-8").splitlines()] if audit.exists() else []
+    assert proc.returncode == 130
+    assert [x["outcome"] for x in lines] == [outcome]
+    assert shown in out.split("interrupted")[0]

@@ -571,11 +571,11 @@ def _fail(output: Output, message: str, code: int) -> int:
 
 def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
     """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
-    from ..models import AddResult, DeleteResult, UpdateResult
+    from ..models import AddResult, BatchResult, DeleteResult, UpdateResult
     from .cli_output import add_json, update_json
 
     result = getattr(exc, "result", None)
-    if isinstance(result, DeleteResult):
+    if isinstance(result, DeleteResult | BatchResult):
         output.show(batch_json(result), str(result))
     elif isinstance(result, AddResult):
         output.show(add_json(result), str(result))

@@ -18,7 +18,7 @@ from ..service.settle import settle_updates
 from .add import check_terms
 from .connect import connect
 from .context import OperationSettings
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -85,14 +85,14 @@ def update(
                 trail.record(stopped.result)
                 raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
             CACHE.invalidate(client, profile)
+            stopped = False
             if result.outcome_unknown:
-                try:
-                    after = CACHE.fetch(client, profile).by_id()
-                except ServiceError:
-                    after = None
-                if after is not None:
-                    (result,) = settle_updates([result], after)
+                listing, stopped = listed_after(client, profile)
+                if listing is not None:
+                    (result,) = settle_updates([result], listing.by_id())
             trail.record(result)
+            if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
+                raise RequestInterrupted(replace(result, snapshot=str(kept.path)))
     return replace(result, snapshot=str(kept.path))
 
 
