@@ -230,3 +230,18 @@ def test_ctrl_c_during_the_listing_after_a_request_audits_and_shows_it(
     assert proc.returncode == 130
     assert [x["outcome"] for x in lines] == [outcome]
     assert shown in out.split("interrupted")[0]
+
+
+def test_ctrl_c_during_one_delete_with_jsonl_prints_result_lines_and_a_summary(
+    tmp_path: Path,
+) -> None:
+    """``--jsonl`` keeps its shape when Ctrl-C stops a one-id delete: a line for the result,
+    then the summary (before: one ``--json``-shaped document, no summary line)."""
+    code, out, lines, _ = _stopped_mid_request(
+        _cli("delete", "--jsonl", "7"), "DELETE", signal.SIGINT, tmp_path
+    )
+    assert code == 130
+    printed = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(x["entry_id"], x["outcome"]) for x in printed[:-1]] == [("7", "success")]
+    assert "summary" in printed[-1] and printed[-1]["summary"]["deleted"] == 1
+    assert [(x["entry_id"], x["outcome"]) for x in lines] == [("7", "success")]
