@@ -373,6 +373,14 @@ class DictPanel(ToolHandlers, widgets.VBox):
             "Notebook 7, VS Code)"
         )
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget, with the whole ``repr`` as its plain text (ipywidgets cuts it at 110
+        characters, before the words that say where the panel shows)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is not None:
+            data["text/plain"] = repr(self)
+        return data
+
     @property
     def base_url(self) -> str:
         """The base URL this panel's requests go to."""
