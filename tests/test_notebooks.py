@@ -383,6 +383,31 @@ def test_refresh_without_a_real_keyring_saves_nothing_and_says_why(
     assert "Nothing was saved" in err and "apt-get install gnome-keyring dbus" in err
 
 
+@pytest.mark.secret_service
+def test_refresh_runs_the_notebooks_in_a_private_real_keyring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TESTING.md recipe, as ``--refresh`` uses it: the status cell it saves shows
+    gnome-keyring's Secret Service, with no warning, in a keyring of its own (a throw-away
+    home); a fresh headless run still matches it."""
+    from conftest import require_program
+
+    require_program("dbus-run-session")
+    require_program("gnome-keyring-daemon")
+    import shutil
+
+    shutil.copy(REPO_NOTEBOOKS / "quickstart.ipynb", tmp_path)
+    monkeypatch.delenv(PRIVATE_KEYRING, raising=False)
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
+    monkeypatch.chdir(REPO_NOTEBOOKS.parent)  # ``-m tools.notebook_outputs`` runs from here
+    assert main(["--refresh", "--dir", str(tmp_path), "quickstart.ipynb"]) == 0
+    nb = nbformat.read(str(tmp_path / "quickstart.ipynb"), as_version=4)
+    status = cell_text(next(c for c in nb.cells if c.get("id") == "status"))
+    assert "  keyring backend: keyring.backends.SecretService.Keyring" in status
+    assert "warning" not in status and raw_widgets(nb) == []
+    assert differences(saved("quickstart.ipynb"), nb) == []
+
+
 def test_scrubbed_widget_ids_are_numbered_everywhere_they_appear() -> None:
     first, second = "ab" * 16, "cd" * 16
     nb = nbformat.v4.new_notebook()
