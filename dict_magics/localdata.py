@@ -16,10 +16,8 @@ import os
 import stat
 import tempfile
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-
-from .workers import helper
 
 __all__ = [
     "ENV_HOME",
@@ -179,6 +177,12 @@ class NewFile:
         self._fd = fd
         self._synced: Future[None] | None = None
 
+    @property
+    def syncing(self) -> Future[None] | None:
+        """The sync under way on the sync thread (``start_new(background=True)``), or done;
+        ``None`` while nothing has started it (``wait()`` syncs on the calling thread)."""
+        return self._synced
+
     def _sync_here(self) -> None:
         try:
             _sync_data(self._fd)
@@ -230,11 +234,27 @@ def start_new(path: Path, data: bytes, *, background: bool = False) -> NewFile:
     if background:
         started = threading.Event()
         try:
-            made._synced = helper("sync").submit(made._sync_there, started)
+            made._synced = _sync_thread().submit(made._sync_there, started)
         except RuntimeError:  # the interpreter is shutting down: sync on wait()
             return made
         started.wait()
     return made
+
+
+_syncer: list[ThreadPoolExecutor] = []
+_syncer_lock = threading.Lock()
+if hasattr(os, "register_at_fork"):  # not on Windows
+    # A forked child has none of its parent's threads: it forgets the sync thread, makes its own.
+    os.register_at_fork(after_in_child=_syncer.clear)
+
+
+def _sync_thread() -> ThreadPoolExecutor:
+    """The one thread ``dict-magics-sync`` (made on first use), where new files are synced to
+    disk while the caller goes on; files submitted to it are synced in order."""
+    with _syncer_lock:
+        if not _syncer:
+            _syncer.append(ThreadPoolExecutor(1, thread_name_prefix="dict-magics-sync"))
+        return _syncer[0]
 
 
 def _sync_data(fd: int) -> None:

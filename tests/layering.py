@@ -14,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = "dict_magics"
 
-BASE = frozenset({"errors", "settings", "localdata", "workers", "lazy"})
+BASE = frozenset({"errors", "settings", "localdata", "lazy"})
 """Top-level modules everything may use: they import nothing of ours above them."""
 TOP = frozenset({"__init__", "__main__"})
 """The package's wiring and entry point: they may import anything."""

@@ -6,6 +6,8 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service import retry
+from dict_magics.service import answers
 from dict_magics.service.client import DictionaryClient
 from dict_magics.service.paths import API_PREFIX
 from dict_magics.service.signing import sign
@@ -349,7 +351,7 @@ def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:
 def test_retry_after_header_forms() -> None:
     from email.utils import formatdate
 
-    from dict_magics.service.retry import parse_retry_after
+    from dict_magics.service.answers import parse_retry_after
 
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after(" 0.5 ") == 0.5
@@ -424,7 +426,7 @@ def test_connection_refused_then_service_comes_up() -> None:
 def test_retry_policy_after_network_failures(
     method: str, kind: FailureKind, sent: bool, reused: bool, again: bool
 ) -> None:
-    decision = retry.retry_after_failure(method, kind, sent, reused)
+    decision = answers.retry_after_failure(method, kind, sent, reused)
     assert (decision is not None) == again
     if decision is not None:
         # Only a request that may have left can have been acted on.
@@ -451,7 +453,7 @@ def test_retry_policy_after_network_failures(
 def test_retry_policy_after_statuses(
     method: str, status: int, again: bool, maybe_applied: bool
 ) -> None:
-    decision = retry.retry_after_status(method, status, {"retry-after": "2"})
+    decision = answers.retry_after_status(method, status, {"retry-after": "2"})
     assert (decision is not None) == again
     if decision is not None:
         assert decision.maybe_applied == maybe_applied
@@ -471,7 +473,7 @@ def test_retry_policy_after_statuses(
     ],
 )
 def test_nonce_reuse_is_recognised(message: str, reused: bool) -> None:
-    assert retry.is_nonce_reused(message) == reused
+    assert answers.is_nonce_reused(message) == reused
 
 
 def taken(sandbox: SandboxServer) -> list:
@@ -669,8 +671,8 @@ def test_a_request_on_the_main_thread_leaves_ctrl_c_as_it_found_it(sandbox: Sand
 def test_ctrl_c_under_another_sigint_handler_still_waits_for_the_answer(
     sandbox: SandboxServer,
 ) -> None:
-    """A front end with its own SIGINT handler: the request runs on a helper thread then, and
-    the interrupt still waits for the true result."""
+    """A front end with its own SIGINT handler: it is called once the request has ended (not
+    in the middle of it), and the ``KeyboardInterrupt`` it raises carries the true result."""
     import signal
 
     from dict_magics.service.client import RequestInterrupted
@@ -695,32 +697,81 @@ def test_ctrl_c_under_another_sigint_handler_still_waits_for_the_answer(
     assert "7" not in sandbox.entries
 
 
-# -- ready(): what must happen before the first byte ---------------------------------------------
+def test_a_custom_handler_that_does_not_raise_lets_the_result_through(
+    sandbox: SandboxServer,
+) -> None:
+    """A SIGINT handler that only takes note (an event loop's, say) is called once, after the
+    request ended; nothing is raised, and the result comes back as usual."""
+    import signal
+
+    calls: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
+    timer = threading.Timer(
+        0.3, lambda: signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+    )
+    try:
+        sandbox.inject("hang", delay=1.0)
+        timer.start()
+        result = client_for(sandbox).delete_entry("7")
+        assert calls == [signal.SIGINT]  # delivered once the request had ended
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert result.ok and result.elapsed >= 0.9 and "7" not in sandbox.entries
 
 
-def test_ready_runs_after_connecting_and_before_the_first_byte_of_every_attempt(
+# -- ready: what must be done before the first byte ---------------------------------------------
+
+
+def test_ready_is_waited_for_after_connecting_and_before_the_first_byte_of_every_attempt(
     sandbox: SandboxServer,
 ) -> None:
     """``ready`` (a snapshot syncing) may overlap with connecting and signing, never with
-    sending: each call finds the service has not seen that attempt yet."""
+    sending: each wait finds the service has not seen that attempt yet."""
     sandbox.fail_next(1, 503)
     seen: list[int] = []
+
+    class Watched(Future):  # type: ignore[type-arg]
+        def result(self, timeout: float | None = None) -> Any:
+            seen.append(len(sandbox.requests))
+            return super().result(timeout)
+
+    ready = Watched()
+    ready.set_result(None)
     client = client_for(sandbox, max_retries=2)
-    result = client.delete_entry("5", ready=lambda: seen.append(len(sandbox.requests)))
+    result = client.delete_entry("5", ready=ready)
     assert result.ok and result.attempts == 2
     assert seen == [0, 1]  # before the first attempt arrived, and before the second
 
 
-def test_ready_that_raises_sends_nothing_and_raises_as_it_was(sandbox: SandboxServer) -> None:
+def test_ready_not_done_holds_the_request_back_until_it_is(sandbox: SandboxServer) -> None:
+    """The request waits for ``ready`` (a plain Future, done by another thread) before sending:
+    done once the service has still seen nothing, and the DELETE then goes out."""
+    ready: Future[None] = Future()
+    seen_when_done: list[int] = []
+
+    def finish() -> None:
+        seen_when_done.append(len(sandbox.requests))
+        ready.set_result(None)
+
+    timer = threading.Timer(0.3, finish)
+    timer.start()
+    try:
+        result = client_for(sandbox).delete_entry("5", ready=ready)
+    finally:
+        timer.join()
+    assert seen_when_done == [0] and result.ok and "5" not in sandbox.entries
+
+
+def test_ready_that_raised_sends_nothing_and_raises_as_it_was(sandbox: SandboxServer) -> None:
     class SnapshotFailed(Exception):
         pass
 
-    def refuse() -> None:
-        raise SnapshotFailed("no room for the snapshot")
-
+    ready: Future[None] = Future()
+    ready.set_exception(SnapshotFailed("no room for the snapshot"))
     client = client_for(sandbox)
     with pytest.raises(SnapshotFailed, match="no room"):
-        client.delete_entry("5", ready=refuse)
+        client.delete_entry("5", ready=ready)
     assert sandbox.requests == [] and "5" in sandbox.entries
     assert client.delete_entry("5").ok  # the client is still usable afterwards
 
@@ -728,14 +779,20 @@ def test_ready_that_raises_sends_nothing_and_raises_as_it_was(sandbox: SandboxSe
 def test_a_request_never_written_because_ready_was_slow_is_sent_in_full_time(
     sandbox: SandboxServer,
 ) -> None:
-    """Transport level: ``ready`` takes longer than the deadline; that wait is not counted, so
+    """Transport level: the gate opens later than the deadline; that wait is not counted, so
     the request still goes out and is answered within its own time."""
     from dict_magics.service.signing import SignedAuth
-    from dict_magics.service.transport import Reply, Transport
+    from dict_magics.service.transport import Gate, Reply, Transport
 
     transport = Transport(SignedAuth(sandbox.access_key, sandbox.secret_key), trust_env=False)
-    answer = transport.send(
-        "DELETE", sandbox.url + "/api/v1/dictionary/5", timeout=0.3, ready=lambda: time.sleep(0.8)
-    )
+    ready: Future[None] = Future()
+    timer = threading.Timer(0.8, ready.set_result, [None])
+    timer.start()
+    try:
+        answer = transport.send(
+            "DELETE", sandbox.url + "/api/v1/dictionary/5", timeout=0.3, gate=Gate(ready)
+        )
+    finally:
+        timer.join()
     assert isinstance(answer, Reply) and answer.status == 200, answer
     assert [r.method for r in sandbox.requests] == ["DELETE"] and "5" not in sandbox.entries

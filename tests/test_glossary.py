@@ -75,8 +75,7 @@ def test_export_then_sync_of_a_conflict_plans_no_change(
 ) -> None:
     # A conflict made through the API: one source and pair, two targets.
     first = add(ONE, "en", "twin", "de", "Zwilling")
-    second = add(ONE, "en", "twin", "de", "Zwilling")
-    assert update(ONE, second.entry.id, to_text="Doppel").ok
+    second = add(ONE, "en", "twin", "de", "Doppel")
     path = tmp_path / f"out.{kind}"
     export(ONE, path)
     plan = sync(ONE, path, delete_missing=True)
@@ -270,9 +269,14 @@ def test_update_checks_before_sending(env_creds: SandboxServer) -> None:
 
 
 def test_add_names_the_new_id_and_checks_first(env_creds: SandboxServer) -> None:
-    result = add(ONE, "en", "purchase order", "de", "Bestellung")
+    result = add(ONE, "en", "purchase requisition", "de", "Bestellanforderung")
     assert result.ok and result.entry.id
-    assert env_creds.entry(result.entry.id).terms == ("en", "purchase order", "de", "Bestellung")
+    assert env_creds.entry(result.entry.id).terms == (
+        "en",
+        "purchase requisition",
+        "de",
+        "Bestellanforderung",
+    )
     assert f"added entry {result.entry.id}" in str(result)
     env_creds.clear_log()
     with pytest.raises(InvalidEntryError, match="zh-CN or zh-TW"):

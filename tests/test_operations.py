@@ -22,14 +22,18 @@ from dict_magics.errors import (
     UsageProblem,
 )
 from dict_magics.models import BatchResult, DeleteResult
-from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.context import (
+    OperationSettings,
+    ids_from_bytes,
+    ids_from_text,
+    split_args,
+)
 from dict_magics.operations.delete import delete, interruption
 from dict_magics.operations.listing import CACHE
 from dict_magics.operations.login import LoginResult, login, logout
 from dict_magics.operations.prompts import ScriptedPrompter
 from dict_magics.operations.purge import purge, purge_confirmed
 from dict_magics.operations.status import status
-from dict_magics.operations.user_input import ids_from_bytes, ids_from_text, split_args
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
 

@@ -17,13 +17,17 @@ from collections.abc import Callable
 from typing import Any
 
 
-def trace_delete(line: str = "17") -> tuple[list[str], list[tuple[str, str]]]:
-    """(modules in order of first entry, hops back as (from, into)) for ``%dict_delete LINE``."""
+def trace_delete(line: str = "17", shell: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """(modules in order of first entry, hops back as (from, into)) for ``%dict_delete LINE``.
+
+    ``shell``: the InteractiveShell to run it in (default: IPython's global one). The
+    environment variables pointing at the sandbox and the trace functions found are put back
+    afterwards, so a test can call this."""
     from IPython.testing.globalipapp import start_ipython
 
     from dict_magics.sandbox import SandboxServer
 
-    ip = start_ipython()
+    ip = shell if shell is not None else start_ipython()
     ip.run_line_magic("load_ext", "dict_magics")
     order: list[str] = []
     back: list[tuple[str, str]] = []
@@ -44,17 +48,24 @@ def trace_delete(line: str = "17") -> tuple[list[str], list[tuple[str, str]]]:
         return None
 
     with SandboxServer(entries=30) as sandbox:
-        for key, value in sandbox.env().items():
-            os.environ[key] = value
-        ip.run_line_magic("dict_delete", "1")  # a first cell: imports and the kept client
-        threading.setprofile(lambda *a: None)
-        sys.settrace(tracer)
-        threading.settrace(tracer)
+        saved = {key: os.environ.get(key) for key in sandbox.env()}
+        os.environ.update(sandbox.env())
         try:
-            ip.run_line_magic("dict_delete", line)
+            ip.run_line_magic("dict_delete", "1")  # a first cell: imports and the kept client
+            found = sys.gettrace(), threading.gettrace()
+            sys.settrace(tracer)
+            threading.settrace(tracer)
+            try:
+                ip.run_line_magic("dict_delete", line)
+            finally:
+                sys.settrace(found[0])
+                threading.settrace(found[1])  # type: ignore[arg-type]
         finally:
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type]
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
     return order, back
 
 

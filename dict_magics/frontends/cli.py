@@ -406,7 +406,8 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         description="Add one entry. The terms are checked before anything is sent (at most 255 "
         "characters, no control characters, language codes the service takes: zh-CN or zh-TW "
         "for Chinese). The service returns no id: one listing afterwards finds it and settles "
-        "an answer that was lost (the request is never sent twice).",
+        "an answer that was lost (the request is never sent twice). An entry with the same "
+        "four terms already there is not added again (exit 0, nothing sent).",
     )
     _common(add_cmd, top=False)
     add_cmd.add_argument("from_lang", metavar="FROM_LANG", help="source language (e.g. en)")
@@ -422,7 +423,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         commands.cmd_update,
         description="Replace the given fields of one entry with a PUT (the id stays). Its old "
         "terms are saved in a snapshot first: `dict-magics restore` puts them back under the "
-        "same id.",
+        "same id. An entry that already reads as asked is left alone (exit 0, nothing sent).",
     )
     _common(update, top=False)
     update.add_argument("id", metavar="ID", help="the entry to change")

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageProblem
 from ..models.secret import Secret
-from ..operations.context import OperationSettings
-from ..operations.user_input import split_args
+from ..operations.context import OperationSettings, split_args
 from .cli_input import (
     ids_to_retry,
     is_terminal,
@@ -35,6 +34,7 @@ from .cli_output import (
     dryrun_json,
     export_json,
     listing_json,
+    no_change_json,
     preview_json,
     restore_json,
     snapshot_json,
@@ -365,11 +365,14 @@ def _shown(
     args: argparse.Namespace, result: Any, as_json: Callable[[Any], dict[str, Any]], said: list[str]
 ) -> int:
     """Show a change's result (a preview of a dry run as it is) with the warnings said; exit 0
-    only when it succeeded."""
-    from ..models import ChangePreview
+    only when it succeeded, or when there was nothing to change."""
+    from ..models import ChangePreview, NoChange
 
     if isinstance(result, ChangePreview):
         _output(args).show(preview_json(result), str(result))
+        return EXIT_OK
+    if isinstance(result, NoChange):
+        _output(args).show({**no_change_json(result), "warnings": said}, str(result))
         return EXIT_OK
     _output(args).show({**as_json(result), "warnings": said}, str(result))
     return EXIT_OK if result.ok else EXIT_FAILED

@@ -12,8 +12,8 @@ import sys
 from typing import IO, Any
 
 from ..errors import UsageProblem
+from ..operations.context import ids_from_bytes
 from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
-from ..operations.user_input import ids_from_bytes
 from .cli_output import cli_words
 
 __all__ = [

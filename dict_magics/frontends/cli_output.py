@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         Entry,
         EntryList,
         ExportResult,
+        NoChange,
         RestoreResult,
         SnapshotInfo,
         SyncPlan,
@@ -40,9 +41,11 @@ __all__ = [
     "batch_json",
     "cli_words",
     "dryrun_json",
+    "dumps",
     "entry_json",
     "export_json",
     "listing_json",
+    "no_change_json",
     "preview_json",
     "restore_json",
     "result_json",
@@ -224,6 +227,27 @@ def update_json(result: UpdateResult) -> dict[str, Any]:
     }
 
 
+def no_change_json(result: NoChange) -> dict[str, Any]:
+    """An add or update with nothing to do, in that command's own shape (``ok`` true, outcome
+    ``unchanged``, no request: ``attempts`` 0), naming the entries that already hold the terms."""
+    first = result.entry
+    common = {
+        "operation": result.operation,
+        "ok": True,
+        "outcome": "unchanged",
+        "changed": False,
+        "ids": result.ids,
+        "http_status": None,
+        "reason": None,
+        "cause": None,
+        "verified": True,
+        "attempts": 0,
+    }
+    if result.operation == "add":
+        return {**common, "entry": _entry(first), "id": first.id or None}
+    return {**common, "id": first.id, "old": _entry(first), "new": _entry(first), "snapshot": None}
+
+
 def preview_json(preview: ChangePreview) -> dict[str, Any]:
     """A dry run of an add or an update."""
     return {
@@ -333,7 +357,7 @@ class Output:
     def show(self, data: dict[str, Any], text: str) -> None:
         """``data`` as JSON (a document, or one line) when asked for, else ``text``."""
         if self.mode == "json":
-            self._write(_dumps(data, indent=2))
+            self._write(dumps(data, indent=2))
         elif self.mode == "jsonl":
             self.line(data)
         else:
@@ -341,14 +365,14 @@ class Output:
 
     def line(self, data: dict[str, Any]) -> None:
         """One compact JSON line, flushed at once (safe from the client's worker threads)."""
-        self._write(_dumps(data, separators=(",", ":")))
+        self._write(dumps(data, separators=(",", ":")))
 
     def error(self, message: str, code: int) -> None:
         """The error as JSON on stdout, for a program that reads only stdout."""
         if self.machine:
             data = {"error": message, "exit": code}
             if self.mode == "json":
-                self._write(_dumps(data, indent=2))
+                self._write(dumps(data, indent=2))
             else:
                 self.line(data)
 
@@ -384,13 +408,37 @@ def _quiet_stdout() -> None:
         pass
 
 
-def _dumps(data: dict[str, Any], **layout: Any) -> str:
-    """JSON keeping non-ASCII text as is, unless it holds a lone surrogate (a service's listing
-    can, through a ``\\ud800`` escape), which UTF-8 cannot write: then ``\\u`` escapes
-    throughout, which any JSON reader turns back into the same text."""
+def dumps(data: dict[str, Any], **layout: Any) -> str:
+    """JSON keeping readable non-ASCII text as is (Japanese stays Japanese), with every
+    character a terminal would act on or hide (controls, C1, DEL, bidi overrides, zero-width
+    and other format characters, line separators) or UTF-8 cannot write (a lone surrogate, which
+    a service's listing can send as ``\\ud800``) as a ``\\u`` escape: the same text to any JSON
+    reader, and safe to print."""
     text = json.dumps(data, ensure_ascii=False, **layout)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(data, **layout)
-    return text
+    return _UNSAFE_RUN.sub(_escape_run, text)
+
+
+_UNSAFE_RUN = re.compile("[^\n\x20-\x7e]+")
+"""Runs of characters outside printable ASCII (and the layout's newlines): the only places an
+unsafe one can be. Outside JSON strings there are none, so an escape is always inside one."""
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
+def _escape_run(match: re.Match[str]) -> str:
+    run = match.group()
+    if run.isprintable():
+        return run
+    import unicodedata
+
+    return "".join(
+        _json_escape(ch) if unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch for ch in run
+    )
+
+
+def _json_escape(ch: str) -> str:
+    """``ch`` as JSON's ``\\uXXXX`` (a surrogate pair beyond the first plane)."""
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

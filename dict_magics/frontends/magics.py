@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         EntryList,
         ExportResult,
         LintReport,
+        NoChange,
         RestoreResult,
         SyncPlan,
         SyncResult,
@@ -349,10 +350,10 @@ def _split_text_line(line: str) -> tuple[list[str], str]:
 
 
 def _print_json(data: Any) -> None:
-    """A report as the command line's ``--json`` prints it."""
-    import json
+    """A report as the command line's ``--json`` prints it (unsafe characters as escapes)."""
+    from .cli_output import dumps
 
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(dumps(data, indent=2))
 
 
 def _say(note: str | None) -> None:
@@ -633,7 +634,7 @@ class DictMagics(Magics):
             raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
         if formatter.marker in (args.profile or ""):
             raise UsageError(_NOT_ALONE)
-        from ..operations.user_input import split_args
+        from ..operations.context import split_args
 
         with _user_errors():
             return args, formatter.restore(split_args(args.ids))
@@ -851,16 +852,20 @@ class DictMagics(Magics):
         """
         from ..errors import DeletionFailedError
         from ..operations.delete import delete, interruption
-        from .progress import BarSink
 
         args, ids = self._ids(line, local_ns)
         settings = self._settings(args.profile, args.workers, not args.no_snapshot)
+        progress = None
+        if len(ids) > 1:  # one id is one request: no bar to show
+            from .progress import BarSink
+
+            progress = BarSink(shell=self.shell)
         try:
             with _user_errors():
                 result = delete(
                     settings,
                     ids,
-                    progress=BarSink(shell=self.shell),
+                    progress=progress,
                     dry_run=args.dry_run,
                     warn=_warn,
                 )
@@ -990,13 +995,15 @@ class DictMagics(Magics):
     @argument("from_text", metavar="FROM_TEXT", help="source term (quote it if it has spaces)")
     @argument("to_lang", metavar="TO_LANG", help="target language code")
     @argument("to_text", metavar="TO_TEXT", help="target term (quote it if it has spaces)")
-    def dict_add(self, line: str = "") -> AddResult | ChangePreview:
+    def dict_add(self, line: str = "") -> AddResult | ChangePreview | NoChange:
         """Add one entry; returns an AddResult naming the new id.
 
         The terms are checked first (at most 255 characters, no control characters, language
         codes the service takes: zh-CN or zh-TW for Chinese); nothing is sent otherwise. The
         service does not return the new id: one listing afterwards finds it, and settles an
-        answer that was lost (the request is never sent twice).
+        answer that was lost (the request is never sent twice). When an entry with the same
+        four terms is already there, nothing is sent: a NoChange names it (a second copy would
+        be a duplicate), so running the cell again is harmless.
         """
         from ..operations.add import add
 
@@ -1025,12 +1032,13 @@ class DictMagics(Magics):
     @argument("--to-lang", metavar="L", help="new target language")
     @argument("--dry-run", action="store_true", help="show old and new terms; send nothing")
     @argument("id", metavar="ID", help="the entry to change")
-    def dict_update(self, line: str = "") -> UpdateResult | ChangePreview:
+    def dict_update(self, line: str = "") -> UpdateResult | ChangePreview | NoChange:
         """Change one entry in place (PUT, same id); returns an UpdateResult (old and new).
 
         Only the fields given change. The entry's old terms are kept in a snapshot first, so
         %dict_restore puts them back under the same id. The new terms are checked before
-        anything is sent.
+        anything is sent. When the entry already reads as asked, nothing is sent and no snapshot
+        taken: a NoChange says so.
         """
         from ..operations.update import update
 

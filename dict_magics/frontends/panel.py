@@ -49,14 +49,13 @@ from ..models import (
 from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..operations import history
-from ..operations.context import OperationSettings
+from ..operations.context import ID_SEPARATORS, OperationSettings
 from ..operations.delete import count, delete, interruption
 from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
 from ..operations.purge import purge, purge_confirmed
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
-from ..operations.user_input import ID_SEPARATORS
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import PURGE_WORD, WORKERS

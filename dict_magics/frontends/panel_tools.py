@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..models import AddResult, Entry, EntryList, UpdateResult
+from ..models import AddResult, Entry, EntryList, NoChange, UpdateResult
 from ..models.glossary import SyncResult
 from ..operations.add import add
 from ..operations.delete import count
@@ -228,7 +228,7 @@ class ToolHandlers:
         self._record(result)
         if result.ok:
             show(self.edit_form, False)
-            if result.snapshot:
+            if isinstance(result, UpdateResult) and result.snapshot:
                 self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
         self._after_change(None)
 
@@ -289,7 +289,7 @@ class ToolHandlers:
         self.sync_form.plan_html.value = ""
         self._after_change(self._cancelled_note())
 
-    def _send_update(self, old: Entry, new: Entry) -> UpdateResult:
+    def _send_update(self, old: Entry, new: Entry) -> UpdateResult | NoChange:
         """PUT ``new``'s terms into entry ``old.id`` (the operation keeps the entry as the
         service holds it in a snapshot first); only the terms that changed are given."""
         changed = {
@@ -300,11 +300,19 @@ class ToolHandlers:
         result = update(
             self._settings, old.id, client=self._client, warn=self._warnings.append, **changed
         )
-        assert isinstance(result, UpdateResult)  # not a dry run
+        # Not a dry run; NoChange: the entry already read so (changed since the panel's listing).
+        assert isinstance(result, UpdateResult | NoChange)
         return result
 
     def _send_add(self, new: Entry) -> AddResult:
-        """Add ``new`` (the service picks the id; a listing after names it)."""
-        result = add(self._settings, *new.terms, client=self._client, warn=self._warnings.append)
+        """Add ``new`` (the service picks the id; a listing after names it). A copy of an entry
+        is added too: the confirmation named it (``duplicate``)."""
+        result = add(
+            self._settings,
+            *new.terms,
+            duplicate=True,
+            client=self._client,
+            warn=self._warnings.append,
+        )
         assert isinstance(result, AddResult)  # not a dry run
         return result

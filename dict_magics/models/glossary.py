@@ -23,6 +23,7 @@ __all__ = [
     "Glossary",
     "GlossaryRow",
     "InvalidRow",
+    "NoChange",
     "PlannedUpdate",
     "SyncPlan",
     "SyncResult",
@@ -90,6 +91,32 @@ class ChangePreview(Displayed):
     @property
     def ok(self) -> bool:
         return True
+
+
+@dataclass(frozen=True)
+class NoChange(Displayed):
+    """An add or an update with nothing to do: the dictionary already holds the terms asked
+    for, so nothing was sent (running the same command again is harmless, exit 0).
+
+    ``entry`` is the listed entry that already holds the terms asked for, with its id (so
+    ``result.entry.id`` reads as after an add or update that was sent); ``existing`` every such
+    entry (an update: that one; an add: every copy, in the listing's order).
+    """
+
+    operation: str
+    host: str
+    profile: str
+    entry: Entry
+    existing: list[Entry] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return True
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of the entries that already hold the terms."""
+        return [e.id for e in self.existing]
 
 
 @dataclass(frozen=True)

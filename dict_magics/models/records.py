@@ -275,8 +275,9 @@ class AddResult(_Answered, Displayed):
 
 
 @dataclass(frozen=True)
-class AddBatch:
-    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given.
+class AddBatch(Displayed):
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given; shown as a
+    summary with the additions that failed or may not have happened (``render``).
 
     ``settled`` holds the positions whose answer was lost and that a listing then decided;
     ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is

@@ -16,6 +16,7 @@ __all__ = [
     "Problem",
     "entry_problems",
     "hidden_characters",
+    "language_hint",
     "language_problem",
     "term_problem",
 ]
@@ -53,9 +54,25 @@ def language_problem(code: object, field: str = "fromLang") -> Problem | None:
     """Why ``code`` is not a language code the service takes, or ``None``."""
     if isinstance(code, str) and code in LANGUAGE_CODES:
         return None
+    hint = language_hint(code)
     shown = repr(code)[:40]
-    hint = " (Chinese is zh-CN or zh-TW)" if isinstance(code, str) and code.lower() == "zh" else ""
     return Problem(field, "bad-language", f"{field} {shown} is not a language code{hint}")
+
+
+def language_hint(code: object) -> str:
+    """`` (did you mean zh-CN?)`` for a near miss of a code the service takes (another case,
+    ``_`` for ``-``), `` (Chinese is zh-CN or zh-TW)`` for a bare Chinese code, else ``""``."""
+    if not isinstance(code, str):
+        return ""
+    folded = code.strip().lower().replace("_", "-")
+    if folded in ("zh", "cn", "tw", "zh-hans", "zh-hant", "chinese"):
+        return " (Chinese is zh-CN or zh-TW)"
+    spelled = _SPELLINGS.get(folded)
+    return f" (did you mean {spelled}?)" if spelled is not None and spelled != code else ""
+
+
+_SPELLINGS = {code.lower(): code for code in LANGUAGE_CODES}
+"""Each code by its lower-case spelling: ``zh-cn``, ``EN`` and ``zh_CN`` are near misses."""
 
 
 def hidden_characters(text: str) -> list[str]:

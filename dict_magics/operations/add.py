@@ -4,6 +4,9 @@ The service does not return a new entry's id. The listing after the request find
 with the four terms that the listing before did not hold) and settles an answer that was lost,
 so the request is never sent twice. An entry that would share its source term and pair with
 one already listed is still added (a person may mean it), with a warning: it makes a conflict.
+An entry whose four terms are already listed is not added again (lint would call the copy a
+``duplicate``): the answer is a ``NoChange`` naming it, so running the same add twice is
+harmless; the panel, which shows the copy and asks first, may still add it (``duplicate``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidEntryError, ServiceError
 from ..models import Entry
 from ..models.terms import entry_problems
+from ..models.text import named_ids
 from ..service.settle import settle_adds
 from .connect import connect
 from .context import OperationSettings
@@ -21,7 +25,7 @@ from .listing import CACHE
 from .safeguards import Trail, Warn, say
 
 if TYPE_CHECKING:
-    from ..models import AddResult, ChangePreview
+    from ..models import AddResult, ChangePreview, NoChange
     from ..service.client import DictionaryClient
 
 __all__ = ["add", "check_terms"]
@@ -43,12 +47,16 @@ def add(
     to_text: str,
     *,
     dry_run: bool = False,
+    duplicate: bool = False,
     client: DictionaryClient | None = None,
     warn: Warn = None,
-) -> AddResult | ChangePreview:
+) -> AddResult | ChangePreview | NoChange:
     """Add the entry ``from_text`` (``from_lang``) -> ``to_text`` (``to_lang``); the result's
     ``entry.id`` is the new id when a listing shows it. Raises ``InvalidEntryError`` before any
-    request for terms the service would refuse, ``ServiceError`` when it cannot be listed."""
+    request for terms the service would refuse, ``ServiceError`` when it cannot be listed.
+
+    An entry with the same four terms already listed: nothing is sent and a ``NoChange`` names
+    it, unless ``duplicate`` (a person confirmed a second copy, as the panel asks)."""
     entry = Entry("", from_lang, from_text, to_lang, to_text)
     check_terms(entry)
     with connect(settings, client) as (client, profile):
@@ -58,16 +66,29 @@ def add(
             for e in before
             if (e.from_lang, e.from_text, e.to_lang) == (from_lang, from_text, to_lang)
         ]
+        twins = [e for e in alongside if e.to_text == to_text]
+        if twins and not duplicate:
+            from ..models import NoChange
+
+            return NoChange("add", client.host, profile, twins[0], twins)
         if dry_run:
             from ..models import ChangePreview
 
             return ChangePreview("add", client.host, profile, entry, None, alongside)
-        if alongside:
-            ids = ", ".join(e.id for e in alongside)
+        others = [e.id for e in alongside if e.to_text != to_text]
+        if others:
             say(
                 warn,
-                f"entry {ids} already translates {from_text!r} ({from_lang}\u2192{to_lang}); "
-                "adding another makes a conflict (an update changes it in place)",
+                f"{named_ids(others)} already {'translates' if len(others) == 1 else 'translate'}"
+                f" {from_text!r} ({from_lang}\u2192{to_lang}) to another term; adding this one "
+                "makes a conflict (an update changes an entry in place)",
+            )
+        if twins:
+            say(
+                warn,
+                f"{named_ids([e.id for e in twins])} already "
+                f"{'holds' if len(twins) == 1 else 'hold'} these four terms; adding this one "
+                "makes a duplicate",
             )
         with Trail(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError
+from .connect import lease
 from .context import OperationSettings
 from .listing import list_entries
 
@@ -65,17 +66,13 @@ def check_credentials(
 
 def check_stored(settings: OperationSettings, stored: Credentials) -> CredentialsCheck:
     """``check_credentials`` for exactly ``stored`` (what a login just saved), whatever the
-    environment or ``%config`` would otherwise put in front of it."""
-    from ..service.client import DictionaryClient
-
-    client = DictionaryClient(
-        stored.base_url,
-        stored.access_key,
-        stored.secret_key,
+    environment or ``%config`` would otherwise put in front of it, with the settings' auth (a
+    token when ``auth="token"``): the client comes the one way, ``connect.lease``."""
+    with lease(
+        stored,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-    )
-    try:
+        workers=1,
+        auth=settings.auth or "signature",
+    ) as client:
         return check_credentials(settings, client=client)
-    finally:
-        client.close()

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
-from ..service.paths import check_id
-from ..service.readings import readings
+from ..service.paths import check_id, readings
 from ..service.settle import settle_deletes
 from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
@@ -121,7 +120,7 @@ class _Plan:
 def _plan(ids: list[str], listing: EntryList) -> _Plan:
     """Each id, and whatever a careless server could read it as (``017``, ``17.json``,
     fullwidth digits, ``17;v=1``, ``x/../17``, ``%31%37``, ``17.``, ``17/``...: the readings of
-    ``service.readings``, then leading zeros dropped and case folded), matched against the
+    ``service.paths.readings``, then leading zeros dropped and case folded), matched against the
     listing: every listed entry an id may name is kept in the snapshot."""
     by_id = listing.by_id()
     folded: dict[str, list[str]] | None = None
@@ -320,7 +319,7 @@ class _Run:
 
         with self.trail:
             if len(ids) == 1:
-                ready = self._kept.result if isinstance(self._kept, SnapshotUnderWay) else None
+                ready = self._kept.on_disk if isinstance(self._kept, SnapshotUnderWay) else None
                 try:
                     return self.noted(self.client.delete_entry(ids[0], ready=ready))
                 except RequestInterrupted as stopped:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..models import Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "list_entries"]
+__all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "check_language_filter", "list_entries"]
 
 MAX_AGE = 60.0
 """Seconds a cached listing is trusted for."""
@@ -49,7 +49,34 @@ def list_entries(
     """
     with connect(settings, client) as (client, profile):
         listing = CACHE.fetch(client, profile)
+    check_language_filter(listing, from_lang, to_lang)
     return listing.filter(match=match, from_lang=from_lang, to_lang=to_lang)
+
+
+def check_language_filter(listing: EntryList, from_lang: str | None, to_lang: str | None) -> None:
+    """``UsageProblem`` naming the codes the service takes when a filter's language code is
+    not one of them, in any case (filters ignore case: ``JA`` finds ``ja``), and no listed entry
+    has it: ``zh`` for ``zh-CN`` would otherwise list nothing, silently. (A listed entry with
+    such a code, which lint reports, is still found by it.)"""
+    from ..errors import UsageProblem
+    from ..models.terms import LANGUAGE_CODES, language_hint, language_problem
+
+    known = {c.casefold() for c in LANGUAGE_CODES}
+    for code, field in ((from_lang, "fromLang"), (to_lang, "toLang")):
+        if not code or code.casefold() in known:
+            continue
+        if listing.filter(**{_FIELDS[field]: code}).entries:
+            continue
+        problem = language_problem(code, field)
+        assert problem is not None
+        valid = _VALID_CODES if not language_hint(code) else ""
+        raise UsageProblem(f"{problem.message}{valid}; no entry has it, so none was listed.")
+
+
+_FIELDS = {"fromLang": "from_lang", "toLang": "to_lang"}
+_VALID_CODES = (
+    ": the service takes ISO 639-1 codes (en, ja, de, ...), and zh-CN or zh-TW for Chinese"
+)
 
 
 def cache_key(client: DictionaryClient, profile: str) -> Key:

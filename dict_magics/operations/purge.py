@@ -223,7 +223,7 @@ def _send(
 
     from ..service.client import RequestInterrupted
 
-    ready = kept.result if isinstance(kept, SnapshotUnderWay) else None
+    ready = kept.on_disk if isinstance(kept, SnapshotUnderWay) else None
     listed = None if listing is None else len(_unique(listing.entries))
     with Trail(
         profile=profile, host=client.host, operation="purge", snapshot=None, warn=warn

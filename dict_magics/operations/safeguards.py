@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
@@ -95,16 +96,36 @@ def take_snapshot(
 
 class SnapshotUnderWay:
     """A snapshot written, syncing to disk; ``result()`` is it once on disk, or the
-    ``UsageProblem`` saying why it could not be kept (then nothing may be sent)."""
+    ``UsageProblem`` saying why it could not be kept (then nothing may be sent).
+
+    ``on_disk`` is the same as a plain ``concurrent.futures.Future``, done when the sync
+    ends: the client's ``ready``, which the transport waits for before the first byte (data
+    handed down, not a hook called back)."""
 
     def __init__(self, pending: PendingSnapshot) -> None:
-        self._pending = pending
+        self._snapshot = pending.snapshot
+        self.on_disk: Future[Snapshot] = Future()
+        syncing = pending.syncing
+        if syncing is None:  # not syncing on the sync thread: synced here, now
+            try:
+                self.on_disk.set_result(pending.result())
+            except OSError as exc:
+                self.on_disk.set_exception(_not_saved(exc))
+        else:
+            syncing.add_done_callback(self._synced)
+
+    def _synced(self, syncing: Future[None]) -> None:
+        """On the sync thread, as the sync ends: ``on_disk`` done the same way."""
+        failed = syncing.exception()
+        if failed is None:
+            self.on_disk.set_result(self._snapshot)
+        elif isinstance(failed, OSError):
+            self.on_disk.set_exception(_not_saved(failed))
+        else:
+            self.on_disk.set_exception(failed)
 
     def result(self) -> Snapshot:
-        try:
-            return self._pending.result()
-        except OSError as exc:
-            raise _not_saved(exc) from None
+        return self.on_disk.result()
 
 
 def snapshot_soon(
@@ -120,7 +141,7 @@ def snapshot_soon(
     listing_age: float | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
-    the caller passes ``.result`` as the client's ``ready``, so no byte of a deleting request
+    the caller passes ``.on_disk`` as the client's ``ready``, so no byte of a deleting request
     goes out before the snapshot is on disk, and the sync overlaps with connecting and signing.
     Raises ``UsageProblem`` at once if it cannot even be written."""
     try:

@@ -39,12 +39,15 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _q
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import localdata
 from ..errors import UsageProblem
 from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "FORMAT",
@@ -102,12 +105,18 @@ class PendingSnapshot:
 
     def __init__(self, made: localdata.NewFile, snapshot: Snapshot) -> None:
         self._made = made
-        self._snapshot = snapshot
+        self.snapshot = snapshot
+        """The snapshot as written (on disk once ``result()`` returns)."""
+
+    @property
+    def syncing(self) -> Future[None] | None:
+        """The sync to disk under way on the sync thread (``None``: ``result()`` syncs here)."""
+        return self._made.syncing
 
     def result(self) -> Snapshot:
         """The snapshot, once on disk; ``OSError`` (and no file) if the sync failed."""
         self._made.wait()
-        return self._snapshot
+        return self.snapshot
 
 
 def start_snapshot(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import UsageProblem
 from .connect import connect
 from .context import OperationSettings
-from .listing import CACHE
+from .listing import CACHE, check_language_filter
 
 if TYPE_CHECKING:
     from ..models import CheckReport
@@ -38,4 +38,5 @@ def check_text(
         raise UsageProblem("no text to check: give a sentence or more.")
     with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
+    check_language_filter(listing, from_lang, to_lang)
     return listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None)

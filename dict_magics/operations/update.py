@@ -21,7 +21,7 @@ from .listing import CACHE
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
-    from ..models import ChangePreview, UpdateResult
+    from ..models import ChangePreview, NoChange, UpdateResult
     from ..service.client import DictionaryClient
 
 __all__ = ["update"]
@@ -38,9 +38,11 @@ def update(
     dry_run: bool = False,
     client: DictionaryClient | None = None,
     warn: Warn = None,
-) -> UpdateResult | ChangePreview:
+) -> UpdateResult | ChangePreview | NoChange:
     """Replace the given fields of entry ``entry_id``. Raises ``UsageProblem`` (nothing sent)
-    for a bad id, no change asked for, no such entry, or terms the service would refuse."""
+    for a bad id, no change asked for, no such entry, or terms the service would refuse. When
+    the entry already reads as asked (a fresh listing says so), nothing is sent and no snapshot
+    taken: the answer is a ``NoChange`` (running the same update twice is harmless)."""
     text = check_id(entry_id)
     changes = (from_lang, from_text, to_lang, to_text)
     if all(c is None for c in changes):
@@ -49,21 +51,23 @@ def update(
             "Nothing was sent."
         )
     with connect(settings, client) as (client, profile):
-        try:
-            old = CACHE.lookup(client, profile, [text]).get(text)
-        except ServiceError as exc:
-            raise ServiceError(
-                f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
-                cause=exc.cause,
-            ) from None
-        if old is None:
-            raise UsageProblem(f"no entry {text} at {client.host}; nothing was sent.")
+        old = _listed(client, profile, text, cached=True)
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
         if new.terms == old.terms:
-            raise UsageProblem(f"entry {text} already reads {new.describe()}; nothing was sent.")
+            # Nothing to do, judged on a fresh listing (the cached one may be a minute old).
+            old = _listed(client, profile, text)
+            if old.terms == new.terms:
+                from ..models import NoChange
+
+                return NoChange("update", client.host, profile, old, [old])
+            new = Entry(
+                text,
+                *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True)),
+            )
+            check_terms(new)
         if dry_run:
             from ..models import ChangePreview
 
@@ -89,3 +93,21 @@ def update(
                     (result,) = settle_updates([result], after)
             trail.record(result)
     return replace(result, snapshot=str(kept.path))
+
+
+def _listed(client: DictionaryClient, profile: str, text: str, cached: bool = False) -> Entry:
+    """Entry ``text`` as listed (``cached``: a listing up to a minute old will do); raises
+    ``UsageProblem`` when there is none, ``ServiceError`` when it cannot be listed."""
+    try:
+        if cached:
+            old = CACHE.lookup(client, profile, [text]).get(text)
+        else:
+            old = CACHE.fetch(client, profile).by_id().get(text)
+    except ServiceError as exc:
+        raise ServiceError(
+            f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
+            cause=exc.cause,
+        ) from None
+    if old is None:
+        raise UsageProblem(f"no entry {text} at {client.host}; nothing was sent.")
+    return old

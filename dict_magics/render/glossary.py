@@ -12,16 +12,38 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .words import COLOUR, SYMBOL, clean, count, outcome_box, outcome_item
+from .words import (
+    COLOUR,
+    SYMBOL,
+    clean,
+    count,
+    entries,
+    named_ids,
+    outcome_box,
+    outcome_item,
+)
 
 if TYPE_CHECKING:
-    from ..models import AddResult, ChangePreview, Entry, ExportResult, SyncPlan, SyncResult
+    from ..models import (
+        AddBatch,
+        AddResult,
+        ChangePreview,
+        Entry,
+        ExportResult,
+        NoChange,
+        SyncPlan,
+        SyncResult,
+    )
 
 __all__ = [
+    "add_batch_html",
+    "add_batch_text",
     "add_html",
     "add_text",
     "export_html",
     "export_text",
+    "no_change_html",
+    "no_change_text",
     "plan_html",
     "plan_text",
     "preview_html",
@@ -242,6 +264,49 @@ def add_html(result: AddResult) -> str:
     )
 
 
+def _batch_summary(batch: AddBatch) -> str:
+    """``added 3 entries (1 request)``, or what did not go and why the batch stopped."""
+    added, total = len(batch.added), len(batch.results)
+    whole = f"added {entries(total)}"
+    parts = [f"added {added:,} of {entries(total)}" if added != total else whole]
+    if batch.failed:
+        parts.append(f"{len(batch.failed):,} not added")
+    if batch.unknown:
+        parts.append(f"{len(batch.unknown):,} may or may not have been added")
+    line = ", ".join(parts) + f" ({count(batch.requests, 'request', 'requests')})"
+    if batch.interrupted:
+        line += f"; interrupted{': ' + clean(batch.why) if batch.why else ''}"
+    return line
+
+
+def _batch_kind(batch: AddBatch) -> str:
+    if batch.ok:
+        return "success"
+    return "unknown" if batch.unknown and not batch.failed else "failure"
+
+
+def add_batch_text(batch: AddBatch) -> str:
+    """A summary line, the first entries added (with their ids when a listing named them),
+    then every addition that failed or may not have happened, a few of each."""
+    kind = _batch_kind(batch)
+    lines = [f"{SYMBOL[kind]} {_batch_summary(batch)}"]
+    for results in ([r for r in batch.results if r.ok], batch.failed, batch.unknown):
+        lines.extend(f"  {add_text(r)}" for r in results[:SHOWN])
+        if len(results) > SHOWN:
+            lines.append(f"    \u2026 and {len(results) - SHOWN:,} more")
+    return "\n".join(lines)
+
+
+def add_batch_html(batch: AddBatch) -> str:
+    """The same as HTML: each line marked and coloured by its outcome, every term escaped."""
+    items = []
+    for results in ([r for r in batch.results if r.ok], batch.failed, batch.unknown):
+        items.extend(outcome_item(r.outcome, add_text(r)[2:]) for r in results[:SHOWN])
+        if len(results) > SHOWN:
+            items.append(f"<li>&hellip; and {len(results) - SHOWN:,} more</li>")
+    return outcome_box("add-batch", _batch_kind(batch), _batch_summary(batch), "".join(items))
+
+
 def preview_text(preview: ChangePreview) -> str:
     """A dry run of an add or an update: what would be sent, and to where."""
     new = clean(preview.new.describe())
@@ -252,11 +317,40 @@ def preview_text(preview: ChangePreview) -> str:
         )
     else:
         line = f"dry run: would add {new} at {preview.host}"
-    if preview.alongside:
-        ids = ", ".join(clean(e.id) for e in preview.alongside)
-        line += f" (entry {ids} already has this source term: it would make a conflict)"
+    twins = [e.id for e in preview.alongside if e.to_text == preview.new.to_text]
+    others = [e.id for e in preview.alongside if e.to_text != preview.new.to_text]
+    if others:
+        has = "has" if len(others) == 1 else "have"
+        line += f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
+    if twins:
+        has = "holds" if len(twins) == 1 else "hold"
+        line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
     return line + "; nothing was sent"
 
 
 def preview_html(preview: ChangePreview) -> str:
     return f'<div class="dict-magics-dry-run">{escape(preview_text(preview))}</div>'
+
+
+def no_change_text(result: NoChange) -> str:
+    """An add or an update that had nothing to do: which entry already holds the terms."""
+    what = clean(result.entry.describe())
+    many = len(result.existing) != 1
+    if result.operation == "add":
+        has = "hold" if many else "holds"
+        return (
+            f"{SYMBOL['absent']} not added: {named_ids(result.ids)} at {result.host} already "
+            f"{has} {what} (another copy would be a duplicate); nothing was sent"
+        )
+    return (
+        f"{SYMBOL['absent']} no change: {named_ids(result.ids)} at {result.host} already "
+        f"{'read' if many else 'reads'} {what}; nothing was sent"
+    )
+
+
+def no_change_html(result: NoChange) -> str:
+    colour = COLOUR["absent"]
+    return (
+        f'<div class="dict-magics-result dict-magics-unchanged" style="color:{colour}">'
+        f"{escape(no_change_text(result))}</div>"
+    )

@@ -7,6 +7,7 @@ The top package wires ``load`` in as the loader, so models reach their views wit
 from __future__ import annotations
 
 from ..models import (
+    AddBatch,
     AddResult,
     AuditTable,
     BatchResult,
@@ -17,6 +18,7 @@ from ..models import (
     EntryList,
     ExportResult,
     LintReport,
+    NoChange,
     RestoreResult,
     SnapshotList,
     SyncPlan,
@@ -28,10 +30,14 @@ from ..profiles.status import ProfileStatus
 from .dryrun import dryrun_html, dryrun_text
 from .entries import HTML_ROWS, entries_html, entries_text
 from .glossary import (
+    add_batch_html,
+    add_batch_text,
     add_html,
     add_text,
     export_html,
     export_text,
+    no_change_html,
+    no_change_text,
     plan_html,
     plan_text,
     preview_html,
@@ -71,6 +77,8 @@ def load() -> None:
     register(SyncResult, text=sync_result_text, html=sync_result_html)
     register(ExportResult, text=export_text, html=export_html)
     register(AddResult, text=add_text, html=add_html)
+    register(AddBatch, text=add_batch_text, html=add_batch_html)
     register(ChangePreview, text=preview_text, html=preview_html)
+    register(NoChange, text=no_change_text, html=no_change_html)
     register(LintReport, text=lint_text, html=lint_html, pretty=lint_pretty)
     register(CheckReport, text=check_text, html=check_html, pretty=check_pretty)

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["COLOUR", "SYMBOL", "clean", "count", "entries", "outcome_box", "outcome_item"]
+from ..models.text import named_ids
+
+__all__ = [
+    "COLOUR",
+    "SYMBOL",
+    "clean",
+    "count",
+    "entries",
+    "named_ids",
+    "outcome_box",
+    "outcome_item",
+]
 
 SYMBOL = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
 """The mark of each outcome, in text and HTML alike."""

@@ -1,30 +1,51 @@
-"""What an answer means: one attempt's reply (or network failure) read as a ``Verdict``, and a
-listing's body read as entries.
+"""What an answer means: one attempt's reply (or network failure) read as a ``Verdict`` (with
+whether, and after how long, the request may be sent again), and a listing's body read as
+entries.
 
 The rule (docs/reliability.md): ``success`` only for a readable JSON ``status: success`` with a
 2xx code; ``failure`` only when the answer says the service did not act (a JSON ``failure``, a
 4xx, a 3xx that repeats elsewhere) or the request certainly never left; anything else after
-sending is ``unknown``. ``Verdict.again`` says whether ``retry`` allows another attempt.
+sending is ``unknown``. ``Verdict.again`` says whether the retry policy below allows another
+attempt.
+
+The retry policy (no I/O, no prose): DELETE, GET and PUT are idempotent: sending them twice does
+what sending once does, so they are retried after anything that says "not done, try later" and
+after a kept-alive connection that the server closed as the request went out. A POST adds an
+entry each time it is acted on, so it is sent again only when it certainly never left (a
+kept-alive connection found closed while the request was written included), or when the service
+said it did not act (429, 503). How long a 429 is waited for, and by whom, is ``ratelimit``'s
+business.
 """
 
 from __future__ import annotations
 
+import email.utils
+import random
+import re
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ServiceError
 from ..models import Cause, Entry, Outcome, codes
-from . import retry
 from .paths import host_of
 from .transport import FailureKind, NetworkFailure, Reply
 
 __all__ = [
+    "IDEMPOTENT",
     "NONCE_REUSED",
     "NONCE_TOO_BIG",
+    "Retry",
     "Verdict",
+    "delay",
     "excerpt",
+    "is_nonce_reused",
     "judge",
     "parse_listing",
+    "parse_retry_after",
+    "retry_after_failure",
+    "retry_after_status",
     "vendor_error",
 ]
 
@@ -43,16 +64,113 @@ NONCE_TOO_BIG = (
 )
 
 
+# -- the retry policy: when a request may be sent again, and after how long -----------------------
+
+IDEMPOTENT = frozenset({"DELETE", "GET", "PUT"})
+NOT_ACTED = frozenset({429, 503})
+"""The service says it did not act: safe to send again whatever the method."""
+GATEWAY = frozenset({502, 504})
+"""A gateway answered: the service behind it may have acted."""
+_NOT_SENT = frozenset({FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT, FailureKind.DROPPED})
+"""Failures worth another try when they certainly left nothing at the service (``sent`` False):
+a DROPPED one is a kept-alive connection the server had closed before the request was written."""
+_NONCE_USED = re.compile(
+    r"nonce.*\b(already|used|reused|replay(ed)?|duplicated?|seen)\b"
+    r"|\b(replay(ed)?|duplicated?|reused)\b.*nonce",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Send again. ``maybe_applied``: this attempt may have been acted on, so a later "no such
+    entry" proves nothing. ``after``: the server's ``Retry-After`` in seconds, if it gave one."""
+
+    maybe_applied: bool = False
+    after: float | None = None
+
+
+def retry_after_failure(method: str, kind: FailureKind, sent: bool, reused: bool) -> Retry | None:
+    """Whether a request that got no whole answer may be sent again."""
+    if not sent and (kind in _NOT_SENT or method == "GET"):
+        # Certainly not sent: nothing happened. A read (the listing) may always go again; for
+        # the rest only the kinds that say so are worth another try.
+        return Retry()
+    if method in IDEMPOTENT and reused and kind is FailureKind.DROPPED:
+        # The classic keep-alive race: the server closed an idle connection as the request
+        # went out. It may also have acted and then hung up, hence ``maybe_applied``.
+        return Retry(maybe_applied=True)
+    return None
+
+
+def retry_after_status(method: str, status: int, headers: Mapping[str, str]) -> Retry | None:
+    """Whether an answer with ``status`` may be followed by the same request again."""
+    if status in NOT_ACTED:
+        return Retry(after=parse_retry_after(_header(headers, "Retry-After")))
+    if status in GATEWAY and method in IDEMPOTENT:
+        return Retry(maybe_applied=True)
+    return None
+
+
+def is_nonce_reused(message: str) -> bool:
+    """True when a 401's message says the nonce was seen before (not acted on: sign afresh)."""
+    return bool(_NONCE_USED.search(message))
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else ``None``."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def delay(
+    attempt: int,
+    *,
+    retry_after: float | None,
+    base: float,
+    ceiling: float,
+    cap: float,
+    rng: random.Random | None = None,
+) -> float:
+    """Seconds to wait before attempt ``attempt + 1``.
+
+    The server's ``Retry-After`` wins (capped at ``cap``: beyond that, waiting hides an
+    outage); otherwise exponential backoff with full jitter, so many clients that failed
+    together do not come back together.
+    """
+    if retry_after is not None:
+        return min(retry_after, cap)
+    top = min(ceiling, base * 2 ** (attempt - 1))
+    return (rng or random).uniform(0, top)
+
+
+# -- what one attempt's answer means --------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """What one attempt's answer means; ``retry`` when it may be tried again (and the rest
+    """What one attempt's answer means; ``again`` when it may be tried again (and the rest
     then says what it means if it is not)."""
 
     outcome: Outcome
     cause: Cause
     reason: str | None = None
     http_status: int | None = None
-    again: retry.Retry | None = None
+    again: Retry | None = None
     nonce_reused: bool = False
     data: Any = None
     problem: str | None = None
@@ -104,10 +222,16 @@ def judge(
     return _judge_failure(method, answer, host, timeout)
 
 
+_UNSENT = ", so the request never reached the service"
+"""How a failure that is tried again says nothing reached the service: true of each attempt and
+of them all, so it reads right before "; gave up after 4 attempts" (where "nothing was sent"
+would not)."""
+
+
 def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
     kind = failure.kind
     where = f"the proxy for {host}" if failure.proxy else host
-    again = retry.retry_after_failure(method, kind, failure.sent, failure.reused)
+    again = retry_after_failure(method, kind, failure.sent, failure.reused)
     if kind is FailureKind.DNS:
         reason = f"could not resolve the host name of {where}; nothing was sent"
         return Verdict("failure", Cause.DNS, reason)
@@ -115,10 +239,10 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
         reason = f"TLS handshake with {where} failed ({failure.detail}); nothing was sent"
         return Verdict("failure", Cause.TLS, reason)
     if kind is FailureKind.REFUSED:
-        reason = f"could not connect to {where} (connection refused); nothing was sent"
+        reason = f"could not connect to {where} (connection refused){_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.CONNECT_TIMEOUT:
-        reason = f"could not connect to {where} within {timeout:g} s; nothing was sent"
+        reason = f"could not connect to {where} within {timeout:g} s{_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.PROXY:
         reason = f"the proxy for {host} would not open a connection; nothing was sent"
@@ -127,7 +251,7 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
         reason = f"no answer within the {timeout:g} s deadline"
         return Verdict("unknown", Cause.TIMEOUT, reason)
     if kind is FailureKind.DROPPED and not failure.sent:
-        reason = f"{where} closed the connection before the request went out; nothing was sent"
+        reason = f"{where} closed the connection before the request went out{_UNSENT}"
         return Verdict("failure", Cause.UNAVAILABLE, reason, again=again)
     if kind is FailureKind.DROPPED:
         which = "kept-alive connection" if failure.reused else "connection"
@@ -163,19 +287,19 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
         return _judge_code(method, code, headers, *vendor)
     message = _message(data)
     if code in (401, 403):
-        if retry.is_nonce_reused(message):
+        if is_nonce_reused(message):
             return Verdict("failure", Cause.NONCE_REUSED, NONCE_REUSED, code, nonce_reused=True)
         reason = "the service refused the credentials" + (f": {message}" if message else "")
         reason += " (check the access key, the secret key, and this computer's clock)"
         return Verdict("failure", Cause.AUTH, reason, code)
-    again = retry.retry_after_status(method, code, headers)
+    again = retry_after_status(method, code, headers)
     if code == 429:
         reason = "rate-limited by the service"
         return Verdict("failure", Cause.RATE_LIMITED, reason, code, again)
     if code == 503:
         reason = "the service is unavailable"
         return Verdict("failure", Cause.UNAVAILABLE, reason, code, again)
-    if code in retry.GATEWAY:
+    if code in GATEWAY:
         reason = "a gateway answered instead of the service, which may have acted"
         return Verdict("unknown", Cause.GATEWAY, reason, code, again)
     status = data.get("status") if isinstance(data, dict) and problem is None else None
@@ -204,7 +328,7 @@ def _judge_code(method: str, http_status: int, headers: Any, code: int, message:
         reason = f"{NONCE_TOO_BIG} ({said})"
         return Verdict("failure", Cause.NONCE, reason, http_status, **extra)
     if code == codes.FREQUENCY_LIMIT:
-        again = retry.Retry(after=retry.parse_retry_after(_header(headers, "Retry-After")))
+        again = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
         reason = f"rate-limited by the service ({said})"
         return Verdict("failure", Cause.RATE_LIMITED, reason, http_status, again, **extra)
     if code in codes.AUTH_CODES:

@@ -1,9 +1,9 @@
 """The dictionary client: every operation of the service, with retries and honest results.
 
 Every front end goes through ``DictionaryClient``. It holds no display logic: it sends through
-``transport`` (one attempt, one deadline), reads each answer with ``answers``, asks ``retry``
-whether to try again, keeps Ctrl-C from cutting a request off (``interrupts``), and words what
-happened. A deletion or an addition always comes back as a result whose ``outcome`` is
+``transport`` (one attempt, one deadline), reads each answer with ``answers`` (which also says
+whether to try again), keeps Ctrl-C from cutting a request off (``batch.HeldCtrlC``), and words
+what happened. A deletion or an addition always comes back as a result whose ``outcome`` is
 ``success`` only when the service said so, ``failure`` only when the service certainly did not
 act, and ``unknown`` otherwise. It raises only for a caller's mistake (a bad id, base URL or
 option), before any request, and for a listing it cannot produce (``ServiceError``).
@@ -17,6 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -42,11 +43,10 @@ from ..models import (
 )
 from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
-from . import batch, retry
-from .answers import Verdict, judge, parse_listing
+from . import batch
+from .answers import IDEMPOTENT, Verdict, delay, judge, parse_listing
 from .auth import AUTH_MODES, TOKEN_PATH, PlainJSON, TokenAuth, shared, token_request_body
-from .batch import AUTH_STOP_AFTER
-from .interrupts import RequestInterrupted, guarded
+from .batch import AUTH_STOP_AFTER, HeldCtrlC, RequestInterrupted
 from .paths import (
     API_PREFIX,
     check_id,
@@ -59,7 +59,7 @@ from .paths import (
 from .ratelimit import RATE_LIMIT_PATIENCE, RateGate, Ticket, WaitListener
 from .settle import settle_adds
 from .signing import SignedAuth
-from .transport import ANSWER_LIMIT, LISTING_LIMIT, Transport
+from .transport import ANSWER_LIMIT, LISTING_LIMIT, Gate, NotSent, Transport
 
 if TYPE_CHECKING:
     import requests
@@ -134,7 +134,7 @@ class DictionaryClient(Unpicklable):
 
     ``timeout`` is one attempt's deadline, from sending to the last byte of the answer;
     ``max_retries`` is how many times a request is sent again when that is safe (see
-    ``retry``), each time with a fresh nonce and signature; ``workers`` sizes the connection
+    ``answers``), each time with a fresh nonce and signature; ``workers`` sizes the connection
     pool. ``nonces`` is the nonce source (by default the one shared by every process that uses
     this access key).
 
@@ -246,7 +246,7 @@ class DictionaryClient(Unpicklable):
     # -- public operations ---------------------------------------------------------------
 
     def delete_entry(
-        self, entry_id: str | int, *, ready: Callable[[], object] | None = None
+        self, entry_id: str | int, *, ready: Future[Any] | None = None
     ) -> DeleteResult:
         """Delete one entry. Raises ``InvalidIdError`` (before any request) for a bad id.
 
@@ -254,24 +254,26 @@ class DictionaryClient(Unpicklable):
         one deadline), then raises ``RequestInterrupted`` (a ``KeyboardInterrupt``) carrying
         the true result, so a loop stops and nothing is left unknown that need not be.
 
-        ``ready()`` is called before each attempt's first byte goes out, once connected and
-        signed (so a snapshot being synced meanwhile costs no extra time); if it raises, that
-        exception propagates and nothing was sent.
+        ``ready`` (a ``concurrent.futures.Future``) must be done before each attempt's first
+        byte goes out; it is waited for once connected and signed (so a snapshot being synced
+        meanwhile costs no extra time). If it raised, that exception propagates and nothing
+        was sent.
         """
         text = check_id(entry_id)
-        return guarded(lambda stop: self._delete_one(text, stop, ready))
+        with HeldCtrlC() as held:
+            held.result = self._delete_one(text, held.stop.is_set, _gate(ready, held))
+        return held.result
 
-    def delete_all(self, *, ready: Callable[[], object] | None = None) -> DeleteResult:
+    def delete_all(self, *, ready: Future[Any] | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this.
 
         Ctrl-C and ``ready`` behave as for ``delete_entry``.
         """
-
-        def purge(stop: Callable[[], bool]) -> DeleteResult:
-            final = self._exchange("DELETE", purge_path(), stop=stop, ready=ready)
-            return self._delete_result(None, final)
-
-        return guarded(purge)
+        with HeldCtrlC() as held:
+            stop, gate = held.stop.is_set, _gate(ready, held)
+            final = self._exchange("DELETE", purge_path(), stop=stop, gate=gate)
+            held.result = self._delete_result(None, final)
+        return held.result
 
     def delete_entries(
         self,
@@ -340,12 +342,10 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
         check_entries([entry])
         body = json.dumps(entry.to_service(with_id=False), ensure_ascii=False).encode("utf-8")
-
-        def add(stop: Callable[[], bool]) -> AddResult:
-            final = self._exchange("POST", LIST_PATH, body=body, stop=stop)
-            return _add_result(entry, final, _UNKNOWN_ADD)
-
-        return guarded(add)
+        with HeldCtrlC() as held:
+            final = self._exchange("POST", LIST_PATH, body=body, stop=held.stop.is_set)
+            held.result = _add_result(entry, final, _UNKNOWN_ADD)
+        return held.result
 
     def add_entries(
         self,
@@ -453,7 +453,9 @@ class DictionaryClient(Unpicklable):
         ``delete_entry``.
         """
         text, new = _checked_update(entry_id, entry)
-        return guarded(lambda stop: self._update_one((text, new, old), stop))
+        with HeldCtrlC() as held:
+            held.result = self._update_one((text, new, old), held.stop.is_set)
+        return held.result
 
     def update_entries(
         self,
@@ -560,9 +562,9 @@ class DictionaryClient(Unpicklable):
     # -- one request, with retries ---------------------------------------------------------------
 
     def _delete_one(
-        self, text: str, stop: Callable[[], bool], ready: Callable[[], object] | None = None
+        self, text: str, stop: Callable[[], bool], gate: Gate | None = None
     ) -> DeleteResult:
-        final = self._exchange("DELETE", entry_path(text), stop=stop, ready=ready)
+        final = self._exchange("DELETE", entry_path(text), stop=stop, gate=gate)
         return self._delete_result(text, final)
 
     @staticmethod
@@ -572,7 +574,7 @@ class DictionaryClient(Unpicklable):
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """How long to wait before attempt ``attempt + 1``."""
-        return retry.delay(
+        return delay(
             attempt,
             retry_after=retry_after,
             base=self.backoff,
@@ -588,7 +590,7 @@ class DictionaryClient(Unpicklable):
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
-        ready: Callable[[], object] | None = None,
+        gate: Gate | None = None,
         bare: bool = False,
     ) -> _Final:
         """Send until the answer is final, the retry budget is spent, or ``stop()``.
@@ -611,7 +613,6 @@ class DictionaryClient(Unpicklable):
         nonce_refusals = 0  # attempts answered 40005
         attempt = 0
         verdict: Verdict | None = None
-        before_sending = None if ready is None else _then_unless_stopped(ready, stop)
         while True:
             if tokens is not None:
                 refusal = self._use_token(stop)
@@ -633,10 +634,10 @@ class DictionaryClient(Unpicklable):
                     body=body,
                     limit=limit,
                     timeout=self.timeout,
-                    ready=before_sending,
+                    gate=gate,
                     auth=_PLAIN if bare else None,
                 )
-            except _StoppedBeforeSending:
+            except NotSent:
                 attempt -= 1  # not one byte of it went out
                 if verdict is None:
                     return _never_sent(started, _BEFORE_SENDING)
@@ -668,7 +669,7 @@ class DictionaryClient(Unpicklable):
                 # service acted on it: a later "no such entry" proves nothing, and a POST is
                 # not sent again.
                 earlier = (attempt, verdict)
-                if method in retry.IDEMPOTENT:
+                if method in IDEMPOTENT:
                     continue
                 return self._settle(verdict, earlier, attempt, started, "")
             again = verdict.again
@@ -921,22 +922,11 @@ class _NoToken(Exception):
 _PLAIN = PlainJSON()
 
 
-class _StoppedBeforeSending(Exception):
-    """Ctrl-C (or cancel) came while ``ready`` was waited for: the request is not sent."""
-
-
-def _then_unless_stopped(
-    ready: Callable[[], object], stop: Callable[[], bool]
-) -> Callable[[], None]:
-    """``ready()``, then a last look at ``stop()``: Ctrl-C pressed while a snapshot was being
-    saved still stops the request, as no byte of it has gone out yet."""
-
-    def before_sending() -> None:
-        ready()
-        if stop():
-            raise _StoppedBeforeSending
-
-    return before_sending
+def _gate(ready: Future[Any] | None, held: HeldCtrlC) -> Gate | None:
+    """What the transport waits for before the first byte: ``ready`` done, then a last look at
+    Ctrl-C (pressed while a snapshot was being saved, it still stops the request: no byte of it
+    has gone out yet)."""
+    return None if ready is None else Gate(ready, held.stop)
 
 
 def _with_consequence(final: _Final, consequence: str) -> str | None:

@@ -8,7 +8,8 @@ A deletion claims one key fewer (its id), an addition one more (its four terms: 
 entries are two claims), an update one more of its id with the new terms. Counting, rather than
 asking "is it there", is what keeps twins apart: two unknown additions of the same terms and one
 new entry listed are one success and one failure. Outcomes the listing cannot decide stay
-unknown.
+unknown, and so does a request that timed out when the listing shows no effect of it: the
+service may still act on it after the listing (a slow service), so that proves nothing.
 """
 
 from __future__ import annotations
@@ -91,6 +92,20 @@ def _not_happened(result: _R, why: str) -> _R:
     )
 
 
+def _not_seen(result: _R, why: str, late: str) -> _R:
+    """``result`` when the listing shows no effect of it: a failure (``why``), except after a
+    timeout. Then the service had the request and had not answered when we stopped waiting: a
+    slow one may still act on it after this listing, so the outcome stays unknown (``late``
+    says what to do: list again before sending it again)."""
+    if getattr(result.cause, "value", result.cause) != "timeout":
+        return _not_happened(result, why)
+    return replace(
+        result,
+        reason=f"{_lost(result.cause)}, and a listing right after shows no effect yet; the "
+        f"service may still act on it (it did not answer in time), so {late}",
+    )
+
+
 def settle_deletes(
     results: Sequence[DeleteResult],
     before: Mapping[str, Entry] | None,
@@ -119,10 +134,11 @@ def settle_deletes(
             settled.append(_happened(result, "no longer holds the entry"))
         elif result.entry_id in after:
             settled.append(
-                _not_happened(
+                _not_seen(
                     result,
                     ", and a listing afterwards still holds the entry: it was not deleted, "
                     "so it is safe to retry",
+                    "list again before retrying",
                 )
             )
         else:
@@ -147,10 +163,11 @@ def settle_purge(
     if not after:
         return _happened(result, "is empty")
     if before and not any(gone):
-        return _not_happened(
+        return _not_seen(
             result,
             ", and a listing afterwards still holds every entry: nothing was deleted, so it "
             "is safe to retry",
+            "list again before retrying",
         )
     return replace(
         result,
@@ -180,10 +197,11 @@ def settle_adds(
             settled.append(_happened(result, "holds the entry"))
         else:
             settled.append(
-                _not_happened(
+                _not_seen(
                     result,
                     f", and a listing afterwards does not hold the entry: it was not added, "
                     f"so {again}",
+                    "list again before adding it again (or it may be added twice)",
                 )
             )
     return settled
@@ -207,10 +225,11 @@ def settle_updates(
             settled.append(_happened(result, "holds the new terms"))
         elif result.old is not None and now.terms == result.old.terms:
             settled.append(
-                _not_happened(
+                _not_seen(
                     result,
                     ", and a listing afterwards still holds the old terms: it was not changed, "
                     "so it is safe to retry",
+                    "list again before retrying",
                 )
             )
         else:

@@ -7,7 +7,7 @@ follows a redirect, asks for an uncompressed answer, and reads at most ``limit``
 One deadline covers the whole attempt, from sending to the last byte of the answer: a watchdog
 shuts the socket when it expires, so a server that drips its headers or floods ``100
 Continue`` lines cannot hold a call past it. Whether to try again, and how to word what
-happened, is for ``retry`` and the client: nothing here is prose for people.
+happened, is for ``answers`` and the client: nothing here is prose for people.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -41,7 +42,9 @@ __all__ = [
     "CA_VARIABLES",
     "LISTING_LIMIT",
     "FailureKind",
+    "Gate",
     "NetworkFailure",
+    "NotSent",
     "Reply",
     "Transport",
     "ca_bundle",
@@ -85,6 +88,22 @@ class FailureKind(str, Enum):
     """The answer started but broke off: cut short, or garbled headers."""
     TOO_LARGE = "too_large"
     ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What must hold before a request's first byte goes out, handed down as data: ``ready``
+    done (a snapshot on disk, say: what it raised is raised as it was, and nothing is sent),
+    then ``stop`` not set (else ``NotSent``). It is waited for once connected and signed, so
+    the caller's wait overlaps with connecting and signing and is not counted against the
+    deadline."""
+
+    ready: Future[Any]
+    stop: threading.Event | None = None
+
+
+class NotSent(Exception):
+    """``Gate.stop`` was set while ``Gate.ready`` was waited for: not one byte went out."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +190,7 @@ class _Deadline:
                 self._connections.append(connection)
 
     def hold(self) -> None:
-        """Stop counting: the caller's own wait (``ready``) is not the service's time."""
+        """Stop counting: the caller's own wait (``Gate.ready``) is not the service's time."""
         with self._lock:
             self._held_at = time.monotonic()
 
@@ -255,9 +274,9 @@ if hasattr(os, "register_at_fork"):  # not on Windows
 class _Attempt:
     """What the connection layer reports about the attempt running on this thread."""
 
-    def __init__(self, seconds: float, ready: Callable[[], object] | None = None) -> None:
+    def __init__(self, seconds: float, gate: Gate | None = None) -> None:
         self.deadline = _Deadline(seconds)
-        self.ready = ready
+        self.gate = gate
         self.sending = False
         self.reused = False
         self.unwritten = False
@@ -273,23 +292,26 @@ class _Attempt:
         return stamp(headers, self.path, hold=hold)
 
     def await_ready(self) -> None:
-        """Call ``ready`` (once), its wait not counted against the deadline; what it raises
-        goes out as ``_NotReady``, to be raised as it was by ``Transport.send``."""
-        ready, self.ready = self.ready, None
-        if ready is None:
+        """Wait for the gate (once), the wait not counted against the deadline; what its
+        ``ready`` raised, or ``NotSent`` for its ``stop``, goes out as ``_NotReady``, to be
+        raised as it was by ``Transport.send``."""
+        gate, self.gate = self.gate, None
+        if gate is None:
             return
         self.deadline.hold()
         try:
-            ready()
+            gate.ready.result()
         except BaseException as exc:
             raise _NotReady(exc) from None
         finally:
             self.deadline.resume()
+        if gate.stop is not None and gate.stop.is_set():
+            raise _NotReady(NotSent())
 
 
 class _NotReady(Exception):
-    """What ``ready()`` raised, carried through urllib3 and requests (which would take an
-    ``OSError`` for a network failure) to ``Transport.send``, which raises it as it was."""
+    """What waiting for the gate raised, carried through urllib3 and requests (which would take
+    an ``OSError`` for a network failure) to ``Transport.send``, which raises it as it was."""
 
     def __init__(self, cause: BaseException) -> None:
         super().__init__(type(cause).__name__)
@@ -383,7 +405,7 @@ def _socks_pools() -> dict[str, type]:
 class _Adapter(HTTPAdapter):
     """requests' adapter with watched connections: to the service, through HTTP(S) proxies and
     through SOCKS proxies. A pool of any other kind would not report to the attempt: then what
-    must come before the first byte (``ready``) comes before the pool is used at all."""
+    must come before the first byte (the ``Gate``) comes before the pool is used at all."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -501,22 +523,23 @@ class Transport:
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         timeout: float,
-        ready: Callable[[], object] | None = None,
+        gate: Gate | None = None,
         auth: AuthBase | None = None,
     ) -> Reply | NetworkFailure:
         """Send once and read the answer, all within ``timeout`` seconds.
 
         ``auth`` stands in for the transport's own for this request (the token request).
 
-        ``ready()`` is called once connected and signed, right before the first byte goes out:
-        what must be done before the request (a snapshot made durable) overlaps with connecting
-        and signing. If it raises, nothing was sent, and ``send`` raises that exception. It is
-        not called when the request never reached a connection (a failure returned).
+        ``gate`` (a ``Gate``) is waited for once connected and signed, right before the first
+        byte goes out: what must be done before the request (a snapshot made durable) overlaps
+        with connecting and signing. If its ``ready`` raised, nothing was sent, and ``send``
+        raises that exception (``NotSent`` when its ``stop`` was set). It is not waited for
+        when the request never reached a connection (a failure returned).
         """
         verify = self._verify() if url[:6].lower() == "https:" else True
         if isinstance(verify, NetworkFailure):
             return verify
-        attempt = _Attempt(timeout, ready)
+        attempt = _Attempt(timeout, gate)
         _WATCHDOG.arm(attempt.deadline)
         _current.attempt = attempt
         response = None
