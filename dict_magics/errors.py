@@ -11,13 +11,15 @@
 - ``LocalDataError``: this computer could not keep what must be kept first (a snapshot on a
   full disk, an unreadable data folder). Exit 1; nothing was sent after it.
 
-Lower layers raise these with the facts (``option`` names the setting that would help, by its
-neutral name, e.g. ``"snapshots"``); each front end words the hint its own way. Nothing here
-imports a heavy module.
+Lower layers raise these with the facts (``option`` names what would help, by its neutral
+name: a ``Remedy``); each front end words the hint its own way (``frontends/hints.py``), so no
+message below the front ends names a magic, a subcommand or a flag. Nothing here imports a
+heavy module.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 __all__ = [
@@ -29,7 +31,9 @@ __all__ = [
     "InvalidIdError",
     "ListingUnsupportedError",
     "LocalDataError",
+    "Notice",
     "OperationFailedError",
+    "Remedy",
     "ServiceError",
     "ServiceFailure",
     "UsageProblem",
@@ -40,18 +44,71 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+class Remedy(str, Enum):
+    """What would help, named neutrally; each front end words it (``%dict_restore``,
+    ``dict-magics restore``, the panel's Undo). A ``str``, so ``exc.option == "yes"`` holds."""
+
+    LOGIN = "login"
+    """Log the profile in (``exc.profile`` names it)."""
+    RELOGIN = "relogin"
+    """Log the profile out, then in again (a keyring write left it half changed)."""
+    RESTORE = "restore"
+    """Put a snapshot back."""
+    SNAPSHOTS = "snapshots"
+    """List the snapshots kept."""
+    PURGE = "purge"
+    """The delete-everything operation, asked for by its own name."""
+    NO_SNAPSHOT = "no_snapshot"
+    """Go ahead without keeping a snapshot first (the ``snapshots`` setting off)."""
+    WORKERS = "workers"
+    """The number of requests in flight."""
+    MAX_RETRIES = "max_retries"
+    """How many times a request is tried again."""
+    TIMEOUT = "timeout"
+    """How long a request may take."""
+    PAIR = "pair"
+    """The language pair of a file's source and target columns."""
+    FORMAT = "format"
+    """A glossary file's format, named rather than read from its extension."""
+    YES = "yes"
+    """Go ahead without the question (for scripts)."""
+    OVERWRITE = "overwrite"
+    """Replace an existing file."""
+    SKIP_INVALID = "skip_invalid"
+    """Apply the valid rows of a file only."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Notice(str):
+    """A warning (not an error) that names what would help as ``option``, like an error does:
+    the front end appends its own words for it. Everywhere else it is the plain text."""
+
+    option: str | None
+    profile: str | None
+
+    def __new__(cls, text: str, *, option: str | None = None, profile: str | None = None):
+        notice = super().__new__(cls, text)
+        notice.option = option
+        notice.profile = profile
+        return notice
+
+
 class DictMagicsError(Exception):
     """The root of every error dict-magics raises on purpose; ``exit_code`` for the CLI.
 
-    ``option`` names a setting that would get past this (``"snapshots"``, ``"workers"``, ...),
-    for the front end to word as its flag or trait; ``None`` when none would.
+    ``option`` names what would get past this (a ``Remedy``: ``"no_snapshot"``,
+    ``"workers"``, ``"login"`` ...), for the front end to word as its command, flag or button;
+    ``None`` when nothing would. ``profile``: the profile it is about, when the words need it.
     """
 
     exit_code = EXIT_FAILED
 
-    def __init__(self, *args: Any, option: str | None = None) -> None:
+    def __init__(self, *args: Any, option: str | None = None, profile: str | None = None) -> None:
         super().__init__(*args)
         self.option = option
+        self.profile = profile
 
 
 class UsageProblem(DictMagicsError):

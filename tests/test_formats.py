@@ -118,8 +118,9 @@ def test_source_target_columns_with_a_pair(tmp_path: Path) -> None:
         (2, "en", "Friday", "de", "Freitag"),
         (4, "en", "Monday", "de", "Montag"),
     ]
-    with pytest.raises(UsageProblem, match="--pair"):
+    with pytest.raises(UsageProblem, match="no languages") as no_pair:
         read_glossary(path)
+    assert no_pair.value.option == "pair"
 
 
 def test_column_problems_are_one_line(tmp_path: Path) -> None:

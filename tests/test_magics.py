@@ -644,7 +644,9 @@ def test_bad_ids_are_refused_before_any_request(ip: Any, env_creds: SandboxServe
     ip.user_ns["ids"] = []
     assert "no entry id given" in usage_error(ip, "%dict_delete {ids}")
     assert "No closing quotation" in usage_error(ip, "%dict_delete 'unbalanced")
-    assert "-w/--workers must be 1..64" in usage_error(ip, "%dict_delete -w 0 1 2")
+    assert "workers must be 1..64, not 0. Set -w/--workers" in usage_error(
+        ip, "%dict_delete -w 0 1 2"
+    )
     assert "invalid int value" in usage_error(ip, "%dict_delete -w many 1 2")
     assert env_creds.requests == []
 
@@ -751,7 +753,8 @@ def test_purge_cancelled_sends_nothing(
         # The file it names is removed on cancel, and the warning says so (no dangling path).
         named = outcome.stdout.split("a snapshot is kept at ")[1].split(" (removed if")[0]
         assert named.endswith(".json") and "purge" in os.path.basename(named)
-        assert "(removed if you cancel;" in outcome.stdout and not os.path.exists(named)
+        assert "(removed if you cancel; %dict_restore puts them back)." in outcome.stdout
+        assert not os.path.exists(named) and "`dict-magics" not in outcome.stdout
         assert "delete-all" in keys.asked[0][1] and host in keys.asked[0][1]
     # Only the listing went out, and the snapshot taken for a purge never confirmed is gone.
     assert sent(env_creds) == [] and len(env_creds.entries) == 100

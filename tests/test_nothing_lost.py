@@ -198,7 +198,7 @@ class AddsWhileAsking(ScriptedPrompter):
         super().__init__(["delete-all"])
         self.server = server
 
-    def confirm(self, warning: str, question: str) -> str:
+    def confirm(self, warning: object, question: str) -> str:
         self.server.add_entries([Entry("555", "en", "added meanwhile", "de", "inzwischen")])
         return super().confirm(warning, question)
 
@@ -220,7 +220,7 @@ def test_a_purge_without_snapshot_still_states_the_count(env_creds: SandboxServe
     with pytest.raises(UsageProblem, match="purge not confirmed"):
         purge(OperationSettings(snapshots=False), prompter)
     assert prompter.asked[0][1].endswith(
-        "(profile 'default'); no snapshot is kept (--no-snapshot), so it cannot be undone."
+        "(profile 'default'); no snapshot is kept (snapshots are off), so it cannot be undone."
     )
     assert purge(OperationSettings(), yes=True, snapshot=False).snapshot is None
     assert list_snapshots() == [] and [r.method for r in env_creds.requests] == ["GET", "DELETE"]
@@ -279,7 +279,7 @@ def test_without_a_listing_delete_warns_and_purge_refuses(ip: Any, bare: Sandbox
 
     with pytest.raises(UsageProblem) as refused:
         purge(OperationSettings(), yes=True)
-    assert "--no-snapshot" in str(refused.value) and "Nothing was deleted" in str(refused.value)
+    assert refused.value.option == "no_snapshot" and "Nothing was deleted" in str(refused.value)
     with capture_output() as cap:
         outcome = ip.run_cell("%dict_purge -y")
     assert type(outcome.error_in_exec) is UsageError and "--no-snapshot" in cap.stderr

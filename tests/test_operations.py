@@ -21,7 +21,7 @@ from dict_magics.errors import (
     InvalidIdError,
     UsageProblem,
 )
-from dict_magics.models import BatchResult, DeleteResult
+from dict_magics.models import BatchResult, DeleteResult, PurgePlan
 from dict_magics.operations.context import (
     OperationSettings,
     ids_from_bytes,
@@ -32,7 +32,7 @@ from dict_magics.operations.delete import delete, interruption
 from dict_magics.operations.listing import CACHE
 from dict_magics.operations.login import LoginResult, login, logout
 from dict_magics.operations.prompts import ScriptedPrompter
-from dict_magics.operations.purge import purge, purge_confirmed
+from dict_magics.operations.purge import purge
 from dict_magics.operations.status import status
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
@@ -92,14 +92,14 @@ def test_settings_default_to_the_one_place_defaults_live() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"workers": 0}, "-w/--workers must be 1..64, not 0."),
-        ({"workers": 65}, "-w/--workers must be 1..64, not 65."),
-        ({"workers": True}, "-w/--workers must be 1..64, not True."),
-        ({"max_retries": -1}, "--max-retries must be 0..10, not -1."),
-        ({"max_retries": 11}, "--max-retries must be 0..10, not 11."),
-        ({"timeout": 0}, "--timeout must be > 0 seconds, not 0."),
-        ({"timeout": math.inf}, "--timeout must be > 0 seconds, not inf."),
-        ({"timeout": math.nan}, "--timeout must be > 0 seconds, not nan."),
+        ({"workers": 0}, "workers must be 1..64, not 0."),
+        ({"workers": 65}, "workers must be 1..64, not 65."),
+        ({"workers": True}, "workers must be 1..64, not True."),
+        ({"max_retries": -1}, "max retries must be 0..10, not -1."),
+        ({"max_retries": 11}, "max retries must be 0..10, not 11."),
+        ({"timeout": 0}, "the timeout must be > 0 seconds, not 0."),
+        ({"timeout": math.inf}, "the timeout must be > 0 seconds, not inf."),
+        ({"timeout": math.nan}, "the timeout must be > 0 seconds, not nan."),
     ],
 )
 def test_settings_out_of_bounds_are_refused_naming_the_range(
@@ -228,7 +228,8 @@ def test_purge_with_nobody_to_ask_says_why_and_names_yes(env_creds: SandboxServe
     with pytest.raises(UsageProblem) as refused:
         purge(OperationSettings(), ScriptedPrompter(reason="stdin is not a terminal"))
     message = str(refused.value)
-    assert "but stdin is not a terminal. Nothing was deleted." in message and "--yes" in message
+    assert "but stdin is not a terminal. Nothing was deleted." in message
+    assert refused.value.option == "yes"  # each front end words it (-y, --yes)
     prompter = ScriptedPrompter()
     assert purge(OperationSettings(), prompter, yes=True).ok
     assert prompter.asked == []
@@ -236,8 +237,9 @@ def test_purge_with_nobody_to_ask_says_why_and_names_yes(env_creds: SandboxServe
 
 
 def test_the_policy_itself() -> None:
-    assert purge_confirmed(" delete-all\n", "h:1") and purge_confirmed("h:1", "h:1")
-    assert not purge_confirmed("h:2", "h:1") and not purge_confirmed("delete-all h:1", "h:1")
+    plan = PurgePlan(host="h:1", profile="p", count=3)
+    assert plan.accepts(" delete-all\n") and plan.accepts("h:1")
+    assert not plan.accepts("h:2") and not plan.accepts("delete-all h:1")
 
 
 # -- login, logout, status --------------------------------------------------------------------

@@ -632,7 +632,9 @@ def test_delete_all_states_how_many_and_where_the_snapshot_goes(
     message = panel.confirm_message.value
     assert "all 100 entries" in message and f"127.0.0.1:{sandbox.port}" in message
     assert str(snapshot_dir()) in message
-    assert PURGE_WORD in message
+    assert PURGE_WORD in message and "Undo puts them back" in message  # the panel's own words
+    assert "%dict_" not in message and "dict-magics restore" not in message
+    assert panel.purge_word_text.placeholder == f"type {PURGE_WORD}"
     assert visible(panel.purge_word_text)
     assert enabled(panel) == {"cancel"}  # Confirm waits for the word
     for answer in ("", "delete all", "DELETE-ALL", "delete-all!", "127.0.0.1"):
@@ -819,8 +821,9 @@ def test_from_profile_reads_a_keyring_profile(sandbox: SandboxServer, memory_key
 
 
 def test_from_profile_without_credentials_says_what_is_missing(memory_keyring) -> None:
-    with pytest.raises(CredentialsError, match="dict_login"):
+    with pytest.raises(CredentialsError, match="for profile 'nobody': log it in") as missing:
         DictPanel.from_profile("nobody")
+    assert missing.value.option == "login"  # %dict_panel words it: %dict_login -p nobody
 
 
 def test_workers_below_one_are_refused(sandbox: SandboxServer) -> None:

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidBaseUrlError, InvalidIdError
+from dict_magics.frontends.hints import CLI, MAGIC, PANEL
 from dict_magics.sandbox import SandboxServer
 from dict_magics.sandbox.router import route
 from dict_magics.service import paths
@@ -204,8 +205,12 @@ def test_bad_ids_are_refused_with_a_message_naming_them(bad: object) -> None:
 
 
 def test_purge_refusal_points_at_the_purge_command() -> None:
-    with pytest.raises(InvalidIdError, match="dict_purge"):
+    with pytest.raises(InvalidIdError) as info:
         check_id("dictionary-all")
+    assert info.value.option == "purge"  # each front end names its own purge command
+    assert "%dict_purge" in MAGIC.worded(info.value)
+    assert "`dict-magics purge`" in CLI.worded(info.value)
+    assert "Delete all" in PANEL.worded(info.value)
 
 
 @pytest.mark.parametrize(
@@ -217,7 +222,7 @@ def test_every_spelling_a_server_may_read_as_the_purge_is_refused(spelling: str)
     message = str(info.value)
     assert "\n" not in message
     assert repr(spelling.strip()) in message
-    assert "dict_purge" in message and "dict-magics purge" in message
+    assert "delete-everything operation" in message and info.value.option == "purge"
 
 
 @pytest.mark.parametrize("spelling", PURGE_SPELLINGS)

@@ -234,7 +234,7 @@ def test_another_hosts_snapshot_needs_a_confirmation(
     nobody = ScriptedPrompter(reason="stdin is closed")
     with pytest.raises(UsageProblem) as refused:
         restore(OperationSettings(), snapshot, prompter=nobody)
-    assert "-y (--yes)" in str(refused.value) and "stdin is closed" in str(refused.value)
+    assert refused.value.option == "yes" and "stdin is closed" in str(refused.value)
     with pytest.raises(UsageProblem, match="restore not confirmed"):
         restore(OperationSettings(), snapshot, prompter=ScriptedPrompter(["no"]))
     assert env_creds.requests == []

@@ -360,8 +360,9 @@ def test_good_file_from_elsewhere_reads(tmp_path: Path) -> None:
 
 
 def test_missing_file_and_folder_are_clear(tmp_path: Path) -> None:
-    with pytest.raises(UsageProblem, match=r"no snapshot at .*dict_snapshots"):
+    with pytest.raises(UsageProblem, match=r"no snapshot at .*nope") as missing:
         read_snapshot(tmp_path / "nope.json")
+    assert missing.value.option == "snapshots"  # the front end names its snapshots command
     with pytest.raises(UsageProblem, match="is a folder"):
         read_snapshot(tmp_path)
 

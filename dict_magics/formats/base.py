@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..errors import UsageProblem
+from ..errors import Remedy, UsageProblem
 from ..models.glossary import GlossaryRow
 from ..models.records import csv_cell
 from ..models.terms import language_problem
@@ -55,7 +55,7 @@ def unguard(text: str) -> str:
 
 
 def format_of(path: str | Path, given: str | None = None) -> str:
-    """The format named (``--format``) or else the file's extension; ``UsageProblem`` if none."""
+    """The format named (``given``) or else the file's extension; ``UsageProblem`` if none."""
     if given:
         name = given.lower().lstrip(".")
         if name not in FORMATS:
@@ -66,7 +66,8 @@ def format_of(path: str | Path, given: str | None = None) -> str:
         return suffix
     raise UsageProblem(
         f"cannot tell the format of {str(path)!r} from its name: name it .csv, .tsv, .xlsx or "
-        ".tbx, or give --format."
+        ".tbx, or name the format.",
+        option=Remedy.FORMAT,
     )
 
 
@@ -76,11 +77,11 @@ def parse_pair(text: str | None) -> tuple[str, str] | None:
         return None
     parts = text.strip().split(":")
     if len(parts) != 2 or not all(parts):
-        raise UsageProblem(f"--pair must be FROM:TO, e.g. en:de, not {text!r}.")
+        raise UsageProblem(f"the language pair must be FROM:TO, e.g. en:de, not {text!r}.")
     for code, field in zip(parts, ("fromLang", "toLang"), strict=True):
         problem = language_problem(code, field)
         if problem is not None:
-            raise UsageProblem(f"--pair: {problem.message}.")
+            raise UsageProblem(f"the language pair: {problem.message}.")
     return parts[0], parts[1]
 
 
@@ -122,8 +123,8 @@ class Columns:
         if all(i is not None for i in full):
             if pair is not None:
                 raise UsageProblem(
-                    f"{path} names its languages (fromLang and toLang columns); --pair is for a "
-                    "file with two columns, source and target."
+                    f"{path} names its languages (fromLang and toLang columns); a language pair "
+                    "is for a file with two columns, source and target."
                 )
             self.indices: list[int] = full  # type: ignore[assignment]
             self.pair = None
@@ -131,8 +132,9 @@ class Columns:
         if "source" in where and "target" in where:
             if pair is None:
                 raise UsageProblem(
-                    f"{path} has source and target columns but no languages: give --pair "
-                    "FROM:TO, e.g. --pair en:de."
+                    f"{path} has source and target columns but no languages: give the language "
+                    "pair, FROM:TO.",
+                    option=Remedy.PAIR,
                 )
             self.indices = [where["source"], where["target"]]
             self.pair = pair
@@ -140,7 +142,7 @@ class Columns:
         shown = ", ".join(repr(h) for h in header[:8]) or "nothing"
         raise UsageProblem(
             f"{path}: the first row must name the columns fromLang, fromText, toLang, toText "
-            f"(and optionally id), or source, target with --pair; it holds {shown}."
+            f"(and optionally id), or source, target with a language pair; it holds {shown}."
         )
 
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:

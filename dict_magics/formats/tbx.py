@@ -100,7 +100,7 @@ def _pick(
             langs = ", ".join(lang or "?" for lang, _ in sections) or "none"
             return (
                 f"the concept has {len(sections)} language sections ({langs}); one entry needs "
-                "two (or --pair FROM:TO to pick them)"
+                "two (or a language pair, FROM:TO, to pick them)"
             )
         chosen = sections
     else:
@@ -144,8 +144,7 @@ def tbx_bytes(entries: list[Entry]) -> bytes:
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<tbx type="TBX-Basic" style="dca" xml:lang={lang} xmlns="urn:iso:std:iso:30042:ed-2">',
-        "<tbxHeader><fileDesc><sourceDesc><p>dict-magics export</p></sourceDesc></fileDesc>"
-        "</tbxHeader>",
+        "<tbxHeader><fileDesc><sourceDesc><p>dict-magics</p></sourceDesc></fileDesc></tbxHeader>",
         "<text><body>",
     ]
     for entry in entries:

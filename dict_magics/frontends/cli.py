@@ -20,8 +20,9 @@ from .. import settings as limits
 from ..errors import DictMagicsError, exit_code
 from . import cli_commands as commands
 from .cli_commands import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
-from .cli_output import Output, batch_json, cli_words
+from .cli_output import Output, batch_json
 from .cli_progress import PROGRESS_EVERY
+from .hints import CLI
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -607,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except DictMagicsError as exc:
-        code = _fail(output, cli_words(str(exc)), exit_code(exc))
+        code = _fail(output, CLI.worded(exc), exit_code(exc))
     except KeyboardInterrupt as exc:
         code = _interrupted(output, exc)
     finally:

@@ -30,7 +30,6 @@ from .cli_output import (
     add_json,
     audit_json,
     batch_json,
-    cli_words,
     dryrun_json,
     export_json,
     listing_json,
@@ -43,6 +42,7 @@ from .cli_output import (
     update_json,
 )
 from .cli_progress import JsonlResults, LogProgress, Tee
+from .hints import CLI
 
 if TYPE_CHECKING:
     from ..models import EntryList
@@ -100,7 +100,7 @@ def _warnings() -> tuple[list[str], Callable[[str], None]]:
     said: list[str] = []
 
     def warn(message: str) -> None:
-        message = cli_words(message)
+        message = CLI.worded(message)
         said.append(message)
         print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
 
@@ -216,7 +216,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ..render.status import status_text
 
     settings = _settings(args)
-    found = status(settings)
+    found = status(settings).worded(CLI.worded)
     backend = found.backend
     data: dict[str, Any] = {
         "profile": found.profile,
@@ -418,29 +418,23 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """The plan (exit 0), or the plan applied (exit 0 only when every change is verified)."""
-    from ..errors import DictMagicsError
     from ..models import SyncPlan
     from ..operations.sync import sync
-    from .hints import with_hint
 
     said, warn = _warnings()
-    try:
-        result = sync(
-            _settings(args),
-            args.file,
-            apply=args.apply,
-            delete_missing=args.delete_missing,
-            pair=args.pair,
-            format=args.format,
-            skip_invalid=args.skip_invalid,
-            yes=args.yes,
-            prompter=prompter(),
-            progress=_progress(args),
-            warn=warn,
-        )
-    except DictMagicsError as exc:
-        exc.args = (with_hint(exc),)
-        raise
+    result = sync(
+        _settings(args),
+        args.file,
+        apply=args.apply,
+        delete_missing=args.delete_missing,
+        pair=args.pair,
+        format=args.format,
+        skip_invalid=args.skip_invalid,
+        yes=args.yes,
+        prompter=prompter(),
+        progress=_progress(args),
+        warn=warn,
+    )
     _output(args).show({**sync_json(result), "warnings": said}, str(result))
     if isinstance(result, SyncPlan):
         return EXIT_OK
@@ -449,15 +443,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the dictionary to a glossary file."""
-    from ..errors import DictMagicsError
     from ..operations.export import export
-    from .hints import with_hint
 
-    try:
-        result = export(_settings(args), args.file, format=args.format, overwrite=args.force)
-    except DictMagicsError as exc:
-        exc.args = (with_hint(exc),)
-        raise
+    result = export(_settings(args), args.file, format=args.format, overwrite=args.force)
     _output(args).show(export_json(result), str(result))
     return EXIT_OK
 

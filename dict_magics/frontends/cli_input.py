@@ -14,7 +14,7 @@ from typing import IO, Any
 from ..errors import UsageProblem
 from ..operations.context import ids_from_bytes
 from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
-from .cli_output import cli_words
+from .hints import CLI
 
 __all__ = [
     "Terminal",
@@ -194,9 +194,9 @@ class Terminal:
         except EOFError:
             raise NoAnswer("stdin was closed") from None
 
-    def confirm(self, warning: str, question: str) -> str:
-        sys.stderr.write(cli_words(warning) + "\n")
-        return self.ask(cli_words(question))
+    def confirm(self, warning: object, question: str) -> str:
+        sys.stderr.write(CLI.text(warning) + "\n")
+        return self.ask(question)
 
 
 def prompter(hint: str = "") -> Prompter:

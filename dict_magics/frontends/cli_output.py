@@ -39,7 +39,6 @@ __all__ = [
     "add_json",
     "audit_json",
     "batch_json",
-    "cli_words",
     "dryrun_json",
     "dumps",
     "entry_json",
@@ -56,32 +55,6 @@ __all__ = [
 ]
 
 Mode = Literal["text", "json", "jsonl"]
-COMMANDS = (
-    "login",
-    "logout",
-    "status",
-    "list",
-    "delete",
-    "purge",
-    "restore",
-    "snapshots",
-    "log",
-    "add",
-    "update",
-    "sync",
-    "export",
-    "lint",
-    "check",
-)
-_BOTH = re.compile(r"%dict_\w+[^(`\n]*? \(or (`dict-magics [^`]*`)\)")
-_MAGIC = re.compile(r"%dict_(" + "|".join(COMMANDS) + r")\b")
-
-
-def cli_words(text: str) -> str:
-    """A message shared with the magics, naming only what can be typed here: ``%dict_purge (or
-    `dict-magics purge`)`` becomes ``dict-magics purge``, a lone ``%dict_restore`` too."""
-    text = _BOTH.sub(r"\1", text)
-    return _MAGIC.sub(r"`dict-magics \1`", text)
 
 
 def entry_json(entry: Entry | None) -> dict[str, str] | None:

@@ -1,21 +1,134 @@
-"""How the magics and the command line word a setting an error names (``exc.option``).
+"""Each front end's words for what would help: the commands, flags and buttons it has.
 
-Lower layers name the setting neutrally (``skip_invalid``); both front ends spell these flags
-the same way, so one table serves them.
+Lower layers name what helps neutrally (``errors.Remedy``, as ``exc.option`` on an error or
+``.option`` on a ``Notice`` warning) and never write ``%dict_restore`` or ``--no-snapshot``;
+a plan (``PurgePlan``) names its remedy the same way. Here each front end says it its own way:
+the magics ``%dict_restore``, the command line ``dict-magics restore``, the panel its Undo.
 """
 
 from __future__ import annotations
 
-__all__ = ["with_hint"]
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-HINTS = {
-    "overwrite": "add --force to replace it",
-    "skip_invalid": "add --skip-invalid to apply the valid rows only",
-    "yes": "add -y (--yes) if you mean it",
-}
+from ..errors import Remedy
+
+__all__ = ["CLI", "MAGIC", "PANEL", "Words"]
+
+_YES = "Add -y (--yes) if you mean it."
+_OVERWRITE = "Add --force to replace it."
+_SKIP_INVALID = "Add --skip-invalid to apply the valid rows only."
+_PAIR = "Give --pair FROM:TO, e.g. --pair en:de."
+_FORMAT = "Give --format (csv, tsv, xlsx or tbx)."
 
 
-def with_hint(exc: BaseException) -> str:
-    """The error's message, and the flag that gets past it when it names one."""
-    hint = HINTS.get(getattr(exc, "option", None) or "")
-    return f"{exc} ({hint})" if hint else str(exc)
+@dataclass(frozen=True)
+class Words:
+    """One front end's words: ``names`` for a remedy named inside a sentence (a plan's
+    warning), ``hints`` for the sentence that follows an error or warning naming it
+    (``{profile}`` is filled in)."""
+
+    names: Mapping[str, str]
+    hints: Mapping[str, str]
+
+    def hint(self, option: str | None, profile: str | None = None) -> str | None:
+        """The sentence for ``option``, or ``None`` when this front end has nothing for it."""
+        template = self.hints.get(option or "")
+        if template is None:
+            return None
+        return template.format(profile=profile or "default")
+
+    def worded(self, said: BaseException | str) -> str:
+        """An error's or warning's text, followed by this front end's hint when it names one."""
+        text = str(said)
+        hint = self.hint(getattr(said, "option", None), getattr(said, "profile", None))
+        if not hint:
+            return text
+        text = text.rstrip()
+        return f"{text} {hint}" if text.endswith((".", "!", "?")) else f"{text}. {hint}"
+
+    def text(self, shown: Any) -> str:
+        """What a prompter shows before a question: a plan in these words, else the text."""
+        from ..models.purge import PurgePlan
+
+        if isinstance(shown, PurgePlan):
+            from ..render.purge import purge_text
+
+            return purge_text(shown, self.names)
+        return self.worded(shown)
+
+
+MAGIC = Words(
+    names={
+        Remedy.RESTORE: "%dict_restore",
+        Remedy.NO_SNAPSHOT: "--no-snapshot",
+    },
+    hints={
+        Remedy.LOGIN: "To log in: %dict_login -p {profile}",
+        Remedy.RELOGIN: "Run %dict_logout -p {profile}, then %dict_login -p {profile} again.",
+        Remedy.RESTORE: "%dict_restore puts them back.",
+        Remedy.SNAPSHOTS: "%dict_snapshots lists every snapshot kept.",
+        Remedy.PURGE: "Use %dict_purge if you mean to delete every entry.",
+        Remedy.NO_SNAPSHOT: (
+            "With --no-snapshot (or %config DictMagics.snapshots = False) it goes ahead "
+            "without a copy."
+        ),
+        Remedy.WORKERS: "Set -w/--workers (or %config DictMagics.workers) within that range.",
+        Remedy.MAX_RETRIES: "Set %config DictMagics.max_retries within that range.",
+        Remedy.TIMEOUT: "Set %config DictMagics.timeout to a number of seconds.",
+        Remedy.PAIR: _PAIR,
+        Remedy.FORMAT: _FORMAT,
+        Remedy.YES: _YES,
+        Remedy.OVERWRITE: _OVERWRITE,
+        Remedy.SKIP_INVALID: _SKIP_INVALID,
+    },
+)
+"""The magics' words: the ``%dict_*`` magics, their flags and ``%config DictMagics``."""
+
+CLI = Words(
+    names={
+        Remedy.RESTORE: "`dict-magics restore`",
+        Remedy.NO_SNAPSHOT: "--no-snapshot",
+    },
+    hints={
+        Remedy.LOGIN: "To log in: `dict-magics login --profile {profile}`.",
+        Remedy.RELOGIN: "Run `dict-magics logout --profile {profile}` and log in again.",
+        Remedy.RESTORE: "`dict-magics restore` puts them back.",
+        Remedy.SNAPSHOTS: "`dict-magics snapshots` lists every snapshot kept.",
+        Remedy.PURGE: "Use `dict-magics purge` if you mean to delete every entry.",
+        Remedy.NO_SNAPSHOT: "With --no-snapshot it goes ahead without a copy.",
+        Remedy.WORKERS: "Give -w/--workers a number within that range.",
+        Remedy.MAX_RETRIES: "Give --max-retries a number within that range.",
+        Remedy.TIMEOUT: "Give --timeout a number of seconds.",
+        Remedy.PAIR: _PAIR,
+        Remedy.FORMAT: _FORMAT,
+        Remedy.YES: _YES,
+        Remedy.OVERWRITE: _OVERWRITE,
+        Remedy.SKIP_INVALID: _SKIP_INVALID,
+    },
+)
+"""The command line's words: ``dict-magics <subcommand>`` and its flags."""
+
+PANEL = Words(
+    names={
+        Remedy.RESTORE: "Undo",
+        Remedy.NO_SNAPSHOT: "snapshots are off",
+    },
+    hints={
+        Remedy.LOGIN: "To log in: %dict_login -p {profile} in a cell, then a new panel.",
+        Remedy.RELOGIN: ("Run %dict_logout -p {profile}, then %dict_login -p {profile} in a cell."),
+        Remedy.RESTORE: "Undo (or Restore\u2026) puts them back.",
+        Remedy.SNAPSHOTS: "The Snapshot list beside Restore\u2026 holds every snapshot kept.",
+        Remedy.PURGE: "Use Delete all\u2026 if you mean to delete every entry.",
+        Remedy.NO_SNAPSHOT: (
+            "With %config DictMagics.snapshots = False (then a new panel) it goes ahead "
+            "without a copy."
+        ),
+        Remedy.WORKERS: "Set %config DictMagics.workers within that range.",
+        Remedy.MAX_RETRIES: "Set %config DictMagics.max_retries within that range.",
+        Remedy.TIMEOUT: "Set %config DictMagics.timeout to a number of seconds.",
+        Remedy.PAIR: "Fill in Pair, e.g. en:de.",
+    },
+)
+"""The panel's words: its buttons, and the magics for what it has no button for."""

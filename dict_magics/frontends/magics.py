@@ -269,9 +269,9 @@ _PLAIN_CHARS = frozenset("0123456789, \t")
 
 
 @contextmanager
-def _user_errors(hint: bool = False) -> Iterator[None]:
-    """Every mistake the user can fix is reported as IPython's one-line ``UsageError`` (with
-    ``hint``: worded with the magic's own flags, ``hints.with_hint``)."""
+def _user_errors() -> Iterator[None]:
+    """Every mistake the user can fix is reported as IPython's one-line ``UsageError``, with
+    what would help worded as the magics' own commands and flags (``hints.MAGIC``)."""
     from ..errors import DictMagicsError, OperationFailedError
 
     try:
@@ -279,11 +279,9 @@ def _user_errors(hint: bool = False) -> Iterator[None]:
     except OperationFailedError:
         raise  # asked for (raise_on_failure): the pipeline stops on it
     except DictMagicsError as exc:
-        if hint:
-            from .hints import with_hint
+        from .hints import MAGIC
 
-            raise UsageError(with_hint(exc)) from None
-        raise UsageError(str(exc)) from None
+        raise UsageError(MAGIC.worded(exc)) from None
 
 
 @contextmanager
@@ -295,7 +293,9 @@ def _listing_errors() -> Iterator[None]:
     try:
         yield
     except ServiceError as exc:
-        raise UsageError(str(exc)) from None
+        from .hints import MAGIC
+
+        raise UsageError(MAGIC.worded(exc)) from None
 
 
 def _examples(*lines: str) -> _Recorded:
@@ -362,8 +362,10 @@ def _say(note: str | None) -> None:
 
 
 def _warn(message: str) -> None:
-    """A warning from an operation (not an error): one line on stderr."""
-    print(f"Warning: {message}", file=sys.stderr)
+    """A warning from an operation (not an error): one line on stderr, in the magics' words."""
+    from .hints import MAGIC
+
+    print(f"Warning: {MAGIC.worded(message)}", file=sys.stderr)
 
 
 class _Keyboard:
@@ -375,6 +377,7 @@ class _Keyboard:
 
     def __init__(self) -> None:
         self.confirmations: list[str] = []
+        self.shown: list[object] = []
 
     def ask(self, question: str) -> str:
         return self._read(input, question)
@@ -394,8 +397,11 @@ class _Keyboard:
             return _NO_STDIN
         return None
 
-    def confirm(self, warning: str, question: str) -> str:
-        print(warning)
+    def confirm(self, warning: object, question: str) -> str:
+        from .hints import MAGIC
+
+        self.shown.append(warning)
+        print(MAGIC.text(warning))
         answer = self.ask(question)
         self.confirmations.append(answer)
         return answer
@@ -602,7 +608,9 @@ class DictMagics(Magics):
         except UsageError:
             raise
         except DictMagicsError as exc:
-            raise UsageError(str(exc)) from None
+            from .hints import MAGIC
+
+            raise UsageError(MAGIC.worded(exc)) from None
         except Exception as exc:
             raise UsageError(
                 f"cannot expand the ids ({type(exc).__name__}: {exc}); nothing was sent. "
@@ -707,7 +715,9 @@ class DictMagics(Magics):
 
         _, settings = self._read(self.dict_status, line)
         with _user_errors():
-            return status(settings)
+            from .hints import MAGIC
+
+            return status(settings).worded(MAGIC.worded)
 
     @line_magic
     @magic_arguments()
@@ -911,8 +921,9 @@ class DictMagics(Magics):
         no listing it refuses unless --no-snapshot.
         """
         from ..errors import UsageProblem
+        from ..models.purge import PurgePlan
         from ..operations.connect import connect
-        from ..operations.purge import purge, purge_confirmed
+        from ..operations.purge import purge
 
         args = _parse(self.dict_purge, line)
         settings = self._settings(args.profile, snapshots=not args.no_snapshot)
@@ -928,8 +939,9 @@ class DictMagics(Magics):
                     warn=_warn,
                 )
             except UsageProblem as exc:
-                said = keyboard.confirmations
-                if said and not purge_confirmed(said[-1], client.host):
+                said, shown = keyboard.confirmations, keyboard.shown
+                stated = shown[-1] if shown else None
+                if said and isinstance(stated, PurgePlan) and not stated.accepts(said[-1]):
                     raise UsageError(_cancelled(str(exc))) from None
                 raise
 
@@ -1096,7 +1108,7 @@ class DictMagics(Magics):
         args = _parse(self.dict_sync, line)
         settings = self._settings(args.profile, args.workers)
         keyboard = _Keyboard()
-        with _user_errors(hint=True):
+        with _user_errors():
             return sync(
                 settings,
                 _unquoted(args.file),
@@ -1130,19 +1142,11 @@ class DictMagics(Magics):
         of the same file, unedited, plans no change. .xlsx needs pip install
         'dict-magics[xlsx]'. An existing FILE is refused (nothing written) unless --force.
         """
-        from ..errors import DictMagicsError
         from ..operations.export import export
-        from .hints import with_hint
 
         args, settings = self._read(self.dict_export, line)
         with _user_errors(), _listing_errors():
-            try:
-                return export(
-                    settings, _unquoted(args.file), format=args.format, overwrite=args.force
-                )
-            except DictMagicsError as exc:
-                exc.args = (with_hint(exc),)
-                raise
+            return export(settings, _unquoted(args.file), format=args.format, overwrite=args.force)
 
     @line_magic
     @magic_arguments()

@@ -53,12 +53,14 @@ from ..operations.context import ID_SEPARATORS, OperationSettings
 from ..operations.delete import count, delete, interruption
 from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
-from ..operations.purge import purge, purge_confirmed
+from ..operations.purge import plan as purge_plan
+from ..operations.purge import purge
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
 from ..render import panel as view
 from ..service.paths import check_id
-from ..settings import PURGE_WORD, WORKERS
+from ..settings import WORKERS
+from .hints import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
@@ -229,11 +231,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             description="Restore\u2026", tooltip="Put back the entries of the chosen snapshot"
         )
         self.confirm_message = widgets.HTML()
-        self.purge_word_text = widgets.Text(
-            placeholder=f"type {PURGE_WORD}",
-            tooltip=f"type {PURGE_WORD} to enable Confirm",
-            layout=widgets.Layout(width="14em"),
-        )
+        self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
         self.confirm_button = widgets.Button(description="Confirm", button_style="danger")
         self.cancel_button = widgets.Button(description="Cancel")
         self.confirm_box = widgets.VBox(
@@ -580,7 +578,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             try:
                 check_id(entry_id)
             except InvalidIdError as exc:
-                problems.append(str(exc))
+                problems.append(PANEL.worded(exc))
         if problems:
             self._set_status("Nothing armed: " + " ".join(problems), "error")
             return
@@ -589,12 +587,20 @@ class DictPanel(ToolHandlers, widgets.VBox):
             self._set_status("Check what will be deleted, then press Confirm or Cancel.", "info")
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
-        how_many = len(self._index) if self._listed else None
-        where = snapshot_dir() if self._snapshots_on else None
-        message = view.confirm_purge_html(how_many, self.profile, self.host, PURGE_WORD, where)
-        if self._arm(Armed("purge"), message):
+        # The operation states the plan (count, copy, word) from the listing shown; it lists
+        # again and keeps the snapshot itself once confirmed.
+        stated = purge_plan(
+            self.profile,
+            self.host,
+            self._index.entries if self._listed else None,
+            str(snapshot_dir()) if self._snapshots_on else None,
+        )
+        message = view.confirm_purge_html(stated, PANEL.names)
+        if self._arm(Armed("purge", plan=stated), message):
+            self.purge_word_text.placeholder = f"type {stated.word}"
+            self.purge_word_text.tooltip = f"type {stated.word} to enable Confirm"
             self._set_status(
-                f"Type {PURGE_WORD} (or the host) to enable Confirm, or press Cancel.", "info"
+                f"Type {stated.word} (or the host) to enable Confirm, or press Cancel.", "info"
             )
 
     def _on_restore(self, _button: widgets.Button) -> None:
@@ -637,9 +643,10 @@ class DictPanel(ToolHandlers, widgets.VBox):
                 return  # a second click, or a click with nothing armed: send nothing
             if armed.kind == "purge":
                 word = self.purge_word_text.value
-                if not self._purge_word_ok():
+                if armed.plan is None or not armed.plan.accepts(word):
+                    needed = armed.plan.word if armed.plan is not None else "the word"
                     self._set_status(
-                        f"Type {PURGE_WORD} (or the host) exactly to enable Confirm.", "error"
+                        f"Type {needed} (or the host) exactly to enable Confirm.", "error"
                     )
                     return
                 self._begin(
@@ -710,7 +717,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         try:
             work(*args)
         except (DictMagicsError, ServiceError) as exc:
-            self._set_status(f"{exc}", "error")
+            self._set_status(PANEL.worded(exc), "error")
         except Exception as exc:
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
             if kind != "list":
@@ -793,7 +800,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
     def _after_change(self, note: str | None) -> None:
         """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
-        notes = [n for n in (note, *self._warnings) if n]
+        notes = [PANEL.worded(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:
@@ -910,7 +917,9 @@ class DictPanel(ToolHandlers, widgets.VBox):
         return True
 
     def _purge_word_ok(self) -> bool:
-        return purge_confirmed(self.purge_word_text.value, self.host)
+        armed = self._armed
+        stated = armed.plan if armed is not None else None
+        return stated is not None and stated.accepts(self.purge_word_text.value)
 
     def _refresh(self) -> None:
         """Make every control match the state: the only place that enables or disables them."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import ipywidgets as widgets
 
 if TYPE_CHECKING:
-    from ..models import Entry, SnapshotInfo
+    from ..models import Entry, PurgePlan, SnapshotInfo
 
 __all__ = ["Armed", "SyncRequest", "Undo", "show"]
 
@@ -35,6 +35,8 @@ class Armed:
     old: Entry | None = None
     new: Entry | None = None
     sync: SyncRequest | None = None
+    plan: PurgePlan | None = None
+    """The purge's plan (what it deletes, the word that confirms), for ``purge``."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from .lint import Finding, LintReport
+    from .purge import PurgePlan
     from .records import (
         AddBatch,
         AddResult,
@@ -61,6 +62,7 @@ _WHERE = {
         "records",
     ),
     **dict.fromkeys(("Finding", "LintReport"), "lint"),
+    "PurgePlan": "purge",
     **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
     **dict.fromkeys(
         (
@@ -108,6 +110,7 @@ __all__ = [
     "NoChange",
     "Outcome",
     "PlannedUpdate",
+    "PurgePlan",
     "RestoreResult",
     "Sentence",
     "Snapshot",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..errors import DeletionFailedError, InvalidIdError, UsageProblem
+from ..errors import DeletionFailedError, InvalidIdError, Remedy, UsageProblem
 from ..service.paths import check_id
 from ..settings import (
     AUTH,
@@ -83,11 +83,13 @@ class OperationSettings:
     def __post_init__(self) -> None:
         if not _is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
             raise UsageProblem(
-                f"-w/--workers must be {span(MIN_WORKERS, MAX_WORKERS)}, not {self.workers!r}."
+                f"workers must be {span(MIN_WORKERS, MAX_WORKERS)}, not {self.workers!r}.",
+                option=Remedy.WORKERS,
             )
         if not _is_int(self.max_retries) or not MIN_RETRIES <= self.max_retries <= MAX_RETRIES:
             raise UsageProblem(
-                f"--max-retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}."
+                f"max retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}.",
+                option=Remedy.MAX_RETRIES,
             )
         object.__setattr__(self, "auth", auth_mode(self.auth))
         if not _is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
@@ -96,7 +98,9 @@ class OperationSettings:
                 option="chunk_size",
             )
         if not timeout_ok(self.timeout):
-            raise UsageProblem(f"--timeout must be > 0 seconds, not {self.timeout!r}.")
+            raise UsageProblem(
+                f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
+            )
         object.__setattr__(self, "listing_max_age", listing_max_age(self.listing_max_age))
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
+from ..errors import ListingUnsupportedError, Notice, Remedy, ServiceError, UsageProblem
 from ..service.paths import check_id, readings
 from ..service.settle import settle_deletes
 from .connect import connect
@@ -237,10 +237,11 @@ def _absent_if_unlisted(result: DeleteResult, before: dict[str, Entry]) -> Delet
     return result
 
 
-def _cannot_undo(host: str) -> str:
-    return (
+def _cannot_undo(host: str) -> Notice:
+    return Notice(
         f"the service at {host} offers no listing, so no snapshot could be taken: this "
-        "deletion cannot be undone (--no-snapshot goes ahead without this warning)"
+        "deletion cannot be undone",
+        option=Remedy.NO_SNAPSHOT,
     )
 
 

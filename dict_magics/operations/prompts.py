@@ -21,6 +21,7 @@ __all__ = [
     "Prompter",
     "ScriptedPrompter",
     "confirm",
+    "confirm_plan",
     "named",
     "unanswerable",
 ]
@@ -50,9 +51,19 @@ class Prompter(Protocol):
         """An answer that is never echoed (a key)."""
         ...
 
-    def confirm(self, warning: str, question: str) -> str:
-        """Show what is at stake, ask, and return what was typed: the operation judges it."""
+    def confirm(self, warning: object, question: str) -> str:
+        """Show what is at stake, ask, and return what was typed: the operation judges it.
+        ``warning`` is text, or a plan (a model) the front end renders in its own words."""
         ...
+
+
+class Plan(Protocol):
+    """A change shown before it is made: its question and the rule for the answer."""
+
+    @property
+    def question(self) -> str: ...
+
+    def accepts(self, answer: str) -> bool: ...
 
 
 def confirm(
@@ -68,14 +79,40 @@ def confirm(
     typed (case and spaces aside); else raise ``UsageProblem``: ``unasked(why)`` when nobody
     can answer (``option`` names the setting that skips the question), ``declined`` for any
     other answer. The one way an operation asks before a change it must not make unasked."""
-    asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
-    try:
-        answer = asker.confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(unasked(exc.reason), option=option) from None
+    answer = _answer(prompter, warning, question, unasked, option)
     if answer.strip().lower() != CONFIRM_WORD:
         raise UsageProblem(declined)
+
+
+def confirm_plan(
+    prompter: Prompter | None,
+    plan: Plan,
+    *,
+    unasked: Callable[[str], str],
+    declined: str,
+    option: str | None = None,
+) -> None:
+    """Show ``plan`` (the front end renders it), ask its question and return only when the
+    plan accepts the answer; else ``UsageProblem`` as ``confirm`` raises it. The rule for
+    "yes" is the plan's, never the front end's."""
+    answer = _answer(prompter, plan, plan.question, unasked, option)
+    if not plan.accepts(answer):
+        raise UsageProblem(declined)
+
+
+def _answer(
+    prompter: Prompter | None,
+    warning: object,
+    question: str,
+    unasked: Callable[[str], str],
+    option: str | None,
+) -> str:
+    asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
+    try:
+        return asker.confirm(warning, question)
+    except NoAnswer as exc:
+        raise UsageProblem(unasked(exc.reason), option=option) from None
 
 
 def named(entries: Sequence[Any], limit: int = 5) -> str:
@@ -117,8 +154,8 @@ class ScriptedPrompter:
     def ask_secret(self, question: str) -> str:
         return self._next("ask_secret", question)
 
-    def confirm(self, warning: str, question: str) -> str:
-        self.asked.append(("warning", warning))
+    def confirm(self, warning: object, question: str) -> str:
+        self.asked.append(("warning", str(warning)))
         return self._next("confirm", question)
 
     def unanswerable(self) -> str | None:

@@ -1,23 +1,25 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here and nowhere else: the dictionary is listed first, the warning names how
-many entries are at stake, the profile, the host and the snapshot that keeps them, and only the
-exact word ``delete-all`` or the exact host (surrounding spaces aside) counts as yes. Where the
-service has no listing, no snapshot can be taken, so a purge is refused unless snapshots are
-turned off. The magics, the command line and the panel all go through here.
+The policy lives here and nowhere else: the dictionary is listed first and ``plan`` states it
+as a ``PurgePlan`` (how many entries are at stake, the profile, the host, the snapshot that
+keeps them, and the word that confirms: only ``delete-all`` or the exact host, surrounding
+spaces aside). Where the service has no listing, no snapshot can be taken, so a purge is refused
+unless snapshots are turned off. The magics, the command line and the panel render the plan in
+their own words and hand back what was typed; they decide nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import ListingUnsupportedError, ServiceError, UsageProblem
+from ..errors import ListingUnsupportedError, Remedy, ServiceError, UsageProblem
+from ..models.purge import PurgePlan
 from ..service.settle import settle_purge
-from ..settings import PURGE_WORD
 from .connect import connect
 from .context import OperationSettings, finish
 from .listing import CACHE
-from .prompts import NOBODY_ASKED, NoAnswer, Prompter, ScriptedPrompter, unanswerable
+from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
 from .safeguards import (
     SnapshotUnderWay,
     Trail,
@@ -33,71 +35,38 @@ if TYPE_CHECKING:
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["confirm_purge", "purge", "purge_confirmed", "purge_question", "purge_warning"]
+__all__ = ["plan", "purge"]
 
 
-def purge_warning(
+def plan(
     profile: str,
     host: str,
-    count: int | None = None,
+    entries: Iterable[Entry] | None,
     snapshot: str | None = None,
-) -> str:
-    """What is at stake, said before the question: how many entries, where, and their copy."""
-    if count is None:
-        return (
-            f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
-            "(how many is unknown: the service cannot count them). It cannot be undone."
-        )
-    what = f"This deletes all {count:,} entr{'y' if count == 1 else 'ies'}"
-    if count == 0:
-        what = "The listing shows no entries, yet this sends the delete-everything request"
-    text = f"{what} on {host} (profile {profile!r}); "
-    if snapshot is not None:
-        # Said before the question: the file is removed again if the person cancels.
-        return text + (
-            f"a snapshot is kept at {snapshot} (removed if you cancel; %dict_restore puts "
-            "them back)."
-        )
-    if count == 0:
-        return text + "there is nothing to keep in a snapshot."
-    return text + "no snapshot is kept (--no-snapshot), so it cannot be undone."
+) -> PurgePlan:
+    """The purge of ``entries`` (the listing just taken; ``None``: the service cannot list),
+    kept at ``snapshot`` (``None``: no copy). A row a listing repeats counts once."""
+    count = None if entries is None else len(_unique(entries))
+    return PurgePlan(host=host, profile=profile, count=count, snapshot=snapshot)
 
 
-def purge_question(host: str) -> str:
-    """The prompt that asks for the confirmation."""
-    return f"Type {PURGE_WORD} (or {host}) to confirm, anything else cancels: "
+def _ask(prompter: Prompter, stated: PurgePlan) -> None:
+    """Return only when the answer confirms, else raise ``UsageProblem`` (nothing sent)."""
+    confirm_plan(
+        prompter,
+        stated,
+        unasked=lambda why: _refusal(stated.profile, stated.host, why),
+        declined=(
+            f"purge not confirmed: nothing was deleted (profile {stated.profile!r}, {stated.host})."
+        ),
+        option=Remedy.YES,
+    )
 
 
-def purge_confirmed(answer: str, host: str) -> bool:
-    """A purge goes ahead only on the exact word, or the exact host it will hit."""
-    return answer.strip() in (PURGE_WORD, host)
-
-
-def confirm_purge(
-    prompter: Prompter,
-    profile: str,
-    host: str,
-    count: int | None = None,
-    snapshot: str | None = None,
-) -> None:
-    """Ask; return only when the answer confirms, else raise ``UsageProblem`` (nothing sent)."""
-    try:
-        answer = prompter.confirm(
-            purge_warning(profile, host, count, snapshot), purge_question(host)
-        )
-    except NoAnswer as exc:
-        raise _refused(profile, host, exc.reason) from None
-    if not purge_confirmed(answer, host):
-        raise UsageProblem(
-            f"purge not confirmed: nothing was deleted (profile {profile!r}, {host})."
-        )
-
-
-def _refused(profile: str, host: str, reason: str) -> UsageProblem:
-    return UsageProblem(
+def _refusal(profile: str, host: str, reason: str) -> str:
+    return (
         f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
-        f"confirmation is needed, but {reason}. Nothing was deleted. "
-        "Re-run with --yes if you mean it."
+        f"confirmation is needed, but {reason}. Nothing was deleted."
     )
 
 
@@ -125,7 +94,7 @@ def purge(
         reason = None if yes or dry_run else unanswerable(asker)
         if reason is not None:
             # Nobody can answer: said before listing, keeping or showing anything.
-            raise _refused(profile, host, reason)
+            raise UsageProblem(_refusal(profile, host, reason), option=Remedy.YES)
         listing = None
         if keep or dry_run or not yes:
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
@@ -134,10 +103,14 @@ def purge(
         kept: Snapshot | SnapshotUnderWay | None = None
         if not yes:
             kept = _keep(client, profile, listing) if keep and listing is not None else None
-            count = None if listing is None else len(_unique(listing.entries))
-            where = None if kept is None else str(kept.path)
+            stated = plan(
+                profile,
+                host,
+                None if listing is None else listing.entries,
+                None if kept is None else str(kept.path),
+            )
             try:
-                confirm_purge(asker, profile, host, count, where)
+                _ask(asker, stated)
             except UsageProblem:
                 if kept is not None:
                     kept.path.unlink(missing_ok=True)
@@ -154,7 +127,7 @@ def purge(
     return finish(result, settings)
 
 
-def _unique(entries: list[Entry]) -> list[Entry]:
+def _unique(entries: Iterable[Entry]) -> list[Entry]:
     """The entries, a row the listing repeats (the same id) once: kept twice in a snapshot, it
     would come back twice."""
     return list({e.id: e for e in entries}.values())
@@ -172,8 +145,8 @@ def _listing(
         if required:
             raise UsageProblem(
                 f"{exc}; so no snapshot of the entries can be taken, and a purge could not be "
-                "undone. Nothing was deleted. Re-run with --no-snapshot (or set %config "
-                "DictMagics.snapshots = False) to purge without a copy."
+                "undone. Nothing was deleted.",
+                option=Remedy.NO_SNAPSHOT,
             ) from None
         return None
     except ServiceError as exc:

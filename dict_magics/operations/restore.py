@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ..errors import (
     ListingUnsupportedError,
     OperationFailedError,
+    Remedy,
     ServiceError,
     UsageProblem,
 )
@@ -195,8 +196,8 @@ def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
     if latest is None:
         raise UsageProblem(
             f"no snapshot of profile {profile!r} at {host} yet (one is taken before every "
-            "delete and purge); %dict_snapshots (or `dict-magics snapshots`) lists the others. "
-            "Nothing was sent."
+            "delete and purge). Nothing was sent.",
+            option=Remedy.SNAPSHOTS,
         )
     return read_snapshot(latest.path)
 
@@ -220,9 +221,10 @@ def _confirm_elsewhere(
         unasked=lambda why: (
             f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
             f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
-            "Nothing was sent. Re-run with -y (--yes) if you mean it."
+            "Nothing was sent."
         ),
         declined=f"restore not confirmed: nothing was added ({host}).",
+        option=Remedy.YES,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from ..errors import ServiceError, UsageProblem
+from ..errors import Remedy, ServiceError, UsageProblem
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
@@ -55,14 +55,11 @@ def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
     elif cause not in _COPYLESS_HELPS:
         text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
     else:
-        text = (
-            f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again, "
-            f"or add --no-snapshot to {what} without a copy."
-        )
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
     return ServiceError(
         text,
         **exc.facts(),
-        option="snapshots" if not dry_run and cause in _COPYLESS_HELPS else None,
+        option=Remedy.NO_SNAPSHOT if not dry_run and cause in _COPYLESS_HELPS else None,
     )
 
 
@@ -165,7 +162,8 @@ def _not_saved(exc: OSError) -> UsageProblem:
     return UsageProblem(
         f"could not save a snapshot before deleting ({exc.strerror or exc}: "
         f"{exc.filename or 'the data folder'}); nothing was deleted. Free some space or "
-        "set DICT_MAGICS_HOME, or add --no-snapshot to delete without a copy."
+        "set DICT_MAGICS_HOME.",
+        option=Remedy.NO_SNAPSHOT,
     )
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import localdata
-from ..errors import UsageProblem
+from ..errors import Remedy, UsageProblem
 from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
 
@@ -305,9 +305,7 @@ def _load_json(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise UsageProblem(
-            f"no snapshot at {path}: %dict_snapshots (or `dict-magics snapshots`) lists them."
-        ) from None
+        raise UsageProblem(f"no snapshot at {path}.", option=Remedy.SNAPSHOTS) from None
     except IsADirectoryError:
         raise UsageProblem(f"{path} is a folder, not a snapshot file.") from None
     except OSError as exc:

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CredentialsError
+from ..errors import CredentialsError, Remedy
 from ..models.secret import Secret, Unpicklable, mask
 from ..service.paths import normalize_base_url
 
@@ -264,9 +264,10 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
         if profile != default_profile():
             env = f"{ENV_PROFILE}={profile} with {env}"
         raise CredentialsError(
-            f"no {' / '.join(_WORDS[m] for m in missing)} for profile {profile!r}. "
-            f"Run %dict_login -p {profile} (or `dict-magics login --profile {profile}`), "
-            f"or set {env}."
+            f"no {' / '.join(_WORDS[m] for m in missing)} for profile {profile!r}: log it in, "
+            f"or set {env}.",
+            option=Remedy.LOGIN,
+            profile=profile,
         )
     return Credentials(
         profile,
@@ -335,8 +336,9 @@ def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Cred
         error = _translate(exc, "save", profile)
         if not _roll_back(keyring, profile, written, previous):
             error = CredentialsError(
-                f"{error} The profile could not be put back as it was: run `dict-magics logout "
-                f"--profile {profile}` and log in again."
+                f"{error} The profile could not be put back as it was: log it out, and in again.",
+                option=Remedy.RELOGIN,
+                profile=profile,
             )
         raise error from None
     return Credentials(

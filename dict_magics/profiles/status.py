@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
-from ..errors import DictMagicsError
+from ..errors import DictMagicsError, Notice
 from ..models.display import Displayed, view
 from . import credentials
 
@@ -55,8 +56,7 @@ class ProfileStatus(Displayed):
             if self.sources.get("secret_key") == "env":
                 return [
                     "no keyring backend is available: the environment variables are used, "
-                    "and no profile can be stored (%dict_login, dict-magics login) until one "
-                    "is installed"
+                    "and no profile can be stored in the keyring until one is installed"
                 ]
             if self.problem:  # the problem already says what is missing and how to fix it
                 return []
@@ -88,6 +88,11 @@ class ProfileStatus(Displayed):
         rows.extend(("warning", text) for text in self.warnings)
         return rows
 
+    def worded(self, words: Callable[[str], str]) -> ProfileStatus:
+        """This status with its problem said in a front end's words (what would help, as its
+        own command)."""
+        return self if self.problem is None else replace(self, problem=words(self.problem))
+
     def __repr__(self) -> str:
         return view(self, "text")
 
@@ -106,7 +111,9 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
     try:
         creds = credentials.load(profile, base_url=base_url or None)
     except DictMagicsError as exc:
-        return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=str(exc))
+        # The error's remedy kept (``Notice.option``): each front end words it its own way.
+        problem = Notice(str(exc), option=exc.option, profile=exc.profile)
+        return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
     return ProfileStatus(
         profile,
         creds.base_url,

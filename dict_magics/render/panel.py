@@ -7,14 +7,14 @@ label is plain text).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..models import BatchResult, DeleteResult, Entry, RestoreResult
+from ..models import BatchResult, DeleteResult, Entry, PurgePlan, RestoreResult
 from ..models.display import view
 from . import words
+from .purge import purge_html
 from .restore import restore_html
 from .results import batch_html, result_html
 from .words import clean
@@ -199,24 +199,14 @@ def confirm_ids_html(ids: Sequence[str], profile: str, host: str) -> str:
     )
 
 
-def confirm_purge_html(
-    count: int | None, profile: str, host: str, word: str, snapshot_dir: Path | None
-) -> str:
-    """The purge confirmation: how many entries (as last listed), where a snapshot goes, and
-    what to type. ``snapshot_dir`` is ``None`` when no snapshot will be kept."""
-    how_many = "EVERY entry" if count is None else f"all {words.entries(count)}"
-    if snapshot_dir is None:
-        keep = "No snapshot is kept (snapshots are off): this cannot be undone."
-    else:
-        keep = (
-            f"A snapshot of every entry is saved in <code>{escape(str(snapshot_dir))}</code> "
-            "first: <b>Restore</b> puts them back."
-        )
-    return (
-        f'<div class="dict-magics-confirm"><b>Delete {how_many}</b> of profile '
-        f"<code>{escape(profile)}</code> on <b>{escape(host)}</b>? {keep} To enable Confirm, "
-        f"type <code>{escape(word)}</code> (or <code>{escape(host)}</code>) below.</div>"
+def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
+    """The purge confirmation: the plan (``names``: the panel's words for what it names), and
+    what to type to enable Confirm."""
+    ask = (
+        f" To enable Confirm, type <code>{escape(plan.word)}</code> (or "
+        f"<code>{escape(plan.host)}</code>) below."
     )
+    return purge_html(plan, names, after=ask)
 
 
 def edit_title_html(entry: Entry) -> str:

@@ -19,6 +19,7 @@ from ..models import (
     ExportResult,
     LintReport,
     NoChange,
+    PurgePlan,
     RestoreResult,
     SnapshotList,
     SyncPlan,
@@ -46,6 +47,7 @@ from .glossary import (
     sync_result_text,
 )
 from .lint import lint_html, lint_pretty, lint_text
+from .purge import purge_html, purge_text
 from .restore import restore_html, restore_text
 from .results import batch_html, batch_text, result_html, result_text
 from .status import status_html, status_text
@@ -74,6 +76,7 @@ def load() -> None:
     register(AuditTable, text=audit_text, html=audit_html)
     register(ProfileStatus, text=status_text, html=status_html)
     register(SyncPlan, text=plan_text, html=plan_html)
+    register(PurgePlan, text=purge_text, html=purge_html)
     register(SyncResult, text=sync_result_text, html=sync_result_html)
     register(ExportResult, text=export_text, html=export_html)
     register(AddResult, text=add_text, html=add_html)

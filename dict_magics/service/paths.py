@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 from urllib.parse import quote, unquote_to_bytes, urlsplit
 
-from ..errors import InvalidBaseUrlError, InvalidIdError
+from ..errors import InvalidBaseUrlError, InvalidIdError, Remedy
 from ..settings import MAX_ID_LENGTH
 
 __all__ = [
@@ -194,8 +194,8 @@ def _check_readings(text: str) -> None:
         how = "it is" if text.casefold() == PURGE_SEGMENT else "a server may read it as"
         raise InvalidIdError(
             f"{text!r} is not an entry id: {how} {PURGE_SEGMENT!r}, the service's "
-            "delete-everything operation. Use %dict_purge (or `dict-magics purge`) if you "
-            "mean to delete every entry."
+            "delete-everything operation.",
+            option=Remedy.PURGE,
         )
     escaping = sorted((r for r in found if _leaves_its_segment(r)), key=len)
     if escaping:

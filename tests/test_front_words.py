@@ -1,0 +1,269 @@
+"""Front-end words live in front ends: below them, what helps is named neutrally.
+
+Lower layers raise errors whose ``option`` names a ``Remedy`` (and return plans, warnings that
+name one); each front end words it (``frontends/hints.py``): the magics ``%dict_restore``, the
+command line ``dict-magics restore``, the panel its buttons. A scan of the source checks that
+no module below the front ends writes a magic, a subcommand or a flag in a string it could show
+(docstrings aside), and the scan itself is tested on a planted copy of the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import layering
+import pytest
+from conftest import point_at
+from IPython.utils.capture import capture_output
+
+import dict_magics
+from dict_magics.errors import CredentialsError, Notice, Remedy, UsageProblem
+from dict_magics.frontends.cli import build_parser, main
+from dict_magics.frontends.hints import CLI, MAGIC, PANEL
+from dict_magics.models import PurgePlan
+from dict_magics.operations import purge as purging
+from dict_magics.render.panel import confirm_purge_html
+from dict_magics.sandbox import SandboxServer
+
+ROOT = Path(dict_magics.__file__).parent
+LOWER_DIRS = ("models", "service", "profiles", "formats", "render", "operations")
+
+
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return sorted(action.choices)
+    raise AssertionError("the command line has no subcommands")
+
+
+SUBCOMMANDS = _subcommands()
+FRONT_WORDS = re.compile(
+    r"%dict_\w+"  # a magic
+    rf"|dict-magics (?:{'|'.join(SUBCOMMANDS)})\b"  # a subcommand
+    r"|(?<![\w-])--[a-z][a-z-]*"  # a long flag: --no-snapshot, --yes, --workers
+    r"|(?<![\w-])-[a-zA-Z](?:/--| \(--)"  # a short one beside it: -w/--workers, -y (--yes)
+)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """Every string that is a statement of its own: docstrings of modules, classes and
+    functions, and the ones written under an attribute. Never shown to a user."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def front_words(root: Path) -> list[str]:
+    """``path:line: text`` for each front-end word in a string constant (f-string parts too)
+    of a module below the front ends."""
+    files = [
+        root / f"{name}.py" for name in sorted(layering.BASE) if (root / f"{name}.py").exists()
+    ]
+    for folder in LOWER_DIRS:
+        files.extend(sorted((root / folder).rglob("*.py")))
+    found = []
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in skip
+            ):
+                for match in FRONT_WORDS.finditer(node.value):
+                    where = path.relative_to(root)
+                    found.append(f"{where}:{node.lineno}: {match.group()!r}")
+    return found
+
+
+def test_no_module_below_the_front_ends_words_a_command_or_flag() -> None:
+    assert front_words(ROOT) == []
+
+
+def _planted(tmp_path: Path, where: str, addition: str) -> list[str]:
+    copy = tmp_path / "dict_magics"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / where
+    target.write_text(target.read_text(encoding="utf-8") + addition, encoding="utf-8")
+    return front_words(copy)
+
+
+@pytest.mark.parametrize(
+    ("planted", "word"),
+    [
+        ('\n\ndef _planted(n):\n    return f"{n} gone: %dict_restore puts it back"\n', "%dict_"),
+        ('\n\nHINT = "run `dict-magics snapshots` to see them"\n', "dict-magics snapshots"),
+        ('\n\nHINT = ("or add " "--no-snapshot")\n', "--no-snapshot"),
+        ('\n\ndef _planted(n):\n    return f"-w/--workers must be 1..{n}"\n', "-w/--"),
+    ],
+)
+def test_the_scan_sees_a_planted_front_end_word(tmp_path: Path, planted: str, word: str) -> None:
+    found = _planted(tmp_path, "operations/purge.py", planted)
+    assert len(found) == 1 and found[0].startswith("operations/purge.py:")
+    assert word in found[0]
+
+
+def test_the_scan_leaves_docstrings_alone(tmp_path: Path) -> None:
+    planted = '\n\ndef _planted():\n    """%dict_purge --yes, like `dict-magics purge`."""\n'
+    assert _planted(tmp_path, "service/paths.py", planted) == []
+
+
+# -- the purge plan ----------------------------------------------------------------------------
+
+
+def test_the_plan_counts_each_listed_entry_once_and_names_its_copy() -> None:
+    from dict_magics.models import Entry
+
+    rows = [Entry("1", "en", "a", "de", "b"), Entry("2", "en", "c", "de", "d")]
+    plan = purging.plan("work", "h:1", [*rows, rows[0]], "/s/p.json")
+    assert (plan.count, plan.snapshot, plan.word, plan.undoable) == (
+        2,
+        "/s/p.json",
+        "delete-all",
+        True,
+    )
+    assert plan.remedy is Remedy.RESTORE
+    assert plan.question == "Type delete-all (or h:1) to confirm, anything else cancels: "
+    assert plan.accepts("delete-all") and plan.accepts("  h:1\n") and not plan.accepts("yes")
+    bare = purging.plan("work", "h:1", rows)
+    assert not bare.undoable and bare.remedy is Remedy.NO_SNAPSHOT
+    unlisted = purging.plan("work", "h:1", None)
+    assert unlisted.count is None and not unlisted.undoable and unlisted.remedy is None
+    assert purging.plan("work", "h:1", []).remedy is None
+
+
+def test_the_plan_text_in_each_front_ends_words() -> None:
+    kept = PurgePlan(host="h:1", profile="work", count=1204, snapshot="/s/p.json")
+    assert str(kept) == (
+        "This deletes all 1,204 entries on h:1 (profile 'work'); a snapshot is kept at "
+        "/s/p.json (removed if you cancel; a restore puts them back)."
+    )
+    assert "; %dict_restore puts them back)" in MAGIC.text(kept)
+    assert "; `dict-magics restore` puts them back)" in CLI.text(kept)
+    bare = PurgePlan(host="h:1", profile="work", count=1)
+    assert str(bare).endswith(
+        "all 1 entry on h:1 (profile 'work'); no snapshot is kept (snapshots are off), so it "
+        "cannot be undone."
+    )
+    assert "no snapshot is kept (--no-snapshot)" in MAGIC.text(bare) == CLI.text(bare)
+    assert "how many is unknown" in str(PurgePlan(host="h", profile="p", count=None))
+    assert "nothing to keep" in str(PurgePlan(host="h", profile="p", count=0))
+
+
+def test_the_plan_is_escaped_in_html_and_cleaned_in_text() -> None:
+    plan = PurgePlan(
+        host="<b>h</b>", profile="p\x1b[2J<i>", count=3, snapshot="/s/<script>x</script>.json"
+    )
+    html = plan._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<b>h</b>" not in html and "&lt;b&gt;h&lt;/b&gt;" in html and "&lt;i&gt;" in html
+    assert "\x1b" not in str(plan) and "\\x1b" in str(plan)
+    panel = confirm_purge_html(plan, PANEL.names)
+    assert "Undo puts them back" in panel and "<code>delete-all</code>" in panel
+    assert "&lt;b&gt;h&lt;/b&gt;" in panel and "<script>" not in panel
+
+
+def test_a_cancelled_purge_removes_its_snapshot_and_names_no_front_end(
+    env_creds: SandboxServer,
+) -> None:
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.prompts import ScriptedPrompter
+
+    prompter = ScriptedPrompter(["no"])
+    with pytest.raises(UsageProblem, match="purge not confirmed"):
+        purging.purge(OperationSettings(), prompter)
+    warning = prompter.asked[0][1]
+    path = warning.split("a snapshot is kept at ")[1].split(" (removed")[0]
+    assert not Path(path).exists() and "a restore puts them back" in warning
+    assert env_creds.entries and not [r for r in env_creds.requests if r.method == "DELETE"]
+
+
+@pytest.fixture
+def bare(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A service without the listing endpoint: no snapshot can be kept there."""
+    with SandboxServer(10, listing=False) as server:
+        yield point_at(monkeypatch, server)
+
+
+def run(ip: Any, cell: str) -> tuple[Any, str, str]:
+    with capture_output() as cap:
+        result = ip.run_cell(cell)
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result, cap.stdout, cap.stderr
+
+
+# -- each front end says its own words -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("remedy", "magic", "cli", "panel"),
+    [
+        (Remedy.RESTORE, "%dict_restore", "`dict-magics restore`", "Undo"),
+        (Remedy.NO_SNAPSHOT, "--no-snapshot", "--no-snapshot", "DictMagics.snapshots = False"),
+        (Remedy.LOGIN, "%dict_login -p work", "`dict-magics login --profile work`", "%dict_login"),
+        (Remedy.SNAPSHOTS, "%dict_snapshots", "`dict-magics snapshots`", "Snapshot list"),
+        (Remedy.WORKERS, "-w/--workers", "-w/--workers", "DictMagics.workers"),
+    ],
+)
+def test_each_front_end_words_a_remedy(remedy: Remedy, magic: str, cli: str, panel: str) -> None:
+    error = UsageProblem("it failed.", option=remedy, profile="work")
+    assert MAGIC.worded(error).startswith("it failed. ") and magic in MAGIC.worded(error)
+    assert cli in CLI.worded(error) and "%dict_" not in CLI.worded(error)
+    assert panel in PANEL.worded(error)
+    warning = Notice("no copy", option=remedy, profile="work")
+    assert MAGIC.worded(warning).startswith("no copy. ") and magic in MAGIC.worded(warning)
+    assert (
+        UsageProblem("plain.").option is None and MAGIC.worded(UsageProblem("plain.")) == "plain."
+    )
+
+
+def test_the_magics_name_their_login_and_no_snapshot(ip: Any, bare: SandboxServer) -> None:
+    _, _, err = run(ip, "%dict_delete 2")
+    assert "cannot be undone. With --no-snapshot" in err and "dict-magics" not in err
+    with pytest.raises(Exception) as refused:
+        ip.run_line_magic("dict_purge", "-y")
+    assert "--no-snapshot (or %config DictMagics.snapshots = False)" in str(refused.value)
+
+
+def test_the_magics_and_the_command_line_name_their_own_login(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(Exception) as refused:
+        ip.run_line_magic("dict_list", "-p nobody")
+    assert "%dict_login -p nobody" in str(refused.value)
+    assert "dict-magics login" not in str(refused.value)
+    assert main(["list", "--profile", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert "`dict-magics login --profile nobody`" in err and "%dict_" not in err
+
+
+def test_the_command_line_names_its_no_snapshot(
+    bare: SandboxServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["purge", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "With --no-snapshot it goes ahead without a copy." in err and "%" not in err
+    assert main(["delete", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "cannot be undone. With --no-snapshot" in err and "%dict_" not in err
+
+
+def test_credentials_name_the_profile_and_no_front_end(memory_keyring: Any) -> None:
+    from dict_magics.profiles import credentials
+
+    with pytest.raises(CredentialsError) as missing:
+        credentials.load("nobody")
+    assert missing.value.option == "login" and missing.value.profile == "nobody"
+    assert "%dict" not in str(missing.value) and "dict-magics" not in str(missing.value)
