@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "AUTH",
     "BULK_CHUNK",
+    "LISTING_MAX_AGE",
     "MAX_BULK_CHUNK",
     "MAX_ID_LENGTH",
     "MAX_RETRIES",
@@ -30,6 +31,12 @@ RETRIES = 3
 """Times a request that certainly was not acted on is sent again."""
 WORKERS = 4
 """Requests in flight for several ids."""
+LISTING_MAX_AGE = 0.0
+"""Seconds a delete may take its snapshot's terms from this process's own listing (kept current
+by its own deletes, adds and updates) instead of listing afresh: 0 = always list afresh, so the
+snapshot holds the service's terms at the moment of the delete. More saves a round trip per
+cell, at the price of missing an edit made elsewhere within that many seconds. A purge always
+lists afresh."""
 
 MIN_WORKERS = 1
 MAX_WORKERS = 64

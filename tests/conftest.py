@@ -93,6 +93,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         "DICT_MAGICS_SECRET_KEY",
         "DICT_MAGICS_PROFILE",
         "DICT_MAGICS_AUTH",
+        "DICT_MAGICS_LISTING_MAX_AGE",
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DICT_MAGICS_HOME", str(tmp_path_factory.mktemp("dict-magics-home")))

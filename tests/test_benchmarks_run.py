@@ -96,8 +96,10 @@ def test_the_new_sections_measure_before_and_after_side_by_side(
     names = dict(RATIO.findall(stdout))
     for network in ("tls_rtt20", "loopback"):
         assert f"{network}_cell_magic_before/hand_loop" in names
+        assert f"{network}_cell_magic_max_age/hand_loop" in names  # issue 22, item 6
         assert set(figures["network"][network]["ms"]) == {
             "cell_magic",
+            "cell_magic_max_age",
             "cell_magic_no_snapshot",
             "cell_magic_before",
             "hand_loop",

@@ -919,6 +919,7 @@ def test_widget_progress_tracks_values_and_outcome() -> None:
     from dict_magics.frontends.progress import WidgetProgress, in_notebook
 
     bar = WidgetProgress(3, "Deleting 3 entries")
+    assert bar.plain().startswith("Deleting 3 entries: 0/3 (running; a progress bar widget")
     bar.update(1, 3, _result(True))
     bar.update(2, 3, _result(False))
     assert (bar.bar.value, bar.bar.max, bar.bar.bar_style) == (2, 3, "warning")
@@ -926,6 +927,8 @@ def test_widget_progress_tracks_values_and_outcome() -> None:
     bar.update(3, 3, _result(True))
     bar.close()
     assert bar.bar.bar_style == "danger"
+    # What a viewer that draws no widgets (GitHub) shows: words, not HBox(children=...).
+    assert bar.plain().startswith("Deleting 3 entries: 3/3, 1 failed (finished;")
     bar.box.close()
 
     clean = WidgetProgress(2, "Deleting 2 entries")

@@ -31,10 +31,15 @@ from dict_magics.demo import (
 )
 from dict_magics.sandbox import SandboxServer
 from tools.notebook_outputs import (
+    PRIVATE_KEYRING,
+    WIDGET_STATE,
+    WIDGET_VIEW,
     NotebookRun,
     differences,
     essence,
     leaks,
+    main,
+    raw_widgets,
     run_notebook,
     scrub,
     scrub_notebook,
@@ -290,6 +295,117 @@ def test_leaks_finds_a_secret_a_port_and_a_path_in_outputs_and_widget_state() ->
     assert leaks(nb, ["my-own-key"]) == ["a sandbox secret"]
     nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="snapshots/x-127.0.0.1_8123-y")]
     assert leaks(nb) == ["leaky: an address with a port (127.0.0.1_8123)"]
+
+
+# -- what a viewer that runs nothing shows (GitHub): issue 22, item 19 ---------------------------
+
+
+def _plain(output: dict) -> str:
+    text = output["data"].get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_saved_widgets_read_as_words_and_keep_their_state(name: str) -> None:
+    nb = saved(name)
+    shown = [o for c in nb.cells for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
+    assert shown, name  # every demo notebook shows a widget (a progress bar or the panel)
+    assert raw_widgets(nb) == []
+    for output in shown:  # what it is, and where it is drawn, not HBox(children=...)
+        assert "Jupyter" in _plain(output) and not _plain(output).endswith("\u2026")
+    state = nb.metadata["widgets"][WIDGET_STATE]["state"]
+    assert {o["data"][WIDGET_VIEW]["model_id"] for o in shown} <= set(state)
+
+
+def test_a_raw_widget_repr_is_not_saved() -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = new_code_cell("bar", id="bar")
+    view = {"model_id": "ab" * 16, "version_major": 2, "version_minor": 0}
+    raw = "HBox(children=(IntProgress(value=0, bar_style='info', max=6), HTML(value='Del"
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={WIDGET_VIEW: view, "text/plain": raw})
+    ]
+    nb.cells.append(cell)
+    assert raw_widgets(nb) == [f"bar: a widget shown as {raw[:40]!r}"]
+    cell.outputs[0]["data"]["text/plain"] = "Deleting 6 entries: 6/6 (finished; a progress bar)"
+    assert raw_widgets(nb) == []
+
+
+def test_the_saved_status_shows_a_real_keyring_and_no_warning() -> None:
+    status = next(c for c in saved("quickstart.ipynb").cells if c.get("id") == "status")
+    text = cell_text(status)
+    assert "  keyring backend: keyring.backends.SecretService.Keyring" in text
+    assert "fail" not in text and "warning" not in text and "not available" not in text
+
+
+def test_the_keyring_backend_is_the_machines_not_the_notebooks() -> None:
+    def status(lines: str) -> nbformat.NotebookNode:
+        nb = nbformat.v4.new_notebook()
+        cell = new_code_cell("%dict_status", id="status")
+        text = "\u2713 dict-magics profile 'default'\n  secret key:      set\n" + lines
+        cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": text})]
+        nb.cells.append(cell)
+        return nb
+
+    real = status("  keyring backend: keyring.backends.SecretService.Keyring")
+    none = status(
+        "  keyring backend: keyring.backends.fail.Keyring (not available)\n"
+        "  warning:         no keyring backend is available: the environment variables are used"
+    )
+    assert differences(real, none) == []
+    other = status("  keyring backend: keyring.backends.SecretService.Keyring").cells[0]
+    other.outputs[0]["data"]["text/plain"] = other.outputs[0]["data"]["text/plain"].replace(
+        "set", "not found"
+    )
+    assert differences(real, nbformat.from_dict({**real, "cells": [other]}))  # the rest counts
+
+
+def test_refresh_without_a_real_keyring_saves_nothing_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import keyring
+    from keyring.backends import fail
+
+    shutil.copy(REPO_NOTEBOOKS / "quickstart.ipynb", tmp_path)
+    before = (tmp_path / "quickstart.ipynb").read_bytes()
+    monkeypatch.setenv(PRIVATE_KEYRING, "1")  # as inside the private session: no second one
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        code = main(["--refresh", "--dir", str(tmp_path), "quickstart.ipynb"])
+    finally:
+        keyring.set_keyring(previous)
+    err = capsys.readouterr().err
+    assert code == 2 and (tmp_path / "quickstart.ipynb").read_bytes() == before
+    assert err.startswith("no keyring backend is available (keyring.backends.fail.Keyring)")
+    assert "Nothing was saved" in err and "apt-get install gnome-keyring dbus" in err
+
+
+@pytest.mark.secret_service
+def test_refresh_runs_the_notebooks_in_a_private_real_keyring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TESTING.md recipe, as ``--refresh`` uses it: the status cell it saves shows
+    gnome-keyring's Secret Service, with no warning, in a keyring of its own (a throw-away
+    home); a fresh headless run still matches it."""
+    from conftest import require_program
+
+    require_program("dbus-run-session")
+    require_program("gnome-keyring-daemon")
+    import shutil
+
+    shutil.copy(REPO_NOTEBOOKS / "quickstart.ipynb", tmp_path)
+    monkeypatch.delenv(PRIVATE_KEYRING, raising=False)
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
+    monkeypatch.chdir(REPO_NOTEBOOKS.parent)  # ``-m tools.notebook_outputs`` runs from here
+    assert main(["--refresh", "--dir", str(tmp_path), "quickstart.ipynb"]) == 0
+    nb = nbformat.read(str(tmp_path / "quickstart.ipynb"), as_version=4)
+    status = cell_text(next(c for c in nb.cells if c.get("id") == "status"))
+    assert "  keyring backend: keyring.backends.SecretService.Keyring" in status
+    assert "warning" not in status and raw_widgets(nb) == []
+    assert differences(saved("quickstart.ipynb"), nb) == []
 
 
 def test_scrubbed_widget_ids_are_numbered_everywhere_they_appear() -> None:

@@ -12,14 +12,26 @@ before saving (``scrub``): the sandbox's port (``PORT``), elapsed times (dropped
 (``~/.local/share/dict-magics``, the usual one on Linux) and the widgets' random ids (numbered).
 Dates and snapshot names stay as they were, and ``essence`` leaves them out of comparisons. A
 notebook whose outputs would hold the sandbox's secret, a port or a path of this machine is not
-written (``leaks``). Needs the demo's packages: ``pip install 'dict-magics[demo]'``.
+written (``leaks``), nor one whose widget outputs would read as raw reprs on a viewer that
+draws no widgets (``raw_widgets``). Needs the demo's packages: ``pip install 'dict-magics[demo]'``.
+
+The quickstart's status cell shows which keyring backend holds secrets. ``--refresh`` saves it
+from a real keyring, as a reader's machine has: on Linux it runs itself again inside a private
+D-Bus session with an unlocked gnome-keyring in a throw-away home (``docs``: TESTING.md, section
+1); elsewhere it uses the system's keyring (macOS Keychain, Windows Credential Manager). With no
+real keyring it saves nothing and says how to get one. Which backend it is belongs to the
+machine, so comparisons leave that line out.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import secrets
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -39,13 +51,17 @@ from dict_magics.demo import (
 
 __all__ = [
     "HOME_STAND_IN",
+    "PRIVATE_KEYRING",
     "VARIES",
     "NotebookRun",
     "check",
     "differences",
     "essence",
+    "in_private_keyring",
+    "keyring_problem",
     "leaks",
     "main",
+    "raw_widgets",
     "refresh",
     "run_notebook",
     "scrub",
@@ -75,6 +91,16 @@ _ATTEMPTS = re.compile(r"\b\d+ attempts?\b")
 """How many requests one result took: with several workers under the vendor's nonce rule, a
 request overtaken on another connection is refused (40005) and sent again, as thread timing
 decides, so the count is not the notebook's."""
+_KEYRING = re.compile(r"^  keyring backend: .*(?:\n  warning: .*)*", re.MULTILINE)
+"""The status cell's keyring backend and its warnings: the machine's, not the notebook's."""
+PRIVATE_KEYRING = "NOTEBOOK_OUTPUTS_PRIVATE_KEYRING"
+"""Set in the run started inside the private keyring session (so it never starts another)."""
+_UNLOCK = (
+    'printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null; '
+    'unset KEYRING_PW; exec "$@"'
+)
+_RAW_REPR = re.compile(r"^[A-Z]\w*\((?:children|value|layout)=")
+"""A widget's default repr (``HBox(children=(...``): what a viewer without widgets shows."""
 _ABSOLUTE = re.compile(r"(?<![\w.~])/(?:tmp|var|home|root|work|Users|private|opt|usr|srv|mnt)/")
 
 
@@ -128,7 +154,8 @@ def scrub_notebook(nb: Any, home: str | None = None) -> Any:
 
 def essence(nb: Any) -> dict[str, str]:
     """What each code cell showed, by cell id, as text, with what may differ between two honest
-    runs left out: dates, snapshot file names, ports, elapsed times, attempt counts. A cell tagged
+    runs left out: dates, snapshot file names, ports, elapsed times, attempt counts, the keyring
+    backend (and its warnings) of the machine that ran it. A cell tagged
     ``output-varies`` (say, the audit log's last lines after parallel requests, which end in any
     order) counts by its first line and its number of lines only."""
     shown = {}
@@ -138,6 +165,7 @@ def essence(nb: Any) -> dict[str, str]:
         text = scrub(cell_text(cell))
         text = _DATE.sub("<date>", _SNAPSHOT.sub("<snapshot>.json", text))
         text = _ATTEMPTS.sub("<n> attempts", text)
+        text = _KEYRING.sub("  keyring backend: <this machine's>", text)
         if VARIES in cell.get("metadata", {}).get("tags", []):
             lines = text.splitlines() or [""]
             text = f"{lines[0]}\n(and {len(lines) - 1} more lines, which vary from run to run)"
@@ -179,6 +207,66 @@ def leaks(nb: Any, secrets: Iterable[str] = ()) -> list[str]:
         if path:
             found.append(f"{where}: an absolute path of this machine ({path}...)")
     return found
+
+
+def raw_widgets(nb: Any) -> list[str]:
+    """Widget outputs whose plain-text fallback (what GitHub shows) is a raw repr such as
+    ``HBox(children=...)`` rather than words, or that lack one, each named with its cell."""
+    found = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW not in data:
+                continue
+            plain = data.get("text/plain", "")
+            plain = "".join(plain) if isinstance(plain, list) else plain
+            if not plain.strip() or _RAW_REPR.match(plain):
+                found.append(f"{cell.get('id', '?')}: a widget shown as {plain[:40]!r}")
+    return found
+
+
+def keyring_problem() -> str | None:
+    """Why this machine's keyring is not one a reader's machine would have (none, or a
+    plaintext one), or ``None``; the kernels get the same environment, hence the same one."""
+    from dict_magics.profiles.credentials import backend_info
+
+    try:
+        info = backend_info()
+    except Exception as exc:  # a broken PYTHON_KEYRING_BACKEND, a locked keyring
+        return f"the keyring cannot be used ({type(exc).__name__})"
+    if not info.available:
+        return f"no keyring backend is available ({info.name})"
+    if info.plaintext:
+        return f"the keyring backend {info.name} keeps secrets in plain text"
+    return None
+
+
+def in_private_keyring(argv: list[str]) -> int | None:
+    """Run this command again inside a private D-Bus session with an unlocked gnome-keyring
+    and a throw-away home, as TESTING.md (section 1) does for the keyring tests, so the saved
+    status shows a real keyring and the user's own is never touched; its exit code, or
+    ``None`` when ``dbus-run-session`` or ``gnome-keyring-daemon`` is not installed."""
+    bus, daemon = shutil.which("dbus-run-session"), shutil.which("gnome-keyring-daemon")
+    if bus is None or daemon is None:
+        return None
+    dropped = ("DISPLAY", "WAYLAND_DISPLAY", "PYTHON_KEYRING_BACKEND", "XDG_RUNTIME_DIR")
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("DBUS_", "GNOME_KEYRING")) and name not in dropped
+    }
+    with tempfile.TemporaryDirectory(prefix="dict-magics-keyring-home-") as home:
+        env.update(
+            HOME=home,
+            XDG_DATA_HOME=str(Path(home) / ".local" / "share"),
+            XDG_CONFIG_HOME=str(Path(home) / ".config"),
+            XDG_CACHE_HOME=str(Path(home) / ".cache"),
+            KEYRING_PW=secrets.token_hex(16),  # the password on stdin, else no collection
+        )
+        env[PRIVATE_KEYRING] = "1"
+        command = [sys.executable, "-m", "tools.notebook_outputs", *argv]
+        wrapped = [bus, "--", "bash", "-c", _UNLOCK, "bash", *command]
+        return subprocess.run(wrapped, env=env, check=False).returncode  # noqa: S603 (our argv)
 
 
 def _local_paths() -> list[str]:
@@ -256,6 +344,7 @@ def refresh(name: str, folder: Path, out: IO[str]) -> bool:
     run = run_notebook(path)
     problems = [f"{k}: raised {v}" for k, v in run.failed.items()]
     problems += leaks(run.nb, [run.secret])
+    problems += raw_widgets(run.nb)
     if problems:
         print(f"{name}: NOT saved: " + "; ".join(problems), file=out)
         return False
@@ -299,6 +388,13 @@ def main(argv: list[str] | None = None) -> int:
         help="folder of the notebooks (default: ./notebooks, run from the repository's root)",
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"default: {' '.join(NOTEBOOKS)}")
+    parser.add_argument(
+        "--any-keyring",
+        action="store_true",
+        help="--refresh with whatever keyring this machine has, even none (the status cell then "
+        "says so); by default a real one is used, a private gnome-keyring on Linux",
+    )
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     missing = missing_packages()
     if missing:
@@ -312,6 +408,22 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.refresh and not args.any_keyring:
+        if os.environ.get(PRIVATE_KEYRING) != "1" and sys.platform.startswith("linux"):
+            code = in_private_keyring(argv)
+            if code is not None:
+                return code
+        problem = keyring_problem()
+        if problem:
+            print(
+                f"{problem}: the quickstart's status cell would show that, and a warning, to "
+                "every reader. Nothing was saved. On Linux install gnome-keyring and dbus "
+                "(apt-get install gnome-keyring dbus): this tool then runs the notebooks in a "
+                "private keyring of its own. Or pass --any-keyring to save what this machine "
+                "shows.",
+                file=sys.stderr,
+            )
+            return 2
     job = refresh if args.refresh else check
     results = [job(name, args.dir, sys.stdout) for name in names]
     return 0 if all(results) else 1

@@ -495,6 +495,16 @@ class DictMagics(Magics):
         "$DICT_MAGICS_AUTH, else 'signature'.",
     ).tag(config=True)
 
+    listing_max_age = Float(
+        None,
+        allow_none=True,
+        help="Seconds a delete may take its snapshot's terms from this session's own listing "
+        "(kept current by its own deletes, adds and updates) instead of listing afresh first: "
+        "saves a round trip per cell, but an edit made elsewhere within that time is not in "
+        "the snapshot. 0: always list afresh; None: $DICT_MAGICS_LISTING_MAX_AGE, else 0. "
+        "A purge always lists afresh.",
+    ).tag(config=True)
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         if shell is not None and hasattr(shell, "configurables"):
@@ -545,6 +555,18 @@ class DictMagics(Magics):
             raise TraitError(f"DictMagics.timeout must be > 0 seconds, not {proposal['value']!r}.")
         return proposal["value"]
 
+    @validate("listing_max_age")
+    def _valid_listing_max_age(self, proposal: Any) -> float | None:
+        from ..operations.context import age_ok
+
+        value = proposal["value"]
+        if value is not None and not age_ok(value):
+            raise TraitError(
+                "DictMagics.listing_max_age must be a number of seconds >= 0 (0: list afresh "
+                f"before every snapshot), not {value!r}."
+            )
+        return value
+
     # -- shared steps ------------------------------------------------------------------------
 
     def _settings(
@@ -563,6 +585,7 @@ class DictMagics(Magics):
                 raise_on_failure=self.raise_on_failure,
                 snapshots=self.snapshots and snapshots,
                 auth=self.auth or None,
+                listing_max_age=self.listing_max_age,
             )
 
     def _read(self, magic: Any, line: str) -> tuple[Any, OperationSettings]:

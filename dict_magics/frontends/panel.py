@@ -109,9 +109,15 @@ class DictPanel(ToolHandlers, widgets.VBox):
         profile: str,
         workers: int = WORKERS,
         snapshots: bool = True,
+        listing_max_age: float | None = None,
         **kwargs: Any,
     ) -> None:
-        self._settings = OperationSettings(profile=profile, workers=workers, snapshots=snapshots)
+        self._settings = OperationSettings(
+            profile=profile,
+            workers=workers,
+            snapshots=snapshots,
+            listing_max_age=listing_max_age,
+        )
         self._client = client
         self.profile = profile
         self.workers = workers
@@ -312,16 +318,24 @@ class DictPanel(ToolHandlers, widgets.VBox):
         """Build the client from a stored profile (or ``DICT_MAGICS_*``) and wrap it in a panel.
 
         ``client_options`` go to ``DictionaryClient`` (``timeout``, ``max_retries``, ...);
-        ``workers`` is also used for batches, ``snapshots=False`` keeps none. Raises
+        ``workers`` is also used for batches, ``snapshots=False`` keeps none,
+        ``listing_max_age`` as in ``OperationSettings``. Raises
         ``CredentialsError`` if nothing is stored.
         """
         from ..operations.connect import make_client
 
         workers = int(client_options.pop("workers", WORKERS))
         snapshots = bool(client_options.pop("snapshots", True))
+        max_age = client_options.pop("listing_max_age", None)
         client, creds = make_client(profile, workers=workers, **client_options)
         try:
-            return cls(client, profile=creds.profile, workers=workers, snapshots=snapshots)
+            return cls(
+                client,
+                profile=creds.profile,
+                workers=workers,
+                snapshots=snapshots,
+                listing_max_age=max_age,
+            )
         except BaseException:
             client.close()
             raise
@@ -336,6 +350,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             max_retries=settings.max_retries,
             workers=settings.workers,
             snapshots=settings.snapshots,
+            listing_max_age=settings.listing_max_age,
         )
 
     # -- public ------------------------------------------------------------------------------
@@ -369,6 +384,14 @@ class DictPanel(ToolHandlers, widgets.VBox):
             "the curation panel; it shows in a running Jupyter front end (JupyterLab 4, "
             "Notebook 7, VS Code)"
         )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget, with the whole ``repr`` as its plain text (ipywidgets cuts it at 110
+        characters, before the words that say where the panel shows)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is not None:
+            data["text/plain"] = repr(self)
+        return data
 
     @property
     def base_url(self) -> str:

@@ -113,7 +113,12 @@ class TextProgress:
 
 
 class WidgetProgress:
-    """An ipywidgets ``IntProgress`` with a count beside it, shown in the cell's output."""
+    """An ipywidgets ``IntProgress`` with a count beside it, shown in the cell's output.
+
+    Its plain-text form (what GitHub and other viewers that draw no widgets show of a saved
+    notebook) says what it is and where it ended, not ``HBox(children=...)``: the output is
+    displayed with a display id and replaced by its final state when the bar closes.
+    """
 
     def __init__(self, total: int, label: str) -> None:
         import ipywidgets as widgets
@@ -129,7 +134,22 @@ class WidgetProgress:
         self.label = label
         self.box = widgets.HBox([self.bar, self.text])
         self._lock = threading.Lock()
-        display(self.box)
+        self._closed = False
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+
+    def plain(self) -> str:
+        """The bar in words, for viewers that draw no widgets."""
+        failed = f", {self.failed} failed" if self.failed else ""
+        state = "finished" if self._closed else "running"
+        return (
+            f"{self.label}: {self.bar.value}/{self.total}{failed} ({state}; a progress bar "
+            "widget, drawn when the notebook runs in Jupyter)"
+        )
+
+    def _bundle(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.box._repr_mimebundle_() or {})
+        data["text/plain"] = self.plain()
+        return data
 
     def _html(self, label: str, done: int) -> str:
         from html import escape
@@ -159,8 +179,14 @@ class WidgetProgress:
     def close(self) -> None:
         """Leave the bar at its final state: green when every entry went, red otherwise."""
         with self._lock:
+            if self._closed:
+                return
             complete = self.bar.value >= self.total
             self.bar.bar_style = "success" if complete and not self.failed else "danger"
+            self._closed = True
+            bundle = self._bundle()
+        if self._handle is not None:
+            self._handle.update(bundle, raw=True)
 
 
 def start(

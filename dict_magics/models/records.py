@@ -432,6 +432,9 @@ class DryRunResult(Displayed):
     entries: list[Entry] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     listed: bool = True
+    listing_age: float | None = None
+    """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
+    ``listing_max_age`` setting let this process's cached listing stand in)."""
 
     @property
     def ok(self) -> bool:
@@ -454,6 +457,9 @@ class RestoreResult(Displayed):
     dry_run: bool = False
     put_back: list[Entry] = field(default_factory=list)
     removed: list[Entry] = field(default_factory=list)
+    listing_age: float | None = None
+    """From a delete's snapshot: how many seconds before the delete its terms were listed
+    (more than 0 only where the ``listing_max_age`` setting let a cached listing stand in)."""
 
     @property
     def ok(self) -> bool:

@@ -66,6 +66,9 @@ class Snapshot:
     """The four terms of each entry the operation added (no id: the service picks it);
     a restore removes them."""
     format: str = "dict-magics-snapshot/2"
+    listing_age: float | None = None
+    """Seconds between the listing the entries' terms come from and this snapshot (a delete's
+    only; 0: listed afresh just before; ``None``: not recorded)."""
 
     def __repr__(self) -> str:
         added = f", {len(self.added)} added" if self.added else ""

@@ -22,6 +22,7 @@ from ..service.paths import check_id
 from ..settings import (
     AUTH,
     BULK_CHUNK,
+    LISTING_MAX_AGE,
     MAX_BULK_CHUNK,
     MAX_RETRIES,
     MAX_WORKERS,
@@ -39,12 +40,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTH_ENV",
     "ID_SEPARATORS",
+    "LISTING_MAX_AGE_ENV",
     "OperationSettings",
     "ProgressSink",
     "auth_mode",
     "finish",
     "ids_from_bytes",
     "ids_from_text",
+    "listing_max_age",
     "split_args",
     "split_ids",
 ]
@@ -73,6 +76,9 @@ class OperationSettings:
     ``None``: ``$DICT_MAGICS_AUTH``, else ``signature``."""
     chunk_size: int = BULK_CHUNK
     """Entries per bulk addition request (restore, sync)."""
+    listing_max_age: float | None = None
+    """Seconds a delete's snapshot may take its terms from this process's cached listing
+    (``0``: always list afresh first); ``None``: ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0."""
 
     def __post_init__(self) -> None:
         if not _is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
@@ -95,6 +101,7 @@ class OperationSettings:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
             )
+        object.__setattr__(self, "listing_max_age", listing_max_age(self.listing_max_age))
 
 
 AUTH_ENV = "DICT_MAGICS_AUTH"
@@ -108,6 +115,42 @@ def auth_mode(value: str | None = None) -> str:
         shown = value if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
         raise UsageProblem(f"auth must be 'signature' or 'token', not {shown!r}.", option="auth")
     return chosen
+
+
+LISTING_MAX_AGE_ENV = "DICT_MAGICS_LISTING_MAX_AGE"
+
+
+def listing_max_age(value: float | None = None) -> float:
+    """The listing age asked for: ``value``, else ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0;
+    ``UsageProblem`` for anything but a finite number of seconds >= 0."""
+    if value is None:
+        raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
+        if not raw:
+            return LISTING_MAX_AGE
+        try:
+            chosen = float(raw)
+        except ValueError:
+            chosen = math.nan
+        shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
+    else:
+        chosen, shown = value, repr(value)
+    if not age_ok(chosen):
+        raise UsageProblem(
+            f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
+            f"snapshot), not {shown}.",
+            option="listing_max_age",
+        )
+    return float(chosen)
+
+
+def age_ok(value: object) -> bool:
+    """A listing age is a finite number of seconds, 0 or more."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 def _is_int(value: object) -> bool:

@@ -1,7 +1,8 @@
 """Delete one entry or several: ids checked, entries looked up and kept, then the requests.
 
-Before the first DELETE the entries about to go are looked up in the (cached) listing and written
-to a snapshot, so ``restore`` can put them back; the results name their terms. Every request is
+Before the first DELETE the entries about to go are looked up in a fresh listing (or, when the
+``listing_max_age`` setting allows, this process's cached one) and written to a snapshot, so
+``restore`` can put them back; the results name their terms. Every request is
 audited. Outcomes left unknown are settled by one listing after the batch. One id gives a
 ``DeleteResult``, several a ``BatchResult`` in the order given (an id repeated is sent once); a
 dry run sends nothing that changes the dictionary and gives a ``DryRunResult``.
@@ -66,11 +67,13 @@ def delete(
     keep = settings.snapshots if snapshot is None else snapshot
     unique = list(dict.fromkeys(checked))
     with connect(settings, client) as (client, profile):
-        listing = _fresh_listing(client, profile, dry_run) if keep or dry_run else None
+        listing, age = None, None
+        if keep or dry_run:
+            listing, age = _listing(client, profile, unique, dry_run, settings.listing_max_age)
         before = listing.by_id() if listing is not None else None
         plan = _plan(unique, listing) if listing is not None else None
         if dry_run:
-            return _dry_run(client.host, profile, unique, before)
+            return _dry_run(client.host, profile, unique, before, age)
         kept: Snapshot | SnapshotUnderWay | None = None
         absent = plan.absent if keep and plan is not None else []
         sent = [i for i in checked if i not in set(absent)]
@@ -84,6 +87,7 @@ def delete(
                     "base_url": client.base_url,
                     "operation": "delete",
                     "copies": plan.copies,
+                    "listing_age": age,
                 }
                 # One request: the snapshot syncs while it connects and is signed, and the
                 # client waits for it before the first byte. A batch takes it first.
@@ -153,6 +157,20 @@ def _aliases(entry_id: str) -> set[str]:
                 found.add(number.lstrip("0") or "0")
     found.discard(entry_id)
     return found
+
+
+def _listing(
+    client: DictionaryClient, profile: str, ids: list[str], dry_run: bool, max_age: float | None
+) -> tuple[EntryList | None, float | None]:
+    """The listing the snapshot (or the dry run) takes its terms from, and its age in seconds:
+    this process's cached one when ``listing_max_age`` allows it and it holds every id (the
+    user's choice: an edit made elsewhere since is not in it), else a fresh one (age 0)."""
+    if max_age:
+        cached = CACHE.recent(client, profile, ids, max_age)
+        if cached is not None:
+            return cached
+    listing = _fresh_listing(client, profile, dry_run)
+    return listing, (0.0 if listing is not None else None)
 
 
 def _fresh_listing(client: DictionaryClient, profile: str, dry_run: bool) -> EntryList | None:
@@ -228,7 +246,11 @@ def _cannot_undo(host: str) -> Notice:
 
 
 def _dry_run(
-    host: str, profile: str, ids: list[str], before: dict[str, Entry] | None
+    host: str,
+    profile: str,
+    ids: list[str],
+    before: dict[str, Entry] | None,
+    age: float | None,
 ) -> DryRunResult:
     from ..models import DryRunResult
 
@@ -240,6 +262,7 @@ def _dry_run(
         profile,
         entries=[before[i] for i in ids if i in before],
         missing=[i for i in ids if i not in before],
+        listing_age=age,
     )
 
 

@@ -5,6 +5,8 @@ and access key (by a fingerprint, never the key itself) for this process, kept c
 this tool deletes, so a loop of one-id deletes does not list the whole dictionary each time. A
 listing is fetched again when it is older than ``MAX_AGE`` seconds, when an id asked about is not
 in it (someone else may have added it), or after an addition (whose new id is never returned).
+A delete that keeps a snapshot lists afresh, unless the ``listing_max_age`` setting lets it take
+a cached listing younger than that (``recent``).
 """
 
 from __future__ import annotations
@@ -141,6 +143,24 @@ class ListingCache:
             if held is not None and held.entries is not None:
                 return EntryList(list(held.entries.values()), held.host)
         return self.fetch(client, profile)
+
+    def recent(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
+    ) -> tuple[EntryList, float] | None:
+        """The cached listing and its age in seconds, when it is at most ``max_age`` seconds old
+        (whatever ``self.max_age``) and holds every one of ``ids``; else ``None`` (an id it
+        lacks may have been added elsewhere since: only a new listing can tell). No request."""
+        from ..models import EntryList
+
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if held is None or held.entries is None:
+                return None
+            age = self._clock() - held.taken
+            if not 0 <= age <= max_age or not all(i in held.entries for i in ids):
+                return None
+            return EntryList(list(held.entries.values()), held.host), age
 
     def lookup(
         self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()

@@ -72,10 +72,11 @@ def restore(
             return _undo(
                 settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
             )
+        age = snapshot.listing_age
         if dry_run:
             before = _listing(client, profile, dry_run)
             wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
-            return RestoreResult(added=wanted, skipped=skipped, dry_run=True)
+            return RestoreResult(added=wanted, skipped=skipped, dry_run=True, listing_age=age)
         # One restore at a time per profile and host (threads and processes): the listing that
         # decides what is missing is taken under the lock, after any earlier restore's
         # additions have landed, so two restores at once never add anything twice.
@@ -84,7 +85,7 @@ def restore(
             wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
             wanted, refused = _sendable(wanted)
             if not wanted:
-                return RestoreResult(skipped=skipped, failed=refused)
+                return RestoreResult(skipped=skipped, failed=refused, listing_age=age)
             with Trail(
                 profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
             ) as trail:
@@ -100,6 +101,7 @@ def restore(
         failed=refused
         + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
         unknown=[r.entry for r in results if r.outcome_unknown],
+        listing_age=age,
     )
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)

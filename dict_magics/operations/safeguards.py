@@ -73,10 +73,12 @@ def take_snapshot(
     operation: str,
     added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
+    listing_age: float | None = None,
 ) -> Snapshot:
     """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
 
-    ``added``: the terms the operation will add (format 2), which a restore removes."""
+    ``added``: the terms the operation will add (format 2), which a restore removes;
+    ``listing_age``: how old the listing the entries' terms come from was, in seconds."""
     return snapshot_soon(
         entries,
         profile=profile,
@@ -86,6 +88,7 @@ def take_snapshot(
         overlap=False,
         added=added,
         copies=copies,
+        listing_age=listing_age,
     ).result()
 
 
@@ -133,6 +136,7 @@ def snapshot_soon(
     overlap: bool = True,
     added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
+    listing_age: float | None = None,
 ) -> SnapshotUnderWay:
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.on_disk`` as the client's ``ready``, so no byte of a deleting request
@@ -148,6 +152,7 @@ def snapshot_soon(
             background=overlap,
             added=added,
             copies=copies,
+            listing_age=listing_age,
         )
     except OSError as exc:
         raise _not_saved(exc) from None

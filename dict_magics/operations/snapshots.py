@@ -17,7 +17,9 @@ of the entries the operation adds (a restore removes them). Version 1 (``.../1``
 ``added``, operations purge and delete only) is still read. Plus, only when a deleted entry had
 twins (the same four terms under other ids), ``"copies": {id: n}``: how many entries with its
 terms the dictionary held, so a restore puts back one of two twins while the other is still
-there.
+there. Plus, for a delete, ``"listing_age"``: seconds between the listing the entries' terms
+come from and the snapshot (0: listed afresh just before; more only with the ``listing_max_age``
+setting, when an edit made elsewhere within that time is not in the snapshot).
 
 We write the header (``added`` included) on the first line and one entry per line, so listing
 many large snapshots reads each header line and counts lines instead of parsing every entry.
@@ -127,6 +129,7 @@ def start_snapshot(
     background: bool = False,
     added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
+    listing_age: float | None = None,
 ) -> PendingSnapshot:
     """``write_snapshot``'s first half: the file made and written now, on this thread (an
     ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
@@ -148,6 +151,8 @@ def start_snapshot(
     }
     if copies:
         header["copies"] = copies  # type: ignore[assignment]
+    if listing_age is not None:
+        header["listing_age"] = round(listing_age, 6)  # type: ignore[assignment]
     stem = "-".join(
         [
             taken_at.strftime("%Y%m%dT%H%M%S%fZ"),
@@ -175,6 +180,7 @@ def start_snapshot(
             dict(copies or {}),
             added,
             FORMAT,
+            None if listing_age is None else round(listing_age, 6),
         )
         return PendingSnapshot(made, snapshot)
     raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
@@ -253,6 +259,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
         _copies(data.get("copies")),
         _added(path, data),
         data["format"],
+        _age(data.get("listing_age")),
     )
 
 
@@ -271,6 +278,14 @@ def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
             )
         added.append(Entry("", *(item[k] for k in _TERMS)))
     return added
+
+
+def _age(raw: Any) -> float | None:
+    """The optional ``listing_age`` header (seconds between the listing the entries' terms come
+    from and the snapshot); anything malformed is ignored, as for an older snapshot."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw < float("inf"):
+        return float(raw)
+    return None
 
 
 def _copies(raw: Any) -> dict[str, int]:

@@ -48,6 +48,12 @@ def _summary(result: DryRunResult) -> str:
     text = f"would delete {entries(len(result.entries))} {_where(result)}"
     if result.missing:
         text += f"; {len(result.missing):,} not in the dictionary"
+    if result.listing_age:
+        text += (
+            f"; terms from this session's listing of {result.listing_age:.1f} s ago (the "
+            "listing_max_age setting): an edit made elsewhere since is not shown, and the "
+            "snapshot would keep these terms"
+        )
     return text
 
 

@@ -59,6 +59,11 @@ def _summary(result: RestoreResult) -> str:
         text += f"; {len(result.failed)} not restored"
     if result.unknown:
         text += f"; {len(result.unknown)} with unknown outcome"
+    if result.listing_age:
+        text += (
+            f"; terms as listed {result.listing_age:.1f} s before the delete (the "
+            "listing_max_age setting: an edit made elsewhere in between is not in them)"
+        )
     if result.dry_run:
         text += " (dry run: nothing was sent)"
     return text
