@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import Remedy, ServiceError, UsageProblem
+from ..service.batch import HeldCtrlC
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
@@ -199,7 +200,8 @@ class Trail:
                 host=self.host,
                 operation=operation or self.operation,
                 snapshot=self.snapshot,
-            )
+            ),
+            result,
         )
 
     def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
@@ -223,9 +225,16 @@ class Trail:
     def __exit__(self, *exc_info: object) -> None:
         self._guard(self._log.flush)
 
-    def _guard(self, write: Callable[[], None]) -> None:
+    def _guard(
+        self, write: Callable[[], None], result: DeleteResult | AddResult | None = None
+    ) -> None:
+        """``write()``, with Ctrl-C held back until it is done (the log's lock may be held by
+        another process for a while: a Ctrl-C pressed meanwhile must not lose the line of a
+        request the service acted on); then the Ctrl-C comes, carrying ``result``."""
         try:
-            write()
+            with HeldCtrlC() as held:
+                held.result = result
+                write()
         except OSError as exc:
             with self._lock:
                 first, self._failed = not self._failed, True
