@@ -602,3 +602,30 @@ def test_no_snapshot_and_a_service_without_listing(cli: Cli) -> None:
 def test_log_rejects_a_count_below_one(cli: Cli) -> None:
     proc = cli.run("log", "-n", "0")
     assert proc.returncode == 2 and "-n must be a whole number of lines" in proc.stderr
+
+
+def test_sync_and_its_undo_refuse_without_a_terminal_naming_one_entry(
+    cli: Cli, sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    """Without a terminal, deleting the one entry a file lacks, and removing the one entry a
+    sync added, are refused (exit 2, nothing sent) in words that count that one entry."""
+    glossary = tmp_path / "glossary.csv"
+    assert cli.run("export", str(glossary)).returncode == 0
+    with glossary.open(encoding="utf-8-sig", newline="") as f:
+        rows = [row for row in csv.reader(f) if row[0] != "1"]  # entry 1 goes missing
+    rows.append(["", "en", "brand new", "de", "ganz neu"])
+    with glossary.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    before = dict(sandbox.entries)
+    refused = cli.run("sync", str(glossary), "--apply", "--delete-missing")
+    assert refused.returncode == 2
+    assert "refusing to delete 1 entry at " in refused.stderr, refused.stderr
+    assert sandbox.entries == before
+    assert "1" in sandbox.entries
+    applied = cli.run("sync", str(glossary), "--apply")  # the add only: nothing to confirm
+    assert applied.returncode == 0, applied.stderr
+    assert len(sandbox.entries) == len(before) + 1
+    undo = cli.run("restore")
+    assert undo.returncode == 2
+    assert "refusing to remove 1 entry at " in undo.stderr, undo.stderr
+    assert len(sandbox.entries) == len(before) + 1

@@ -475,7 +475,9 @@ class DictMagics(Magics):
         help="Base URL used for every profile instead of the stored one (empty: the profile's).",
     ).tag(config=True)
     timeout = Float(
-        limits.TIMEOUT, help="Seconds to wait to connect, and for each answer (> 0)."
+        limits.TIMEOUT,
+        help="Seconds each attempt may take: to connect, then from sending to the whole "
+        "answer (> 0).",
     ).tag(config=True)
     max_retries = _Bounded(limits.RETRIES, limits.MIN_RETRIES, limits.MAX_RETRIES, _RETRIES)
     workers = _Bounded(limits.WORKERS, limits.MIN_WORKERS, limits.MAX_WORKERS, _WORKERS)
@@ -1167,8 +1169,8 @@ class DictMagics(Magics):
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
-        A snapshot is taken before every delete and purge; hand its path to %dict_restore,
-        e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
+        A snapshot is taken before every delete, purge, update and sync; hand its path to
+        %dict_restore, e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
         """
         from ..operations.history import snapshots
 
