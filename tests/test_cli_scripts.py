@@ -13,6 +13,7 @@ import io
 import json
 import queue
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -629,3 +630,27 @@ def test_sync_and_its_undo_refuse_without_a_terminal_naming_one_entry(
     assert undo.returncode == 2
     assert "refusing to remove 1 entry at " in undo.stderr, undo.stderr
     assert len(sandbox.entries) == len(before) + 1
+
+
+def test_a_delete_whose_listing_is_refused_for_the_keys_does_not_say_try_again(
+    cli: Cli, sandbox: SandboxServer
+) -> None:
+    """Refused credentials stop the snapshot's listing: the error says so in the vendor's
+    words and does not invite the same keys again; an unreachable service still does."""
+    refused = cli.run("delete", "7", env=cli.env(DICT_MAGICS_SECRET_KEY="not-the-secret"))
+    assert refused.returncode == 1
+    assert "[40006]" in refused.stderr and "nothing was deleted." in refused.stderr
+    assert "Try again" not in refused.stderr
+    assert "7" in sandbox.entries and sent_deletes(sandbox) == []
+    with socket.socket() as s:  # a port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = cli.run(
+        "delete",
+        "7",
+        "--max-retries",
+        "0",
+        env=cli.env(DICT_MAGICS_BASE_URL=f"http://127.0.0.1:{port}"),
+    )
+    assert down.returncode == 1
+    assert "nothing was deleted. Try again." in down.stderr, down.stderr

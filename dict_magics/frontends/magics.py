@@ -459,7 +459,10 @@ def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
     try:
         return check(value)
     except DictMagicsError as exc:
-        raise TraitError(f"DictMagics.{trait}: {exc}") from None
+        said = str(exc)
+        if said.startswith(f"{trait} "):  # "auth must be ...": name the setting once
+            raise TraitError(f"DictMagics.{said}") from None
+        raise TraitError(f"DictMagics.{trait}: {said}") from None
 
 
 @magics_class
@@ -475,9 +478,7 @@ class DictMagics(Magics):
         help="Base URL used for every profile instead of the stored one (empty: the profile's).",
     ).tag(config=True)
     timeout = Float(
-        limits.TIMEOUT,
-        help="Seconds each attempt may take: to connect, then from sending to the whole "
-        "answer (> 0).",
+        limits.TIMEOUT, help="Seconds to wait to connect, and for each answer (> 0)."
     ).tag(config=True)
     max_retries = _Bounded(limits.RETRIES, limits.MIN_RETRIES, limits.MAX_RETRIES, _RETRIES)
     workers = _Bounded(limits.WORKERS, limits.MIN_WORKERS, limits.MAX_WORKERS, _WORKERS)
