@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ListingUnsupportedError
+from ..errors import ListingUnsupportedError, ServiceError
 from .connect import connect
 from .context import OperationSettings
 
@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from ..models import Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "check_language_filter", "list_entries"]
+__all__ = [
+    "CACHE",
+    "MAX_AGE",
+    "ListingCache",
+    "cache_key",
+    "check_language_filter",
+    "list_entries",
+    "listed_after",
+]
 
 MAX_AGE = 60.0
 """Seconds a cached listing is trusted for."""
@@ -230,3 +238,16 @@ class ListingCache:
 
 CACHE = ListingCache()
 """The process's listings (a notebook kernel, a command-line run, a panel)."""
+
+
+def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
+    """A fresh listing to settle or name what was just sent, and whether Ctrl-C ended the wait
+    for it. ``None`` when the service gives none (then outcomes stay as they are). Ctrl-C here
+    must not lose what was sent: the caller audits the results it has, then passes the
+    interrupt on with them."""
+    try:
+        return CACHE.fetch(client, profile), False
+    except ServiceError:
+        return None, False
+    except KeyboardInterrupt:
+        return None, True

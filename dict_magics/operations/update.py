@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from ..models import Entry
+from ..service.batch import RequestInterrupted
 from ..service.paths import check_id
 from ..service.settle import settle_updates
 from .add import check_terms
 from .connect import connect
 from .context import OperationSettings
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -51,23 +52,18 @@ def update(
             "Nothing was sent."
         )
     with connect(settings, client) as (client, profile):
-        old = _listed(client, profile, text, cached=True)
+        # A fresh listing, never the cache: the fields not named are sent as listed, and the
+        # snapshot must hold the entry as it is now (a cached copy up to a minute old would put
+        # back, and lose for good, what another client changed meanwhile).
+        old = _listed(client, profile, text)
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
         if new.terms == old.terms:
-            # Nothing to do, judged on a fresh listing (the cached one may be a minute old).
-            old = _listed(client, profile, text)
-            if old.terms == new.terms:
-                from ..models import NoChange
+            from ..models import NoChange
 
-                return NoChange("update", client.host, profile, old, [old])
-            new = Entry(
-                text,
-                *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True)),
-            )
-            check_terms(new)
+            return NoChange("update", client.host, profile, old, [old])
         if dry_run:
             from ..models import ChangePreview
 
@@ -82,27 +78,29 @@ def update(
         with Trail(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
-            result = client.update_entry(text, new, old=old)
+            try:
+                result = client.update_entry(text, new, old=old)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
             CACHE.invalidate(client, profile)
+            stopped = False
             if result.outcome_unknown:
-                try:
-                    after = CACHE.fetch(client, profile).by_id()
-                except ServiceError:
-                    after = None
-                if after is not None:
-                    (result,) = settle_updates([result], after)
+                listing, stopped = listed_after(client, profile)
+                if listing is not None:
+                    (result,) = settle_updates([result], listing.by_id())
             trail.record(result)
+            if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
+                raise RequestInterrupted(replace(result, snapshot=str(kept.path)))
     return replace(result, snapshot=str(kept.path))
 
 
-def _listed(client: DictionaryClient, profile: str, text: str, cached: bool = False) -> Entry:
-    """Entry ``text`` as listed (``cached``: a listing up to a minute old will do); raises
-    ``UsageProblem`` when there is none, ``ServiceError`` when it cannot be listed."""
+def _listed(client: DictionaryClient, profile: str, text: str) -> Entry:
+    """Entry ``text`` as a fresh listing shows it; raises ``UsageProblem`` when there is none,
+    ``ServiceError`` when it cannot be listed."""
     try:
-        if cached:
-            old = CACHE.lookup(client, profile, [text]).get(text)
-        else:
-            old = CACHE.fetch(client, profile).by_id().get(text)
+        old = CACHE.fetch(client, profile).by_id().get(text)
     except ServiceError as exc:
         raise ServiceError(
             f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
