@@ -459,6 +459,10 @@ def test_confirm_deletes_what_was_confirmed_and_shows_the_terms_gone(
     for entry in going:
         assert entry.from_text in panel.result.value and entry.to_text in panel.result.value
     assert "deleted 2 of 2 entries" in panel.result.value
+    # Where the copy is, and the panel's own way back (not a magic or a command).
+    assert f"Snapshot kept at <code>{result.snapshot}</code>: Undo puts them back." in (
+        panel.result.value
+    )
     # The list is the service's again: the deleted are gone from it and from the selection.
     assert len(panel.entries) == 98
     assert not any(e.id in {g.id for g in going} for e in panel.matches)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -327,7 +328,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     if stream is not None:
         stream.finish(result, said)
     else:
-        out.show(batch_json(result, said), str(result))
+        out.show(batch_json(result, said), str(replace(result, names=CLI.names)))
     note = interruption(result)
     if note:
         print(f"{PROG}: {note}", file=sys.stderr)
@@ -348,7 +349,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
     if isinstance(result, DryRunResult):
         out.show(dryrun_json(result), str(result))
         return EXIT_OK
-    out.show(batch_json(result, said), str(result))
+    out.show(batch_json(result, said), str(replace(result, names=CLI.names)))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 

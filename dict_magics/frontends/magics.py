@@ -356,6 +356,18 @@ def _print_json(data: Any) -> None:
     print(dumps(data, indent=2))
 
 
+def _in_magic_words(result: Any) -> Any:
+    """A delete's or purge's result, set to name the restore that undoes it as ``%dict_...``."""
+    from dataclasses import replace
+
+    from ..models import BatchResult, DeleteResult
+    from .hints import MAGIC
+
+    if isinstance(result, DeleteResult | BatchResult):
+        return replace(result, names=MAGIC.names)
+    return result
+
+
 def _say(note: str | None) -> None:
     if note:
         print(note)
@@ -886,7 +898,7 @@ class DictMagics(Magics):
             _say(interruption(exc.result))
             raise
         _say(interruption(result))  # type: ignore[arg-type]
-        return result
+        return _in_magic_words(result)
 
     @line_magic
     @magic_arguments()
@@ -933,13 +945,15 @@ class DictMagics(Magics):
         keyboard = _Keyboard()
         with _user_errors(), connect(settings) as (client, _):
             try:
-                return purge(
-                    settings,
-                    keyboard,
-                    yes=args.yes,
-                    dry_run=args.dry_run,
-                    client=client,
-                    warn=_warn,
+                return _in_magic_words(
+                    purge(
+                        settings,
+                        keyboard,
+                        yes=args.yes,
+                        dry_run=args.dry_run,
+                        client=client,
+                        warn=_warn,
+                    )
                 )
             except UsageProblem as exc:
                 said, shown = keyboard.confirmations, keyboard.shown
