@@ -205,7 +205,7 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     # A real undo: every entry the batch deleted comes back, one of two twins included, since
     # the snapshot says how many copies the dictionary held (issue 22, item 2).
     assert run["undo-preview"].startswith(
-        "\u2713 would add 123 entries (dry run: nothing was sent)"
+        "\u2713 would add 123 entries (dry run: nothing that changes the dictionary was sent)"
     )
     assert run["undo"].splitlines()[1] == "\u2713 restored 123 entries"
     assert run["undo"].splitlines()[-1] == "323 entries; 6 conflicting targets again"
