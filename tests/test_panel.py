@@ -1173,6 +1173,12 @@ def test_invalid_rows_stop_the_sync_unless_skipped(
     assert panel.wait(WAIT_S)
     assert panel.state == "idle" and "invalid rows" in panel.status.value
     assert "2 invalid rows" in panel.sync_form.plan_html.value
+    # What the file lacks is kept; the panel says how to ask for it with its own checkbox.
+    assert (
+        "not in the file are kept; to delete them too, plan again with \u201calso delete "
+        "entries of the file&#x27;s language pairs that it lacks\u201d ticked"
+    ) in panel.sync_form.plan_html.value
+    assert "--delete-missing" not in panel.sync_form.plan_html.value
     panel.sync_form.skip_invalid.value = True
     panel.sync_form.plan_button.click()
     assert panel.wait(WAIT_S) and panel.armed == "sync"

@@ -444,7 +444,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         progress=_progress(args),
         warn=warn,
     )
-    _output(args).show({**sync_json(result), "warnings": said}, str(result))
+    shown = replace(result, names=CLI.names) if isinstance(result, SyncPlan) else result
+    _output(args).show({**sync_json(result), "warnings": said}, str(shown))
     if isinstance(result, SyncPlan):
         return EXIT_OK
     return EXIT_OK if result.ok else EXIT_FAILED

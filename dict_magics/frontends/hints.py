@@ -21,6 +21,7 @@ _OVERWRITE = "Add --force to replace it."
 _SKIP_INVALID = "Add --skip-invalid to apply the valid rows only."
 _PAIR = "Give --pair FROM:TO, e.g. --pair en:de."
 _FORMAT = "Give --format (csv, tsv, xlsx or tbx)."
+_DELETE_MISSING = "run the sync again with --delete-missing"
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ MAGIC = Words(
     names={
         Remedy.RESTORE: "%dict_restore",
         Remedy.NO_SNAPSHOT: "--no-snapshot",
+        Remedy.DELETE_MISSING: _DELETE_MISSING,
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile}",
@@ -90,6 +92,7 @@ CLI = Words(
     names={
         Remedy.RESTORE: "`dict-magics restore`",
         Remedy.NO_SNAPSHOT: "--no-snapshot",
+        Remedy.DELETE_MISSING: _DELETE_MISSING,
     },
     hints={
         Remedy.LOGIN: "To log in: `dict-magics login --profile {profile}`.",
@@ -114,6 +117,10 @@ PANEL = Words(
     names={
         Remedy.RESTORE: "Undo",
         Remedy.NO_SNAPSHOT: "snapshots are off",
+        Remedy.DELETE_MISSING: (
+            "plan again with \u201calso delete entries of the file's language pairs that it "
+            "lacks\u201d ticked"
+        ),
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile} in a cell, then a new panel.",

@@ -357,13 +357,14 @@ def _print_json(data: Any) -> None:
 
 
 def _in_magic_words(result: Any) -> Any:
-    """A delete's or purge's result, set to name the restore that undoes it as ``%dict_...``."""
+    """A delete's, purge's or sync plan's result, set to name what it names (the restore that
+    undoes it, the flag that asks for more) in the magics' words."""
     from dataclasses import replace
 
-    from ..models import BatchResult, DeleteResult
+    from ..models import BatchResult, DeleteResult, SyncPlan
     from .hints import MAGIC
 
-    if isinstance(result, DeleteResult | BatchResult):
+    if isinstance(result, DeleteResult | BatchResult | SyncPlan):
         return replace(result, names=MAGIC.names)
     return result
 
@@ -1126,18 +1127,20 @@ class DictMagics(Magics):
         settings = self._settings(args.profile, args.workers)
         keyboard = _Keyboard()
         with _user_errors():
-            return sync(
-                settings,
-                _unquoted(args.file),
-                apply=args.apply,
-                delete_missing=args.delete_missing,
-                pair=args.pair,
-                format=args.format,
-                skip_invalid=args.skip_invalid,
-                yes=args.yes,
-                prompter=keyboard,
-                progress=BarSink(shell=self.shell),
-                warn=_warn,
+            return _in_magic_words(
+                sync(
+                    settings,
+                    _unquoted(args.file),
+                    apply=args.apply,
+                    delete_missing=args.delete_missing,
+                    pair=args.pair,
+                    format=args.format,
+                    skip_invalid=args.skip_invalid,
+                    yes=args.yes,
+                    prompter=keyboard,
+                    progress=BarSink(shell=self.shell),
+                    warn=_warn,
+                )
             )
 
     @line_magic
