@@ -1,7 +1,10 @@
 """Change one entry in place (PUT), its old version kept in a snapshot first.
 
-The entry is looked up in a (cached) listing: its old terms go into a format-2 snapshot
-(``operation: update``) before the request, so ``restore`` puts them back under the same id.
+The entry is looked up in a fresh listing (or, when the ``listing_max_age`` setting allows, this
+process's cached one): its old terms go into a format-2 snapshot (``operation: update``) before
+the request, so ``restore`` puts them back under the same id. The fields not given are taken from
+those terms, so a stale listing would both miss an edit made elsewhere in the snapshot and send
+it back over that edit.
 Only the fields given change. An answer that was lost is settled by one listing.
 """
 
@@ -51,14 +54,15 @@ def update(
             "Nothing was sent."
         )
     with connect(settings, client) as (client, profile):
-        old = _listed(client, profile, text, cached=True)
+        old, age = _current(client, profile, text, settings.listing_max_age)
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
         if new.terms == old.terms:
-            # Nothing to do, judged on a fresh listing (the cached one may be a minute old).
-            old = _listed(client, profile, text)
+            # Nothing to do, judged on a fresh listing (a cached one may be older).
+            if age:
+                old, age = _listed(client, profile, text), 0.0
             if old.terms == new.terms:
                 from ..models import NoChange
 
@@ -78,6 +82,7 @@ def update(
             host=client.host,
             base_url=client.base_url,
             operation="update",
+            listing_age=age,
         )
         with Trail(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
@@ -95,14 +100,25 @@ def update(
     return replace(result, snapshot=str(kept.path))
 
 
-def _listed(client: DictionaryClient, profile: str, text: str, cached: bool = False) -> Entry:
-    """Entry ``text`` as listed (``cached``: a listing up to a minute old will do); raises
-    ``UsageProblem`` when there is none, ``ServiceError`` when it cannot be listed."""
+def _current(
+    client: DictionaryClient, profile: str, text: str, max_age: float | None
+) -> tuple[Entry, float]:
+    """Entry ``text`` and the age of the listing it comes from: this process's cached listing
+    when ``listing_max_age`` allows it and it holds the entry (the user's choice), else a fresh
+    one (age 0)."""
+    if max_age:
+        cached = CACHE.recent(client, profile, [text], max_age)
+        if cached is not None:
+            listing, age = cached
+            return listing.by_id()[text], age
+    return _listed(client, profile, text), 0.0
+
+
+def _listed(client: DictionaryClient, profile: str, text: str) -> Entry:
+    """Entry ``text`` in a fresh listing; raises ``UsageProblem`` when there is none,
+    ``ServiceError`` when it cannot be listed."""
     try:
-        if cached:
-            old = CACHE.lookup(client, profile, [text]).get(text)
-        else:
-            old = CACHE.fetch(client, profile).by_id().get(text)
+        old = CACHE.fetch(client, profile).by_id().get(text)
     except ServiceError as exc:
         raise ServiceError(
             f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
