@@ -169,7 +169,7 @@ def test_a_bad_environment_value_is_a_usage_problem(
     assert caught.value.option == "listing_max_age"
 
 
-@pytest.mark.parametrize("statement", ["-1", "float('nan')", "float('inf')"])
+@pytest.mark.parametrize("statement", ["-1", "float('nan')", "float('inf')", "1e400", "True"])
 def test_config_refuses_a_bad_value(ip: Any, statement: str) -> None:
     magics = ip.magics_manager.registry["DictMagics"]
     run(ip, "%config DictMagics.listing_max_age = 30")
