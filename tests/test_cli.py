@@ -452,7 +452,7 @@ def test_ctrl_c_at_the_purge_question_removes_the_snapshot_it_announced(cli: Cli
     asked.wait_for("to confirm, anything else cancels: ")
     assert len(list(folder.glob("*-purge-*.json"))) == 1  # written before the question
     asked.proc.send_signal(signal.SIGINT)
-    code, stdout, screen = asked.finish()
+    code, _, screen = asked.finish()
     assert code == 130 and "interrupted" in screen
     assert list(folder.glob("*-purge-*.json")) == []
     assert deletes(cli.sandbox) == [] and len(cli.sandbox.entries) == 100
