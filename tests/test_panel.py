@@ -984,9 +984,9 @@ def test_a_refused_edit_shows_the_vendor_code_and_words(
     panel.edit_form.target_text.value = "road"
     panel.edit_form.review_button.click()
     sandbox.clear_log()
-    sandbox.fail_next(1, 400)  # the next request: the PUT (the listing is fresh)
+    sandbox.fail_next(1, 400, method="PUT")  # the old terms are listed afresh first
     confirm_and_wait(panel)
-    assert [r.method for r in sandbox.requests][:1] == ["PUT"]
+    assert [r.method for r in sandbox.requests][:2] == ["GET", "PUT"]
     result = panel.history[-1]
     assert isinstance(result, UpdateResult) and not result.ok
     assert "HTTP 400" in panel.result.value and "dict-magics-failure" in panel.result.value
