@@ -224,3 +224,41 @@ def test_an_update_may_take_the_cached_terms_when_allowed(env_creds: SandboxServ
     assert methods(env_creds) == ["PUT"]
     kept = read_snapshot(result.snapshot)
     assert kept.entries == [original] and kept.listing_age is not None and kept.listing_age > 0
+
+
+def test_a_listing_answered_before_this_clients_update_is_not_kept_after_it(
+    monkeypatch: pytest.MonkeyPatch, env_creds: SandboxServer
+) -> None:
+    """A listing in flight (the panel's refresh, another thread) that the service answered
+    before this client's update, and that arrives after it, must not become the cached one:
+    a delete allowed a cached listing would keep the terms from before the update."""
+    import threading
+
+    from editing_proxy import EditingProxy
+
+    from dict_magics.operations.listing import list_entries
+    from dict_magics.operations.update import update
+
+    answered, release = threading.Event(), threading.Event()
+    held = []
+
+    def hold_the_first(data: dict) -> dict:
+        if not held:
+            held.append(data)
+            answered.set()  # the service has answered: its terms are those before the update
+            assert release.wait(60)  # a safety limit, not a timing assertion
+        return data
+
+    with EditingProxy(env_creds.url, hold_the_first) as proxy:
+        monkeypatch.setenv("DICT_MAGICS_BASE_URL", proxy.url)
+        settings = OperationSettings(listing_max_age=60)
+        slow = threading.Thread(target=list_entries, args=(settings,))
+        slow.start()
+        assert answered.wait(60)
+        updated = update(OperationSettings(), "6", to_text="mine")
+        assert updated.ok
+        release.set()
+        slow.join(60)
+        result = delete(settings, ["6"])
+    kept = read_snapshot(result.snapshot).entries
+    assert [e.to_text for e in kept] == ["mine"]

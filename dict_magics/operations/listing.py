@@ -101,6 +101,9 @@ class ListingCache:
         self.max_age = max_age
         self._clock = clock
         self._held: dict[Key, _Held] = {}
+        # Bumped by every change this process knows of (a delete, a purge, an invalidation): a
+        # listing requested before one may hold what it changed, so it is not kept.
+        self._changes: dict[Key, int] = {}
         self._lock = threading.Lock()
 
     def _fresh(self, key: Key) -> _Held | None:
@@ -111,17 +114,25 @@ class ListingCache:
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
         """A fresh listing from the service, kept as the current one."""
         key = cache_key(client, profile)
+        with self._lock:
+            # Its age counts from the request: the service may have answered any time after.
+            asked, seen = self._clock(), self._changes.get(key, 0)
         try:
             listing = client.list_entries()
         except ListingUnsupportedError as exc:
             with self._lock:
-                self._held[key] = _Held(None, client.host, self._clock(), exc)
+                self._held[key] = _Held(None, client.host, asked, exc)
             raise
         except BaseException:
             self.forget(key)
             raise
         with self._lock:
-            self._held[key] = _Held(listing.by_id(), listing.host, self._clock())
+            if self._changes.get(key, 0) == seen:
+                self._held[key] = _Held(listing.by_id(), listing.host, asked)
+            else:
+                # This process changed the dictionary while the listing was on its way: the
+                # listing may predate that change, so the next use lists again.
+                self._held.pop(key, None)
         return listing
 
     def current(self, client: DictionaryClient, profile: str) -> EntryList:
@@ -203,6 +214,7 @@ class ListingCache:
         """These entries are known to be gone (deleted, or never there)."""
         key = cache_key(client, profile)
         with self._lock:
+            self._changed(key)
             held = self._held.get(key)
             if held is not None and held.entries is not None:
                 for entry_id in ids:
@@ -212,15 +224,22 @@ class ListingCache:
         """Every entry is known to be gone (a purge succeeded)."""
         key = cache_key(client, profile)
         with self._lock:
+            self._changed(key)
             self._held[key] = _Held({}, client.host, self._clock())
 
     def forget(self, key: Key | None = None) -> None:
         """Drop one listing (``None``: all): the next use lists again."""
         with self._lock:
+            for changed in {*self._held, *self._changes} if key is None else [key]:
+                self._changed(changed)
             if key is None:
                 self._held.clear()
             else:
                 self._held.pop(key, None)
+
+    def _changed(self, key: Key) -> None:
+        """A listing of ``key`` requested before now may predate a change (under the lock)."""
+        self._changes[key] = self._changes.get(key, 0) + 1
 
     def invalidate(self, client: DictionaryClient, profile: str) -> None:
         """The listing of this client's dictionary can no longer be trusted (an addition, an
