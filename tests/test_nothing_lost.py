@@ -357,9 +357,12 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
         cache.invalidate(client, "default")
         assert cache.cached(client, "default") == {}
         key = cache_key(client, "default")
-        assert sandbox.access_key not in repr(key) and key[:2] == ("default", client.host)
+        assert sandbox.access_key not in repr(key) and key[:2] == ("default", client.base_url)
         other = cache_key(DictionaryClient(sandbox.url, "another-key", "x" * 8), "default")
         assert other != key
+        # Another API prefix on the same host, same key and profile: another dictionary.
+        prefixed = DictionaryClient(sandbox.url + "/staging", sandbox.access_key, "x" * 8)
+        assert prefixed.host == client.host and cache_key(prefixed, "default") != key
     finally:
         client.close()
 
