@@ -776,6 +776,41 @@ def test_ready_that_raised_sends_nothing_and_raises_as_it_was(sandbox: SandboxSe
     assert client.delete_entry("5").ok  # the client is still usable afterwards
 
 
+def test_ctrl_c_ends_the_wait_for_a_ready_that_never_comes(sandbox: SandboxServer) -> None:
+    """A snapshot whose sync never ends (a disk that hangs): Ctrl-C, pressed once the request
+    has connected and waits at the gate, stops it there: nothing is sent, and the interrupt
+    says so (before, Ctrl-C was only noted and the wait went on for ever)."""
+    import signal
+
+    from dict_magics.service.client import RequestInterrupted
+
+    ready: Future[None] = Future()  # never done (unless the guard below gives up)
+    client = client_for(sandbox)
+    finished = threading.Event()
+    gave_up: list[bool] = []
+
+    def press() -> None:
+        limit = time.monotonic() + 30  # a safety limit, not a timing assertion
+        while sandbox.connections_accepted == 0 and time.monotonic() < limit:
+            time.sleep(0.01)
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        if not finished.wait(30):  # still waiting: let it go, so the test fails, not hangs
+            gave_up.append(True)
+            ready.set_result(None)
+
+    presser = threading.Thread(target=press)
+    presser.start()
+    try:
+        with pytest.raises(RequestInterrupted) as stopped:
+            client.delete_entry("5", ready=ready)
+    finally:
+        finished.set()
+        presser.join()
+    assert not gave_up  # Ctrl-C ended the wait, not the guard
+    assert stopped.value.result.attempts == 0 and not stopped.value.result.ok
+    assert sandbox.requests == [] and "5" in sandbox.entries
+
+
 def test_a_request_never_written_because_ready_was_slow_is_sent_in_full_time(
     sandbox: SandboxServer,
 ) -> None:

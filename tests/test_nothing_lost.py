@@ -10,6 +10,8 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from conftest import point_at
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from dict_magics.errors import ServiceError, UsageProblem
+from dict_magics.errors import LocalDataError, ServiceError, UsageProblem
 from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
 from dict_magics.operations.context import OperationSettings
@@ -510,10 +512,21 @@ def test_a_snapshot_that_cannot_be_written_deletes_nothing(
     blocked.write_text("a file where the data folder should be")
     monkeypatch.setenv("DICT_MAGICS_HOME", str(blocked))
     for ids in (["5"], ["5", "6", "7"]):
-        with pytest.raises(UsageProblem, match="could not save a snapshot before deleting"):
+        with pytest.raises(LocalDataError, match="could not save a snapshot before deleting"):
             delete(OperationSettings(), ids)
-    with pytest.raises(UsageProblem, match="could not save a snapshot before deleting"):
+    with pytest.raises(LocalDataError, match="could not save a snapshot before deleting"):
         purge(OperationSettings(), prompter=ScriptedPrompter(), yes=True)
+    # A disk problem is not a usage mistake: the command line exits 1, as for an outage.
+    ran = subprocess.run(
+        [sys.executable, "-m", "dict_magics", "delete", "5"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env_creds.env(), "DICT_MAGICS_HOME": str(blocked)},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert ran.returncode == 1, ran.stderr
+    assert "could not save a snapshot before deleting" in ran.stderr
     assert [r.method for r in env_creds.requests if r.method != "GET"] == []
     assert {"5", "6", "7"} <= set(env_creds.entries) and len(env_creds.entries) == 100
 
@@ -529,7 +542,7 @@ def test_an_update_whose_snapshot_cannot_be_written_names_no_flag_it_lacks(
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the data folder should be")
     monkeypatch.setenv("DICT_MAGICS_HOME", str(blocked))
-    with pytest.raises(UsageProblem, match=r"before the update .*nothing was sent") as refused:
+    with pytest.raises(LocalDataError, match=r"before the update .*nothing was sent") as refused:
         update(OperationSettings(), "5", to_text="x")
     assert refused.value.option is None
     assert "--no-snapshot" not in MAGIC.worded(refused.value)

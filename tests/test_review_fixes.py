@@ -150,6 +150,28 @@ def test_a_no_change_judged_on_a_stale_listing_is_checked_afresh(three: SandboxS
     assert three.entry("2").to_text == "Faktura"
 
 
+def test_an_update_never_puts_back_stale_terms_from_the_cache(three: SandboxServer) -> None:
+    """The cache holds entry 2 as listed; another client then changes its source term. Our
+    update of the target term keeps their source term (the PUT sends every field), and the
+    snapshot holds the entry as it was just before (undo brings back their version, not the
+    cached one). Before: their change was reverted, and lost for good."""
+    from pathlib import Path
+
+    from dict_magics.operations.snapshots import read_snapshot
+
+    list_entries(ONE)  # the cache now holds entry 2
+    was = three.entry("2")
+    assert was is not None
+    theirs = Entry("2", was.from_lang, was.from_text + " (their edit)", was.to_lang, was.to_text)
+    three.add_entries([theirs])  # changed by someone else since the listing
+    result = update(ONE, "2", to_text="Faktura")
+    assert isinstance(result, UpdateResult) and result.ok
+    now = three.entry("2")
+    assert now is not None and (now.from_text, now.to_text) == (theirs.from_text, "Faktura")
+    assert result.snapshot is not None
+    assert [e.terms for e in read_snapshot(Path(result.snapshot)).entries] == [theirs.terms]
+
+
 # -- 8. --json keeps terminal-steering characters as escapes ------------------------------------
 
 

@@ -571,11 +571,16 @@ def _fail(output: Output, message: str, code: int) -> int:
 
 def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
     """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
-    from ..models import DeleteResult
+    from ..models import AddResult, BatchResult, DeleteResult, UpdateResult
+    from .cli_output import add_json, update_json
 
     result = getattr(exc, "result", None)
-    if isinstance(result, DeleteResult):
+    if isinstance(result, DeleteResult | BatchResult):
         output.show(batch_json(result), str(result))
+    elif isinstance(result, AddResult):
+        output.show(add_json(result), str(result))
+    elif isinstance(result, UpdateResult):
+        output.show(update_json(result), str(result))
     else:
         output.error("interrupted", EXIT_INTERRUPTED)
     print(f"{PROG}: interrupted", file=sys.stderr)
@@ -627,7 +632,9 @@ def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
         stopped.append(signum)
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
-            handler(signal.SIGINT, frame)  # the Ctrl-C handler in force (a request's, or Python's)
+            # The Ctrl-C handler in force (a request's, or Python's), told which signal it is:
+            # a request's honours it even where Ctrl-C itself is ignored (a background job).
+            handler(signum, frame)
         else:
             raise KeyboardInterrupt
 

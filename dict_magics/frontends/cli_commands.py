@@ -312,7 +312,15 @@ def cmd_delete(args: argparse.Namespace) -> int:
     stream = JsonlResults(out) if out.mode == "jsonl" else None
     sinks = [s for s in (_progress(args), stream) if s is not None]
     progress = Tee(*sinks) if sinks else None
-    result = delete(_settings(args), ids, progress=progress, dry_run=args.dry_run, warn=warn)
+    try:
+        result = delete(_settings(args), ids, progress=progress, dry_run=args.dry_run, warn=warn)
+    except KeyboardInterrupt as stopped:
+        done = getattr(stopped, "result", None)
+        if stream is None or done is None:
+            raise
+        stream.finish(done, said)  # the --jsonl lines and summary, as a stopped batch gets
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if isinstance(result, DryRunResult):
         out.show(dryrun_json(result), str(result))
         return EXIT_OK

@@ -664,7 +664,11 @@ class DictPanel(ToolHandlers, widgets.VBox):
             elif armed.kind == "add":
                 assert armed.new is not None
                 self._begin(
-                    "add", f"Adding an entry on {self.host}\u2026", self._work_add, armed.new
+                    "add",
+                    f"Adding an entry on {self.host}\u2026",
+                    self._work_add,
+                    armed.new,
+                    armed.duplicate,
                 )
             elif armed.kind == "sync":
                 assert armed.sync is not None

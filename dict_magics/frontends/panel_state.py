@@ -37,6 +37,8 @@ class Armed:
     sync: SyncRequest | None = None
     plan: PurgePlan | None = None
     """The purge's plan (what it deletes, the word that confirms), for ``purge``."""
+    duplicate: bool = False
+    """An add whose confirmation named an entry with the same terms: the copy is meant."""
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ class ToolHandlers:
         with self._lock:
             same = [e for e in self._index.entries if e.terms == new.terms]
         message = view.confirm_add_html(new, self.profile, self.host, same)
-        if self._arm(Armed("add", new=new), message):
+        if self._arm(Armed("add", new=new, duplicate=bool(same)), message):
             self._set_status("Check the entry, then press Confirm or Cancel.", "info")
 
     def _on_sync_plan(self, _button: widgets.Button) -> None:
@@ -232,8 +232,8 @@ class ToolHandlers:
                 self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
         self._after_change(None)
 
-    def _work_add(self, new: Entry) -> None:
-        result = self._send_add(new)
+    def _work_add(self, new: Entry, duplicate: bool) -> None:
+        result = self._send_add(new, duplicate)
         self._record(result)
         if result.ok:
             self.add_form.clear()
@@ -304,15 +304,16 @@ class ToolHandlers:
         assert isinstance(result, UpdateResult | NoChange)
         return result
 
-    def _send_add(self, new: Entry) -> AddResult:
+    def _send_add(self, new: Entry, duplicate: bool) -> AddResult | NoChange:
         """Add ``new`` (the service picks the id; a listing after names it). A copy of an entry
-        is added too: the confirmation named it (``duplicate``)."""
+        is added only when the confirmation named the entry it copies (``duplicate``): one
+        that appeared since the panel's listing makes a ``NoChange``, nothing sent."""
         result = add(
             self._settings,
             *new.terms,
-            duplicate=True,
+            duplicate=duplicate,
             client=self._client,
             warn=self._warnings.append,
         )
-        assert isinstance(result, AddResult)  # not a dry run
+        assert isinstance(result, AddResult | NoChange)  # not a dry run
         return result

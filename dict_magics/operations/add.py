@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEntryError, ServiceError
+from ..errors import InvalidEntryError
 from ..models import Entry
 from ..models.terms import entry_problems
 from ..models.text import named_ids
+from ..service.batch import RequestInterrupted
 from ..service.settle import settle_adds
 from .connect import connect
 from .context import OperationSettings
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .safeguards import Trail, Warn, say
 
 if TYPE_CHECKING:
@@ -93,19 +94,24 @@ def add(
         with Trail(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
-            result = client.add_entry(entry)
-            CACHE.invalidate(client, profile)
             try:
-                after = list(CACHE.fetch(client, profile).entries)
-            except ServiceError:
-                after = None
-            if after is not None:
+                result = client.add_entry(entry)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(stopped.result) from None
+            CACHE.invalidate(client, profile)
+            listing, stopped = listed_after(client, profile)
+            if listing is not None:
+                after = list(listing.entries)
                 if result.outcome_unknown:
                     (result,) = settle_adds(
                         [result], before, after, again="adding it again is safe"
                     )
                 result = _named(result, before, after)
             trail.record(result)
+            if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
+                raise RequestInterrupted(result)
     return result
 
 

@@ -22,7 +22,7 @@ from ..service.paths import check_id, readings
 from ..service.settle import settle_deletes
 from .connect import connect
 from .context import OperationSettings, ProgressSink, finish
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .safeguards import (
     SnapshotUnderWay,
     Trail,
@@ -324,10 +324,12 @@ class _Run:
                 try:
                     return self.noted(self.client.delete_entry(ids[0], ready=ready))
                 except RequestInterrupted as stopped:
-                    result = self.named(stopped.result)
+                    # Not sent: nothing to name a snapshot for (its sync may never end).
+                    sent = stopped.result.attempts > 0
+                    result = self.named(stopped.result) if sent else stopped.result
                     self.trail.record(result)
                     self._update_cache([result])
-                    raise RequestInterrupted(result) from None
+                    raise stopped.passed_on(result) from None
             batch = _batch(self.client, ids, workers, _Sink(self, progress), cancel)
             # Requests in flight when Ctrl-C came were waited for, but their results may never
             # have reached the progress sink: audited here, each id once.
@@ -352,15 +354,13 @@ class _Run:
         batch = getattr(result, "results", None)
         originals: list[DeleteResult] = [result] if batch is None else list(batch)  # type: ignore[list-item]
         settled = originals
+        stopped = False
         if any(r.outcome_unknown for r in originals) and not CACHE.unsupported(
             self.client, self.profile
         ):
-            try:
-                after = CACHE.fetch(self.client, self.profile).by_id()
-            except ServiceError:
-                after = None
-            if after is not None:
-                settled = settle_deletes(originals, before, after)
+            listing, stopped = listed_after(self.client, self.profile)
+            if listing is not None:
+                settled = settle_deletes(originals, before, listing.by_id())
         with self.trail:
             recorded: set[str | None] = set()
             for original, now in zip(originals, settled, strict=True):
@@ -368,9 +368,12 @@ class _Run:
                     recorded.add(now.entry_id)
                     self.trail.record(now)
         self._update_cache(settled)
-        if batch is None:
-            return settled[0]
-        return replace(result, results=settled)
+        final = settled[0] if batch is None else replace(result, results=settled)
+        if stopped:  # Ctrl-C during the listing: the unknowns audited as such, then shown
+            from ..service.client import RequestInterrupted
+
+            raise RequestInterrupted(final)  # type: ignore[arg-type]
+        return final
 
     def _update_cache(self, results: list[DeleteResult]) -> None:
         if any(r.outcome_unknown for r in results):

@@ -1,6 +1,6 @@
 """The dictionary as it is: a filtered listing for people, and a cached one for the operations.
 
-``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, host
+``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, base URL
 and access key (by a fingerprint, never the key itself) for this process, kept current from what
 this tool deletes, so a loop of one-id deletes does not list the whole dictionary each time. A
 listing is fetched again when it is older than ``MAX_AGE`` seconds, when an id asked about is not
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ListingUnsupportedError
+from ..errors import ListingUnsupportedError, ServiceError
 from .connect import connect
 from .context import OperationSettings
 
@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from ..models import Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["CACHE", "MAX_AGE", "ListingCache", "cache_key", "check_language_filter", "list_entries"]
+__all__ = [
+    "CACHE",
+    "MAX_AGE",
+    "ListingCache",
+    "cache_key",
+    "check_language_filter",
+    "list_entries",
+    "listed_after",
+]
 
 MAX_AGE = 60.0
 """Seconds a cached listing is trusted for."""
@@ -80,9 +88,11 @@ _VALID_CODES = (
 
 
 def cache_key(client: DictionaryClient, profile: str) -> Key:
-    """(profile, host, access-key fingerprint): two keys on one host are two dictionaries."""
+    """(profile, base URL, access-key fingerprint): two keys on one host are two dictionaries,
+    and so are two API prefixes on one host (``%config DictMagics.base_url`` switched with the
+    same profile and key)."""
     digest = hashlib.sha256(client.access_key.encode("utf-8", "surrogatepass")).hexdigest()
-    return (profile, client.host, digest[:16])
+    return (profile, client.base_url, digest[:16])
 
 
 @dataclass
@@ -95,7 +105,7 @@ class _Held:
 
 
 class ListingCache:
-    """One listing per (profile, host, key fingerprint), safe to share between threads."""
+    """One listing per (profile, base URL, key fingerprint), safe to share between threads."""
 
     def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
         self.max_age = max_age
@@ -249,3 +259,16 @@ class ListingCache:
 
 CACHE = ListingCache()
 """The process's listings (a notebook kernel, a command-line run, a panel)."""
+
+
+def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
+    """A fresh listing to settle or name what was just sent, and whether Ctrl-C ended the wait
+    for it. ``None`` when the service gives none (then outcomes stay as they are). Ctrl-C here
+    must not lose what was sent: the caller audits the results it has, then passes the
+    interrupt on with them."""
+    try:
+        return CACHE.fetch(client, profile), False
+    except ServiceError:
+        return None, False
+    except KeyboardInterrupt:
+        return None, True

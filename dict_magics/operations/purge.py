@@ -18,7 +18,7 @@ from ..models.purge import PurgePlan
 from ..service.settle import settle_purge
 from .connect import connect
 from .context import OperationSettings, finish
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
 from .safeguards import (
     SnapshotUnderWay,
@@ -206,25 +206,29 @@ def _send(
         try:
             result = client.delete_all(ready=ready)
         except RequestInterrupted as stopped:
+            if stopped.result.attempts == 0:  # not sent: no snapshot to wait for (it may hang)
+                raise stopped.passed_on(stopped.result) from None
             kept = _on_disk(kept)
             trail.snapshot = kept
             result = _described(stopped.result, kept, listed)
             trail.record(result)
             CACHE.invalidate(client, profile)
-            raise RequestInterrupted(result) from None
+            raise stopped.passed_on(result) from None
         kept = _on_disk(kept)
         trail.snapshot = kept
         result = _described(result, kept, listed)
         after = None
+        stopped = False
         if listing is not None and (result.ok or result.outcome_unknown):
-            try:
-                after = CACHE.fetch(client, profile).by_id()
-            except ServiceError:
-                after = None
+            now, stopped = listed_after(client, profile)
+            after = None if now is None else now.by_id()
         if result.outcome_unknown and listing is not None and after is not None:
             result = settle_purge(result, list(listing.entries), after)
             result = replace(result, purged=listed if result.ok else None)
         trail.record(result)
+        if stopped:  # Ctrl-C during the listing after: audited above, then shown
+            CACHE.invalidate(client, profile)
+            raise RequestInterrupted(result)
     if result.ok and after:
         say(
             warn,

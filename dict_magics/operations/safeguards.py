@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from ..errors import Remedy, ServiceError, UsageProblem
+from ..errors import LocalDataError, Remedy, ServiceError
+from ..service.batch import HeldCtrlC
 from .audit import AuditLog, Operation
 from .snapshots import PendingSnapshot, Snapshot, start_snapshot
 
@@ -74,7 +75,7 @@ def take_snapshot(
     copies: dict[str, int] | None = None,
     listing_age: float | None = None,
 ) -> Snapshot:
-    """Write the snapshot, or raise ``UsageProblem`` (nothing was sent) saying why it could not.
+    """Write the snapshot, or raise ``LocalDataError`` (nothing was sent) saying why it could not.
 
     ``added``: the terms the operation will add (format 2), which a restore removes;
     ``listing_age``: how old the listing the entries' terms come from was, in seconds."""
@@ -93,7 +94,7 @@ def take_snapshot(
 
 class SnapshotUnderWay:
     """A snapshot written, syncing to disk; ``result()`` is it once on disk, or the
-    ``UsageProblem`` saying why it could not be kept (then nothing may be sent).
+    ``LocalDataError`` saying why it could not be kept (then nothing may be sent).
 
     ``on_disk`` is the same as a plain ``concurrent.futures.Future``, done when the sync
     ends: the client's ``ready``, which the transport waits for before the first byte (data
@@ -141,7 +142,7 @@ def snapshot_soon(
     """Write the snapshot now and sync it to disk while the caller goes on (``overlap``):
     the caller passes ``.on_disk`` as the client's ``ready``, so no byte of a deleting request
     goes out before the snapshot is on disk, and the sync overlaps with connecting and signing.
-    Raises ``UsageProblem`` at once if it cannot even be written."""
+    Raises ``LocalDataError`` at once if it cannot even be written."""
     try:
         pending = start_snapshot(
             entries,
@@ -164,10 +165,12 @@ _SKIPPABLE = ("delete", "purge")
 update, a sync or an undo always keeps one."""
 
 
-def _not_saved(exc: OSError, operation: str = "delete") -> UsageProblem:
+def _not_saved(exc: OSError, operation: str = "delete") -> LocalDataError:
+    """A disk problem, not the user's mistake: exit 1 on the command line, like an outage. Only
+    a delete or a purge can go ahead without a copy, so only they name that way."""
     deleting = operation in _SKIPPABLE
     before, nothing = ("deleting", "deleted") if deleting else (f"the {operation}", "sent")
-    return UsageProblem(
+    return LocalDataError(
         f"could not save a snapshot before {before} ({exc.strerror or exc}: "
         f"{exc.filename or 'the data folder'}); nothing was {nothing}. Free some space or "
         "set DICT_MAGICS_HOME.",
@@ -207,7 +210,8 @@ class Trail:
                 host=self.host,
                 operation=operation or self.operation,
                 snapshot=self.snapshot,
-            )
+            ),
+            result,
         )
 
     def record_all(self, results: Iterable[DeleteResult | AddResult]) -> None:
@@ -231,9 +235,16 @@ class Trail:
     def __exit__(self, *exc_info: object) -> None:
         self._guard(self._log.flush)
 
-    def _guard(self, write: Callable[[], None]) -> None:
+    def _guard(
+        self, write: Callable[[], None], result: DeleteResult | AddResult | None = None
+    ) -> None:
+        """``write()``, with Ctrl-C held back until it is done (the log's lock may be held by
+        another process for a while: a Ctrl-C pressed meanwhile must not lose the line of a
+        request the service acted on); then the Ctrl-C comes, carrying ``result``."""
         try:
-            write()
+            with HeldCtrlC() as held:
+                held.result = result
+                write()
         except OSError as exc:
             with self._lock:
                 first, self._failed = not self._failed, True

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, ServiceFailure
+from ..service.batch import RequestInterrupted
 from ..service.settle import name_added
 from .context import OperationSettings, ProgressSink
 from .delete import count
@@ -207,7 +208,12 @@ def _put_back(
         for now, old in pairs:
             if cancel.is_set():
                 break
-            result = client.update_entry(old.id, old, old=now)
+            try:
+                result = client.update_entry(old.id, old, old=now)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(stopped.result) from None
             if not result.outcome_unknown:
                 trail.record(result)
             results.append(result)

@@ -1,10 +1,7 @@
 """Change one entry in place (PUT), its old version kept in a snapshot first.
 
-The entry is looked up in a fresh listing (or, when the ``listing_max_age`` setting allows, this
-process's cached one): its old terms go into a format-2 snapshot (``operation: update``) before
-the request, so ``restore`` puts them back under the same id. The fields not given are taken from
-those terms, so a stale listing would both miss an edit made elsewhere in the snapshot and send
-it back over that edit.
+The entry is looked up in a (cached) listing: its old terms go into a format-2 snapshot
+(``operation: update``) before the request, so ``restore`` puts them back under the same id.
 Only the fields given change. An answer that was lost is settled by one listing.
 """
 
@@ -15,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from ..models import Entry
+from ..service.batch import RequestInterrupted
 from ..service.paths import check_id
 from ..service.settle import settle_updates
 from .add import check_terms
 from .connect import connect
 from .context import OperationSettings
-from .listing import CACHE
+from .listing import CACHE, listed_after
 from .safeguards import Trail, Warn, take_snapshot
 
 if TYPE_CHECKING:
@@ -54,24 +52,18 @@ def update(
             "Nothing was sent."
         )
     with connect(settings, client) as (client, profile):
-        old, age = _current(client, profile, text, settings.listing_max_age)
+        # A fresh listing, never the cache: the fields not named are sent as listed, and the
+        # snapshot must hold the entry as it is now (a cached copy up to a minute old would put
+        # back, and lose for good, what another client changed meanwhile).
+        old = _listed(client, profile, text)
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
         if new.terms == old.terms:
-            # Nothing to do, judged on a fresh listing (a cached one may be older).
-            if age:
-                old, age = _listed(client, profile, text), 0.0
-            if old.terms == new.terms:
-                from ..models import NoChange
+            from ..models import NoChange
 
-                return NoChange("update", client.host, profile, old, [old])
-            new = Entry(
-                text,
-                *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True)),
-            )
-            check_terms(new)
+            return NoChange("update", client.host, profile, old, [old])
         if dry_run:
             from ..models import ChangePreview
 
@@ -82,40 +74,30 @@ def update(
             host=client.host,
             base_url=client.base_url,
             operation="update",
-            listing_age=age,
         )
         with Trail(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
-            result = client.update_entry(text, new, old=old)
+            try:
+                result = client.update_entry(text, new, old=old)
+            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                CACHE.invalidate(client, profile)
+                trail.record(stopped.result)
+                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
             CACHE.invalidate(client, profile)
+            stopped = False
             if result.outcome_unknown:
-                try:
-                    after = CACHE.fetch(client, profile).by_id()
-                except ServiceError:
-                    after = None
-                if after is not None:
-                    (result,) = settle_updates([result], after)
+                listing, stopped = listed_after(client, profile)
+                if listing is not None:
+                    (result,) = settle_updates([result], listing.by_id())
             trail.record(result)
+            if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
+                raise RequestInterrupted(replace(result, snapshot=str(kept.path)))
     return replace(result, snapshot=str(kept.path))
 
 
-def _current(
-    client: DictionaryClient, profile: str, text: str, max_age: float | None
-) -> tuple[Entry, float]:
-    """Entry ``text`` and the age of the listing it comes from: this process's cached listing
-    when ``listing_max_age`` allows it and it holds the entry (the user's choice), else a fresh
-    one (age 0)."""
-    if max_age:
-        cached = CACHE.recent(client, profile, [text], max_age)
-        if cached is not None:
-            listing, age = cached
-            return listing.by_id()[text], age
-    return _listed(client, profile, text), 0.0
-
-
 def _listed(client: DictionaryClient, profile: str, text: str) -> Entry:
-    """Entry ``text`` in a fresh listing; raises ``UsageProblem`` when there is none,
+    """Entry ``text`` as a fresh listing shows it; raises ``UsageProblem`` when there is none,
     ``ServiceError`` when it cannot be listed."""
     try:
         old = CACHE.fetch(client, profile).by_id().get(text)

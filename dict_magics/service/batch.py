@@ -6,9 +6,14 @@ swapped for one that only sets ``held.stop`` (a ``threading.Event`` the request 
 a request not sent yet is not sent), and on leaving the block the handler is put back and the
 Ctrl-C delivered, once the request has ended (within its deadline): Python's own handler as
 ``RequestInterrupted`` carrying the true result (``held.result``), another handler called then
-(a ``KeyboardInterrupt`` it raises becomes ``RequestInterrupted`` too), the default action taken
-then. So nothing is left unknown that need not be, and the request is never handed to another
-thread or called back.
+(a ``KeyboardInterrupt`` it raises becomes ``RequestInterrupted`` too; anything else it raises
+rides in ``RequestInterrupted.then``, raised once the caller has noted the result). Under the
+default action (``SIG_DFL``) it is ``RequestInterrupted`` as well: not a death before the caller
+has noted (and audited) what the request did; left uncaught, it then ends the program. Where
+Ctrl-C is ignored (``SIG_IGN``, a background job), it stays ignored, but another signal a front
+end passes on as Ctrl-C (its SIGTERM, with its own number) is held back the same way. So
+nothing is left unknown that need not be, and the request is never handed to another thread or
+called back.
 
 A batch: one engine for every request of a batch: deletes, bulk-add chunks and updates.
 
@@ -57,9 +62,21 @@ class RequestInterrupted(KeyboardInterrupt):
     answer was on its way), and the message shows it.
     """
 
-    def __init__(self, result: DeleteResult | AddResult | UpdateResult) -> None:
+    def __init__(
+        self,
+        result: DeleteResult | AddResult | UpdateResult,
+        then: BaseException | None = None,
+    ) -> None:
         super().__init__()
         self.result = result
+        self.then = then
+        """What a front end's own SIGINT handler raised (``SystemExit``, say), held until the
+        caller has noted the result."""
+
+    def passed_on(self, result: DeleteResult | AddResult | UpdateResult) -> BaseException:
+        """What to raise once ``result`` (this one, named) is noted and audited: the handler's
+        own exception, else ``RequestInterrupted(result)``."""
+        return self.then if self.then is not None else RequestInterrupted(result)
 
     def __str__(self) -> str:
         return f"interrupted after the request in flight ended: {self.result}"
@@ -69,25 +86,30 @@ class HeldCtrlC:
     """Ctrl-C held back around one mutating request on this thread (see the module's text).
 
     ``stop`` is set at Ctrl-C; the block stores its request's result in ``result``. Off the
-    main thread (no Ctrl-C arrives there), and where SIGINT is ignored or handled outside
-    Python, nothing is swapped and ``stop`` is never set.
+    main thread (no Ctrl-C arrives there), and where SIGINT is handled outside Python, nothing
+    is swapped and ``stop`` is never set. Where SIGINT is ignored, a real one still is; only a
+    front end passing another signal on as Ctrl-C sets ``stop``.
     """
 
     def __init__(self) -> None:
         self.stop = threading.Event()
         self.result: Any = None
         self._found: Callable[[int, FrameType | None], Any] | int | None = None
+        self._ignoring = False
         self._frame: FrameType | None = None
 
     def __enter__(self) -> HeldCtrlC:
         if threading.current_thread() is threading.main_thread():
             found = signal.getsignal(signal.SIGINT)
-            if found is not None and found is not signal.SIG_IGN:
+            if found is not None:
                 self._found = found
+                self._ignoring = found is signal.SIG_IGN
                 signal.signal(signal.SIGINT, self._noted)
         return self
 
     def _noted(self, signum: int, frame: FrameType | None) -> None:
+        if self._ignoring and signum == signal.SIGINT:
+            return  # Ctrl-C is ignored here, as it was before the request
         if not self.stop.is_set():
             self._frame = frame
         self.stop.set()
@@ -104,15 +126,24 @@ class HeldCtrlC:
         signal.signal(signal.SIGINT, found)
         if kind is not None or not self.stop.is_set():
             return  # an exception of the request's own goes out as it is
-        if found is signal.default_int_handler:
-            raise RequestInterrupted(self.result)
-        if found is signal.SIG_DFL or not callable(found):
-            signal.raise_signal(signal.SIGINT)  # the default action, now the request has ended
-            return
+        if found is signal.default_int_handler or not callable(found):
+            # SIG_DFL too: dying here would lose the result (and its audit line) of a request
+            # the service may have acted on; uncaught, this ends the program once it is noted.
+            # SIG_IGN: only a signal passed on as Ctrl-C set ``stop``.
+            raise self._interrupted()
         try:
             found(signal.SIGINT, self._frame)
         except KeyboardInterrupt:
-            raise RequestInterrupted(self.result) from None
+            raise self._interrupted() from None
+        except BaseException as exc:  # SystemExit, say: once the caller has noted the result
+            if self.result is None:
+                raise
+            raise RequestInterrupted(self.result, then=exc) from None
+
+    def _interrupted(self) -> KeyboardInterrupt:
+        """``RequestInterrupted`` with the block's result; a plain ``KeyboardInterrupt`` for a
+        block without one (an audit line being written)."""
+        return KeyboardInterrupt() if self.result is None else RequestInterrupted(self.result)
 
 
 # -- a batch --------------------------------------------------------------------------------------

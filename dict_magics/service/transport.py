@@ -25,7 +25,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -100,6 +100,10 @@ class Gate:
 
     ready: Future[Any]
     stop: threading.Event | None = None
+
+
+_GATE_LOOK = 0.1
+"""How often a wait for ``Gate.ready`` looks at ``Gate.stop`` (seconds)."""
 
 
 class NotSent(Exception):
@@ -300,7 +304,13 @@ class _Attempt:
             return
         self.deadline.hold()
         try:
-            gate.ready.result()
+            # Ctrl-C (``stop``) ends the wait even if ``ready`` never comes (a sync to a disk
+            # that hangs): nothing has been sent, so nothing need be waited for.
+            while not wait([gate.ready], timeout=_GATE_LOOK).done:
+                if gate.stop is not None and gate.stop.is_set():
+                    break
+            else:
+                gate.ready.result()
         except BaseException as exc:
             raise _NotReady(exc) from None
         finally:
