@@ -367,14 +367,21 @@ def _source(cell: Any) -> str:
     return f"{call.strip()}  # (setup: {len(others)} lines of {what} not shown)"
 
 
-def _describe(sent: list[Request], left: int) -> str:
+def _describe(sent: list[Request], left: int, requests: int | None = None) -> str:
+    """What the sandbox saw. A bulk addition is shown as the entries it added, so when that
+    count is not the number of requests the line says how many requests there were."""
     if not sent:
         return f"sandbox: no request; {left} entries"
     shown = ", ".join(
         f"{_NAMES.get(op, op + ' {}').format(entry or '').strip()} \u2192 {code}"
         for op, entry, code in sent[:6]
     )
-    more = f", \u2026 ({len(sent)} in all)" if len(sent) > 6 else ""
+    bulk = requests is not None and requests != len(sent)
+    bulk_note = f"in {requests} requests: additions go in bulk" if bulk else ""
+    if len(sent) > 6:
+        more = f", \u2026 ({len(sent)} in all" + (f", {bulk_note})" if bulk else ")")
+    else:
+        more = f" ({bulk_note})" if bulk else ""
     return f"sandbox: {shown}{more}; {left} entries left"
 
 
@@ -395,10 +402,10 @@ def _run_step(
     # and went again at once: how many there are is thread timing, not the notebook.
     # A bulk addition is read as the additions it made (each entry's new id), as a restore's
     # one POST per entry was: the notebook says which entries come back, not how they travel.
+    arrived = [r for r in sandbox.requests[logged:] if r.code != 40005]
     sent = [
         request
-        for r in sandbox.requests[logged:]
-        if r.code != 40005
+        for r in arrived
         for request in (
             [("add", e.id, r.http_status) for e in r.entries]
             if r.operation == "bulk"
@@ -409,7 +416,7 @@ def _run_step(
     removed[cell.get("id", "")] = Counter(e.terms for k, e in before.items() if k not in after)
     if text:
         print(_indent(_shorten(text)), file=out)
-    print(_indent(_describe(sent, len(after))), file=out)
+    print(_indent(_describe(sent, len(after), len(arrived))), file=out)
     if step is None:
         problems = ["no expectation is known for this cell"]
     else:

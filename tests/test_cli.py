@@ -771,6 +771,11 @@ def test_auth_token_on_the_command_line(cli: Cli, sandbox: SandboxServer) -> Non
     assert refused.returncode == 2 and "invalid choice: 'password'" in refused.stderr
     by_env = cli.run("delete", "3", env=cli.env(DICT_MAGICS_AUTH="token"))
     assert by_env.returncode == 0 and sandbox.tokens_issued == 2  # another process, one token
+    bad_env = cli.run("delete", "4", env=cli.env(DICT_MAGICS_AUTH="password"))
+    assert bad_env.returncode == 2 and "4" in sandbox.entries
+    assert (
+        "auth must be 'signature' or 'token', not $DICT_MAGICS_AUTH='password'." in bad_env.stderr
+    ), bad_env.stderr
 
 
 @pytest.mark.parametrize("command", [["list"], ["check", "-"], ["lint"]])

@@ -13,6 +13,7 @@ import io
 import json
 import queue
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -602,3 +603,54 @@ def test_no_snapshot_and_a_service_without_listing(cli: Cli) -> None:
 def test_log_rejects_a_count_below_one(cli: Cli) -> None:
     proc = cli.run("log", "-n", "0")
     assert proc.returncode == 2 and "-n must be a whole number of lines" in proc.stderr
+
+
+def test_sync_and_its_undo_refuse_without_a_terminal_naming_one_entry(
+    cli: Cli, sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    """Without a terminal, deleting the one entry a file lacks, and removing the one entry a
+    sync added, are refused (exit 2, nothing sent) in words that count that one entry."""
+    glossary = tmp_path / "glossary.csv"
+    assert cli.run("export", str(glossary)).returncode == 0
+    with glossary.open(encoding="utf-8-sig", newline="") as f:
+        rows = [row for row in csv.reader(f) if row[0] != "1"]  # entry 1 goes missing
+    rows.append(["", "en", "brand new", "de", "ganz neu"])
+    with glossary.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    before = dict(sandbox.entries)
+    refused = cli.run("sync", str(glossary), "--apply", "--delete-missing")
+    assert refused.returncode == 2
+    assert "refusing to delete 1 entry at " in refused.stderr, refused.stderr
+    assert sandbox.entries == before
+    assert "1" in sandbox.entries
+    applied = cli.run("sync", str(glossary), "--apply")  # the add only: nothing to confirm
+    assert applied.returncode == 0, applied.stderr
+    assert len(sandbox.entries) == len(before) + 1
+    undo = cli.run("restore")
+    assert undo.returncode == 2
+    assert "refusing to remove 1 entry at " in undo.stderr, undo.stderr
+    assert len(sandbox.entries) == len(before) + 1
+
+
+def test_a_delete_whose_listing_is_refused_for_the_keys_does_not_say_try_again(
+    cli: Cli, sandbox: SandboxServer
+) -> None:
+    """Refused credentials stop the snapshot's listing: the error says so in the vendor's
+    words and does not invite the same keys again; an unreachable service still does."""
+    refused = cli.run("delete", "7", env=cli.env(DICT_MAGICS_SECRET_KEY="not-the-secret"))
+    assert refused.returncode == 1
+    assert "[40006]" in refused.stderr and "nothing was deleted." in refused.stderr
+    assert "Try again" not in refused.stderr
+    assert "7" in sandbox.entries and sent_deletes(sandbox) == []
+    with socket.socket() as s:  # a port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = cli.run(
+        "delete",
+        "7",
+        "--max-retries",
+        "0",
+        env=cli.env(DICT_MAGICS_BASE_URL=f"http://127.0.0.1:{port}"),
+    )
+    assert down.returncode == 1
+    assert "nothing was deleted. Try again." in down.stderr, down.stderr

@@ -88,6 +88,10 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
         in proc.stdout
     )
     assert "\u2713 restored 99 entries" in proc.stdout
+    # A restore's bulk addition is shown entry by entry, with how many requests carried them.
+    assert (
+        "\u2026 (101 in all, in 3 requests: additions go in bulk); 99 entries left" in proc.stdout
+    )
     # The setup cell is one line: its call, not its imports and comments.
     setup = r"> sandbox = use_sandbox\(entries=100\)  # \(setup: \d+ lines of imports and comments"
     assert re.search(setup, proc.stdout)

@@ -251,10 +251,12 @@ def test_update_then_restore_puts_the_old_terms_back_under_the_same_id(
     assert (kept.operation, kept.entries, kept.added) == ("update", [old], [])
     preview = restore(ONE, dry_run=True)
     assert preview.put_back == [old] and env_creds.entry("7").to_text == "NEW TARGET"
+    assert " 0 entries" not in str(preview)  # an update's undo removes and re-adds nothing
     undone = restore(ONE)
     assert undone.ok and undone.put_back == [old]
     assert env_creds.entry("7") == old
     assert "put back 1 entry under their ids" in str(undone)
+    assert "removed 0" not in str(undone) and "re-added 0" not in str(undone)
 
 
 def test_update_checks_before_sending(env_creds: SandboxServer) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidIdError
@@ -124,6 +124,9 @@ def _latin1_bytes(draw: st.DrawFn, text: str) -> str:
     return text
 
 
+SPLIT_ESCAPES = re.compile(
+    "%(?:25)*[0-9A-Fa-f]{2}[" + re.escape(INVISIBLE + MARKS) + "]+%", re.IGNORECASE
+)
 IN_ESCAPE = re.compile("[%\uff05](?:25)*[0-9A-Fa-f\uff10-\uff5a]?$")  # %a, %25a ...
 
 
@@ -170,7 +173,12 @@ def near_misses(draw: st.DrawFn) -> str:
         PURGE.replace("o", "0"),
         PURGE.replace("y", ""),
     ]
-    return draw(disguised(draw(st.sampled_from(changes))))
+    spelling = draw(disguised(draw(st.sampled_from(changes))))
+    # An invisible character or a mark between two escapes can split one character's UTF-8
+    # bytes (fullwidth x as %EF<ZWSP>%BD%98): a server that drops broken bytes then loses the
+    # very letter that made this a near miss, and the purge refusal is right. Not a near miss.
+    assume(not SPLIT_ESCAPES.search(spelling))
+    return spelling
 
 
 # Letters a transliterator (iconv //TRANSLIT, unidecode, parameterize) or a look-alike-blind

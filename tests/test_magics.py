@@ -1089,7 +1089,9 @@ def test_the_auth_setting_picks_token_auth(ip: Any, env_creds: SandboxServer) ->
     assert run(ip, "%dict_delete 1 2").result.ok and env_creds.tokens_issued == 1
     assert run(ip, "%dict_delete 3").result.ok and env_creds.tokens_issued == 1  # kept
     refused = run(ip, '%config DictMagics.auth = "password"')
-    assert "auth must be 'signature' or 'token'" in refused.stderr
+    assert refused.stderr.startswith(
+        "UsageError: DictMagics.auth must be 'signature' or 'token', not 'password'."
+    ), refused.stderr
     ip.run_line_magic("config", 'DictMagics.auth = "signature"')
     assert run(ip, "%dict_delete 4").result.ok and env_creds.tokens_issued == 1
     assert "signature" in env_creds.requests[-1].headers

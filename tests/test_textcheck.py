@@ -286,11 +286,14 @@ def test_cli_check_json_shape_from_a_file_and_stdin(seeded: SandboxServer, tmp_p
 def test_cli_check_text_and_usage_errors(seeded: SandboxServer, tmp_path: Path) -> None:
     proc = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("1 of 1 sentence match 5 entries (of 7 ja\u2192* checked")
+    assert proc.stdout.startswith("1 of 1 sentence matches 5 entries (of 7 ja\u2192* checked")
+    two = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE + "\n" + FIVE + "\nNone.\n")
+    assert two.returncode == 0, two.stderr
+    assert two.stdout.startswith("2 of 3 sentences match 5 entries (of 7 ja\u2192* checked")
     missing = cli(seeded, "check", str(tmp_path / "nope.txt"), "--json")
     assert missing.returncode == 2 and json.loads(missing.stdout)["exit"] == 2
     binary = tmp_path / "binary.txt"
     binary.write_bytes(b"\xff\xfe\x00bad")
     assert cli(seeded, "check", str(binary)).returncode == 2
     assert cli(seeded, "check", "-", stdin="   \n").returncode == 2
-    assert [r.operation for r in seeded.requests] == ["list"]
+    assert [r.operation for r in seeded.requests] == ["list", "list"]

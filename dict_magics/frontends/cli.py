@@ -177,7 +177,8 @@ def _network(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         default=limits.TIMEOUT,
-        help=f"seconds per request (default {limits.TIMEOUT:g})",
+        help=f"seconds each attempt may take: to connect, then from sending to the whole "
+        f"answer (default {limits.TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-retries",

@@ -477,7 +477,10 @@ def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
     try:
         return check(value)
     except DictMagicsError as exc:
-        raise TraitError(f"DictMagics.{trait}: {exc}") from None
+        said = str(exc)
+        if said.startswith(f"{trait} "):  # "auth must be ...": name the setting once
+            raise TraitError(f"DictMagics.{said}") from None
+        raise TraitError(f"DictMagics.{trait}: {said}") from None
 
 
 @magics_class
@@ -1185,8 +1188,8 @@ class DictMagics(Magics):
     def dict_snapshots(self, line: str = "") -> SnapshotList:
         """List the snapshots on disk, newest first; sends nothing.
 
-        A snapshot is taken before every delete and purge; hand its path to %dict_restore,
-        e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
+        A snapshot is taken before every delete, purge, update and sync; hand its path to
+        %dict_restore, e.g. %dict_restore "{kept[0].path}" after kept = %dict_snapshots.
         """
         from ..operations.history import snapshots
 

@@ -112,8 +112,8 @@ def auth_mode(value: str | None = None) -> str:
     ``UsageProblem`` for anything but ``signature`` or ``token``."""
     chosen = (value or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
     if chosen not in ("signature", "token"):
-        shown = value if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
-        raise UsageProblem(f"auth must be 'signature' or 'token', not {shown!r}.", option="auth")
+        shown = repr(value) if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
+        raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
     return chosen
 
 

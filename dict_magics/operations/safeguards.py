@@ -53,10 +53,11 @@ def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
     cause = getattr(exc.cause, "value", exc.cause)
     if dry_run:
         text = f"{exc}; nothing was sent (dry run)."
-    elif cause not in _COPYLESS_HELPS:
-        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
     else:
-        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted. Try again."
+        # Refused credentials: the service's words already say to check the keys, and the
+        # same keys would be refused again.
+        again = "" if cause == "auth" else " Try again."
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted.{again}"
     return ServiceError(
         text,
         **exc.facts(),

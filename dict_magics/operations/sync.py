@@ -273,7 +273,8 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
         warning,
         "apply the sync",
         unasked=lambda why: (
-            f"refusing to delete {len(plan.deletes)} entries at {plan.host} "
+            f"refusing to delete {len(plan.deletes)} "
+            f"entr{'y' if len(plan.deletes) == 1 else 'ies'} at {plan.host} "
             f"without a confirmation, but {why}. Nothing was sent."
         ),
         declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",

@@ -174,7 +174,8 @@ def _confirm(
         warning,
         "undo it",
         unasked=lambda why: (
-            f"refusing to remove {len(remove)} entries at {host} without a "
+            f"refusing to remove {len(remove)} entr{'y' if len(remove) == 1 else 'ies'} "
+            f"at {host} without a "
             f"confirmation, but {why}. Nothing was sent."
         ),
         declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",

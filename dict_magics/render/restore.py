@@ -48,10 +48,12 @@ def _summary(result: RestoreResult) -> str:
             if result.dry_run
             else ("put back", "re-added", "removed")
         )
-        parts = [f"{put} {entries(len(result.put_back))} under their ids"]
-        if added or result.dry_run:
+        # Only what happens: an update's undo removes nothing, a sync's may put nothing back.
+        parts = [f"{put} {entries(len(result.put_back))} under their ids"] * bool(result.put_back)
+        if added:
             parts.append(f"{add} {entries(added)}")
-        parts.append(f"{remove} {entries(len(result.removed))} the change had added")
+        if result.removed:
+            parts.append(f"{remove} {entries(len(result.removed))} the change had added")
         text = ("undo: " if result.ok or result.dry_run else f"{text}; ") + ", ".join(parts)
     if skipped:
         text += f"; {skipped} already present (skipped)"

@@ -32,7 +32,8 @@ def _title(report: CheckReport) -> str:
         pair = f" {clean(report.from_lang or '*')}\u2192{clean(report.to_lang or '*')}"
     return (
         f"{len(report.matched):,} of {count(len(report.sentences), 'sentence', 'sentences')} "
-        f"match {entries(len(report.entries))} (of {report.checked:,}{pair} "
+        f"{'matches' if len(report.matched) == 1 else 'match'} "
+        f"{entries(len(report.entries))} (of {report.checked:,}{pair} "
         f"checked{where}): {applied} applied, {skipped} not applied (limit {LIMIT} per sentence)"
     )
 
