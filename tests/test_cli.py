@@ -444,6 +444,20 @@ def test_purge_on_a_terminal_needs_the_typed_word(cli: Cli) -> None:
     assert deletes(cli.sandbox) == [("purge", None, 200)]
 
 
+def test_ctrl_c_at_the_purge_question_removes_the_snapshot_it_announced(cli: Cli) -> None:
+    """The warning says the snapshot is "removed if you cancel": Ctrl-C at the question is a
+    cancel too (nothing is sent), so the copy goes as it does for a wrong word."""
+    folder = Path(cli.env()["DICT_MAGICS_HOME"]) / "snapshots"
+    asked = Terminal(["purge"], cli.env())
+    asked.wait_for("to confirm, anything else cancels: ")
+    assert len(list(folder.glob("*-purge-*.json"))) == 1  # written before the question
+    asked.proc.send_signal(signal.SIGINT)
+    code, _, screen = asked.finish()
+    assert code == 130 and "interrupted" in screen
+    assert list(folder.glob("*-purge-*.json")) == []
+    assert deletes(cli.sandbox) == [] and len(cli.sandbox.entries) == 100
+
+
 # -- status, login, logout -----------------------------------------------------------------
 
 

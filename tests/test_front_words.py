@@ -122,6 +122,27 @@ def test_the_scan_leaves_docstrings_alone(tmp_path: Path) -> None:
 # -- the purge plan ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "",
+        " \n",
+        "DELETE-ALL",
+        "delete\u2011all",  # a non-breaking hyphen
+        "\uff44elete-all",  # a fullwidth d: NFKC would make it the word
+        "delete-all\u200b",  # a zero-width space: not stripped
+        "delete\u00adall",
+        "delete-all!",
+    ],
+)
+def test_only_the_exact_word_or_host_confirms_a_purge(answer: str) -> None:
+    """Nothing but the word or the host, surrounding spaces aside: no case folding, no
+    Unicode normalisation, no invisible characters; and an empty answer never, even for a plan
+    whose host came out empty."""
+    assert not purging.plan("work", "h:1", []).accepts(answer)
+    assert not purging.plan("work", "", []).accepts(answer)
+
+
 def test_the_plan_counts_each_listed_entry_once_and_names_its_copy() -> None:
     from dict_magics.models import Entry
 

@@ -169,7 +169,7 @@ def test_a_bad_environment_value_is_a_usage_problem(
     assert caught.value.option == "listing_max_age"
 
 
-@pytest.mark.parametrize("statement", ["-1", "float('nan')", "float('inf')"])
+@pytest.mark.parametrize("statement", ["-1", "float('nan')", "float('inf')", "1e400", "True"])
 def test_config_refuses_a_bad_value(ip: Any, statement: str) -> None:
     magics = ip.magics_manager.registry["DictMagics"]
     run(ip, "%config DictMagics.listing_max_age = 30")
@@ -188,3 +188,60 @@ def test_a_bad_environment_value_stops_a_magic(
     with pytest.raises(UsageError, match="listing_max_age"):
         run(ip, "%dict_delete 1")
     assert methods(env_creds) == [] and "1" in env_creds.entries
+
+
+# -- an update takes its old terms afresh, whatever listing_max_age says ---------------------------
+
+
+def test_an_update_keeps_and_sends_the_terms_the_service_has(env_creds: SandboxServer) -> None:
+    """The fields an update does not name come from the listing; a listing cached a moment ago
+    (a list, a delete) would send another client's edit back over it and keep the old terms in
+    the snapshot: that edit would be lost for good."""
+    from dict_magics.operations.listing import list_entries
+    from dict_magics.operations.update import update
+
+    settings = OperationSettings(listing_max_age=60)  # allowed for deletes, not for an update
+    list_entries(settings)  # the listing is cached
+    env_creds.add_entries([EDITED])  # another client edits entry 6 meanwhile
+    result = update(settings, "6", to_text="mine")
+    assert result.ok
+    assert read_snapshot(result.snapshot).entries == [EDITED]
+    assert env_creds.entries["6"] == Entry("6", "en", EDITED.from_text, "de", "mine")
+
+
+def test_a_listing_answered_before_this_clients_update_is_not_kept_after_it(
+    monkeypatch: pytest.MonkeyPatch, env_creds: SandboxServer
+) -> None:
+    """A listing in flight (the panel's refresh, another thread) that the service answered
+    before this client's update, and that arrives after it, must not become the cached one:
+    a delete allowed a cached listing would keep the terms from before the update."""
+    import threading
+
+    from editing_proxy import EditingProxy
+
+    from dict_magics.operations.listing import list_entries
+    from dict_magics.operations.update import update
+
+    answered, release = threading.Event(), threading.Event()
+    held = []
+
+    def hold_the_first(data: dict) -> dict:
+        if not held:
+            held.append(data)
+            answered.set()  # the service has answered: its terms are those before the update
+            assert release.wait(60)  # a safety limit, not a timing assertion
+        return data
+
+    with EditingProxy(env_creds.url, hold_the_first) as proxy:
+        monkeypatch.setenv("DICT_MAGICS_BASE_URL", proxy.url)
+        settings = OperationSettings(listing_max_age=60)
+        slow = threading.Thread(target=list_entries, args=(settings,))
+        slow.start()
+        assert answered.wait(60)
+        updated = update(OperationSettings(), "6", to_text="mine")
+        assert updated.ok
+        release.set()
+        slow.join(60)
+        result = delete(settings, ["6"])
+    kept = read_snapshot(result.snapshot).entries
+    assert [e.to_text for e in kept] == ["mine"]

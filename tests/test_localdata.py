@@ -148,7 +148,7 @@ def test_a_folder_of_ours_that_is_a_symbolic_link_is_not_followed(
 
 
 def test_no_snapshot_goes_through_a_linked_snapshots_folder(tmp_path: Path) -> None:
-    from dict_magics.errors import UsageProblem
+    from dict_magics.errors import LocalDataError
     from dict_magics.models import Entry
     from dict_magics.operations.safeguards import take_snapshot
 
@@ -157,7 +157,7 @@ def test_no_snapshot_goes_through_a_linked_snapshots_folder(tmp_path: Path) -> N
     os.chmod(elsewhere, 0o755)  # noqa: S103 - a folder that is not ours, as found
     localdata.home()
     (localdata.location() / "snapshots").symlink_to(elsewhere, target_is_directory=True)
-    with pytest.raises(UsageProblem, match="symbolic link"):
+    with pytest.raises(LocalDataError, match="symbolic link"):
         take_snapshot(
             [Entry("1", "en", "a", "de", "b")],
             profile="p",

@@ -196,6 +196,11 @@ def test_config_sets_and_validates_traits(ip: Any, caplog: pytest.LogCaptureFixt
         "max_retries = -1": ("max_retries", 3, "0..10"),
         "base_url = 'http://example.com'": ("base_url", "http://127.0.0.1:8080", "plain http"),
         "profile = 'a:b'": ("profile", "", "not valid"),
+        # A switch is no number: Float and Int would take True as 1.
+        "timeout = True": ("timeout", 15.0, "seconds, not True"),
+        "workers = True": ("workers", 2, "1..64, not True"),
+        "max_retries = False": ("max_retries", 3, "0..10, not False"),
+        "listing_max_age = True": ("listing_max_age", None, "seconds, not True"),
     }
     for statement, (trait, kept, message) in refused.items():
         caplog.clear()

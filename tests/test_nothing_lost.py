@@ -359,9 +359,12 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
         cache.invalidate(client, "default")
         assert cache.cached(client, "default") == {}
         key = cache_key(client, "default")
-        assert sandbox.access_key not in repr(key) and key[:2] == ("default", client.host)
+        assert sandbox.access_key not in repr(key) and key[:2] == ("default", client.base_url)
         other = cache_key(DictionaryClient(sandbox.url, "another-key", "x" * 8), "default")
         assert other != key
+        # Another API prefix on the same host, same key and profile: another dictionary.
+        prefixed = DictionaryClient(sandbox.url + "/staging", sandbox.access_key, "x" * 8)
+        assert prefixed.host == client.host and cache_key(prefixed, "default") != key
     finally:
         client.close()
 
@@ -526,6 +529,25 @@ def test_a_snapshot_that_cannot_be_written_deletes_nothing(
     assert "could not save a snapshot before deleting" in ran.stderr
     assert [r.method for r in env_creds.requests if r.method != "GET"] == []
     assert {"5", "6", "7"} <= set(env_creds.entries) and len(env_creds.entries) == 100
+
+
+def test_an_update_whose_snapshot_cannot_be_written_names_no_flag_it_lacks(
+    env_creds: SandboxServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An update always keeps a snapshot (it has no --no-snapshot, and the snapshots setting
+    does not skip it): its refusal says nothing was sent, and points at no way around it."""
+    from dict_magics.frontends.hints import CLI, MAGIC
+    from dict_magics.operations.update import update
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data folder should be")
+    monkeypatch.setenv("DICT_MAGICS_HOME", str(blocked))
+    with pytest.raises(LocalDataError, match=r"before the update .*nothing was sent") as refused:
+        update(OperationSettings(), "5", to_text="x")
+    assert refused.value.option is None
+    assert "--no-snapshot" not in MAGIC.worded(refused.value)
+    assert "--no-snapshot" not in CLI.worded(refused.value)
+    assert [r.method for r in env_creds.requests if r.method != "GET"] == []
 
 
 # -- one id: the snapshot syncs while the request connects (found by an adversarial review) ------

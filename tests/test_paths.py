@@ -416,6 +416,18 @@ def test_base_urls_refused(bad: str, words: str) -> None:
         normalize_base_url(bad)
 
 
+@pytest.mark.parametrize(
+    "host", ["a\x1bXb.example", "api\u202e.example", "a\u200bpi.example", "a\x7fb.example"]
+)
+def test_a_host_with_control_or_invisible_characters_is_refused(host: str) -> None:
+    """The host is named in every confirmation (a purge's question, its refusal): a control,
+    bidi or zero-width character there would reach the terminal as it is, or make a host that
+    reads like another one. No host name holds one."""
+    with pytest.raises(InvalidBaseUrlError, match="control, invisible or space") as info:
+        normalize_base_url(f"https://{host}")
+    assert str(info.value).isprintable()
+
+
 def test_loopback_hosts() -> None:
     assert all(is_loopback(h) for h in ["localhost", "127.0.0.1", "127.255.0.1", "::1", "[::1]"])
     assert all(is_loopback(h) for h in ["LOCALHOST", "Localhost"])

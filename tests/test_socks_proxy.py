@@ -21,7 +21,7 @@ import pytest
 import socks  # noqa: F401 - PySocks (the test extra): requests needs it for socks5://
 import trustme
 
-from dict_magics.errors import UsageProblem
+from dict_magics.errors import LocalDataError
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.delete import delete
 from dict_magics.sandbox import SandboxServer
@@ -157,7 +157,7 @@ def test_through_socks_a_one_id_delete_waits_for_its_snapshot_on_disk(
 def test_through_socks_a_snapshot_that_cannot_be_synced_sends_nothing(
     via_socks, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """fdatasync fails (EIO): a UsageProblem naming the file, and no DELETE at all."""
+    """fdatasync fails (EIO): a LocalDataError naming the file, and no DELETE at all."""
     sandbox, _ = via_socks
 
     def broken_sync(fd: int) -> None:
@@ -165,7 +165,7 @@ def test_through_socks_a_snapshot_that_cannot_be_synced_sends_nothing(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "fdatasync", broken_sync)
-    with pytest.raises(UsageProblem, match=r"nothing was deleted") as raised:
+    with pytest.raises(LocalDataError, match=r"nothing was deleted") as raised:
         delete(OperationSettings(), ["6"])
     assert "snapshots" in str(raised.value) and ".json" in str(raised.value)
     assert [r.method for r in sandbox.requests if r.method == "DELETE"] == [], (

@@ -452,6 +452,12 @@ class _Bounded(Int):
         self.tag(config=True)
 
     def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, bool):
+            # Int takes True as 1: a switch where a count is meant is a mistake, not a number.
+            raise TraitError(
+                f"{type(obj).__name__}.{self.name} must be {limits.span(self.min, self.max)}, "
+                f"not {value!r}."
+            )
         try:
             return super().validate(obj, value)
         except TraitError:
@@ -461,6 +467,18 @@ class _Bounded(Int):
                 f"{type(obj).__name__}.{self.name} must be {limits.span(self.min, self.max)}, "
                 f"not {value!r}."
             ) from None
+
+
+class _Seconds(Float):
+    """A configurable ``Float`` that refuses ``True``/``False``: ``Float`` takes them as 1.0 and
+    0.0, so ``%config DictMagics.listing_max_age = True`` would quietly mean one second."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise TraitError(
+                f"{type(obj).__name__}.{self.name} must be a number of seconds, not {value!r}."
+            )
+        return super().validate(obj, value)
 
 
 def _checked(trait: str, check: Callable[[str], str], value: str) -> str:
@@ -490,7 +508,7 @@ class DictMagics(Magics):
         "",
         help="Base URL used for every profile instead of the stored one (empty: the profile's).",
     ).tag(config=True)
-    timeout = Float(
+    timeout = _Seconds(
         limits.TIMEOUT, help="Seconds to wait to connect, and for each answer (> 0)."
     ).tag(config=True)
     max_retries = _Bounded(limits.RETRIES, limits.MIN_RETRIES, limits.MAX_RETRIES, _RETRIES)
@@ -511,7 +529,7 @@ class DictMagics(Magics):
         "$DICT_MAGICS_AUTH, else 'signature'.",
     ).tag(config=True)
 
-    listing_max_age = Float(
+    listing_max_age = _Seconds(
         None,
         allow_none=True,
         help="Seconds a delete may take its snapshot's terms from this session's own listing "

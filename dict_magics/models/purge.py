@@ -55,8 +55,10 @@ class PurgePlan(Displayed):
         return f"Type {self.word} (or {self.host}) to confirm, anything else cancels: "
 
     def accepts(self, answer: str) -> bool:
-        """A purge goes ahead only on the exact word, or the exact host it will hit."""
-        return answer.strip() in (self.word, self.host)
+        """A purge goes ahead only on the exact word, or the exact host it will hit (never on
+        an empty answer, whatever the plan holds)."""
+        typed = answer.strip()
+        return bool(typed) and typed in (self.word, self.host)
 
     def __repr__(self) -> str:
         return (

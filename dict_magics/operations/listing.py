@@ -1,6 +1,6 @@
 """The dictionary as it is: a filtered listing for people, and a cached one for the operations.
 
-``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, host
+``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, base URL
 and access key (by a fingerprint, never the key itself) for this process, kept current from what
 this tool deletes, so a loop of one-id deletes does not list the whole dictionary each time. A
 listing is fetched again when it is older than ``MAX_AGE`` seconds, when an id asked about is not
@@ -88,9 +88,11 @@ _VALID_CODES = (
 
 
 def cache_key(client: DictionaryClient, profile: str) -> Key:
-    """(profile, host, access-key fingerprint): two keys on one host are two dictionaries."""
+    """(profile, base URL, access-key fingerprint): two keys on one host are two dictionaries,
+    and so are two API prefixes on one host (``%config DictMagics.base_url`` switched with the
+    same profile and key)."""
     digest = hashlib.sha256(client.access_key.encode("utf-8", "surrogatepass")).hexdigest()
-    return (profile, client.host, digest[:16])
+    return (profile, client.base_url, digest[:16])
 
 
 @dataclass
@@ -103,12 +105,15 @@ class _Held:
 
 
 class ListingCache:
-    """One listing per (profile, host, key fingerprint), safe to share between threads."""
+    """One listing per (profile, base URL, key fingerprint), safe to share between threads."""
 
     def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
         self.max_age = max_age
         self._clock = clock
         self._held: dict[Key, _Held] = {}
+        # Bumped by every change this process knows of (a delete, a purge, an invalidation): a
+        # listing requested before one may hold what it changed, so it is not kept.
+        self._changes: dict[Key, int] = {}
         self._lock = threading.Lock()
 
     def _fresh(self, key: Key) -> _Held | None:
@@ -119,17 +124,25 @@ class ListingCache:
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
         """A fresh listing from the service, kept as the current one."""
         key = cache_key(client, profile)
+        with self._lock:
+            # Its age counts from the request: the service may have answered any time after.
+            asked, seen = self._clock(), self._changes.get(key, 0)
         try:
             listing = client.list_entries()
         except ListingUnsupportedError as exc:
             with self._lock:
-                self._held[key] = _Held(None, client.host, self._clock(), exc)
+                self._held[key] = _Held(None, client.host, asked, exc)
             raise
         except BaseException:
             self.forget(key)
             raise
         with self._lock:
-            self._held[key] = _Held(listing.by_id(), listing.host, self._clock())
+            if self._changes.get(key, 0) == seen:
+                self._held[key] = _Held(listing.by_id(), listing.host, asked)
+            else:
+                # This process changed the dictionary while the listing was on its way: the
+                # listing may predate that change, so the next use lists again.
+                self._held.pop(key, None)
         return listing
 
     def current(self, client: DictionaryClient, profile: str) -> EntryList:
@@ -211,6 +224,7 @@ class ListingCache:
         """These entries are known to be gone (deleted, or never there)."""
         key = cache_key(client, profile)
         with self._lock:
+            self._changed(key)
             held = self._held.get(key)
             if held is not None and held.entries is not None:
                 for entry_id in ids:
@@ -220,15 +234,22 @@ class ListingCache:
         """Every entry is known to be gone (a purge succeeded)."""
         key = cache_key(client, profile)
         with self._lock:
+            self._changed(key)
             self._held[key] = _Held({}, client.host, self._clock())
 
     def forget(self, key: Key | None = None) -> None:
         """Drop one listing (``None``: all): the next use lists again."""
         with self._lock:
+            for changed in {*self._held, *self._changes} if key is None else [key]:
+                self._changed(changed)
             if key is None:
                 self._held.clear()
             else:
                 self._held.pop(key, None)
+
+    def _changed(self, key: Key) -> None:
+        """A listing of ``key`` requested before now may predate a change (under the lock)."""
+        self._changes[key] = self._changes.get(key, 0) + 1
 
     def invalidate(self, client: DictionaryClient, profile: str) -> None:
         """The listing of this client's dictionary can no longer be trusted (an addition, an

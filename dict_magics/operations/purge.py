@@ -111,7 +111,9 @@ def purge(
             )
             try:
                 _ask(asker, stated)
-            except UsageProblem:
+            except BaseException:
+                # Declined, nobody to ask, or Ctrl-C at the question: nothing was sent, and
+                # the plan said the copy goes if the person cancels.
                 if kept is not None:
                     kept.path.unlink(missing_ok=True)
                 raise

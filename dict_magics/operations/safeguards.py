@@ -101,15 +101,16 @@ class SnapshotUnderWay:
     ends: the client's ``ready``, which the transport waits for before the first byte (data
     handed down, not a hook called back)."""
 
-    def __init__(self, pending: PendingSnapshot) -> None:
+    def __init__(self, pending: PendingSnapshot, operation: str = "delete") -> None:
         self._snapshot = pending.snapshot
+        self._operation = operation
         self.on_disk: Future[Snapshot] = Future()
         syncing = pending.syncing
         if syncing is None:  # not syncing on the sync thread: synced here, now
             try:
                 self.on_disk.set_result(pending.result())
             except OSError as exc:
-                self.on_disk.set_exception(_not_saved(exc))
+                self.on_disk.set_exception(_not_saved(exc, operation))
         else:
             syncing.add_done_callback(self._synced)
 
@@ -119,7 +120,7 @@ class SnapshotUnderWay:
         if failed is None:
             self.on_disk.set_result(self._snapshot)
         elif isinstance(failed, OSError):
-            self.on_disk.set_exception(_not_saved(failed))
+            self.on_disk.set_exception(_not_saved(failed, self._operation))
         else:
             self.on_disk.set_exception(failed)
 
@@ -156,17 +157,25 @@ def snapshot_soon(
             listing_age=listing_age,
         )
     except OSError as exc:
-        raise _not_saved(exc) from None
-    return SnapshotUnderWay(pending)
+        raise _not_saved(exc, operation) from None
+    return SnapshotUnderWay(pending, operation)
 
 
-def _not_saved(exc: OSError) -> LocalDataError:
-    """A disk problem, not the user's mistake: exit 1 on the command line, like an outage."""
+_SKIPPABLE = ("delete", "purge")
+"""The operations a user may run without a snapshot (``--no-snapshot``, ``snapshots`` off); an
+update, a sync or an undo always keeps one."""
+
+
+def _not_saved(exc: OSError, operation: str = "delete") -> LocalDataError:
+    """A disk problem, not the user's mistake: exit 1 on the command line, like an outage. Only
+    a delete or a purge can go ahead without a copy, so only they name that way."""
+    deleting = operation in _SKIPPABLE
+    before, nothing = ("deleting", "deleted") if deleting else (f"the {operation}", "sent")
     return LocalDataError(
-        f"could not save a snapshot before deleting ({exc.strerror or exc}: "
-        f"{exc.filename or 'the data folder'}); nothing was deleted. Free some space or "
+        f"could not save a snapshot before {before} ({exc.strerror or exc}: "
+        f"{exc.filename or 'the data folder'}); nothing was {nothing}. Free some space or "
         "set DICT_MAGICS_HOME.",
-        option=Remedy.NO_SNAPSHOT,
+        option=Remedy.NO_SNAPSHOT if deleting else None,
     )
 
 

@@ -78,6 +78,12 @@ def normalize_base_url(base_url: str) -> str:
     host = parts.hostname or ""
     if scheme not in ("https", "http") or not host:
         raise InvalidBaseUrlError(f"base URL {text!r} must look like https://host[:port][/prefix].")
+    if not host.isprintable() or any(ch.isspace() for ch in host):
+        # A control character, a bidi override, a zero-width or a space is in no host name, and
+        # the host is shown in every confirmation (a purge's question names it).
+        raise InvalidBaseUrlError(
+            f"base URL {text!r}: the host {host!r} holds a control, invisible or space character."
+        )
     if parts.username is not None or parts.password is not None:
         raise InvalidBaseUrlError("base URL must not contain a user name or password.")
     if parts.query or parts.fragment:
