@@ -295,3 +295,27 @@ def test_credentials_name_the_profile_and_no_front_end(memory_keyring: Any) -> N
         credentials.load("nobody")
     assert missing.value.option == "login" and missing.value.profile == "nobody"
     assert "%dict" not in str(missing.value) and "dict-magics" not in str(missing.value)
+
+
+def test_a_hint_adds_to_the_message_and_never_repeats_it(tmp_path: Path) -> None:
+    """The message says what happened, the front end's hint what to do: no clause twice."""
+    from dict_magics.formats import format_of
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.export import export
+
+    there = tmp_path / "glossary.csv"
+    there.write_text("kept", encoding="utf-8")
+    with pytest.raises(UsageProblem) as existing:
+        export(OperationSettings(), there)
+    with pytest.raises(UsageProblem) as unnamed:
+        format_of(tmp_path / "glossary.txt")
+    for words in (MAGIC, CLI, PANEL):
+        for refused in (existing.value, unnamed.value):
+            said = words.worded(refused)
+            lowered = said.lower()
+            assert lowered.count("replace it") <= 1, said
+            assert "name the format" not in lowered and lowered.count("--format") <= 1, said
+    assert CLI.worded(existing.value).endswith(
+        "already exists; nothing was written. Choose another name, or add --force to replace it."
+    )
+    assert PANEL.worded(unnamed.value).endswith("Rename it to end in .csv, .tsv, .xlsx or .tbx.")
