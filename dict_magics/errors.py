@@ -60,6 +60,8 @@ class Remedy(str, Enum):
     """The delete-everything operation, asked for by its own name."""
     NO_SNAPSHOT = "no_snapshot"
     """Go ahead without keeping a snapshot first (the ``snapshots`` setting off)."""
+    QUIET_NO_COPY = "quiet_no_copy"
+    """A delete that went ahead without a copy said so; asking for no copy silences that."""
     WORKERS = "workers"
     """The number of requests in flight."""
     MAX_RETRIES = "max_retries"

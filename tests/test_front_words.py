@@ -177,7 +177,12 @@ def test_the_plan_text_in_each_front_ends_words() -> None:
         "all 1 entry on h:1 (profile 'work'); no snapshot is kept (snapshots are off), so it "
         "cannot be undone."
     )
-    assert "no snapshot is kept (--no-snapshot)" in MAGIC.text(bare) == CLI.text(bare)
+    assert "no snapshot is kept (--no-snapshot)" in CLI.text(bare)
+    assert (
+        "no snapshot is kept (--no-snapshot or %config DictMagics.snapshots = False)"
+        in MAGIC.text(bare)
+    )
+    assert "could not be listed" in str(PurgePlan(host="h", profile="p", count=None))
     assert "how many is unknown" in str(PurgePlan(host="h", profile="p", count=None))
     assert "nothing to keep" in str(PurgePlan(host="h", profile="p", count=0))
 
@@ -252,7 +257,8 @@ def test_each_front_end_words_a_remedy(remedy: Remedy, magic: str, cli: str, pan
 
 def test_the_magics_name_their_login_and_no_snapshot(ip: Any, bare: SandboxServer) -> None:
     _, _, err = run(ip, "%dict_delete 2")
-    assert "cannot be undone. With --no-snapshot" in err and "dict-magics" not in err
+    assert "cannot be undone. (--no-snapshot goes ahead without this warning.)" in err
+    assert "dict-magics" not in err
     with pytest.raises(Exception) as refused:
         ip.run_line_magic("dict_purge", "-y")
     assert "--no-snapshot (or %config DictMagics.snapshots = False)" in str(refused.value)
@@ -278,7 +284,8 @@ def test_the_command_line_names_its_no_snapshot(
     assert "With --no-snapshot it goes ahead without a copy." in err and "%" not in err
     assert main(["delete", "3"]) == 0
     err = capsys.readouterr().err
-    assert "cannot be undone. With --no-snapshot" in err and "%dict_" not in err
+    assert "cannot be undone. (--no-snapshot goes ahead without this warning.)" in err
+    assert "%dict_" not in err
 
 
 def test_credentials_name_the_profile_and_no_front_end(memory_keyring: Any) -> None:
@@ -288,3 +295,27 @@ def test_credentials_name_the_profile_and_no_front_end(memory_keyring: Any) -> N
         credentials.load("nobody")
     assert missing.value.option == "login" and missing.value.profile == "nobody"
     assert "%dict" not in str(missing.value) and "dict-magics" not in str(missing.value)
+
+
+def test_a_hint_adds_to_the_message_and_never_repeats_it(tmp_path: Path) -> None:
+    """The message says what happened, the front end's hint what to do: no clause twice."""
+    from dict_magics.formats import format_of
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.export import export
+
+    there = tmp_path / "glossary.csv"
+    there.write_text("kept", encoding="utf-8")
+    with pytest.raises(UsageProblem) as existing:
+        export(OperationSettings(), there)
+    with pytest.raises(UsageProblem) as unnamed:
+        format_of(tmp_path / "glossary.txt")
+    for words in (MAGIC, CLI, PANEL):
+        for refused in (existing.value, unnamed.value):
+            said = words.worded(refused)
+            lowered = said.lower()
+            assert lowered.count("replace it") <= 1, said
+            assert "name the format" not in lowered and lowered.count("--format") <= 1, said
+    assert CLI.worded(existing.value).endswith(
+        "already exists; nothing was written. Choose another name, or add --force to replace it."
+    )
+    assert PANEL.worded(unnamed.value).endswith("Rename it to end in .csv, .tsv, .xlsx or .tbx.")

@@ -315,3 +315,29 @@ def test_the_magic(ip: Any, env_creds: SandboxServer) -> None:
         ip.run_cell("kept = %dict_snapshots")
         ip.run_cell("r = %dict_restore --dry-run {kept[0].path}")
     assert ip.user_ns["r"].dry_run and len(ip.user_ns["r"].skipped) == 3
+
+
+def test_the_default_restore_keeps_to_this_api_prefix_on_a_shared_host(
+    env_creds: SandboxServer,
+) -> None:
+    """Two API prefixes on one host are two dictionaries: the default restore takes this
+    prefix's latest snapshot, and another prefix's goes back only once someone says yes."""
+    from dict_magics.service.paths import normalize_base_url
+
+    delete(OperationSettings(), ["1"])
+    ours = normalize_base_url(env_creds.url)
+    host = env_creds.url.removeprefix("http://")
+    theirs = write_snapshot(  # newer, same host and profile, another prefix
+        [Entry("7", "en", "other prefix", "de", "anderes Präfix")],
+        profile="default",
+        host=host,
+        base_url=ours.rstrip("/") + "/tenant-b",
+        operation="delete",
+    )
+    env_creds.clear_log()
+    result = restore(OperationSettings())
+    assert [e.from_text for e in result.added] == ["金曜日"]  # entry 1, this prefix's
+    with pytest.raises(UsageProblem) as refused:
+        restore(OperationSettings(), theirs.path, prompter=ScriptedPrompter(reason="no stdin"))
+    assert refused.value.option == "yes" and "/tenant-b" in str(refused.value)
+    assert sum(1 for r in env_creds.requests if r.method == "POST") == 1  # the first only

@@ -65,8 +65,7 @@ def format_of(path: str | Path, given: str | None = None) -> str:
     if suffix in FORMATS:
         return suffix
     raise UsageProblem(
-        f"cannot tell the format of {str(path)!r} from its name: name it .csv, .tsv, .xlsx or "
-        ".tbx, or name the format.",
+        f"cannot tell the format of {str(path)!r} from its name (.csv, .tsv, .xlsx or .tbx).",
         option=Remedy.FORMAT,
     )
 
@@ -132,8 +131,7 @@ class Columns:
         if "source" in where and "target" in where:
             if pair is None:
                 raise UsageProblem(
-                    f"{path} has source and target columns but no languages: give the language "
-                    "pair, FROM:TO.",
+                    f"{path} has source and target columns but no languages.",
                     option=Remedy.PAIR,
                 )
             self.indices = [where["source"], where["target"]]

@@ -17,10 +17,11 @@ from ..errors import Remedy
 __all__ = ["CLI", "MAGIC", "PANEL", "Words"]
 
 _YES = "Add -y (--yes) if you mean it."
-_OVERWRITE = "Add --force to replace it."
-_SKIP_INVALID = "Add --skip-invalid to apply the valid rows only."
+_OVERWRITE = "Choose another name, or add --force to replace it."
+_SKIP_INVALID = "Or add --skip-invalid to apply the valid rows only."
 _PAIR = "Give --pair FROM:TO, e.g. --pair en:de."
-_FORMAT = "Give --format (csv, tsv, xlsx or tbx)."
+_FORMAT = "Rename it, or give --format (csv, tsv, xlsx or tbx)."
+_QUIET = "(--no-snapshot goes ahead without this warning.)"
 _DELETE_MISSING = "run the sync again with --delete-missing"
 
 
@@ -63,7 +64,7 @@ class Words:
 MAGIC = Words(
     names={
         Remedy.RESTORE: "%dict_restore",
-        Remedy.NO_SNAPSHOT: "--no-snapshot",
+        Remedy.NO_SNAPSHOT: "--no-snapshot or %config DictMagics.snapshots = False",
         Remedy.DELETE_MISSING: _DELETE_MISSING,
     },
     hints={
@@ -76,6 +77,7 @@ MAGIC = Words(
             "With --no-snapshot (or %config DictMagics.snapshots = False) it goes ahead "
             "without a copy."
         ),
+        Remedy.QUIET_NO_COPY: _QUIET,
         Remedy.WORKERS: "Set -w/--workers (or %config DictMagics.workers) within that range.",
         Remedy.MAX_RETRIES: "Set %config DictMagics.max_retries within that range.",
         Remedy.TIMEOUT: "Set %config DictMagics.timeout to a number of seconds.",
@@ -101,6 +103,7 @@ CLI = Words(
         Remedy.SNAPSHOTS: "`dict-magics snapshots` lists every snapshot kept.",
         Remedy.PURGE: "Use `dict-magics purge` if you mean to delete every entry.",
         Remedy.NO_SNAPSHOT: "With --no-snapshot it goes ahead without a copy.",
+        Remedy.QUIET_NO_COPY: _QUIET,
         Remedy.WORKERS: "Give -w/--workers a number within that range.",
         Remedy.MAX_RETRIES: "Give --max-retries a number within that range.",
         Remedy.TIMEOUT: "Give --timeout a number of seconds.",
@@ -136,6 +139,12 @@ PANEL = Words(
         Remedy.MAX_RETRIES: "Set %config DictMagics.max_retries within that range.",
         Remedy.TIMEOUT: "Set %config DictMagics.timeout to a number of seconds.",
         Remedy.PAIR: "Fill in Pair, e.g. en:de.",
+        Remedy.FORMAT: "Rename it to end in .csv, .tsv, .xlsx or .tbx.",
+        Remedy.SKIP_INVALID: 'Or tick "skip invalid rows" to apply the valid rows only.',
+        Remedy.QUIET_NO_COPY: (
+            "(%config DictMagics.snapshots = False, then a new panel, goes ahead without this "
+            "warning.)"
+        ),
     },
 )
 """The panel's words: its buttons, and the magics for what it has no button for."""

@@ -241,7 +241,7 @@ def _cannot_undo(host: str) -> Notice:
     return Notice(
         f"the service at {host} offers no listing, so no snapshot could be taken: this "
         "deletion cannot be undone",
-        option=Remedy.NO_SNAPSHOT,
+        option=Remedy.QUIET_NO_COPY,
     )
 
 

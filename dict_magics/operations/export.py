@@ -48,6 +48,6 @@ def _refuse_existing(path: Path, overwrite: bool) -> None:
     """An export never replaces a file silently (it may be the user's edited glossary)."""
     if not overwrite and path.exists() and not path.is_dir():
         raise UsageProblem(
-            f"{path} already exists; nothing was written. Choose another name, or replace it.",
+            f"{path} already exists; nothing was written.",
             option="overwrite",
         )

@@ -65,9 +65,9 @@ def restore(
     from ..models import RestoreResult
 
     with connect(settings, client) as (client, profile):
-        snapshot = _snapshot(source, profile, client.host)
+        snapshot = _snapshot(source, profile, client.host, client.base_url)
         if not dry_run and not yes:
-            _confirm_elsewhere(prompter, snapshot, profile, client.host)
+            _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
         if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
             return _undo(
                 settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
@@ -189,10 +189,10 @@ def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]
     return ok, refused
 
 
-def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
+def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
     if source is not None and str(source).strip():
         return read_snapshot(str(source).strip())
-    latest = latest_snapshot(profile, host)
+    latest = latest_snapshot(profile, host, base_url)
     if latest is None:
         raise UsageProblem(
             f"no snapshot of profile {profile!r} at {host} yet (one is taken before every "
@@ -203,13 +203,19 @@ def _snapshot(source: str | Path | None, profile: str, host: str) -> Snapshot:
 
 
 def _confirm_elsewhere(
-    prompter: Prompter | None, snapshot: Snapshot, profile: str, host: str
+    prompter: Prompter | None, snapshot: Snapshot, profile: str, host: str, base_url: str
 ) -> None:
-    """A snapshot of another host or profile goes back only once someone types yes."""
-    if (snapshot.host, snapshot.profile) == (host, profile):
+    """A snapshot of another host, API prefix or profile goes back only once someone types
+    yes."""
+    if (snapshot.host, snapshot.base_url, snapshot.profile) == (host, base_url, profile):
         return
+    if snapshot.host == host and snapshot.base_url != base_url:  # name the prefixes apart
+        host = base_url
+        there = shown(snapshot.base_url)
+    else:
+        there = shown(snapshot.host)
     # The snapshot's host and profile are text from a file: shown, never acted on by a terminal.
-    there, theirs = shown(snapshot.host), shown(snapshot.profile)
+    theirs = shown(snapshot.profile)
     warning = (
         f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."

@@ -399,10 +399,12 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
     return found
 
 
-def latest_snapshot(profile: str, host: str) -> SnapshotInfo | None:
-    """The newest snapshot of ``profile`` on ``host``, or ``None`` when there is none."""
+def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> SnapshotInfo | None:
+    """The newest snapshot of ``profile`` on ``host`` (of ``base_url`` first: two API prefixes
+    on one host are two dictionaries), or ``None`` when there is none."""
     found = list_snapshots(profile=profile, host=host)
-    return found[0] if found else None
+    same = [info for info in found if base_url is None or info.base_url == base_url]
+    return (same or found or [None])[0]
 
 
 def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | None:

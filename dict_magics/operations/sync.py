@@ -257,7 +257,7 @@ def _invalid_message(plan: SyncPlan) -> str:
     more = f" (and {len(plan.invalid) - 3} more)" if len(plan.invalid) > 3 else ""
     return (
         f"{plan.path} has {len(plan.invalid)} invalid row{'s' * (len(plan.invalid) != 1)}: "
-        f"{shown}{more}. Fix them, or skip them; nothing was sent."
+        f"{shown}{more}. Fix them; nothing was sent."
     )
 
 

@@ -35,7 +35,7 @@ def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
     if plan.count is None:
         return (
             f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
-            "(how many is unknown: the service cannot count them). It cannot be undone."
+            "(how many is unknown: the dictionary could not be listed). It cannot be undone."
         )
     what = f"This deletes all {words.entries(plan.count)}"
     if plan.count == 0:
@@ -71,7 +71,7 @@ def purge_html(plan: PurgePlan, names: Mapping[str, str] | None = None, after: s
             f"cancel; {escape(_name(names, Remedy.RESTORE))} puts them back)."
         )
     elif plan.count is None:
-        keep = "How many is unknown: the service cannot count them. This cannot be undone."
+        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
     elif plan.count == 0:
         keep = "There is nothing to keep in a snapshot."
     else:
