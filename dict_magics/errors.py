@@ -78,6 +78,8 @@ class Remedy(str, Enum):
     """Replace an existing file."""
     SKIP_INVALID = "skip_invalid"
     """Apply the valid rows of a file only."""
+    DELETE_MISSING = "delete_missing"
+    """Have a sync also delete the entries of the file's pairs that the file lacks."""
 
     def __str__(self) -> str:
         return self.value

@@ -810,3 +810,29 @@ def test_json_of_a_listing_holding_a_lone_surrogate_is_written(command: list[str
     assert b"Traceback" not in out.stderr
     data = json.dumps(json.loads(out.stdout), ensure_ascii=False)
     assert ("\udfff" in data) if command[0] != "lint" else ("ud800" in data)
+
+
+def test_delete_text_ends_with_the_snapshot_and_the_command_that_restores(cli: Cli) -> None:
+    one = cli.run("delete", "42")
+    assert one.returncode == 0, one.stderr
+    last = one.stdout.strip().splitlines()[-1]
+    assert last.startswith("  Snapshot kept at ") and last.endswith(
+        ": `dict-magics restore` puts it back."
+    )
+    assert Path(last.split("Snapshot kept at ", 1)[1].split(": `dict-magics")[0]).is_file()
+    several = cli.run("delete", "1", "2")
+    assert several.stdout.rstrip().endswith("`dict-magics restore` puts them back.")
+    shown = json.loads(cli.run("delete", "3", "4", "--json").stdout)
+    assert set(shown) == BATCH_KEYS and Path(shown["snapshot"]).is_file()
+
+
+def test_restore_dry_run_says_only_nothing_that_changes_the_dictionary_was_sent(
+    cli: Cli, sandbox: SandboxServer
+) -> None:
+    # The dry run lists the dictionary (a request), so "nothing was sent" was untrue.
+    assert cli.run("delete", "42").returncode == 0
+    shown = cli.run("restore", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert "(dry run: nothing that changes the dictionary was sent)" in shown.stdout
+    assert "nothing was sent" not in shown.stdout
+    assert sandbox.entry("42") is None

@@ -305,11 +305,33 @@ def test_list_as_text_json_and_csv_with_filters(cli: Cli) -> None:
     assert {e["id"] for e in json.loads(filtered.stdout)["entries"]} == wanted
 
     table = cli.run("list", "--csv")
-    assert table.stdout.startswith("\ufeff")  # a BOM, so Excel reads UTF-8 (issue 22, item 13)
-    rows = list(csv.reader(io.StringIO(table.stdout.removeprefix("\ufeff"))))
+    rows = list(csv.reader(io.StringIO(table.stdout)))
     assert rows[0] == ["id", "fromLang", "fromText", "toLang", "toText"]
     assert {r[0]: tuple(r[1:]) for r in rows[1:]} == {i: e.terms for i, e in box.entries.items()}
     assert [r.method for r in box.requests] == ["GET"] * 4
+
+
+def test_list_csv_has_a_bom_in_a_file_and_none_in_a_pipe(cli: Cli, tmp_path: Path) -> None:
+    # A pipe (cut -d, -f1) must see "id", not "\ufeffid"; `> out.csv` keeps the BOM so Excel
+    # reads it as UTF-8 (issue 22, item 13).
+    piped = cli.run("list", "--csv")
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("id,fromLang,")
+    out = tmp_path / "out.csv"
+    with out.open("wb") as handle:
+        redirected = subprocess.run(
+            [*CLI, "list", "--csv"],
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=cli.env(),
+            timeout=120,
+        )
+    assert redirected.returncode == 0, redirected.stderr
+    written = out.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbfid,fromLang,")
+    rows = written.removeprefix(b"\xef\xbb\xbf").decode("utf-8").splitlines()
+    assert rows == piped.stdout.splitlines()  # the same table, the BOM aside
 
 
 def test_list_where_the_service_has_none_exits_1(cli: Cli) -> None:
@@ -412,8 +434,16 @@ def test_profiles_lists_what_login_stored_and_logout_removed(cli: Cli) -> None:
     assert cli.run("logout", "-p", "ci", **use_keyring).returncode == 0
     assert read_items(cli.keyring_file) == {}  # the list goes with the last profile
 
-    no_keyring = cli.run("profiles", "--json", credentials=False)
-    assert one_line_error(no_keyring, 2)["error"].startswith("cannot list the stored profiles")
+
+def test_profiles_without_a_keyring_lists_none_and_says_what_to_do(cli: Cli) -> None:
+    # Without a keyring nothing can be stored: an empty list (exit 0), not an error whose hint
+    # (DICT_MAGICS_* variables) could never list a profile.
+    shown = cli.run("profiles", credentials=False)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("No keyring on this system: no stored profiles.")
+    assert "install and unlock a keyring" in shown.stdout and shown.stderr == ""
+    data = json.loads(cli.run("profiles", "--json", credentials=False).stdout)
+    assert data["profiles"] == [] and data["keyring_available"] is False
 
 
 def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch) -> None:

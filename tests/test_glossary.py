@@ -350,3 +350,31 @@ def test_magics_show_the_plan_and_export(ip, env_creds: SandboxServer, tmp_path:
     assert added.ok and "&lt;b&gt;" in added._repr_html_()
     updated = ip.run_line_magic("dict_update", f"{added.entry.id} --to-text Fett")
     assert updated.ok and env_creds.entry(added.entry.id).to_text == "Fett"
+
+
+def test_a_plan_says_how_to_ask_for_the_missing_entry_in_each_front_ends_words(
+    ip, env_creds: SandboxServer, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "edited.csv"
+    _edited(env_creds, path)  # one entry of the file's pairs is missing from it
+    kept = "not in the file is kept; to delete it too, run the sync again with --delete-missing)"
+    plan = ip.run_line_magic("dict_sync", str(path))
+    assert "(1 entry of " in str(plan) and kept in str(plan)
+    assert "to delete it too, run the sync again with --delete-missing" in plan._repr_html_()
+    assert "deleting them" not in str(plan)
+    shown = subprocess.run(
+        [sys.executable, "-m", "dict_magics", "sync", str(path)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=os.environ,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert kept in shown.stdout
+    assert env_creds.entry("2") is not None  # a plan: nothing deleted

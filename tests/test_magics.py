@@ -1095,3 +1095,22 @@ def test_the_auth_setting_picks_token_auth(ip: Any, env_creds: SandboxServer) ->
     ip.run_line_magic("config", 'DictMagics.auth = "signature"')
     assert run(ip, "%dict_delete 4").result.ok and env_creds.tokens_issued == 1
     assert "signature" in env_creds.requests[-1].headers
+
+
+def test_delete_results_end_with_the_snapshot_and_the_magic_that_puts_them_back(
+    ip: Any, env_creds: SandboxServer
+) -> None:
+    # Sync and purge say where their snapshot is; a delete said nothing of how to undo it.
+    one = run(ip, "%dict_delete 42").result
+    assert isinstance(one, DeleteResult) and one.ok and one.snapshot
+    text = str(one)
+    assert text.endswith(f"Snapshot kept at {one.snapshot}: %dict_restore puts it back.")
+    html = one._repr_html_()
+    assert "%dict_restore puts it back" in html and one.snapshot in html
+    batch = run(ip, "%dict_delete 1 2 nope").result
+    assert isinstance(batch, BatchResult) and batch.snapshot
+    assert str(batch).endswith(f"Snapshot kept at {batch.snapshot}: %dict_restore puts them back.")
+    assert "%dict_restore puts them back" in batch._repr_html_()
+    # Nothing deleted: nothing to undo, so no such line.
+    none = run(ip, "%dict_delete nope").result
+    assert "Snapshot kept" not in str(none)

@@ -105,14 +105,29 @@ def test_the_demo_knows_what_every_quickstart_cell_does() -> None:
 # -- what a run shows is what is saved -----------------------------------------------------
 
 
+def kept_line(shown: str, kind: str, undo: str) -> bool:
+    """The result's last line names its snapshot (``kind``: operation and number) and ``undo``."""
+    last = shown.splitlines()[-1]
+    return bool(
+        re.fullmatch(
+            r"  Snapshot kept at ~/\.local/share/dict-magics/snapshots/\d{8}T\d{12}Z-default-"
+            rf"127\.0\.0\.1_PORT-{kind}-[0-9a-f]{{6}}\.json: {re.escape(undo)}",
+            last,
+        )
+    )
+
+
 def check_quickstart(run: NotebookRun, state: dict) -> None:
     assert run["connect"] == "Started an embedded sandbox at http://127.0.0.1:PORT with 100 entries"
     assert run["status"].startswith("\u2713 dict-magics profile 'default'")
     assert "sand\u2026ey" in run["status"]
     assert run["search"].startswith("6 entries at 127.0.0.1:PORT")
-    assert run["delete-one"] == (
+    assert run["delete-one"].splitlines()[0] == (
         "\u2713 deleted 1: \u91d1\u66dc\u65e5 \u2192 FRI (ja\u2192en) (HTTP 200, 1 attempt)"
     )
+    # Where the copy is, and the magic that puts it back.
+    assert kept_line(run["delete-one"], "delete-n1", "%dict_restore puts it back.")
+    assert kept_line(run["delete-several"], "delete-n2", "%dict_restore puts them back.")
     assert "\u2713 deleted 6 of 6 entries" in run["delete-several"]
     # Entry 1 again: no listing holds it, so it is absent and nothing is sent (issue 22).
     assert run["delete-again"].startswith("\u2013 entry '1' absent (not in the dictionary)")
@@ -120,9 +135,10 @@ def check_quickstart(run: NotebookRun, state: dict) -> None:
     assert "'dictionary-all' is not an entry id" in run["refused"]
     assert [k for k, v in run.errors.items() if v] == ["refused"]
     assert run["undo"].splitlines()[1] == "\u2713 restored 6 entries"
-    assert run["purge"] == (
+    assert run["purge"].splitlines()[0] == (
         "\u2713 deleted every entry (99 entries listed just before, kept) (HTTP 200, 1 attempt)"
     )
+    assert kept_line(run["purge"], "purge-n3", "%dict_restore puts them back.")
     assert run["restore"].splitlines()[1] == "\u2713 restored 99 entries"
     assert run["restore-again"] == "\u2713 restored 0 entries; 99 already present (skipped)"
     assert len(state["entries"]) == 99
@@ -143,18 +159,20 @@ def check_panel(run: NotebookRun, state: dict) -> None:
         "\u4f1a\u8b70 \u2192 meeting (ja\u2192en)",
     ]
     assert run["arm-delete"] == "state: armed | armed: delete\nConfirm enabled: True"
-    assert run["confirm-delete"].splitlines() == [
+    assert run["confirm-delete"].splitlines()[:3] == [
         "\u2713 deleted 2 of 2 entries",
         "  \u2713 7: \ud68c\uc758 \u2192 meeting (ko\u2192en)",  # named (issue 22, item 16)
         "  \u2713 10: \u4f1a\u8b70 \u2192 meeting (ja\u2192en)",
     ]
+    assert kept_line(run["confirm-delete"], "delete-n1", "Undo puts them back.")  # its words
     assert run["undo"].splitlines()[0] == "\u2713 restored 2 entries"
     assert run["arm-purge"] == (
         "Confirm enabled before typing: False\nConfirm enabled after typing delete-all: True"
     )
-    assert run["confirm-purge"] == (
+    assert run["confirm-purge"].splitlines()[0] == (
         "\u2713 deleted every entry (100 entries listed just before, kept) (HTTP 200, 1 attempt)"
     )
+    assert kept_line(run["confirm-purge"], "purge-n2", "Undo puts them back.")
     assert run["arm-restore"] == "snapshot: purge \u00b7 100 entries\nstate: armed | armed: restore"
     assert run["confirm-restore"] == "\u2713 restored 100 entries\n100 entries listed again"
     assert len(state["entries"]) == 100
@@ -186,7 +204,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
         "\u2713 deleted 123 of 126 entries; 3 absent (not in the dictionary, nothing to delete)",
     ]
     # The colleague's three: gone before our batch, so no listing holds them: absent, not sent.
-    absent = lines[lines.index("  \u2013 3 absent: not in the dictionary") + 1 :]
+    absent = lines[lines.index("  \u2013 3 absent: not in the dictionary") + 1 : -1]
+    assert kept_line(run["bulk-delete"], "delete-n1", "%dict_restore puts them back.")
     assert [line.split(" absent")[0].strip() for line in absent] == [
         "\u2013 entry '1050'",
         "\u2013 entry '1077'",
@@ -205,7 +224,7 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     # A real undo: every entry the batch deleted comes back, one of two twins included, since
     # the snapshot says how many copies the dictionary held (issue 22, item 2).
     assert run["undo-preview"].startswith(
-        "\u2713 would add 123 entries (dry run: nothing was sent)"
+        "\u2713 would add 123 entries (dry run: nothing that changes the dictionary was sent)"
     )
     assert run["undo"].splitlines()[1] == "\u2713 restored 123 entries"
     assert run["undo"].splitlines()[-1] == "323 entries; 6 conflicting targets again"

@@ -459,6 +459,10 @@ def test_confirm_deletes_what_was_confirmed_and_shows_the_terms_gone(
     for entry in going:
         assert entry.from_text in panel.result.value and entry.to_text in panel.result.value
     assert "deleted 2 of 2 entries" in panel.result.value
+    # Where the copy is, and the panel's own way back (not a magic or a command).
+    assert f"Snapshot kept at <code>{result.snapshot}</code>: Undo puts them back." in (
+        panel.result.value
+    )
     # The list is the service's again: the deleted are gone from it and from the selection.
     assert len(panel.entries) == 98
     assert not any(e.id in {g.id for g in going} for e in panel.matches)
@@ -1169,6 +1173,12 @@ def test_invalid_rows_stop_the_sync_unless_skipped(
     assert panel.wait(WAIT_S)
     assert panel.state == "idle" and "invalid rows" in panel.status.value
     assert "2 invalid rows" in panel.sync_form.plan_html.value
+    # What the file lacks is kept; the panel says how to ask for it with its own checkbox.
+    assert (
+        "not in the file are kept; to delete them too, plan again with \u201calso delete "
+        "entries of the file&#x27;s language pairs that it lacks\u201d ticked"
+    ) in panel.sync_form.plan_html.value
+    assert "--delete-missing" not in panel.sync_form.plan_html.value
     panel.sync_form.skip_invalid.value = True
     panel.sync_form.plan_button.click()
     assert panel.wait(WAIT_S) and panel.armed == "sync"

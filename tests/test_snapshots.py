@@ -422,7 +422,8 @@ def test_restore_dry_run_says_would_add_and_long_lists_are_cut() -> None:
     text = restore_text(RestoreResult(added=many, skipped=ENTRIES[:1], dry_run=True))
     lines = text.splitlines()
     assert lines[0] == (
-        "\u2713 would add 25 entries; 1 already present (skipped) (dry run: nothing was sent)"
+        "\u2713 would add 25 entries; 1 already present (skipped) "
+        "(dry run: nothing that changes the dictionary was sent)"
     )
     assert lines[1] == "  \u2713 would add 語0 \u2192 w0 (ja\u2192en)"
     assert len(lines) == 1 + 20 + 1 and lines[-1] == "  ... and 5 entries more"

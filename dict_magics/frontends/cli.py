@@ -300,7 +300,8 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         commands.cmd_profiles,
         description="List the profiles stored in the keyring: name, base URL and masked access "
         "key. Profile names are recorded by login/logout in a non-secret keyring item "
-        "(dict-magics / profiles), since most keyrings cannot list their items.",
+        "(dict-magics / profiles), since most keyrings cannot list their items. Exit code 0, "
+        "also with none stored or no keyring on this system (then none can be).",
     )
     profiles.add_argument(
         "--json",
@@ -325,7 +326,8 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     listing.add_argument(
         "--csv",
         action="store_true",
-        help="print CSV (id,fromLang,fromText,toLang,toText) instead of a table",
+        help="print CSV (id,fromLang,fromText,toLang,toText) instead of a table; with a "
+        "UTF-8 BOM only when stdout is a file (> out.csv, for Excel), none into a pipe",
     )
     _network(listing)
 

@@ -9,8 +9,11 @@ modules (requests, keyring) load only inside the commands that need them.
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,8 +164,19 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     """The profiles stored in the keyring: name, base URL, masked access key; never a secret."""
     from ..profiles import credentials, registry
 
+    info = credentials.backend_info()
+    if not info.available:
+        # No keyring: nothing can be stored, so none is; an empty list, not an error (exit 0).
+        _output(args).show(
+            {"profiles": [], "keyring_backend": info.name, "keyring_available": False},
+            "No keyring on this system: no stored profiles. To store profiles, install and "
+            f"unlock a keyring (e.g. gnome-keyring), then `{PROG} login`; without one, a "
+            "single set of credentials can come from DICT_MAGICS_ACCESS_KEY / "
+            "DICT_MAGICS_SECRET_KEY / DICT_MAGICS_BASE_URL.",
+        )
+        return EXIT_OK
     found = registry.stored_profiles()
-    backend = credentials.backend_info().name
+    backend = info.name
     data = {
         "profiles": [
             {
@@ -176,6 +190,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
             for p in found
         ],
         "keyring_backend": backend,
+        "keyring_available": True,
     }
     if not found:
         text = f"No profile is stored in the keyring ({backend}): run `{PROG} login`."
@@ -247,14 +262,27 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _csv_to_stdout(listing: EntryList) -> None:
-    """``EntryList.to_csv`` writes a file: write it to a private temporary one, then copy."""
+    """``EntryList.to_csv`` writes a file: write it to a private temporary one, then copy.
+
+    Its byte order mark stays only when stdout is a regular file (``> out.csv``: Excel then
+    reads it as UTF-8); a pipe or a terminal gets none, so ``cut -d, -f1`` sees ``id``."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="dict-magics-") as folder:
-        written = listing.to_csv(Path(folder) / "entries.csv")
-        sys.stdout.flush()
-        sys.stdout.buffer.write(written.read_bytes())
-        sys.stdout.buffer.flush()
+        data = listing.to_csv(Path(folder) / "entries.csv").read_bytes()
+    sys.stdout.flush()
+    if not _regular_file(sys.stdout):
+        data = data.removeprefix(b"\xef\xbb\xbf")
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _regular_file(stream: Any) -> bool:
+    """Whether ``stream`` writes to a regular file (not a pipe, terminal or socket)."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -327,7 +355,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     if stream is not None:
         stream.finish(result, said)
     else:
-        out.show(batch_json(result, said), str(result))
+        out.show(batch_json(result, said), str(replace(result, names=CLI.names)))
     note = interruption(result)
     if note:
         print(f"{PROG}: {note}", file=sys.stderr)
@@ -348,7 +376,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
     if isinstance(result, DryRunResult):
         out.show(dryrun_json(result), str(result))
         return EXIT_OK
-    out.show(batch_json(result, said), str(result))
+    out.show(batch_json(result, said), str(replace(result, names=CLI.names)))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
@@ -443,7 +471,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         progress=_progress(args),
         warn=warn,
     )
-    _output(args).show({**sync_json(result), "warnings": said}, str(result))
+    shown = replace(result, names=CLI.names) if isinstance(result, SyncPlan) else result
+    _output(args).show({**sync_json(result), "warnings": said}, str(shown))
     if isinstance(result, SyncPlan):
         return EXIT_OK
     return EXIT_OK if result.ok else EXIT_FAILED

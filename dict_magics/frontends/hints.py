@@ -22,6 +22,7 @@ _SKIP_INVALID = "Or add --skip-invalid to apply the valid rows only."
 _PAIR = "Give --pair FROM:TO, e.g. --pair en:de."
 _FORMAT = "Rename it, or give --format (csv, tsv, xlsx or tbx)."
 _QUIET = "(--no-snapshot goes ahead without this warning.)"
+_DELETE_MISSING = "run the sync again with --delete-missing"
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ MAGIC = Words(
     names={
         Remedy.RESTORE: "%dict_restore",
         Remedy.NO_SNAPSHOT: "--no-snapshot or %config DictMagics.snapshots = False",
+        Remedy.DELETE_MISSING: _DELETE_MISSING,
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile}",
@@ -92,6 +94,7 @@ CLI = Words(
     names={
         Remedy.RESTORE: "`dict-magics restore`",
         Remedy.NO_SNAPSHOT: "--no-snapshot",
+        Remedy.DELETE_MISSING: _DELETE_MISSING,
     },
     hints={
         Remedy.LOGIN: "To log in: `dict-magics login --profile {profile}`.",
@@ -117,6 +120,10 @@ PANEL = Words(
     names={
         Remedy.RESTORE: "Undo",
         Remedy.NO_SNAPSHOT: "snapshots are off",
+        Remedy.DELETE_MISSING: (
+            "plan again with \u201calso delete entries of the file's language pairs that it "
+            "lacks\u201d ticked"
+        ),
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile} in a cell, then a new panel.",

@@ -356,6 +356,19 @@ def _print_json(data: Any) -> None:
     print(dumps(data, indent=2))
 
 
+def _in_magic_words(result: Any) -> Any:
+    """A delete's, purge's or sync plan's result, set to name what it names (the restore that
+    undoes it, the flag that asks for more) in the magics' words."""
+    from dataclasses import replace
+
+    from ..models import BatchResult, DeleteResult, SyncPlan
+    from .hints import MAGIC
+
+    if isinstance(result, DeleteResult | BatchResult | SyncPlan):
+        return replace(result, names=MAGIC.names)
+    return result
+
+
 def _say(note: str | None) -> None:
     if note:
         print(note)
@@ -904,7 +917,7 @@ class DictMagics(Magics):
             _say(interruption(exc.result))
             raise
         _say(interruption(result))  # type: ignore[arg-type]
-        return result
+        return _in_magic_words(result)
 
     @line_magic
     @magic_arguments()
@@ -951,13 +964,15 @@ class DictMagics(Magics):
         keyboard = _Keyboard()
         with _user_errors(), connect(settings) as (client, _):
             try:
-                return purge(
-                    settings,
-                    keyboard,
-                    yes=args.yes,
-                    dry_run=args.dry_run,
-                    client=client,
-                    warn=_warn,
+                return _in_magic_words(
+                    purge(
+                        settings,
+                        keyboard,
+                        yes=args.yes,
+                        dry_run=args.dry_run,
+                        client=client,
+                        warn=_warn,
+                    )
                 )
             except UsageProblem as exc:
                 said, shown = keyboard.confirmations, keyboard.shown
@@ -1130,18 +1145,20 @@ class DictMagics(Magics):
         settings = self._settings(args.profile, args.workers)
         keyboard = _Keyboard()
         with _user_errors():
-            return sync(
-                settings,
-                _unquoted(args.file),
-                apply=args.apply,
-                delete_missing=args.delete_missing,
-                pair=args.pair,
-                format=args.format,
-                skip_invalid=args.skip_invalid,
-                yes=args.yes,
-                prompter=keyboard,
-                progress=BarSink(shell=self.shell),
-                warn=_warn,
+            return _in_magic_words(
+                sync(
+                    settings,
+                    _unquoted(args.file),
+                    apply=args.apply,
+                    delete_missing=args.delete_missing,
+                    pair=args.pair,
+                    format=args.format,
+                    skip_invalid=args.skip_invalid,
+                    yes=args.yes,
+                    prompter=keyboard,
+                    progress=BarSink(shell=self.shell),
+                    warn=_warn,
+                )
             )
 
     @line_magic

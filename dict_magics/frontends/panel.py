@@ -25,6 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -748,6 +749,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             client=self._client,
             warn=self._warnings.append,
         )
+        result = replace(result, names=PANEL.names)
         self._record(result)
         succeeded = result.succeeded if isinstance(result, BatchResult) else int(result.ok)
         if result.snapshot and succeeded:
@@ -763,6 +765,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             client=self._client,
             warn=self._warnings.append,
         )
+        result = replace(result, names=PANEL.names)
         self._record(result)
         if result.snapshot and result.ok:
             self.undo = Undo(result.snapshot, "every entry")

@@ -24,6 +24,7 @@ from ..operations.prompts import ScriptedPrompter
 from ..operations.sync import plan_sync, sync
 from ..operations.update import update
 from ..render import panel as view
+from .hints import PANEL
 from .panel_state import Armed, SyncRequest, Undo, show
 
 if TYPE_CHECKING:
@@ -247,7 +248,8 @@ class ToolHandlers:
             delete_missing=request.delete_missing,
             client=self._client,
         )
-        plan = replace(plan, path=request.name)  # the name the user knows, not our temp copy
+        # The name the user knows, not our temp copy; the panel's words for what it names.
+        plan = replace(plan, path=request.name, names=PANEL.names)
         shown = view.any_result_html(plan)
         changes = len(plan.adds) + len(plan.updates) + len(plan.deletes)
         self.sync_form.plan_html.value = shown

@@ -8,7 +8,7 @@ gives a ``SyncPlan`` (terraform's plan: what apply would do, nothing sent); appl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,6 +176,9 @@ class SyncPlan(Displayed):
     missing: list[Entry] = field(default_factory=list)
     pairs: list[tuple[str, str]] = field(default_factory=list)
     delete_missing: bool = False
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
+    to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
 
     @property
     def changes(self) -> int:

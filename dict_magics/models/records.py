@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -223,6 +223,9 @@ class DeleteResult(_Answered, Displayed):
     """The vendor's error code of the last answer, when it sent one (``40006``...)."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The words of the front end that shows it for what it names (its restore command, by
+    ``errors.Remedy``), set by that front end; ``None``: neutral words."""
 
     @property
     def done(self) -> bool:
@@ -364,6 +367,8 @@ class BatchResult(Displayed):
     interrupted: bool = False
     snapshot: str | None = None
     """The snapshot file that holds the entries as they were before the batch (undo reads it)."""
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The words of the front end that shows it for what it names (as ``DeleteResult.names``)."""
 
     @property
     def succeeded(self) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..errors import Remedy
 from .words import (
     COLOUR,
     SYMBOL,
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
         SyncPlan,
         SyncResult,
     )
+
+_DELETE_MISSING = "ask the sync to delete missing entries"
+"""How to ask for the deletions a plan leaves out, when no front end words it."""
 
 __all__ = [
     "add_batch_html",
@@ -133,9 +137,11 @@ def _footer(plan: SyncPlan) -> list[str]:
     left = len(plan.missing) - len(plan.deletes)
     if left > 0:
         pairs = ", ".join(f"{a}\u2192{b}" for a, b in plan.pairs)
+        how = (plan.names or {}).get(Remedy.DELETE_MISSING) or _DELETE_MISSING
         notes.append(
             f"{_n(left, 'entry', 'entries')} of {pairs} not in the file "
-            f"{'is' if left == 1 else 'are'} kept (deleting them must be asked for)"
+            f"{'is' if left == 1 else 'are'} kept; to delete {'it' if left == 1 else 'them'} "
+            f"too, {how}"
         )
     if plan.invalid:
         notes.append(

@@ -67,7 +67,7 @@ def _summary(result: RestoreResult) -> str:
             "listing_max_age setting: an edit made elsewhere in between is not in them)"
         )
     if result.dry_run:
-        text += " (dry run: nothing was sent)"
+        text += " (dry run: nothing that changes the dictionary was sent)"
     return text
 
 

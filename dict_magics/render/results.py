@@ -8,9 +8,12 @@ that came from outside is escaped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
+from ..errors import Remedy
 from ..models import BatchResult, Cause, DeleteResult, UpdateResult
+from .purge import NEUTRAL
 from .words import COLOUR, SYMBOL, clean
 
 __all__ = [
@@ -72,7 +75,7 @@ def _headline(result: DeleteResult) -> str:
     return f"{result.target} not deleted"
 
 
-def result_text(result: DeleteResult) -> str:
+def _line(result: DeleteResult) -> str:
     """One line: symbol, what happened, the reason when it did not succeed, and the details
     (terms and reasons from outside with control, escape and bidi characters neutralised)."""
     line = f"{SYMBOL[kind_of(result)]} {clean(_headline(result))}"
@@ -81,8 +84,38 @@ def result_text(result: DeleteResult) -> str:
     return f"{line} ({details(result)})"
 
 
-def result_html(result: DeleteResult) -> str:
-    """The same line as HTML, coloured by outcome, every value escaped."""
+def _kept(
+    result: DeleteResult | BatchResult, names: Mapping[str, str] | None
+) -> tuple[str, str] | None:
+    """Where the snapshot is and what puts the entries back (``names``: the front end's words,
+    else the result's own, else neutral), when something may have gone; else ``None``."""
+    if result.snapshot is None:
+        return None
+    if isinstance(result, BatchResult):
+        gone = {r.entry_id for r in result.results if r.ok or r.outcome_unknown}
+        if not gone:
+            return None
+        them = "it" if len(gone) == 1 else "them"
+    else:
+        if not (result.ok or result.outcome_unknown):
+            return None
+        them = "it" if result.entry_id is not None else "them"
+    words = names if names is not None else result.names
+    restore = (words or {}).get(Remedy.RESTORE) or NEUTRAL[Remedy.RESTORE]
+    return result.snapshot, f"{restore} puts {them} back"
+
+
+def result_text(result: DeleteResult, names: Mapping[str, str] | None = None) -> str:
+    """The result's line, then where the snapshot that holds the entry is and what puts it
+    back (``names``: a front end's words for that command)."""
+    kept = _kept(result, names)
+    if kept is None:
+        return _line(result)
+    path, undo = kept
+    return f"{_line(result)}\n  Snapshot kept at {clean(path)}: {clean(undo)}."
+
+
+def _line_html(result: DeleteResult) -> str:
     kind = kind_of(result)
     reason = ""
     if result.reason and not result.ok:
@@ -92,6 +125,21 @@ def result_html(result: DeleteResult) -> str:
         f"<b>{SYMBOL[kind]} {escape(_headline(result))}</b>{reason}"
         f' <span style="color:#57606a">({escape(details(result))})</span></div>'
     )
+
+
+def _kept_html(kept: tuple[str, str] | None) -> str:
+    if kept is None:
+        return ""
+    path, undo = kept
+    return (
+        f'<div class="dict-magics-snapshot" style="color:#57606a">Snapshot kept at '
+        f"<code>{escape(path)}</code>: {escape(undo)}.</div>"
+    )
+
+
+def result_html(result: DeleteResult, names: Mapping[str, str] | None = None) -> str:
+    """The same as HTML, coloured by outcome, every value escaped."""
+    return _line_html(result) + _kept_html(_kept(result, names))
 
 
 def _summary(batch: BatchResult) -> str:
@@ -132,8 +180,9 @@ def _group_title(kind: str, cause: Cause, count: int) -> str:
     return f"{SYMBOL[kind]} {count} {what}: {_LABEL.get(cause, cause.value)}"
 
 
-def batch_text(batch: BatchResult) -> str:
-    """A summary line, then the failures grouped by cause with a few examples each."""
+def batch_text(batch: BatchResult, names: Mapping[str, str] | None = None) -> str:
+    """A summary line, then the failures grouped by cause with a few examples each, then where
+    the snapshot is and what puts the entries back (``names``: a front end's words)."""
     symbol = SYMBOL["success"] if batch.ok else SYMBOL["failure"]
     lines = [f"{symbol} {_summary(batch)}"]
     deleted = _deleted(batch)
@@ -142,9 +191,12 @@ def batch_text(batch: BatchResult) -> str:
         lines.append(f"    \u2026 and {len(deleted) - NAMED} more deleted")
     for kind, cause, results in _groups(batch):
         lines.append(f"  {_group_title(kind, cause, len(results))}")
-        lines.extend(f"    {result_text(r)}" for r in results[:EXAMPLES])
+        lines.extend(f"    {_line(r)}" for r in results[:EXAMPLES])
         if len(results) > EXAMPLES:
             lines.append(f"    \u2026 and {len(results) - EXAMPLES} more")
+    kept = _kept(batch, names)
+    if kept is not None:
+        lines.append(f"  Snapshot kept at {clean(kept[0])}: {clean(kept[1])}.")
     return "\n".join(lines)
 
 
@@ -153,8 +205,8 @@ def _deleted(batch: BatchResult) -> list[DeleteResult]:
     return list({r.entry_id: r for r in batch.results if r.ok}.values())
 
 
-def batch_html(batch: BatchResult) -> str:
-    """The summary as HTML, then the same groups, every value escaped."""
+def batch_html(batch: BatchResult, names: Mapping[str, str] | None = None) -> str:
+    """The summary as HTML, then the same groups and the snapshot, every value escaped."""
     kind = "success" if batch.ok else "failure"
     parts = [
         f'<div class="dict-magics-batch dict-magics-{kind}">'
@@ -167,7 +219,7 @@ def batch_html(batch: BatchResult) -> str:
             items += f"<li>&hellip; and {len(deleted) - NAMED} more deleted</li>"
         parts.append(f'<ul style="margin:0.2em 0">{items}</ul>')
     for group_kind, cause, results in _groups(batch):
-        items = "".join(f"<li>{result_html(r)}</li>" for r in results[:EXAMPLES])
+        items = "".join(f"<li>{_line_html(r)}</li>" for r in results[:EXAMPLES])
         if len(results) > EXAMPLES:
             items += f"<li>&hellip; and {len(results) - EXAMPLES} more</li>"
         title = escape(_group_title(group_kind, cause, len(results)))
@@ -175,5 +227,6 @@ def batch_html(batch: BatchResult) -> str:
             f'<div class="dict-magics-group" style="color:{COLOUR[group_kind]}">{title}'
             f'<ul style="margin:0.2em 0">{items}</ul></div>'
         )
+    parts.append(_kept_html(_kept(batch, names)))
     parts.append("</div>")
     return "".join(parts)
