@@ -25,6 +25,18 @@ from dict_magics.sandbox import SandboxServer
 WORKERS = 8
 
 
+def _until_quiet(box: SandboxServer, quiet: float = 1.0, limit: float = 60.0) -> None:
+    """Until the sandbox has logged nothing new for ``quiet`` seconds: its handler threads
+    finish (and log) the requests already received after the client is gone, later under
+    load. A safety limit, not a timing assertion."""
+    deadline = time.monotonic() + limit
+    seen, since = len(box.requests), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet:
+        time.sleep(0.05)
+        if len(box.requests) != seen:
+            seen, since = len(box.requests), time.monotonic()
+
+
 def _batch_stopped_by(signum: int, home: Path) -> tuple[int, set[str], list[dict]]:
     """(exit code, ids the sandbox received a DELETE for, audit lines) of a 300-id batch."""
     with SandboxServer(300, latency=0.05) as box:
@@ -42,7 +54,7 @@ def _batch_stopped_by(signum: int, home: Path) -> tuple[int, set[str], list[dict
             time.sleep(0.005)
         proc.send_signal(signum)
         proc.communicate(timeout=60)
-        time.sleep(0.2)  # a DELETE received just before the end is logged once it is done
+        _until_quiet(box)  # a DELETE received just before the end is logged once it is done
         # The ids the sandbox received a DELETE for: one refused for its nonce (40005) and
         # re-sent at once with a fresh one is the same request (one result, one line); if the
         # signal came between the two, the refusal is what the service received (a failure).
