@@ -684,3 +684,22 @@ def test_a_delete_whose_listing_is_refused_for_the_keys_does_not_say_try_again(
     )
     assert down.returncode == 1
     assert "nothing was deleted. Try again." in down.stderr, down.stderr
+
+
+def test_list_csv_appended_to_a_file_has_no_bom_in_the_middle(cli: Cli, tmp_path: Path) -> None:
+    # `>> all.csv` onto a file that already holds text: a BOM there is no BOM but a U+FEFF
+    # glued to the next cell ("\ufeffid"); only a file that starts empty gets one (review3).
+    out = tmp_path / "all.csv"
+    out.write_bytes(b"earlier,line\n")
+    with out.open("ab") as handle:
+        appended = subprocess.run(
+            [*CLI, "list", "--csv"],
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=cli.env(),
+            timeout=120,
+        )
+    assert appended.returncode == 0, appended.stderr
+    written = out.read_bytes()
+    assert written.startswith(b"earlier,line\nid,fromLang,") and b"\xef\xbb\xbf" not in written
