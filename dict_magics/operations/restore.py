@@ -25,6 +25,7 @@ from ..errors import (
     UsageProblem,
 )
 from ..models.text import shown
+from ..service.paths import same_base_url
 from ..service.settle import name_added
 from .connect import connect
 from .context import OperationSettings, ProgressSink
@@ -207,9 +208,10 @@ def _confirm_elsewhere(
 ) -> None:
     """A snapshot of another host, API prefix or profile goes back only once someone types
     yes."""
-    if (snapshot.host, snapshot.base_url, snapshot.profile) == (host, base_url, profile):
+    same_prefix = same_base_url(snapshot.base_url, base_url)
+    if (snapshot.host, snapshot.profile) == (host, profile) and same_prefix:
         return
-    if snapshot.host == host and snapshot.base_url != base_url:  # name the prefixes apart
+    if snapshot.host == host and not same_prefix:  # name the prefixes apart
         host = base_url
         there = shown(snapshot.base_url)
     else:
