@@ -382,3 +382,29 @@ def test_the_default_https_port_is_no_other_service() -> None:
     spelled = normalize_base_url("https://api.example.com:443")
     found = latest_snapshot("default", host_of(spelled), spelled)
     assert found is not None and found.path == kept.path
+
+
+def test_yes_never_restores_another_prefixs_snapshot_picked_by_default(
+    env_creds: SandboxServer,
+) -> None:
+    """With no snapshot of this prefix, the default falls back to another prefix's, which
+    goes back only once someone types yes; --yes (a script) typed nothing about that file, so
+    it is refused, naming it (found by review3)."""
+    from dict_magics.service.paths import normalize_base_url
+
+    host = env_creds.url.removeprefix("http://")
+    theirs = write_snapshot(
+        [Entry("7", "en", "other prefix", "de", "anderes Präfix")],
+        profile="default",
+        host=host,
+        base_url=normalize_base_url(env_creds.url) + "/tenant-b",
+        operation="delete",
+    )
+    env_creds.clear_log()
+    with pytest.raises(UsageProblem) as refused:
+        restore(OperationSettings(), yes=True)
+    assert "/tenant-b" in str(refused.value) and theirs.path.name in str(refused.value)
+    assert not any(r.method == "POST" for r in env_creds.requests)
+    # Named, it goes back with --yes as any snapshot does.
+    result = restore(OperationSettings(), theirs.path, yes=True)
+    assert [e.from_text for e in result.added] == ["other prefix"]

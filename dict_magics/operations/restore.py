@@ -67,6 +67,8 @@ def restore(
 
     with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host, client.base_url)
+        if not dry_run and yes and not _named(source):
+            _refuse_other_prefix(snapshot, client.base_url)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
         if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
@@ -190,8 +192,26 @@ def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]
     return ok, refused
 
 
+def _named(source: str | Path | None) -> bool:
+    """Whether the person named the snapshot (else the default: this prefix's latest)."""
+    return source is not None and bool(str(source).strip())
+
+
+def _refuse_other_prefix(snapshot: Snapshot, base_url: str) -> None:
+    """The default falls back to another API prefix's snapshot (same host and profile) only
+    for someone to confirm: ``yes`` confirmed no file, so it is refused, naming the file."""
+    if same_base_url(snapshot.base_url, base_url):
+        return
+    raise UsageProblem(
+        f"no snapshot of {base_url} yet; the latest of this host, {shown(str(snapshot.path))}, "
+        f"was taken on {shown(snapshot.base_url)}, another API prefix (another dictionary). "
+        "Name it to restore it here. Nothing was sent.",
+        option=Remedy.SNAPSHOTS,
+    )
+
+
 def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
-    if source is not None and str(source).strip():
+    if _named(source):
         return read_snapshot(str(source).strip())
     latest = latest_snapshot(profile, host, base_url)
     if latest is None:
