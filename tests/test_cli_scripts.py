@@ -446,6 +446,24 @@ def test_profiles_without_a_keyring_lists_none_and_says_what_to_do(cli: Cli) -> 
     assert data["profiles"] == [] and data["keyring_available"] is False
 
 
+@pytest.mark.parametrize("broken", ["fails", "cannot load"])
+def test_profiles_with_a_keyring_that_fails_is_an_error(cli: Cli, broken: str) -> None:
+    # Unlike no keyring at all, a keyring that is there and fails (here: its store is a
+    # folder) or a PYTHON_KEYRING_BACKEND that names no backend is an error, said in one line
+    # (the second was a traceback; found by review3).
+    if broken == "fails":
+        cli.keyring_file.mkdir()
+        env = cli.env(credentials=False, keyring=True)
+    else:
+        env = cli.env(credentials=False, PYTHON_KEYRING_BACKEND="no_such_module.Keyring")
+    shown = cli.run("profiles", env=env)
+    assert shown.returncode == 2 and shown.stdout == "", shown.stderr
+    assert "Traceback" not in shown.stderr and shown.stderr.count("\n") == 1
+    assert "keyring" in shown.stderr
+    data = json.loads(cli.run("profiles", "--json", env=env).stdout)
+    assert data["exit"] == 2 and "keyring" in data["error"] and "profiles" not in data
+
+
 def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch) -> None:
     from dict_magics.profiles import credentials
 
@@ -684,3 +702,22 @@ def test_a_delete_whose_listing_is_refused_for_the_keys_does_not_say_try_again(
     )
     assert down.returncode == 1
     assert "nothing was deleted. Try again." in down.stderr, down.stderr
+
+
+def test_list_csv_appended_to_a_file_has_no_bom_in_the_middle(cli: Cli, tmp_path: Path) -> None:
+    # `>> all.csv` onto a file that already holds text: a BOM there is no BOM but a U+FEFF
+    # glued to the next cell ("\ufeffid"); only a file that starts empty gets one (review3).
+    out = tmp_path / "all.csv"
+    out.write_bytes(b"earlier,line\n")
+    with out.open("ab") as handle:
+        appended = subprocess.run(
+            [*CLI, "list", "--csv"],
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=cli.env(),
+            timeout=120,
+        )
+    assert appended.returncode == 0, appended.stderr
+    written = out.read_bytes()
+    assert written.startswith(b"earlier,line\nid,fromLang,") and b"\xef\xbb\xbf" not in written

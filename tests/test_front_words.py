@@ -24,7 +24,7 @@ from IPython.utils.capture import capture_output
 import dict_magics
 from dict_magics.errors import CredentialsError, Notice, Remedy, UsageProblem
 from dict_magics.frontends.cli import build_parser, main
-from dict_magics.frontends.hints import CLI, MAGIC, PANEL
+from dict_magics.frontends.hints import CLI, MAGIC, PANEL, Words
 from dict_magics.models import PurgePlan
 from dict_magics.operations import purge as purging
 from dict_magics.render.panel import confirm_purge_html
@@ -319,3 +319,75 @@ def test_a_hint_adds_to_the_message_and_never_repeats_it(tmp_path: Path) -> None
         "already exists; nothing was written. Choose another name, or add --force to replace it."
     )
     assert PANEL.worded(unnamed.value).endswith("Rename it to end in .csv, .tsv, .xlsx or .tbx.")
+
+
+# -- every remedy has words in every front end that can meet it ----------------------------------
+
+NOT_REACHABLE: dict[str, dict[Remedy, str]] = {
+    "panel": {
+        # The panel asks with its own Confirm and typed word; a refusal there names no flag.
+        Remedy.YES: "the panel's questions are its Confirm button and the purge's typed word",
+        Remedy.OVERWRITE: "the panel exports nothing to a file",
+    },
+}
+"""Remedies a front end can never meet, and why (an empty answer would be a silent gap)."""
+
+FRONT_ENDS = {"magic": MAGIC, "cli": CLI, "panel": PANEL}
+
+
+@pytest.mark.parametrize("remedy", list(Remedy), ids=str)
+@pytest.mark.parametrize("front", FRONT_ENDS)
+def test_every_remedy_has_words_in_each_front_end_or_a_reason(front: str, remedy: Remedy) -> None:
+    words = FRONT_ENDS[front]
+    has_words = remedy in words.hints or remedy in words.names
+    unreachable = NOT_REACHABLE.get(front, {}).get(remedy)
+    assert has_words != bool(unreachable), (front, remedy, "words" if has_words else "none")
+    said = words.worded(UsageProblem("it failed.", option=remedy, profile="work"))
+    if remedy in words.hints:
+        assert said.startswith("it failed. ") and len(said) > len("it failed. ")
+
+
+def _own_words(words: Words) -> list[str]:
+    return [*words.hints.values(), *words.names.values()]
+
+
+def test_each_front_end_speaks_only_its_own_words() -> None:
+    """The command line names no magic or %config; the magics name no `dict-magics` command;
+    the panel names no command-line flag (it names magics for what it has no button for)."""
+    for text in _own_words(CLI):
+        assert "%dict_" not in text and "%config" not in text, text
+    for text in _own_words(MAGIC):
+        assert "dict-magics " not in text, text
+    for text in _own_words(PANEL):
+        assert "dict-magics " not in text and "--" not in text, text
+
+
+def test_every_option_the_lower_layers_name_is_a_remedy() -> None:
+    """An ``option="..."`` a lower layer raises with must be a ``Remedy`` value (else no front
+    end has words for it) or a setting its message words itself, and every ``Remedy`` is named
+    by some layer below the front ends."""
+    package = Path(dict_magics.__file__).parent
+    named: set[str] = set()
+    for path in package.rglob("*.py"):
+        if "frontends" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "option":
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    named.add(node.value.value)
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "Remedy"
+                and path.name != "errors.py"
+            ):
+                named.add(Remedy[node.attr].value)
+    values = {r.value for r in Remedy}
+    assert named - values == SELF_WORDED
+    assert values - named == set()
+
+
+SELF_WORDED = {"auth", "chunk_size", "listing_max_age"}
+"""Settings whose refusal names the setting and its allowed values itself (``auth must be
+'signature' or 'token', not ...``): every front end shows the message as it is, no hint."""

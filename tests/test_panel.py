@@ -1292,3 +1292,36 @@ def test_the_panel_restores_an_update_snapshot(
     confirm_and_wait(panel)
     assert sandbox.entry("7") == old
     assert "put back 1 entry" in panel.result.value
+
+
+def test_undo_follows_a_delete_whose_outcome_is_unknown(sandbox: SandboxServer) -> None:
+    """The result of a delete that may have gone says 'Snapshot kept at X: Undo puts it back';
+    Undo must then put back X, not the snapshot of the change before it (found by review3)."""
+    client = DictionaryClient(
+        sandbox.url, sandbox.access_key, sandbox.secret_key, timeout=0.5, max_retries=0
+    )
+    # The listing shown is reused for the snapshot, so the listing that would settle the
+    # outcome afterwards is the only GET, and it fails.
+    panel = DictPanel(client, profile="default", workers=4, listing_max_age=600)
+    try:
+        assert panel.wait(WAIT_S)
+        search(panel, "Meeting")
+        first = panel.matches[0]
+        tick(panel, first)
+        panel.delete_button.click()
+        confirm_and_wait(panel)
+        assert panel.undo is not None and sandbox.entry(first.id) is None
+        second = panel.matches[0]
+        tick(panel, second)
+        panel.delete_button.click()
+        sandbox.inject("hang", delay=3, method="DELETE")
+        sandbox.inject("status", 50, status=503, method="GET")
+        confirm_and_wait(panel)
+        result = panel.history[-1]
+        assert result.outcome_unknown and result.snapshot
+        assert f"Snapshot kept at <code>{result.snapshot}</code>: Undo puts it back." in (
+            panel.result.value
+        )
+        assert panel.undo is not None and panel.undo.snapshot == result.snapshot
+    finally:
+        panel.close()

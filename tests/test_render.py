@@ -196,3 +196,17 @@ def test_entries_html_stays_small_at_any_size(term: str) -> None:
     assert len(html.encode("utf-8")) < 200_000
     shown = html.count("<tr>") - 1
     assert 1 <= shown <= 200 and f"and {20_000 - shown} more (total 20000)" in html
+
+
+def test_the_snapshot_line_neutralises_a_hostile_data_folder_in_text_and_html() -> None:
+    """The snapshot path comes from $DICT_MAGICS_HOME: markup is escaped, and ESC or a bidi
+    override is shown as an escape in HTML as in a terminal (an RLO would reverse the shown
+    path in a notebook; found by review3)."""
+    path = "/tmp/<script>x</script>\x1b[31m\u202etxt.json"
+    gone = DeleteResult("success", "1", None, snapshot=path)
+    batch = BatchResult([gone], snapshot=path)
+    for shown in (result_html(gone), batch_html(batch)):
+        assert "<script>" not in shown and "&lt;script&gt;" in shown
+        assert "\x1b" not in shown and "\u202e" not in shown and "\\u202e" in shown
+    for shown in (result_text(gone), batch_text(batch)):
+        assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b[31m" in shown

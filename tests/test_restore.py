@@ -341,3 +341,70 @@ def test_the_default_restore_keeps_to_this_api_prefix_on_a_shared_host(
         restore(OperationSettings(), theirs.path, prompter=ScriptedPrompter(reason="no stdin"))
     assert refused.value.option == "yes" and "/tenant-b" in str(refused.value)
     assert sum(1 for r in env_creds.requests if r.method == "POST") == 1  # the first only
+
+
+def test_one_service_spelled_two_ways_is_one_prefix_for_the_default_restore(
+    env_creds: SandboxServer,
+) -> None:
+    """A snapshot whose base URL is this service's spelled otherwise (a trailing slash, as
+    edited by hand) is this prefix's: the default restore takes it and asks nothing (it asked
+    for a typed yes, and with none possible refused; found by review3)."""
+    host = env_creds.url.removeprefix("http://")
+    kept = write_snapshot(
+        [Entry("7", "en", "spelled", "de", "geschrieben")],
+        profile="default",
+        host=host,
+        base_url=env_creds.url + "/api/v1/",
+        operation="delete",
+    )
+    refused_asking = ScriptedPrompter(reason="no stdin")
+    result = restore(OperationSettings(), prompter=refused_asking)
+    assert [e.from_text for e in result.added] == ["spelled"]
+    assert restore(OperationSettings(), kept.path, prompter=refused_asking).skipped
+
+
+def test_the_default_https_port_is_no_other_service() -> None:
+    """``https://h:443`` and ``https://h`` are one service: one host, one base URL, so one
+    set of snapshots, one listing and one restore lock (found by review3)."""
+    from dict_magics.operations.snapshots import latest_snapshot
+    from dict_magics.service.paths import host_of, normalize_base_url
+
+    assert normalize_base_url("https://API.example.com:443/") == "https://api.example.com"
+    assert normalize_base_url("http://127.0.0.1:80") == "http://127.0.0.1"
+    assert normalize_base_url("https://api.example.com:80") == "https://api.example.com:80"
+    kept = write_snapshot(
+        [Entry("7", "en", "port", "de", "Port")],
+        profile="default",
+        host="api.example.com",
+        base_url="https://api.example.com",
+        operation="delete",
+    )
+    spelled = normalize_base_url("https://api.example.com:443")
+    found = latest_snapshot("default", host_of(spelled), spelled)
+    assert found is not None and found.path == kept.path
+
+
+def test_yes_never_restores_another_prefixs_snapshot_picked_by_default(
+    env_creds: SandboxServer,
+) -> None:
+    """With no snapshot of this prefix, the default falls back to another prefix's, which
+    goes back only once someone types yes; --yes (a script) typed nothing about that file, so
+    it is refused, naming it (found by review3)."""
+    from dict_magics.service.paths import normalize_base_url
+
+    host = env_creds.url.removeprefix("http://")
+    theirs = write_snapshot(
+        [Entry("7", "en", "other prefix", "de", "anderes Präfix")],
+        profile="default",
+        host=host,
+        base_url=normalize_base_url(env_creds.url) + "/tenant-b",
+        operation="delete",
+    )
+    env_creds.clear_log()
+    with pytest.raises(UsageProblem) as refused:
+        restore(OperationSettings(), yes=True)
+    assert "/tenant-b" in str(refused.value) and theirs.path.name in str(refused.value)
+    assert not any(r.method == "POST" for r in env_creds.requests)
+    # Named, it goes back with --yes as any snapshot does.
+    result = restore(OperationSettings(), theirs.path, yes=True)
+    assert [e.from_text for e in result.added] == ["other prefix"]

@@ -327,7 +327,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         "--csv",
         action="store_true",
         help="print CSV (id,fromLang,fromText,toLang,toText) instead of a table; with a "
-        "UTF-8 BOM only when stdout is a file (> out.csv, for Excel), none into a pipe",
+        "UTF-8 BOM only when stdout is a new file (> out.csv, for Excel), none into a pipe or >>",
     )
     _network(listing)
 

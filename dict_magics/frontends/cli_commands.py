@@ -264,23 +264,26 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _csv_to_stdout(listing: EntryList) -> None:
     """``EntryList.to_csv`` writes a file: write it to a private temporary one, then copy.
 
-    Its byte order mark stays only when stdout is a regular file (``> out.csv``: Excel then
-    reads it as UTF-8); a pipe or a terminal gets none, so ``cut -d, -f1`` sees ``id``."""
+    Its byte order mark stays only when stdout is an empty regular file (``> out.csv``: Excel
+    then reads it as UTF-8); a pipe or a terminal gets none, so ``cut -d, -f1`` sees ``id``,
+    and neither does ``>>`` onto a file holding text (mid-file it would glue U+FEFF to a cell)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="dict-magics-") as folder:
         data = listing.to_csv(Path(folder) / "entries.csv").read_bytes()
     sys.stdout.flush()
-    if not _regular_file(sys.stdout):
+    if not _empty_file(sys.stdout):
         data = data.removeprefix(b"\xef\xbb\xbf")
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 
-def _regular_file(stream: Any) -> bool:
-    """Whether ``stream`` writes to a regular file (not a pipe, terminal or socket)."""
+def _empty_file(stream: Any) -> bool:
+    """Whether ``stream`` writes to an empty regular file (not a pipe, terminal or socket, nor
+    a file ``>>`` appends to after its text)."""
     try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+        found = os.fstat(stream.fileno())
+        return stat.S_ISREG(found.st_mode) and found.st_size == 0
     except (OSError, ValueError, AttributeError):
         return False
 

@@ -751,9 +751,9 @@ class DictPanel(ToolHandlers, widgets.VBox):
         )
         result = replace(result, names=PANEL.names)
         self._record(result)
-        succeeded = result.succeeded if isinstance(result, BatchResult) else int(result.ok)
-        if result.snapshot and succeeded:
-            self.undo = Undo(result.snapshot, count(succeeded, "entry", "entries"))
+        gone = _may_be_gone(result)
+        if result.snapshot and gone:  # the result says Undo puts back this snapshot
+            self.undo = Undo(result.snapshot, count(gone, "entry", "entries"))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
@@ -767,7 +767,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         )
         result = replace(result, names=PANEL.names)
         self._record(result)
-        if result.snapshot and result.ok:
+        if result.snapshot and _may_be_gone(result):
             self.undo = Undo(result.snapshot, "every entry")
         self._after_change(None)
 
@@ -979,6 +979,14 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self._history_html.append(f'<li><span style="color:#57606a">{stamp}</span> {html}</li>')
         self.result.value = html
         self.history_view.value = view.history_html(list(reversed(self._history_html)))
+
+
+def _may_be_gone(result: DeleteResult | BatchResult) -> int:
+    """How many entries a delete or purge deleted or may have deleted (its outcome unknown):
+    the result then names its snapshot and Undo, so Undo must put back that snapshot."""
+    if isinstance(result, BatchResult):
+        return len({r.entry_id for r in result.results if r.ok or r.outcome_unknown})
+    return int(result.ok or result.outcome_unknown)
 
 
 class _ProgressSink:

@@ -25,6 +25,7 @@ from ..errors import (
     UsageProblem,
 )
 from ..models.text import shown
+from ..service.paths import same_base_url
 from ..service.settle import name_added
 from .connect import connect
 from .context import OperationSettings, ProgressSink
@@ -66,6 +67,8 @@ def restore(
 
     with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host, client.base_url)
+        if not dry_run and yes and not _named(source):
+            _refuse_other_prefix(snapshot, client.base_url)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
         if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
@@ -189,8 +192,26 @@ def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]
     return ok, refused
 
 
+def _named(source: str | Path | None) -> bool:
+    """Whether the person named the snapshot (else the default: this prefix's latest)."""
+    return source is not None and bool(str(source).strip())
+
+
+def _refuse_other_prefix(snapshot: Snapshot, base_url: str) -> None:
+    """The default falls back to another API prefix's snapshot (same host and profile) only
+    for someone to confirm: ``yes`` confirmed no file, so it is refused, naming the file."""
+    if same_base_url(snapshot.base_url, base_url):
+        return
+    raise UsageProblem(
+        f"no snapshot of {base_url} yet; the latest of this host, {shown(str(snapshot.path))}, "
+        f"was taken on {shown(snapshot.base_url)}, another API prefix (another dictionary). "
+        "Name it to restore it here. Nothing was sent.",
+        option=Remedy.SNAPSHOTS,
+    )
+
+
 def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
-    if source is not None and str(source).strip():
+    if _named(source):
         return read_snapshot(str(source).strip())
     latest = latest_snapshot(profile, host, base_url)
     if latest is None:
@@ -207,9 +228,10 @@ def _confirm_elsewhere(
 ) -> None:
     """A snapshot of another host, API prefix or profile goes back only once someone types
     yes."""
-    if (snapshot.host, snapshot.base_url, snapshot.profile) == (host, base_url, profile):
+    same_prefix = same_base_url(snapshot.base_url, base_url)
+    if (snapshot.host, snapshot.profile) == (host, profile) and same_prefix:
         return
-    if snapshot.host == host and snapshot.base_url != base_url:  # name the prefixes apart
+    if snapshot.host == host and not same_prefix:  # name the prefixes apart
         host = base_url
         there = shown(snapshot.base_url)
     else:

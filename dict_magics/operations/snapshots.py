@@ -45,6 +45,7 @@ from .. import localdata
 from ..errors import Remedy, UsageProblem
 from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
+from ..service.paths import same_base_url
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -403,7 +404,7 @@ def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> Sna
     """The newest snapshot of ``profile`` on ``host`` (of ``base_url`` first: two API prefixes
     on one host are two dictionaries), or ``None`` when there is none."""
     found = list_snapshots(profile=profile, host=host)
-    same = [info for info in found if base_url is None or info.base_url == base_url]
+    same = [info for info in found if base_url is None or same_base_url(info.base_url, base_url)]
     return (same or found or [None])[0]
 
 

@@ -133,11 +133,19 @@ def _backend_name(backend: Any) -> str:
 
 
 def backend_info() -> BackendInfo:
-    """Describe the active keyring backend without reading any secret."""
+    """Describe the active keyring backend without reading any secret; ``CredentialsError``
+    when none can be loaded (a ``PYTHON_KEYRING_BACKEND`` naming no backend, a broken
+    keyring configuration): that is a keyring that fails, not a missing one."""
     keyring = _keyring()
     from keyring.backends import fail
 
-    backend = keyring.get_keyring()
+    try:
+        backend = keyring.get_keyring()
+    except Exception as exc:
+        raise CredentialsError(
+            f"the keyring backend could not be loaded ({type(exc).__name__}): check "
+            "PYTHON_KEYRING_BACKEND and the keyring's configuration."
+        ) from None
     chained = getattr(backend, "backends", None)
     members = list(chained) if chained else [backend]
     names = " + ".join(_backend_name(b) for b in members) or _backend_name(backend)

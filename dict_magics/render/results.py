@@ -133,7 +133,7 @@ def _kept_html(kept: tuple[str, str] | None) -> str:
     path, undo = kept
     return (
         f'<div class="dict-magics-snapshot" style="color:#57606a">Snapshot kept at '
-        f"<code>{escape(path)}</code>: {escape(undo)}.</div>"
+        f"<code>{escape(clean(path))}</code>: {escape(undo)}.</div>"
     )
 
 

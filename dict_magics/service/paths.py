@@ -38,6 +38,7 @@ __all__ = [
     "normalize_base_url",
     "purge_path",
     "readings",
+    "same_base_url",
     "skeleton",
 ]
 
@@ -98,9 +99,24 @@ def normalize_base_url(base_url: str) -> str:
     if path.lower().endswith("/api/v1"):
         path = path[: -len("/api/v1")]
     netloc = f"[{host}]" if ":" in host else host
-    if port is not None:
+    if port is not None and port != _DEFAULT_PORT[scheme]:
+        # https://h:443 is https://h: one host, so one set of snapshots, listing and lock.
         netloc += f":{port}"
     return f"{scheme}://{netloc}{path}"
+
+
+_DEFAULT_PORT = {"https": 443, "http": 80}
+
+
+def same_base_url(one: str, other: str) -> bool:
+    """Whether two base URLs name one service and API prefix, however spelled (a snapshot's
+    header may hold one written by hand: a trailing slash, ``/api/v1``, a default port)."""
+    if one == other:
+        return True
+    try:
+        return normalize_base_url(one) == normalize_base_url(other)
+    except InvalidBaseUrlError:
+        return False
 
 
 def host_of(base_url: str) -> str:
