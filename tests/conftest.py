@@ -7,11 +7,15 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import keyring
 import pytest
+from IPython.utils.capture import capture_output
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
 
@@ -108,6 +112,27 @@ def point_at(monkeypatch: pytest.MonkeyPatch, server: SandboxServer) -> SandboxS
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
     return server
+
+
+def run_cell(ip: Any, cell: str) -> tuple[Any, str, str]:
+    """Run ``cell`` in the real shell: (its value, stdout, stderr); an error in it is raised."""
+    with capture_output() as cap:
+        result = ip.run_cell(cell)
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result, cap.stdout, cap.stderr
+
+
+def run_cli(server: SandboxServer, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+    """``dict-magics ARGS`` in a real subprocess pointed at ``server``, with no stdin."""
+    return subprocess.run(
+        [sys.executable, "-m", "dict_magics", *args],
+        capture_output=True,
+        env={**os.environ, **server.env()},
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        **({"text": True, "encoding": "utf-8"} if text else {}),
+    )
 
 
 @pytest.fixture

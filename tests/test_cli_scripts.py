@@ -46,6 +46,18 @@ def wait_until(condition: Callable[[], bool], what: str, limit: float = 30.0) ->
         time.sleep(0.01)
 
 
+def _list_csv_into(cli: Cli, handle: IO[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """``dict-magics list --csv`` with its stdout a file (``>`` or ``>>`` in a shell)."""
+    return subprocess.run(
+        [*CLI, "list", "--csv"],
+        stdout=handle,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=cli.env(),
+        timeout=120,
+    )
+
+
 class Lines:
     """The lines of a child's pipe, read on a thread: a line that never comes fails the test
     (after a safety limit, not a timing assertion) instead of hanging it."""
@@ -319,14 +331,7 @@ def test_list_csv_has_a_bom_in_a_file_and_none_in_a_pipe(cli: Cli, tmp_path: Pat
     assert piped.stdout.startswith("id,fromLang,")
     out = tmp_path / "out.csv"
     with out.open("wb") as handle:
-        redirected = subprocess.run(
-            [*CLI, "list", "--csv"],
-            stdout=handle,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=cli.env(),
-            timeout=120,
-        )
+        redirected = _list_csv_into(cli, handle)
     assert redirected.returncode == 0, redirected.stderr
     written = out.read_bytes()
     assert written.startswith(b"\xef\xbb\xbfid,fromLang,")
@@ -710,14 +715,7 @@ def test_list_csv_appended_to_a_file_has_no_bom_in_the_middle(cli: Cli, tmp_path
     out = tmp_path / "all.csv"
     out.write_bytes(b"earlier,line\n")
     with out.open("ab") as handle:
-        appended = subprocess.run(
-            [*CLI, "list", "--csv"],
-            stdout=handle,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=cli.env(),
-            timeout=120,
-        )
+        appended = _list_csv_into(cli, handle)
     assert appended.returncode == 0, appended.stderr
     written = out.read_bytes()
     assert written.startswith(b"earlier,line\nid,fromLang,") and b"\xef\xbb\xbf" not in written

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 from dict_magics.sandbox import SandboxServer
 
@@ -36,20 +37,8 @@ def _stopped_mid_request(
     """(exit code, output, audit lines, sandbox) of ``argv`` signalled while the sandbox holds
     its ``method`` request."""
     with SandboxServer(10) as box:
-        env = {**os.environ, **box.env(), "DICT_MAGICS_HOME": str(home)}
         box.inject("hang", delay=HELD, method=method)
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            preexec_fn=preexec,
-        )
-        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-        while not any(r.method == method for r in box.requests) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        proc, _ = _started(argv, box, home, method, preexec)
         assert proc.poll() is None
         proc.send_signal(signum)
         out, _ = proc.communicate(timeout=60)
@@ -60,6 +49,32 @@ def _stopped_mid_request(
 
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "dict_magics", *args]
+
+
+def _started(
+    argv: list[str],
+    box: SandboxServer,
+    home: Path,
+    method: str,
+    preexec: Callable[[], object] | None = None,
+) -> tuple[subprocess.Popen[str], float]:
+    """``argv`` started against ``box`` (its output merged), once the sandbox holds its first
+    ``method`` request; with the safety deadline (not a timing assertion) the caller goes on
+    with."""
+    proc = subprocess.Popen(
+        argv,
+        env={**os.environ, **box.env(), "DICT_MAGICS_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=preexec,
+    )
+    deadline = time.monotonic() + 60
+    while not any(r.method == method for r in box.requests):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return proc, deadline
 
 
 def _ignore_ctrl_c() -> None:
@@ -143,28 +158,15 @@ def test_ctrl_c_again_and_again_while_the_audit_log_is_locked_loses_no_line(
     import fcntl
 
     locks = Path("/proc/locks")
-    if not locks.exists():
-        pytest.skip("needs /proc/locks to see the writer wait for the lock")
+    require(locks.exists(), "needs /proc/locks to see the writer wait for the lock")
     audit = tmp_path / "audit.jsonl"
     audit.touch(mode=0o600)
     with SandboxServer(10) as box:
-        env = {**os.environ, **box.env(), "DICT_MAGICS_HOME": str(tmp_path)}
         box.inject("hang", delay=1.0, method="DELETE")
         holder = os.open(audit, os.O_RDWR)
         fcntl.flock(holder, fcntl.LOCK_EX)
         try:
-            proc = subprocess.Popen(
-                _cli("delete", "7"),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-            while not any(r.method == "DELETE" for r in box.requests):
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
+            proc, deadline = _started(_cli("delete", "7"), box, tmp_path, "DELETE")
             proc.send_signal(signal.SIGINT)
             while not _waited_for(locks, audit):  # the command waits for the audit log's lock
                 assert time.monotonic() < deadline and proc.poll() is None
@@ -205,20 +207,8 @@ def test_ctrl_c_during_the_listing_after_a_request_audits_and_shows_it(
     the wait: the request is audited as it stood (a lost answer stays unknown) and shown.
     Before: no audit line, and only "interrupted"."""
     with SandboxServer(10) as box:
-        env = {**os.environ, **box.env(), "DICT_MAGICS_HOME": str(tmp_path)}
         box.inject("hang", delay=HELD, method=method)
-        proc = subprocess.Popen(
-            _cli(*args),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-        while not any(r.method == method for r in box.requests):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        proc, deadline = _started(_cli(*args), box, tmp_path, method)
         box.inject("hang", delay=30, method="GET")  # the listing after: slow
         while sum(r.method == "GET" for r in box.requests) < 2:
             assert time.monotonic() < deadline and proc.poll() is None

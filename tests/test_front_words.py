@@ -18,8 +18,7 @@ from typing import Any
 
 import layering
 import pytest
-from conftest import point_at
-from IPython.utils.capture import capture_output
+from conftest import point_at, run_cell
 
 import dict_magics
 from dict_magics.errors import CredentialsError, Notice, Remedy, UsageProblem
@@ -222,14 +221,6 @@ def bare(monkeypatch: pytest.MonkeyPatch) -> Any:
         yield point_at(monkeypatch, server)
 
 
-def run(ip: Any, cell: str) -> tuple[Any, str, str]:
-    with capture_output() as cap:
-        result = ip.run_cell(cell)
-    if result.error_in_exec is not None:
-        raise result.error_in_exec
-    return result.result, cap.stdout, cap.stderr
-
-
 # -- each front end says its own words -----------------------------------------------------------
 
 
@@ -256,7 +247,7 @@ def test_each_front_end_words_a_remedy(remedy: Remedy, magic: str, cli: str, pan
 
 
 def test_the_magics_name_their_login_and_no_snapshot(ip: Any, bare: SandboxServer) -> None:
-    _, _, err = run(ip, "%dict_delete 2")
+    _, _, err = run_cell(ip, "%dict_delete 2")
     assert "cannot be undone. (--no-snapshot goes ahead without this warning.)" in err
     assert "dict-magics" not in err
     with pytest.raises(Exception) as refused:

@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import pytest
-from IPython.utils.capture import capture_output
+from conftest import run_cell
 
 from dict_magics.errors import UsageProblem
 from dict_magics.models import DryRunResult, Entry
@@ -40,22 +40,14 @@ def header(path: str) -> dict[str, Any]:
         return json.loads(handle.readline()[:-1] + "]}")
 
 
-def run(ip: Any, cell: str) -> tuple[Any, str, str]:
-    with capture_output() as cap:
-        result = ip.run_cell(cell)
-    if result.error_in_exec is not None:
-        raise result.error_in_exec
-    return result.result, cap.stdout, cap.stderr
-
-
 # -- the cached listing, when allowed ------------------------------------------------------------
 
 
 def test_a_loop_of_one_id_deletes_sends_one_listing(ip: Any, env_creds: SandboxServer) -> None:
-    run(ip, "%config DictMagics.listing_max_age = 60")
+    run_cell(ip, "%config DictMagics.listing_max_age = 60")
     before = dict(env_creds.entries)
     for entry_id in range(1, 21):
-        result, _, _ = run(ip, f"%dict_delete {entry_id}")
+        result, _, _ = run_cell(ip, f"%dict_delete {entry_id}")
         assert result.ok and result.snapshot is not None
         kept = read_snapshot(result.snapshot)
         assert kept.entries == [before[str(entry_id)]]
@@ -172,8 +164,8 @@ def test_a_bad_environment_value_is_a_usage_problem(
 @pytest.mark.parametrize("statement", ["-1", "float('nan')", "float('inf')", "1e400", "True"])
 def test_config_refuses_a_bad_value(ip: Any, statement: str) -> None:
     magics = ip.magics_manager.registry["DictMagics"]
-    run(ip, "%config DictMagics.listing_max_age = 30")
-    _, stdout, stderr = run(ip, f"%config DictMagics.listing_max_age = {statement}")
+    run_cell(ip, "%config DictMagics.listing_max_age = 30")
+    _, stdout, stderr = run_cell(ip, f"%config DictMagics.listing_max_age = {statement}")
     assert magics.listing_max_age == 30
     assert stderr.startswith("UsageError: DictMagics.listing_max_age must be")
     assert stderr.rstrip().endswith("The setting is unchanged.") and stdout == ""
@@ -186,7 +178,7 @@ def test_a_bad_environment_value_stops_a_magic(
 
     monkeypatch.setenv("DICT_MAGICS_LISTING_MAX_AGE", "-5")
     with pytest.raises(UsageError, match="listing_max_age"):
-        run(ip, "%dict_delete 1")
+        run_cell(ip, "%dict_delete 1")
     assert methods(env_creds) == [] and "1" in env_creds.entries
 
 

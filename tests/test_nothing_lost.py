@@ -10,8 +10,6 @@ import json
 import os
 import signal
 import stat
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import point_at
+from conftest import point_at, run_cell, run_cli
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -69,14 +67,6 @@ def audit_lines() -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def run(ip: Any, cell: str) -> tuple[Any, str, str]:
-    with capture_output() as cap:
-        result = ip.run_cell(cell)
-    if result.error_in_exec is not None:
-        raise result.error_in_exec
-    return result.result, cap.stdout, cap.stderr
 
 
 # -- snapshots before the first deleting request ---------------------------------------------
@@ -246,9 +236,9 @@ def test_dry_runs_send_nothing_that_changes_the_dictionary(ip: Any, env_creds: S
     assert "a purge would delete all 106 entries" in str(whole)
     assert "\u2026 and 86 more" in str(whole)
 
-    value, out, _ = run(ip, "%dict_delete --dry-run 9001 9003")
+    value, out, _ = run_cell(ip, "%dict_delete --dry-run 9001 9003")
     assert isinstance(value, DryRunResult) and "改行\\nあり" in out  # a newline shown escaped
-    value, out, _ = run(ip, "%dict_purge --dry-run")
+    value, out, _ = run_cell(ip, "%dict_purge --dry-run")
     assert isinstance(value, DryRunResult) and "all 106 entries" in out
     assert set(methods(env_creds)) == {"GET"} and len(env_creds.entries) == 106
     assert list_snapshots() == [] and audit_lines() == []
@@ -273,9 +263,9 @@ def test_without_a_listing_delete_warns_and_purge_refuses(ip: Any, bare: Sandbox
     assert len(warnings) == 1 and "cannot be undone" in warnings[0]
     assert changes(bare) == [("delete", "1")]
 
-    _, _, err = run(ip, "%dict_delete 2 3")
+    _, _, err = run_cell(ip, "%dict_delete 2 3")
     assert "Warning:" in err and "cannot be undone" in err and "--no-snapshot" in err
-    _, _, err = run(ip, "%dict_delete --no-snapshot 4")
+    _, _, err = run_cell(ip, "%dict_delete --no-snapshot 4")
     assert err == ""
     assert methods(bare).count("GET") == 1  # "no listing" is remembered, not asked each time
 
@@ -288,21 +278,21 @@ def test_without_a_listing_delete_warns_and_purge_refuses(ip: Any, bare: Sandbox
     assert "Traceback" not in cap.stderr
     assert ("purge", None) not in changes(bare)
 
-    result, _, _ = run(ip, "%dict_purge -y --no-snapshot")
+    result, _, _ = run_cell(ip, "%dict_purge -y --no-snapshot")
     assert result.ok and bare.entries == {}
     assert list_snapshots() == []
     assert [line["outcome"] for line in audit_lines()] == ["success"] * 5
 
 
 def test_config_snapshots_off_sends_no_listing(ip: Any, env_creds: SandboxServer) -> None:
-    run(ip, "%config DictMagics.snapshots = False")
+    run_cell(ip, "%config DictMagics.snapshots = False")
     try:
-        result, _, _ = run(ip, "%dict_delete 1 2")
+        result, _, _ = run_cell(ip, "%dict_delete 1 2")
         assert result.ok and result.snapshot is None
-        result, _, _ = run(ip, "%dict_purge -y")
+        result, _, _ = run_cell(ip, "%dict_purge -y")
         assert result.ok and result.snapshot is None
     finally:
-        run(ip, "%config DictMagics.snapshots = True")
+        run_cell(ip, "%config DictMagics.snapshots = True")
     assert "GET" not in methods(env_creds) and list_snapshots() == []
     assert [line["snapshot"] for line in audit_lines()] == [None, None, None]
 
@@ -332,11 +322,11 @@ def test_a_loop_of_one_id_deletes_lists_before_each(ip: Any, env_creds: SandboxS
     """A snapshot holds the service's terms at the moment of the delete, never a cached
     listing's (issue 22, item 6): one listing per delete (its cost: docs/reliability.md)."""
     for entry_id in range(1, 21):
-        result, _, _ = run(ip, f"%dict_delete {entry_id}")
+        result, _, _ = run_cell(ip, f"%dict_delete {entry_id}")
         assert result.ok and result.entry is not None and result.snapshot is not None
     assert methods(env_creds).count("GET") == 20
     assert methods(env_creds).count("DELETE") == 20
-    run(ip, "%dict_delete 21 nope")  # "nope" is in no listing: absent, not sent
+    run_cell(ip, "%dict_delete 21 nope")  # "nope" is in no listing: absent, not sent
     assert methods(env_creds).count("GET") == 21 and methods(env_creds).count("DELETE") == 21
 
 
@@ -486,19 +476,19 @@ def test_concurrent_batches_append_whole_lines(env_creds: SandboxServer) -> None
 
 def test_dict_log_and_dict_snapshots_show_tables(ip: Any, env_creds: SandboxServer) -> None:
     assert "audit log is empty" in str(audit())
-    run(ip, "%dict_delete 1 2")
-    run(ip, "%dict_purge -y")
-    log, out, _ = run(ip, "%dict_log -n 2")
+    run_cell(ip, "%dict_delete 1 2")
+    run_cell(ip, "%dict_purge -y")
+    log, out, _ = run_cell(ip, "%dict_log -n 2")
     assert isinstance(log, AuditTable) and len(log) == 2
     assert "last 2 requests" in out and "every entry" in out
     assert "<table" in log._repr_html_()
     everything = audit(50)
     assert "金曜日" in str(everything)
-    listed, out, _ = run(ip, "%dict_snapshots")
+    listed, out, _ = run_cell(ip, "%dict_snapshots")
     assert isinstance(listed, SnapshotList) and [s.operation for s in listed] == ["purge", "delete"]
     assert "2 snapshots, newest first" in out and "<table" in listed._repr_html_()
     assert snapshots(profile="someone-else") == []
-    assert run(ip, "%dict_snapshots -p default")[0] == listed
+    assert run_cell(ip, "%dict_snapshots -p default")[0] == listed
     with capture_output():
         refused = ip.run_cell("%dict_log -n 0").error_in_exec
     assert type(refused) is UsageError and "-n" in str(refused)
@@ -517,14 +507,7 @@ def test_a_snapshot_that_cannot_be_written_deletes_nothing(
     with pytest.raises(LocalDataError, match="could not save a snapshot before deleting"):
         purge(OperationSettings(), prompter=ScriptedPrompter(), yes=True)
     # A disk problem is not a usage mistake: the command line exits 1, as for an outage.
-    ran = subprocess.run(
-        [sys.executable, "-m", "dict_magics", "delete", "5"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env_creds.env(), "DICT_MAGICS_HOME": str(blocked)},
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    ran = run_cli(env_creds, "delete", "5")  # DICT_MAGICS_HOME is still the file
     assert ran.returncode == 1, ran.stderr
     assert "could not save a snapshot before deleting" in ran.stderr
     assert [r.method for r in env_creds.requests if r.method != "GET"] == []

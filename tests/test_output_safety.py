@@ -9,12 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 
 import pytest
-from conftest import point_at
+from conftest import point_at, run_cli
 
 from dict_magics.errors import UsageProblem
 from dict_magics.models import Entry
@@ -40,14 +39,7 @@ FORMULAS = [
 
 
 def cli(server: SandboxServer, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, **server.env()}
-    return subprocess.run(
-        [sys.executable, "-m", "dict_magics", *args],
-        capture_output=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    return run_cli(server, *args, text=False)
 
 
 @pytest.fixture

@@ -10,12 +10,10 @@ shell.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
-from conftest import point_at
+from conftest import point_at, run_cli
 from IPython.utils.capture import capture_output
 
 from dict_magics.models import AddResult, Entry, NoChange, UpdateResult
@@ -29,16 +27,7 @@ ONE = OperationSettings(workers=1)
 
 
 def cli(server: SandboxServer, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **server.env()}
-    return subprocess.run(
-        [sys.executable, "-m", "dict_magics", *args],
-        capture_output=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
+    return run_cli(server, *args)
 
 
 def changes(server: SandboxServer) -> list[str]:
