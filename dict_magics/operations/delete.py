@@ -185,7 +185,7 @@ def _fresh_listing(client: DictionaryClient, profile: str, dry_run: bool) -> Ent
     except ListingUnsupportedError:
         return None
     except ServiceError as exc:
-        raise listing_failed(exc, dry_run, "delete") from None
+        raise listing_failed(exc, dry_run) from None
 
 
 def _with_absent(

@@ -153,7 +153,7 @@ def _listing(
         return None
     except ServiceError as exc:
         if dry_run or required:
-            raise listing_failed(exc, dry_run, "purge") from None
+            raise listing_failed(exc, dry_run) from None
         return None
 
 

@@ -45,7 +45,7 @@ def say(warn: Warn, message: str) -> None:
         warn(message)
 
 
-def listing_failed(exc: ServiceError, dry_run: bool, what: str) -> ServiceError:
+def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
     """The error when the listing a snapshot needs could not be had: always a service failure
     (exit 1), and only where going ahead without a copy could help (a listing the service
     cannot give, not an outage or refused credentials, which would stop the deletion too) does
