@@ -100,7 +100,7 @@ class _SelectList:
     def __init__(self, entries: list[Any]) -> None:
         import ipywidgets as widgets
 
-        from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
+        from dict_magics.frontends.panel_table import ALL_PAIRS, EntryIndex
 
         self.index = EntryIndex(entries)
         self.select = widgets.SelectMultiple(options=[], rows=20)
@@ -109,7 +109,6 @@ class _SelectList:
 
     def apply(self, kind: str, value: Any) -> None:
         from dict_magics.frontends.panel import PAGE
-        from dict_magics.render.panel import row_label
 
         if kind == "search":
             self.text, self.page = value, 0
@@ -124,7 +123,8 @@ class _SelectList:
             found = self.index.order(found, *self.sort)
         start = self.page * PAGE
         shown = [self.index.entries[i] for i in found[start : start + PAGE]]
-        self.select.options = [(row_label(e), e.id) for e in shown]
+        # One option per entry: its terms, languages and id, clipped as a label is.
+        self.select.options = [(f"{e.describe()} \u00b7 id {e.id}"[:160], e.id) for e in shown]
         self.count.value = f"{len(found):,} matches of {len(self.index):,}"
 
     def close(self) -> None:
@@ -140,7 +140,7 @@ class _DataGrid:
         import pandas as pd
         from ipydatagrid import DataGrid
 
-        from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
+        from dict_magics.frontends.panel_table import ALL_PAIRS, EntryIndex
 
         self.index = EntryIndex(entries)
         self.frame = pd.DataFrame(

@@ -24,9 +24,9 @@ import dict_magics
 from dict_magics.errors import CredentialsError, Notice, Remedy, UsageProblem
 from dict_magics.frontends.cli import build_parser, main
 from dict_magics.frontends.hints import CLI, MAGIC, PANEL, Words
+from dict_magics.frontends.panel_html import confirm_purge_html
 from dict_magics.models import PurgePlan
 from dict_magics.operations import purge as purging
-from dict_magics.render.panel import confirm_purge_html
 from dict_magics.sandbox import SandboxServer
 
 ROOT = Path(dict_magics.__file__).parent

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from dict_magics.errors import CredentialsError, DictMagicsError
 from dict_magics.frontends.panel import PAGE, DictPanel, parse_ids
-from dict_magics.frontends.panel_index import ALL_PAIRS, EntryIndex
-from dict_magics.frontends.panel_rows import EntryRows
+from dict_magics.frontends.panel_html import id_label, row_cells_html
+from dict_magics.frontends.panel_table import ALL_PAIRS, EntryIndex, EntryRows
 from dict_magics.models import (
     AddResult,
     BatchResult,
@@ -37,7 +37,6 @@ from dict_magics.models.glossary import SyncResult
 from dict_magics.models.terms import LANGUAGE_CODES
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
 from dict_magics.profiles import credentials
-from dict_magics.render.panel import id_label, row_cells_html
 from dict_magics.sandbox import LoggedRequest, SandboxServer
 from dict_magics.service.client import DictionaryClient
 from dict_magics.settings import PURGE_WORD
@@ -138,7 +137,7 @@ def everything_shown(panel: DictPanel) -> str:
         for child in getattr(widget, "children", ()):
             yield from walk(child)
 
-    widgets = [*walk(panel), *panel.rows.pool, *panel.rows.boxes, *panel.rows.cells]
+    widgets = [*walk(panel), *(part for row in panel.rows.pool for part in walk(row))]
     return "\n".join([*(json.dumps(w.get_state(), default=str) for w in widgets), repr(panel)])
 
 

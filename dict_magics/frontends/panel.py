@@ -1,20 +1,11 @@
-"""The curation panel (``%dict_panel``): find entries, tick them, delete after a confirmation
-that names their terms, and put back what a deletion took. Imported only when it is used.
+"""The curation panel (``%dict_panel``): find entries, tick them, change or delete them after a
+confirmation that names their terms, and undo. Imported only when it is used.
 
-Nothing is deleted by one click: **Delete selected** and **Delete all** only *arm* a
-confirmation that lists what will go (a purge also needs a typed word), and **Restore** is
-confirmed too. Requests run on a background thread so the notebook stays responsive; that thread
-only sets widget traits, which ipywidgets syncs safely from any thread (``with output:`` from a
-thread is not safe). While it runs every button but **Cancel** is disabled; Cancel sets an event
-the operation honours (nothing new is sent). ipywidgets hides exceptions raised in callbacks in
-a log, so every handler reports its own errors in the panel's status line.
-
-The entries show as a table (id, languages, source, target), sortable by any column (click its
-header; again to reverse) and paged, ``PAGE`` rows at a time. A listing of 10,000 entries stays
-responsive: the search runs over keys casefolded once and a sort over ranks computed once per
-column (``panel_index``), and the rows of a page are widgets that are reused (``panel_rows``).
-``benchmarks/panel_bench.py`` measures it; ``docs/architecture.md`` ("Panel table") says why
-plain ipywidgets and not a grid widget. A service without a listing falls back to typed ids.
+Nothing is sent by one click: every change only arms a confirmation (a purge also needs a typed
+word). Confirm runs the operation on a worker thread so the notebook stays responsive; that
+thread only sets widget traits (``with output:`` from a thread is not safe). While it runs only
+Cancel is enabled. ipywidgets hides exceptions raised in callbacks in a log, so every handler
+shows its own in the status line. A service without a listing falls back to typed ids.
 """
 
 from __future__ import annotations
@@ -25,48 +16,34 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from ..errors import (
-    DictMagicsError,
-    InvalidIdError,
-    ListingUnsupportedError,
-    ServiceError,
-)
-from ..models import (
-    AddResult,
-    BatchResult,
-    DeleteResult,
-    Entry,
-    EntryList,
-    RestoreResult,
-    SnapshotInfo,
-    UpdateResult,
-)
+from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
+from ..models import BatchResult, DeleteResult, Entry, EntryList, PurgePlan, SnapshotInfo
 from ..models.glossary import SyncResult
 from ..models.secret import mask
+from ..models.terms import entry_problems
 from ..operations import history
+from ..operations import purge as purging
+from ..operations.add import add
 from ..operations.context import ID_SEPARATORS, OperationSettings
-from ..operations.delete import count, delete, interruption
+from ..operations.delete import delete, interruption
 from ..operations.listing import list_entries
 from ..operations.prompts import ScriptedPrompter
-from ..operations.purge import plan as purge_plan
-from ..operations.purge import purge
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
-from ..render import panel as view
+from ..operations.sync import plan_sync, sync
+from ..operations.update import update
 from ..service.paths import check_id
 from ..settings import WORKERS
+from . import panel_html as html
 from .hints import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
-from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
-from .panel_rows import EntryRows
-from .panel_state import Armed, Undo, show
-from .panel_tools import ToolHandlers
+from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
@@ -76,17 +53,24 @@ __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 PAGE = 50
 """Rows of the table per page."""
 HISTORY_SIZE = 10
-
-_COLUMN_LAYOUT = {
-    "id": {"width": view.ID_WIDTH, "flex": "0 0 auto"},
-    "languages": {"width": view.LANG_WIDTH, "flex": "0 0 auto"},
-}
-_FILL = {"width": "auto", "flex": "1 1 0"}
-_FIELDS = ("from_lang", "from_text", "to_lang", "to_text")
+ENTRY_TERMS = ("from_lang", "from_text", "to_lang", "to_text")
 """The keyword names of an entry's terms, in ``Entry.terms`` order."""
 
 State = Literal["idle", "armed", "running"]
-Result = DeleteResult | BatchResult | RestoreResult | UpdateResult | AddResult | SyncResult
+COLUMN_LAYOUTS = {
+    "id": {"width": html.ID_WIDTH, "flex": "0 0 auto"},
+    "languages": {"width": html.LANG_WIDTH, "flex": "0 0 auto"},
+}
+FILL = {"width": "auto", "flex": "1 1 0"}
+
+
+def worded(said: BaseException | str) -> str:
+    """An error or warning in the panel's words (its buttons, the magics for what it lacks)."""
+    return PANEL.worded(said)
+
+
+NAMES = PANEL.names
+"""The panel's words for what a result or plan names (its Undo button, ...)."""
 
 
 def parse_ids(text: str) -> list[str]:
@@ -94,13 +78,52 @@ def parse_ids(text: str) -> list[str]:
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
-class DictPanel(ToolHandlers, widgets.VBox):
-    """Curate a dictionary: search, tick, delete after confirming, undo, restore.
+def show(widget: widgets.Widget, visible: bool) -> None:
+    """Show or hide ``widget`` (one message, only when it changes)."""
+    display = "" if visible else "none"
+    if widget.layout.display != display:
+        widget.layout.display = display
 
-    The panel owns ``client`` and closes it in ``close()``. ``state`` is ``"idle"``,
-    ``"armed"`` (``armed`` says what Confirm will do) or ``"running"`` (``running`` names the
-    work in flight); ``wait()`` blocks until the background work, if any, has finished. The
-    listing is loaded in the background as the panel is made.
+
+def set_disabled(box: widgets.Box, disabled: bool) -> None:
+    """Disable (or enable) every input inside ``box``."""
+    for child in box.children:
+        if isinstance(child, widgets.Box):
+            set_disabled(child, disabled)
+        elif child.has_trait("disabled"):
+            child.disabled = disabled
+
+
+@dataclass(frozen=True)
+class Armed:
+    """What Confirm will start: ``work`` on the worker thread, saying ``what`` while it runs.
+    ``message`` is the confirmation and ``hint`` the status beside it; a purge also needs the
+    word its ``plan`` accepts, typed."""
+
+    kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
+    message: str
+    hint: str
+    what: str
+    work: Callable[..., None]
+    total: int = 0
+    plan: PurgePlan | None = None
+
+
+@dataclass(frozen=True)
+class Undo:
+    """What the Undo button puts back: the snapshot the last change kept (a restore of it
+    re-adds deleted entries and puts changed ones back under their ids), and what it took."""
+
+    snapshot: str
+    what: str
+
+
+class DictPanel(widgets.VBox):
+    """Curate a dictionary: search, tick, change or delete after confirming, undo, restore.
+
+    ``state`` is ``idle``, ``armed`` (``armed`` names what Confirm will do) or ``running``
+    (``running`` names the work in flight); ``wait()`` blocks until that work is done. The
+    panel owns ``client`` and closes it in ``close()``. The listing loads in the background.
     """
 
     def __init__(
@@ -114,15 +137,11 @@ class DictPanel(ToolHandlers, widgets.VBox):
         **kwargs: Any,
     ) -> None:
         self._settings = OperationSettings(
-            profile=profile,
-            workers=workers,
-            snapshots=snapshots,
-            listing_max_age=listing_max_age,
+            profile=profile, workers=workers, snapshots=snapshots, listing_max_age=listing_max_age
         )
         self._client = client
-        self.profile = profile
-        self.workers = workers
-        self.history: deque[Result] = deque(maxlen=HISTORY_SIZE)
+        self.profile, self.workers = profile, workers
+        self.history: deque[Any] = deque(maxlen=HISTORY_SIZE)
         self._history_html: deque[str] = deque(maxlen=HISTORY_SIZE)
         # Guards the state, the listing and the controls that show them; re-entrant because
         # setting a trait calls observers that take it again.
@@ -130,6 +149,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self._state: State = "idle"
         self._armed: Armed | None = None
         self._running: str | None = None
+        self._follow: Armed | None = None  # armed once the background work ends
         self._worker: threading.Thread | None = None
         self._cancel = threading.Event()
         self._warnings: list[str] = []
@@ -141,41 +161,38 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self._sorted_by: str | None = None  # None: the service's order
         self._descending = False
         self._snapshots: dict[str, SnapshotInfo] = {}
-        self.undo: Undo | None = None
-        self._quiet = False
-        self._follow: tuple[Armed, str] | None = None  # armed when the background work ends
-        self._linted = False  # the Problems view is kept up to date once it was asked for
+        self._quiet = False  # the pair filter's options are being replaced
+        self._linted = False  # Problems follows every listing once it was asked for
         self._uploads: tempfile.TemporaryDirectory[str] | None = None
+        self.undo: Undo | None = None
 
-        self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
+        def button(description: str, tooltip: str = "", **more: Any) -> widgets.Button:
+            return widgets.Button(description=description, tooltip=tooltip, **more)
+
+        self.header = widgets.HTML(html.header_html(profile, client.host, mask(client.access_key)))
+        self.refresh_button = button("Refresh", "List the entries again (and the snapshots)")
         self.search_text = widgets.Text(
             placeholder="search either term",
             description="Search",
-            continuous_update=True,
             layout=widgets.Layout(width="24em"),
         )
         self.pair_dropdown = widgets.Dropdown(
             options=[("all", ALL_PAIRS)], value=ALL_PAIRS, description="Languages"
         )
-        self.refresh_button = widgets.Button(
-            description="Refresh", tooltip="List the entries again (and the snapshots)"
-        )
         self.count_html = widgets.HTML()
-        self.select_all_button = widgets.Button(
-            description="Select all matches", tooltip="Tick every entry the search matches"
-        )
-        self.clear_button = widgets.Button(description="Clear selection")
+        self.select_all_button = button("Select all matches", "Tick every entry the search matches")
+        self.clear_button = button("Clear selection")
         self.sort_buttons = {
-            column: widgets.Button(
-                description=column,
-                tooltip=f"Sort by {column} (again: the other way)",
-                layout=widgets.Layout(margin="0 0.3em 0 0", **_COLUMN_LAYOUT.get(column, _FILL)),
+            column: button(
+                column,
+                f"Sort by {column} (again: the other way)",
+                layout=widgets.Layout(margin="0 0.3em 0 0", **COLUMN_LAYOUTS.get(column, FILL)),
             )
             for column in COLUMNS
         }
-        self.table_style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
-        self.table_header = widgets.HBox([*self.sort_buttons.values(), self.table_style])
-        self.table_header.add_class("dict-magics-table-header")
+        style = widgets.HTML(html.TABLE_CSS, layout=widgets.Layout(display="none"))
+        table_header = widgets.HBox([*self.sort_buttons.values(), style])
+        table_header.add_class("dict-magics-table-header")
         self.rows = EntryRows(
             PAGE,
             self._selection_changed,
@@ -183,27 +200,34 @@ class DictPanel(ToolHandlers, widgets.VBox):
             layout=widgets.Layout(max_height="24em", overflow="auto"),
         )
         self.rows.add_class("dict-magics-entries")
-        self.prev_button = widgets.Button(description="\u25c0 Previous", tooltip="Previous page")
-        self.next_button = widgets.Button(description="Next \u25b6", tooltip="Next page")
+        self.prev_button = button("\u25c0 Previous", "Previous page")
+        self.next_button = button("Next \u25b6", "Next page")
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
+        self.search_box = widgets.VBox(
+            [
+                widgets.HBox([self.search_text, self.pair_dropdown]),
+                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
+                table_header,
+                self.rows,
+                self.pager,
+            ]
+        )
         self.ids_text = widgets.Text(
             placeholder="entry ids, separated by spaces or commas",
             description="Entry ids",
             layout=widgets.Layout(width="28em"),
         )
-        self.delete_button = widgets.Button(
-            description="Delete selected (0)", tooltip="Delete the ticked entries (asks first)"
+        self.delete_button = button("Delete selected (0)", "Delete the ticked entries (asks first)")
+        self.edit_button = button(
+            "Edit selected\u2026", "Change the terms of the one ticked entry (asks first)"
         )
-        self.delete_all_button = widgets.Button(
-            description="Delete all\u2026",
+        self.delete_all_button = button(
+            "Delete all\u2026",
+            "Delete every entry of this account (asks for a typed confirmation)",
             button_style="danger",
-            tooltip="Delete every entry of this account (asks for a typed confirmation)",
         )
-        self.edit_button = widgets.Button(
-            description="Edit selected\u2026",
-            tooltip="Change the terms of the one ticked entry (asks first)",
-        )
+        self.undo_button = button("Undo", "Put back what the last change took")
         self.edit_form = EditForm(
             layout=widgets.Layout(border="1px solid #d0d7de", padding="0.3em 0.6em")
         )
@@ -213,14 +237,8 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self.check_form = CheckForm()
         self.tools = widgets.Accordion(
             children=[self.add_form, self.sync_form, self.problems, self.check_form],
+            titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
             selected_index=None,
-        )
-        for position, title in enumerate(
-            ["Add an entry", "Sync a glossary file", "Problems", "Check a text"]
-        ):
-            self.tools.set_title(position, title)
-        self.undo_button = widgets.Button(
-            description="Undo", tooltip="Put back what the last deletion took"
         )
         self.snapshot_dropdown = widgets.Dropdown(
             options=[("no snapshots yet", "")],
@@ -228,13 +246,11 @@ class DictPanel(ToolHandlers, widgets.VBox):
             description="Snapshot",
             layout=widgets.Layout(width="30em"),
         )
-        self.restore_button = widgets.Button(
-            description="Restore\u2026", tooltip="Put back the entries of the chosen snapshot"
-        )
+        self.restore_button = button("Restore\u2026", "Put back the entries of the chosen snapshot")
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
-        self.confirm_button = widgets.Button(description="Confirm", button_style="danger")
-        self.cancel_button = widgets.Button(description="Cancel")
+        self.confirm_button = button("Confirm", button_style="danger")
+        self.cancel_button = button("Cancel")
         self.confirm_box = widgets.VBox(
             [
                 self.confirm_message,
@@ -243,46 +259,37 @@ class DictPanel(ToolHandlers, widgets.VBox):
             layout=widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em"),
         )
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="0 / 0")
-        self._sink = _ProgressSink(self.progress)
+        self._sink = ProgressBar(self.progress)
         self.status = widgets.HTML()
         self.result = widgets.HTML()
-        self.result.add_class("dict-magics-latest")  # the newest result, for a reader's eye
+        self.result.add_class("dict-magics-latest")  # the newest result
         self.history_view = widgets.HTML()
-        self.search_box = widgets.VBox(
-            [
-                widgets.HBox([self.search_text, self.pair_dropdown]),
-                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
-                self.table_header,
-                self.rows,
-                self.pager,
-            ]
-        )
 
         self.search_text.observe(self._guard(self._on_search), names="value")
         self.pair_dropdown.observe(self._guard(self._on_search), names="value")
-        self.purge_word_text.observe(self._guard(self._on_purge_word), names="value")
-        for button, handler in [
+        self.purge_word_text.observe(self._guard(lambda _change: self._refresh()), names="value")
+        for clicked, handler in [
             (self.refresh_button, self._on_refresh),
             (self.select_all_button, self._on_select_all),
             (self.clear_button, self._on_clear),
+            (self.prev_button, lambda _b: self.show_page(self._page - 1)),
+            (self.next_button, lambda _b: self.show_page(self._page + 1)),
             (self.delete_button, self._on_delete),
+            (self.edit_button, self._on_edit),
             (self.delete_all_button, self._on_delete_all),
             (self.undo_button, self._on_undo),
             (self.restore_button, self._on_restore),
             (self.confirm_button, self._on_confirm),
-            (self.edit_button, self._on_edit),
+            (self.cancel_button, self._on_cancel),
             (self.edit_form.review_button, self._on_review_edit),
             (self.edit_form.close_button, self._on_close_edit),
             (self.add_form.add_button, self._on_add),
             (self.sync_form.plan_button, self._on_sync_plan),
             (self.problems.find_button, self._on_find_problems),
             (self.check_form.check_button, self._on_check),
-            (self.cancel_button, self._on_cancel),
-            (self.prev_button, self._on_prev),
-            (self.next_button, self._on_next),
-            *((button, self._on_sort) for button in self.sort_buttons.values()),
+            *((b, functools.partial(self._on_sort, c)) for c, b in self.sort_buttons.items()),
         ]:
-            button.on_click(self._guard(handler))
+            clicked.on_click(self._guard(handler))
 
         super().__init__(
             [
@@ -290,12 +297,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
                 self.search_box,
                 self.ids_text,
                 widgets.HBox(
-                    [
-                        self.delete_button,
-                        self.edit_button,
-                        self.delete_all_button,
-                        self.undo_button,
-                    ]
+                    [self.delete_button, self.edit_button, self.delete_all_button, self.undo_button]
                 ),
                 self.edit_form,
                 self.tools,
@@ -308,20 +310,18 @@ class DictPanel(ToolHandlers, widgets.VBox):
             ],
             **kwargs,
         )
-        show(self.progress, False)
-        show(self.ids_text, False)
-        show(self.edit_form, False)
+        for hidden in (self.progress, self.ids_text, self.edit_form):
+            show(hidden, False)
         with self._lock:
             self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     @classmethod
     def from_profile(cls, profile: str | None = None, **client_options: Any) -> DictPanel:
-        """Build the client from a stored profile (or ``DICT_MAGICS_*``) and wrap it in a panel.
+        """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables).
 
         ``client_options`` go to ``DictionaryClient`` (``timeout``, ``max_retries``, ...);
-        ``workers`` is also used for batches, ``snapshots=False`` keeps none,
-        ``listing_max_age`` as in ``OperationSettings``. Raises
-        ``CredentialsError`` if nothing is stored.
+        ``workers``, ``snapshots`` and ``listing_max_age`` as in ``OperationSettings``.
+        Raises ``CredentialsError`` if nothing is stored.
         """
         from ..operations.connect import make_client
 
@@ -358,27 +358,28 @@ class DictPanel(ToolHandlers, widgets.VBox):
 
     @property
     def state(self) -> State:
-        """``idle``, ``armed`` or ``running``."""
         return self._state
 
     @property
     def armed(self) -> str | None:
-        """What Confirm will do (``delete``, ``purge``, ``restore``), when armed."""
+        """What Confirm will do (``delete``, ``purge``, ``restore``, ...), when armed."""
         return self._armed.kind if self._armed else None
 
     @property
     def running(self) -> str | None:
-        """The work in flight (``list``, ``delete``, ``purge``, ``restore``, ``undo``)."""
+        """The work in flight (``list``, ``delete``, ``purge``, ``restore``, ``undo``, ...)."""
         return self._running
 
     @property
     def host(self) -> str:
-        """Where this panel's requests go."""
         return self._client.host
 
+    @property
+    def base_url(self) -> str:
+        return self._client.base_url
+
     def __repr__(self) -> str:
-        # What a page that cannot run widgets (GitHub, nbviewer, a terminal) shows instead of
-        # the widget tree.
+        # What a page that cannot run widgets (GitHub, nbviewer, a terminal) shows.
         return (
             f"DictPanel(profile={self.profile!r}, host={self.host!r}, "
             f"access_key={mask(self._client.access_key)!r}, state={self.state!r}): "
@@ -387,17 +388,12 @@ class DictPanel(ToolHandlers, widgets.VBox):
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        """The widget, with the whole ``repr`` as its plain text (ipywidgets cuts it at 110
+        """The widget, with the whole ``repr`` as its text (ipywidgets cuts it at 110
         characters, before the words that say where the panel shows)."""
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/plain"] = repr(self)
         return data
-
-    @property
-    def base_url(self) -> str:
-        """The base URL this panel's requests go to."""
-        return self._client.base_url
 
     @property
     def entries(self) -> list[Entry]:
@@ -407,8 +403,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
     @property
     def matches(self) -> list[Entry]:
         """The entries the search and language filter match, in the table's order."""
-        entries = self._index.entries
-        return [entries[i] for i in self._matches]
+        return [self._index.entries[i] for i in self._matches]
 
     @property
     def shown(self) -> list[Entry]:
@@ -461,10 +456,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self._selection_changed()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background work (if any) is done; ``False`` if it still runs.
-
-        For scripts and tests that click Confirm and then need the outcome.
-        """
+        """Block until the background work (if any) is done; ``False`` if it still runs."""
         worker = getattr(self, "_worker", None)  # None also if __init__ failed early
         if worker is None:
             return True
@@ -474,15 +466,13 @@ class DictPanel(ToolHandlers, widgets.VBox):
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for running work, close the client, and close every widget of the panel
-        (and delete the files uploaded to it)."""
+        """Wait for running work, close the client and every widget of the panel, and delete
+        the files uploaded to it."""
         self.wait()
-        uploads = getattr(self, "_uploads", None)
-        if uploads is not None:
-            uploads.cleanup()
-        client = getattr(self, "_client", None)
-        if client is not None:
-            client.close()
+        if getattr(self, "_uploads", None) is not None:
+            self._uploads.cleanup()
+        if getattr(self, "_client", None) is not None:
+            self._client.close()
         for child in _descendants(self):
             child.close()
         super().close()
@@ -490,8 +480,8 @@ class DictPanel(ToolHandlers, widgets.VBox):
     # -- handlers (main thread) ----------------------------------------------------------------
 
     def _guard(self, handler: Callable[..., None]) -> Callable[..., None]:
-        """Report any exception of ``handler`` in the status line; the panel stays usable
-        (back to idle, unless background work is still running)."""
+        """Show any exception of ``handler`` in the status line; the panel stays usable (idle
+        again, unless background work still runs)."""
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
@@ -517,17 +507,10 @@ class DictPanel(ToolHandlers, widgets.VBox):
             self._page = 0
             self._redraw()
 
-    def _on_sort(self, button: widgets.Button) -> None:
-        (column,) = [c for c, b in self.sort_buttons.items() if b is button]
+    def _on_sort(self, column: str, _button: widgets.Button) -> None:
         with self._lock:
             again = column == self._sorted_by
             self.sort(column, not self._descending if again else False)
-
-    def _on_prev(self, _button: widgets.Button) -> None:
-        self.show_page(self._page - 1)
-
-    def _on_next(self, _button: widgets.Button) -> None:
-        self.show_page(self._page + 1)
 
     def _selection_changed(self) -> None:
         with self._lock:
@@ -536,91 +519,195 @@ class DictPanel(ToolHandlers, widgets.VBox):
 
     def _on_select_all(self, _button: widgets.Button) -> None:
         with self._lock:
-            if self._state != "idle":
-                return
-            entries = self._index.entries
-            self.rows.select(entries[i].id for i in self._matches)
+            if self._state == "idle":
+                self.rows.select(self._index.entries[i].id for i in self._matches)
         self._selection_changed()
 
     def _on_clear(self, _button: widgets.Button) -> None:
-        if self._state != "idle":
-            return
-        self.rows.clear()
-        self._selection_changed()
+        if self._state == "idle":
+            self.rows.clear()
+            self._selection_changed()
 
     def _on_refresh(self, _button: widgets.Button) -> None:
         with self._lock:
-            if self._state != "idle":
-                return
-            self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
+            if self._state == "idle":
+                self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
-    def _on_delete(self, _button: widgets.Button) -> None:
-        if not self.listing_supported:
-            self._arm_typed_ids()
-            return
+    def _ticked_entries(self) -> list[Entry]:
         with self._lock:
             by_id = {e.id: e for e in self._index.entries}
-            going = [by_id[i] for i in self.rows.selected if i in by_id]
-        if not going:
-            self._set_status("Tick one or more entries first.", "error")
-            return
-        message = view.confirm_delete_html(going, self.profile, self.host, self._snapshots_on)
-        ids = tuple(e.id for e in going)
-        if self._arm(Armed("delete", ids), message):
-            self._set_status("Check what will be deleted, then press Confirm or Cancel.", "info")
+            return [by_id[i] for i in self.rows.selected if i in by_id]
 
-    def _arm_typed_ids(self) -> None:
-        ids = parse_ids(self.ids_text.value)
-        if not ids:
-            self._set_status("Type one or more entry ids first.", "error")
-            return
-        problems = []
-        for entry_id in ids:
-            try:
-                check_id(entry_id)
-            except InvalidIdError as exc:
-                problems.append(PANEL.worded(exc))
-        if problems:
-            self._set_status("Nothing armed: " + " ".join(problems), "error")
-            return
-        message = view.confirm_ids_html(ids, self.profile, self.host)
-        if self._arm(Armed("delete", tuple(ids)), message):
-            self._set_status("Check what will be deleted, then press Confirm or Cancel.", "info")
+    def _on_delete(self, _button: widgets.Button) -> None:
+        if self.listing_supported:
+            going = self._ticked_entries()
+            if not going:
+                self._set_status("Tick one or more entries first.", "error")
+                return
+            message = html.confirm_delete_html(going, self.profile, self.host, self._snapshots_on)
+            ids = [e.id for e in going]
+        else:
+            ids = parse_ids(self.ids_text.value)
+            if not ids:
+                self._set_status("Type one or more entry ids first.", "error")
+                return
+            problems = []
+            for entry_id in ids:
+                try:
+                    check_id(entry_id)
+                except InvalidIdError as exc:
+                    problems.append(worded(exc))
+            if problems:
+                self._set_status("Nothing armed: " + " ".join(problems), "error")
+                return
+            message = html.confirm_ids_html(ids, self.profile, self.host)
+        what = f"Deleting {html.entries(len(ids))} on {self.host}\u2026"
+        hint = "Check what will be deleted, then press Confirm or Cancel."
+        work = functools.partial(self._work_delete, tuple(ids))
+        self._arm(Armed("delete", message, hint, what, work, total=len(ids)))
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
-        # The operation states the plan (count, copy, word) from the listing shown; it lists
-        # again and keeps the snapshot itself once confirmed.
-        stated = purge_plan(
+        # The plan (count, copy, word) comes from the listing shown; once confirmed the
+        # operation lists again and keeps the snapshot itself.
+        stated = purging.plan(
             self.profile,
             self.host,
             self._index.entries if self._listed else None,
             str(snapshot_dir()) if self._snapshots_on else None,
         )
-        message = view.confirm_purge_html(stated, PANEL.names)
-        if self._arm(Armed("purge", plan=stated), message):
+        message = html.confirm_purge_html(stated, NAMES)
+        hint = f"Type {stated.word} (or the host) to enable Confirm, or press Cancel."
+        what = f"Deleting every entry on {self.host}\u2026"
+        if self._arm(Armed("purge", message, hint, what, self._work_purge, plan=stated)):
             self.purge_word_text.placeholder = f"type {stated.word}"
             self.purge_word_text.tooltip = f"type {stated.word} to enable Confirm"
-            self._set_status(
-                f"Type {stated.word} (or the host) to enable Confirm, or press Cancel.", "info"
-            )
 
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
         if info is None:
             self._set_status("Choose a snapshot first.", "error")
             return
-        if self._arm(Armed("restore", snapshot=info), view.confirm_restore_html(info, self.host)):
-            self._set_status("Press Confirm to restore, or Cancel.", "info")
+        message = html.confirm_restore_html(info, self.host)
+        what = f"Restoring {html.snapshot_label(info)} to {self.host}\u2026"
+        work = functools.partial(self._work_restore, str(info.path))
+        hint = "Press Confirm to restore, or Cancel."
+        self._arm(Armed("restore", message, hint, what, work, total=info.count))
 
     def _on_undo(self, _button: widgets.Button) -> None:
         with self._lock:
             undo = self.undo
-            if self._state != "idle" or undo is None:
-                return
-            self._begin("undo", f"Putting back {undo.what} on {self.host}\u2026", self._work_undo)
+            if self._state == "idle" and undo is not None:
+                work = functools.partial(self._work_restore, undo.snapshot)
+                self._begin("undo", f"Putting back {undo.what} on {self.host}\u2026", work)
 
-    def _on_purge_word(self, _change: dict[str, Any]) -> None:
+    def _on_edit(self, _button: widgets.Button) -> None:
+        if self._state != "idle" or not self.listing_supported:
+            return
+        chosen = self._ticked_entries()
+        if len(chosen) != 1:
+            self._set_status("Tick exactly one entry to edit it.", "error")
+            return
+        form = self.edit_form
+        form.entry, form.title.value = chosen[0], html.edit_title_html(chosen[0])
+        form.source_text.value, form.target_text.value = chosen[0].from_text, chosen[0].to_text
+        show(form, True)
+        self._set_status("Change the terms, then press Review change\u2026", "info")
         self._refresh()
+
+    def _on_close_edit(self, _button: widgets.Button) -> None:
+        if self._state == "idle":
+            show(self.edit_form, False)
+
+    def _not_sendable(self, entry: Entry) -> bool:
+        """Say why the service would refuse ``entry``'s terms, if it would."""
+        problems = entry_problems(*entry.terms)
+        if problems:
+            said = "; ".join(html.clean(p.message) for p in problems)
+            self._set_status(f"Not sent: {said}.", "error")
+        return bool(problems)
+
+    def _on_review_edit(self, _button: widgets.Button) -> None:
+        old, new = self.edit_form.entry, self.edit_form.typed()
+        if old is None or new is None or self._not_sendable(new):
+            return
+        if new.terms == old.terms:
+            self._set_status("Nothing changed: the terms are as listed.", "info")
+            return
+        message = html.confirm_update_html(old, new, self.profile, self.host, self._snapshots_on)
+        what = f"Changing entry {old.id} on {self.host}\u2026"
+        hint = "Check the change, then press Confirm or Cancel."
+        work = functools.partial(self._work_update, old, new)
+        self._arm(Armed("update", message, hint, what, work))
+
+    def _on_add(self, _button: widgets.Button) -> None:
+        new = self.add_form.typed()
+        if self._not_sendable(new):
+            return
+        with self._lock:
+            same = [e for e in self._index.entries if e.terms == new.terms]
+        message = html.confirm_add_html(new, self.profile, self.host, same)
+        hint = "Check the entry, then press Confirm or Cancel."
+        # A copy is added only when the confirmation named the entry it copies.
+        work = functools.partial(self._work_add, new, bool(same))
+        self._arm(Armed("add", message, hint, f"Adding an entry on {self.host}\u2026", work))
+
+    def _on_sync_plan(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            form = self.sync_form
+            upload = form.uploaded()
+            if upload is None:
+                self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
+                return
+            name, content = upload
+            if self._uploads is None:
+                self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
+            path = Path(self._uploads.name) / name
+            path.write_bytes(content)
+            options = {
+                "pair": form.pair_text.value.strip() or None,
+                "delete_missing": form.delete_missing.value,
+            }
+            form.plan_html.value = ""
+            work = functools.partial(
+                self._work_plan, str(path), name, options, form.skip_invalid.value
+            )
+            self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
+
+    def _on_find_problems(self, _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle" or not self._listed:
+                self._set_status("Problems need a listing of the entries.", "error")
+                return
+            what = f"Looking for problems in {html.entries(len(self._index))}\u2026"
+            self._begin("lint", what, self._work_lint)
+
+    def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
+        with self._lock:
+            if self._state != "idle":
+                return
+            self.rows.clear()
+            self.rows.select(ids)
+        self._selection_changed()
+        self._set_status(
+            f"Selected {html.entries(len(ids))} ({kind}): Delete selected, or Edit "
+            "selected\u2026 for one.",
+            "info",
+        )
+
+    def _on_check(self, _button: widgets.Button) -> None:
+        text = self.check_form.text.value
+        with self._lock:
+            if self._state != "idle":
+                return
+            if not text.strip():
+                self._set_status("Paste a text to check first.", "error")
+            elif not self._listed:
+                self._set_status("The check needs a listing of the entries.", "error")
+            else:
+                what = "Checking the text against the entries\u2026"
+                self._begin("check", what, functools.partial(self._work_check, text))
 
     def _on_cancel(self, _button: widgets.Button) -> None:
         with self._lock:
@@ -641,88 +728,43 @@ class DictPanel(ToolHandlers, widgets.VBox):
         with self._lock:
             armed = self._armed
             if self._state != "armed" or armed is None:
-                return  # a second click, or a click with nothing armed: send nothing
-            if armed.kind == "purge":
+                return  # a second click, or nothing armed: send nothing
+            work = armed.work
+            if armed.plan is not None:  # the purge goes only on its word, typed
                 word = self.purge_word_text.value
-                if armed.plan is None or not armed.plan.accepts(word):
-                    needed = armed.plan.word if armed.plan is not None else "the word"
+                if not armed.plan.accepts(word):
+                    needed = armed.plan.word
                     self._set_status(
                         f"Type {needed} (or the host) exactly to enable Confirm.", "error"
                     )
                     return
-                self._begin(
-                    "purge", f"Deleting every entry on {self.host}\u2026", self._work_purge, word
-                )
-            elif armed.kind == "update":
-                assert armed.old is not None and armed.new is not None
-                self._begin(
-                    "update",
-                    f"Changing entry {armed.old.id} on {self.host}\u2026",
-                    self._work_update,
-                    armed.old,
-                    armed.new,
-                )
-            elif armed.kind == "add":
-                assert armed.new is not None
-                self._begin(
-                    "add",
-                    f"Adding an entry on {self.host}\u2026",
-                    self._work_add,
-                    armed.new,
-                    armed.duplicate,
-                )
-            elif armed.kind == "sync":
-                assert armed.sync is not None
-                self._begin(
-                    "sync",
-                    f"Applying the sync of {armed.sync.name} to {self.host}\u2026",
-                    self._work_sync,
-                    armed.sync,
-                    total=armed.sync.changes,
-                )
-            elif armed.kind == "delete":
-                what = count(len(armed.ids), "entry", "entries")
-                self._begin(
-                    "delete",
-                    f"Deleting {what} on {self.host}\u2026",
-                    self._work_delete,
-                    armed.ids,
-                    total=len(armed.ids),
-                )
-            else:
-                assert armed.snapshot is not None
-                self._begin(
-                    "restore",
-                    f"Restoring {view.snapshot_label(armed.snapshot)} to {self.host}\u2026",
-                    self._work_restore,
-                    str(armed.snapshot.path),
-                    total=armed.snapshot.count,
-                )
+                work = functools.partial(work, word)
+            self._begin(armed.kind, armed.what, work, total=armed.total)
 
-    # -- background work (worker thread: traits only) -----------------------------------------
+    # -- background work ------------------------------------------------------------------------
 
-    def _begin(
-        self, kind: str, what: str, work: Callable[..., None], *args: Any, total: int = 0
-    ) -> None:
-        """Start ``work(*args)`` on the worker thread; called with the lock held."""
+    def _begin(self, kind: str, what: str, work: Callable[[], None], *, total: int = 0) -> None:
+        """Start ``work`` on the worker thread; called with the lock held."""
         self._state, self._armed, self._running = "running", None, kind
         self._cancel = threading.Event()
         self._warnings = []
         self._worker = threading.Thread(
-            target=self._guard(self._work), args=(work, args), name="dict-panel", daemon=True
+            target=self._guard(self._work), args=(work,), name="dict-panel", daemon=True
         )
-        self.confirm_message.value = view.running_html(what)
+        self.confirm_message.value = html.running_html(what)
         self._set_status(what, "busy")
         self._show_progress(total if total > 1 else 0)
         self._refresh()
         self._worker.start()
 
-    def _work(self, work: Callable[..., None], args: tuple[Any, ...]) -> None:
+    def _work(self, work: Callable[[], None]) -> None:
+        """Run ``work`` (worker thread: it sets traits only), then go back to idle, or arm
+        what it left to confirm."""
         kind = self._running
         try:
-            work(*args)
+            work()
         except (DictMagicsError, ServiceError) as exc:
-            self._set_status(PANEL.worded(exc), "error")
+            self._set_status(worded(exc), "error")
         except Exception as exc:
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
             if kind != "list":
@@ -733,12 +775,15 @@ class DictPanel(ToolHandlers, widgets.VBox):
                 self._state, self._armed, self._running = "idle", None, None
                 follow, self._follow = self._follow, None
                 if follow is not None and not self._cancel.is_set():
-                    self._arm(*follow)
+                    self._arm(follow)
                 self._refresh()
+
+    # The operations, each called from the worker thread.
 
     def _work_refresh(self) -> None:
         if self._reload():
-            self._set_status(self._loaded_message(), "info")
+            found = html.entries(len(self._index))
+            self._set_status(f"Listed {found} at {time.strftime('%X')}.", "info")
 
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(
@@ -749,48 +794,31 @@ class DictPanel(ToolHandlers, widgets.VBox):
             client=self._client,
             warn=self._warnings.append,
         )
-        result = replace(result, names=PANEL.names)
+        result = replace(result, names=NAMES)
         self._record(result)
         gone = _may_be_gone(result)
         if result.snapshot and gone:  # the result says Undo puts back this snapshot
-            self.undo = Undo(result.snapshot, count(gone, "entry", "entries"))
+            self.undo = Undo(result.snapshot, html.entries(gone))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
 
     def _work_purge(self, word: str) -> None:
-        result = purge(
+        result = purging.purge(
             self._settings,
             prompter=ScriptedPrompter([word]),
             client=self._client,
             warn=self._warnings.append,
         )
-        result = replace(result, names=PANEL.names)
+        result = replace(result, names=NAMES)
         self._record(result)
         if result.snapshot and _may_be_gone(result):
             self.undo = Undo(result.snapshot, "every entry")
         self._after_change(None)
 
     def _work_restore(self, source: str) -> None:
-        result = self._restore(source)
-        self._record(result)
-        undo = self.undo
-        if result.ok and undo is not None and Path(undo.snapshot) == Path(source):
-            self.undo = None  # what Undo would put back is back
-        self._after_change(self._cancelled_note())
-
-    def _work_undo(self) -> None:
-        undo = self.undo
-        assert undo is not None
-        result = self._restore(undo.snapshot)
-        self._record(result)
-        if result.ok and self.undo is undo:
-            self.undo = None
-        self._after_change(self._cancelled_note())
-
-    def _restore(self, source: str) -> RestoreResult:
-        """Put back ``source``: a snapshot of this profile and host, so no second question."""
-        return restore(
+        """Put back ``source``, a snapshot of this profile and host (so no second question)."""
+        result = restore(
             self._settings,
             source,
             prompter=ScriptedPrompter(reason="the panel asked already"),
@@ -800,6 +828,126 @@ class DictPanel(ToolHandlers, widgets.VBox):
             client=self._client,
             warn=self._warnings.append,
         )
+        self._record(result)
+        if result.ok and self.undo is not None and Path(self.undo.snapshot) == Path(source):
+            self.undo = None  # what Undo would put back is back
+        self._after_change(self._cancelled_note())
+
+    def _work_update(self, old: Entry, new: Entry) -> None:
+        """PUT the terms that changed into entry ``old.id`` (the operation keeps the entry as
+        the service holds it in a snapshot first). A ``NoChange``: it already reads so."""
+        changed = {
+            name: after
+            for name, before, after in zip(ENTRY_TERMS, old.terms, new.terms, strict=True)
+            if before != after
+        }
+        result = update(
+            self._settings, old.id, client=self._client, warn=self._warnings.append, **changed
+        )
+        self._record(result)
+        if result.ok:
+            show(self.edit_form, False)
+            if getattr(result, "snapshot", None):
+                self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
+        self._after_change(None)
+
+    def _work_add(self, new: Entry, duplicate: bool) -> None:
+        """Add ``new`` (a listing after names its id). An entry with the same terms that
+        appeared since the panel's listing makes a ``NoChange``, nothing sent."""
+        result = add(
+            self._settings,
+            *new.terms,
+            duplicate=duplicate,
+            client=self._client,
+            warn=self._warnings.append,
+        )
+        self._record(result)
+        if result.ok:
+            self.add_form.from_text.value = self.add_form.to_text.value = ""
+        self._after_change(None)
+
+    def _work_plan(self, path: str, name: str, options: dict[str, Any], skip_invalid: bool) -> None:
+        plan = plan_sync(self._settings, path, client=self._client, **options)
+        # The name the user knows, not our temporary copy.
+        plan = replace(plan, path=name, names=NAMES)
+        shown = html.result_html(plan)
+        self.sync_form.plan_html.value = shown
+        changes = len(plan.adds) + len(plan.updates) + len(plan.deletes)
+        if plan.invalid and not skip_invalid:
+            self._set_status(
+                f"{name} has invalid rows (listed in the plan): fix them, or tick "
+                "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",
+                "error",
+            )
+        elif changes == 0:
+            self._set_status(f"Nothing to change: the dictionary matches {name}.", "info")
+        else:
+            self.sync_form.plan_html.value = ""  # shown in the confirmation instead
+            message = html.confirm_sync_html(shown, self.profile, self.host, self._snapshots_on)
+            what = f"Applying the sync of {name} to {self.host}\u2026"
+            hint = "Check the plan, then press Confirm or Cancel."
+            work = functools.partial(self._work_sync, path, name, options, skip_invalid)
+            self._follow = Armed("sync", message, hint, what, work, total=changes)
+
+    def _work_sync(self, path: str, name: str, options: dict[str, Any], skip_invalid: bool) -> None:
+        result = sync(
+            self._settings,
+            path,
+            apply=True,
+            skip_invalid=skip_invalid,
+            yes=True,  # the panel's confirmation listed what goes
+            prompter=ScriptedPrompter(reason="the panel asked already"),
+            progress=self._sink,
+            cancel=self._cancel,
+            client=self._client,
+            warn=self._warnings.append,
+            **options,
+        )
+        if isinstance(result, SyncResult):
+            result = replace(result, plan=replace(result.plan, path=name))
+            if result.snapshot:
+                self.undo = Undo(result.snapshot, f"the sync of {name}")
+        self._record(result)
+        self.sync_form.plan_html.value = ""
+        self._after_change(self._cancelled_note())
+
+    def _work_lint(self) -> None:
+        self._linted = True
+        self._show_problems(announce=True)
+
+    def _show_problems(self, announce: bool = False) -> None:
+        """Lint the entries listed (offline) and show the findings with a button per kind:
+        for duplicates it ticks every copy but the lowest id of each group (what can go with
+        nothing lost), else every entry the kind names."""
+        report = EntryList(self._index.entries, self.host).lint()
+        self.problems.report_html.value = html.result_html(report)
+        buttons: dict[str, widgets.Button] = {}
+        for kind in report.by_kind():
+            ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
+            if not ids:
+                continue
+            buttons[kind] = widgets.Button(
+                description=f"Select {kind} ({len(ids):,})",
+                tooltip="Tick every duplicate but the lowest id of each group"
+                if kind == "duplicate"
+                else f"Tick every entry with a {kind} finding",
+                disabled=self._state != "idle",
+            )
+            select = functools.partial(self._on_select_problem, kind, tuple(ids))
+            buttons[kind].on_click(self._guard(select))
+        self.problems.set_buttons(buttons)
+        if announce:
+            found = len(report.findings)
+            self._set_status(
+                f"Found {found:,} problem{'' if found == 1 else 's'} in "
+                f"{html.entries(report.total)}.",
+                "info",
+            )
+
+    def _work_check(self, text: str) -> None:
+        report = EntryList(self._index.entries, self.host).check(text)
+        self.check_form.report_html.value = html.result_html(report)
+        self._set_status("", "info")
 
     def _cancelled_note(self) -> str | None:
         return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
@@ -807,7 +955,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
     def _after_change(self, note: str | None) -> None:
         """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
-        notes = [PANEL.worded(n) for n in (note, *self._warnings) if n]
+        notes = [worded(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:
@@ -815,7 +963,11 @@ class DictPanel(ToolHandlers, widgets.VBox):
 
     def _reload(self) -> bool:
         """List the entries and the snapshots; ``False`` (status set) if the listing failed."""
-        self._load_snapshots()
+        found = history.snapshots(profile=self.profile, host=self.host)
+        with self._lock:
+            self._snapshots = {str(info.path): info for info in found}
+            options = [(html.snapshot_label(info), str(info.path)) for info in found]
+            self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
@@ -827,12 +979,13 @@ class DictPanel(ToolHandlers, widgets.VBox):
         self._use_listing(listing)
         return True
 
-    # -- listing and list display ----------------------------------------------------------------
+    # -- the listing and the table -----------------------------------------------------------
 
     def _use_listing(self, listing: EntryList) -> None:
         index = EntryIndex(listing.entries)
         options = [("all", ALL_PAIRS)] + [
-            (view.pair_label(*pair, found), pair) for pair, found in index.pairs
+            (f"{html.clean(a)}\u2192{html.clean(b)} ({found:,})", (a, b))
+            for (a, b), found in index.pairs
         ]
         with self._lock:
             self._index, self._listed, self._unsupported = index, True, None
@@ -867,99 +1020,89 @@ class DictPanel(ToolHandlers, widgets.VBox):
         )
 
     def _redraw(self) -> None:
-        """Filter, sort and redraw the page: what every keystroke in the search box, every
-        click on a column's header and every page costs."""
+        """Filter, sort and draw the page: what each keystroke, sort and page costs."""
         with self._lock:
             found = self._index.search(self.search_text.value, self.pair_dropdown.value)
             if self._sorted_by is not None:
                 found = self._index.order(found, self._sorted_by, self._descending)
             self._matches = found
             self._page = min(max(self._page, 0), self.pages - 1)
-            entries = self._index.entries
             start = self._page * PAGE
-            self.rows.draw([entries[i] for i in found[start : start + PAGE]])
-            for column, button in self.sort_buttons.items():
-                label = view.sort_label(column, self._sorted_by, self._descending)
-                if button.description != label:
-                    button.description = label
+            self.rows.draw([self._index.entries[i] for i in found[start : start + PAGE]])
+            for column, sort_button in self.sort_buttons.items():
+                label = html.sort_label(column, self._sorted_by, self._descending)
+                if sort_button.description != label:
+                    sort_button.description = label
             self._redraw_counts()
             self._refresh()
 
     def _redraw_counts(self) -> None:
-        total, matches = len(self._index), len(self._matches)
-        selected = len(self.rows.selected)
+        matches, selected = len(self._matches), len(self.rows.selected)
         first = min(self._page * PAGE + 1, matches)
         last = min((self._page + 1) * PAGE, matches)
-        self.count_html.value = view.count_html(total, matches, first, last, selected, self.host)
-        self.page_html.value = view.page_html(self._page, self.pages)
+        self.count_html.value = html.count_html(
+            len(self._index), matches, first, last, selected, self.host
+        )
+        self.page_html.value = (
+            f'<div class="dict-magics-page">page {self._page + 1:,} of {self.pages:,}</div>'
+        )
         if self.listing_supported:
             self.delete_button.description = f"Delete selected ({selected:,})"
 
-    def _load_snapshots(self) -> None:
-        found = history.snapshots(profile=self.profile, host=self.host)
-        with self._lock:
-            self._snapshots = {str(info.path): info for info in found}
-            options = [(view.snapshot_label(info), str(info.path)) for info in found]
-            self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
-
-    def _loaded_message(self) -> str:
-        return f"Listed {count(len(self._index), 'entry', 'entries')} at {time.strftime('%X')}."
-
-    # -- display helpers -----------------------------------------------------------------------
+    # -- the controls -----------------------------------------------------------------------
 
     @property
     def _snapshots_on(self) -> bool:
         return self._settings.snapshots
 
-    def _arm(self, armed: Armed, message: str) -> bool:
-        """Show the confirmation for ``armed``; only from idle."""
+    def _arm(self, armed: Armed) -> bool:
+        """Show the confirmation of ``armed``; only from idle."""
         with self._lock:
             if self._state != "idle":
                 return False
             self._state, self._armed = "armed", armed
-            self.confirm_message.value = message
+            self.confirm_message.value = armed.message
             self.purge_word_text.value = ""
             show(self.progress, False)
+            self._set_status(armed.hint, "info")
             self._refresh()
         return True
 
-    def _purge_word_ok(self) -> bool:
-        armed = self._armed
-        stated = armed.plan if armed is not None else None
-        return stated is not None and stated.accepts(self.purge_word_text.value)
-
     def _refresh(self) -> None:
-        """Make every control match the state: the only place that enables or disables them."""
+        """Make every control match the state: the one place that enables or disables them."""
         with self._lock:
             state, armed = self._state, self._armed
-            idle = state == "idle"
-            listing = self.listing_supported
-            purge_armed = armed is not None and armed.kind == "purge"
+            idle, listing = state == "idle", self.listing_supported
+            purge = armed is not None and armed.plan is not None
+            selected = len(self.rows.selected)
             self.ids_text.disabled = not idle
             self.refresh_button.disabled = not idle
             self.select_all_button.disabled = not idle or not self._matches
-            self.clear_button.disabled = not idle or not self.rows.selected
-            self.delete_button.disabled = not idle or (listing and not self.rows.selected)
+            self.clear_button.disabled = not idle or not selected
+            self.delete_button.disabled = not idle or (listing and not selected)
             # Without a listing no snapshot can be taken, and the purge refuses to go without.
             self.delete_all_button.disabled = not idle or (not listing and self._snapshots_on)
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
-            self.edit_button.disabled = not idle or not listing or len(self.rows.selected) != 1
-            self.edit_form.set_disabled(not idle)
-            self.add_form.set_disabled(not idle)
-            self.sync_form.set_disabled(not idle)
-            self.problems.set_disabled(not idle)
-            self.check_form.set_disabled(not idle)
+            self.edit_button.disabled = not idle or not listing or selected != 1
+            for form in (
+                self.edit_form,
+                self.add_form,
+                self.sync_form,
+                self.problems,
+                self.check_form,
+            ):
+                set_disabled(form, not idle)
             self.prev_button.disabled = self._page <= 0
             self.next_button.disabled = self._page >= self.pages - 1
             show(self.pager, self.pages > 1)
             show(self.confirm_box, not idle)
-            show(self.purge_word_text, purge_armed)
-            self.purge_word_text.disabled = not purge_armed
+            show(self.purge_word_text, purge)
+            self.purge_word_text.disabled = not purge
             show(self.confirm_button, state == "armed")
             self.confirm_button.disabled = state != "armed" or (
-                purge_armed and not self._purge_word_ok()
+                purge and not armed.plan.accepts(self.purge_word_text.value)  # type: ignore[union-attr]
             )
             self.cancel_button.disabled = idle
 
@@ -970,27 +1113,29 @@ class DictPanel(ToolHandlers, widgets.VBox):
         show(self.progress, total > 1)
 
     def _set_status(self, message: str, kind: str) -> None:
-        self.status.value = view.status_html(message, kind)
+        self.status.value = html.status_html(message, kind)
 
-    def _record(self, result: Result) -> None:
-        html = view.any_result_html(result)
+    def _record(self, result: Any) -> None:
+        shown = html.result_html(result)
         self.history.append(result)
         stamp = time.strftime("%H:%M:%S")
-        self._history_html.append(f'<li><span style="color:#57606a">{stamp}</span> {html}</li>')
-        self.result.value = html
-        self.history_view.value = view.history_html(list(reversed(self._history_html)))
+        self._history_html.append(
+            f'<li><span style="color:{html.GREY}">{stamp}</span> {shown}</li>'
+        )
+        self.result.value = shown
+        self.history_view.value = html.history_html(list(reversed(self._history_html)))
 
 
 def _may_be_gone(result: DeleteResult | BatchResult) -> int:
-    """How many entries a delete or purge deleted or may have deleted (its outcome unknown):
-    the result then names its snapshot and Undo, so Undo must put back that snapshot."""
+    """How many entries a delete or purge deleted or may have deleted (outcome unknown): the
+    result then names its snapshot and Undo, so Undo must put back that snapshot."""
     if isinstance(result, BatchResult):
         return len({r.entry_id for r in result.results if r.ok or r.outcome_unknown})
     return int(result.ok or result.outcome_unknown)
 
 
-class _ProgressSink:
-    """The panel's ``ProgressSink``: its own bar, set from the worker thread (traits only)."""
+class ProgressBar:
+    """The panel's progress sink: its own bar, set from the worker thread (traits only)."""
 
     def __init__(self, bar: widgets.IntProgress) -> None:
         self.bar = bar

@@ -1,0 +1,229 @@
+"""The panel's table: a search index over the listing, and one page of reusable rows.
+
+A listing of 10,000 entries is searched on every keystroke, so ``EntryIndex`` casefolds every
+key once and a sort orders integers (ranks computed once per column). ``EntryRows`` shows a
+page with two widgets per row (a check box labelled with the id, one HTML cell for the rest),
+reusing rows, since each widget and each message to the browser costs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+from ipywidgets.widgets.widget_bool import CheckboxStyle
+from ipywidgets.widgets.widget_string import HTMLStyle
+
+from ..models import Entry
+from .panel_html import ID_WIDTH, id_label, row_cells_html
+
+Pair = tuple[str, str]
+COLUMNS = ("id", "languages", "source", "target")
+"""The table's columns, in the order shown; each can be sorted by."""
+ALL_PAIRS = "all"
+SEPARATOR = "\x1f"
+"""Joins the two terms of a key; a search holding it is tested against each term alone."""
+
+
+class EntryIndex:
+    """Entries in the service's order, found by a text in either term (``Entry.matches``:
+    casefolded substring, surrounding spaces ignored) and a language pair.
+
+    Typing on (a search that extends the last one) scans only the last matches.
+    """
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = list(entries)
+        self.sources = [e.from_text.casefold() for e in self.entries]
+        self.targets = [e.to_text.casefold() for e in self.entries]
+        self.keys = [s + SEPARATOR + t for s, t in zip(self.sources, self.targets, strict=True)]
+        self.by_pair: dict[Pair, list[int]] = {}
+        for position, entry in enumerate(self.entries):
+            self.by_pair.setdefault((entry.from_lang, entry.to_lang), []).append(position)
+        self.last: tuple[str, Pair | str, list[int]] | None = None
+        self.ranks: dict[str, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def pairs(self) -> list[tuple[Pair, int]]:
+        """Each language pair present, with how many entries it has, sorted by the pair."""
+        return sorted((pair, len(found)) for pair, found in self.by_pair.items())
+
+    def search(self, text: str = "", pair: Pair | str = ALL_PAIRS) -> list[int]:
+        """Positions of the entries of ``pair`` (``ALL_PAIRS``: any) whose terms hold ``text``."""
+        needle = text.strip().casefold()
+        pool: Sequence[int]
+        if pair == ALL_PAIRS:
+            pool = range(len(self.entries))
+        else:
+            pool = self.by_pair.get(pair, [])  # type: ignore[arg-type]
+        last = self.last
+        if needle and last is not None and last[1] == pair and needle.startswith(last[0]):
+            pool = last[2]
+        if not needle:
+            found = list(pool)
+        elif SEPARATOR in needle:
+            sources, targets = self.sources, self.targets
+            found = [i for i in pool if needle in sources[i] or needle in targets[i]]
+        else:
+            keys = self.keys
+            found = [i for i in pool if needle in keys[i]]
+        self.last = (needle, pair, found)
+        return found
+
+    def order(self, found: Sequence[int], column: str, descending: bool = False) -> list[int]:
+        """``found`` (positions) sorted by ``column``; ties keep the service's order."""
+        if column not in self.ranks:
+            self.ranks[column] = self._rank(column)
+        return sorted(found, key=self.ranks[column].__getitem__, reverse=descending)
+
+    def _rank(self, column: str) -> list[int]:
+        """Each entry's place when every entry is sorted by ``column``."""
+        entries, sources, targets = self.entries, self.sources, self.targets
+        ids = [e.id for e in entries]
+        keys: list[Any]
+        if column == "id":  # numbers in number order, before any other id
+            keys = [(0, int(i), i) if i.isascii() and i.isdigit() else (1, 0, i) for i in ids]
+        elif column == "languages":
+            keys = [(e.from_lang, e.to_lang, s) for e, s in zip(entries, sources, strict=True)]
+        elif column == "source":
+            keys = list(zip(sources, targets, strict=True))
+        elif column == "target":
+            keys = list(zip(targets, sources, strict=True))
+        else:
+            raise ValueError(f"column must be one of {COLUMNS}, not {column!r}")
+        ranks = [0] * len(keys)
+        for rank, position in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
+            ranks[position] = rank
+        return ranks
+
+
+class EntryRows(widgets.VBox):
+    """One page of rows; ``selected`` holds the ticked ids in tick order (kept apart from the
+    rows, so it survives searching, sorting and paging).
+
+    Each row remembers the entry it shows: a redraw moves rows already showing an entry and
+    relabels only the rest, the rows hidden longest first. ``on_change`` runs after a tick;
+    ``lock`` serialises redraws (from any thread) with ticks.
+    """
+
+    def __init__(
+        self, page: int, on_change: Callable[[], None], lock: threading.RLock, **kwargs: Any
+    ) -> None:
+        self.page, self.on_change, self.lock = page, on_change, lock
+        self.selected: dict[str, None] = {}
+        # One layout and style for every row: each would otherwise be a widget of its own.
+        self.shared = [
+            widgets.Layout(width=ID_WIDTH, flex="0 0 auto"),
+            CheckboxStyle(),
+            widgets.Layout(flex="1 1 auto", width="auto"),
+            HTMLStyle(),
+            widgets.Layout(width="100%", align_items="center", flex="0 0 auto"),
+        ]
+        self.pool: list[widgets.HBox] = []
+        self.holds: list[Entry | None] = []  # the entry each row of the pool shows
+        self.row_of: dict[Entry, int] = {}
+        self.least_recent: OrderedDict[int, None] = OrderedDict()
+        self.order: list[int] = []  # the rows shown
+        super().__init__([], **kwargs)
+
+    def box(self, row: int) -> widgets.Checkbox:
+        return self.pool[row].children[0]
+
+    @property
+    def shown(self) -> list[tuple[Entry, widgets.Checkbox]]:
+        """The entries shown, in order, each with its check box."""
+        with self.lock:
+            return [(e, self.box(r)) for r in self.order if (e := self.holds[r]) is not None]
+
+    def draw(self, entries: Sequence[Entry]) -> None:
+        """Show the first ``page`` of ``entries``, ticked where selected."""
+        shown = entries[: self.page]
+        with self.lock:
+            held = {self.row_of[e] for e in shown if e in self.row_of}
+            free = (row for row in list(self.least_recent) if row not in held)
+            order: list[int] = []
+            for entry in shown:
+                row = self.row_of.get(entry)
+                if row is None or row in order:  # not held, or the same entry twice
+                    row = self._relabel(entry, next(free, None))
+                else:
+                    self.box(row).value = entry.id in self.selected
+                order.append(row)
+                self.least_recent.pop(row, None)
+                self.least_recent[row] = None
+            self.order = order
+            children = tuple(self.pool[row] for row in order)
+            if self.children != children:
+                self.children = children
+
+    def _relabel(self, entry: Entry, row: int | None) -> int:
+        """Make row ``row`` (a new one when ``None``) show ``entry``."""
+        if row is None:
+            row = len(self.pool)
+            box_layout, box_style, cells_layout, cells_style, row_layout = self.shared
+            box = widgets.Checkbox(indent=False, layout=box_layout, style=box_style)
+            box.observe(self._ticked(row), names="value")
+            cells = widgets.HTML(layout=cells_layout, style=cells_style)
+            self.pool.append(widgets.HBox([box, cells], layout=row_layout))
+            self.holds.append(None)
+        old = self.holds[row]
+        if old is not None and self.row_of.get(old) == row:
+            del self.row_of[old]
+        self.holds[row] = entry
+        self.row_of.setdefault(entry, row)
+        box, cells = self.pool[row].children
+        with box.hold_sync():
+            box.description = id_label(entry.id)
+            box.value = entry.id in self.selected
+        cells.value = row_cells_html(entry)
+        return row
+
+    def _ticked(self, row: int) -> Callable[[dict[str, Any]], None]:
+        def observer(change: dict[str, Any]) -> None:
+            with self.lock:
+                entry = self.holds[row]
+                if entry is None or change["new"] == (entry.id in self.selected):
+                    return  # set by a redraw
+                if change["new"]:
+                    self.selected[entry.id] = None
+                else:
+                    self.selected.pop(entry.id, None)
+            self.on_change()
+
+        return observer
+
+    def select(self, ids: Iterable[str]) -> None:
+        with self.lock:
+            self.selected.update(dict.fromkeys(ids))
+            self._tick_shown()
+
+    def clear(self) -> None:
+        with self.lock:
+            self.selected.clear()
+            self._tick_shown()
+
+    def keep_only(self, present: Iterable[str]) -> None:
+        """Forget selected ids that are no longer in the dictionary."""
+        with self.lock:
+            still = set(present)
+            self.selected = {i: None for i in self.selected if i in still}
+            self._tick_shown()
+
+    def _tick_shown(self) -> None:
+        for entry, box in self.shown:
+            box.value = entry.id in self.selected
+
+    def close(self) -> None:
+        """Close every row made (shown or not), its parts, and the shared layouts."""
+        for row in getattr(self, "pool", ()):
+            for part in (*row.children, row):
+                part.close()
+        for part in getattr(self, "shared", ()):
+            part.close()
+        super().close()
