@@ -7,7 +7,6 @@ They only hold widgets; the panel reads them, checks what was typed against the 
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import Any
 
 import ipywidgets as widgets
 
@@ -18,9 +17,9 @@ GLOSSARY_SUFFIXES = (".csv", ".tsv", ".xlsx", ".tbx")
 COMMON_LANGUAGES = ["ja", "en", "zh-CN", "zh-TW", "ko", "de", "fr", "es"]
 
 
-def _text(description: str, placeholder: str) -> widgets.Text:
+def text_input(description: str, placeholder: str, width: str = "26em") -> widgets.Text:
     return widgets.Text(
-        description=description, placeholder=placeholder, layout=widgets.Layout(width="26em")
+        description=description, placeholder=placeholder, layout=widgets.Layout(width=width)
     )
 
 
@@ -31,18 +30,25 @@ def _button(description: str, tooltip: str = "") -> widgets.Button:
 class EditForm(widgets.VBox):
     """The two terms of ``entry`` (its id and languages stay)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self) -> None:
         self.entry: Entry | None = None
         self.title = widgets.HTML()
-        self.source_text = _text("Source", f"source term (at most {MAX_TERM_CHARS})")
-        self.target_text = _text("Target", f"target term (at most {MAX_TERM_CHARS})")
+        self.source_text = text_input("Source", f"source term (at most {MAX_TERM_CHARS})")
+        self.target_text = text_input("Target", f"target term (at most {MAX_TERM_CHARS})")
         self.review_button = _button(
             "Review change\u2026", "Show the old and new terms before anything is sent"
         )
         self.close_button = _button("Close", "Leave the entry as it is")
         buttons = widgets.HBox([self.review_button, self.close_button])
-        super().__init__([self.title, self.source_text, self.target_text, buttons], **kwargs)
+        super().__init__(
+            [self.title, self.source_text, self.target_text, buttons],
+            layout=widgets.Layout(border="1px solid #d0d7de", padding="0.3em 0.6em"),
+        )
         self.add_class("dict-magics-edit")
+
+    def load(self, entry: Entry, title_html: str) -> None:
+        self.entry, self.title.value = entry, title_html
+        self.source_text.value, self.target_text.value = entry.from_text, entry.to_text
 
     def typed(self) -> Entry | None:
         """The entry with the terms as typed (``None``: no entry loaded)."""
@@ -64,8 +70,8 @@ class AddForm(widgets.VBox):
         self.to_lang = widgets.Dropdown(
             options=options, value="en", description="To", layout=widgets.Layout(width="12em")
         )
-        self.from_text = _text("Source", "source term")
-        self.to_text = _text("Target", "target term")
+        self.from_text = text_input("Source", "source term")
+        self.to_text = text_input("Target", "target term")
         self.add_button = _button("Add\u2026", "Check the entry, then confirm before it is sent")
         rows = [
             widgets.HBox([self.from_lang, self.from_text]),

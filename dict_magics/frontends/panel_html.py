@@ -1,4 +1,4 @@
-"""The panel's HTML and labels: header, table rows, counts, confirmations, status, results.
+"""The panel's HTML and labels: table rows, counts, confirmations, status.
 
 Terms come from the service or a file, so every value is escaped in HTML and cleaned of
 control characters in plain text (a check box's label is plain text).
@@ -21,18 +21,16 @@ CONFIRM_SHOWN = 200
 ID_CHARS = 24
 """An id is clipped here in its column (the whole id is in confirmations)."""
 ID_WIDTH = "9em"
-"""The id column (the check box and its label) and the header's id button."""
 LANG_WIDTH = "7.5em"
 """The languages column (``zh-CN→zh-TW`` fits)."""
 TABLE_CSS = (
-    "<style>.dict-magics-row{display:grid;"
-    f"grid-template-columns:{LANG_WIDTH} 1fr 1fr;column-gap:0.6em}}"
-    ".dict-magics-row>span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}"
-    ".dict-magics-langs{color:#57606a}</style>"
+    f"<style>.dict-magics-row{{display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;"
+    "column-gap:0.6em}.dict-magics-row>span{overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap}.dict-magics-langs{color:#57606a}</style>"
 )
-"""The table's style, sent once (in the header) rather than with every row."""
+"""The table's style, sent once rather than with every row."""
 GREY = "#57606a"
-STATUS_COLOURS = {"info": GREY, "warning": "#9a6700", "error": "#cf222e", "busy": "#0969da"}
+COLOURS = {"info": GREY, "warning": "#9a6700", "error": "#cf222e", "busy": "#0969da"}
 BOX = "max-height:12em;overflow:auto;margin:0.2em 0"
 NO_UNDO = "Snapshots are off: this cannot be undone."
 
@@ -56,39 +54,27 @@ def id_label(entry_id: str) -> str:
     return text if len(text) <= ID_CHARS else text[: ID_CHARS - 1] + "\u2026"
 
 
-def _lang(code: str) -> str:
-    """A ``lang`` attribute, so the browser picks the right glyphs (Japanese or Chinese kanji)."""
-    return f' lang="{escape(code)}"' if code.replace("-", "").isalnum() else ""
-
-
-def term(code: str, text: str) -> str:
-    return f"<span{_lang(code)}>{escape(clean(text))}</span>"
-
-
 def pair(from_lang: str, to_lang: str) -> str:
-    return escape(f"{clean(from_lang)}\u2192{clean(to_lang)}")
+    """``ja→en``, in plain text."""
+    return f"{clean(from_lang)}\u2192{clean(to_lang)}"
+
+
+def term(code: str, text: str, css: str = "") -> str:
+    """A term, marked with its language so the browser picks the right glyphs (Japanese or
+    Chinese kanji); with a ``css`` class, clipped by the browser and whole in its tooltip."""
+    lang = f' lang="{escape(code)}"' if code.replace("-", "").isalnum() else ""
+    shown = escape(clean(text))
+    tip = f' class="dict-magics-{css}" title="{shown}"' if css else ""
+    return f"<span{tip}{lang}>{shown}</span>"
 
 
 def row_cells_html(entry: Entry) -> str:
-    """An entry's languages, source and target: a row after the id. Each term is clipped by
-    the browser with an ellipsis, and whole in its tooltip."""
-    cells = [f'<span class="dict-magics-langs">{pair(entry.from_lang, entry.to_lang)}</span>']
-    for kind, code, text in (
-        ("source", entry.from_lang, entry.from_text),
-        ("target", entry.to_lang, entry.to_text),
-    ):
-        shown = escape(clean(text))
-        cells.append(
-            f'<span class="dict-magics-{kind}"{_lang(code)} title="{shown}">{shown}</span>'
-        )
-    return f'<div class="dict-magics-row">{"".join(cells)}</div>'
-
-
-def sort_label(column: str, sorted_by: str | None, descending: bool) -> str:
-    """A column's header button: its name, with an arrow when the table is sorted by it."""
-    if column != sorted_by:
-        return column
-    return f"{column} \u25bc" if descending else f"{column} \u25b2"
+    """An entry's languages, source and target: its row after the id."""
+    langs = escape(pair(entry.from_lang, entry.to_lang))
+    source = term(entry.from_lang, entry.from_text, "source")
+    target = term(entry.to_lang, entry.to_text, "target")
+    langs = f'<span class="dict-magics-langs">{langs}</span>'
+    return f'<div class="dict-magics-row">{langs}{source}{target}</div>'
 
 
 def count_html(total: int, matches: int, first: int, last: int, selected: int, host: str) -> str:
@@ -104,44 +90,40 @@ def count_html(total: int, matches: int, first: int, last: int, selected: int, h
     return f'<div class="dict-magics-count">{text} &middot; <b>{selected:,} selected</b></div>'
 
 
-def _confirm(asked: str, profile: str, host: str, rest: str) -> str:
-    """``asked`` (HTML, ending in "of" or "to") profile P on HOST? ``rest``"""
+def confirm(asked: str, where: str, host: str, rest: str) -> str:
+    """A confirmation: ``asked`` (HTML) ``where`` (``of profile P``) on HOST? ``rest``."""
     return (
-        f'<div class="dict-magics-confirm">{asked} profile <code>{escape(profile)}</code> '
-        f"on <b>{escape(host)}</b>? {rest}</div>"
+        f'<div class="dict-magics-confirm">{asked} {where} on <b>{escape(host)}</b>? {rest}</div>'
     )
 
 
-def confirm_delete_html(going: Sequence[Entry], profile: str, host: str, snapshots: bool) -> str:
-    """A deletion of listed entries: how many, where, and their terms."""
+def of(profile: str) -> str:
+    return f"of profile <code>{escape(profile)}</code>"
+
+
+def confirm_delete_html(
+    going: Sequence[Entry], ids: Sequence[str], profile: str, host: str, snapshots: bool
+) -> str:
+    """A deletion: how many, where, and their terms (``going``); or, where the service has no
+    listing, the typed ``ids`` (no terms, no snapshot)."""
+    asked = f"<b>Delete {entries(len(ids))}</b>"
+    more = f"&hellip; and {len(ids) - CONFIRM_SHOWN:,} more" if len(ids) > CONFIRM_SHOWN else ""
+    if not going:
+        listed = ", ".join(f"<code>{escape(repr(i))}</code>" for i in ids[:CONFIRM_SHOWN])
+        said = (
+            "This service offers no listing, so their terms are unknown and no snapshot can be "
+            f'kept: this cannot be undone.<div style="{BOX}">{listed} {more}</div>'
+        )
+        return confirm(asked, of(profile), host, said)
     items = "".join(
         f"<li>{escape(clean(e.describe()))} <span style='color:{GREY}'>id "
         f"{escape(clean(e.id))}</span></li>"
         for e in going[:CONFIRM_SHOWN]
     )
-    if len(going) > CONFIRM_SHOWN:
-        items += f"<li>&hellip; and {len(going) - CONFIRM_SHOWN:,} more</li>"
     keep = "A snapshot of them is saved first: <b>Undo</b> puts them back."
-    return _confirm(
-        f"<b>Delete {entries(len(going))}</b> of",
-        profile,
-        host,
-        f'{keep if snapshots else NO_UNDO}<ul class="dict-magics-going" style="{BOX}">{items}</ul>',
-    )
-
-
-def confirm_ids_html(ids: Sequence[str], profile: str, host: str) -> str:
-    """Typed ids, where the service has no listing (so no terms, no snapshot)."""
-    listed = ", ".join(f"<code>{escape(repr(i))}</code>" for i in ids[:CONFIRM_SHOWN])
-    if len(ids) > CONFIRM_SHOWN:
-        listed += f" &hellip; and {len(ids) - CONFIRM_SHOWN:,} more"
-    return _confirm(
-        f"<b>Delete {entries(len(ids))}</b> of",
-        profile,
-        host,
-        "This service offers no listing, so their terms are unknown and no snapshot can be "
-        f'kept: this cannot be undone.<div style="{BOX}">{listed}</div>',
-    )
+    items += f"<li>{more}</li>" if more else ""
+    going_html = f'<ul class="dict-magics-going" style="{BOX}">{items}</ul>'
+    return confirm(asked, of(profile), host, (keep if snapshots else NO_UNDO) + going_html)
 
 
 def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
@@ -149,33 +131,25 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
     puts them back), and what to type to enable Confirm."""
     if plan.count is None:
         how_many = "EVERY entry"
+        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
     elif plan.count == 0:
-        how_many = "every entry (the listing shows none)"
+        how_many, keep = "every entry (the listing shows none)", "There is nothing to keep."
     else:
         how_many = f"all {entries(plan.count)}"
+        keep = f"No snapshot is kept ({escape(names[Remedy.NO_SNAPSHOT])}): this cannot be undone."
     if plan.snapshot is not None:
         keep = (
             f"A snapshot is kept at <code>{escape(plan.snapshot)}</code> (removed if you "
             f"cancel; {escape(names[Remedy.RESTORE])} puts them back)."
         )
-    elif plan.count is None:
-        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
-    elif plan.count == 0:
-        keep = "There is nothing to keep in a snapshot."
-    else:
-        keep = f"No snapshot is kept ({escape(names[Remedy.NO_SNAPSHOT])}): this cannot be undone."
-    ask = (
-        f" To enable Confirm, type <code>{escape(plan.word)}</code> (or "
-        f"<code>{escape(plan.host)}</code>) below."
-    )
-    return _confirm(f"<b>Delete {how_many}</b> of", plan.profile, plan.host, keep + ask)
+    word, host = escape(plan.word), escape(plan.host)
+    ask = f" To enable Confirm, type <code>{word}</code> (or <code>{host}</code>) below."
+    return confirm(f"<b>Delete {how_many}</b>", of(plan.profile), plan.host, keep + ask)
 
 
 def edit_title_html(entry: Entry) -> str:
-    return (
-        f"<b>Edit entry <code>{escape(clean(entry.id))}</code></b> "
-        f"({pair(entry.from_lang, entry.to_lang)}; the languages stay)"
-    )
+    langs = escape(pair(entry.from_lang, entry.to_lang))
+    return f"<b>Edit entry <code>{escape(clean(entry.id))}</code></b> ({langs}; the languages stay)"
 
 
 def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapshots: bool) -> str:
@@ -193,8 +167,10 @@ def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapsho
                 f'<td class="dict-magics-new"><b>{term(code, after)}</b></td></tr>'
             )
     keep = "The entry as it is now is saved in a snapshot first: <b>Undo</b> puts it back."
-    action = f"<b>Change entry <code>{escape(clean(old.id))}</code></b> of"
-    return _confirm(action, profile, host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>")
+    asked = f"<b>Change entry <code>{escape(clean(old.id))}</code></b>"
+    return confirm(
+        asked, of(profile), host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>"
+    )
 
 
 def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry]) -> str:
@@ -206,11 +182,11 @@ def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry])
             f'<div style="color:#9a6700">An entry with these terms already exists (id {ids}): '
             "adding makes a duplicate.</div>"
         )
-    terms = (
-        f"{term(new.from_lang, new.from_text)} \u2192 {term(new.to_lang, new.to_text)} "
-        f"({pair(new.from_lang, new.to_lang)})"
+    terms = f"{term(new.from_lang, new.from_text)} \u2192 {term(new.to_lang, new.to_text)}"
+    langs = escape(pair(new.from_lang, new.to_lang))
+    return confirm(
+        f"<b>Add</b> {terms} ({langs})", f"to profile <code>{escape(profile)}</code>", host, twin
     )
-    return _confirm(f"<b>Add</b> {terms} to", profile, host, twin)
 
 
 def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) -> str:
@@ -219,12 +195,10 @@ def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) 
         "A snapshot of every entry it changes or deletes (and the terms it adds) is saved "
         "first: <b>Undo</b> puts the dictionary back."
     )
-    return _confirm(
-        "<b>Apply this sync</b> to",
-        profile,
-        host,
-        f"{keep if snapshots else NO_UNDO} The dictionary is listed again first and the plan "
-        f"made afresh.{plan_html}",
+    again = " The dictionary is listed again first and the plan made afresh."
+    to = f"to profile <code>{escape(profile)}</code>"
+    return confirm(
+        "<b>Apply this sync</b>", to, host, (keep if snapshots else NO_UNDO) + again + plan_html
     )
 
 
@@ -246,18 +220,9 @@ def confirm_restore_html(info: SnapshotInfo, host: str) -> str:
         does = (
             "Only entries whose terms are missing are added; entries already there are left alone."
         )
-    return (
-        f'<div class="dict-magics-confirm"><b>Restore</b> the snapshot of '
-        f"{escape(snapshot_label(info))} to <b>{escape(host)}</b>? {does}"
-        f'<div style="color:{GREY}">{escape(str(info.path))}</div></div>'
-    )
-
-
-def running_html(what: str) -> str:
-    """What is running, with what Cancel does."""
-    return (
-        f'<div class="dict-magics-running"><b>{escape(what)}</b> &mdash; Cancel stops what has '
-        "not been sent yet; requests already sent are waited for.</div>"
+    path = f'<div style="color:{GREY}">{escape(str(info.path))}</div>'
+    return confirm(
+        "<b>Restore</b>", f"the snapshot of {escape(snapshot_label(info))}", host, does + path
     )
 
 
@@ -265,24 +230,11 @@ def status_html(message: str, kind: str) -> str:
     """One line of status, coloured by kind (``info``, ``warning``, ``error``, ``busy``)."""
     if not message:
         return ""
-    return (
-        f'<div class="dict-magics-status dict-magics-status-{kind}" '
-        f'style="color:{STATUS_COLOURS[kind]}">{escape(message)}</div>'
-    )
+    css = f"dict-magics-status dict-magics-status-{kind}"
+    return f'<div class="{css}" style="color:{COLOURS[kind]}">{escape(message)}</div>'
 
 
 def result_html(result: object) -> str:
     """A result as the magics show it (it renders itself)."""
     shown = getattr(result, "_repr_html_", lambda: None)()
     return shown or f"<pre>{escape(clean(str(result)))}</pre>"
-
-
-def history_html(items: Sequence[str]) -> str:
-    """The recent results (already rendered, newest first), collapsed."""
-    if not items:
-        return ""
-    return (
-        f'<details class="dict-magics-history"><summary>Recent results '
-        f"({len(items)}, newest first)</summary>"
-        f'<ol style="margin:0.2em 0">{"".join(items)}</ol></details>'
-    )

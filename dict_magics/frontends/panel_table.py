@@ -8,8 +8,8 @@ reusing rows, since each widget and each message to the browser costs.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -103,12 +103,18 @@ class EntryIndex:
         return ranks
 
 
+class Row(widgets.HBox):
+    """A row of the table: a check box labelled with the id, and one HTML cell for the rest."""
+
+    entry: Entry | None = None
+
+
 class EntryRows(widgets.VBox):
     """One page of rows; ``selected`` holds the ticked ids in tick order (kept apart from the
     rows, so it survives searching, sorting and paging).
 
-    Each row remembers the entry it shows: a redraw moves rows already showing an entry and
-    relabels only the rest, the rows hidden longest first. ``on_change`` runs after a tick;
+    A row keeps its entry: a redraw moves rows already showing an entry (one message) and
+    relabels only the others, the rows hidden longest first. ``on_change`` runs after a tick;
     ``lock`` serialises redraws (from any thread) with ticks.
     """
 
@@ -117,6 +123,7 @@ class EntryRows(widgets.VBox):
     ) -> None:
         self.page, self.on_change, self.lock = page, on_change, lock
         self.selected: dict[str, None] = {}
+        self.pool: list[Row] = []  # every row made, the one shown longest ago first
         # One layout and style for every row: each would otherwise be a widget of its own.
         self.shared = [
             widgets.Layout(width=ID_WIDTH, flex="0 0 auto"),
@@ -125,78 +132,57 @@ class EntryRows(widgets.VBox):
             HTMLStyle(),
             widgets.Layout(width="100%", align_items="center", flex="0 0 auto"),
         ]
-        self.pool: list[widgets.HBox] = []
-        self.holds: list[Entry | None] = []  # the entry each row of the pool shows
-        self.row_of: dict[Entry, int] = {}
-        self.least_recent: OrderedDict[int, None] = OrderedDict()
-        self.order: list[int] = []  # the rows shown
         super().__init__([], **kwargs)
-
-    def box(self, row: int) -> widgets.Checkbox:
-        return self.pool[row].children[0]
 
     @property
     def shown(self) -> list[tuple[Entry, widgets.Checkbox]]:
         """The entries shown, in order, each with its check box."""
         with self.lock:
-            return [(e, self.box(r)) for r in self.order if (e := self.holds[r]) is not None]
+            return [(row.entry, row.children[0]) for row in self.children]
 
     def draw(self, entries: Sequence[Entry]) -> None:
         """Show the first ``page`` of ``entries``, ticked where selected."""
         shown = entries[: self.page]
         with self.lock:
-            held = {self.row_of[e] for e in shown if e in self.row_of}
-            free = (row for row in list(self.least_recent) if row not in held)
-            order: list[int] = []
+            holder = {row.entry: row for row in self.pool}
+            wanted = set(shown)
+            free = [r for r in self.pool if r.entry not in wanted or holder[r.entry] is not r]
+            rows: list[Row] = []
             for entry in shown:
-                row = self.row_of.get(entry)
-                if row is None or row in order:  # not held, or the same entry twice
-                    row = self._relabel(entry, next(free, None))
+                row = holder.pop(entry, None)
+                if row is None:
+                    row = free.pop(0) if free else self._new_row()
+                    row.entry = entry  # first: the tick set below is then not the user's
+                    box, cells = row.children
+                    with box.hold_sync():
+                        box.description = id_label(entry.id)
+                        box.value = entry.id in self.selected
+                    cells.value = row_cells_html(entry)
                 else:
-                    self.box(row).value = entry.id in self.selected
-                order.append(row)
-                self.least_recent.pop(row, None)
-                self.least_recent[row] = None
-            self.order = order
-            children = tuple(self.pool[row] for row in order)
-            if self.children != children:
-                self.children = children
+                    row.children[0].value = entry.id in self.selected
+                rows.append(row)
+            drawn = set(map(id, rows))
+            self.pool = [row for row in self.pool if id(row) not in drawn] + rows
+            if self.children != tuple(rows):
+                self.children = tuple(rows)
 
-    def _relabel(self, entry: Entry, row: int | None) -> int:
-        """Make row ``row`` (a new one when ``None``) show ``entry``."""
-        if row is None:
-            row = len(self.pool)
-            box_layout, box_style, cells_layout, cells_style, row_layout = self.shared
-            box = widgets.Checkbox(indent=False, layout=box_layout, style=box_style)
-            box.observe(self._ticked(row), names="value")
-            cells = widgets.HTML(layout=cells_layout, style=cells_style)
-            self.pool.append(widgets.HBox([box, cells], layout=row_layout))
-            self.holds.append(None)
-        old = self.holds[row]
-        if old is not None and self.row_of.get(old) == row:
-            del self.row_of[old]
-        self.holds[row] = entry
-        self.row_of.setdefault(entry, row)
-        box, cells = self.pool[row].children
-        with box.hold_sync():
-            box.description = id_label(entry.id)
-            box.value = entry.id in self.selected
-        cells.value = row_cells_html(entry)
+    def _new_row(self) -> Row:
+        box_layout, box_style, cells_layout, cells_style, row_layout = self.shared
+        box = widgets.Checkbox(indent=False, layout=box_layout, style=box_style)
+        row = Row([box, widgets.HTML(layout=cells_layout, style=cells_style)], layout=row_layout)
+        box.observe(functools.partial(self._ticked, row), names="value")
         return row
 
-    def _ticked(self, row: int) -> Callable[[dict[str, Any]], None]:
-        def observer(change: dict[str, Any]) -> None:
-            with self.lock:
-                entry = self.holds[row]
-                if entry is None or change["new"] == (entry.id in self.selected):
-                    return  # set by a redraw
-                if change["new"]:
-                    self.selected[entry.id] = None
-                else:
-                    self.selected.pop(entry.id, None)
-            self.on_change()
-
-        return observer
+    def _ticked(self, row: Row, change: dict[str, Any]) -> None:
+        with self.lock:
+            entry = row.entry
+            if entry is None or change["new"] == (entry.id in self.selected):
+                return  # set by a redraw
+            if change["new"]:
+                self.selected[entry.id] = None
+            else:
+                self.selected.pop(entry.id, None)
+        self.on_change()
 
     def select(self, ids: Iterable[str]) -> None:
         with self.lock:
