@@ -63,28 +63,21 @@ class AddForm(widgets.VBox):
     """Two language pickers (every code the service takes, common ones first) and two terms."""
 
     def __init__(self) -> None:
-        options = COMMON_LANGUAGES + sorted(LANGUAGE_CODES - set(COMMON_LANGUAGES))
-        self.from_lang = widgets.Dropdown(
-            options=options, value="ja", description="From", layout=widgets.Layout(width="12em")
-        )
-        self.to_lang = widgets.Dropdown(
-            options=options, value="en", description="To", layout=widgets.Layout(width="12em")
-        )
+        codes = COMMON_LANGUAGES + sorted(LANGUAGE_CODES - set(COMMON_LANGUAGES))
+        self.from_lang = widgets.Dropdown(options=codes, value="ja", description="From")
+        self.to_lang = widgets.Dropdown(options=codes, value="en", description="To")
+        self.from_lang.layout.width = self.to_lang.layout.width = "12em"
         self.from_text = text_input("Source", "source term")
         self.to_text = text_input("Target", "target term")
         self.add_button = _button("Add\u2026", "Check the entry, then confirm before it is sent")
-        rows = [
-            widgets.HBox([self.from_lang, self.from_text]),
-            widgets.HBox([self.to_lang, self.to_text]),
-            self.add_button,
-        ]
-        super().__init__(rows)
+        rows = [widgets.HBox([self.from_lang, self.from_text])]
+        super().__init__([*rows, widgets.HBox([self.to_lang, self.to_text]), self.add_button])
         self.add_class("dict-magics-add")
 
     def typed(self) -> Entry:
         """The entry as typed (no id yet)."""
-        langs, texts = (self.from_lang, self.to_lang), (self.from_text, self.to_text)
-        return Entry("", langs[0].value, texts[0].value, langs[1].value, texts[1].value)
+        source, target = self.from_text.value, self.to_text.value
+        return Entry("", self.from_lang.value, source, self.to_lang.value, target)
 
 
 class SyncForm(widgets.VBox):
@@ -94,19 +87,11 @@ class SyncForm(widgets.VBox):
         self.upload = widgets.FileUpload(
             accept=",".join(GLOSSARY_SUFFIXES), multiple=False, description="Glossary file"
         )
-        self.pair_text = widgets.Text(
-            description="Pair",
-            placeholder="en:de (only for source, target columns)",
-            layout=widgets.Layout(width="24em"),
-        )
-        self.delete_missing = widgets.Checkbox(
-            description="also delete entries of the file's language pairs that it lacks",
-            indent=False,
-            layout=widgets.Layout(width="auto"),
-        )
-        self.skip_invalid = widgets.Checkbox(
-            description="skip invalid rows", indent=False, layout=widgets.Layout(width="auto")
-        )
+        self.pair_text = text_input("Pair", "en:de (only for source, target columns)", "24em")
+        missing = "also delete entries of the file's language pairs that it lacks"
+        self.delete_missing = widgets.Checkbox(description=missing, indent=False)
+        self.skip_invalid = widgets.Checkbox(description="skip invalid rows", indent=False)
+        self.delete_missing.layout.width = self.skip_invalid.layout.width = "auto"
         self.plan_button = _button("Plan\u2026", "Read the file and compare: nothing is sent")
         self.plan_html = widgets.HTML()
         rows = [widgets.HBox([self.upload, self.pair_text]), self.delete_missing]
@@ -129,11 +114,8 @@ class ProblemsView(widgets.VBox):
     """The lint findings of the listing, and a "Select …" button per kind found."""
 
     def __init__(self) -> None:
-        self.find_button = _button(
-            "Find problems",
-            "Look for duplicates, conflicts, stray spaces, ... in the entries listed "
-            "(nothing is sent)",
-        )
+        looks = "Duplicates, conflicts, stray spaces, ... in the entries listed (nothing is sent)"
+        self.find_button = _button("Find problems", looks)
         self.report_html = widgets.HTML()
         self.select_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
         self.select_buttons: dict[str, widgets.Button] = {}
