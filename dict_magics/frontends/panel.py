@@ -40,7 +40,7 @@ from ..operations.sync import plan_sync, sync
 from ..operations.update import update
 from ..service.paths import check_id
 from ..settings import WORKERS
-from . import panel_html as html
+from . import panel_html as view
 from .hints import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm, text_input
 from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
@@ -55,7 +55,7 @@ PAGE = 50
 """Rows of the table per page."""
 TERM_NAMES = ("from_lang", "from_text", "to_lang", "to_text")
 """The keyword names of an entry's terms, in ``Entry.terms`` order."""
-FIXED = {"id": html.ID_WIDTH, "languages": html.LANG_WIDTH}
+FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}
 """The widths of the columns that do not share what is left."""
 NAMES = PANEL.names
 """The panel's words for what a result or plan names (its Undo button, ...)."""
@@ -162,7 +162,7 @@ class DictPanel(widgets.VBox):
             made.on_click(self._guard(on_click))
             return made
 
-        self.header = widgets.HTML(html.header_html(profile, client.host, mask(client.access_key)))
+        self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
         self.refresh_button = button("Refresh", "List the entries again", self._on_refresh)
         self.search_text = text_input("Search", "search either term", "24em")
         self.pair_dropdown = widgets.Dropdown(options=[("all", ALL_PAIRS)], description="Languages")
@@ -182,7 +182,7 @@ class DictPanel(widgets.VBox):
             )
             for column in COLUMNS
         }
-        style = widgets.HTML(html.TABLE_CSS, layout=widgets.Layout(display="none"))
+        style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
         table_header = widgets.HBox([*self.sort_buttons.values(), style])
         table_header.add_class("dict-magics-table-header")
         rows_layout = widgets.Layout(max_height="24em", overflow="auto")
@@ -457,8 +457,8 @@ class DictPanel(widgets.VBox):
                 "Nothing armed: " + " ".join(problems) if problems else missing, "error"
             )
             return
-        message = html.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
-        what = f"Deleting {html.entries(len(ids))} on {self.host}\u2026"
+        message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
+        what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
         hint = "Check what will be deleted, then press Confirm or Cancel."
         self._arm(Armed("delete", message, hint, what, work, total=len(ids)))
@@ -480,7 +480,7 @@ class DictPanel(widgets.VBox):
         listed = self._index.entries if self._listed else None
         folder = str(snapshot_dir()) if self._keeps else None
         plan = purging.plan(self.profile, self.host, listed, folder)
-        message = html.confirm_purge_html(plan, NAMES)
+        message = view.confirm_purge_html(plan, NAMES)
         hint = f"Type {plan.word} (or the host) to enable Confirm, or press Cancel."
         what = f"Deleting every entry on {self.host}\u2026"
         if self._arm(Armed("purge", message, hint, what, self._work_purge, plan=plan)):
@@ -492,8 +492,8 @@ class DictPanel(widgets.VBox):
         if info is None:
             self._set_status("Choose a snapshot first.", "error")
             return
-        message = html.confirm_restore_html(info, self.host)
-        what = f"Restoring {html.snapshot_label(info)} to {self.host}\u2026"
+        message = view.confirm_restore_html(info, self.host)
+        what = f"Restoring {view.snapshot_label(info)} to {self.host}\u2026"
         work = functools.partial(self._work_restore, str(info.path))
         hint = "Check the snapshot, then press Confirm or Cancel."
         self._arm(Armed("restore", message, hint, what, work, total=info.count))
@@ -511,7 +511,7 @@ class DictPanel(widgets.VBox):
         if len(chosen) != 1:
             self._set_status("Tick exactly one entry to edit it.", "error")
             return
-        self.edit_form.load(chosen[0], html.edit_title_html(chosen[0]))
+        self.edit_form.load(chosen[0], view.edit_title_html(chosen[0]))
         show(self.edit_form, True)
         self._set_status("Change the terms, then press Review change\u2026", "info")
         self._refresh()
@@ -524,7 +524,7 @@ class DictPanel(widgets.VBox):
         """Say why the service would refuse ``entry``'s terms, if it would."""
         problems = entry_problems(*entry.terms)
         if problems:
-            said = "; ".join(html.clean(p.message) for p in problems)
+            said = "; ".join(view.clean(p.message) for p in problems)
             self._set_status(f"Not sent: {said}.", "error")
         return bool(problems)
 
@@ -535,7 +535,7 @@ class DictPanel(widgets.VBox):
         if new.terms == old.terms:
             self._set_status("Nothing changed: the terms are as listed.", "info")
             return
-        message = html.confirm_update_html(old, new, self.profile, self.host, self._keeps)
+        message = view.confirm_update_html(old, new, self.profile, self.host, self._keeps)
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
         self._arm(
@@ -548,7 +548,7 @@ class DictPanel(widgets.VBox):
             return
         with self._lock:
             same = [e for e in self._index.entries if e.terms == new.terms]
-        message = html.confirm_add_html(new, self.profile, self.host, same)
+        message = view.confirm_add_html(new, self.profile, self.host, same)
         # A copy of an entry is added only when the confirmation named the entry it copies.
         work = functools.partial(self._work_add, new, bool(same))
         hint = "Check the entry, then press Confirm or Cancel."
@@ -578,7 +578,7 @@ class DictPanel(widgets.VBox):
             if not self._idle() or not self._listed:
                 self._set_status("Problems need a listing of the entries.", "error")
                 return
-            what = f"Looking for problems in {html.entries(len(self._index))}\u2026"
+            what = f"Looking for problems in {view.entries(len(self._index))}\u2026"
             self._begin("lint", what, self._work_lint)
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
@@ -588,7 +588,7 @@ class DictPanel(widgets.VBox):
             self.rows.clear()
             self.rows.select(ids)
             self._selection_changed()
-        selected = f"Selected {html.entries(len(ids))} ({kind})"
+        selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
     def _on_check(self, _button: widgets.Button) -> None:
@@ -641,7 +641,7 @@ class DictPanel(widgets.VBox):
             target=self._guard(self._work), args=(work,), name="dict-panel", daemon=True
         )
         self.confirm_message.value = (
-            f'<div class="dict-magics-running"><b>{html.escape(what)}</b> &mdash; Cancel stops '
+            f'<div class="dict-magics-running"><b>{view.escape(what)}</b> &mdash; Cancel stops '
             "what has not been sent yet; requests already sent are waited for.</div>"
         )
         self._set_status(what, "busy")
@@ -678,14 +678,14 @@ class DictPanel(widgets.VBox):
 
     def _work_refresh(self) -> None:
         if self._reload():
-            found = html.entries(len(self._index))
+            found = view.entries(len(self._index))
             self._set_status(f"Listed {found} at {time.strftime('%X')}.", "info")
 
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
         self._record(replace(result, names=NAMES))
         if result.snapshot and _may_be_gone(result):  # the result says Undo puts it back
-            self.undo = Undo(result.snapshot, html.entries(_may_be_gone(result)))
+            self.undo = Undo(result.snapshot, view.entries(_may_be_gone(result)))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
@@ -733,7 +733,7 @@ class DictPanel(widgets.VBox):
     ) -> None:
         plan = plan_sync(self._settings, path, client=self._client, **options)
         plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
-        shown = html.result_html(plan)
+        shown = view.result_html(plan)
         self.sync_form.plan_html.value = shown
         if plan.invalid and not skip_invalid:
             self._set_status(
@@ -745,7 +745,7 @@ class DictPanel(widgets.VBox):
             self._set_status(f"Nothing to change: the dictionary matches {name}.", "info")
         else:
             self.sync_form.plan_html.value = ""  # shown in the confirmation instead
-            message = html.confirm_sync_html(shown, self.profile, self.host, self._keeps)
+            message = view.confirm_sync_html(shown, self.profile, self.host, self._keeps)
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options, skip_invalid)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
@@ -770,14 +770,14 @@ class DictPanel(widgets.VBox):
         self._linted = True
         report = self._show_problems()
         found = f"{len(report.findings):,} problem{'' if len(report.findings) == 1 else 's'}"
-        self._set_status(f"Found {found} in {html.entries(report.total)}.", "info")
+        self._set_status(f"Found {found} in {view.entries(report.total)}.", "info")
 
     def _show_problems(self) -> LintReport:
         """Lint the entries listed (offline); show the findings and a button per kind. For
         duplicates it ticks every copy but the lowest id of each group (what can go with
         nothing lost), else every entry the kind names."""
         report = EntryList(self._index.entries, self.host).lint()
-        self.problems.report_html.value = html.result_html(report)
+        self.problems.report_html.value = view.result_html(report)
         buttons = {}
         for kind in report.by_kind():
             ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
@@ -797,7 +797,7 @@ class DictPanel(widgets.VBox):
 
     def _work_check(self, text: str) -> None:
         report = EntryList(self._index.entries, self.host).check(text)
-        self.check_form.report_html.value = html.result_html(report)
+        self.check_form.report_html.value = view.result_html(report)
         self._set_status("", "info")
 
     def _cancelled(self) -> str | None:
@@ -817,7 +817,7 @@ class DictPanel(widgets.VBox):
         found = history.snapshots(profile=self.profile, host=self.host)
         with self._lock:
             self._snapshots = {str(info.path): info for info in found}
-            options = [(html.snapshot_label(info), str(info.path)) for info in found]
+            options = [(view.snapshot_label(info), str(info.path)) for info in found]
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
         try:
             listing = list_entries(self._settings, client=self._client)
@@ -835,7 +835,7 @@ class DictPanel(widgets.VBox):
     def _use_listing(self, listing: EntryList) -> None:
         index = EntryIndex(listing.entries)
         options = [("all", ALL_PAIRS)]
-        options += [(f"{html.pair(*pair)} ({found:,})", pair) for pair, found in index.pairs]
+        options += [(f"{view.pair(*pair)} ({found:,})", pair) for pair, found in index.pairs]
         with self._lock:
             self._index, self._listed, self.listing_supported = index, True, True
             chosen = self.pair_dropdown.value
@@ -890,7 +890,7 @@ class DictPanel(widgets.VBox):
         matches, selected = len(self._matches), len(self.rows.selected)
         first, last = min(self.page * PAGE + 1, matches), min((self.page + 1) * PAGE, matches)
         total = len(self._index)
-        self.count_html.value = html.count_html(total, matches, first, last, selected, self.host)
+        self.count_html.value = view.count_html(total, matches, first, last, selected, self.host)
         page = f"page {self.page + 1:,} of {self.pages:,}"
         self.page_html.value = f'<div class="dict-magics-page">{page}</div>'
         if self.listing_supported:
@@ -949,13 +949,13 @@ class DictPanel(widgets.VBox):
             self.cancel_button.disabled = idle
 
     def _set_status(self, message: str, kind: str) -> None:
-        self.status.value = html.status_html(message, kind)
+        self.status.value = view.status_html(message, kind)
 
     def _record(self, result: Any) -> None:
         """Show ``result`` as the latest, and first in the list of recent ones."""
         self.history.append(result)
-        self.result.value = html.result_html(result)
-        stamp = f'<span style="color:{html.GREY}">{time.strftime("%H:%M:%S")}</span>'
+        self.result.value = view.result_html(result)
+        stamp = f'<span style="color:{view.GREY}">{time.strftime("%H:%M:%S")}</span>'
         self._history_html = [f"<li>{stamp} {self.result.value}</li>", *self._history_html][:10]
         recent = f"Recent results ({len(self._history_html)}, newest first)"
         items = "".join(self._history_html)
