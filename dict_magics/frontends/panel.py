@@ -59,7 +59,8 @@ FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}
 """The widths of the columns that do not share what is left."""
 NAMES = PANEL.names
 """The panel's words for what a result or plan names (its Undo button, ...)."""
-ASKED = "the panel asked already"
+ALREADY_ASKED = "the panel asked already"
+"""Why an operation the panel runs may not ask a question of its own: Confirm was it."""
 
 
 def worded(said: BaseException | str) -> str:
@@ -255,27 +256,24 @@ class DictPanel(widgets.VBox):
             self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     @classmethod
-    def from_profile(cls, profile: str | None = None, **options: Any) -> DictPanel:
-        """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables).
-
-        ``workers``, ``snapshots`` and ``listing_max_age`` as in ``OperationSettings``; the
-        other ``options`` go to ``DictionaryClient``. Raises ``CredentialsError`` if nothing is
-        stored.
-        """
+    def from_profile(
+        cls,
+        profile: str | None = None,
+        *,
+        workers: int = WORKERS,
+        snapshots: bool = True,
+        listing_max_age: float | None = None,
+        **client_options: Any,
+    ) -> DictPanel:
+        """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables); the
+        ``client_options`` go to ``DictionaryClient``. Raises ``CredentialsError`` if nothing
+        is stored."""
         from ..operations.connect import make_client
 
-        workers = int(options.pop("workers", WORKERS))
-        snapshots = bool(options.pop("snapshots", True))
-        max_age = options.pop("listing_max_age", None)
-        client, creds = make_client(profile, workers=workers, **options)
+        client, creds = make_client(profile, workers=workers, **client_options)
+        settings = {"snapshots": snapshots, "listing_max_age": listing_max_age}
         try:
-            return cls(
-                client,
-                profile=creds.profile,
-                workers=workers,
-                snapshots=snapshots,
-                listing_max_age=max_age,
-            )
+            return cls(client, profile=creds.profile, workers=workers, **settings)
         except BaseException:
             client.close()
             raise
@@ -699,8 +697,9 @@ class DictPanel(widgets.VBox):
 
     def _work_restore(self, source: str) -> None:
         """Put back ``source``, a snapshot of this profile and host (so no second question)."""
-        args = {**self._operation_args(batch=True), "prompter": ScriptedPrompter(reason=ASKED)}
-        result = restore(self._settings, source, yes=True, **args)
+        asked = ScriptedPrompter(reason=ALREADY_ASKED)
+        args = self._operation_args(batch=True)
+        result = restore(self._settings, source, yes=True, prompter=asked, **args)
         self._record(result)
         if result.ok and self.undo is not None and Path(self.undo.snapshot) == Path(source):
             self.undo = None  # what Undo would put back is back
@@ -756,7 +755,7 @@ class DictPanel(widgets.VBox):
         self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
     ) -> None:
         args = {**options, **self._operation_args(batch=True), "skip_invalid": skip_invalid}
-        asked = ScriptedPrompter(reason=ASKED)  # the confirmation listed what goes
+        asked = ScriptedPrompter(reason=ALREADY_ASKED)  # the confirmation listed what goes
         result = sync(self._settings, path, apply=True, yes=True, prompter=asked, **args)
         if isinstance(result, SyncResult):
             result = replace(result, plan=replace(result.plan, path=name))
