@@ -19,7 +19,7 @@ import requests
 
 from dict_magics.models import Entry
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
-from dict_magics.sandbox.auth import TokenBucket
+from dict_magics.sandbox.checks import TokenBucket
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "ja", "fromText": "請求書", "toLang": "en", "toText": "invoice"}

@@ -17,7 +17,7 @@ import requests
 from test_sandbox import signed_headers
 
 from dict_magics.sandbox import SandboxServer, main
-from dict_magics.sandbox.tls import TRUSTME_MISSING, TrustmeMissing
+from dict_magics.sandbox.handler import TRUSTME_MISSING, TrustmeMissing
 
 LIST = "/api/v1/dictionary"
 

@@ -98,7 +98,6 @@ def test_without_bulk_update_or_token_those_endpoints_are_missing() -> None:
         ({"errors": "json"}, "errors must be one of"),
         ({"limit_unit": "paragraph"}, "limit_unit must be one of"),
         ({"rate_limit_answer": 429}, "rate_limit_answer must be one of"),
-        ({"token_lifetime": 0}, "above 0 seconds"),
     ],
 )
 def test_unknown_variants_are_refused(options: dict, words: str) -> None:

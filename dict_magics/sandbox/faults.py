@@ -19,7 +19,6 @@ from ..models.codes import MESSAGES
 if TYPE_CHECKING:
     from .handler import Handler
 
-__all__ = ["FAULT_KINDS", "Fault", "FaultQueue", "write_fault"]
 
 METHODS = ("GET", "POST", "PUT", "DELETE")
 ANSWERS_INSTEAD = frozenset(
@@ -109,18 +108,15 @@ class FaultQueue:
         with self._lock:
             self._faults.clear()
 
-    def peek(self, method: str) -> Fault | None:
-        with self._lock:
-            return next((f for f in self._faults if f.method in (None, method)), None)
-
-    def take(self, method: str) -> Fault | None:
-        """The first pending fault for ``method``, counted as met once."""
+    def take(self, method: str, kind: str | None = None) -> Fault | None:
+        """The first pending fault for ``method`` (if it is of ``kind``), counted as met."""
         with self._lock:
             fault = next((f for f in self._faults if f.method in (None, method)), None)
-            if fault is not None:
-                fault.remaining -= 1
-                if fault.remaining <= 0:
-                    self._faults.remove(fault)
+            if fault is None or kind not in (None, fault.kind):
+                return None
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.remove(fault)
             return fault
 
 

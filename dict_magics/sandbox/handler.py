@@ -1,31 +1,38 @@
-"""The sandbox's HTTP side: what a request asks for, whether the service would take it, and
-the bytes of the answer (faults write through the same few methods)."""
+"""The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
+the bytes of the answer (faults write through the same few methods).
+
+HTTPS uses a throw-away CA made by ``trustme``: its certificate lives in a private temporary
+folder only while one sandbox runs, and the server certificate covers 127.0.0.1 and localhost.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import select
+import shutil
 import socket
 import ssl
 import struct
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..models import codes
-from .bodies import Rejected, coded, parse_terms, parse_token_request
+from .checks import Rejected, check_key, check_signed, coded, parse_terms, parse_token_request, same
 from .faults import write_fault
 from .store import wire_id
 from .translate import parse_request, translate
 
 if TYPE_CHECKING:
     from .server import SandboxServer
-    from .tls import SandboxTLS
 
-__all__ = ["COLLECTION_PATH", "Handler", "Server", "entry_of"]
 
 COLLECTION_PATH = "/api/v1/dictionary"
 ENTRY_PREFIX = COLLECTION_PATH + "/"
@@ -53,6 +60,38 @@ def entry_of(path: str) -> str | None:
     return None if segment == PURGE_SEGMENT else segment
 
 
+HANDSHAKE_TIMEOUT_S = 10.0
+TRUSTME_MISSING = "the TLS sandbox needs trustme: pip install trustme"
+
+
+class TrustmeMissing(RuntimeError):
+    """TLS was asked for, but ``trustme`` (in the project's test extra) is not installed."""
+
+
+def load_trustme() -> ModuleType:
+    """``trustme``, imported only when TLS is asked for (it pulls in cryptography)."""
+    try:
+        import trustme
+    except ImportError:
+        raise TrustmeMissing(TRUSTME_MISSING) from None
+    return trustme
+
+
+class SandboxTLS:
+    """A new CA, a certificate it signed, and the server context presenting it."""
+
+    def __init__(self) -> None:
+        ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self.context)
+        self._folder = tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-")  # mode 0700
+        self.ca_path = os.path.join(self._folder, "ca.pem")
+        ca.cert_pem.write_to_path(self.ca_path)
+
+    def remove(self) -> None:
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -70,7 +109,10 @@ class Server(ThreadingHTTPServer):
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         if self.tls is not None:
             try:
-                request = self.tls.wrap(request)  # no I/O: the handshake is the handler's
+                # No I/O here: the handshake is the handler's, on the connection's own thread.
+                request = self.tls.context.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
             except OSError:
                 self.shutdown_request(request)
                 return
@@ -91,12 +133,10 @@ class Server(ThreadingHTTPServer):
     def close_connections(self) -> None:
         with self._lock:
             for conn in list(self.connections):
-                try:
-                    # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state
-                    # under the feet of the thread still reading from it.
+                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
+                # the feet of the thread still reading from it.
+                with contextlib.suppress(OSError):
                     socket.socket.shutdown(conn, socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -112,7 +152,9 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         """TLS handshake here, on this connection's own thread: a slow client holds up no one."""
         if self.server.tls is not None:
-            self.server.tls.handshake(self.request)
+            self.request.settimeout(HANDSHAKE_TIMEOUT_S)
+            self.request.do_handshake()
+            self.request.settimeout(None)
         super().setup()
 
     # -- writing (what faults write with too) ----------------------------------------------
@@ -147,10 +189,8 @@ class Handler(BaseHTTPRequestHandler):
     def reset(self) -> None:
         """Close with a reset, so the client sees the connection die with no answer."""
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
 
     def running(self) -> bool:
         return self.server.sandbox._server is self.server
@@ -190,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if sandbox.latency:
             time.sleep(sandbox.latency)
-        if not sandbox._admitted():
+        if sandbox._bucket is not None and not sandbox._bucket.take():
             refusal = (
                 Rejected(429, f"rate limit exceeded: retry after {sandbox.retry_after} s")
                 if sandbox.rate_limit_answer == "429"
@@ -198,9 +238,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             extra = {"Retry-After": str(sandbox.retry_after)}
             return self._refuse(refusal, self._named_entry(), "rate_limited", extra)
-        first = sandbox._faults.peek(self.command)
-        if first is not None and first.kind == "drop_before":
-            sandbox._faults.take(self.command)
+        if sandbox._faults.take(self.command, "drop_before"):
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             return self.reset()
         name, entry_id = "rejected", None
@@ -216,16 +254,13 @@ class Handler(BaseHTTPRequestHandler):
             return write_fault(self, fault, 200, {})
         if name in ("add", "bulk") and sandbox.add_delay:
             time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever still waits
-        code, data, entries = self._run(name, entry_id, payload)
-        if name == "add" and entries:
-            entry_id = entries[0].id
-        entry = entries[0] if name in ("add", "update", "delete") and entries else None
-        many = entries if name in ("bulk", "translate") else ()
+        code, data, touched = self._run(name, entry_id, payload)
+        if name == "add":
+            entry_id = touched[0].id
+        outcome = data["status"] if fault is None else f"fault {fault.kind} (applied)"
+        sandbox._log(self, name, code, outcome, entry_id, touched)
         if fault is not None:
-            outcome = f"fault {fault.kind} (applied)"
-            sandbox._log(self, name, code, outcome, entry_id, entry, entries=many)
             return write_fault(self, fault, code, data)
-        sandbox._log(self, name, code, data["status"], entry_id, entry, entries=many)
         self.answer(code, data)
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
@@ -248,12 +283,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _named_entry(self) -> str | None:
         """The entry a DELETE's or PUT's path names, if any (for the log)."""
-        if self.command not in ("DELETE", "PUT") or "?" in self.path:
-            return None
-        try:
-            return entry_of(self.path)
-        except Rejected:
-            return None
+        if self.command in ("DELETE", "PUT") and "?" not in self.path:
+            with contextlib.suppress(Rejected):
+                return entry_of(self.path)
+        return None
 
     def _route(self) -> tuple[str, str | None]:
         """The operation asked for and the entry it names; ``Rejected`` when there is none."""
@@ -292,16 +325,18 @@ class Handler(BaseHTTPRequestHandler):
         body = None if name in ("list", "delete", "purge") else self._read_body(name)
         if name == "token":  # the keys travel in the body instead of a signature
             access_key, secret_key, duration = parse_token_request(body or b"")
-            sandbox._check_keys(access_key, secret_key)
-            return duration
-        authorization = self.headers.get("Authorization")
-        problem = (
-            sandbox._tokens.check(authorization)
-            if authorization is not None
-            else sandbox._check_signed(self.headers, self.path)
-        )
+            problem = check_key(access_key, sandbox.access_key)
+            if problem is None and not same(secret_key, sandbox.secret_key):
+                problem = coded(codes.KEY_INVALID, "the secret key does not match the access key")
+        elif "Authorization" in self.headers:
+            problem = sandbox._tokens.check(self.headers["Authorization"])
+        else:
+            keys = (sandbox.access_key, sandbox.secret_key, sandbox._nonces)
+            problem = check_signed(self.headers, self.path, *keys)
         if problem is not None:
             raise problem
+        if name == "token":
+            return duration
         if body is None:
             return None
         return parse_request(body) if name == "translate" else parse_terms(body, name == "bulk")
@@ -321,10 +356,9 @@ class Handler(BaseHTTPRequestHandler):
             token = sandbox._tokens.issue(payload)
             return 200, {"status": "success", "data": {"encodedJWT": token}}, ()
         if name == "translate":
-            data, applied = translate(
+            return 200, *translate(
                 payload, store.sorted(), sandbox.limit_unit, sandbox.case_sensitive
             )
-            return 200, data, applied
         if name == "purge":
             count = store.purge()
             return 200, {"status": "success", "message": f"deleted {count} entries"}, ()

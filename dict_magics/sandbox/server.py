@@ -1,17 +1,14 @@
 """A real local stand-in for the translation service: ``SandboxServer`` on 127.0.0.1 only.
 
-It serves the service's endpoints as the vendor documents them (listing, add, bulk add, update,
-the two DELETEs, tokens, translate), checks what the service checks and refuses in its shape.
-Every documented variant is a keyword of its own (``listing``, ``ids``, ``nonce_rule``,
-``errors``, ``bulk``, ``update``, ``token``, ``limit_unit``, ``case_sensitive``, named as the
-probe reports them), so a client can be tested against services that differ in one rule; the
-defaults are the vendor's documented rules. Run ``python -m dict_magics.sandbox`` to serve one.
+It serves every endpoint the vendor documents, checks what the service checks and refuses in
+its shape. Each documented variant is a keyword of its own, named as ``probe`` reports it, so a
+client can be tested against services that differ in one rule; the defaults are the vendor's.
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
+import contextlib
 import os
 import secrets
 import shlex
@@ -26,16 +23,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ..models import Entry, codes
-from .auth import NONCE_RULES, NonceBook, TokenBook, TokenBucket, check_key, check_signed
-from .bodies import Rejected, coded
-from .faults import FAULT_KINDS, Fault, FaultQueue
-from .handler import Handler, Server
+from ..models import Entry
+from .checks import NONCE_RULES, NonceBook, TokenBook, TokenBucket
+from .faults import Fault, FaultQueue
+from .handler import Handler, SandboxTLS, Server, TrustmeMissing, load_trustme
 from .store import EntryStore, coerce_entries
-from .tls import SandboxTLS, TrustmeMissing, load_trustme
 from .translate import LIMIT_UNITS
-
-__all__ = ["FAULT_KINDS", "LoggedRequest", "Received", "SandboxServer", "main", "use_sandbox"]
 
 SANDBOX_MARKER = "DICT_MAGICS_SANDBOX"
 """Set (to the sandbox's URL) by whoever started a sandbox for a notebook run to reuse."""
@@ -51,7 +44,7 @@ EntrySpec = int | Iterable[str | Entry | Mapping[str, Any]]
 
 
 class Received(NamedTuple):
-    """A request as it arrived, logged before the sandbox does anything about it."""
+    """A request as it arrived, before the sandbox did anything about it."""
 
     method: str
     path: str
@@ -60,13 +53,10 @@ class Received(NamedTuple):
 
 @dataclass(frozen=True)
 class LoggedRequest:
-    """One request the sandbox answered (or dropped), and what it did about it.
-
-    ``operation``: ``list``, ``add``, ``bulk``, ``update``, ``delete``, ``purge``, ``token``,
-    ``translate``, ``rejected``, ``rate_limited`` or ``dropped``; ``entry`` the entry added,
-    updated or deleted; ``entries`` those a bulk added or a translation applied; ``code`` the
-    vendor code of a refusal. ``Authorization`` is logged as ``<redacted>``.
-    """
+    """One request the sandbox answered (or dropped), and what it did: ``operation`` (``list``,
+    ``add``, ``bulk``, ``update``, ``delete``, ``purge``, ``token``, ``translate``, ``rejected``,
+    ``rate_limited``, ``dropped``), the ``entry`` added, updated or deleted, the ``entries`` a
+    bulk added or a translation applied, a refusal's vendor ``code``. Never a token."""
 
     method: str
     path: str
@@ -82,22 +72,15 @@ class LoggedRequest:
 
 
 class SandboxServer:
-    """The service on ``127.0.0.1``, with faults on demand. Use as a context manager, or
-    ``start()`` / ``stop()``.
+    """The service on ``127.0.0.1``, with faults on demand; a context manager.
 
-    ``entries``: a count (ids ``"1"``..``"N"``), ids (terms generated), ``Entry`` objects or
-    dicts in the service's field names. The variants (defaults: the vendor's documentation):
-    ``listing`` ``"data.entries"`` | ``"entries"`` (top level) | ``False`` (no listing: 404);
-    ``ids`` in the listing ``"integer"`` | ``"string"``; ``nonce_rule`` ``"increasing"`` |
-    ``"unique"`` (unused, within 5 minutes) | ``"none"``; ``errors`` ``"coded"`` | ``"plain"``
-    (an HTTP status and a text message, no code); ``bulk``, ``update`` (PUT), ``token``: the
-    endpoint exists (else 404, 405, 404); ``limit_unit`` ``"element"`` | ``"request"`` |
-    ``"sentence"`` and ``case_sensitive``: how translate applies entries.
-
-    Test aids: ``latency`` (seconds added to every answer), ``add_delay`` (each add waits before
-    acting), ``echo`` (a line per request), ``tls`` (HTTPS with a throw-away CA, see
-    ``ca_path``), ``rate_limit`` (requests a second in bursts of ``burst``; beyond it 40103, or a
-    plain 429, with ``Retry-After``), ``token_lifetime`` (overrides every token's).
+    ``entries``: a count (ids 1..N), ids (terms generated), ``Entry`` objects or dicts in the
+    service's field names. Variants: ``listing`` ``"data.entries"`` | ``"entries"`` (top level)
+    | ``False`` (404); ``ids`` ``"integer"`` | ``"string"``; ``nonce_rule`` ``"increasing"`` |
+    ``"unique"`` | ``"none"``; ``errors`` ``"coded"`` | ``"plain"`` (a status and a text, no
+    code); ``bulk``, ``update``, ``token``: the endpoint exists (else 404, 405, 404);
+    ``limit_unit`` and ``case_sensitive``: how translate applies entries. ``rate_limit``:
+    requests a second in bursts of ``burst``, beyond it 40103 (or 429) with ``Retry-After``.
     """
 
     def __init__(
@@ -127,7 +110,6 @@ class SandboxServer:
         rate_limit_answer: str = "40103",
         token_lifetime: float | None = None,
     ) -> None:
-        listing = "data.entries" if listing is True else listing
         given = dict(listing=listing, ids=ids, nonce_rule=nonce_rule, errors=errors)
         given.update(limit_unit=limit_unit, rate_limit_answer=rate_limit_answer)
         for name, value in given.items():
@@ -136,8 +118,6 @@ class SandboxServer:
                 raise ValueError(f"{name} must be one of {choices}, not {value!r}")
         if retry_after < 0:
             raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
-        if token_lifetime is not None and not token_lifetime > 0:
-            raise ValueError(f"token_lifetime must be above 0 seconds, not {token_lifetime!r}")
         if tls:
             load_trustme()  # TrustmeMissing now, rather than at start()
         self.listing, self.ids, self.errors = listing, ids, errors
@@ -151,6 +131,7 @@ class SandboxServer:
         self.home: str | None = None
         """A data folder (DICT_MAGICS_HOME) for this run's clients; ``env()`` names it."""
         self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
+        self.nonce_rule = nonce_rule
         self._nonces = NonceBook(nonce_rule)
         self._tokens = TokenBook(token_lifetime)
         self._store = EntryStore(coerce_entries(entries))
@@ -165,10 +146,6 @@ class SandboxServer:
         self._tls: SandboxTLS | None = None
 
     @property
-    def nonce_rule(self) -> str:
-        return self._nonces.rule
-
-    @property
     def tokens_issued(self) -> int:
         return self._tokens.issued
 
@@ -178,7 +155,7 @@ class SandboxServer:
 
     def __repr__(self) -> str:
         where = self.url if self._server else "stopped"
-        return f"SandboxServer({where}, entries={len(self._store)})"
+        return f"SandboxServer({where}, entries={len(self.entries)})"
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -329,9 +306,6 @@ class SandboxServer:
         with self._log_lock:
             self._arrivals.append(Received(method, path, entry_id))
 
-    def _admitted(self) -> bool:
-        return self._bucket is None or self._bucket.take()
-
     def _log(
         self,
         handler: Handler,
@@ -339,42 +313,23 @@ class SandboxServer:
         status: int | None,
         outcome: str,
         entry_id: str | None = None,
-        entry: Entry | None = None,
-        *,
-        entries: tuple[Entry, ...] = (),
+        touched: tuple[Entry, ...] = (),
         code: int | None = None,
     ) -> None:
+        """Log a request, and the entries it ``touched`` (added, updated, deleted, applied)."""
         headers = {
             k: "<redacted>" if k.lower() == "authorization" else v
             for k, v in handler.headers.items()
         }
+        one = operation in ("add", "update", "delete") and touched
         record = LoggedRequest(
             handler.command, handler.path, headers, entry_id, operation, status, outcome,
-            time.time(), entry, entries, code,
+            time.time(), touched[0] if one else None, () if one else touched, code,
         )  # fmt: skip
         with self._log_lock:
             self._log_records.append(record)
         if self.echo:
             print(f"{handler.command} {handler.path} -> {status or '-'} {outcome}", flush=True)
-
-    def _check_signed(self, headers: Mapping[str, str], path: str) -> Rejected | None:
-        return check_signed(headers, path, self.access_key, self.secret_key, self._nonces)
-
-    def _check_keys(self, access_key: str, secret_key: str) -> None:
-        """Refuse a token request not naming this sandbox's keys."""
-        problem = check_key(access_key, self.access_key)
-        if problem is not None:
-            raise problem
-        if not secrets.compare_digest(secret_key.encode(), self.secret_key.encode()):
-            raise coded(codes.KEY_INVALID, "the secret key does not match the access key")
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
@@ -386,7 +341,8 @@ def use_sandbox(entries: int = 100) -> SandboxServer | None:
     """
     given = os.environ.get(SANDBOX_MARKER)
     sandbox = None
-    if given and _is_loopback(given) and given == os.environ.get("DICT_MAGICS_BASE_URL"):
+    loopback = urlsplit(given or "").hostname == "127.0.0.1"  # where every sandbox listens
+    if loopback and given == os.environ.get("DICT_MAGICS_BASE_URL"):
         print(f"Using the sandbox already running at {given}")
     else:
         sandbox = SandboxServer(entries).start()
@@ -419,9 +375,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     add("--tls", action="store_true", help="serve HTTPS with a throw-away CA (needs trustme)")
     add("--rate-limit", type=float, metavar="N", help="N requests a second; refuse the rest")
     add("--burst", type=int, default=10, metavar="B", help="with --rate-limit: bursts of B")
-    add("--retry-after", type=int, default=1, metavar="S", help="Retry-After of a refusal")
-    add("--rate-limit-answer", choices=CHOICES["rate_limit_answer"], default="40103")
-    add("--token-lifetime", type=float, metavar="S", help="every token lasts S seconds")
     variants = parser.add_argument_group("variants (defaults: the vendor's documentation)")
     add = variants.add_argument
     add("--listing", choices=("data.entries", "entries"), default="data.entries")
@@ -455,7 +408,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
         parser.exit(2, f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}{hint}\n")
     # Whoever follows the printed exports keeps this run's snapshots and audit lines here.
     sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
-    _on_sigterm(_interrupt)
+    _on_sigterm(signal.default_int_handler)  # a kill stops it as Ctrl-C does, cleaning up
     try:
         _print_welcome(sandbox, args)  # a Ctrl-C while it prints stops cleanly too
         while True:
@@ -469,15 +422,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     return 0
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _on_sigterm(handler: Any) -> None:
-    try:
+    with contextlib.suppress(ValueError):  # not the main thread: whoever runs us handles signals
         signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: whoever runs us handles signals
-        pass
 
 
 def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
@@ -487,7 +434,7 @@ def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
     if args.rate_limit is not None:
         print(
             f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to {args.burst}; "
-            f"{args.rate_limit_answer} with Retry-After: {args.retry_after} beyond."
+            f"{sandbox.rate_limit_answer} with Retry-After: {sandbox.retry_after} beyond."
         )
     print("Its demo credentials (for this sandbox only):")
     for name, value in sandbox.env().items():

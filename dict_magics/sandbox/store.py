@@ -10,12 +10,10 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Iterable, Mapping
-from itertools import chain, zip_longest
+from itertools import zip_longest
 from typing import Any
 
 from ..models import Entry
-
-__all__ = ["BASE_TERMS", "EntryStore", "coerce_entries", "generated_entry", "id_sort_key"]
 
 # Each table: ``source|target`` pairs separated by ``;``.
 _TABLES = {
@@ -120,13 +118,8 @@ def _table(langs: tuple[str, str], text: str) -> list[tuple[str, str, str, str]]
     return [(langs[0], " ".join(a.split()), langs[1], " ".join(b.split())) for a, b in pairs]
 
 
-BASE_TERMS: tuple[tuple[str, str, str, str], ...] = tuple(
-    terms
-    for terms in chain.from_iterable(
-        zip_longest(*(_table(langs, text) for langs, text in _TABLES.items()))
-    )
-    if terms is not None
-)
+_ROWS = zip_longest(*(_table(langs, text) for langs, text in _TABLES.items()))
+BASE_TERMS: tuple[tuple[str, str, str, str], ...] = tuple(t for row in _ROWS for t in row if t)
 """(fromLang, fromText, toLang, toText), the pairs interleaved: entry 1 is ``金曜日 -> FRI``."""
 
 
@@ -176,21 +169,18 @@ class EntryStore:
     held, so a deleted id never comes back as another entry while a client remembers it."""
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._high = 0
         self.put(entries)
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def snapshot(self) -> dict[str, Entry]:
-        with self.lock:
+        with self._lock:
             return dict(self._entries)
 
     def put(self, entries: Iterable[Entry]) -> None:
         """Add (or replace) entries under their own ids."""
-        with self.lock:
+        with self._lock:
             for entry in entries:
                 self._entries[entry.id] = entry
                 if _is_number(entry.id):
@@ -198,7 +188,7 @@ class EntryStore:
 
     def add(self, terms: list[tuple[str, str, str, str]]) -> list[Entry]:
         """New entries with new ids, all at once (a bulk add is all or nothing)."""
-        with self.lock:
+        with self._lock:
             added = [Entry(str(self._high + n), *item) for n, item in enumerate(terms, 1)]
             self._high += len(added)
             self._entries.update((entry.id, entry) for entry in added)
@@ -206,24 +196,23 @@ class EntryStore:
 
     def replace(self, entry_id: str, terms: tuple[str, str, str, str]) -> Entry | None:
         """New terms under an existing id; ``None`` when there is no such entry."""
-        with self.lock:
+        with self._lock:
             if entry_id not in self._entries:
                 return None
             entry = self._entries[entry_id] = Entry(entry_id, *terms)
             return entry
 
     def delete(self, entry_id: str) -> Entry | None:
-        with self.lock:
+        with self._lock:
             return self._entries.pop(entry_id, None)
 
     def purge(self) -> int:
-        with self.lock:
-            count = len(self._entries)
-            self._entries.clear()
+        with self._lock:
+            count, self._entries = len(self._entries), {}
             return count
 
     def sorted(self) -> list[Entry]:
         """Every entry in id order (numbers numerically)."""
-        with self.lock:
+        with self._lock:
             entries = list(self._entries.values())
         return sorted(entries, key=lambda e: id_sort_key(e.id))

@@ -1,8 +1,6 @@
 """``POST /api/v1/translate`` as a dictionary-only engine: it applies the user's entries under
-the limit of 3 and leaves every other character as it was.
-
-Written apart from the client's own prediction (``models/textcheck.py``) on purpose: a stand-in
-sharing the client's matcher would agree with the client's bugs. The rules, per unit (one
+the limit of 3 and leaves every other character as it was. Written apart from the client's
+prediction (``models/textcheck.py``): sharing it would hide the client's bugs. Per unit (one
 element of ``text``, the whole request, or one sentence):
 - only entries of the pair (fromLang = sourceLang, toLang = targetLang) match;
 - matches are taken earliest first; at one position a longer term first, then the lower id;
@@ -20,18 +18,8 @@ from typing import Any
 
 from ..models import Entry, codes
 from ..models.terms import language_problem
-from .bodies import coded, parse_json
+from .checks import coded, parse_json
 from .store import id_sort_key
-
-__all__ = [
-    "LIMIT_UNITS",
-    "MAX_TEXT_BYTES",
-    "MAX_WORDS",
-    "apply_entries",
-    "parse_request",
-    "translate",
-    "word_count",
-]
 
 LIMIT = 3
 LIMIT_UNITS = ("element", "request", "sentence")
@@ -67,8 +55,8 @@ def apply_entries(
     entries: Iterable[Entry],
     unit: str = "element",
     case_sensitive: bool = True,
-) -> tuple[list[str], list[list[Entry]]]:
-    """Each text translated by the entries alone, and the entries applied to each."""
+) -> tuple[list[str], tuple[Entry, ...]]:
+    """Each text translated by the entries alone, and the entries applied (once, in order)."""
     flags = 0 if case_sensitive else re.IGNORECASE
     patterns = [(e, re.compile(f"(?=({re.escape(e.from_text)}))", flags)) for e in entries]
     if unit == "sentence":
@@ -77,6 +65,7 @@ def apply_entries(
         whole = [(i, 0, len(text)) for i, text in enumerate(texts)]
         units = [whole] if unit == "request" else [[span] for span in whole]
     replaced: list[list[tuple[int, int, Entry]]] = [[] for _ in texts]
+    order: dict[Entry, None] = {}
     for spans in units:
         matches = sorted(
             (
@@ -96,17 +85,15 @@ def apply_entries(
                 if len(applied) == LIMIT:
                     continue
                 applied.append(entry)
+                order[entry] = None
             replaced[i].append((start, end, entry))
-    results, used = [], []
+    results = []
     for text, spans in zip(texts, replaced, strict=True):
-        spans.sort(key=lambda span: span[0])
-        out, at = [], 0
-        for start, end, entry in spans:
-            out += [text[at:start], entry.to_text]
-            at = end
-        results.append("".join(out) + text[at:])
-        used.append(list(dict.fromkeys(entry for _, _, entry in spans)))
-    return results, used
+        out, at = "", 0
+        for start, end, entry in sorted(spans, key=lambda span: span[0]):
+            out, at = out + text[at:start] + entry.to_text, end
+        results.append(out + text[at:])
+    return results, tuple(order)
 
 
 def parse_request(body: bytes) -> dict[str, Any]:
@@ -145,7 +132,7 @@ def translate(
     """The answer to a checked request, and the entries applied (each once, in order)."""
     texts, langs = request["text"], (request["sourceLang"], request["targetLang"])
     pair = [e for e in entries if (e.from_lang, e.to_lang) == langs]
-    results, used = apply_entries(texts, pair, unit, case_sensitive)
+    results, applied = apply_entries(texts, pair, unit, case_sensitive)
     answer = {
         "taskId": secrets.token_hex(8),
         "translationResult": [
@@ -153,5 +140,4 @@ def translate(
         ],
         "wordCount": sum(map(word_count, texts)),
     }
-    applied = tuple(dict.fromkeys(e for per_text in used for e in per_text))
     return {"status": "success", "data": answer}, applied

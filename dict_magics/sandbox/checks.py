@@ -1,7 +1,10 @@
-"""Who may use the sandbox, and how often: signatures, nonce rules, Bearer tokens, rate limit.
+"""What the service checks before it acts: who may ask (signatures, nonce rules, Bearer
+tokens), how often (the rate limit), and what a request may carry; refusals in its shape.
 
 The signature is written here, not imported from the client: a stand-in for the vendor that
-shared the client's code would hide the client's bugs. Tokens are kept only as hashes.
+shared the client's code would hide the client's bugs. Tokens are kept only as hashes. A coded
+refusal is ``{"status": "failure", "data": {"code", "message"}}``; the vendor does not document
+its HTTP status, so the sandbox sends a plausible one and a client must judge by the code.
 """
 
 from __future__ import annotations
@@ -14,11 +17,88 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..models import codes
-from .bodies import Rejected, coded
+from ..models.terms import entry_problems
 
-__all__ = ["NONCE_RULES", "NonceBook", "TokenBook", "TokenBucket", "check_key", "check_signed"]
+TERM_FIELDS = ("fromLang", "fromText", "toLang", "toText")
+
+
+class Rejected(Exception):
+    """A request the sandbox refuses: HTTP status, message, and the vendor's code if any."""
+
+    def __init__(self, status: int, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+    def body(self) -> dict[str, Any]:
+        coded = {} if self.code is None else {"code": self.code}
+        return {"status": "failure", "data": {**coded, "message": self.message}}
+
+
+def coded(code: int, detail: str = "") -> Rejected:
+    """A refusal with a documented ``code``: the vendor's words, then ``: detail``."""
+    status = 429 if code == codes.FREQUENCY_LIMIT else 400 if code in codes.DATA_CODES else 401
+    return Rejected(status, codes.MESSAGES[code] + (f": {detail}" if detail else ""), code)
+
+
+def parse_json(body: bytes, kind: type = dict) -> Any:
+    """The body's JSON value, which must be a ``kind`` (40202 / 40201 otherwise)."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise coded(codes.INVALID_PARAMETERS, "the body must be JSON in UTF-8") from None
+    if not isinstance(data, kind):
+        what = "an object" if kind is dict else "an array of entries"
+        raise coded(codes.INVALID_TYPE, f"the body must be a JSON {what}")
+    return data
+
+
+def _terms(data: Any, where: str = "") -> tuple[str, str, str, str]:
+    if not isinstance(data, dict):
+        raise coded(codes.INVALID_TYPE, f"{where}must be a JSON object")
+    missing = [name for name in TERM_FIELDS if name not in data]
+    if missing:
+        raise coded(codes.MISSING_ARGUMENT, f"{where}{', '.join(missing)}")
+    extra = sorted(set(data) - set(TERM_FIELDS))
+    if extra:
+        raise coded(codes.INVALID_PARAMETERS, f"{where}unexpected {', '.join(extra)}")
+    for name in TERM_FIELDS:
+        if not isinstance(data[name], str):
+            raise coded(codes.INVALID_TYPE, f"{where}{name} must be text")
+    terms = tuple(data[name] for name in TERM_FIELDS)
+    # Hidden characters are the client's worry (lint); the vendor refuses these three.
+    for problem in entry_problems(*terms):
+        if problem.kind in ("empty", "too-long", "bad-language"):
+            raise coded(codes.INVALID_PARAMETERS, where + problem.message)
+    return terms  # type: ignore[return-value]
+
+
+def parse_terms(body: bytes, bulk: bool = False) -> list[tuple[str, str, str, str]]:
+    """A POST or PUT body's terms (a bulk POST's array: all valid, or the refusal naming the
+    first bad item, so nothing is added)."""
+    if not bulk:
+        return [_terms(parse_json(body, object))]
+    items = parse_json(body, list)
+    if not items:
+        raise coded(codes.MISSING_ARGUMENT, "the array holds no entry")
+    return [_terms(item, f"item {n} of {len(items)}: ") for n, item in enumerate(items, 1)]
+
+
+def parse_token_request(body: bytes) -> tuple[str, str, int | None]:
+    """``accessKey``, ``secretKey`` and ``duration`` (``None`` when absent)."""
+    data = parse_json(body)
+    missing = [name for name in ("accessKey", "secretKey") if not data.get(name)]
+    if missing:
+        raise coded(codes.MISSING_ARGUMENT, ", ".join(missing))
+    if not isinstance(data["accessKey"], str) or not isinstance(data["secretKey"], str):
+        raise coded(codes.INVALID_TYPE, "accessKey and secretKey must be text")
+    duration = data.get("duration")
+    if duration is not None and (type(duration) is not int or duration <= 0):
+        raise coded(codes.INVALID_TYPE, "duration must be a positive whole number of seconds")
+    return data["accessKey"], data["secretKey"], duration
+
 
 NONCE_RULES = ("increasing", "unique", "none")
 NONCE_WINDOW_S = 300.0
@@ -31,6 +111,11 @@ MAX_TOKEN_S = 86_400
 def sign(path: str, secret_key: str, nonce: str) -> str:
     """The vendor's signature: lowercase hex HMAC-SHA256(secret key, nonce + path as sent)."""
     return hmac.new(secret_key.encode(), (nonce + path).encode(), hashlib.sha256).hexdigest()
+
+
+def same(given: str, expected: str) -> bool:
+    """Whether two secrets are equal, in constant time (whatever characters they hold)."""
+    return hmac.compare_digest(*(s.encode("utf-8", "surrogatepass") for s in (given, expected)))
 
 
 class NonceBook:
@@ -78,7 +163,7 @@ def check_key(access_key: str, expected: str) -> Rejected | None:
     """40003 for a key that cannot be one, 40002 for one the sandbox does not know."""
     if not (0 < len(access_key) <= 256 and access_key.isascii() and access_key.isprintable()):
         return coded(codes.KEY_INVALID, "the access key is malformed")
-    if not hmac.compare_digest(access_key.encode(), expected.encode()):
+    if not same(access_key, expected):
         return coded(codes.KEY_UNKNOWN)
     return None
 
@@ -99,13 +184,9 @@ def check_signed(
         return problem
     if not (nonce.isascii() and nonce.isdigit()) or int(nonce) > codes.MAX_NONCE:
         return coded(codes.NONCE_TOO_BIG, f"a nonce is a number up to {codes.MAX_NONCE}")
-    if not hmac.compare_digest(signature, sign(path, secret_key, nonce)):
+    if not same(signature, sign(path, secret_key, nonce)):
         return coded(codes.SIGNATURE_INCORRECT)
     return nonces.admit(sent_key, int(nonce))
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 class TokenBook:
@@ -116,7 +197,6 @@ class TokenBook:
         self.lifetime = lifetime
         self._lock = threading.Lock()
         self._expiry: dict[str, float] = {}
-        self._key = secrets.token_bytes(32)
         self.issued = 0
 
     @staticmethod
@@ -127,12 +207,9 @@ class TokenBook:
         now = time.time()
         seconds = self.lifetime or float(min(duration or DEFAULT_TOKEN_S, MAX_TOKEN_S))
         claims = {"sub": "sandbox", "iat": int(now), "exp": now + seconds}
-        head_body = ".".join(
-            _b64(json.dumps(part).encode())
-            for part in ({"alg": "HS256", "typ": "JWT"}, {**claims, "jti": secrets.token_hex(8)})
-        )
-        mac = hmac.new(self._key, head_body.encode(), hashlib.sha256).digest()
-        token = f"{head_body}.{_b64(mac)}"
+        parts = [json.dumps(part).encode() for part in ({"alg": "HS256", "typ": "JWT"}, claims)]
+        parts.append(secrets.token_bytes(32))  # the signature: looked up, never verified
+        token = ".".join(base64.urlsafe_b64encode(p).rstrip(b"=").decode() for p in parts)
         with self._lock:
             self._expiry = {d: t for d, t in self._expiry.items() if t > now}
             self._expiry[self._digest(token)] = now + seconds
