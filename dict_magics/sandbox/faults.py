@@ -1,4 +1,4 @@
-"""Faults the sandbox can inject, and what each one puts on the wire.
+"""Faults the sandbox can inject (``handler.write_fault`` puts each on the wire).
 
 A fault either answers in place of the service (nothing done), or lets the service act first
 and then garbles, delays or drops the answer ("applied"): the cases where a client must not
@@ -7,18 +7,8 @@ claim a failure it cannot prove.
 
 from __future__ import annotations
 
-import gzip
-import json
 import threading
 from dataclasses import dataclass
-from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
-
-from ..models.codes import MESSAGES
-
-if TYPE_CHECKING:
-    from .handler import Handler
-
 
 METHODS = ("GET", "POST", "PUT", "DELETE")
 ANSWERS_INSTEAD = frozenset(
@@ -118,94 +108,3 @@ class FaultQueue:
             if fault.remaining <= 0:
                 self._faults.remove(fault)
             return fault
-
-
-def _head(code: int, length: int, **headers: str) -> bytes:
-    lines = [f"HTTP/1.1 {code} {HTTPStatus(code).phrase}", "Content-Type: application/json"]
-    lines += [f"Content-Length: {length}"] + [f"{k}: {v}" for k, v in headers.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def _drip(h: Handler, delay: float, data: bytes) -> bool:
-    for byte in data:
-        if not h.pause(delay):
-            return False
-        h.write(bytes([byte]))
-    return True
-
-
-def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
-    """Answer (or not) as ``f`` says; ``code`` and ``data`` are the service's own answer when
-    the fault is applied."""
-    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
-    retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
-    match f.kind:
-        case "status":
-            message = f.message if f.message is not None else "injected fault"
-            h.send_json(f.status, {"status": "failure", "message": message}, retry)
-        case "coded":
-            assert f.code is not None
-            message = f.message if f.message is not None else MESSAGES.get(f.code, "")
-            error = {"code": f.code, "message": message}
-            h.send_json(f.status, {"status": "failure", "data": error}, retry)
-        case "non_json":
-            h.send(200, b"OK, deleted.", "text/plain")
-        case "no_status" | "other_status":
-            h.send_json(200, {"result": "ok"} if f.kind == "no_status" else {"status": "deleted"})
-        case "html":
-            h.send(
-                500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html"
-            )
-        case "huge":
-            h.send(
-                200,
-                b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}',
-                "application/json",
-            )
-        case "deep_json":
-            h.send(200, b"[" * 50_000, "application/json")
-        case "redirect":
-            h.send(307, b"", "text/plain", {"Location": f.location})
-        case "drop_before" | "drop_after":
-            h.reset()
-        case "hang":
-            if h.pause(f.delay):
-                h.send_json(code, data)
-        case "gzip" | "gzip_forced":
-            if f.kind == "gzip" and "gzip" not in (h.headers.get("Accept-Encoding") or ""):
-                return h.send_json(code, data)
-            h.send(code, gzip.compress(body), "application/json", {"Content-Encoding": "gzip"})
-        case "bom":
-            h.send(code, b"\xef\xbb\xbf" + body, "application/json")
-        case "utf16":
-            utf16 = json.dumps(data, ensure_ascii=False).encode("utf-16")
-            h.send(code, utf16, "application/json; charset=utf-16")
-        case "truncated":
-            h.write(_head(code, len(body) + 100) + body)
-            h.close_connection = True
-        case "empty_204":
-            h.write(b"HTTP/1.1 204 No Content\r\n\r\n")
-        case "close_mid_headers":
-            h.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
-            h.close_connection = True
-        case "drip":
-            h.write(_head(code, len(body)))
-            _drip(h, f.delay, body)
-        case "drip_headers":
-            if _drip(h, f.delay, _head(code, len(body))):
-                h.write(body)
-        case "continue_flood":
-            h.close_connection = True
-            while True:
-                h.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                if not h.pause(f.delay, until_hangup=True):
-                    return
-        case "malformed_listing":
-            shape = data.get("data", data)  # the listing's entries: under data or at the top
-            entries = [dict(e) for e in shape["entries"]]
-            filler = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
-            entries += [{"id": f"malformed-{n}", **filler} for n in range(len(entries), 2)]
-            del entries[0]["toText"]
-            entries[1]["fromText"] = 12345
-            shape["entries"] = entries
-            h.send_json(200, data)

@@ -1,5 +1,5 @@
 """The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
-the bytes of the answer (faults write through the same few methods).
+the bytes of the answer, its own or a fault's (``write_fault``).
 
 HTTPS uses a throw-away CA made by ``trustme``: its certificate lives in a private temporary
 folder only while one sandbox runs, and the server certificate covers 127.0.0.1 and localhost.
@@ -8,6 +8,7 @@ folder only while one sandbox runs, and the server certificate covers 127.0.0.1 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import select
@@ -19,20 +20,18 @@ import sys
 import tempfile
 import threading
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from ..models import codes
+from ..models.codes import MESSAGES
 from .checks import Rejected, check_key, check_signed, coded, parse_terms, parse_token_request, same
-from .faults import write_fault
+from .faults import Fault
 from .store import wire_id
 from .translate import parse_request, translate
-
-if TYPE_CHECKING:
-    from .server import SandboxServer
-
 
 COLLECTION_PATH = "/api/v1/dictionary"
 ENTRY_PREFIX = COLLECTION_PATH + "/"
@@ -97,7 +96,8 @@ class Server(ThreadingHTTPServer):
     block_on_close = False
     # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
     request_queue_size = 128
-    sandbox: SandboxServer
+    sandbox: Any
+    """The ``server.SandboxServer`` this serves (it imports this module)."""
     tls: SandboxTLS | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -402,3 +402,94 @@ class Handler(BaseHTTPRequestHandler):
             self._body_read = True
             self.rfile.read(length)
         return length is not None
+
+
+def _head(code: int, length: int, **headers: str) -> bytes:
+    lines = [f"HTTP/1.1 {code} {HTTPStatus(code).phrase}", "Content-Type: application/json"]
+    lines += [f"Content-Length: {length}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _drip(h: Handler, delay: float, data: bytes) -> bool:
+    for byte in data:
+        if not h.pause(delay):
+            return False
+        h.write(bytes([byte]))
+    return True
+
+
+def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+    """Answer (or not) as ``f`` says; ``code`` and ``data`` are the service's own answer when
+    the fault is applied."""
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+    match f.kind:
+        case "status":
+            message = f.message if f.message is not None else "injected fault"
+            h.send_json(f.status, {"status": "failure", "message": message}, retry)
+        case "coded":
+            assert f.code is not None
+            message = f.message if f.message is not None else MESSAGES.get(f.code, "")
+            error = {"code": f.code, "message": message}
+            h.send_json(f.status, {"status": "failure", "data": error}, retry)
+        case "non_json":
+            h.send(200, b"OK, deleted.", "text/plain")
+        case "no_status" | "other_status":
+            h.send_json(200, {"result": "ok"} if f.kind == "no_status" else {"status": "deleted"})
+        case "html":
+            h.send(
+                500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html"
+            )
+        case "huge":
+            h.send(
+                200,
+                b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}',
+                "application/json",
+            )
+        case "deep_json":
+            h.send(200, b"[" * 50_000, "application/json")
+        case "redirect":
+            h.send(307, b"", "text/plain", {"Location": f.location})
+        case "drop_before" | "drop_after":
+            h.reset()
+        case "hang":
+            if h.pause(f.delay):
+                h.send_json(code, data)
+        case "gzip" | "gzip_forced":
+            if f.kind == "gzip" and "gzip" not in (h.headers.get("Accept-Encoding") or ""):
+                return h.send_json(code, data)
+            h.send(code, gzip.compress(body), "application/json", {"Content-Encoding": "gzip"})
+        case "bom":
+            h.send(code, b"\xef\xbb\xbf" + body, "application/json")
+        case "utf16":
+            utf16 = json.dumps(data, ensure_ascii=False).encode("utf-16")
+            h.send(code, utf16, "application/json; charset=utf-16")
+        case "truncated":
+            h.write(_head(code, len(body) + 100) + body)
+            h.close_connection = True
+        case "empty_204":
+            h.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        case "close_mid_headers":
+            h.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
+            h.close_connection = True
+        case "drip":
+            h.write(_head(code, len(body)))
+            _drip(h, f.delay, body)
+        case "drip_headers":
+            if _drip(h, f.delay, _head(code, len(body))):
+                h.write(body)
+        case "continue_flood":
+            h.close_connection = True
+            while True:
+                h.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                if not h.pause(f.delay, until_hangup=True):
+                    return
+        case "malformed_listing":
+            shape = data.get("data", data)  # the listing's entries: under data or at the top
+            entries = [dict(e) for e in shape["entries"]]
+            filler = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
+            entries += [{"id": f"malformed-{n}", **filler} for n in range(len(entries), 2)]
+            del entries[0]["toText"]
+            entries[1]["fromText"] = 12345
+            shape["entries"] = entries
+            h.send_json(200, data)
