@@ -377,15 +377,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     add("--burst", type=int, default=10, metavar="B", help="with --rate-limit: bursts of B")
     variants = parser.add_argument_group("variants (defaults: the vendor's documentation)")
     add = variants.add_argument
-    add("--listing", choices=("data.entries", "entries"), default="data.entries")
-    add("--no-listing", dest="listing", action="store_const", const=False, help="listing: 404")
-    add("--ids", choices=CHOICES["ids"], default="integer", help="ids in the listing")
-    add("--nonce-rule", choices=NONCE_RULES, default="increasing")
-    add("--errors", choices=CHOICES["errors"], default="coded", help="plain: no vendor code")
-    for name, answer in (("bulk", 404), ("update", 405), ("token", 404)):
-        add(f"--no-{name}", dest=name, action="store_false", help=f"{name}: answer {answer}")
-    add("--limit-unit", choices=LIMIT_UNITS, default="element", help="translate's unit of 3")
-    add("--case-insensitive", dest="case_sensitive", action="store_false")
+    add("--listing", choices=("data.entries", "entries"), help="where its entries are")
+    add("--no-listing", dest="listing", action="store_const", const=False, help="no GET (404)")
+    add("--ids", choices=CHOICES["ids"], help="ids in the listing")
+    add("--nonce-rule", choices=NONCE_RULES, help="each above the last, unused, or any")
+    add("--errors", choices=CHOICES["errors"], help="plain: a status and a text, no code")
+    for name, what in (("bulk", "POST bulk: 404"), ("update", "PUT: 405"), ("token", "token")):
+        add(f"--no-{name}", dest=name, action="store_false", help=f"no {what}")
+    add("--limit-unit", choices=LIMIT_UNITS, help="what 3 entries a translation counts in")
+    add("--case-insensitive", dest="case_sensitive", action="store_false", help="match any case")
+    parser.set_defaults(listing="data.entries", ids="integer", nonce_rule="increasing")
+    parser.set_defaults(errors="coded", limit_unit="element")
     return parser
 
 
