@@ -16,6 +16,31 @@ from dict_magics.sandbox import SandboxServer
 BULK = LIST + "/bulk"
 
 
+VENDOR = {
+    "listing": "data.entries",
+    "ids": "integer",
+    "nonce_rule": "increasing",
+    "errors": "coded",
+    "bulk": True,
+    "update": True,
+    "token": True,
+    "limit_unit": "element",
+    "case_sensitive": True,
+}
+"""The fields of the probe's JSON (DESIGN "Probe"), as the vendor documents them."""
+
+
+def test_each_probe_field_is_a_keyword_and_the_defaults_are_the_vendors() -> None:
+    sandbox = SandboxServer(0)
+    assert {field: getattr(sandbox, field) for field in VENDOR} == VENDOR
+    other = {"listing": "entries", "ids": "string", "nonce_rule": "none", "errors": "plain"}
+    other |= {"limit_unit": "sentence"}
+    for field, value in VENDOR.items():
+        changed = SandboxServer(0, **{field: other.get(field, not value)})
+        differs = [f for f in VENDOR if getattr(changed, f) != VENDOR[f]]
+        assert differs == [field]
+
+
 def listed(sandbox: SandboxServer) -> dict:
     answer = send(sandbox, LIST, "GET")
     assert answer.status_code == 200
