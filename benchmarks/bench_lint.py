@@ -37,7 +37,7 @@ CHECK_TARGET_S = 1.0
 def lint_entries(n: int, seed: int = 7) -> list[Any]:
     """``n`` entries: the sandbox's generated terms, about 4 % of them problems."""
     from dict_magics.models import Entry
-    from dict_magics.sandbox.seed import generated_entry
+    from dict_magics.sandbox.store import generated_entry
 
     rng = random.Random(seed)
     base = n - n // 25
@@ -65,7 +65,7 @@ def lint_entries(n: int, seed: int = 7) -> list[Any]:
 def check_data(entries_n: int, chars: int, seed: int = 11) -> tuple[list[Any], str]:
     """``entries_n`` generated entries and a text of at least ``chars`` characters whose
     sentences hold 2 to 7 of their source terms each, in the entries' languages."""
-    from dict_magics.sandbox.seed import generated_entry
+    from dict_magics.sandbox.store import generated_entry
 
     rng = random.Random(seed)
     entries = [generated_entry(str(i)) for i in range(1, entries_n + 1)]

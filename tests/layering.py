@@ -30,7 +30,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "formats": frozenset({"base", "models"}),
     "render": frozenset({"base", "models", "profiles"}),
     "operations": frozenset({"base", "models", "service", "profiles", "formats"}),
-    "sandbox": frozenset({"base", "models", "service"}),
+    "sandbox": frozenset({"base", "models"}),  # not the client: it stands in for the vendor
     "frontends": frozenset(
         {"base", "models", "service", "profiles", "formats", "render", "operations", "sandbox"}
     ),

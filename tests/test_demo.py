@@ -22,7 +22,7 @@ import pytest
 
 from dict_magics.demo import QUICKSTART_STEPS, Step, run_demo
 from dict_magics.models import Entry
-from dict_magics.sandbox.seed import generated_entry
+from dict_magics.sandbox.store import generated_entry
 
 CLI = [sys.executable, "-m", "dict_magics"]
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,11 +1,10 @@
 """Hostile ids: thousands of generated ids, each refused or delivered without reaching the purge.
 
 Every id goes through a real front end (the client, ``%dict_delete``, the command line) to a real
-sandbox that routes either strictly (as the service's contract says) or leniently (as a careless
-Rails-like server that decodes, normalises and strips suffixes would). Whatever the id, the
-sandbox either receives nothing, or receives requests that delete single entries: the purge is
-never reached, and every entry is still there except those the log shows deleted. On the strict
-sandbox each delivered id also arrives as exactly one segment that decodes to exactly that id.
+sandbox that routes as the service's contract says. Whatever the id, the sandbox either receives
+nothing, or receives requests that delete single entries: the purge is never reached, and every
+entry is still there except those the log shows deleted. Each delivered id arrives as exactly
+one segment that decodes to exactly that id.
 
 The generated ids include ``dictionary-all`` disguised by every transformation a server may undo
 (case, dotless i, fullwidth forms, zero-width characters, accents, percent-encoding nested,
@@ -30,7 +29,7 @@ from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidIdError
 from dict_magics.sandbox import SandboxServer
-from dict_magics.sandbox.router import ROUTERS, route
+from dict_magics.sandbox.handler import entry_of
 from dict_magics.service.client import DictionaryClient
 from dict_magics.service.paths import API_PREFIX, check_id, entry_path
 
@@ -243,9 +242,9 @@ CLI_ID = st.one_of(
 # -- the check every front end must pass ------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=ROUTERS)
-def hostile_sandbox(request: pytest.FixtureRequest) -> Iterator[SandboxServer]:
-    with SandboxServer(100, max_log=1000, router=request.param) as server:
+@pytest.fixture(scope="module")
+def hostile_sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(100, max_log=1000) as server:
         yield server
 
 
@@ -269,11 +268,10 @@ def check_delivery(
     assert [r.operation for r in deletes] == ["delete"] * len(sent), deletes
     deleted = {r.entry_id for r in deletes if r.http_status == 200}
     assert sandbox.entries == {k: v for k, v in before.items() if k not in deleted}
-    if sandbox.router == "strict":
-        assert Counter(r.entry_id for r in deletes) == Counter(i.strip() for i in sent)
-        for record in deletes:
-            segment = record.path[len(API_PREFIX) :]
-            assert "/" not in segment and "?" not in record.path
+    assert Counter(r.entry_id for r in deletes) == Counter(i.strip() for i in sent)
+    for record in deletes:
+        segment = record.path[len(API_PREFIX) :]
+        assert "/" not in segment and "?" not in record.path
 
 
 def sent_or_refused(
@@ -336,12 +334,12 @@ def test_near_misses_are_never_refused_as_the_purge(spelling: str) -> None:
 
 @settings(max_examples=800, deadline=None, suppress_health_check=SLOW_OK)
 @given(HOSTILE)
-def test_no_accepted_id_routes_to_the_purge_on_either_router(entry_id: str) -> None:
+def test_no_accepted_id_routes_to_the_purge(entry_id: str) -> None:
     try:
         path = entry_path(entry_id)
     except InvalidIdError:
         return
-    assert all(route(path, mode).kind != "purge" for mode in ROUTERS)
+    assert entry_of(path) is not None
 
 
 # -- through the front ends, over HTTP --------------------------------------------------------
@@ -460,6 +458,6 @@ def test_cli_batch_delivers_or_refuses(hostile_sandbox: SandboxServer, ids: list
         before = hostile_sandbox.entries
         proc = _cli_delete(hostile_sandbox, batch)
         assert "Traceback" not in proc.stderr, proc.stderr
-        expected = {2} if refused else {0} if hostile_sandbox.router == "strict" else {0, 1}
+        expected = {2} if refused else {0}
         assert proc.returncode in expected, proc.stderr[-2000:]
         check_delivery(hostile_sandbox, before, [] if refused else batch, refused)

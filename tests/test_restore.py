@@ -1,6 +1,6 @@
 """Restore: what a snapshot holds and the dictionary lacks goes back, exactly once.
 
-Against the real sandbox (strict and lenient routers), with faults on the POSTs: an addition
+Against the real sandbox, with faults on the POSTs: an addition
 whose answer was lost is settled by one listing, never sent again blindly.
 """
 
@@ -152,8 +152,8 @@ def test_only_missing_terms_are_added(env_creds: SandboxServer) -> None:
     assert wanted == [b, a, a] and skipped == [a]
 
 
-def test_restore_against_the_lenient_router(monkeypatch: pytest.MonkeyPatch) -> None:
-    with SandboxServer(40, router="lenient") as server:
+def test_restore_brings_back_odd_terms_after_a_purge(monkeypatch: pytest.MonkeyPatch) -> None:
+    with SandboxServer(40) as server:
         point_at(monkeypatch, server)
         server.add_entries(ODD)
         before = terms(server)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -17,15 +19,28 @@ import requests
 
 from dict_magics.models import Entry
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
-from dict_magics.sandbox.ratelimit import TokenBucket
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.sandbox.checks import TokenBucket
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "ja", "fromText": "請求書", "toLang": "en", "toText": "invoice"}
 
 
+def sign(path: str, secret_key: str, nonce: str) -> str:
+    """The seed's signature, computed here rather than by any code under test."""
+    return hmac.new(secret_key.encode(), (nonce + path).encode(), hashlib.sha256).hexdigest()
+
+
+_last_nonce = [0]
+
+
+def fresh_nonce() -> str:
+    """Unix milliseconds, each greater than the last (the vendor's recommended nonce)."""
+    _last_nonce[0] = max(time.time_ns() // 1_000_000, _last_nonce[0] + 1)
+    return str(_last_nonce[0])
+
+
 def signed_headers(sandbox: SandboxServer, path: str, nonce: str | None = None) -> dict[str, str]:
-    nonce = nonce or next_nonce()
+    nonce = nonce or fresh_nonce()
     return {
         "Content-Type": "application/json",
         "accessKey": sandbox.access_key,

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 import requests
+from test_sandbox import signed_headers
 
 from dict_magics.sandbox import SandboxServer, main
-from dict_magics.sandbox.tls import TRUSTME_MISSING, TrustmeMissing
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.sandbox.handler import TRUSTME_MISSING, TrustmeMissing
 
 LIST = "/api/v1/dictionary"
 
@@ -26,16 +26,6 @@ LIST = "/api/v1/dictionary"
 def tls_sandbox() -> Iterator[SandboxServer]:
     with SandboxServer(10, tls=True) as server:
         yield server
-
-
-def signed_headers(sandbox: SandboxServer, path: str) -> dict[str, str]:
-    nonce = next_nonce()
-    return {
-        "Content-Type": "application/json",
-        "accessKey": sandbox.access_key,
-        "nonce": nonce,
-        "signature": sign(path, sandbox.secret_key, nonce),
-    }
 
 
 def tls_socket(sandbox: SandboxServer) -> ssl.SSLSocket:
@@ -172,7 +162,7 @@ def test_continue_flood_over_tls_ends_when_the_client_hangs_up(
     with tls_socket(tls_sandbox) as sock:
         sock.sendall(f"DELETE {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode())
         assert sock.recv(4096).startswith(b"HTTP/1.1 100 Continue")
-    open_connections = tls_sandbox._server._connections
+    open_connections = tls_sandbox._server.connections
     deadline = time.monotonic() + 3  # a bound, not a measurement
     while open_connections and time.monotonic() < deadline:
         time.sleep(0.01)

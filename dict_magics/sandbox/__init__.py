@@ -4,24 +4,9 @@
 Run ``python -m dict_magics.sandbox`` (or ``dict-magics sandbox``) to serve one until Ctrl-C.
 """
 
-from __future__ import annotations
+from .faults import FAULT_KINDS
+from .handler import TrustmeMissing
+from .server import SANDBOX_MARKER, LoggedRequest, Received, SandboxServer, main, use_sandbox
 
-from .server import (
-    FAULT_KINDS,
-    SANDBOX_MARKER,
-    LoggedRequest,
-    SandboxServer,
-    main,
-    use_sandbox,
-)
-from .tls import TrustmeMissing
-
-__all__ = [
-    "FAULT_KINDS",
-    "SANDBOX_MARKER",
-    "LoggedRequest",
-    "SandboxServer",
-    "TrustmeMissing",
-    "main",
-    "use_sandbox",
-]
+__all__ = ["FAULT_KINDS", "SANDBOX_MARKER", "LoggedRequest", "Received", "SandboxServer"]
+__all__ += ["TrustmeMissing", "main", "use_sandbox"]

@@ -1,141 +1,142 @@
-"""The sandbox's HTTP side: what a request asks for, whether the service would take it, and
-the bytes of the answer (faults write through the same few methods)."""
+"""The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
+the bytes of the answer, its own or a fault's (``write_fault``).
+
+HTTPS uses a throw-away CA made by ``trustme``: its certificate lives in a private temporary
+folder only while one sandbox runs, and the server certificate covers 127.0.0.1 and localhost.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
+import os
 import select
+import shutil
 import socket
 import ssl
 import struct
+import sys
+import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import Any
+from urllib.parse import unquote
 
-from ..models import Entry
-from .bodies import TERM_FIELDS, Rejected, parse_bulk, parse_terms, parse_token_request
-from .faults import Fault, write_fault
-from .router import route
-from .store import EntryStore
-
-if TYPE_CHECKING:
-    from .tls import SandboxTLS
-
-__all__ = ["BULK_PATH", "COLLECTION_PATH", "TOKEN_PATH", "Handler", "Server"]
+from ..models import codes
+from ..models.codes import MESSAGES
+from .checks import Rejected, check_key, check_signed, coded, parse_terms, parse_token_request, same
+from .faults import Fault
+from .store import wire_id
+from .translate import parse_request, translate
 
 COLLECTION_PATH = "/api/v1/dictionary"
-"""The GET (listing) and POST (add) endpoint."""
-BULK_PATH = COLLECTION_PATH + "/bulk"
-"""POST: a JSON array of entries, added all together or not at all."""
-TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
-"""POST ``{accessKey, secretKey, duration}``: a Bearer token in ``data.encodedJWT``."""
-POST_PATHS = {COLLECTION_PATH: "add", BULK_PATH: "bulk", TOKEN_PATH: "token"}
-MAX_POST_BODY = 64 * 1024
-MAX_BULK_BODY = 8 * 1024 * 1024
+ENTRY_PREFIX = COLLECTION_PATH + "/"
+PURGE_SEGMENT = "dictionary-all"
+POST_PATHS = {
+    COLLECTION_PATH: "add",
+    ENTRY_PREFIX + "bulk": "bulk",
+    "/api/v1/token": "token",
+    "/api/v1/translate": "translate",
+}
+MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}
+"""Bodies larger than 64 KiB are refused, except these."""
 
 
-@dataclass
-class _Done:
-    """What an operation did: HTTP status, the JSON answer, and the entries it touched."""
+def entry_of(path: str) -> str | None:
+    """The entry a DELETE or PUT path names (``None``: the purge), as the contract routes it:
+    one percent-decoded segment after the prefix, and only ``dictionary-all`` is the purge."""
+    segment = path[len(ENTRY_PREFIX) :]
+    if not path.startswith(ENTRY_PREFIX) or "/" in segment or not segment:
+        raise Rejected(404, "no such endpoint")
+    try:
+        segment = unquote(segment, errors="strict")
+    except UnicodeDecodeError:
+        raise Rejected(400, "the id is not valid percent-encoded UTF-8") from None
+    return None if segment == PURGE_SEGMENT else segment
 
-    code: int
-    data: dict[str, Any]
-    entry: Entry | None = None
-    entries: tuple[Entry, ...] = ()
+
+HANDSHAKE_TIMEOUT_S = 10.0
+TRUSTME_MISSING = "the TLS sandbox needs trustme: pip install trustme"
 
 
-@dataclass
-class _Operation:
-    """What a request asks for, once it has passed every check; ``run()`` does it."""
+class TrustmeMissing(RuntimeError):
+    """TLS was asked for, but ``trustme`` (in the project's test extra) is not installed."""
 
-    name: str
-    entry_id: str | None = None
-    body: bytes = b""
-    terms: dict[str, str] | None = None
-    items: list[dict[str, str]] = field(default_factory=list)
-    token_for: tuple[str, int | None] | None = None
 
-    def run(self, sandbox: Any) -> _Done:
-        store: EntryStore = sandbox._store
-        if self.name == "list":
-            return _Done(200, {"status": "success", "data": {"entries": store.listing()}})
-        if self.name == "add":
-            assert self.terms is not None
-            entry = store.add(*(self.terms[name] for name in TERM_FIELDS))
-            return _Done(200, {"status": "success"}, entry)
-        if self.name == "bulk":
-            added = store.add_many([tuple(item[n] for n in TERM_FIELDS) for item in self.items])
-            return _Done(200, {"status": "success"}, entries=tuple(added))
-        if self.name == "token":
-            assert self.token_for is not None
-            token = sandbox._tokens.issue(*self.token_for)
-            return _Done(200, {"status": "success", "data": {"encodedJWT": token}})
-        if self.name == "purge":
-            count = store.purge()
-            return _Done(200, {"status": "success", "message": f"deleted {count} entries"})
-        assert self.entry_id is not None
-        if self.name == "update":
-            assert self.terms is not None
-            terms = tuple(self.terms[name] for name in TERM_FIELDS)
-            entry = store.replace(self.entry_id, terms)  # type: ignore[arg-type]
-        else:
-            entry = store.delete(self.entry_id)
-        if entry is None:
-            return _Done(404, Rejected(404, "no such entry").body())
-        return _Done(200, {"status": "success"}, entry)
+def load_trustme() -> ModuleType:
+    """``trustme``, imported only when TLS is asked for (it pulls in cryptography)."""
+    try:
+        import trustme
+    except ImportError:
+        raise TrustmeMissing(TRUSTME_MISSING) from None
+    return trustme
+
+
+class SandboxTLS:
+    """A new CA, a certificate it signed, and the server context presenting it."""
+
+    def __init__(self) -> None:
+        ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self.context)
+        self._folder = tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-")  # mode 0700
+        self.ca_path = os.path.join(self._folder, "ca.pem")
+        ca.cert_pem.write_to_path(self.ca_path)
+
+    def remove(self) -> None:
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
-    # A batch's workers all connect at once; with the default backlog of 5 a busy machine drops
-    # the extra SYNs and those connections wait out the kernel's 1 s retransmission timeout.
+    # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
     request_queue_size = 128
     sandbox: Any
-    """The ``server.SandboxServer`` this server belongs to (it imports this module)."""
+    """The ``server.SandboxServer`` this serves (it imports this module)."""
     tls: SandboxTLS | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
         self.accepted = 0
         super().__init__(*args, **kwargs)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         if self.tls is not None:
             try:
-                request = self.tls.wrap(request)  # no I/O: the handshake is the handler's
+                # No I/O here: the handshake is the handler's, on the connection's own thread.
+                request = self.tls.context.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
             except OSError:
                 self.shutdown_request(request)
                 return
-        with self._connections_lock:
-            self._connections.add(request)
+        with self._lock:
+            self.connections.add(request)
             self.accepted += 1
         try:
             super().process_request_thread(request, client_address)
         finally:
-            with self._connections_lock:
-                self._connections.discard(request)
+            with self._lock:
+                self.connections.discard(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up, or fails or stalls its TLS handshake, is part of the game
-        (timeouts, faults, untrusted certificates); anything else is not."""
-        import sys
-
+        """Clients hanging up or failing their TLS handshake are part of the game."""
         if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
             super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
-        with self._connections_lock:
-            for conn in list(self._connections):
-                try:
-                    # socket.socket's own shutdown: SSLSocket.shutdown would also drop its TLS
-                    # state under the feet of the thread still reading from it.
+        with self._lock:
+            for conn in list(self.connections):
+                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
+                # the feet of the thread still reading from it.
+                with contextlib.suppress(OSError):
                     socket.socket.shutdown(conn, socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -146,16 +147,17 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Silence the default stderr log: the sandbox keeps its own."""
+        """Silent: the sandbox keeps its own log."""
 
     def setup(self) -> None:
-        """Shake hands first when serving TLS: here, on this connection's own thread, a slow
-        or broken client holds up no one else."""
+        """TLS handshake here, on this connection's own thread: a slow client holds up no one."""
         if self.server.tls is not None:
-            self.server.tls.handshake(self.request)
+            self.request.settimeout(HANDSHAKE_TIMEOUT_S)
+            self.request.do_handshake()
+            self.request.settimeout(None)
         super().setup()
 
-    # -- writing (also what faults.py writes with) -----------------------------------------
+    # -- writing (what faults write with too) ----------------------------------------------
 
     def write(self, data: bytes) -> None:
         self.wfile.write(data)
@@ -168,27 +170,34 @@ class Handler(BaseHTTPRequestHandler):
         head += [f"{k}: {v}" for k, v in (extra or {}).items()]
         self.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
-    def send_json(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None):
-        # A term may hold a lone surrogate (as a real service's JSON may: "\ud800"): sent as
-        # that escape, since UTF-8 cannot carry it.
-        text = json.dumps(data, ensure_ascii=False)
-        body = text.encode("utf-8", "backslashreplace")
+    def send_json(
+        self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None
+    ) -> None:
+        # A term may hold a lone surrogate, as a real service's JSON may: sent as its escape.
+        body = json.dumps(data, ensure_ascii=False).encode("utf-8", "backslashreplace")
         self.send(code, body, "application/json", extra)
+
+    def answer(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        """The service's own answer: a failure in the vendor's shape, or (``errors="plain"``)
+        only an HTTP status and a plain-text message."""
+        if self.server.sandbox.errors == "plain" and data.get("status") == "failure":
+            message = data.get("data", {}).get("message", "")
+            self.send(code, message.encode("utf-8", "backslashreplace"), "text/plain", extra)
+        else:
+            self.send_json(code, data, extra)
 
     def reset(self) -> None:
         """Close with a reset, so the client sees the connection die with no answer."""
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
 
     def running(self) -> bool:
         return self.server.sandbox._server is self.server
 
     def pause(self, seconds: float, *, until_hangup: bool = False) -> bool:
         """Wait ``seconds``; False (at once) when the sandbox stops or, with ``until_hangup``,
-        when the client hangs up: the caller then gives up on its answer."""
+        when the client hangs up."""
         end = time.monotonic() + seconds
         while self.running():
             left = end - time.monotonic()
@@ -203,37 +212,58 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def _hung_up(self) -> bool:
-        """Whether the client closed its side (asked once the connection reads as ready)."""
         try:
-            if isinstance(self.connection, ssl.SSLSocket):
-                # TLS cannot peek: read. A close or close_notify reads as b""; other bytes are
-                # dropped, which is fine for the one caller, a connection about to close.
+            if isinstance(self.connection, ssl.SSLSocket):  # TLS cannot peek: read
                 return not self.connection.recv(1)
             return not self.connection.recv(1, socket.MSG_PEEK)
         except OSError:
             return True
 
-    # -- reading ---------------------------------------------------------------------------
-
-    def _not_allowed(self) -> None:
-        self._body_read = False
-        if not self.server.sandbox._admitted():
-            return self._rate_limited()
-        self._refuse(Rejected(405, f"method {self.command} not allowed"))
-
-    do_PATCH = do_HEAD = _not_allowed
+    # -- handling --------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        self._handle()
+        sandbox = self.server.sandbox
+        self._body_read = False
+        sandbox._received(self.command, self.path, self._named_entry())
+        while not sandbox._open.wait(0.05):
+            if not self.running():
+                return
+        if sandbox.latency:
+            time.sleep(sandbox.latency)
+        if sandbox._bucket is not None and not sandbox._bucket.take():
+            refusal = (
+                Rejected(429, f"rate limit exceeded: retry after {sandbox.retry_after} s")
+                if sandbox.rate_limit_answer == "429"
+                else coded(codes.FREQUENCY_LIMIT)
+            )
+            extra = {"Retry-After": str(sandbox.retry_after)}
+            return self._refuse(refusal, self._named_entry(), "rate_limited", extra)
+        if sandbox._faults.take(self.command, "drop_before"):
+            sandbox._log(self, "dropped", None, "connection dropped before reading")
+            return self.reset()
+        name, entry_id = "rejected", None
+        try:
+            name, entry_id = self._route()
+            payload = self._check(name)
+        except Rejected as problem:
+            return self._refuse(problem, entry_id)
+        # Only a request the service would take meets a fault: a refused one leaves it.
+        fault = sandbox._faults.take(self.command)
+        if fault is not None and not fault.applied:
+            sandbox._log(self, name, None, f"fault {fault.kind}", entry_id)
+            return write_fault(self, fault, 200, {})
+        if name in ("add", "bulk") and sandbox.add_delay:
+            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever still waits
+        code, data, touched = self._run(name, entry_id, payload)
+        if name == "add":
+            entry_id = touched[0].id
+        outcome = data["status"] if fault is None else f"fault {fault.kind} (applied)"
+        sandbox._log(self, name, code, outcome, entry_id, touched)
+        if fault is not None:
+            return write_fault(self, fault, code, data)
+        self.answer(code, data)
 
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_PUT(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
 
     def _refuse(
         self,
@@ -242,139 +272,110 @@ class Handler(BaseHTTPRequestHandler):
         operation: str = "rejected",
         extra: dict[str, str] | None = None,
     ) -> None:
-        sandbox = self.server.sandbox
-        status = sandbox._status(problem)
-        sandbox._log(self, operation, status, problem.message, entry_id, vendor_code=problem.code)
+        self.server.sandbox._log(
+            self, operation, problem.status, problem.message, entry_id, code=problem.code
+        )
         extra = dict(extra or {})
-        if not self._skip_body():
-            # Its body is still unread: the connection cannot carry another request.
+        if not self._skip_body():  # its body is unread: the connection is out of step
             self.close_connection = True
             extra["Connection"] = "close"
-        self.send_json(status, problem.body(), extra)
-
-    def _rate_limited(self) -> None:
-        """Refuse with 40103 (or a plain 429) and ``Retry-After``, as the service does over its
-        rate limit; the request is not acted on (and meets no fault)."""
-        sandbox = self.server.sandbox
-        extra = {"Retry-After": str(sandbox.retry_after)}
-        self._refuse(sandbox._rate_refusal(), self._named_entry(), "rate_limited", extra)
+        self.answer(problem.status, problem.body(), extra)
 
     def _named_entry(self) -> str | None:
-        """The entry a DELETE's or PUT's path names, if any: for the log of a request not
-        looked at."""
-        raw_path, query_mark, _ = self.path.partition("?")
-        if self.command not in ("DELETE", "PUT") or query_mark:
-            return None
-        return route(raw_path, self.server.sandbox.router).entry_id
+        """The entry a DELETE's or PUT's path names, if any (for the log)."""
+        if self.command in ("DELETE", "PUT") and "?" not in self.path:
+            with contextlib.suppress(Rejected):
+                return entry_of(self.path)
+        return None
 
-    def _handle(self) -> None:
-        sandbox = self.server.sandbox
-        self._body_read = False
-        while not sandbox._open.wait(0.05):
-            if not self.running():
-                return
-        if not sandbox._admitted():
-            if sandbox.latency:
-                time.sleep(sandbox.latency)
-            return self._rate_limited()
-        first = sandbox._faults.peek(self.command)
-        if first is not None and first.kind == "drop_before":
-            sandbox._faults.take(self.command)
-            sandbox._log(self, "dropped", None, "connection dropped before reading")
-            self.reset()
-            return
-        if sandbox.latency:
-            time.sleep(sandbox.latency)
-        operation = _Operation("rejected")
-        try:
-            operation = self._operation()
-            self._check(operation)
-        except Rejected as problem:
-            return self._refuse(problem, operation.entry_id)
-        # Only a request the service would take meets a fault: one refused (a nonce overtaken
-        # on another connection, say) leaves it for the next.
-        fault = sandbox._faults.take(self.command)
-        if fault is not None:
-            return self._fault(fault, operation)
-        if operation.name in ("add", "bulk") and sandbox.add_delay:
-            time.sleep(sandbox.add_delay)  # a slow service: adds late, whoever is still waiting
-        done = operation.run(sandbox)
-        logged_id = self._logged_id(operation, done.entry)
-        sandbox._log(
-            self,
-            operation.name,
-            done.code,
-            done.data["status"],
-            logged_id,
-            done.entry,
-            entries=done.entries,
-        )
-        self.send_json(done.code, done.data)
+    def _route(self) -> tuple[str, str | None]:
+        """The operation asked for and the entry it names; ``Rejected`` when there is none."""
+        sandbox, method = self.server.sandbox, self.command
+        path, query, _ = self.path.partition("?")
+        entry_id = None
+        if method == "POST" and path in POST_PATHS:
+            name = POST_PATHS[path]
+            if name in ("bulk", "token") and not getattr(sandbox, name):
+                raise Rejected(404, "no such endpoint")  # a deployment without bulk or tokens
+        elif method == "GET" and path == COLLECTION_PATH:
+            name = "list"
+            if not sandbox.listing:
+                raise Rejected(404, "no such endpoint")
+        elif method in ("DELETE", "PUT"):
+            entry_id = entry_of(path)
+            name = "purge" if entry_id is None else "delete"
+            if method == "PUT":
+                if entry_id is None or not sandbox.update:
+                    raise Rejected(405, f"method {method} not allowed")
+                name = "update"
+        else:
+            raise Rejected(405, f"method {method} not allowed")
+        if query:
+            raise Rejected(400, "no query string is allowed")
+        return name, entry_id
 
-    def _check(self, operation: _Operation) -> None:
-        """Authenticate the request and read its body; ``Rejected`` when the service would
-        refuse it. A token request carries the keys in its body instead of signing."""
+    def _check(self, name: str) -> Any:
+        """Authenticate the request and read its body: what the operation needs from it."""
         sandbox = self.server.sandbox
-        if operation.name == "token":
-            problem = sandbox._check_content_type(self)
-            if problem is not None:
-                raise problem
-            access_key, secret_key, duration = parse_token_request(operation.body)
-            sandbox._check_token_request(access_key, secret_key)
-            operation.token_for = (access_key, duration)
-            return
-        problem = sandbox._check_auth(self)
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise coded(codes.INVALID_PARAMETERS, "Content-Type must be application/json")
+        if name in ("list", "delete", "purge") and self._has_body():
+            raise Rejected(400, "no request body is allowed")
+        body = None if name in ("list", "delete", "purge") else self._read_body(name)
+        if name == "token":  # the keys travel in the body instead of a signature
+            access_key, secret_key, duration = parse_token_request(body or b"")
+            problem = check_key(access_key, sandbox.access_key)
+            if problem is None and not same(secret_key, sandbox.secret_key):
+                problem = coded(codes.KEY_INVALID, "the secret key does not match the access key")
+        elif "Authorization" in self.headers:
+            problem = sandbox._tokens.check(self.headers["Authorization"])
+        else:
+            keys = (sandbox.access_key, sandbox.secret_key, sandbox._nonces)
+            problem = check_signed(self.headers, self.path, *keys)
         if problem is not None:
             raise problem
-        if operation.name in ("add", "update"):
-            operation.terms = parse_terms(operation.body)
-        elif operation.name == "bulk":
-            operation.items = parse_bulk(operation.body)
+        if name == "token":
+            return duration
+        if body is None:
+            return None
+        return parse_request(body) if name == "translate" else parse_terms(body, name == "bulk")
 
-    @staticmethod
-    def _logged_id(operation: _Operation, entry: Entry | None) -> str | None:
-        return entry.id if operation.name == "add" and entry else operation.entry_id
+    def _run(self, name: str, entry_id: str | None, payload: Any) -> tuple[int, dict, tuple]:
+        """Do it: HTTP status, JSON answer, and the entries touched."""
+        sandbox = self.server.sandbox
+        store = sandbox._store
+        if name == "list":
+            listed = [{**e.to_service(), "id": wire_id(e.id, sandbox.ids)} for e in store.sorted()]
+            if sandbox.listing == "entries":
+                return 200, {"status": "success", "entries": listed}, ()
+            return 200, {"status": "success", "data": {"entries": listed}}, ()
+        if name in ("add", "bulk"):
+            return 200, {"status": "success"}, tuple(store.add(payload))
+        if name == "token":
+            token = sandbox._tokens.issue(payload)
+            return 200, {"status": "success", "data": {"encodedJWT": token}}, ()
+        if name == "translate":
+            return 200, *translate(
+                payload, store.sorted(), sandbox.limit_unit, sandbox.case_sensitive
+            )
+        if name == "purge":
+            count = store.purge()
+            return 200, {"status": "success", "message": f"deleted {count} entries"}, ()
+        assert entry_id is not None
+        entry = store.replace(entry_id, payload[0]) if name == "update" else store.delete(entry_id)
+        if entry is None:
+            return 404, Rejected(404, "no such entry").body(), ()
+        return 200, {"status": "success"}, (entry,)
 
-    def _operation(self) -> _Operation:
-        """What the request asks for, checking everything but authentication and the body's
-        terms; ``Rejected`` if it cannot be what the service serves."""
-        raw_path, query_mark, _ = self.path.partition("?")
-        command = self.command
-        if command == "GET" and raw_path != COLLECTION_PATH:
-            raise Rejected(405, f"method {command} not allowed")
-        if command == "GET" and not self.server.sandbox.listing:
-            raise Rejected(404, "no such endpoint")
-        if command == "POST" and raw_path not in POST_PATHS:
-            raise Rejected(405, f"method {command} not allowed")
-        if query_mark:
-            raise Rejected(400, "no query string is allowed")
-        if command == "POST":
-            name = POST_PATHS[raw_path]
-            limit = MAX_BULK_BODY if name == "bulk" else MAX_POST_BODY
-            return _Operation(name, body=self._read_body(limit))
-        if command == "PUT":
-            where = route(raw_path, self.server.sandbox.router)
-            if where.kind == "error":
-                raise Rejected(where.status, where.message)
-            if where.entry_id is None:
-                raise Rejected(405, f"method {command} not allowed")
-            return _Operation("update", where.entry_id, body=self._read_body(MAX_POST_BODY))
-        if self._has_body():
-            raise Rejected(400, "no request body is allowed")
-        if command == "GET":
-            return _Operation("list")
-        where = route(raw_path, self.server.sandbox.router)
-        if where.kind == "error":
-            raise Rejected(where.status, where.message)
-        return _Operation("purge" if where.entry_id is None else "delete", where.entry_id)
+    # -- bodies ----------------------------------------------------------------------------
 
     def _has_body(self) -> bool:
         length = (self.headers.get("Content-Length") or "0").strip()
         return bool(self.headers.get("Transfer-Encoding")) or length != "0"
 
-    def _framed_length(self, limit: int = MAX_BULK_BODY) -> int | None:
-        """The body's length when a Content-Length alone frames it and it is within
-        ``limit``."""
+    def _framed_length(self, limit: int) -> int | None:
+        """The body's length when a Content-Length alone frames it, within ``limit``."""
         if self.headers.get("Transfer-Encoding"):
             return None
         try:
@@ -383,7 +384,8 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return length if 0 <= length <= limit else None
 
-    def _read_body(self, limit: int = MAX_POST_BODY) -> bytes:
+    def _read_body(self, name: str) -> bytes:
+        limit = MAX_BODY.get(name, 64 << 10)
         length = self._framed_length(limit)
         if length is None:
             raise Rejected(400, f"send the body with a Content-Length, {limit} at most")
@@ -391,30 +393,103 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length)
 
     def _skip_body(self) -> bool:
-        """Drop a refused request's unread body, if it can be; False when the stream cannot
-        be brought back in step."""
+        """Drop a refused request's unread body; False when the stream cannot be brought back
+        in step."""
         if self._body_read or not self._has_body():
             return True
-        length = self._framed_length()
+        length = self._framed_length(max(MAX_BODY.values()))
         if length is not None:
             self._body_read = True
             self.rfile.read(length)
         return length is not None
 
-    def _fault(self, fault: Fault, operation: _Operation) -> None:
-        sandbox = self.server.sandbox
-        done = _Done(0, {})
-        if fault.applied:
-            done = operation.run(sandbox)
-        outcome = f"fault {fault.kind}" + (" (applied)" if fault.applied else "")
-        logged_id = self._logged_id(operation, done.entry)
-        sandbox._log(
-            self,
-            operation.name,
-            done.code or None,
-            outcome,
-            logged_id,
-            done.entry,
-            entries=done.entries,
-        )
-        write_fault(self, fault, done.code or 200, done.data)
+
+def _head(code: int, length: int, **headers: str) -> bytes:
+    lines = [f"HTTP/1.1 {code} {HTTPStatus(code).phrase}", "Content-Type: application/json"]
+    lines += [f"Content-Length: {length}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _drip(h: Handler, delay: float, data: bytes) -> bool:
+    for byte in data:
+        if not h.pause(delay):
+            return False
+        h.write(bytes([byte]))
+    return True
+
+
+def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
+    """Answer (or not) as ``f`` says; ``code`` and ``data`` are the service's own answer when
+    the fault is applied."""
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+    match f.kind:
+        case "status":
+            message = f.message if f.message is not None else "injected fault"
+            h.send_json(f.status, {"status": "failure", "message": message}, retry)
+        case "coded":
+            assert f.code is not None
+            message = f.message if f.message is not None else MESSAGES.get(f.code, "")
+            error = {"code": f.code, "message": message}
+            h.send_json(f.status, {"status": "failure", "data": error}, retry)
+        case "non_json":
+            h.send(200, b"OK, deleted.", "text/plain")
+        case "no_status" | "other_status":
+            h.send_json(200, {"result": "ok"} if f.kind == "no_status" else {"status": "deleted"})
+        case "html":
+            h.send(
+                500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html"
+            )
+        case "huge":
+            h.send(
+                200,
+                b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}',
+                "application/json",
+            )
+        case "deep_json":
+            h.send(200, b"[" * 50_000, "application/json")
+        case "redirect":
+            h.send(307, b"", "text/plain", {"Location": f.location})
+        case "drop_before" | "drop_after":
+            h.reset()
+        case "hang":
+            if h.pause(f.delay):
+                h.send_json(code, data)
+        case "gzip" | "gzip_forced":
+            if f.kind == "gzip" and "gzip" not in (h.headers.get("Accept-Encoding") or ""):
+                return h.send_json(code, data)
+            h.send(code, gzip.compress(body), "application/json", {"Content-Encoding": "gzip"})
+        case "bom":
+            h.send(code, b"\xef\xbb\xbf" + body, "application/json")
+        case "utf16":
+            utf16 = json.dumps(data, ensure_ascii=False).encode("utf-16")
+            h.send(code, utf16, "application/json; charset=utf-16")
+        case "truncated":
+            h.write(_head(code, len(body) + 100) + body)
+            h.close_connection = True
+        case "empty_204":
+            h.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        case "close_mid_headers":
+            h.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
+            h.close_connection = True
+        case "drip":
+            h.write(_head(code, len(body)))
+            _drip(h, f.delay, body)
+        case "drip_headers":
+            if _drip(h, f.delay, _head(code, len(body))):
+                h.write(body)
+        case "continue_flood":
+            h.close_connection = True
+            while True:
+                h.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                if not h.pause(f.delay, until_hangup=True):
+                    return
+        case "malformed_listing":
+            shape = data.get("data", data)  # the listing's entries: under data or at the top
+            entries = [dict(e) for e in shape["entries"]]
+            filler = {"fromLang": "en", "fromText": "filler", "toLang": "de", "toText": "Füllwort"}
+            entries += [{"id": f"malformed-{n}", **filler} for n in range(len(entries), 2)]
+            del entries[0]["toText"]
+            entries[1]["fromText"] = 12345
+            shape["entries"] = entries
+            h.send_json(200, data)
