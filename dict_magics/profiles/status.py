@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import DictMagicsError, Notice
-from ..models.display import Displayed, view
+from ..models.text import COLOUR, MARK, Rendered, escape, shown
 from . import credentials
 
 __all__ = ["ProfileStatus", "profile_status"]
@@ -20,7 +20,7 @@ _SOURCE_WORDS = {
 
 
 @dataclass(frozen=True)
-class ProfileStatus(Displayed):
+class ProfileStatus(Rendered):
     """Where a profile's settings come from; holds no secret, only where the secret is kept."""
 
     profile: str
@@ -93,8 +93,32 @@ class ProfileStatus(Displayed):
         own command)."""
         return self if self.problem is None else replace(self, problem=words(self.problem))
 
-    def __repr__(self) -> str:
-        return view(self, "text")
+    def _head(self) -> str:
+        return (
+            f"{MARK['success' if self.ready else 'failure']} dict-magics profile {self.profile!r}"
+        )
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        width = max(len(label) for label, _ in rows) + 2
+        lines = [f"  {label + ':':<{width}}{shown(value)}" for label, value in rows[1:]]
+        return "\n".join([self._head(), *lines])
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for label, value in self.rows():
+            style = f' style="color:{COLOUR["unknown"]}"' if label == "warning" else ""
+            rows.append(
+                f'<tr><th style="text-align:left;padding-right:1em">{escape(label)}</th>'
+                f"<td{style}>{escape(value)}</td></tr>"
+            )
+        colour = COLOUR["success" if self.ready else "failure"]
+        return (
+            f'<div class="dict-magics-status"><b style="color:{colour}">{escape(self._head())}'
+            f"</b><table>{''.join(rows)}</table></div>"
+        )
 
 
 def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:
