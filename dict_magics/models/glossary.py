@@ -107,11 +107,10 @@ class ChangePreview(Rendered):
     def ok(self) -> bool:
         return True
 
+    _css = "dry-run"
+
     def __str__(self) -> str:
         return _preview_text(self)
-
-    def _repr_html_(self) -> str:
-        return _preview_html(self)
 
 
 @dataclass(frozen=True)
@@ -139,11 +138,10 @@ class NoChange(Rendered):
         """The ids of the entries that already hold the terms."""
         return [e.id for e in self.existing]
 
+    _css = "unchanged"
+
     def __str__(self) -> str:
         return _no_change_text(self)
-
-    def _repr_html_(self) -> str:
-        return _no_change_html(self)
 
 
 @dataclass(frozen=True)
@@ -155,11 +153,10 @@ class ExportResult(Rendered):
     count: int
     host: str = ""
 
+    _css = "export"
+
     def __str__(self) -> str:
         return _export_text(self)
-
-    def _repr_html_(self) -> str:
-        return _export_html(self)
 
 
 @dataclass(frozen=True)
@@ -526,10 +523,6 @@ def _export_text(result: ExportResult) -> str:
     )
 
 
-def _export_html(result: ExportResult) -> str:
-    return f'<div class="dict-magics-export">{escape(_export_text(result))}</div>'
-
-
 def _preview_text(preview: ChangePreview) -> str:
     """A dry run of an add or an update: what would be sent, and to where."""
     new = preview.new.describe()
@@ -551,10 +544,6 @@ def _preview_text(preview: ChangePreview) -> str:
     return shown(line + "; nothing was sent")
 
 
-def _preview_html(preview: ChangePreview) -> str:
-    return f'<div class="dict-magics-dry-run">{escape(_preview_text(preview))}</div>'
-
-
 def _no_change_text(result: NoChange) -> str:
     """An add or an update that had nothing to do: which entry already holds the terms."""
     many = len(result.existing) != 1
@@ -565,10 +554,3 @@ def _no_change_text(result: NoChange) -> str:
     else:
         what = f"no change: {where} {'read' if many else 'reads'} {result.entry.describe()}"
     return shown(f"{MARK['absent']} {what}; nothing was sent")
-
-
-def _no_change_html(result: NoChange) -> str:
-    return (
-        f'<div class="dict-magics-result dict-magics-unchanged" style="color:{COLOUR["absent"]}">'
-        f"{escape(_no_change_text(result))}</div>"
-    )

@@ -288,21 +288,20 @@ class DeleteResult(_Answered):
     verified: bool = False
     cause: Cause = Cause.OK
     snapshot: str | None = None
-    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    """The file that holds the entry as it was before the request (undo reads it)."""
     purged: int | None = None
-    """For a purge that succeeded: how many entries the listing just before showed (all of
-    them in the snapshot). The service gives no count of what it deleted."""
+    """A purge that succeeded: how many entries the listing just before showed (all of them
+    in the snapshot); the service gives no count of what it deleted."""
     absent: bool = False
-    """The entry was not there: a listing just before did not hold it (then nothing was sent),
-    and the service, if asked, did not delete anything either. Not a failure: what a delete
-    wants is true (a script re-run after a partial run meets these)."""
+    """A listing just before did not hold the entry (then nothing was sent), or the service
+    deleted nothing: not a failure (a script re-run after a partial run meets these)."""
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
+    """The vendor's error code of the last answer (``40006``...)."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (its restore command, by
-    ``errors.Remedy``), set by that front end; ``None``: neutral words."""
+    """A front end's words for the remedies it names (by ``errors.Remedy``); ``None``:
+    neutral words."""
 
     @property
     def done(self) -> bool:
@@ -353,10 +352,8 @@ class DeleteResult(_Answered):
 @dataclass(frozen=True)
 class AddResult(_Answered):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
-
-    ``unknown`` means the request may have reached the service; a listing settles it, and such
-    a request is never re-sent blindly.
-    """
+    ``unknown``: the request may have reached the service; a listing settles it, and such a
+    request is never re-sent blindly. Fields as ``DeleteResult``'s."""
 
     status: Literal["success", "failure"]
     entry: Entry
@@ -368,9 +365,7 @@ class AddResult(_Answered):
     verified: bool = False
     cause: Cause = Cause.OK
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     def _headline(self) -> str:
         what = self.entry.describe()
@@ -387,13 +382,10 @@ class AddResult(_Answered):
 
 @dataclass(frozen=True)
 class AddBatch(Rendered):
-    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given.
-
-    ``settled`` holds the positions whose answer was lost and that a listing then decided;
-    ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
-    set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
-    ``after`` is the settling listing, when one was taken (it names the new ids).
-    """
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
+    the positions whose answer was lost and that a listing then decided (``after``, which names
+    the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
+    stopped an ``interrupted`` batch, if anything."""
 
     results: list[AddResult] = field(default_factory=list)
     interrupted: bool = False
@@ -404,22 +396,18 @@ class AddBatch(Rendered):
 
     @property
     def added(self) -> list[Entry]:
-        """The entries known to have been added."""
         return [r.entry for r in self.results if r.ok]
 
     @property
     def failed(self) -> list[AddResult]:
-        """The additions that certainly did not happen."""
         return [r for r in self.results if r.outcome == "failure"]
 
     @property
     def unknown(self) -> list[AddResult]:
-        """The additions that may or may not have happened."""
         return [r for r in self.results if r.outcome_unknown]
 
     @property
     def ok(self) -> bool:
-        """True when every entry is known to have been added."""
         return all(r.ok for r in self.results)
 
     def __len__(self) -> int:
@@ -477,13 +465,9 @@ class AddBatch(Rendered):
 
 @dataclass(frozen=True)
 class UpdateResult(_Answered):
-    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
-
-    ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
-    rule: ``success`` only when the service said so (or a listing shows the new terms:
-    ``verified``), ``failure`` only when it certainly did not act, ``unknown`` otherwise. A PUT
-    does the same however often it is sent, so it is retried like a DELETE.
-    """
+    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s (``old``:
+    as listed before, when known). A PUT does the same however often it is sent, so it is
+    retried like a DELETE. Fields and outcomes as ``DeleteResult``'s."""
 
     status: Literal["success", "failure"]
     entry_id: str
@@ -497,11 +481,8 @@ class UpdateResult(_Answered):
     verified: bool = False
     cause: Cause = Cause.OK
     snapshot: str | None = None
-    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -516,22 +497,17 @@ class UpdateResult(_Answered):
 
 @dataclass(frozen=True)
 class BatchResult(Rendered):
-    """The outcomes of several deletions, in the order the ids were given.
-
-    ``interrupted`` is set when Ctrl-C (or a cancel) stopped the batch: requests already sent
-    were waited for and are reported as they ended; ids never sent are ``not_attempted``.
-    """
+    """The outcomes of several deletions, in the order the ids were given. ``interrupted``:
+    Ctrl-C (or a cancel) stopped the batch; requests already sent were waited for, ids never
+    sent are ``not_attempted``. ``snapshot`` and ``names`` as ``DeleteResult``'s."""
 
     results: list[DeleteResult] = field(default_factory=list)
     interrupted: bool = False
     snapshot: str | None = None
-    """The snapshot file that holds the entries as they were before the batch (undo reads it)."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (as ``DeleteResult.names``)."""
 
     @property
     def succeeded(self) -> int:
-        """How many deletions are known to have happened."""
         return sum(1 for r in self.results if r.ok)
 
     @property
@@ -541,12 +517,10 @@ class BatchResult(Rendered):
 
     @property
     def absent(self) -> int:
-        """How many ids were not in the dictionary (nothing to delete: not failures)."""
         return sum(1 for r in self.results if r.absent)
 
     @property
     def unknown(self) -> int:
-        """How many may or may not have happened (no answer after sending)."""
         return sum(1 for r in self.results if r.outcome_unknown)
 
     @property

@@ -1,8 +1,6 @@
 """What every record's rendering shares: text made safe for a terminal, HTML escaping, counted
-nouns, the marks and colours of the outcomes, and small text and HTML tables.
-
-Every value that came from the service, a file or a person goes through ``shown`` (text) or
-``escape`` (HTML) wherever a record shows it. Standard library only (``%load_ext`` stays light).
+nouns, the marks and colours of the outcomes, small tables. Every value from the service, a
+file or a person goes through ``shown`` (text) or ``escape`` (HTML) wherever it is shown.
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ from typing import Any
 from ..errors import Remedy
 
 MARK = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
-"""The mark of each outcome, in text and HTML alike."""
 COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
 GREY = COLOUR["absent"]
-HTML_ROWS = 200
-HTML_MAX_BYTES = 150_000
-"""A notebook cell is no place for 100,000 rows: HTML stops at this many rows, or bytes."""
+HTML_ROWS = 200  # a notebook cell is no place for 100,000 rows: HTML stops at this many,
+HTML_MAX_BYTES = 150_000  # or at this size
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 
@@ -60,8 +56,7 @@ NEUTRAL = {
     Remedy.RESTORE: "a restore",
     Remedy.NO_SNAPSHOT: "snapshots are off",
     Remedy.DELETE_MISSING: "ask the sync to delete missing entries",
-}
-"""What a record says for a remedy it names when no front end gave its own words."""
+}  # what a record says for a remedy when no front end gave its own words
 
 
 def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
@@ -87,25 +82,23 @@ def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str =
 
 
 def _width(text: str) -> int:
-    """Columns a terminal gives ``text``: wide characters two, combining marks none."""
+    """Columns a terminal gives ``text``: wide characters (金曜日) two, combining marks none."""
     if text.isascii():
         return len(text)
-    return sum(
-        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-        for ch in text
-    )
+    wide = unicodedata.east_asian_width
+    return sum(0 if unicodedata.combining(c) else 2 if wide(c) in "WF" else 1 for c in text)
 
 
 def text_table(rows: Sequence[Sequence[str]], right: int = -1, cap: int = 40) -> list[str]:
-    """``rows`` (safe text, the first the header) as aligned columns, wide characters counted
-    twice; column ``right`` aligned right; a cell wider than ``cap`` overflows its row only."""
+    """``rows`` (safe text, the header first) as aligned columns, column ``right`` aligned
+    right; a cell wider than ``cap`` overflows its own row only."""
     widths = [min(cap, max(_width(row[i]) for row in rows)) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
         pads = [" " * max(0, w - _width(cell)) for cell, w in zip(row, widths, strict=True)]
-        cells = [
-            p + c if i == right else c + p for i, (c, p) in enumerate(zip(row, pads, strict=True))
-        ]
+        cells = [c + p for c, p in zip(row, pads, strict=True)]
+        if right >= 0:
+            cells[right] = pads[right] + row[right]
         lines.append("  ".join(cells).rstrip())
     return lines
 
@@ -140,20 +133,22 @@ def bounded(parts: Iterable[str]) -> list[str]:
 
 
 class Rendered:
-    """A record that shows itself: ``str()`` in a terminal, ``_repr_html_`` in a notebook, and
-    for IPython ``_repr_pretty_`` (the text unless a record prints less in a cell).
-
-    IPython's printer stops at the first class in the MRO that defines ``__repr__`` (a
-    dataclass does), so each subclass gets ``_repr_pretty_`` into its own namespace.
-    """
+    """A record that shows itself: ``str()`` in a terminal, ``_repr_html_`` in a notebook (by
+    default the text in a box named ``dict-magics-<_css>``), and IPython's ``_repr_pretty_``
+    (the text, unless a record prints less in a cell). IPython's printer stops at the first
+    class in the MRO that defines ``__repr__`` (a dataclass does), so each subclass gets
+    ``_repr_pretty_`` into its own namespace."""
 
     __slots__ = ()
+    _css = "result"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_repr_pretty_" not in cls.__dict__:
-            # the nearest inherited one, now found before the dataclass's __repr__
             cls._repr_pretty_ = cls._repr_pretty_  # type: ignore[method-assign]
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f'<div class="dict-magics-{self._css}">{escape(str(self))}</div>'

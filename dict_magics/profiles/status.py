@@ -6,11 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import DictMagicsError, Notice
-from ..models.text import COLOUR, MARK, Rendered, escape, shown
+from ..models.text import COLOUR, MARK, Rendered, escape, html_row, html_table, shown
 from . import credentials
-
-__all__ = ["ProfileStatus", "profile_status"]
-
 
 _SOURCE_WORDS = {
     "env": "environment",
@@ -107,17 +104,12 @@ class ProfileStatus(Rendered):
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        rows = []
-        for label, value in self.rows():
-            style = f' style="color:{COLOUR["unknown"]}"' if label == "warning" else ""
-            rows.append(
-                f'<tr><th style="text-align:left;padding-right:1em">{escape(label)}</th>'
-                f"<td{style}>{escape(value)}</td></tr>"
-            )
+        warn = f' style="color:{COLOUR["unknown"]}"'
+        rows = [html_row(row, warn if row[0] == "warning" else "") for row in self.rows()]
         colour = COLOUR["success" if self.ready else "failure"]
         return (
             f'<div class="dict-magics-status"><b style="color:{colour}">{escape(self._head())}'
-            f"</b><table>{''.join(rows)}</table></div>"
+            f"</b>{html_table((), rows)}</div>"
         )
 
 
@@ -138,11 +130,5 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         # The error's remedy kept (``Notice.option``): each front end words it its own way.
         problem = Notice(str(exc), option=exc.option, profile=exc.profile)
         return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
-    return ProfileStatus(
-        profile,
-        creds.base_url,
-        creds.masked_access_key,
-        dict(creds.sources),
-        env_vars,
-        backend,
-    )
+    key, sources = creds.masked_access_key, dict(creds.sources)
+    return ProfileStatus(profile, creds.base_url, key, sources, env_vars, backend)
