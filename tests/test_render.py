@@ -207,3 +207,71 @@ def test_the_snapshot_line_neutralises_a_hostile_data_folder_in_text_and_html() 
         assert "\x1b" not in shown and "\u202e" not in shown and "\\u202e" in shown
     for shown in (str(gone), str(batch)):
         assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b[31m" in shown
+
+
+# -- every record: outside text neutralised ---------------------------------------------------
+
+BAD = "<script>x</script>\x1b[2J\u202e\x9b31m"
+RAW = ("<script>", "\x1b", "\u202e", "\x9b")
+
+
+def _hostile_records() -> list[object]:
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    from dict_magics.models import (
+        AddBatch,
+        AddResult,
+        AuditLine,
+        AuditTable,
+        ChangePreview,
+        DryRunResult,
+        ExportResult,
+        NoChange,
+        PurgePlan,
+        RestoreResult,
+        SnapshotInfo,
+        SnapshotList,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
+    )
+    from dict_magics.profiles.status import ProfileStatus
+
+    bad = Entry(BAD, "en", BAD, "de", BAD)
+    now = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    plan = SyncPlan(BAD, BAD, BAD, adds=[bad], add_rows=[2], deletes=[bad], missing=[bad, bad])
+    return [
+        EntryList([bad], BAD),
+        DeleteResult("failure", BAD, None, BAD, entry=bad, snapshot=BAD, outcome_unknown=True),
+        BatchResult([DeleteResult("success", BAD, entry=bad)], snapshot=BAD),
+        AddResult("failure", bad, None, BAD),
+        AddBatch([AddResult("success", bad), AddResult("failure", bad, None, BAD)], why=BAD),
+        UpdateResult("failure", BAD, bad, bad, None, BAD),
+        DryRunResult("delete", BAD, BAD, [bad], [BAD]),
+        RestoreResult(added=[bad], failed=[(bad, BAD)], put_back=[bad]),
+        SnapshotList([SnapshotInfo(Path(BAD), now, BAD, BAD, BAD, "delete", 1)]),
+        AuditTable([AuditLine(now, BAD, BAD, "delete", BAD, bad, "failure", 404, 1, BAD, BAD)]),
+        PurgePlan(BAD, BAD, 3, BAD),
+        plan,
+        SyncResult(plan, adds=[AddResult("failure", bad, None, BAD)], mismatches=[BAD]),
+        ExportResult(Path(BAD), "csv", 1, BAD),
+        ChangePreview("update", BAD, BAD, bad, bad, [bad]),
+        NoChange("add", BAD, BAD, bad, [bad]),
+        EntryList([bad]).lint(),
+        EntryList([bad]).check(BAD),
+        ProfileStatus(BAD, BAD, problem=BAD),
+    ]
+
+
+def test_every_record_neutralises_outside_text_in_text_and_html() -> None:
+    """A term, id, host, profile, reason or path from outside can neither steer a terminal
+    (ESC, C1, a bidi override) nor inject markup, in any record's text or HTML."""
+    from IPython.lib.pretty import pretty
+
+    for record in _hostile_records():
+        html = record._repr_html_()
+        for shown in (str(record), pretty(record), html):
+            assert not [r for r in RAW[1:] if r in shown], (type(record).__name__, shown)
+        assert "<script>" not in html and "&lt;script&gt;" in html, type(record).__name__
+        assert "\\x1b" in str(record) and "\\x1b" in html, type(record).__name__

@@ -253,18 +253,17 @@ class _Answered(Rendered):
         return self.line_html()
 
 
-def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None) -> str:
+def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
     """Where the snapshot is and what puts the entries back, when ``gone`` (how many entries
-    may have gone: 0, 1, or more) is not 0."""
+    may have gone: 0, 1, or more) is not 0; as text, or as HTML."""
     if snapshot is None or not gone:
         return ""
-    them = "it" if gone == 1 else "them"
-    return f"Snapshot kept at {snapshot}: {remedy(names, Remedy.RESTORE)} puts {them} back."
-
-
-def _kept_html(kept: str) -> str:
-    return f'<div class="dict-magics-snapshot" style="color:{GREY}">{escape(kept)}</div>' * bool(
-        kept
+    undo = f"{remedy(names, Remedy.RESTORE)} puts {'it' if gone == 1 else 'them'} back"
+    if not html:
+        return f"\n  Snapshot kept at {shown(snapshot)}: {shown(undo)}."
+    return (
+        f'<div class="dict-magics-snapshot" style="color:{GREY}">Snapshot kept at '
+        f"<code>{escape(snapshot)}</code>: {escape(undo)}.</div>"
     )
 
 
@@ -337,16 +336,16 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
-    def _kept(self) -> str:
+    def _kept(self, html: bool = False) -> str:
         gone = (self.ok or self.outcome_unknown) * (1 if self.entry_id is not None else 2)
-        return _kept(self.snapshot, gone, self.names)
+        return _kept(self.snapshot, gone, self.names, html)
 
     def __str__(self) -> str:
         """The line, then where the snapshot holding the entry is and what puts it back."""
-        return self.line() + f"\n  {shown(self._kept())}" * bool(self._kept())
+        return self.line() + self._kept()
 
     def _repr_html_(self) -> str:
-        return self.line_html() + _kept_html(self._kept())
+        return self.line_html() + self._kept(html=True)
 
 
 @dataclass(frozen=True)
@@ -595,9 +594,9 @@ class BatchResult(Rendered):
             titled.append((f"{MARK[kind]} {len(results)} {what}", results))
         return titled
 
-    def _kept(self) -> str:
+    def _kept(self, html: bool = False) -> str:
         gone = {r.entry_id for r in self.results if r.ok or r.outcome_unknown}
-        return _kept(self.snapshot, len(gone), self.names)
+        return _kept(self.snapshot, len(gone), self.names, html)
 
     def __str__(self) -> str:
         """A summary line, what was deleted, the failures grouped by cause with a few examples
@@ -612,7 +611,7 @@ class BatchResult(Rendered):
             lines += [f"    {r.line()}" for r in results[: self._EXAMPLES]]
             if len(results) > self._EXAMPLES:
                 lines.append(f"    \u2026 and {len(results) - self._EXAMPLES} more")
-        return "\n".join(lines + [f"  {shown(self._kept())}"] * bool(self._kept()))
+        return "\n".join(lines) + self._kept()
 
     def _repr_html_(self) -> str:
         deleted = self._deleted()
@@ -629,7 +628,7 @@ class BatchResult(Rendered):
                 f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
             )
         kind = "success" if self.ok else "failure"
-        after = groups + _kept_html(self._kept())
+        after = groups + self._kept(html=True)
         return outcome_box("batch", kind, self._summary(), items, after)
 
 
