@@ -1,14 +1,13 @@
-"""dict-magics: delete user-dictionary entries of a translation service from notebooks.
+"""dict-magics: curate the user dictionary of a translation service from notebooks.
 
 ``%load_ext dict_magics`` registers the magics. Importing this package is deliberately light:
-requests, urllib3, ipywidgets and keyring load on first use, not here.
+requests, ipywidgets and keyring load on first use, not here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .models import display as _display
 from .settings import VERSION as __version__
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
@@ -26,13 +25,3 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .operations.connect import close_all
 
     close_all()
-
-
-def _load_views() -> None:
-    """Register the views in ``render`` (the one place that wires models to their views)."""
-    from .render.views import load
-
-    load()
-
-
-_display.set_loader(_load_views)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from dict_magics import localdata
-from dict_magics.models import AddResult, Cause, DeleteResult, Entry
+from dict_magics.models import AddResult, AuditTable, Cause, DeleteResult, Entry
 from dict_magics.operations.audit import (
     AuditLine,
     AuditLog,
@@ -24,8 +24,8 @@ from dict_magics.operations.audit import (
     audit_path,
     read_audit,
 )
+from dict_magics.operations.history import audit
 from dict_magics.operations.snapshots import write_snapshot
-from dict_magics.render.store import audit_html, audit_text
 
 FIELDS = [
     "time",
@@ -379,8 +379,8 @@ def test_audit_text_and_html() -> None:
         )
     with audit_path().open("ab") as handle:
         handle.write(b"garbage\n")
-    lines = read_audit()
-    text = audit_text(lines)
+    lines = audit()
+    text = str(lines)
     rows = text.splitlines()
     assert rows[0] == "last 4 requests (1 unreadable line skipped)"
     assert rows[1].split() == [
@@ -399,9 +399,9 @@ def test_audit_text_and_html() -> None:
     assert "purge" in rows[6] and "every entry" in rows[6]
     assert "\u2717 failure" in rows[7] and "a\\x1b[2Jb \u2192 c (en\u2192fr)" in rows[7]
     assert "\x1b" not in text and rows[8] == "    refused"
-    html = audit_html(lines)
+    html = lines._repr_html_()
     assert "timed out &lt;b&gt;" in html and "&lt;i&gt;9&lt;/i&gt;" in html
     assert "<b>" not in html and "<i>" not in html
     assert html.count("<tr") == 5 and "dict-magics-unknown" in html
-    assert 'title="/s/one.json"' in html and "1 unreadable line skipped" in html
-    assert "empty" in audit_text(read_audit(0)) and "empty" in audit_html([])
+    assert "/s/one.json" in html and "1 unreadable line skipped" in html
+    assert "empty" in str(AuditTable()) and "empty" in AuditTable()._repr_html_()

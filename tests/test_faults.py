@@ -17,7 +17,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from dict_magics.models import Cause
-from dict_magics.render import kind_of
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
 
@@ -136,7 +135,7 @@ def test_fault(sandbox: SandboxServer, name: str) -> None:
     case = CASES[name]
     case.setup(sandbox)
     result = make_client(sandbox).delete_entry("42")
-    assert kind_of(result) == case.outcome, result
+    assert result.outcome == case.outcome, result
     assert result.attempts == case.attempts, result
     assert result.ok == (case.outcome == "success")
     assert ("42" not in sandbox.entries) == case.deleted
@@ -160,7 +159,7 @@ def test_connection_refused() -> None:
         port = probe.getsockname()[1]
     client = DictionaryClient(f"http://127.0.0.1:{port}", "a", "s", max_retries=2, backoff=0.01)
     result = client.delete_entry("42")
-    assert kind_of(result) == "failure" and result.attempts == 3
+    assert result.outcome == "failure" and result.attempts == 3
     assert f"could not connect to 127.0.0.1:{port}" in result.reason
 
 
@@ -194,7 +193,7 @@ def test_a_kept_alive_connection_dropped_after_acting_stays_unknown(
     assert client.delete_entry("1").ok
     sandbox.inject("drop_after")
     result = client.delete_entry("2")
-    assert kind_of(result) == "unknown" and result.attempts == 2, result
+    assert result.outcome == "unknown" and result.attempts == 2, result
     assert result.http_status == 404 and result.cause is Cause.CONNECTION_LOST
     assert "attempt 1 (the kept-alive connection was closed" in result.reason
     assert applied_deletes(sandbox, "2") == 1 and "2" not in sandbox.entries
@@ -230,7 +229,7 @@ def test_redirect_to_another_host_carries_no_credentials(
     target = f"http://127.0.0.1:{other_host.server_address[1]}"
     sandbox.inject("redirect", count=5, location=target + "/api/v1/dictionary/42")
     result = make_client(sandbox).delete_entry("42")
-    assert kind_of(result) == "failure" and result.attempts == 1 and result.http_status == 307
+    assert result.outcome == "failure" and result.attempts == 1 and result.http_status == 307
     assert target.removeprefix("http://") in result.reason
     assert other_host.received == [] and "42" in sandbox.entries
     # The recorder does record what reaches it (so the empty list above means something).
@@ -246,7 +245,7 @@ def test_tls_to_a_plain_http_port_fails_before_sending(sandbox: SandboxServer) -
     port = sandbox.port
     client = DictionaryClient(f"https://127.0.0.1:{port}", "a", "s", max_retries=3, backoff=0.01)
     result = client.delete_entry("42")
-    assert kind_of(result) == "failure" and result.attempts == 1, result
+    assert result.outcome == "failure" and result.attempts == 1, result
     assert "TLS handshake" in result.reason and "nothing was sent" in result.reason
     assert sandbox.requests == [] and "42" in sandbox.entries
 
@@ -261,7 +260,7 @@ def test_unreachable_proxy_is_not_sent_and_retried(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("no_proxy", raising=False)
     client = DictionaryClient("https://dictionary.invalid", "a", "s", max_retries=1, backoff=0.01)
     result = client.delete_entry("42")
-    assert kind_of(result) == "failure" and result.attempts == 2, result
+    assert result.outcome == "failure" and result.attempts == 2, result
     assert "could not connect to the proxy for dictionary.invalid" in result.reason
 
 
@@ -273,6 +272,6 @@ def test_unresolvable_host_is_not_sent_and_not_retried(monkeypatch: pytest.Monke
     monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
     client = DictionaryClient("https://dictionary.invalid", "a", "s", max_retries=3, backoff=0.01)
     result = client.delete_entry("42")
-    assert kind_of(result) == "failure" and result.attempts == 1, result
+    assert result.outcome == "failure" and result.attempts == 1, result
     assert "could not resolve the host name of dictionary.invalid" in result.reason
     assert "nothing was sent" in result.reason

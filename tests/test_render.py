@@ -1,4 +1,5 @@
-"""One rendering for every front end: outcomes look different, and outside text is escaped."""
+"""Records render themselves, one way for every front end: outcomes look different, and
+outside text is escaped."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from dataclasses import replace
 import pytest
 
 from dict_magics.models import BatchResult, Cause, DeleteResult, Entry, EntryList
-from dict_magics.render import batch_html, batch_text, kind_of, result_html, result_text
-from dict_magics.render.entries import entries_html, entries_text
 
 OK = DeleteResult("success", "42", http_status=200, attempts=1, elapsed=0.01)
 FAILED = DeleteResult(
@@ -23,40 +22,40 @@ PURGE = DeleteResult("success", None, http_status=200)
 
 
 def test_three_outcomes_are_distinct_in_text_and_html() -> None:
-    assert [kind_of(r) for r in (OK, FAILED, UNKNOWN)] == ["success", "failure", "unknown"]
-    texts = [result_text(r) for r in (OK, FAILED, UNKNOWN)]
+    assert [r.outcome for r in (OK, FAILED, UNKNOWN)] == ["success", "failure", "unknown"]
+    texts = [str(r) for r in (OK, FAILED, UNKNOWN)]
     assert texts[0].startswith("\u2713 deleted entry '42'")
     assert texts[1].startswith("\u2717 entry '<b>x</b>' not deleted \u2014 said")
     assert texts[2].startswith("? outcome unknown for entry '9'")
-    htmls = [result_html(r) for r in (OK, FAILED, UNKNOWN)]
+    htmls = [r._repr_html_() for r in (OK, FAILED, UNKNOWN)]
     for html, kind in zip(htmls, ["success", "failure", "unknown"], strict=True):
         assert f"dict-magics-{kind}" in html
     assert len({h.split('style="color:')[1][:7] for h in htmls}) == 3
 
 
 def test_html_escapes_ids_and_reasons() -> None:
-    html = result_html(FAILED)
+    html = FAILED._repr_html_()
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
 
 
 def test_purge_reads_as_every_entry() -> None:
-    assert "deleted every entry" in result_text(PURGE)
+    assert "deleted every entry" in str(PURGE)
 
 
 def test_batch_summary_then_failures_grouped_by_cause() -> None:
     batch = BatchResult([OK, FAILED, UNKNOWN, OK2])
-    lines = batch_text(batch).splitlines()
+    lines = str(batch).splitlines()
     assert lines[0] == "\u2717 deleted 2 of 4 entries; 2 not deleted (1 with unknown outcome)"
     assert lines[1:] == [
         f"  \u2713 {OK.target}",  # what was deleted is named (issue 22, item 16)
         f"  \u2713 {OK2.target}",
         "  \u2717 1 not deleted: refused by the service",
-        f"    {result_text(FAILED)}",
+        f"    {FAILED}",
         "  ? 1 outcome unknown: no answer in time",
-        f"    {result_text(UNKNOWN)}",
+        f"    {UNKNOWN}",
     ]
-    html = batch_html(batch)
+    html = batch._repr_html_()
     assert html.count("<li>") == 4 and "<script>" not in html
     assert html.count('class="dict-magics-group"') == 2
     assert (batch.succeeded, batch.failed, batch.unknown, batch.ok) == (2, 2, 1, False)
@@ -72,13 +71,13 @@ def test_two_thousand_failures_read_as_a_few_lines() -> None:
         for i in range(7)
     ]
     batch = BatchResult([*refused, *late, *refused[:10]])  # ids repeated: each shown once
-    lines = batch_text(batch).splitlines()
+    lines = str(batch).splitlines()
     assert len(lines) == 1 + (1 + 5 + 1) + (1 + 5 + 1)
     assert lines[1] == "  \u2717 2000 not deleted: refused by the service"
     assert lines[7] == "    \u2026 and 1995 more"
     assert lines[8] == "  ? 7 outcome unknown: no answer in time"
     assert lines[-1] == "    \u2026 and 2 more"
-    html = batch_html(batch)
+    html = batch._repr_html_()
     assert html.count("<li>") == 12 and len(html) < 10_000
     assert "and 1995 more" in html
 
@@ -87,39 +86,38 @@ def test_an_interrupted_batch_says_so() -> None:
     never = DeleteResult("failure", "9", reason="not attempted", attempts=0)
     never = replace(never, cause=Cause.NOT_ATTEMPTED)
     batch = BatchResult([OK, never], interrupted=True)
-    text = batch_text(batch)
+    text = str(batch)
     assert text.splitlines()[0].endswith("; interrupted: 1 never sent")
     assert "1 not deleted: not sent" in text
-    assert "interrupted" in batch_html(batch)
-    assert "interrupted" not in batch_text(BatchResult([OK, never]))
+    assert "interrupted" in batch._repr_html_()
+    assert "interrupted" not in str(BatchResult([OK, never]))
 
 
 def test_results_name_the_terms_when_the_entry_is_known() -> None:
     entry = Entry("1042", "ja", "金曜日", "en", "FRI")
     result = replace(OK, entry_id="1042", entry=entry)
-    assert result_text(result).startswith("\u2713 deleted 1042: 金曜日 \u2192 FRI (ja\u2192en)")
+    assert str(result).startswith("\u2713 deleted 1042: 金曜日 \u2192 FRI (ja\u2192en)")
     gone = replace(FAILED, entry_id="1042", entry=replace(entry, from_text="<i>"))
-    assert "1042: &lt;i&gt; \u2192 FRI" in result_html(gone)
+    assert "1042: &lt;i&gt; \u2192 FRI" in gone._repr_html_()
 
 
 def test_all_good_batch() -> None:
     batch = BatchResult([OK, OK2])
-    assert batch.ok and batch_text(batch).splitlines() == [
+    assert batch.ok and str(batch).splitlines() == [
         "\u2713 deleted 2 of 2 entries",
         f"  \u2713 {OK.target}",
         f"  \u2713 {OK2.target}",
     ]
-    assert 'class="dict-magics-group"' not in batch_html(batch)
+    assert 'class="dict-magics-group"' not in batch._repr_html_()
     assert not BatchResult([]).ok
 
 
 def test_results_render_themselves() -> None:
     from IPython.lib.pretty import pretty
 
-    assert pretty(OK) == str(OK) == result_text(OK) and OK._repr_html_() == result_html(OK)
+    assert pretty(OK) == str(OK) and OK._repr_html_().startswith("<div")
     batch = BatchResult([OK])
-    assert pretty(batch) == str(batch) == batch_text(batch)
-    assert batch._repr_html_() == batch_html(batch)
+    assert pretty(batch) == str(batch) and batch._repr_html_().startswith("<div")
 
 
 def test_repr_lists_the_fields_for_debugging() -> None:
@@ -129,14 +127,14 @@ def test_repr_lists_the_fields_for_debugging() -> None:
 
 def test_repeated_ids_are_said_to_be_sent_once() -> None:
     batch = BatchResult([OK, OK2, OK, OK])
-    first = batch_text(batch).splitlines()[0]
+    first = str(batch).splitlines()[0]
     assert first == "\u2713 deleted 4 of 4 entries (2 repeated ids, each sent once)"
 
 
 def test_details_come_from_the_fields_not_from_the_reason() -> None:
-    text = result_text(DeleteResult("failure", "1", http_status=404, reason="no such entry"))
+    text = str(DeleteResult("failure", "1", http_status=404, reason="no such entry"))
     assert text.endswith("(HTTP 404, 1 attempt, 0.00 s)")
-    text = result_text(DeleteResult("failure", "1", reason="HTTP 404 said a proxy"))
+    text = str(DeleteResult("failure", "1", reason="HTTP 404 said a proxy"))
     assert text.endswith("(1 attempt, 0.00 s)")
 
 
@@ -155,7 +153,7 @@ TERMS = [
 
 
 def test_entries_text_aligns_columns_wide_characters_too() -> None:
-    text = entries_text(EntryList(TERMS, "dictionary.example.com"))
+    text = str(EntryList(TERMS, "dictionary.example.com"))
     lines = text.splitlines()
     assert lines[0] == "3 entries at dictionary.example.com"
     assert lines[1].split() == ["id", "from", "source", "to", "target"]
@@ -171,7 +169,7 @@ def test_entries_text_aligns_columns_wide_characters_too() -> None:
 
 def test_entries_text_with_a_limit_says_how_many_more() -> None:
     listing = EntryList([Entry(str(i), "en", f"t{i}", "de", f"u{i}") for i in range(500)])
-    text = entries_text(listing, limit=200)
+    text = listing.text(limit=200)
     assert len(text.splitlines()) == 1 + 1 + 200 + 1
     assert text.endswith("\u2026 and 300 more (total 500)")
     assert len(str(listing).splitlines()) == 502
@@ -181,18 +179,17 @@ def test_entries_text_with_a_limit_says_how_many_more() -> None:
 
 
 def test_entries_html_escapes_and_shows_the_first_rows() -> None:
-    html = entries_html(EntryList(TERMS, "h"))
+    html = EntryList(TERMS, "h")._repr_html_()
     assert "<b>Straße</b>" not in html and "&lt;b&gt;Straße&lt;/b&gt;" in html
     assert "street &amp; road" in html and html.count("<tr>") == 4
-    assert EntryList(TERMS)._repr_html_() == entries_html(EntryList(TERMS))
-    empty = entries_html(EntryList([], "h"))
+    empty = EntryList([], "h")._repr_html_()
     assert "no entries at h" in empty and "<table>" not in empty
 
 
 @pytest.mark.parametrize("term", ["x", "&" * 5000, "\U0001f600" * 5000, '"<>' * 3000])
 def test_entries_html_stays_small_at_any_size(term: str) -> None:
     listing = EntryList([Entry(str(i), "en", term, "de", term) for i in range(20_000)])
-    html = entries_html(listing)
+    html = listing._repr_html_()
     assert len(html.encode("utf-8")) < 200_000
     shown = html.count("<tr>") - 1
     assert 1 <= shown <= 200 and f"and {20_000 - shown} more (total 20000)" in html
@@ -205,8 +202,76 @@ def test_the_snapshot_line_neutralises_a_hostile_data_folder_in_text_and_html() 
     path = "/tmp/<script>x</script>\x1b[31m\u202etxt.json"
     gone = DeleteResult("success", "1", None, snapshot=path)
     batch = BatchResult([gone], snapshot=path)
-    for shown in (result_html(gone), batch_html(batch)):
+    for shown in (gone._repr_html_(), batch._repr_html_()):
         assert "<script>" not in shown and "&lt;script&gt;" in shown
         assert "\x1b" not in shown and "\u202e" not in shown and "\\u202e" in shown
-    for shown in (result_text(gone), batch_text(batch)):
+    for shown in (str(gone), str(batch)):
         assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b[31m" in shown
+
+
+# -- every record: outside text neutralised ---------------------------------------------------
+
+BAD = "<script>x</script>\x1b[2J\u202e\x9b31m"
+RAW = ("<script>", "\x1b", "\u202e", "\x9b")
+
+
+def _hostile_records() -> list[object]:
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    from dict_magics.models import (
+        AddBatch,
+        AddResult,
+        AuditLine,
+        AuditTable,
+        ChangePreview,
+        DryRunResult,
+        ExportResult,
+        NoChange,
+        PurgePlan,
+        RestoreResult,
+        SnapshotInfo,
+        SnapshotList,
+        SyncPlan,
+        SyncResult,
+        UpdateResult,
+    )
+    from dict_magics.profiles.status import ProfileStatus
+
+    bad = Entry(BAD, "en", BAD, "de", BAD)
+    now = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    plan = SyncPlan(BAD, BAD, BAD, adds=[bad], add_rows=[2], deletes=[bad], missing=[bad, bad])
+    return [
+        EntryList([bad], BAD),
+        DeleteResult("failure", BAD, None, BAD, entry=bad, snapshot=BAD, outcome_unknown=True),
+        BatchResult([DeleteResult("success", BAD, entry=bad)], snapshot=BAD),
+        AddResult("failure", bad, None, BAD),
+        AddBatch([AddResult("success", bad), AddResult("failure", bad, None, BAD)], why=BAD),
+        UpdateResult("failure", BAD, bad, bad, None, BAD),
+        DryRunResult("delete", BAD, BAD, [bad], [BAD]),
+        RestoreResult(added=[bad], failed=[(bad, BAD)], put_back=[bad]),
+        SnapshotList([SnapshotInfo(Path(BAD), now, BAD, BAD, BAD, "delete", 1)]),
+        AuditTable([AuditLine(now, BAD, BAD, "delete", BAD, bad, "failure", 404, 1, BAD, BAD)]),
+        PurgePlan(BAD, BAD, 3, BAD),
+        plan,
+        SyncResult(plan, adds=[AddResult("failure", bad, None, BAD)], mismatches=[BAD]),
+        ExportResult(Path(BAD), "csv", 1, BAD),
+        ChangePreview("update", BAD, BAD, bad, bad, [bad]),
+        NoChange("add", BAD, BAD, bad, [bad]),
+        EntryList([bad]).lint(),
+        EntryList([bad]).check(BAD),
+        ProfileStatus(BAD, BAD, problem=BAD),
+    ]
+
+
+def test_every_record_neutralises_outside_text_in_text_and_html() -> None:
+    """A term, id, host, profile, reason or path from outside can neither steer a terminal
+    (ESC, C1, a bidi override) nor inject markup, in any record's text or HTML."""
+    from IPython.lib.pretty import pretty
+
+    for record in _hostile_records():
+        html = record._repr_html_()
+        for shown in (str(record), pretty(record), html):
+            assert not [r for r in RAW[1:] if r in shown], (type(record).__name__, shown)
+        assert "<script>" not in html and "&lt;script&gt;" in html, type(record).__name__
+        assert "\\x1b" in str(record) and "\\x1b" in html, type(record).__name__

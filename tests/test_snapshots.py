@@ -19,7 +19,7 @@ import pytest
 
 from dict_magics import localdata
 from dict_magics.errors import DictMagicsError, UsageProblem
-from dict_magics.models import Entry, RestoreResult
+from dict_magics.models import Entry, RestoreResult, SnapshotList
 from dict_magics.operations import snapshots
 from dict_magics.operations.snapshots import (
     FORMAT,
@@ -28,8 +28,6 @@ from dict_magics.operations.snapshots import (
     read_snapshot,
     write_snapshot,
 )
-from dict_magics.render.restore import restore_html, restore_text
-from dict_magics.render.store import snapshots_html, snapshots_text
 
 ENTRIES = [
     Entry("17", "ja", "金曜日", "en", "FRI"),
@@ -380,46 +378,47 @@ def test_unreadable_path_is_clear(tmp_path: Path) -> None:
 def test_snapshot_list_text_and_html() -> None:
     _write(profile="<b>p</b>", host="evil\x1b[2J.example", entries=ENTRIES[:2], operation="purge")
     _write()
-    infos = list_snapshots()
-    text = snapshots_text(infos)
+    infos = SnapshotList(list_snapshots())
+    text = str(infos)
     lines = text.splitlines()
     assert lines[0] == "2 snapshots, newest first"
     assert lines[1].split() == ["when", "host", "profile", "operation", "entries", "path"]
     assert str(infos[0].path) in lines[2] and "127.0.0.1:8080" in lines[2]
     assert "evil\\x1b[2J.example" in lines[3] and "\x1b" not in text
     assert " purge " in lines[3] and " 2 " in lines[3]
-    html = snapshots_html(infos)
+    html = infos._repr_html_()
     assert "&lt;b&gt;p&lt;/b&gt;" in html and "<b>p</b>" not in html
     assert infos[0].path.name in html and str(infos[0].path) in html
     assert html.count("<tr>") == 3
-    assert "No snapshots yet" in snapshots_text([]) and "No snapshots yet" in snapshots_html([])
+    assert "No snapshots yet" in str(SnapshotList())
+    assert "No snapshots yet" in SnapshotList()._repr_html_()
 
 
 def test_restore_text_says_what_was_added_skipped_failed_and_unknown() -> None:
     a, b, c = ENTRIES
     result = RestoreResult(added=[a], skipped=[b], failed=[(c, "HTTP 400: bad <term>")])
-    text = restore_text(result)
+    text = str(result)
     assert text.splitlines()[0] == (
         "\u2717 restored 1 of 2 entries; 1 already present (skipped); 1 not restored"
     )
     assert "\u2717 行\\n换\\t\\x1b[31m" in text and "HTTP 400: bad <term>" in text
     assert f"\u2713 added entry {a.id}: 金曜日 \u2192 FRI (ja\u2192en)" in text
     assert str(result) == text
-    html = restore_html(result)
+    html = result._repr_html_()
     assert "bad &lt;term&gt;" in html and "<term>" not in html
     assert result._repr_html_() == html
-    unknown = restore_text(RestoreResult(added=[a], unknown=[b]))
+    unknown = str(RestoreResult(added=[a], unknown=[b]))
     assert unknown.startswith("? restored 1 of 2 entries; 1 with unknown outcome")
     assert "may or may not have been added" in unknown
-    assert restore_text(RestoreResult(added=[a, b], skipped=[c])).startswith(
+    assert str(RestoreResult(added=[a, b], skipped=[c])).startswith(
         "\u2713 restored 2 entries; 1 already present (skipped)"
     )
-    assert "nothing to restore" in restore_text(RestoreResult())
+    assert "nothing to restore" in str(RestoreResult())
 
 
 def test_restore_dry_run_says_would_add_and_long_lists_are_cut() -> None:
     many = [Entry(str(i), "ja", f"語{i}", "en", f"w{i}") for i in range(25)]
-    text = restore_text(RestoreResult(added=many, skipped=ENTRIES[:1], dry_run=True))
+    text = str(RestoreResult(added=many, skipped=ENTRIES[:1], dry_run=True))
     lines = text.splitlines()
     assert lines[0] == (
         "\u2713 would add 25 entries; 1 already present (skipped) "
@@ -428,7 +427,7 @@ def test_restore_dry_run_says_would_add_and_long_lists_are_cut() -> None:
     assert lines[1] == "  \u2713 would add 語0 \u2192 w0 (ja\u2192en)"
     assert len(lines) == 1 + 20 + 1 and lines[-1] == "  ... and 5 entries more"
     assert "restored" not in text and "added " not in text
-    assert "would add 25 entries" in restore_html(RestoreResult(added=many, dry_run=True))
+    assert "would add 25 entries" in RestoreResult(added=many, dry_run=True)._repr_html_()
 
 
 # -- format 2 ------------------------------------------------------------------------------------

@@ -228,7 +228,6 @@ def _check(settings: OperationSettings) -> dict[str, Any]:
 def cmd_status(args: argparse.Namespace) -> int:
     """Where requests would go and with which key; with --check, one listing to prove it."""
     from ..operations.status import status
-    from ..render.status import status_text
 
     settings = _settings(args)
     found = status(settings).worded(CLI.worded)
@@ -246,7 +245,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "problem": found.problem,
         "warnings": found.warnings,
     }
-    text = status_text(found)
+    text = str(found)
     code = EXIT_OK if found.ready else EXIT_USAGE
     if args.check and found.ready:
         check = _check(settings)

@@ -55,7 +55,7 @@ class Words:
         from ..models.purge import PurgePlan
 
         if isinstance(shown, PurgePlan):
-            from ..render.purge import purge_text
+            from ..models.purge import purge_text
 
             return purge_text(shown, self.names)
         return self.worded(shown)

@@ -1,89 +1,40 @@
-"""Every record dict-magics hands around: entries, results, snapshots, audit lines.
-
-Plain data, importing nothing above ``errors``/``settings``; each displayable record shows
-itself through ``display.Displayed`` (views registered by ``render/views.py``). Names load on
-first use (PEP 562), so ``%load_ext`` does not pay for modules it does not need.
-"""
+"""Every record dict-magics hands around: entries, results, plans, reports, snapshots, audit
+lines. Plain data that shows itself (``str``, ``_repr_html_``); importing nothing above
+``errors``/``settings``, and nothing heavy, so ``%load_ext`` stays light."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from .glossary import (
+    ChangePreview,
+    Conflict,
+    ExportResult,
+    Glossary,
+    GlossaryRow,
+    InvalidRow,
+    NoChange,
+    PlannedUpdate,
+    SyncPlan,
+    SyncResult,
+)
+from .lint import Finding, LintReport
+from .purge import PurgePlan
+from .records import (
+    AddBatch,
+    AddResult,
+    BatchResult,
+    Cause,
+    DeleteResult,
+    DryRunResult,
+    Entry,
+    EntryList,
+    Outcome,
+    RestoreResult,
+    UpdateResult,
+)
+from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
+from .text import Rendered
+from .textcheck import CheckReport, Match, Sentence
 
-from ..lazy import lazy_names
-
-if TYPE_CHECKING:
-    from .display import Displayed
-    from .glossary import (
-        ChangePreview,
-        Conflict,
-        ExportResult,
-        Glossary,
-        GlossaryRow,
-        InvalidRow,
-        NoChange,
-        PlannedUpdate,
-        SyncPlan,
-        SyncResult,
-    )
-    from .lint import Finding, LintReport
-    from .purge import PurgePlan
-    from .records import (
-        AddBatch,
-        AddResult,
-        BatchResult,
-        Cause,
-        DeleteResult,
-        DryRunResult,
-        Entry,
-        EntryList,
-        Outcome,
-        RestoreResult,
-        UpdateResult,
-    )
-    from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
-    from .textcheck import CheckReport, Match, Sentence
-
-_WHERE = {
-    "Displayed": "display",
-    **dict.fromkeys(
-        (
-            "AddBatch",
-            "AddResult",
-            "BatchResult",
-            "Cause",
-            "DeleteResult",
-            "DryRunResult",
-            "Entry",
-            "EntryList",
-            "Outcome",
-            "RestoreResult",
-            "UpdateResult",
-        ),
-        "records",
-    ),
-    **dict.fromkeys(("Finding", "LintReport"), "lint"),
-    "PurgePlan": "purge",
-    **dict.fromkeys(("CheckReport", "Match", "Sentence"), "textcheck"),
-    **dict.fromkeys(
-        (
-            "ChangePreview",
-            "Conflict",
-            "ExportResult",
-            "Glossary",
-            "GlossaryRow",
-            "InvalidRow",
-            "NoChange",
-            "PlannedUpdate",
-            "SyncPlan",
-            "SyncResult",
-        ),
-        "glossary",
-    ),
-    **dict.fromkeys(
-        ("AuditLine", "AuditLines", "AuditTable", "Snapshot", "SnapshotInfo", "SnapshotList"),
-        "store",
-    ),
-}
 __all__ = [
     "AddBatch",
     "AddResult",
@@ -96,7 +47,6 @@ __all__ = [
     "CheckReport",
     "Conflict",
     "DeleteResult",
-    "Displayed",
     "DryRunResult",
     "Entry",
     "EntryList",
@@ -111,6 +61,7 @@ __all__ = [
     "Outcome",
     "PlannedUpdate",
     "PurgePlan",
+    "Rendered",
     "RestoreResult",
     "Sentence",
     "Snapshot",
@@ -120,5 +71,3 @@ __all__ = [
     "SyncResult",
     "UpdateResult",
 ]
-
-__getattr__, __dir__ = lazy_names(globals(), _WHERE)

@@ -7,23 +7,6 @@ reads an answer judges by the code, never by the status.
 
 from __future__ import annotations
 
-__all__ = [
-    "AUTH_CODES",
-    "DATA_CODES",
-    "ENGINE_AUTH",
-    "FREQUENCY_LIMIT",
-    "INVALID_PARAMETERS",
-    "INVALID_TYPE",
-    "KEY_INVALID",
-    "KEY_UNKNOWN",
-    "MAX_NONCE",
-    "MESSAGES",
-    "MISSING_ARGUMENT",
-    "NONCE_TOO_BIG",
-    "NONCE_TOO_SMALL",
-    "SIGNATURE_INCORRECT",
-]
-
 ENGINE_AUTH = 40001
 """Engine authentication failed (also: a Bearer token that is invalid or expired)."""
 KEY_UNKNOWN = 40002

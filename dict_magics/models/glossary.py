@@ -3,7 +3,7 @@
 ``formats`` reads a file into ``GlossaryRow`` values (row numbers as a spreadsheet counts them,
 so messages point at the right line); ``operations/sync.py`` compares them with a listing and
 gives a ``SyncPlan`` (terraform's plan: what apply would do, nothing sent); apply gives a
-``SyncResult``. Plain data: the views are in ``render/glossary.py``.
+``SyncResult``. How each shows itself is at the end of this module.
 """
 
 from __future__ import annotations
@@ -13,8 +13,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .display import Displayed
+from ..errors import Remedy
 from .records import AddResult, DeleteResult, Entry
+from .text import (
+    COLOUR,
+    MARK,
+    Rendered,
+    count,
+    entries,
+    escape,
+    html_row,
+    html_table,
+    named_ids,
+    outcome_box,
+    outcome_item,
+    remedy,
+    shown,
+)
 
 __all__ = [
     "ChangePreview",
@@ -74,7 +89,7 @@ class Glossary:
 
 
 @dataclass(frozen=True)
-class ChangePreview(Displayed):
+class ChangePreview(Rendered):
     """What an add or an update would send (a dry run): nothing was sent that changes anything.
 
     ``old`` is the entry as listed (an update), ``None`` for an add; ``alongside`` are listed
@@ -92,9 +107,14 @@ class ChangePreview(Displayed):
     def ok(self) -> bool:
         return True
 
+    _css = "dry-run"
+
+    def __str__(self) -> str:
+        return _preview_text(self)
+
 
 @dataclass(frozen=True)
-class NoChange(Displayed):
+class NoChange(Rendered):
     """An add or an update with nothing to do: the dictionary already holds the terms asked
     for, so nothing was sent (running the same command again is harmless, exit 0).
 
@@ -118,15 +138,25 @@ class NoChange(Displayed):
         """The ids of the entries that already hold the terms."""
         return [e.id for e in self.existing]
 
+    _css = "unchanged"
+
+    def __str__(self) -> str:
+        return _no_change_text(self)
+
 
 @dataclass(frozen=True)
-class ExportResult(Displayed):
+class ExportResult(Rendered):
     """A glossary file written from the dictionary: where, in which format, how many entries."""
 
     path: Path
     format: str
     count: int
     host: str = ""
+
+    _css = "export"
+
+    def __str__(self) -> str:
+        return _export_text(self)
 
 
 @dataclass(frozen=True)
@@ -156,7 +186,7 @@ class PlannedUpdate:
 
 
 @dataclass(frozen=True)
-class SyncPlan(Displayed):
+class SyncPlan(Rendered):
     """What a sync would change, computed from a file and one listing; nothing sent.
 
     ``adds`` have no id yet; ``missing`` are the dictionary entries of the file's language
@@ -221,6 +251,12 @@ class SyncPlan(Displayed):
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"SyncPlan({self.path!r}, host={self.host!r}, {counts})"
 
+    def __str__(self) -> str:
+        return _plan_text(self)
+
+    def _repr_html_(self) -> str:
+        return _plan_html(self)
+
 
 PLAN_COLUMNS = (
     "action",
@@ -263,7 +299,7 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class SyncResult(Displayed):
+class SyncResult(Rendered):
     """What applying a plan did: each request's result, the snapshot kept first, and what the
     one listing afterwards proved (``verified``: ``True`` when the dictionary holds exactly
     what the plan asked for, ``False`` when it does not, ``None`` when it could not be listed).
@@ -308,3 +344,213 @@ class SyncResult(Displayed):
             f"succeeded={self.succeeded}, failed={self.failed}, unknown={self.unknown}, "
             f"verified={self.verified}, snapshot={self.snapshot!r})"
         )
+
+    def __str__(self) -> str:
+        return _result_text(self)
+
+    def _repr_html_(self) -> str:
+        return _result_html(self)
+
+
+# -- how plans and results show themselves ------------------------------------------------------
+# A plan reads like terraform's: counts first, then one line per change (``+`` add, ``~`` update
+# old -> new, ``-`` delete, ``!`` conflict, ``x`` invalid row), the first ``_SHOWN`` of each.
+
+_SHOWN = 50
+_PURPLE = "#8250df"
+_MARK_COLOUR = {"+": COLOUR["success"], "~": COLOUR["unknown"], "-": COLOUR["failure"]}
+_MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"]}
+
+
+def _pair(entry: Entry) -> str:
+    return f"{entry.from_lang}\u2192{entry.to_lang}"
+
+
+def _terms(entry: Entry) -> str:
+    return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+
+
+def _headline(plan: SyncPlan) -> str:
+    counts = [
+        count(len(plan.adds), "add"),
+        count(len(plan.updates), "update"),
+        count(len(plan.deletes), "delete"),
+        f"{plan.unchanged:,} unchanged",
+        count(len(plan.conflicts), "conflict"),
+        count(len(plan.invalid), "invalid row"),
+    ]
+    where = f" at {plan.host}" if plan.host else ""
+    profile = f" (profile {plan.profile})" if plan.profile else ""
+    return shown(f"Sync plan for {plan.path}{where}{profile}: {', '.join(counts)}")
+
+
+def _changes(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
+    """(mark, where, what) per change shown, kinds in order, ``_SHOWN`` of each at most."""
+    rows = plan.add_rows or [0] * len(plan.adds)
+    kinds: list[tuple[str, str, list[tuple[str, str]]]] = [
+        ("+", "add", [(f"row {r}", _terms(e)) for e, r in zip(plan.adds, rows, strict=False)]),
+        (
+            "~",
+            "update",
+            [
+                (
+                    f"row {u.row}, id {u.id}",
+                    f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}",
+                )
+                for u in plan.updates
+            ],
+        ),
+        ("-", "delete", [(f"id {e.id}", _terms(e)) for e in plan.deletes]),
+        (
+            "!",
+            "conflict",
+            [
+                (
+                    f"row {c.row}",
+                    f"{_pair(c.entries[0])}  {c.entries[0].from_text}: {len(c.entries)} entries "
+                    f"(ids {', '.join(e.id for e in c.entries)}: "
+                    f"{' | '.join(e.to_text for e in c.entries)}) share this source term; "
+                    "left alone",
+                )
+                for c in plan.conflicts
+            ],
+        ),
+        ("x", "invalid row", [(f"row {bad.row}", bad.reason) for bad in plan.invalid]),
+    ]
+    for mark, what, lines in kinds:
+        for where, change in lines[:_SHOWN]:
+            yield mark, shown(where), shown(change)
+        if len(lines) > _SHOWN:
+            yield mark, "", f"\u2026 and {count(len(lines) - _SHOWN, what)} more"
+
+
+def _notes(plan: SyncPlan) -> list[str]:
+    notes = []
+    left = len(plan.missing) - len(plan.deletes)
+    if left > 0:
+        pairs = ", ".join(f"{a}\u2192{b}" for a, b in plan.pairs)
+        how = remedy(plan.names, Remedy.DELETE_MISSING)
+        are, them = ("is", "it") if left == 1 else ("are", "them")
+        notes.append(
+            f"{entries(left)} of {pairs} not in the file {are} kept; to delete {them} too, {how}"
+        )
+    if plan.invalid:
+        notes.append(
+            "invalid rows are never sent; applying is refused while any exist unless they "
+            "are skipped"
+        )
+    notes.append("nothing to change" if plan.empty else "this is a plan: nothing was sent")
+    return notes
+
+
+def _plan_text(plan: SyncPlan) -> str:
+    lines = [_headline(plan)]
+    lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(plan)]
+    return "\n".join(lines + [f"  ({shown(note)})" for note in _notes(plan)])
+
+
+def _plan_html(plan: SyncPlan) -> str:
+    rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(plan)]
+    notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(plan))
+    return (
+        f'<div class="dict-magics-sync-plan"><b>{escape(_headline(plan))}</b>'
+        f"{html_table((), rows)}{notes}</div>"
+    )
+
+
+def _result_kind(result: SyncResult) -> str:
+    if result.failed:
+        return "failure"
+    if result.unknown or (result.verified is not True and result.plan.changes):
+        return "unknown" if result.verified is None else "failure"
+    return "success"
+
+
+def _summary(result: SyncResult) -> str:
+    plan = result.plan
+    if not result.applied:
+        return f"not applied: nothing was sent to {plan.host}"
+    if not plan.changes:
+        return f"nothing to change at {plan.host}: the dictionary already matches {plan.path}"
+    done = [
+        f"{sum(r.ok for r in results)}/{len(results)} {verb}"
+        for results, verb in (
+            (result.adds, "added"),
+            (result.updates, "updated"),
+            (result.deletes, "deleted"),
+        )
+    ]
+    text = f"sync of {plan.path} applied at {plan.host}: {', '.join(done)}"
+    if result.verified is True:
+        return text + "; a listing afterwards shows every change"
+    if result.verified is False:
+        return text + (
+            f"; a listing afterwards disagrees ({count(len(result.mismatches), 'difference')})"
+        )
+    return text + "; no listing afterwards could verify it"
+
+
+def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
+    for r in result.results:
+        if not r.ok:
+            entry = getattr(r, "entry", None) or getattr(r, "new", None)
+            what = entry.describe() if entry is not None else f"entry {getattr(r, 'entry_id', '?')}"
+            yield r.outcome, f"{what} \u2014 {r.reason or r.outcome}"
+    for mismatch in result.mismatches[:_SHOWN]:
+        yield "failure", mismatch
+
+
+def _result_text(result: SyncResult) -> str:
+    """A summary line, what did not succeed (with reasons), and the snapshot that undoes it."""
+    lines = [f"{MARK[_result_kind(result)]} {shown(_summary(result))}"]
+    lines += [f"  {MARK[kind]} {shown(what)}" for kind, what in _problems(result)]
+    if result.snapshot:
+        lines.append(f"  snapshot (restore it to undo): {shown(result.snapshot)}")
+    return "\n".join(lines)
+
+
+def _result_html(result: SyncResult) -> str:
+    items = "".join(outcome_item(kind, what) for kind, what in _problems(result))
+    if result.snapshot:
+        items += f"<li>snapshot (restore it to undo): <code>{escape(result.snapshot)}</code></li>"
+    return outcome_box("sync", _result_kind(result), _summary(result), items)
+
+
+def _export_text(result: ExportResult) -> str:
+    return shown(
+        f"\u2713 exported {entries(result.count)} from {result.host} to {result.path} "
+        f"({result.format})"
+    )
+
+
+def _preview_text(preview: ChangePreview) -> str:
+    """A dry run of an add or an update: what would be sent, and to where."""
+    new = preview.new.describe()
+    if preview.operation == "update" and preview.old is not None:
+        line = (
+            f"dry run: would update entry {preview.new.id} at {preview.host}: "
+            f"{preview.old.describe()} \u21d2 {new}"
+        )
+    else:
+        line = f"dry run: would add {new} at {preview.host}"
+    others = [e.id for e in preview.alongside if e.to_text != preview.new.to_text]
+    twins = [e.id for e in preview.alongside if e.to_text == preview.new.to_text]
+    if others:
+        has = "has" if len(others) == 1 else "have"
+        line += f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
+    if twins:
+        has = "holds" if len(twins) == 1 else "hold"
+        line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
+    return shown(line + "; nothing was sent")
+
+
+def _no_change_text(result: NoChange) -> str:
+    """An add or an update that had nothing to do: which entry already holds the terms."""
+    many = len(result.existing) != 1
+    where = f"{named_ids(result.ids)} at {result.host} already"
+    if result.operation == "add":
+        what = f"not added: {where} {'hold' if many else 'holds'} {result.entry.describe()}"
+        what += " (another copy would be a duplicate)"
+    else:
+        what = f"no change: {where} {'read' if many else 'reads'} {result.entry.describe()}"
+    return shown(f"{MARK['absent']} {what}; nothing was sent")

@@ -17,9 +17,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .display import Displayed
 from .entry import Entry
 from .terms import MAX_TERM_CHARS, hidden_characters, language_problem, term_problem
+from .text import (
+    COLOUR,
+    MARK,
+    Rendered,
+    bounded,
+    count,
+    entries,
+    escape,
+    html_row,
+    html_table,
+    shown,
+)
 
 __all__ = ["KINDS", "Finding", "LintReport", "id_order", "lint_entries", "normalize_term"]
 
@@ -97,7 +108,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class LintReport(Displayed):
+class LintReport(Rendered):
     """Every finding in a listing, grouped by kind in the order of ``KINDS``.
 
     ``duplicate_ids`` are the entries that can go with nothing lost (each duplicate group keeps
@@ -178,6 +189,15 @@ class LintReport(Displayed):
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={n}" for k, n in self.counts.items() if n)
         return f"LintReport({len(self.findings)} findings in {self.total} entries: {counts})"
+
+    def __str__(self) -> str:
+        return _report_text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(_report_text(self, per_kind=10))  # a notebook shows the first of each kind
+
+    def _repr_html_(self) -> str:
+        return _report_html(self)
 
 
 # -- the analysis ------------------------------------------------------------------------------
@@ -450,3 +470,52 @@ def _contained(
             if _normalized(inner, norms) != key:
                 inside.setdefault(inner, []).append(term)
     return inside
+
+
+# -- how a report shows itself ------------------------------------------------------------------
+
+
+def _ids(ids: tuple[str, ...], shown_ids: int = 8) -> str:
+    listed = ", ".join(ids[:shown_ids])
+    return listed + (f" \u2026 ({len(ids)} entries)" if len(ids) > shown_ids else "")
+
+
+def _title(report: LintReport) -> str:
+    checked = f"{entries(report.total)}{f' at {report.host}' if report.host else ''}"
+    if report.ok:
+        return shown(f"{MARK['success']} no problems found in {checked}")
+    counts = ", ".join(f"{n:,} {kind}" for kind, n in report.counts.items() if n)
+    return shown(f"{MARK['failure']} {count(len(report), 'finding')} in {checked}: {counts}")
+
+
+def _report_text(report: LintReport, per_kind: int | None = None) -> str:
+    """The title with the counts, then each kind's findings with their fixes (the first
+    ``per_kind`` when given), and the ids a duplicate cleanup would delete."""
+    lines = [_title(report)]
+    for kind, findings in report.by_kind().items():
+        lines.append(f"{kind} ({len(findings)})")
+        for f in findings[:per_kind]:
+            lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
+            lines += [f"      fix: {shown(f.fix)}"]
+        if len(findings[:per_kind]) < len(findings):
+            lines.append(f"  \u2026 and {len(findings) - per_kind} more {kind} findings")
+    if report.duplicate_ids:
+        lines.append(
+            f"duplicate_ids: {entries(len(report.duplicate_ids))} can go with nothing lost "
+            "(each group keeps its lowest id)"
+        )
+    return "\n".join(lines)
+
+
+def _report_html(report: LintReport) -> str:
+    """The title, then one row per finding, within a notebook's bounds."""
+    rows = bounded(html_row((f.kind, _ids(f.entry_ids), f.message, f.fix)) for f in report)
+    more = len(report) - len(rows)
+    colour = COLOUR["success" if report.ok else "failure"]
+    return (
+        f'<div class="dict-magics-lint"><div style="color:{colour}"><b>'
+        f"{escape(_title(report))}</b></div>"
+        f"{html_table(('kind', 'entries', 'problem', 'fix'), rows)}"
+        + (f"<div>\u2026 and {more} more (report.findings has them all)</div>" if more else "")
+        + "</div>"
+    )

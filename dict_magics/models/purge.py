@@ -1,25 +1,23 @@
 """What a purge will do, decided before anyone is asked: the plan every front end shows.
 
-``operations/purge.py`` builds it from the listing just taken (how many entries go, whether a
-snapshot keeps them and where, the word that confirms); the magics, the command line and the
-panel only render it (``render/purge.py``, in their own words for the commands it names) and
-hand the typed answer to ``accepts``. terraform's plan/apply: the change is shown before it is
-made, and the rule for "yes" is stated once.
+``operations/purge.py`` builds it from the listing just taken; the magics, the command line and
+the panel show it (``purge_text`` / ``purge_html`` in their own words for the remedies it names)
+and hand the typed answer to ``accepts``. terraform's plan/apply: the change is shown before it
+is made, and the rule for "yes" is stated once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import Remedy
 from ..settings import PURGE_WORD
-from .display import Displayed
-
-__all__ = ["PurgePlan"]
+from .text import Rendered, entries, escape, remedy, shown
 
 
 @dataclass(frozen=True)
-class PurgePlan(Displayed):
+class PurgePlan(Rendered):
     """Every entry of ``profile`` at ``host`` is about to go.
 
     ``count``: the entries the listing just taken holds (a row it repeats counted once), or
@@ -65,3 +63,61 @@ class PurgePlan(Displayed):
             f"PurgePlan(host={self.host!r}, profile={self.profile!r}, count={self.count!r}, "
             f"snapshot={self.snapshot!r})"
         )
+
+    def __str__(self) -> str:
+        return purge_text(self)
+
+    def _repr_html_(self) -> str:
+        return purge_html(self)
+
+
+def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
+    """How many entries go, where, and whether a snapshot keeps them (``names``: a front end's
+    words for the remedies, else neutral ones)."""
+    host, profile = shown(plan.host), shown(plan.profile)
+    if plan.count is None:
+        return (
+            f"This deletes EVERY entry of the user dictionary of profile {profile!r} at {host} "
+            "(how many is unknown: the dictionary could not be listed). It cannot be undone."
+        )
+    what = f"This deletes all {entries(plan.count)}"
+    if plan.count == 0:
+        what = "The listing shows no entries, yet this sends the delete-everything request"
+    text = f"{what} on {host} (profile {profile!r}); "
+    if plan.snapshot is not None:  # said before the question: the file goes if one cancels
+        return text + (
+            f"a snapshot is kept at {shown(plan.snapshot)} (removed if you cancel; "
+            f"{remedy(names, Remedy.RESTORE)} puts them back)."
+        )
+    if plan.count == 0:
+        return text + "there is nothing to keep in a snapshot."
+    return text + (
+        f"no snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}), so it cannot be undone."
+    )
+
+
+def purge_html(plan: PurgePlan, names: Mapping[str, str] | None = None, after: str = "") -> str:
+    """The same for a notebook or the panel; ``after``: HTML the caller adds inside the box."""
+    if plan.count is None:
+        what = "EVERY entry"
+        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
+    else:
+        what = (
+            f"all {entries(plan.count)}" if plan.count else "every entry (the listing shows none)"
+        )
+        keep = "There is nothing to keep in a snapshot."
+        if plan.count:
+            keep = (
+                f"No snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}): this cannot be undone."
+            )
+    if plan.snapshot is not None:
+        keep = (
+            f"A snapshot is kept at <code>{escape(plan.snapshot)}</code> (removed if you "
+            f"cancel; {escape(remedy(names, Remedy.RESTORE))} puts them back)."
+        )
+    else:
+        keep = escape(keep)
+    return (
+        f'<div class="dict-magics-confirm"><b>Delete {what}</b> of profile '
+        f"<code>{escape(plan.profile)}</code> on <b>{escape(plan.host)}</b>? {keep}{after}</div>"
+    )

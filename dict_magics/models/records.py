@@ -1,8 +1,7 @@
 """What the service holds and what a request did: entries, and results reported truthfully.
 
-Models are plain data. They show themselves through ``Displayed`` (``display.py``): the views
-live in ``render/`` and are looked up at display time, so no model imports ``render``; their
-``__repr__`` lists the fields, for debugging.
+Each shows itself (``str``, ``_repr_html_``) so that success, failure and unknown never look
+alike; ``repr`` lists the fields, for debugging.
 """
 
 from __future__ import annotations
@@ -15,71 +14,62 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .display import Displayed
+from ..errors import Remedy
 from .entry import Entry
+from .text import (
+    COLOUR,
+    GREY,
+    MARK,
+    Rendered,
+    bounded,
+    count,
+    entries,
+    escape,
+    html_row,
+    html_table,
+    outcome_box,
+    outcome_item,
+    remedy,
+    shown,
+    text_table,
+)
 
 if TYPE_CHECKING:
     from .lint import LintReport
     from .textcheck import CheckReport
 
-__all__ = [
-    "AddBatch",
-    "AddResult",
-    "BatchResult",
-    "Cause",
-    "DeleteResult",
-    "DryRunResult",
-    "Entry",
-    "EntryList",
-    "Outcome",
-    "RestoreResult",
-    "UpdateResult",
-]
-
 Outcome = Literal["success", "failure", "unknown", "absent"]
+SHOWN = 20  # entries a result names one by one; the rest are counted
 
 
 class Cause(str, Enum):
-    """Why a request ended as it did, for programs (render, retry-failed, grouping).
+    """Why a request ended as it did, for programs (retry-failed, grouping; ``reason`` says the
+    same in words and is never parsed), with the title of its group in a batch (``label``)."""
 
-    ``reason`` says the same in words; nothing should ever parse ``reason``.
-    """
+    OK = "ok", "not deleted"
+    REFUSED = "refused", "refused by the service"  # the service answered status: failure
+    AUTH = "auth", "credentials refused"  # 401 / 403 or 40001 / 40002 / 40003 / 40006
+    NONCE = "nonce"  # 40005 after every fresh nonce, or 40008
+    INVALID = "invalid"  # 40200 / 40201 / 40202: the request's data; never worth re-sending
+    NONCE_REUSED = "nonce_reused", "nonce already used (another process with the same key?)"
+    BAD_ANSWER = "bad_answer", "unreadable answer"
+    TOO_LARGE = "too_large", "answer too large"
+    REDIRECT = "redirect", "redirected (not followed)"  # so the credentials went nowhere else
+    RATE_LIMITED = "rate_limited", "rate-limited"  # 429 or 40103 until the patience ran out
+    UNAVAILABLE = "unavailable", "service unavailable or unreachable"  # until retries ran out
+    TIMEOUT = "timeout", "no answer in time"  # after the request was sent
+    CONNECTION_LOST = "connection_lost", "connection lost"  # the request may have been sent
+    GATEWAY = "gateway", "a gateway answered"  # 502 / 504: the service may have acted
+    DNS = "dns", "host name not found"
+    TLS = "tls", "TLS handshake failed"
+    NOT_ATTEMPTED = "not_attempted", "not sent"  # Ctrl-C, Cancel, repeated auth failures
+    ERROR = "error", "request error"  # anything else the network layer raised
 
-    OK = "ok"
-    REFUSED = "refused"
-    """The service answered ``status: failure`` (no such entry, bad request, ...)."""
-    AUTH = "auth"
-    """401 / 403, or 40001 / 40002 / 40003 / 40006: the keys, the signature, the token or the
-    clock."""
-    NONCE = "nonce"
-    """The service refused the nonce: 40005 (too small) after every fresh try, or 40008 (too
-    big: the clock or the nonce state file)."""
-    INVALID = "invalid"
-    """40200 / 40201 / 40202: the request's data (terms, languages, fields) is the caller's
-    problem; sending it again would not help."""
-    NONCE_REUSED = "nonce_reused"
-    """The service saw this nonce already (another process with the same key)."""
-    BAD_ANSWER = "bad_answer"
-    """An answer we cannot read as the service's JSON (not JSON, no status, HTML, ...)."""
-    TOO_LARGE = "too_large"
-    REDIRECT = "redirect"
-    """A 3xx: never followed, so the credentials went nowhere else."""
-    RATE_LIMITED = "rate_limited"
-    """429 or 40103 until the rate-limit patience ran out."""
-    UNAVAILABLE = "unavailable"
-    """503 / connection refused / connect timeout until the retry budget ran out."""
-    TIMEOUT = "timeout"
-    """No whole answer within the deadline after the request was sent."""
-    CONNECTION_LOST = "connection_lost"
-    """The connection broke after the request may have been sent."""
-    GATEWAY = "gateway"
-    """502 / 504: a gateway answered; the service behind it may have acted."""
-    DNS = "dns"
-    TLS = "tls"
-    NOT_ATTEMPTED = "not_attempted"
-    """Cancelled (Ctrl-C, Cancel, or a batch stopped after repeated auth failures)."""
-    ERROR = "error"
-    """Anything else the network layer raised."""
+    def __new__(cls, value: str, label: str = "") -> Cause:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label or value
+        return member
 
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
@@ -93,7 +83,7 @@ def csv_cell(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class EntryList(Displayed):
+class EntryList(Rendered):
     """A listing of the dictionary (or part of it), in the service's order."""
 
     entries: list[Entry] = field(default_factory=list)
@@ -170,14 +160,57 @@ class EntryList(Displayed):
     def __repr__(self) -> str:
         return f"EntryList({len(self.entries)} entries, host={self.host!r})"
 
+    _HEADINGS = ("id", "from", "source", "to", "target")
 
-class _Answered:
+    def _title(self) -> str:
+        where = f" at {shown(self.host)}" if self.host else ""
+        return f"{entries(len(self)) if self.entries else 'no entries'}{where}"
+
+    def _more(self, listed: int) -> str:
+        return f"\u2026 and {len(self) - listed} more (total {len(self)})"
+
+    def text(self, limit: int | None = None) -> str:
+        """A title, then one aligned row per entry (the first ``limit``): a newline in a term is
+        shown, not obeyed."""
+        listed = self.entries[:limit]
+        if not listed:
+            return self._title()
+        rows = [self._HEADINGS, *([shown(v) for v in (e.id, *e.terms)] for e in listed)]
+        lines = [self._title(), *("  " + line for line in text_table(rows, right=0))]
+        if len(listed) < len(self):
+            lines.append(self._more(len(listed)))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text(limit=200))  # the first rows only, like the HTML
+
+    def _repr_html_(self) -> str:
+        rows = bounded(html_row(_clip(v) for v in (e.id, *e.terms)) for e in self.entries)
+        more = f"<div>{escape(self._more(len(rows)))}</div>" if len(rows) < len(self) else ""
+        return (
+            f'<div class="dict-magics-entries"><div><b>{escape(self._title())}</b></div>'
+            f"{html_table(self._HEADINGS, rows)}{more}</div>"
+        )
+
+
+def _clip(text: str, size: int = 200) -> str:
+    return text if len(text) <= size else text[:size] + "\u2026"
+
+
+class _Answered(Rendered):
     """What every one-request result reads from ``status`` and ``outcome_unknown`` (one rule
-    for deletions, additions and updates)."""
+    for deletions, additions and updates), and its one line of text or HTML."""
 
     __slots__ = ()
     status: Literal["success", "failure"]
     outcome_unknown: bool
+    reason: str | None
+    http_status: int | None
+    attempts: int
+    elapsed: float
 
     @property
     def ok(self) -> bool:
@@ -190,9 +223,52 @@ class _Answered:
         """``success``, ``failure`` or ``unknown``."""
         return "unknown" if self.outcome_unknown else self.status
 
+    def _headline(self) -> str:
+        raise NotImplementedError
+
+    def _details(self) -> str:
+        http = "" if self.http_status is None else f"HTTP {self.http_status}, "
+        return f"{http}{count(self.attempts, 'attempt')}, {self.elapsed:.2f} s"
+
+    def line(self, details: bool = True) -> str:
+        """Mark, what happened, the reason when it did not succeed, and how the request went
+        (``HTTP 200, 1 attempt, 0.03 s``)."""
+        why = f" \u2014 {shown(self.reason)}" if self.reason and not self.ok else ""
+        tail = f" ({self._details()})" if details else ""
+        return f"{MARK[self.outcome]} {shown(self._headline())}{why}{tail}"
+
+    def line_html(self) -> str:
+        kind = self.outcome
+        why = f" &mdash; {escape(self.reason)}" if self.reason and not self.ok else ""
+        return (
+            f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
+            f"<b>{MARK[kind]} {escape(self._headline())}</b>{why}"
+            f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
+        )
+
+    def __str__(self) -> str:
+        return self.line()
+
+    def _repr_html_(self) -> str:
+        return self.line_html()
+
+
+def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
+    """Where the snapshot is and what puts the entries back, when ``gone`` (how many entries
+    may have gone: 0, 1, or more) is not 0; as text, or as HTML."""
+    if snapshot is None or not gone:
+        return ""
+    undo = f"{remedy(names, Remedy.RESTORE)} puts {'it' if gone == 1 else 'them'} back"
+    if not html:
+        return f"\n  Snapshot kept at {shown(snapshot)}: {shown(undo)}."
+    return (
+        f'<div class="dict-magics-snapshot" style="color:{GREY}">Snapshot kept at '
+        f"<code>{escape(snapshot)}</code>: {escape(undo)}.</div>"
+    )
+
 
 @dataclass(frozen=True)
-class DeleteResult(_Answered, Displayed):
+class DeleteResult(_Answered):
     """The outcome of one request: one entry, or the purge (``entry_id is None``).
 
     ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
@@ -211,21 +287,20 @@ class DeleteResult(_Answered, Displayed):
     verified: bool = False
     cause: Cause = Cause.OK
     snapshot: str | None = None
-    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
+    """The file that holds the entry as it was before the request (undo reads it)."""
     purged: int | None = None
-    """For a purge that succeeded: how many entries the listing just before showed (all of
-    them in the snapshot). The service gives no count of what it deleted."""
+    """A purge that succeeded: how many entries the listing just before showed (all of them
+    in the snapshot); the service gives no count of what it deleted."""
     absent: bool = False
-    """The entry was not there: a listing just before did not hold it (then nothing was sent),
-    and the service, if asked, did not delete anything either. Not a failure: what a delete
-    wants is true (a script re-run after a partial run meets these)."""
+    """A listing just before did not hold the entry (then nothing was sent), or the service
+    deleted nothing: not a failure (a script re-run after a partial run meets these)."""
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one (``40006``...)."""
+    """The vendor's error code of the last answer (``40006``...)."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (its restore command, by
-    ``errors.Remedy``), set by that front end; ``None``: neutral words."""
+    """A front end's words for the remedies it names (by ``errors.Remedy``); ``None``:
+    neutral words."""
 
     @property
     def done(self) -> bool:
@@ -237,9 +312,7 @@ class DeleteResult(_Answered, Displayed):
         """``success``, ``failure``, ``unknown`` or ``absent``: what a reader must tell apart."""
         if self.outcome_unknown:
             return "unknown"
-        if self.absent:
-            return "absent"
-        return self.status
+        return "absent" if self.absent else self.status
 
     @property
     def target(self) -> str:
@@ -247,20 +320,39 @@ class DeleteResult(_Answered, Displayed):
         if self.entry_id is None:
             if self.purged is None:
                 return "every entry"
-            shown = f"{self.purged:,} entr{'y' if self.purged == 1 else 'ies'}"
-            return f"every entry ({shown} listed just before{', kept' if self.snapshot else ''})"
+            kept = ", kept" if self.snapshot else ""
+            return f"every entry ({entries(self.purged)} listed just before{kept})"
         if self.entry is not None:
             return f"{self.entry_id}: {self.entry.describe()}"
         return f"entry {self.entry_id!r}"
 
+    def _headline(self) -> str:
+        kind = self.outcome
+        if kind == "success":
+            return f"deleted {self.target}" + " (verified by a listing)" * self.verified
+        if kind == "unknown":
+            return f"outcome unknown for {self.target}: it may or may not have been deleted"
+        if kind == "absent":
+            return f"{self.target} absent (not in the dictionary)"
+        return f"{self.target} not deleted"
+
+    def _kept(self, html: bool = False) -> str:
+        gone = (self.ok or self.outcome_unknown) * (1 if self.entry_id is not None else 2)
+        return _kept(self.snapshot, gone, self.names, html)
+
+    def __str__(self) -> str:
+        """The line, then where the snapshot holding the entry is and what puts it back."""
+        return self.line() + self._kept()
+
+    def _repr_html_(self) -> str:
+        return self.line_html() + self._kept(html=True)
+
 
 @dataclass(frozen=True)
-class AddResult(_Answered, Displayed):
+class AddResult(_Answered):
     """The outcome of one POST that adds ``entry`` (the service does not return the new id).
-
-    ``unknown`` means the request may have reached the service; a listing settles it, and such
-    a request is never re-sent blindly.
-    """
+    ``unknown``: the request may have reached the service; a listing settles it, and such a
+    request is never re-sent blindly. Fields as ``DeleteResult``'s."""
 
     status: Literal["success", "failure"]
     entry: Entry
@@ -272,21 +364,27 @@ class AddResult(_Answered, Displayed):
     verified: bool = False
     cause: Cause = Cause.OK
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
+
+    def _headline(self) -> str:
+        what = self.entry.describe()
+        if self.outcome == "success":
+            where = f"entry {self.entry.id}" if self.entry.id else "an entry (id not found)"
+            return f"added {where}: {what}" + " (verified by a listing)" * self.verified
+        if self.outcome == "unknown":
+            return f"outcome unknown: {what} may or may not have been added"
+        return f"not added: {what}"
+
+    def __str__(self) -> str:
+        return self.line(details=False)
 
 
 @dataclass(frozen=True)
-class AddBatch(Displayed):
-    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given; shown as a
-    summary with the additions that failed or may not have happened (``render``).
-
-    ``settled`` holds the positions whose answer was lost and that a listing then decided;
-    ``requests`` counts the bulk requests sent (and the settling listing); ``interrupted`` is
-    set when Ctrl-C or a cancel stopped the batch (``why`` says what stopped it, if anything).
-    ``after`` is the settling listing, when one was taken (it names the new ids).
-    """
+class AddBatch(Rendered):
+    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
+    the positions whose answer was lost and that a listing then decided (``after``, which names
+    the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
+    stopped an ``interrupted`` batch, if anything."""
 
     results: list[AddResult] = field(default_factory=list)
     interrupted: bool = False
@@ -297,22 +395,18 @@ class AddBatch(Displayed):
 
     @property
     def added(self) -> list[Entry]:
-        """The entries known to have been added."""
         return [r.entry for r in self.results if r.ok]
 
     @property
     def failed(self) -> list[AddResult]:
-        """The additions that certainly did not happen."""
         return [r for r in self.results if r.outcome == "failure"]
 
     @property
     def unknown(self) -> list[AddResult]:
-        """The additions that may or may not have happened."""
         return [r for r in self.results if r.outcome_unknown]
 
     @property
     def ok(self) -> bool:
-        """True when every entry is known to have been added."""
         return all(r.ok for r in self.results)
 
     def __len__(self) -> int:
@@ -325,16 +419,54 @@ class AddBatch(Displayed):
             f"{', interrupted' if self.interrupted else ''})"
         )
 
+    _SHOWN = 50
+
+    def _summary(self) -> str:
+        added, total = len(self.added), len(self.results)
+        parts = [
+            f"added {added:,} of {entries(total)}" if added != total else f"added {entries(total)}"
+        ]
+        if self.failed:
+            parts.append(f"{len(self.failed):,} not added")
+        if self.unknown:
+            parts.append(f"{len(self.unknown):,} may or may not have been added")
+        line = ", ".join(parts) + f" ({count(self.requests, 'request')})"
+        if self.interrupted:
+            line += f"; interrupted{': ' + shown(self.why) if self.why else ''}"
+        return line
+
+    def _kind(self) -> str:
+        if self.ok:
+            return "success"
+        return "unknown" if self.unknown and not self.failed else "failure"
+
+    def _groups(self) -> Iterator[tuple[list[AddResult], int]]:
+        """The additions made, failed, and unknown: the first of each, and how many more."""
+        for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
+            yield results[: self._SHOWN], max(0, len(results) - self._SHOWN)
+
+    def __str__(self) -> str:
+        """A summary line, the first entries added (with their ids when a listing named them),
+        then every addition that failed or may not have happened, a few of each."""
+        lines = [f"{MARK[self._kind()]} {self._summary()}"]
+        for results, more in self._groups():
+            lines += [f"  {r}" for r in results]
+            lines += [f"    \u2026 and {more:,} more"] * bool(more)
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        items = []
+        for results, more in self._groups():
+            items += [outcome_item(r.outcome, r.line(details=False)[2:]) for r in results]
+            items += [f"<li>&hellip; and {more:,} more</li>"] * bool(more)
+        return outcome_box("add-batch", self._kind(), self._summary(), "".join(items))
+
 
 @dataclass(frozen=True)
-class UpdateResult(_Answered, Displayed):
-    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s.
-
-    ``old`` is the entry as it was (from a listing), when known. ``outcome`` follows the usual
-    rule: ``success`` only when the service said so (or a listing shows the new terms:
-    ``verified``), ``failure`` only when it certainly did not act, ``unknown`` otherwise. A PUT
-    does the same however often it is sent, so it is retried like a DELETE.
-    """
+class UpdateResult(_Answered):
+    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s (``old``:
+    as listed before, when known). A PUT does the same however often it is sent, so it is
+    retried like a DELETE. Fields and outcomes as ``DeleteResult``'s."""
 
     status: Literal["success", "failure"]
     entry_id: str
@@ -348,31 +480,33 @@ class UpdateResult(_Answered, Displayed):
     verified: bool = False
     cause: Cause = Cause.OK
     snapshot: str | None = None
-    """The snapshot file that holds the entry as it was before the request (undo reads it)."""
     code: int | None = None
-    """The vendor's error code of the last answer, when it sent one."""
     vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
+
+    def _headline(self) -> str:
+        new = self.new.describe()
+        change = f"{self.old.describe()} \u21d2 {new}" if self.old is not None else new
+        if self.outcome == "success":
+            verified = " (verified by a listing)" * self.verified
+            return f"updated entry {self.entry_id}: {change}{verified}"
+        if self.outcome == "unknown":
+            return f"outcome unknown for entry {self.entry_id}: it may or may not now read {new}"
+        return f"entry {self.entry_id} not updated ({change})"
 
 
 @dataclass(frozen=True)
-class BatchResult(Displayed):
-    """The outcomes of several deletions, in the order the ids were given.
-
-    ``interrupted`` is set when Ctrl-C (or a cancel) stopped the batch: requests already sent
-    were waited for and are reported as they ended; ids never sent are ``not_attempted``.
-    """
+class BatchResult(Rendered):
+    """The outcomes of several deletions, in the order the ids were given. ``interrupted``:
+    Ctrl-C (or a cancel) stopped the batch; requests already sent were waited for, ids never
+    sent are ``not_attempted``. ``snapshot`` and ``names`` as ``DeleteResult``'s."""
 
     results: list[DeleteResult] = field(default_factory=list)
     interrupted: bool = False
     snapshot: str | None = None
-    """The snapshot file that holds the entries as they were before the batch (undo reads it)."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (as ``DeleteResult.names``)."""
 
     @property
     def succeeded(self) -> int:
-        """How many deletions are known to have happened."""
         return sum(1 for r in self.results if r.ok)
 
     @property
@@ -382,12 +516,10 @@ class BatchResult(Displayed):
 
     @property
     def absent(self) -> int:
-        """How many ids were not in the dictionary (nothing to delete: not failures)."""
         return sum(1 for r in self.results if r.absent)
 
     @property
     def unknown(self) -> int:
-        """How many may or may not have happened (no answer after sending)."""
         return sum(1 for r in self.results if r.outcome_unknown)
 
     @property
@@ -403,13 +535,11 @@ class BatchResult(Displayed):
     @property
     def failures(self) -> list[DeleteResult]:
         """The results that did not succeed (absent ones aside), in input order, each id once."""
-        seen: set[str | None] = set()
-        out = []
+        first: dict[str | None, DeleteResult] = {}
         for r in self.results:
-            if not r.done and r.entry_id not in seen:
-                seen.add(r.entry_id)
-                out.append(r)
-        return out
+            if not r.done:
+                first.setdefault(r.entry_id, r)
+        return list(first.values())
 
     def failures_by_cause(self) -> dict[Cause, list[DeleteResult]]:
         """The failures grouped by machine-readable cause, largest group first."""
@@ -422,13 +552,93 @@ class BatchResult(Displayed):
     def __len__(self) -> int:
         return len(self.results)
 
+    _EXAMPLES = 5
+    """Results shown for each group of failures: two thousand refusals read as a few lines."""
+
+    def _summary(self) -> str:
+        total = len(self.results)
+        text = f"deleted {self.succeeded} of {total} entr{'y' if total == 1 else 'ies'}"
+        repeats = total - len({r.entry_id for r in self.results})
+        if repeats:
+            text += f" ({repeats} repeated id{'' if repeats == 1 else 's'}, each sent once)"
+        if self.absent:
+            text += f"; {self.absent} absent (not in the dictionary, nothing to delete)"
+        if self.failed:
+            text += f"; {self.failed} not deleted"
+            if self.unknown:
+                text += f" ({self.unknown} with unknown outcome)"
+        if self.interrupted:
+            never = sum(1 for r in self.failures if r.cause is Cause.NOT_ATTEMPTED)
+            text += f"; interrupted: {never} never sent" if never else "; interrupted"
+        return text
+
+    def _deleted(self) -> list[DeleteResult]:
+        """The deletions that happened, each id once, in input order."""
+        return list({r.entry_id: r for r in self.results if r.ok}.values())
+
+    def _groups(self) -> list[tuple[str, list[DeleteResult]]]:
+        """(title, results): the failures (each id once) by outcome and cause, largest group
+        first; absent ids last."""
+        groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
+        seen: set[str | None] = set()
+        for result in [*self.failures, *(r for r in self.results if r.absent)]:
+            if not (result.absent and result.entry_id in seen):
+                seen.add(result.entry_id)
+                groups.setdefault((result.outcome, result.cause), []).append(result)
+        ordered = sorted(groups.items(), key=lambda item: (item[0][0] == "absent", -len(item[1])))
+        titled = []
+        for (kind, cause), results in ordered:
+            what = "absent: not in the dictionary" if kind == "absent" else cause.label
+            if kind != "absent":
+                what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
+            titled.append((f"{MARK[kind]} {len(results)} {what}", results))
+        return titled
+
+    def _kept(self, html: bool = False) -> str:
+        gone = {r.entry_id for r in self.results if r.ok or r.outcome_unknown}
+        return _kept(self.snapshot, len(gone), self.names, html)
+
+    def __str__(self) -> str:
+        """A summary line, what was deleted, the failures grouped by cause with a few examples
+        each, then where the snapshot is and what puts the entries back."""
+        lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
+        deleted = self._deleted()
+        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted[:SHOWN]]
+        if len(deleted) > SHOWN:
+            lines.append(f"    \u2026 and {len(deleted) - SHOWN} more deleted")
+        for title, results in self._groups():
+            lines.append(f"  {title}")
+            lines += [f"    {r.line()}" for r in results[: self._EXAMPLES]]
+            if len(results) > self._EXAMPLES:
+                lines.append(f"    \u2026 and {len(results) - self._EXAMPLES} more")
+        return "\n".join(lines) + self._kept()
+
+    def _repr_html_(self) -> str:
+        deleted = self._deleted()
+        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted[:SHOWN])
+        if len(deleted) > SHOWN:
+            items += f"<li>&hellip; and {len(deleted) - SHOWN} more deleted</li>"
+        groups = ""
+        for title, results in self._groups():
+            lines = "".join(f"<li>{r.line_html()}</li>" for r in results[: self._EXAMPLES])
+            if len(results) > self._EXAMPLES:
+                lines += f"<li>&hellip; and {len(results) - self._EXAMPLES} more</li>"
+            groups += (
+                f'<div class="dict-magics-group" style="color:{COLOUR[results[0].outcome]}">'
+                f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
+            )
+        kind = "success" if self.ok else "failure"
+        after = groups + self._kept(html=True)
+        return outcome_box("batch", kind, self._summary(), items, after)
+
 
 @dataclass(frozen=True)
-class DryRunResult(Displayed):
+class DryRunResult(Rendered):
     """What a delete or purge would do, with nothing sent that changes the dictionary.
 
     ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
-    ``listed`` is False when the service offers no listing (then only the ids are known).
+    ``listed`` is False when the service offers no listing (then only the ids are known, and
+    the deletion could not be undone).
     """
 
     operation: Literal["delete", "purge"]
@@ -446,13 +656,64 @@ class DryRunResult(Displayed):
         """A dry run itself always succeeds; nothing was changed."""
         return True
 
+    _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
+
+    def _summary(self) -> str:
+        where = f"at {shown(self.host)} (profile {shown(self.profile)!r})"
+        if self.operation == "purge":
+            if not self.listed:
+                return (
+                    f"a purge would delete every entry {where}; how many is unknown "
+                    "(the service offers no listing)"
+                )
+            return f"a purge would delete all {entries(len(self.entries))} {where}"
+        if not self.listed:
+            return (
+                f"would send a deletion for {count(len(self.missing), 'id')} {where}; their "
+                "terms are unknown (the service offers no listing), so it could not be undone"
+            )
+        text = f"would delete {entries(len(self.entries))} {where}"
+        if self.missing:
+            text += f"; {len(self.missing):,} not in the dictionary"
+        if self.listing_age:
+            text += (
+                f"; terms from this session's listing of {self.listing_age:.1f} s ago (the "
+                "listing_max_age setting): an edit made elsewhere since is not shown, and the "
+                "snapshot would keep these terms"
+            )
+        return text
+
+    def _lines(self) -> list[tuple[str, str]]:
+        """(kind, text) under the summary: entries that would go, then ids that are not there."""
+        rows = [("entry", shown(f"{e.id}: {e.describe()}")) for e in self.entries[:SHOWN]]
+        if len(self.entries) > SHOWN:
+            rows.append(("more", f"\u2026 and {len(self.entries) - SHOWN:,} more"))
+        if self.missing:
+            ids = ", ".join(repr(shown(i)) for i in self.missing[:SHOWN])
+            if len(self.missing) > SHOWN:
+                ids += f", \u2026 ({len(self.missing):,} in all)"
+            label = "not in the dictionary (nothing to delete)" if self.listed else "ids"
+            rows.append(("missing", f"{label}: {ids}"))
+        return rows
+
+    def __str__(self) -> str:
+        lines = [f"{self._NOTHING_SENT}: {self._summary()}"]
+        return "\n".join(lines + [f"  {text}" for _, text in self._lines()])
+
+    def _repr_html_(self) -> str:
+        items = "".join(f'<li class="dict-magics-{k}">{escape(t)}</li>' for k, t in self._lines())
+        listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+        return (
+            f'<div class="dict-magics-dryrun" style="color:{GREY}">'
+            f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
+        )
+
 
 @dataclass(frozen=True)
-class RestoreResult(Displayed):
-    """What a restore did: entries added, entries already there, entries that did not go back.
-
-    Undoing an update or a sync (a format-2 snapshot) also puts changed entries back under their
-    ids (``put_back``: the terms restored) and removes what the operation added (``removed``).
+class RestoreResult(Rendered):
+    """What a restore did (or, in a dry run, would do): entries added, entries already there,
+    entries that did not go back. Undoing an update or a sync (a format-2 snapshot) also puts
+    changed entries back under their ids (``put_back``) and removes what it added (``removed``).
     """
 
     added: list[Entry] = field(default_factory=list)
@@ -470,3 +731,80 @@ class RestoreResult(Displayed):
     def ok(self) -> bool:
         """True when nothing failed and nothing is left unknown."""
         return not self.failed and not self.unknown
+
+    def _kind(self) -> str:
+        return "failure" if self.failed else "unknown" if self.unknown else "success"
+
+    def _summary(self) -> str:
+        added, skipped = len(self.added), len(self.skipped)
+        changed = len(self.put_back) + len(self.removed)
+        total = added + skipped + len(self.failed) + len(self.unknown) + changed
+        if total == 0:
+            return "nothing to restore: the snapshot holds no entries"
+        if self.dry_run:
+            text = f"would add {entries(added)}"
+        elif self.ok:
+            text = f"restored {entries(added)}"
+        else:
+            text = f"restored {added + changed} of {entries(total - skipped)}"
+        if changed:  # the undo of an update or a sync: only what happens is said
+            would = "would " * self.dry_run
+            parts = [f"{would}put back {entries(len(self.put_back))} under their ids"]
+            parts = parts * bool(self.put_back)
+            if added:
+                parts.append(f"{would}re-add{'' if self.dry_run else 'ed'} {entries(added)}")
+            if self.removed:
+                removed = "would remove" if self.dry_run else "removed"
+                parts.append(f"{removed} {entries(len(self.removed))} the change had added")
+            text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(parts)
+        if skipped:
+            text += f"; {skipped} already present (skipped)"
+        if self.failed:
+            text += f"; {len(self.failed)} not restored"
+        if self.unknown:
+            text += f"; {len(self.unknown)} with unknown outcome"
+        if self.listing_age:
+            text += (
+                f"; terms as listed {self.listing_age:.1f} s before the delete (the "
+                "listing_max_age setting: an edit made elsewhere in between is not in them)"
+            )
+        return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
+
+    def _items(self) -> list[tuple[str, str, str]]:
+        """(kind, entry in words, note): every failure and unknown, then the first changes."""
+        items = [("failure", e.describe(), reason) for e, reason in self.failed]
+        unknown = (
+            "outcome unknown: it may or may not have been added "
+            "(run the restore again: it adds only what is missing)"
+        )
+        items += [("unknown", e.describe(), unknown) for e in self.unknown]
+        for verb, done, past in (
+            ("add", self.added, "added"),
+            ("put back", self.put_back, "put back"),
+            ("remove", self.removed, "removed"),
+        ):
+            said = f"would {verb}" if self.dry_run else past
+            for e in done[:SHOWN]:
+                named = verb != "add" or bool(e.id and not self.dry_run)  # a dry run has no new id
+                items.append(("success", f"{said} {f'entry {e.id}: ' * named}{e.describe()}", ""))
+        return items
+
+    def _more(self) -> int:
+        return max(0, len(self.added) - SHOWN)
+
+    def __str__(self) -> str:
+        """A summary line, then what did not go back (with reasons) and what did."""
+        lines = [f"{MARK[self._kind()]} {self._summary()}"]
+        for kind, what, note in self._items():
+            lines.append(
+                f"  {MARK[kind]} {shown(what)}" + (f" \u2014 {shown(note)}" if note else "")
+            )
+        if self._more():
+            lines.append(f"  ... and {entries(self._more())} more")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        items = "".join(outcome_item(k, what, note) for k, what, note in self._items())
+        if self._more():
+            items += f"<li>... and {entries(self._more())} more</li>"
+        return outcome_box("restore", self._kind(), self._summary(), items)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-__all__ = ["Secret", "Unpicklable", "mask"]
-
 
 class Unpicklable:
     """Refuses pickling with a ``TypeError`` that says why; for objects that hold a secret.

@@ -1,7 +1,7 @@
 """What dict-magics keeps on disk, as records: snapshots (read back or listed) and audit lines.
 
 The files themselves are written and read in ``operations/snapshots.py`` and
-``operations/audit.py``; these are the values they hand over, and the tables that render.
+``operations/audit.py``; these are the values they hand over, and the tables that show them.
 """
 
 from __future__ import annotations
@@ -11,19 +11,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from .display import Displayed
 from .entry import Entry
-
-__all__ = [
-    "AuditLine",
-    "AuditLines",
-    "AuditOperation",
-    "AuditTable",
-    "Operation",
-    "Snapshot",
-    "SnapshotInfo",
-    "SnapshotList",
-]
+from .text import (
+    COLOUR,
+    MARK,
+    Rendered,
+    count,
+    escape,
+    html_row,
+    html_table,
+    shown,
+    text_table,
+)
 
 Operation = Literal["purge", "delete", "update", "sync"]
 """What a snapshot was taken before (version 1 knows the first two only)."""
@@ -105,11 +104,90 @@ class AuditLines(list[AuditLine]):
     skipped: int = 0
 
 
-class SnapshotList(Displayed, list[SnapshotInfo]):
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class SnapshotList(Rendered, list[SnapshotInfo]):
     """Snapshots on disk, newest first; ``[0].path`` is what ``restore`` takes."""
 
+    _HEADER = ("when", "host", "profile", "operation", "entries", "path")
 
-class AuditTable(Displayed, list[AuditLine]):
+    def _rows(self) -> list[list[str]]:
+        return [
+            [_when(i.taken_at), i.host, i.profile, i.operation, str(i.count), str(i.path)]
+            for i in self
+        ]
+
+    def _caption(self) -> str:
+        return f"{count(len(self), 'snapshot')}, newest first"
+
+    def __str__(self) -> str:
+        """One snapshot per line, with the path to hand to a restore."""
+        if not self:
+            return "No snapshots yet: one is taken before every delete and purge."
+        rows = [[shown(cell) for cell in row] for row in [self._HEADER, *self._rows()]]
+        return "\n".join([self._caption(), *text_table(rows)])
+
+    def _repr_html_(self) -> str:
+        rows = [html_row(row) for row in self._rows()]
+        table = html_table(self._HEADER, rows, self._caption()) if self else escape(str(self))
+        return f'<div class="dict-magics-snapshots">{table}</div>'
+
+
+class AuditTable(Rendered, AuditLines):
     """The last audit lines, oldest first; ``skipped`` counts unreadable lines passed over."""
 
-    skipped: int = 0
+    _HEADER = ("time", "profile", "host", "operation", "outcome", "HTTP", "tries", "target")
+
+    @staticmethod
+    def _row(line: AuditLine) -> list[str]:
+        parts = [p for p in (line.entry_id, line.entry and line.entry.describe()) if p is not None]
+        return [
+            _when(line.time),
+            line.profile,
+            line.host,
+            line.operation,
+            f"{MARK[line.outcome]} {line.outcome}",
+            "" if line.http_status is None else str(line.http_status),
+            str(line.attempts),
+            "every entry" if line.operation == "purge" else ": ".join(parts) or "?",
+        ]
+
+    def _caption(self) -> str:
+        skipped = f" ({count(self.skipped, 'unreadable line')} skipped)" if self.skipped else ""
+        if not self:
+            return f"The audit log is empty: nothing has been deleted or added yet.{skipped}"
+        return f"last {count(len(self), 'request')}{skipped}"
+
+    def __str__(self) -> str:
+        """One request per line; the reason and a new snapshot on an indented line below."""
+        if not self:
+            return self._caption()
+        rows = [[shown(c) for c in row] for row in [self._HEADER, *map(self._row, self)]]
+        table = text_table(rows)
+        out = [self._caption(), table[0]]
+        previous = None
+        for line, text in zip(self, table[1:], strict=True):
+            notes = [line.reason] if line.reason and line.outcome != "success" else []
+            if line.snapshot and line.snapshot != previous:
+                notes.append(f"snapshot {line.snapshot}")  # once for the rows that share it
+            previous = line.snapshot
+            out += [text] + [f"    {shown('; '.join(notes))}"] * bool(notes)
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        rows = [
+            html_row(
+                [
+                    *self._row(line),
+                    line.reason or "" if line.outcome != "success" else "",
+                    line.snapshot or "",
+                ],
+                f' class="dict-magics-{line.outcome}" style="color:{COLOUR[line.outcome]}"',
+            )
+            for line in self
+        ]
+        header = [*self._HEADER, "reason", "snapshot"]
+        table = html_table(header, rows, self._caption()) if self else escape(self._caption())
+        return f'<div class="dict-magics-audit">{table}</div>'

@@ -10,17 +10,6 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = [
-    "LANGUAGE_CODES",
-    "MAX_TERM_CHARS",
-    "Problem",
-    "entry_problems",
-    "hidden_characters",
-    "language_hint",
-    "language_problem",
-    "term_problem",
-]
-
 MAX_TERM_CHARS = 255
 """The longest ``fromText`` / ``toText`` the service takes (characters)."""
 

@@ -1,9 +1,22 @@
-"""Text from outside (a service, a file) made safe to show on a terminal, and ids named in
-words that agree with their number."""
+"""What every record's rendering shares: text made safe for a terminal, HTML escaping, counted
+nouns, the marks and colours of the outcomes, small tables. Every value from the service, a
+file or a person goes through ``shown`` (text) or ``escape`` (HTML) wherever it is shown.
+"""
 
 from __future__ import annotations
 
-__all__ = ["named_ids", "shown"]
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import Remedy
+
+MARK = {"success": "\u2713", "failure": "\u2717", "unknown": "?", "absent": "\u2013"}
+COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "absent": "#57606a"}
+GREY = COLOUR["absent"]
+HTML_ROWS = 200  # a notebook cell is no place for 100,000 rows: HTML stops at this many,
+HTML_MAX_BYTES = 150_000  # or at this size
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 
 def shown(text: str) -> str:
@@ -15,13 +28,127 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def escape(text: object) -> str:
+    """``text`` for HTML: shown as in a terminal (a bidi override would reverse a path in a
+    notebook too), then every markup character escaped."""
+    return shown(str(text)).translate(_HTML)
+
+
+def count(number: int, one: str, many: str | None = None) -> str:
+    """``1 entry``, ``1,204 entries``: a number with the noun that agrees with it."""
+    return f"{number:,} {one if number == 1 else many or one + 's'}"
+
+
+def entries(number: int) -> str:
+    """``count(number, "entry", "entries")``, the noun most records count."""
+    return count(number, "entry", "entries")
+
+
 def named_ids(ids: list[str], one: str = "entry", many: str = "entries") -> str:
-    """``entry 4``, ``entries 4 and 5``, ``entries 4, 5 and 6``: ids after the noun that agrees
-    with their number (each id shown safely). Operations word warnings with it (they may not
-    import ``render``); views use it through ``render.words``."""
-    shown_ids = [shown(str(i)) for i in ids]
-    if len(shown_ids) == 1:
-        return f"{one} {shown_ids[0]}"
-    if len(shown_ids) == 0:
-        return f"no {many}"
-    return f"{many} {', '.join(shown_ids[:-1])} and {shown_ids[-1]}"
+    """``entry 4``, ``entries 4 and 5``, ``entries 4, 5 and 6`` (each id shown safely)."""
+    safe = [shown(str(i)) for i in ids]
+    if len(safe) < 2:
+        return f"{one} {safe[0]}" if safe else f"no {many}"
+    return f"{many} {', '.join(safe[:-1])} and {safe[-1]}"
+
+
+NEUTRAL = {
+    Remedy.RESTORE: "a restore",
+    Remedy.NO_SNAPSHOT: "snapshots are off",
+    Remedy.DELETE_MISSING: "ask the sync to delete missing entries",
+}  # what a record says for a remedy when no front end gave its own words
+
+
+def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
+    """A front end's words for ``which`` (``names``, by ``errors.Remedy``), else neutral ones."""
+    return (names or {}).get(which) or NEUTRAL[which]
+
+
+def outcome_item(kind: str, what: str, note: str | None = None) -> str:
+    """One ``<li>`` of a result's list, marked and coloured by its outcome."""
+    tail = f" &mdash; {escape(note)}" if note else ""
+    return f'<li style="color:{COLOUR[kind]}">{MARK[kind]} {escape(what)}{tail}</li>'
+
+
+def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str = "") -> str:
+    """A result as HTML: its summary marked and coloured by ``kind``, over the ``<li>`` items;
+    ``css`` names the kind of result (``dict-magics-<css>``), ``after`` is trusted HTML."""
+    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+    return (
+        f'<div class="dict-magics-{css} dict-magics-{kind}">'
+        f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(summary)}</b>'
+        f"{listing}{after}</div>"
+    )
+
+
+def _width(text: str) -> int:
+    """Columns a terminal gives ``text``: wide characters (金曜日) two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    wide = unicodedata.east_asian_width
+    return sum(0 if unicodedata.combining(c) else 2 if wide(c) in "WF" else 1 for c in text)
+
+
+def text_table(rows: Sequence[Sequence[str]], right: int = -1, cap: int = 40) -> list[str]:
+    """``rows`` (safe text, the header first) as aligned columns, column ``right`` aligned
+    right; a cell wider than ``cap`` overflows its own row only."""
+    widths = [min(cap, max(_width(row[i]) for row in rows)) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        pads = [" " * max(0, w - _width(cell)) for cell, w in zip(row, widths, strict=True)]
+        cells = [c + p for c, p in zip(row, pads, strict=True)]
+        if right >= 0:
+            cells[right] = pads[right] + row[right]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def html_row(cells: Iterable[object], attrs: str = "") -> str:
+    """One ``<tr>`` (``attrs``: trusted attributes) of escaped cells."""
+    return f"<tr{attrs}>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+
+
+def html_table(header: Sequence[str], rows: Sequence[str], caption: str = "") -> str:
+    """A plain table of ``html_row`` rows (no header row when ``header`` is empty); no rows,
+    no table."""
+    if not rows:
+        return ""
+    head = "".join(f'<th style="text-align:left">{escape(h)}</th>' for h in header)
+    head = f"<thead><tr>{head}</tr></thead>" if header else ""
+    title = f'<caption style="text-align:left">{escape(caption)}</caption>' if caption else ""
+    return f"<table>{title}{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def bounded(parts: Iterable[str]) -> list[str]:
+    """The first ``parts`` (rows, sentences) a notebook shows: at most ``HTML_ROWS`` of them,
+    and ``HTML_MAX_BYTES`` in all."""
+    kept: list[str] = []
+    size = 0
+    for part in parts:
+        size += len(part.encode("utf-8"))
+        if len(kept) == HTML_ROWS or size > HTML_MAX_BYTES:
+            break
+        kept.append(part)
+    return kept
+
+
+class Rendered:
+    """A record that shows itself: ``str()`` in a terminal, ``_repr_html_`` in a notebook (by
+    default the text in a box named ``dict-magics-<_css>``), and IPython's ``_repr_pretty_``
+    (the text, unless a record prints less in a cell). IPython's printer stops at the first
+    class in the MRO that defines ``__repr__`` (a dataclass does), so each subclass gets
+    ``_repr_pretty_`` into its own namespace."""
+
+    __slots__ = ()
+    _css = "result"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_repr_pretty_" not in cls.__dict__:
+            cls._repr_pretty_ = cls._repr_pretty_  # type: ignore[method-assign]
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f'<div class="dict-magics-{self._css}">{escape(str(self))}</div>'

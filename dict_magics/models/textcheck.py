@@ -24,11 +24,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .display import Displayed
 from .entry import Entry
 from .lint import id_order
-
-__all__ = ["LIMIT", "CheckReport", "Match", "Sentence", "check_text", "split_sentences"]
+from .text import COLOUR, MARK, Rendered, bounded, count, entries, escape, shown
 
 LIMIT = 3
 """Entries the service applies per sentence (the earliest matches)."""
@@ -91,7 +89,7 @@ class Sentence:
 
 
 @dataclass(frozen=True)
-class CheckReport(Displayed):
+class CheckReport(Rendered):
     """Each sentence of ``text`` with the entries that match it, applied or not (limit 3).
 
     ``never_applied`` names the entries that match somewhere in the text but are never among
@@ -151,6 +149,15 @@ class CheckReport(Displayed):
             f"CheckReport({len(self.sentences)} sentences, {self.checked} entries checked, "
             f"{applied} applied, {skipped} not applied, {len(self.never_applied)} never applied)"
         )
+
+    def __str__(self) -> str:
+        return _report_text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(_report_text(self, limit=20))  # a notebook shows the first sentences
+
+    def _repr_html_(self) -> str:
+        return _report_html(self)
 
 
 def check_text(
@@ -212,3 +219,121 @@ def check_text(
             matched[entry.id] = entry
         sentences.append(Sentence(text[start:end], start, tuple(matches)))
     return CheckReport(text, sentences, matched, len(chosen), host, from_lang, to_lang)
+
+
+# -- how a report shows itself ------------------------------------------------------------------
+# Only sentences with a match are listed, each with its entries in the order the service
+# considers them; HTML highlights the spans: applied green, past the limit struck through.
+
+_APPLIED = "background:#c6f6d5"
+_SKIPPED = "background:#fde2c8;text-decoration:line-through"
+
+
+def _title(report: CheckReport) -> str:
+    applied = sum(len(s.applied) for s in report.sentences)
+    skipped = sum(len(s.not_applied) for s in report.sentences)
+    where = f" at {report.host}" if report.host else ""
+    pair = ""
+    if report.from_lang or report.to_lang:
+        pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
+    matched = len(report.matched)
+    return shown(
+        f"{matched:,} of {count(len(report.sentences), 'sentence')} "
+        f"{'matches' if matched == 1 else 'match'} {entries(len(report.entries))} "
+        f"(of {report.checked:,}{pair} checked{where}): {applied} applied, {skipped} not "
+        f"applied (limit {LIMIT} per sentence)"
+    )
+
+
+def _entry(report: CheckReport, entry_id: str) -> str:
+    entry = report.entries.get(entry_id)
+    return shown(f"{entry_id}: {entry.describe() if entry is not None else ''}")
+
+
+def _never(report: CheckReport, limit: int | None = None) -> list[str]:
+    never = report.never_applied
+    if not never:
+        return []
+    lines = [f"never applied in this text ({len(never)}): always past the limit"]
+    lines += [f"  {MARK['failure']} {_entry(report, i)}" for i in never[:limit]]
+    if len(never[:limit]) < len(never):
+        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
+    return lines
+
+
+def _report_text(report: CheckReport, limit: int | None = None) -> str:
+    """The title, then each sentence with a match (the first ``limit`` when given) and its
+    entries; then the entries never applied."""
+    lines = [_title(report)]
+    matched = [(n, s) for n, s in enumerate(report.sentences, 1) if s.matches]
+    for number, sentence in matched[:limit]:
+        lines.append(f"  [{number}] {shown(sentence.text)}")
+        for m in sentence.matches[:limit]:
+            note = "" if m.applied else f"  not applied (limit {LIMIT})"
+            mark = MARK["success" if m.applied else "failure"]
+            lines.append(f"    {mark} {_entry(report, m.entry_id)}{note}")
+        if len(sentence.matches[:limit]) < len(sentence.matches):
+            lines.append(f"    \u2026 and {len(sentence.matches) - limit} more entries")
+    if len(matched[:limit]) < len(matched):
+        lines.append(f"  \u2026 and {len(matched) - limit} more sentences with matches")
+    return "\n".join(lines + _never(report, limit))
+
+
+def highlighted(sentence: Sentence) -> str:
+    """The sentence as HTML: applied spans green, spans matched only by entries past the
+    limit struck through in orange; each span's title names the entries."""
+    text, base = sentence.text, sentence.start
+    state = [0] * len(text)
+    names: list[list[str]] = [[] for _ in text]
+    for match in sentence.matches:
+        for i in range(match.start - base, match.end - base):
+            state[i] = max(state[i], 2 if match.applied else 1)
+            names[i].append(match.entry_id)
+    out = []
+    i = 0
+    while i < len(text):
+        j = i + 1
+        while j < len(text) and state[j] == state[i] and names[j] == names[i]:
+            j += 1
+        piece = escape(text[i:j])
+        if state[i]:
+            style = _APPLIED if state[i] == 2 else _SKIPPED
+            title = escape("entries " + ", ".join(names[i]))
+            piece = f'<mark style="{style}" title="{title}">{piece}</mark>'
+        out.append(piece)
+        i = j
+    return "".join(out)
+
+
+def _sentence_html(report: CheckReport, number: int, sentence: Sentence) -> str:
+    items = []
+    for m in sentence.matches:
+        kind = "success" if m.applied else "failure"
+        note = "" if m.applied else f" \u2014 not applied (limit {LIMIT})"
+        items.append(
+            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">{MARK[kind]} '
+            f"{escape(_entry(report, m.entry_id))}{note}</li>"
+        )
+    return (
+        f"<div><div>[{number}] {highlighted(sentence)}</div>"
+        f'<ul style="margin:0 0 0.4em 0">{"".join(items)}</ul></div>'
+    )
+
+
+def _report_html(report: CheckReport) -> str:
+    """The title, each sentence with a match (highlighted, then its entries), the entries never
+    applied; within a notebook's bounds."""
+    matched = [(n, s) for n, s in enumerate(report.sentences, 1) if s.matches]
+    parts = bounded(_sentence_html(report, n, s) for n, s in matched)
+    if len(parts) < len(matched):
+        parts.append(
+            f"<div>\u2026 and {len(matched) - len(parts)} more sentences with matches</div>"
+        )
+    never = _never(report)
+    if never:
+        items = "".join(f"<li>{escape(line.strip())}</li>" for line in never[1:200])
+        parts.append(f"<div><b>{escape(never[0])}</b><ul>{items}</ul></div>")
+    return (
+        f'<div class="dict-magics-check"><div><b>{escape(_title(report))}</b></div>'
+        f"{''.join(parts)}</div>"
+    )

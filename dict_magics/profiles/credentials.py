@@ -18,27 +18,6 @@ from ..errors import CredentialsError, Remedy
 from ..models.secret import Secret, Unpicklable, mask
 from ..service.paths import normalize_base_url
 
-__all__ = [
-    "ENV_ACCESS_KEY",
-    "ENV_BASE_URL",
-    "ENV_PROFILE",
-    "ENV_SECRET_KEY",
-    "SERVICE",
-    "BackendInfo",
-    "Credentials",
-    "backend_info",
-    "check_backend",
-    "check_profile",
-    "default_profile",
-    "delete_profile",
-    "env_items",
-    "load",
-    "mask",
-    "store",
-    "stored_base_url",
-    "stored_items",
-]
-
 SERVICE = "dict-magics"
 ENV_BASE_URL = "DICT_MAGICS_BASE_URL"
 ENV_ACCESS_KEY = "DICT_MAGICS_ACCESS_KEY"
@@ -67,10 +46,7 @@ def check_profile(profile: str) -> str:
 @dataclass(frozen=True)
 class Credentials(Unpicklable):
     """What a client needs, and where each part came from (``env``, ``keyring``, ``config``).
-
-    The secret key is always a ``Secret``. Credentials cannot be pickled (``%store`` would write
-    the secret to disk in clear); ``copy.copy`` and ``copy.deepcopy`` work.
-    """
+    The secret key is always a ``Secret``; no pickling (``%store`` would write it in clear)."""
 
     profile: str
     base_url: str
@@ -90,7 +66,6 @@ class Credentials(Unpicklable):
 
     @property
     def masked_access_key(self) -> str:
-        """The access key, masked for display."""
         return mask(self.access_key)
 
     def __repr__(self) -> str:
@@ -127,11 +102,6 @@ def _keyring() -> Any:
     return keyring
 
 
-def _backend_name(backend: Any) -> str:
-    cls = type(backend)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def backend_info() -> BackendInfo:
     """Describe the active keyring backend without reading any secret; ``CredentialsError``
     when none can be loaded (a ``PYTHON_KEYRING_BACKEND`` naming no backend, a broken
@@ -146,10 +116,8 @@ def backend_info() -> BackendInfo:
             f"the keyring backend could not be loaded ({type(exc).__name__}): check "
             "PYTHON_KEYRING_BACKEND and the keyring's configuration."
         ) from None
-    chained = getattr(backend, "backends", None)
-    members = list(chained) if chained else [backend]
-    names = " + ".join(_backend_name(b) for b in members) or _backend_name(backend)
-    available = not all(isinstance(b, fail.Keyring) for b in members)
+    members = list(getattr(backend, "backends", None) or [backend])
+    names = [f"{type(b).__module__}.{type(b).__qualname__}" for b in members]
     plaintext = any(
         "plaintext" in type(b).__name__.lower()
         or (
@@ -158,7 +126,8 @@ def backend_info() -> BackendInfo:
         )
         for b in members
     )
-    return BackendInfo(names, available, plaintext)
+    available = not all(isinstance(b, fail.Keyring) for b in members)
+    return BackendInfo(" + ".join(names), available, plaintext)
 
 
 def _env_hint(profile: str) -> str:
@@ -189,62 +158,39 @@ def check_backend(profile: str, action: str = "store") -> None:
 
 
 def _translate(exc: Exception, action: str, profile: str) -> CredentialsError:
-    """Turn a keyring exception into one clear line that never quotes a secret."""
+    """A keyring exception as one clear line that never quotes a secret."""
     from keyring import errors
 
     if isinstance(exc, errors.NoKeyringError):
         return _no_backend(action, profile)
+    why = f"the keyring backend failed ({type(exc).__name__})."
     if isinstance(exc, errors.KeyringLocked):
-        return CredentialsError(
-            f"cannot {action} profile {profile!r}: the keyring is locked. Unlock it "
-            f"(log in to your desktop, or unlock gnome-keyring) and try again. {_env_hint(profile)}"
+        why = (
+            "the keyring is locked. Unlock it (log in to your desktop, or unlock gnome-keyring) "
+            "and try again."
         )
-    if isinstance(exc, errors.InitError):
-        return CredentialsError(
-            f"cannot {action} profile {profile!r}: the keyring could not be opened "
-            f"({type(exc).__name__}). {_env_hint(profile)}"
-        )
-    return CredentialsError(
-        f"cannot {action} profile {profile!r}: the keyring backend failed "
-        f"({type(exc).__name__}). {_env_hint(profile)}"
-    )
+    elif isinstance(exc, errors.InitError):
+        why = f"the keyring could not be opened ({type(exc).__name__})."
+    return CredentialsError(f"cannot {action} profile {profile!r}: {why} {_env_hint(profile)}")
 
 
 def _read(profile: str, item: str) -> str | None:
-    keyring = _keyring()
     try:
-        return keyring.get_password(SERVICE, f"{profile}:{item}")
+        return _keyring().get_password(SERVICE, f"{profile}:{item}")
     except Exception as exc:
         raise _translate(exc, "read", profile) from None
 
 
-def _check_text(value: str, item: str, where: str) -> None:
-    """Refuse a value holding bytes that are not UTF-8 (surrogate escapes), never quoting it.
-
-    Left in, such a value fails much later, in a traceback that shows a byte of it.
-    """
+def _checked(item: str, value: Secret, where: str) -> str:
+    """``value`` (a ``Secret`` from the moment it is read; still one if it is the secret key),
+    refused if it holds bytes that are not UTF-8 (surrogate escapes), never quoting it: left
+    in, it would fail much later, in a traceback that shows a byte of it."""
     if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         raise CredentialsError(
             f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
             "not characters): set it again."
         )
-
-
-def _wrapped(item: str, value: Secret, where: str) -> str:
-    """``value`` checked, and still a ``Secret`` if it is the secret key."""
-    _check_text(value, item, where)
     return value if item == "secret_key" else str(value)
-
-
-def _from_env(item: str, var: str) -> str:
-    """The variable's stripped value, or ``""``; a ``Secret`` from the moment it is read."""
-    return _wrapped(item, Secret(os.environ.get(var, "").strip()), f"in the environment ({var})")
-
-
-def _from_keyring(profile: str, item: str) -> str:
-    """The keyring item's value, or ``""``; a ``Secret`` from the moment it is read."""
-    where = f"in the keyring item {SERVICE} / {profile}:{item}"
-    return _wrapped(item, Secret(_read(profile, item) or ""), where)
 
 
 def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
@@ -261,10 +207,18 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
         values["base_url"], sources["base_url"] = base_url, "config"
     if profile == default_profile():
         for item, var in _ENV_OF.items():
-            if item not in values and (found := _from_env(item, var)):
+            if item in values:
+                continue
+            found = _checked(
+                item, Secret(os.environ.get(var, "").strip()), f"in the environment ({var})"
+            )
+            if found:
                 values[item], sources[item] = found, "env"
     for item in ITEMS:
-        if item not in values and (found := _from_keyring(profile, item)):
+        if item in values:
+            continue
+        where = f"in the keyring item {SERVICE} / {profile}:{item}"
+        if found := _checked(item, Secret(_read(profile, item) or ""), where):
             values[item], sources[item] = found, "keyring"
     missing = [item for item in ITEMS if item not in values]
     if missing:
@@ -277,22 +231,14 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
             option=Remedy.LOGIN,
             profile=profile,
         )
-    return Credentials(
-        profile,
-        normalize_base_url(values["base_url"]),
-        values["access_key"],
-        values["secret_key"],
-        sources,
-    )
+    url = normalize_base_url(values["base_url"])
+    return Credentials(profile, url, values["access_key"], values["secret_key"], sources)
 
 
 def env_items(profile: str | None = None) -> dict[str, str]:
-    """The items the environment sets for ``profile`` (item -> variable name), values not read.
-
-    Only the environment's own profile takes them, exactly as ``load`` does.
-    """
-    profile = check_profile(profile or default_profile())
-    if profile != default_profile():
+    """The items the environment sets for ``profile`` (item -> variable name), values not read;
+    only the environment's own profile takes them, as in ``load``."""
+    if check_profile(profile or default_profile()) != default_profile():
         return {}
     return {item: var for item, var in _ENV_OF.items() if os.environ.get(var, "").strip()}
 
@@ -308,37 +254,30 @@ def stored_items(profile: str) -> dict[str, bool]:
     return {item: bool(_read(profile, item)) for item in ITEMS}
 
 
-STORE_ORDER = ("secret_key", "access_key", "base_url")
-"""The keys first and the base URL last: a profile is complete once its base URL is there."""
-
-
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
     """Save a profile in the keyring after checking the base URL; returns what was saved.
 
-    All or nothing: if the keyring fails part way, the items already written are put back as
-    they were (or removed), so a profile never mixes a new base URL with old keys.
+    All or nothing: the keys first and the base URL last (a profile is complete once its base
+    URL is there); if the keyring fails part way, the items written are put back as they were
+    (or removed), so a profile never mixes a new base URL with old keys.
     """
     secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
-    values = {
-        "secret_key": secret_key,
-        "access_key": access_key.strip(),
-        "base_url": base_url,
-    }
+    values = {"secret_key": secret_key, "access_key": access_key.strip(), "base_url": base_url}
     if not values["access_key"] or not values["secret_key"]:
         raise CredentialsError("both an access key and a secret key are needed.")
     for item in ("secret_key", "access_key"):
-        _check_text(values[item], item, "given")
+        _checked(item, values[item], "given")
     keyring = _keyring()
-    try:
-        previous = {item: _previous(keyring, profile, item) for item in STORE_ORDER}
+    try:  # a Secret each: one may be the old secret key
+        previous = {item: _read_secret(keyring, profile, item) for item in values}
     except Exception as exc:
         raise _translate(exc, "save", profile) from None
     written: list[str] = []
     try:
-        for item in STORE_ORDER:
-            keyring.set_password(SERVICE, f"{profile}:{item}", values[item])
+        for item, value in values.items():
+            keyring.set_password(SERVICE, f"{profile}:{item}", value)
             written.append(item)
     except Exception as exc:
         error = _translate(exc, "save", profile)
@@ -349,17 +288,11 @@ def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Cred
                 profile=profile,
             )
         raise error from None
-    return Credentials(
-        profile,
-        base_url,
-        values["access_key"],
-        values["secret_key"],
-        dict.fromkeys(ITEMS, "keyring"),
-    )
+    sources = dict.fromkeys(ITEMS, "keyring")
+    return Credentials(profile, base_url, values["access_key"], secret_key, sources)
 
 
-def _previous(keyring: Any, profile: str, item: str) -> Secret | None:
-    """An item's value before ``store`` (a ``Secret``: it may be the old secret key)."""
+def _read_secret(keyring: Any, profile: str, item: str) -> Secret | None:
     value = keyring.get_password(SERVICE, f"{profile}:{item}")
     return None if value is None else Secret(value)
 

@@ -1,15 +1,11 @@
 """Which profiles are stored: names and where they point, never a secret.
 
-Most keyring backends cannot enumerate their items, so the names are recorded where the profiles
-themselves live: one more, non-secret item of the ``dict-magics`` keyring service, username
-``profiles``, holding a JSON list of names. It cannot collide with a profile's items
-(``<profile>:<item>``: a profile name never contains ``:``). Login adds the name, logout removes
-it (the item goes when the list is empty). Kept beside the credentials rather than in the data
-folder, so every ``DICT_MAGICS_HOME`` sees the same profiles, and wiping the keyring wipes both.
-
-The list is an index, not the truth: ``stored_profiles`` checks each name against its items, and
-always looks at ``default`` and ``$DICT_MAGICS_PROFILE`` too (profiles stored before the index
-existed). Two logins at the same instant may lose one name; logging in again records it.
+Most keyring backends cannot enumerate their items, so the names are kept beside the profiles:
+one more, non-secret item of the ``dict-magics`` keyring service, username ``profiles``, a JSON
+list (a profile name never holds ``:``, so it cannot collide with ``<profile>:<item>``). Login
+adds a name, logout removes it; every ``DICT_MAGICS_HOME`` sees the same profiles. The list is
+an index, not the truth: ``stored_profiles`` checks each name, and looks at ``default`` and
+``$DICT_MAGICS_PROFILE`` too. Two logins at the same instant may lose one name.
 """
 
 from __future__ import annotations
@@ -22,70 +18,58 @@ from ..errors import CredentialsError
 from ..models.secret import mask
 from . import credentials
 
-__all__ = ["ITEM", "StoredProfile", "forget", "recorded", "remember", "stored_profiles"]
-
 ITEM = "profiles"
 """The keyring username (service ``dict-magics``) of the list of profile names."""
 
 
 @dataclass(frozen=True)
 class StoredProfile:
-    """A profile found in the keyring: where it points and which items it has (no secret)."""
+    """A profile found in the keyring: where it points and which items it has (no secret);
+    ``default``: the profile used when none is named."""
 
     name: str
     base_url: str | None
     masked_access_key: str | None
     items: dict[str, bool]
     default: bool
-    """True for the profile used when none is named (``$DICT_MAGICS_PROFILE`` or default)."""
 
     @property
     def complete(self) -> bool:
-        """True when all three items are stored."""
         return all(self.items.values())
 
     @property
     def missing(self) -> list[str]:
-        """The items that are not stored."""
         return [item for item, present in self.items.items() if not present]
 
 
-def _keyring() -> Any:
+def _keyring(verb: str, action: str, *args: str) -> Any:
+    """``keyring.<action>(SERVICE, *args)``; a failure says it could not ``verb`` the list."""
     import keyring
 
-    return keyring
-
-
-def _failed(exc: Exception, action: str) -> CredentialsError:
-    return CredentialsError(
-        f"cannot {action} the list of profiles: the keyring backend failed ({type(exc).__name__})."
-    )
+    try:
+        return getattr(keyring, action)(credentials.SERVICE, *args)
+    except Exception as exc:
+        raise CredentialsError(
+            f"cannot {verb} the list of profiles: the keyring backend failed "
+            f"({type(exc).__name__})."
+        ) from None
 
 
 def recorded() -> list[str]:
     """The names in the index, as stored (an unreadable index counts as empty)."""
-    try:
-        raw = _keyring().get_password(credentials.SERVICE, ITEM)
-    except Exception as exc:
-        raise _failed(exc, "read") from None
+    raw = _keyring("read", "get_password", ITEM)
     try:
         names = json.loads(raw) if raw else []
     except ValueError:
         return []
-    if not isinstance(names, list):
-        return []
-    return [n for n in names if isinstance(n, str) and n]
+    return [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
 
 
 def _save(names: list[str]) -> None:
-    keyring = _keyring()
-    try:
-        if names:
-            keyring.set_password(credentials.SERVICE, ITEM, json.dumps(sorted(set(names))))
-        elif keyring.get_password(credentials.SERVICE, ITEM) is not None:
-            keyring.delete_password(credentials.SERVICE, ITEM)
-    except Exception as exc:
-        raise _failed(exc, "update") from None
+    if names:
+        _keyring("update", "set_password", ITEM, json.dumps(sorted(set(names))))
+    elif _keyring("update", "get_password", ITEM) is not None:
+        _keyring("update", "delete_password", ITEM)
 
 
 def remember(profile: str) -> None:
@@ -104,14 +88,6 @@ def forget(profile: str) -> None:
         _save([n for n in names if n != profile])
 
 
-def _access_key(profile: str) -> str | None:
-    try:
-        value = _keyring().get_password(credentials.SERVICE, f"{profile}:access_key")
-    except Exception as exc:
-        raise _failed(exc, "read") from None
-    return mask(value) if value else None
-
-
 def stored_profiles() -> list[StoredProfile]:
     """Every profile with at least one item in the keyring, by name; holds no secret.
 
@@ -121,23 +97,16 @@ def stored_profiles() -> list[StoredProfile]:
     if not backend.available:
         raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")
     current = credentials.default_profile()
-    names = set(recorded()) | {"default", current}
     found = []
-    for name in sorted(names):
+    for name in sorted(set(recorded()) | {"default", current}):
         try:
             name = credentials.check_profile(name)
         except CredentialsError:
             continue  # a name someone wrote into the index by hand
         items = credentials.stored_items(name)
-        if not any(items.values()):
-            continue
-        found.append(
-            StoredProfile(
-                name,
-                credentials.stored_base_url(name),
-                _access_key(name),
-                items,
-                name == current,
-            )
-        )
+        if any(items.values()):
+            key = _keyring("read", "get_password", f"{name}:access_key")
+            base_url = credentials.stored_base_url(name)
+            masked = mask(key) if key else None
+            found.append(StoredProfile(name, base_url, masked, items, name == current))
     return found

@@ -6,11 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import DictMagicsError, Notice
-from ..models.display import Displayed, view
+from ..models.text import COLOUR, MARK, Rendered, escape, html_row, html_table, shown
 from . import credentials
-
-__all__ = ["ProfileStatus", "profile_status"]
-
 
 _SOURCE_WORDS = {
     "env": "environment",
@@ -20,7 +17,7 @@ _SOURCE_WORDS = {
 
 
 @dataclass(frozen=True)
-class ProfileStatus(Displayed):
+class ProfileStatus(Rendered):
     """Where a profile's settings come from; holds no secret, only where the secret is kept."""
 
     profile: str
@@ -93,8 +90,27 @@ class ProfileStatus(Displayed):
         own command)."""
         return self if self.problem is None else replace(self, problem=words(self.problem))
 
-    def __repr__(self) -> str:
-        return view(self, "text")
+    def _head(self) -> str:
+        return (
+            f"{MARK['success' if self.ready else 'failure']} dict-magics profile {self.profile!r}"
+        )
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        width = max(len(label) for label, _ in rows) + 2
+        lines = [f"  {label + ':':<{width}}{shown(value)}" for label, value in rows[1:]]
+        return "\n".join([self._head(), *lines])
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        warn = f' style="color:{COLOUR["unknown"]}"'
+        rows = [html_row(row, warn if row[0] == "warning" else "") for row in self.rows()]
+        colour = COLOUR["success" if self.ready else "failure"]
+        return (
+            f'<div class="dict-magics-status"><b style="color:{colour}">{escape(self._head())}'
+            f"</b>{html_table((), rows)}</div>"
+        )
 
 
 def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:
@@ -114,11 +130,5 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         # The error's remedy kept (``Notice.option``): each front end words it its own way.
         problem = Notice(str(exc), option=exc.option, profile=exc.profile)
         return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
-    return ProfileStatus(
-        profile,
-        creds.base_url,
-        creds.masked_access_key,
-        dict(creds.sources),
-        env_vars,
-        backend,
-    )
+    key, sources = creds.masked_access_key, dict(creds.sources)
+    return ProfileStatus(profile, creds.base_url, key, sources, env_vars, backend)

@@ -1,8 +1,2 @@
-"""Text and HTML of every model; reads models and nothing else."""
-
-from __future__ import annotations
-
-from .results import batch_html, batch_text, kind_of, result_html, result_text
-
-__all__ = ["batch_html", "batch_text", "kind_of", "result_html", "result_text"]
-# The views of entries, snapshots, the audit log and restores load with their models, on use.
+"""Only ``panel.py`` is left here: the panel moves it into ``frontends/``. The modules beside
+it re-export, from the records that now render themselves, what it imports; they go with it."""
