@@ -28,12 +28,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "service": frozenset({"base", "models"}),
     "profiles": frozenset({"base", "models", "service"}),
     "formats": frozenset({"base", "models"}),
-    # Only render/panel.py is left here, until the panel moves it into frontends/.
-    "render": frozenset({"base", "models", "profiles"}),
     "operations": frozenset({"base", "models", "service", "profiles", "formats"}),
     "sandbox": frozenset({"base", "models"}),  # not the client: it stands in for the vendor
     "frontends": frozenset(
-        {"base", "models", "service", "profiles", "formats", "render", "operations", "sandbox"}
+        {"base", "models", "service", "profiles", "formats", "operations", "sandbox"}
     ),
     "top": frozenset(
         {
@@ -42,7 +40,6 @@ ALLOWED: dict[str, frozenset[str]] = {
             "service",
             "profiles",
             "formats",
-            "render",
             "operations",
             "sandbox",
             "frontends",

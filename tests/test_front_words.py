@@ -30,7 +30,7 @@ from dict_magics.operations import purge as purging
 from dict_magics.sandbox import SandboxServer
 
 ROOT = Path(dict_magics.__file__).parent
-LOWER_DIRS = ("models", "service", "profiles", "formats", "render", "operations")
+LOWER_DIRS = ("models", "service", "profiles", "formats", "operations")
 
 
 def _subcommands() -> list[str]:
