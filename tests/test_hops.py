@@ -34,4 +34,4 @@ def test_the_tracer_sees_the_call_backs_a_batch_makes(_shell: Any, memory_keyrin
     tracer says so (by design there: a batch reports each result as it comes)."""
     order, back = trace_delete("17 18 19", shell=_shell)
     assert ("dict_magics.service.batch", "dict_magics.operations.delete") in back, back
-    assert "dict_magics.frontends.progress" in order  # the bar a batch shows
+    assert "dict_magics.frontends.output" in order  # the bar a batch shows

@@ -18,8 +18,6 @@ from typing import Any
 
 import keyring
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.utils.capture import capture_output
 from keyring.backend import KeyringBackend
@@ -893,7 +891,7 @@ def _result(ok: bool) -> DeleteResult:
 
 
 def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None:
-    from dict_magics.frontends.progress import TextProgress
+    from dict_magics.frontends.output import TextProgress
 
     terminal = _Terminal()
     bar = TextProgress(4, "Deleting", terminal)
@@ -921,7 +919,7 @@ def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None
 
 
 def test_widget_progress_tracks_values_and_outcome() -> None:
-    from dict_magics.frontends.progress import WidgetProgress, in_notebook
+    from dict_magics.frontends.output import WidgetProgress
 
     bar = WidgetProgress(3, "Deleting 3 entries")
     assert bar.plain().startswith("Deleting 3 entries: 0/3 (running; a progress bar widget")
@@ -942,7 +940,6 @@ def test_widget_progress_tracks_values_and_outcome() -> None:
     clean.close()
     assert clean.bar.bar_style == "success"
     clean.box.close()
-    assert not in_notebook(None)
 
 
 # -- a real notebook front end: widgets and no stdin ------------------------------------------
@@ -1053,35 +1050,6 @@ def test_the_secret_never_appears_in_anything_shown(
     assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
     assert any("deleted every entry" in text for text in seen)
     assert any("credentials refused (HTTP 401)" in text for text in seen)
-
-
-@given(
-    st.lists(
-        st.text(alphabet="0123456789", min_size=1, max_size=6),
-        min_size=1,
-        max_size=5,
-    ),
-    st.lists(st.sampled_from([" ", ",", "  ", " , ", "\t", ",,"]), min_size=5, max_size=5),
-)
-def test_a_line_of_plain_ids_is_read_exactly_as_argparse_reads_it(
-    words: list[str], gaps: list[str]
-) -> None:
-    """``%dict_delete 17 18,19`` skips argparse (the usual line, once per cell): what it reads
-    must be what argparse reads, options at their defaults included."""
-    from dict_magics.frontends import magics
-
-    line = "".join(w + g for w, g in zip(words, gaps, strict=False)) + "\t"
-    assert magics._is_plain_ids(line)
-    method = magics.DictMagics.dict_delete
-    assert magics._parse_ids(method, line) == magics._parse(method, line)
-
-
-def test_lines_with_anything_but_plain_ids_go_through_argparse() -> None:
-    from dict_magics.frontends import magics
-
-    odd = ["17\u200318", "17\xa018", "\uff11\uff17", "17\x0b18", "17\n18"]  # not shlex's spaces
-    for line in ("17 --dry-run", "-p work 17", "17 -w 4", "'17'", "x17", "17x", "", "  ", *odd):
-        assert not magics._is_plain_ids(line), line
 
 
 def test_the_auth_setting_picks_token_auth(ip: Any, env_creds: SandboxServer) -> None:

@@ -256,7 +256,7 @@ def test_the_command_line_says_when_it_waits_on_the_services_limit() -> None:
 def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
     import io
 
-    from dict_magics.frontends.progress import TextProgress
+    from dict_magics.frontends.output import TextProgress
     from dict_magics.models import DeleteResult
 
     stream = io.StringIO()

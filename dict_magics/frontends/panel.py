@@ -61,7 +61,7 @@ from ..operations.snapshots import snapshot_dir
 from ..render import panel as view
 from ..service.paths import check_id
 from ..settings import WORKERS
-from .hints import PANEL
+from .commands import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm
 from .panel_index import ALL_PAIRS, COLUMNS, EntryIndex
 from .panel_rows import EntryRows
@@ -579,7 +579,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
             try:
                 check_id(entry_id)
             except InvalidIdError as exc:
-                problems.append(PANEL.worded(exc))
+                problems.append(PANEL.message(exc))
         if problems:
             self._set_status("Nothing armed: " + " ".join(problems), "error")
             return
@@ -722,7 +722,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         try:
             work(*args)
         except (DictMagicsError, ServiceError) as exc:
-            self._set_status(PANEL.worded(exc), "error")
+            self._set_status(PANEL.message(exc), "error")
         except Exception as exc:
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
             if kind != "list":
@@ -807,7 +807,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
     def _after_change(self, note: str | None) -> None:
         """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
-        notes = [PANEL.worded(n) for n in (note, *self._warnings) if n]
+        notes = [PANEL.message(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:

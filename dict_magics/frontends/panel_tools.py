@@ -24,7 +24,7 @@ from ..operations.prompts import ScriptedPrompter
 from ..operations.sync import plan_sync, sync
 from ..operations.update import update
 from ..render import panel as view
-from .hints import PANEL
+from .commands import PANEL
 from .panel_state import Armed, SyncRequest, Undo, show
 
 if TYPE_CHECKING:
