@@ -260,9 +260,10 @@ def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
     from dict_magics.models import DeleteResult
 
     stream = io.StringIO()
-    bar = TextProgress(4, "Deleting 4 entries", stream)
+    bar = TextProgress(stream)
+    bar.start(4, "Deleting 4 entries")
     bar.waiting(1.0, "the service's rate limit")
     assert stream.getvalue().splitlines()[-1].endswith("waiting 1 s: the service's rate limit")
-    bar.update(4, 4, DeleteResult("success", "1"))
-    bar.close()
+    bar(4, 4, DeleteResult("success", "1"))
+    bar.stop()
     assert "waiting" not in stream.getvalue().splitlines()[-1]

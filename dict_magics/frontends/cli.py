@@ -86,7 +86,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(
             command.name,
             help=command.summary,
-            description=_wrapped(spelled(command.help, "cli"), exits),
+            description=_wrapped(command.title, spelled(command.help, "cli"), exits),
             epilog=f"examples:{examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             allow_abbrev=False,
@@ -145,17 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
     """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
-    from ..models import AddResult, BatchResult, DeleteResult, UpdateResult
-
     result = getattr(exc, "result", None)
-    if isinstance(result, DeleteResult | BatchResult):
-        output.show(shapes.batch_json(result), str(result))
-    elif isinstance(result, AddResult):
-        output.show(shapes.add_json(result), str(result))
-    elif isinstance(result, UpdateResult):
-        output.show(shapes.update_json(result), str(result))
-    else:
+    if result is None:
         output.error("interrupted", EXIT_INTERRUPTED)
+    else:
+        output.show(shapes.to_json(result, []), str(result))
     print(f"{PROG}: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -278,9 +272,7 @@ def _progress(args: argparse.Namespace) -> Any:
     """A redrawn bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
     if args.quiet or sys.stderr is None:
         return None
-    if _is_terminal(sys.stderr):
-        return shapes.BarSink(stream=sys.stderr)
-    return shapes.LogProgress(sys.stderr, args.progress_every)
+    return shapes.TextProgress(sys.stderr, args.progress_every)
 
 
 def ids_to_retry(name: str) -> list[str]:
@@ -558,10 +550,10 @@ def cmd_delete(args: argparse.Namespace) -> int:
         args.ids += retry
     if not args.ids:
         raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
-    stream = shapes.JsonlResults(out) if out.mode == "jsonl" else None
+    stream = shapes.JsonlResults(out, _progress(args)) if out.mode == "jsonl" else None
     said: list[str] = []
     try:
-        result, said = _run(args, progress=shapes.Tee(_progress(args), stream))
+        result, said = _run(args, progress=stream or _progress(args))
     except KeyboardInterrupt as stopped:
         done = getattr(stopped, "result", None)
         if stream is None or done is None:

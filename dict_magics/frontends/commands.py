@@ -56,6 +56,11 @@ class Command:
     run: Callable[[argparse.Namespace, Context], Any] | None = None
     """Calls the operation with the parsed arguments; ``None``: each front end has its own."""
 
+    @property
+    def title(self) -> str:
+        """The summary as the first sentence of the command's help."""
+        return f"{self.summary[0].upper()}{self.summary[1:]}."
+
     def examples_for(self, front: str) -> list[str]:
         """A magic's examples are the lines that name one (``%dict_...``)."""
         return [line for line in self.examples if ("%dict_" in line) == (front == "magic")]
@@ -703,6 +708,19 @@ PANEL = Hints(
 # -- the reference ---------------------------------------------------------------------------
 
 
+def _usage(a: Arg) -> str:
+    """``-w N``, ``--workers N`` for the reference (``ID`` for a positional)."""
+    options = a.options
+    if not a.flags[0].startswith("-"):
+        return f"`{options.get('metavar', a.flags[0])}`"
+    value = options.get("metavar") or a.flags[-1].lstrip("-").upper().replace("-", "_")
+    if "choices" in options:
+        value = "{" + ",".join(options["choices"]) + "}"
+    if options.get("action") in ("store_true", argparse.BooleanOptionalAction):
+        value = ""
+    return ", ".join(f"`{flag} {value}`".replace(" `", "`") for flag in a.flags)
+
+
 def markdown() -> str:
     """docs/reference.md: every command, its arguments, exit codes and ``--json`` shape."""
     codes = "; ".join(f"**{code}** {meaning}" for code, meaning in EXIT_CODES)
@@ -730,7 +748,7 @@ def markdown() -> str:
             for a in c.args:
                 where = {"magic": "magic", "cli": "CLI"}.get(a.only or "", "both")
                 words = spelled(a.help, "markdown").replace("|", "\\|")
-                out.append(f"| {', '.join(f'`{f}`' for f in a.flags)} | {where} | {words} |")
+                out.append(f"| {_usage(a)} | {where} | {words} |")
         if c.exits:
             out += ["", f"Exit codes: {c.exits}."]
         if c.json:

@@ -56,7 +56,7 @@ def parser(name: str) -> Any:
         from .commands import COMMANDS, spelled
 
         command = COMMANDS[name]
-        paragraphs = [f"{command.summary[0].upper()}{command.summary[1:]}.", command.help]
+        paragraphs = [command.title, command.help]
         text = "\n\n".join(textwrap.fill(spelled(p, "magic"), 88) for p in paragraphs)
         examples = "".join(f"\n  {line}" for line in command.examples_for("magic"))
         built = MagicArgumentParser(
@@ -180,7 +180,7 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {"-p": True, "--profile": True, "--from-lang": True, "--to-lang": True}
+    takes_value = {"-p", "--profile", "--from-lang", "--to-lang"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
@@ -266,9 +266,9 @@ class MagicPrompter:
 
 
 def _progress(shell: Any) -> Any:
-    from .output import BarSink
+    from .output import progress_for
 
-    return BarSink(shell=shell)
+    return progress_for(shell)
 
 
 class _Seconds(Float):
@@ -396,17 +396,19 @@ class DictMagics(Magics):
     def _namespace(self, local_ns: Mapping[str, Any] | None) -> dict[str, Any]:
         return {**(self.shell.user_ns if self.shell is not None else {}), **(local_ns or {})}
 
+    def _expand(self, line: str, local_ns: Mapping[str, Any] | None) -> str:
+        """``{expr}`` and ``$name`` expanded by IPython's formatter, as IPython expands a magic's
+        line (left as typed where they cannot be). A line with neither is not scanned: the
+        ``$name`` pattern is tried at every position, so a long line took quadratic time."""
+        if "{" not in line and "$" not in line:
+            return line
+        try:
+            return DollarFormatter().vformat(line, args=[], kwargs=self._namespace(local_ns))
+        except Exception:
+            return line
+
     def _args(self, name: str, line: str, local_ns: Mapping[str, Any] | None) -> Any:
-        """The line's arguments, after ``{expr}`` and ``$name`` are expanded by IPython's
-        formatter, as IPython expands a magic's line (left as typed where they cannot be). A
-        line with neither is not scanned: IPython's ``$name`` pattern is tried at every
-        position, so a long line would take quadratic time."""
-        if "{" in line or "$" in line:
-            try:
-                line = DollarFormatter().vformat(line, args=[], kwargs=self._namespace(local_ns))
-            except Exception:  # noqa: S110 (IPython leaves such a line as typed too)
-                pass
-        return _parse(name, line)
+        return _parse(name, self._expand(line, local_ns))
 
     def _run(self, name: str, args: Any, **context: Any) -> Any:
         """Call the command's operation (``commands.COMMANDS[name].run``) and return its result,
@@ -605,12 +607,7 @@ class DictMagics(Magics):
 
     def dict_check(self, line: str = "", cell: str | None = None, local_ns: Any = None) -> Any:
         """Which entries apply to each sentence of a text (a CheckReport)."""
-        if "{" in line or "$" in line:
-            try:
-                line = DollarFormatter().vformat(line, args=[], kwargs=self._namespace(local_ns))
-            except Exception:  # noqa: S110 (IPython leaves such a line as typed too)
-                pass
-        options, text = _split_text(line)
+        options, text = _split_text(self._expand(line, local_ns))
         if cell is not None:
             if text:
                 raise UsageError(

@@ -17,37 +17,21 @@ import time
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..models import (
-        AddResult,
-        AuditLine,
-        BatchResult,
-        ChangePreview,
-        DeleteResult,
-        DryRunResult,
-        Entry,
-        EntryList,
-        ExportResult,
-        NoChange,
-        RestoreResult,
-        SnapshotInfo,
-        SyncPlan,
-        SyncResult,
-        UpdateResult,
-    )
+    from .. import models as m
 
-__all__ = ["BarSink", "JsonlResults", "LogProgress", "Output", "Tee", "TextProgress", "dumps"]
+__all__ = ["JsonlResults", "Output", "TextProgress", "WidgetProgress", "dumps", "progress_for"]
 
 
 def _pick(obj: Any, *names: str) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in names}
 
 
-def _entry(entry: Entry | None, with_id: bool = True) -> dict[str, str] | None:
+def _entry(entry: m.Entry | None, with_id: bool = True) -> dict[str, str] | None:
     """An entry in the service's field names; ``id`` only when known (an add has none yet)."""
     return None if entry is None else entry.to_service(with_id=with_id and bool(entry.id))
 
 
-def result_json(r: DeleteResult) -> dict[str, Any]:
+def result_json(r: m.DeleteResult) -> dict[str, Any]:
     """One deletion. ``ok`` is true for an absent id too (nothing to delete is no failure);
     ``status`` keeps version 1's two values, so it stays ``failure`` there."""
     return {
@@ -63,7 +47,7 @@ def result_json(r: DeleteResult) -> dict[str, Any]:
     }
 
 
-def batch_json(result: DeleteResult | BatchResult, warnings: list[str] | None = None) -> dict:
+def batch_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | None = None) -> dict:
     """One shape for one id, several ids and the purge: every result in input order, the
     counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
     results = list(getattr(result, "results", [result]))
@@ -88,18 +72,18 @@ def batch_json(result: DeleteResult | BatchResult, warnings: list[str] | None = 
     }
 
 
-def summary_json(result: DeleteResult | BatchResult, warnings: list[str] | None = None) -> dict:
+def summary_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | None = None) -> dict:
     """The last line of ``--jsonl``: the counts of ``batch_json`` without the results."""
     data = batch_json(result, warnings)
     data["total"] = len(data.pop("results"))
     return {"summary": data}
 
 
-def _dry_run(result: DryRunResult | ChangePreview) -> dict[str, Any]:
+def _dry_run(result: m.DryRunResult | m.ChangePreview) -> dict[str, Any]:
     return {"dry_run": True, "ok": True, **_pick(result, "operation", "host", "profile")}
 
 
-def dryrun_json(result: DryRunResult) -> dict[str, Any]:
+def dryrun_json(result: m.DryRunResult) -> dict[str, Any]:
     """What a delete or purge would do; nothing was changed."""
     return {
         **_dry_run(result),
@@ -109,7 +93,7 @@ def dryrun_json(result: DryRunResult) -> dict[str, Any]:
     }
 
 
-def preview_json(preview: ChangePreview) -> dict[str, Any]:
+def preview_json(preview: m.ChangePreview) -> dict[str, Any]:
     """A dry run of an add or an update."""
     return {
         **_dry_run(preview),
@@ -119,7 +103,7 @@ def preview_json(preview: ChangePreview) -> dict[str, Any]:
     }
 
 
-def restore_json(result: RestoreResult) -> dict[str, Any]:
+def restore_json(result: m.RestoreResult) -> dict[str, Any]:
     return {
         **_pick(result, "ok", "dry_run"),
         "added": [_entry(e) for e in result.added],
@@ -131,7 +115,7 @@ def restore_json(result: RestoreResult) -> dict[str, Any]:
     }
 
 
-def _change(result: AddResult | UpdateResult) -> dict[str, Any]:
+def _change(result: m.AddResult | m.UpdateResult) -> dict[str, Any]:
     return {
         **_pick(result, "http_status", "reason"),
         "cause": result.cause.value,
@@ -139,7 +123,7 @@ def _change(result: AddResult | UpdateResult) -> dict[str, Any]:
     }
 
 
-def add_json(result: AddResult) -> dict[str, Any]:
+def add_json(result: m.AddResult) -> dict[str, Any]:
     """One addition: the outcome, and the entry with its new id when a listing found it."""
     return {
         "operation": "add",
@@ -150,7 +134,7 @@ def add_json(result: AddResult) -> dict[str, Any]:
     }
 
 
-def update_json(result: UpdateResult) -> dict[str, Any]:
+def update_json(result: m.UpdateResult) -> dict[str, Any]:
     """One update: the outcome, the id, the entry before and after."""
     return {
         "operation": "update",
@@ -163,31 +147,22 @@ def update_json(result: UpdateResult) -> dict[str, Any]:
     }
 
 
-def no_change_json(result: NoChange) -> dict[str, Any]:
+def no_change_json(result: m.NoChange) -> dict[str, Any]:
     """An add or update with nothing to do, in that command's own shape (outcome
     ``unchanged``, no request: ``attempts`` 0), naming the entries that hold the terms."""
     first = result.entry
-    data = {
-        "operation": result.operation,
-        "ok": True,
-        "outcome": "unchanged",
-        "changed": False,
-        "ids": result.ids,
-        "http_status": None,
-        "reason": None,
-        "cause": None,
-        "verified": True,
-        "attempts": 0,
-    }
+    data = dict(operation=result.operation, ok=True, outcome="unchanged", changed=False)
+    data.update(ids=result.ids, http_status=None, reason=None, cause=None, verified=True)
+    data["attempts"] = 0
     if result.operation == "add":
         return {**data, "entry": _entry(first), "id": first.id or None}
     return {**data, "id": first.id, "old": _entry(first), "new": _entry(first), "snapshot": None}
 
 
-def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
+def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     """DESIGN's sync shape, for a plan (``applied`` false) and for a plan applied."""
     applied = hasattr(result, "plan")
-    plan: SyncPlan = result.plan if applied else result  # type: ignore[union-attr,assignment]
+    plan: m.SyncPlan = result.plan if applied else result  # type: ignore[union-attr,assignment]
     data: dict[str, Any] = {
         "applied": applied and bool(getattr(result, "applied", False)),
         "ok": result.ok,
@@ -210,7 +185,7 @@ def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
         "results": [],
     }
     if applied:
-        done: SyncResult = result  # type: ignore[assignment]
+        done: m.SyncResult = result  # type: ignore[assignment]
         data.update(_pick(done, "verified", "snapshot"), mismatches=list(done.mismatches))
         data["results"] = (
             [add_json(r) for r in done.adds]
@@ -220,15 +195,15 @@ def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
     return data
 
 
-def export_json(result: ExportResult) -> dict[str, Any]:
+def export_json(result: m.ExportResult) -> dict[str, Any]:
     return {"ok": True, "path": str(result.path), **_pick(result, "format", "count", "host")}
 
 
-def listing_json(listing: EntryList) -> dict[str, Any]:
+def listing_json(listing: m.EntryList) -> dict[str, Any]:
     return {"entries": [_entry(e) for e in listing], "total": len(listing)}
 
 
-def snapshot_json(info: SnapshotInfo) -> dict[str, Any]:
+def snapshot_json(info: m.SnapshotInfo) -> dict[str, Any]:
     return {
         "path": str(info.path),
         "taken_at": info.taken_at.isoformat(),
@@ -236,7 +211,7 @@ def snapshot_json(info: SnapshotInfo) -> dict[str, Any]:
     }
 
 
-def audit_json(line: AuditLine) -> dict[str, Any]:
+def audit_json(line: m.AuditLine) -> dict[str, Any]:
     """One audit line in the audit file's own field names."""
     return {
         "time": line.time.isoformat(),
@@ -300,7 +275,7 @@ class Output:
     def _write(self, text: str) -> None:
         # A lone surrogate (JSON allows "\ud800"; UTF-8 cannot encode it) is written as that
         # escape: the output of a delete that already happened never crashes.
-        text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+        text = re.sub("[\ud800-\udfff]", lambda c: f"\\u{ord(c.group()):04x}", text)
         with self._lock:
             try:
                 sys.stdout.write(text + "\n")
@@ -357,25 +332,89 @@ def _json_escape(ch: str) -> str:
 # -- progress ------------------------------------------------------------------------------
 
 BAR_WIDTH = 30
+# Each display is an ``operations.context.ProgressSink``: ``start(total, label)`` before a batch,
+# ``(done, total, result)`` after each result (from the client's worker threads, one at a time),
+# ``waiting(seconds, reason)`` when every worker pauses for the rate limit, ``stop()`` at the end.
+
+
+def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
+    """A widget bar in a kernel (where ipywidgets is installed), else a text one."""
+    if getattr(shell, "kernel", None) is not None:
+        from importlib.util import find_spec
+
+        if find_spec("ipywidgets") is not None:
+            return WidgetProgress()
+    return TextProgress(stream)
 
 
 class TextProgress:
-    """``label [#####.....] 5/10 (1 failed)``: redrawn in place on a terminal; elsewhere a
-    whole line at each quarter, never one per entry."""
+    """``label [#####.....] 5/10 (1 failed)``, redrawn in place on a terminal; elsewhere the same
+    as whole lines, one at each quarter. With ``every`` (the command line's logs and CI jobs):
+    ``label: 5/10 done, 2.0/s, 1 failed`` every ``every`` seconds while the batch runs, so a
+    long one shows it is alive, and a last line at its end (none for a batch over sooner)."""
 
-    def __init__(self, total: int, label: str, stream: IO[str] | None = None) -> None:
-        self.total, self.label = total, label
-        self.done = self.failed = 0
-        self.note = ""
+    def __init__(self, stream: IO[str] | None = None, every: float | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
+        self._live = bool(getattr(self._stream, "isatty", lambda: False)())
+        self._every = None if self._live else every
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.label, self.note = "", ""
+        self.total = self.done = self.failed = self.lines = 0
+        self._started = 0.0
         self._shown: tuple[int, int, str] | None = None
-        self._closed = False
-        isatty = getattr(self._stream, "isatty", None)
-        self._live = bool(isatty and isatty())
-        self._draw()
 
-    def _line(self) -> str:
+    def start(self, total: int, label: str) -> None:
+        self.label, self.total, self._started = label, total, time.monotonic()
+        self._stopped.clear()
+        if self._every is None:
+            self._draw()
+        else:
+            self._thread = threading.Thread(target=self._tick, name="dict-magics-progress")
+            self._thread.daemon = True
+            self._thread.start()
+
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        with self._lock:
+            self.done, self.total = done, total
+            self.failed += 0 if result.ok else 1
+            self.note = ""
+            if self._every is None:
+                self._draw()
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        """Say that every worker waits (the service's rate limit), until the next result."""
+        with self._lock:
+            self.note = f"waiting {seconds:.0f} s: {reason}"
+            if self._every is None:
+                self._draw()
+            else:
+                self._write(f"{self.label}: {self.note}")
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            if self._live:
+                self._write("")
+            elif self._every is None and self._shown != (4, 0, ""):
+                self._write(self._bar())
+            elif self._every is not None and self.lines:
+                elapsed = time.monotonic() - self._started
+                self._write(f"{self._count()}, finished in {elapsed:.1f} s")
+
+    def _tick(self) -> None:
+        while not self._stopped.wait(self._every):  # type: ignore[arg-type]
+            with self._lock:
+                self._write(self._count())
+
+    def _count(self) -> str:
+        rate = self.done / max(time.monotonic() - self._started, 1e-9)
+        return f"{self.label}: {self.done}/{self.total} done, {rate:.1f}/s, {self.failed} failed"
+
+    def _bar(self) -> str:
         filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
         failed = f" ({self.failed} failed)" if self.failed else ""
         note = f" \u2014 {self.note}" if self.note else ""
@@ -383,52 +422,35 @@ class TextProgress:
         return f"{self.label} [{bar}] {self.done}/{self.total}{failed}{note}"
 
     def _draw(self) -> None:
+        """A terminal redraws when the percentage, failures or note change; a log gets a line
+        at each quarter (or note)."""
         percent = 100 * self.done // self.total if self.total else 100
         key = (percent, self.failed, self.note) if self._live else (percent // 25, 0, self.note)
-        if key == self._shown:
-            return
-        self._shown = key
-        self._stream.write("\r" + self._line() if self._live else self._line() + "\n")
-        self._stream.flush()
-
-    def update(self, done: int, total: int, result: Any) -> None:
-        with self._lock:
-            if not self._closed:
-                self.done, self.total = done, total
-                self.failed += 0 if result.ok else 1
-                self.note = ""
-                self._draw()
-
-    def waiting(self, seconds: float, reason: str) -> None:
-        """Say that every worker waits (the service's rate limit), until the next result."""
-        with self._lock:
-            if not self._closed:
-                self.note = f"waiting {seconds:.0f} s: {reason}"
-                self._draw()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+        if key != self._shown:
+            self._shown = key
             if self._live:
-                self._stream.write("\n")
-            elif self._shown != (100 // 25, 0, ""):
-                self._stream.write(self._line() + "\n")
+                self._write("\r" + self._bar(), end="")
+            else:
+                self._write(self._bar())
+
+    def _write(self, line: str, end: str = "\n") -> None:
+        try:
+            self._stream.write(line + end)
             self._stream.flush()
+            self.lines += 1
+        except (OSError, ValueError):
+            pass  # a closed or broken stream must not stop the batch
 
 
 class WidgetProgress:
     """An ipywidgets ``IntProgress`` with a count beside it. Its plain-text form (what a viewer
     that draws no widgets shows of a saved notebook) says what it is and where it ended."""
 
-    def __init__(self, total: int, label: str) -> None:
+    def start(self, total: int, label: str) -> None:
         import ipywidgets as widgets
         from IPython.display import display
 
-        self.total, self.label = total, label
-        self.failed = 0
-        self.note = ""
+        self.total, self.label, self.failed, self.note = total, label, 0, ""
         self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), bar_style="info")
         self.text = widgets.HTML(self._html())
         self.box = widgets.HBox([self.bar, self.text])
@@ -454,12 +476,10 @@ class WidgetProgress:
         note = f" \u2014 {self.note}" if self.note else ""
         return escape(f"{self.label}: {done}/{self.total}{failed}{note}")
 
-    def update(self, done: int, total: int, result: Any) -> None:
-        with self._lock:
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        with self._lock:  # trait updates are safe from any thread
             self.failed += 0 if result.ok else 1
-            self.total = total
-            self.bar.max = max(total, 1)
-            self.bar.value = done
+            self.total, self.bar.max, self.bar.value = total, max(total, 1), done
             if self.failed:
                 self.bar.bar_style = "warning"
             self.note = ""
@@ -470,11 +490,9 @@ class WidgetProgress:
             self.note = f"waiting {seconds:.0f} s: {reason}"
             self.text.value = self._html(self.bar.value)
 
-    def close(self) -> None:
+    def stop(self) -> None:
         """Green when every entry went, red otherwise; the saved output says so in words."""
         with self._lock:
-            if self._closed:
-                return
             complete = self.bar.value >= self.total and not self.failed
             self.bar.bar_style = "success" if complete else "danger"
             self._closed = True
@@ -483,149 +501,43 @@ class WidgetProgress:
             self._handle.update(bundle, raw=True)
 
 
-class BarSink:
-    """The ``ProgressSink`` of the magics (and of the command line on a terminal): a widget bar
-    in a kernel, else a text bar, shown when a batch starts (one id draws nothing)."""
-
-    def __init__(self, *, shell: Any = None, stream: IO[str] | None = None) -> None:
-        self._shell, self._stream = shell, stream
-        self._bar: Any = None
-
-    def start(self, total: int, label: str) -> None:
-        if getattr(self._shell, "kernel", None) is not None:
-            try:
-                self._bar = WidgetProgress(total, label)
-                return
-            except ImportError:
-                pass
-        self._bar = TextProgress(total, label, self._stream)
-
-    def __call__(self, done: int, total: int, result: Any) -> None:
-        if self._bar is not None:
-            self._bar.update(done, total, result)
-
-    def waiting(self, seconds: float, reason: str) -> None:
-        if self._bar is not None:
-            self._bar.waiting(seconds, reason)
-
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-class LogProgress:
-    """Where no terminal redraws a bar (a log, a CI job): ``Deleting 5000 entries at host:
-    1200/5000 done, 240.0/s, 3 failed`` every ``interval`` seconds while the batch runs, so a
-    long job shows it is alive, and a last line at the end (none for a batch over sooner)."""
-
-    def __init__(self, stream: IO[str], interval: float) -> None:
-        self._stream, self._interval = stream, interval
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._label = ""
-        self._total = self._done = self._failed = self._lines = 0
-        self._started = 0.0
-
-    def start(self, total: int, label: str) -> None:
-        self._label, self._total, self._started = label, total, time.monotonic()
-        self._thread = threading.Thread(target=self._tick, name="dict-magics-progress", daemon=True)
-        self._thread.start()
-
-    def __call__(self, done: int, total: int, result: Any) -> None:
-        with self._lock:
-            self._done, self._total = done, total
-            self._failed += 0 if result.ok else 1
-
-    def waiting(self, seconds: float, reason: str) -> None:
-        self._write(f"{self._label}: waiting {seconds:.0f} s: {reason}")
-
-    def stop(self) -> None:
-        self._stopped.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self._lines:
-            self._count(final=True)
-
-    def _tick(self) -> None:
-        while not self._stopped.wait(self._interval):
-            self._count(final=False)
-
-    def _count(self, *, final: bool) -> None:
-        with self._lock:
-            elapsed = max(time.monotonic() - self._started, 1e-9)
-            line = (
-                f"{self._label}: {self._done}/{self._total} done, "
-                f"{self._done / elapsed:.1f}/s, {self._failed} failed"
-            )
-            self._lines += 1
-        self._write(line + (f", finished in {elapsed:.1f} s" if final else ""))
-
-    def _write(self, line: str) -> None:
-        try:
-            self._stream.write(line + "\n")
-            self._stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed or broken stderr must not stop the batch
-
-
-class Tee:
-    """Several progress sinks fed as one."""
-
-    def __init__(self, *sinks: Any) -> None:
-        self._sinks = [s for s in sinks if s is not None]
-
-    def start(self, total: int, label: str) -> None:
-        for sink in self._sinks:
-            sink.start(total, label)
-
-    def __call__(self, done: int, total: int, result: Any) -> None:
-        for sink in self._sinks:
-            sink(done, total, result)
-
-    def waiting(self, seconds: float, reason: str) -> None:
-        for sink in self._sinks:
-            if hasattr(sink, "waiting"):
-                sink.waiting(seconds, reason)
-
-    def stop(self) -> None:
-        for sink in self._sinks:
-            sink.stop()
-
-
 class JsonlResults:
-    """``--jsonl``: each result on its own line as it arrives, then a ``{"summary": ...}`` line.
+    """``--jsonl``: each result on its own line as it arrives, then a ``{"summary": ...}`` line
+    (``finish``); ``progress`` is fed too. A result only the end of the batch settled (one id,
+    which is not a batch; an unknown outcome a listing resolved; an id Ctrl-C left unsent) gets
+    its line then, so the last line for an id is always its final outcome."""
 
-    A result that only the end of the batch settled (one id, which is not a batch; an unknown
-    outcome a listing resolved; an id Ctrl-C left unsent) gets its line then, so the last line
-    for an id is always its final outcome.
-    """
-
-    def __init__(self, output: Output) -> None:
-        self._output = output
+    def __init__(self, output: Output, progress: Any = None) -> None:
+        self._output, self._progress = output, progress
         self._lock = threading.Lock()
         self._streamed: dict[str | None, tuple[str, bool]] = {}
 
     def start(self, total: int, label: str) -> None:
-        """Nothing to say before the first result."""
+        if self._progress is not None:
+            self._progress.start(total, label)
 
-    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
+    def __call__(self, done: int, total: int, result: m.DeleteResult) -> None:
         with self._lock:
             self._streamed[result.entry_id] = (result.outcome, result.verified)
         self._output.line(result_json(result))
+        if self._progress is not None:
+            self._progress(done, total, result)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        if self._progress is not None:
+            self._progress.waiting(seconds, reason)
 
     def stop(self) -> None:
-        """The summary needs the final result: see ``finish``."""
+        if self._progress is not None:
+            self._progress.stop()
 
-    def finish(self, result: DeleteResult | BatchResult, warnings: list[str]) -> None:
+    def finish(self, result: m.DeleteResult | m.BatchResult, warnings: list[str]) -> None:
         """Lines for what was settled after it arrived (or never arrived), then the summary."""
         seen: set[str | None] = set()
         for one in getattr(result, "results", [result]):
-            if one.entry_id in seen:
-                continue
-            seen.add(one.entry_id)
             with self._lock:
                 streamed = self._streamed.get(one.entry_id)
-            if streamed != (one.outcome, one.verified):
+            if one.entry_id not in seen and streamed != (one.outcome, one.verified):
                 self._output.line(result_json(one))
+            seen.add(one.entry_id)
         self._output.line(summary_json(result, warnings))
