@@ -1,10 +1,10 @@
 """The ``dict-magics`` command: the magics' operations for terminals and scripts.
 
-The subcommands and their options are built from ``commands.COMMANDS``; each ``cmd_*`` reads
-what it needs, calls one operation, shows the result, and returns the exit code: 0 when
-everything succeeded, 1 when something failed or its outcome is unknown, 2 for a user's mistake
-caught before any request (raised as ``DictMagicsError``; ``main`` prints it), 130 after Ctrl-C,
-128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
+The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
+operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
+code: 0 when everything succeeded, 1 when something failed or its outcome is unknown, 2 for a
+user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
+Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
 """
 
 from __future__ import annotations

@@ -77,10 +77,14 @@ class Context:
     warn: Callable[[str], None] | None = None
 
 
+def _given(a: argparse.Namespace, *names: str) -> dict[str, Any]:
+    return {name: getattr(a, name) for name in names}
+
+
 def _list(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.listing import list_entries
 
-    return list_entries(c.settings, match=a.match, from_lang=a.from_lang, to_lang=a.to_lang)
+    return list_entries(c.settings, **_given(a, "match", "from_lang", "to_lang"))
 
 
 def _delete(a: argparse.Namespace, c: Context) -> Any:
@@ -98,15 +102,8 @@ def _purge(a: argparse.Namespace, c: Context) -> Any:
 def _restore(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.restore import restore
 
-    return restore(
-        c.settings,
-        a.snapshot,
-        prompter=c.prompter,
-        progress=c.progress,
-        dry_run=a.dry_run,
-        yes=a.yes,
-        warn=c.warn,
-    )
+    asks = {"prompter": c.prompter, "progress": c.progress, "warn": c.warn}
+    return restore(c.settings, a.snapshot, dry_run=a.dry_run, yes=a.yes, **asks)
 
 
 def _add(a: argparse.Namespace, c: Context) -> Any:
@@ -119,26 +116,16 @@ def _add(a: argparse.Namespace, c: Context) -> Any:
 def _update(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.update import update
 
-    terms = {k: getattr(a, k) for k in ("from_lang", "from_text", "to_lang", "to_text")}
-    return update(c.settings, a.id, **terms, dry_run=a.dry_run, warn=c.warn)
+    terms = _given(a, "from_lang", "from_text", "to_lang", "to_text", "dry_run")
+    return update(c.settings, a.id, **terms, warn=c.warn)
 
 
 def _sync(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.sync import sync
 
-    return sync(
-        c.settings,
-        a.file,
-        apply=a.apply,
-        delete_missing=a.delete_missing,
-        pair=a.pair,
-        format=a.format,
-        skip_invalid=a.skip_invalid,
-        yes=a.yes,
-        prompter=c.prompter,
-        progress=c.progress,
-        warn=c.warn,
-    )
+    given = _given(a, "apply", "delete_missing", "pair", "format", "skip_invalid", "yes")
+    asks = {"prompter": c.prompter, "progress": c.progress, "warn": c.warn}
+    return sync(c.settings, a.file, **given, **asks)
 
 
 def _export(a: argparse.Namespace, c: Context) -> Any:
