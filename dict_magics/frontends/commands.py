@@ -184,13 +184,13 @@ TO_LANG = arg("--to-lang", metavar="L", help="only entries into language L (e.g.
 NO_SNAPSHOT = arg("--no-snapshot", action="store_true",
                   help="keep no snapshot first (what goes then cannot be restored)")
 NETWORK = (
-    arg("--base-url", only="cli", help="use this base URL instead of the profile's"),
+    arg("--base-url", only="cli", metavar="URL", help="use this base URL instead of the profile's"),
     arg("--auth", only="cli", choices=("signature", "token"),
         help="sign every request, or send one token as Bearer (default: $DICT_MAGICS_AUTH, "
         "else signature)"),
-    arg("--timeout", only="cli", type=float,
+    arg("--timeout", only="cli", type=float, metavar="SECONDS",
         help=f"seconds to connect, and for each answer (default {limits.TIMEOUT:g})"),
-    arg("--max-retries", only="cli", type=int,
+    arg("--max-retries", only="cli", type=int, metavar="N",
         help="re-sends of a request that surely was not acted on "
         f"({limits.span(limits.MIN_RETRIES, limits.MAX_RETRIES)}, default {limits.RETRIES})"),
 )
@@ -218,8 +218,9 @@ _COMMANDS = (
         "The profile is stored either way; a check of the keys is one read-only listing.",
         (
             arg("-p", "--profile", help="profile to store (default: the current one)"),
-            arg("--base-url", help="service base URL (https; plain http only for loopback)"),
-            arg("--access-key", help="access key (asked for when not given)"),
+            arg("--base-url", metavar="URL",
+                help="service base URL (https; plain http only for loopback)"),
+            arg("--access-key", metavar="KEY", help="access key (asked for when not given)"),
             arg("--check", only="magic", action=argparse.BooleanOptionalAction,
                 help="check the keys with one listing (--no-check: neither ask nor check; "
                 "default: ask)"),
