@@ -581,7 +581,8 @@ class DictMagics(Magics):
             raise UsageError(f"-n must be 0 (all) or more, not {args.limit}.")
         found = self._run("snapshots", args)
         if args.limit and len(found) > args.limit:
-            print(f"the {args.limit} newest of {len(found)} snapshots (-n 0 lists them all)")
+            shown = f"the {args.limit} newest of {len(found)} snapshots"
+            print(f"{shown} (%dict_snapshots -n 0 lists them all)")
             return type(found)(found[: args.limit])
         return found
 
