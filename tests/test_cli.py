@@ -336,7 +336,7 @@ def test_missing_credentials_is_a_usage_error(cli: Cli) -> None:
     assert "DICT_MAGICS_SECRET_KEY" in proc.stderr
     with_keyring = cli.run("--json", "delete", "1", credentials=False, keyring=True)
     assert with_keyring.returncode == 2
-    assert "dict-magics login --profile default" in with_keyring.stderr
+    assert "dict-magics login -p default" in with_keyring.stderr
     assert json.loads(with_keyring.stdout)["error"] in with_keyring.stderr
     assert cli.sandbox.requests == []
 

@@ -17,7 +17,7 @@ from keyring.backends import fail
 from keyring.errors import InitError, KeyringLocked, PasswordDeleteError
 
 from dict_magics.errors import CredentialsError, InvalidBaseUrlError
-from dict_magics.frontends.hints import CLI, MAGIC
+from dict_magics.frontends.commands import CLI, MAGIC
 from dict_magics.profiles import credentials
 
 SECRET = "s3cr\u00e9t-\u043a\u043b\u044e\u0447-" + "x" * 64
@@ -142,8 +142,8 @@ def test_missing_credentials_say_what_and_how(
     message = str(missing.value)
     assert "no base URL / access key / secret key for profile 'default'" in message
     assert missing.value.option == "login" and missing.value.profile == "default"
-    assert "%dict_login -p default" in MAGIC.worded(missing.value)
-    assert "`dict-magics login --profile default`" in CLI.worded(missing.value)
+    assert "%dict_login -p default" in MAGIC.message(missing.value)
+    assert "`dict-magics login -p default`" in CLI.message(missing.value)
     assert "DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY" in message
 
     monkeypatch.setenv("DICT_MAGICS_BASE_URL", "https://api.example.com")
@@ -434,6 +434,6 @@ def test_store_says_so_when_the_rollback_fails_too(flaky: Any, known_secret: Any
         credentials.store("work", "https://new.example.com", "AK-new-0002", known_secret(SECRET))
     assert "could not be put back as it was" in str(caught.value)
     assert caught.value.option == "relogin"
-    assert "`dict-magics logout --profile work`" in CLI.worded(caught.value)
-    assert "%dict_logout -p work" in MAGIC.worded(caught.value)
+    assert "`dict-magics logout -p work`" in CLI.message(caught.value)
+    assert "%dict_logout -p work" in MAGIC.message(caught.value)
     assert SECRET not in str(caught.value)

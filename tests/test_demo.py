@@ -103,9 +103,21 @@ def test_demo_command_runs_the_quickstart(tmp_path: Path) -> None:
 
 def test_demo_writes_where_it_is_told(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "run.ipynb"
-    proc = demo_process(tmp_path, "--output", str(target))
+    target.parent.mkdir()
+    target.write_text("an earlier run", encoding="utf-8")
+    proc = demo_process(tmp_path, "--output", str(target), "--force")  # replaces it, as asked
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_passed(proc.stdout, target)
+
+
+def test_demo_never_replaces_a_notebook_unasked(tmp_path: Path) -> None:
+    target = tmp_path / "dict-magics-demo.ipynb"
+    target.write_text("my own notes", encoding="utf-8")
+    proc = demo_process(tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"will not replace {target}" in proc.stderr and "--force" in proc.stderr
+    assert "Nothing was run." in proc.stderr and "Sandbox" not in proc.stdout
+    assert target.read_text(encoding="utf-8") == "my own notes"
 
 
 def test_demo_fails_and_stops_when_a_step_does_something_else(tmp_path: Path) -> None:

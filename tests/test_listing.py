@@ -162,6 +162,8 @@ def test_listing_mistakes_are_refused_before_any_request(ip: Any, env_creds: San
 
 
 def test_help_shows_the_options(ip: Any) -> None:
-    doc = ip.find_line_magic("dict_list").__doc__
+    from IPython.core.oinspect import getdoc  # what %dict_list? shows
+
+    doc = getdoc(ip.find_line_magic("dict_list"))
     for option in ("--match", "--from-lang", "--to-lang", "-p", "{found.ids}"):
         assert option in doc

@@ -10,16 +10,16 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import keyring
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.utils.capture import capture_output
 from keyring.backend import KeyringBackend
@@ -893,56 +893,78 @@ def _result(ok: bool) -> DeleteResult:
 
 
 def test_text_progress_redraws_in_a_terminal_and_writes_lines_in_a_log() -> None:
-    from dict_magics.frontends.progress import TextProgress
+    from dict_magics.frontends.output import TextProgress
 
     terminal = _Terminal()
-    bar = TextProgress(4, "Deleting", terminal)
+    bar = TextProgress(terminal)
+    bar.start(4, "Deleting")
     for done, ok in enumerate([True, False, True, True], start=1):
-        bar.update(done, 4, _result(ok))
-    bar.close()
+        bar(done, 4, _result(ok))
+    bar.stop()
     text = terminal.getvalue()
     assert text.count("\r") == 5 and text.endswith("4/4 (1 failed)\n")
     assert "[###############...............] 2/4 (1 failed)" in text
 
-    log = io.StringIO()
-    bar = TextProgress(200, "Deleting", log)
+    log = io.StringIO()  # a line at each quarter, never one per entry
+    bar = TextProgress(log)
+    bar.start(200, "Deleting")
     for done in range(1, 201):
-        bar.update(done, 200, _result(True))
-    bar.close()
+        bar(done, 200, _result(True))
+    bar.stop()
     lines = log.getvalue().splitlines()
     assert "\r" not in log.getvalue()
-    assert [line.rsplit(" ", 1)[-1] for line in lines] == [
-        "0/200",
-        "50/200",
-        "100/200",
-        "150/200",
-        "200/200",
-    ]
+    ends = [line.rsplit(" ", 1)[-1] for line in lines]
+    assert ends == ["0/200", "50/200", "100/200", "150/200", "200/200"]
+
+    timed = io.StringIO()  # the command line's logs: a line every interval while it runs
+    bar = TextProgress(timed, every=0.05)
+    bar.start(200, "Deleting")
+    for done in range(1, 201):
+        bar(done, 200, _result(done != 7))
+        if done % 50 == 0:
+            time.sleep(0.12)
+    bar.stop()
+    lines = timed.getvalue().splitlines()
+    assert 2 <= len(lines) < 50
+    assert all(
+        re.fullmatch(r"Deleting: \d+/200 done, [\d.]+/s, [01] failed", x) for x in lines[:-1]
+    )
+    last = r"Deleting: 200/200 done, [\d.]+/s, 1 failed, finished in [\d.]+ s"
+    assert re.fullmatch(last, lines[-1])
+
+    quick = io.StringIO()  # a batch over before the first interval writes nothing
+    bar = TextProgress(quick, every=60)
+    bar.start(2, "Deleting")
+    bar(2, 2, _result(True))
+    bar.stop()
+    assert quick.getvalue() == ""
 
 
 def test_widget_progress_tracks_values_and_outcome() -> None:
-    from dict_magics.frontends.progress import WidgetProgress, in_notebook
+    from dict_magics.frontends.output import WidgetProgress, progress_for
 
-    bar = WidgetProgress(3, "Deleting 3 entries")
+    bar = WidgetProgress()
+    bar.start(3, "Deleting 3 entries")
     assert bar.plain().startswith("Deleting 3 entries: 0/3 (running; a progress bar widget")
-    bar.update(1, 3, _result(True))
-    bar.update(2, 3, _result(False))
+    bar(1, 3, _result(True))
+    bar(2, 3, _result(False))
     assert (bar.bar.value, bar.bar.max, bar.bar.bar_style) == (2, 3, "warning")
     assert "2/3, 1 failed" in bar.text.value
-    bar.update(3, 3, _result(True))
-    bar.close()
+    bar(3, 3, _result(True))
+    bar.stop()
     assert bar.bar.bar_style == "danger"
     # What a viewer that draws no widgets (GitHub) shows: words, not HBox(children=...).
     assert bar.plain().startswith("Deleting 3 entries: 3/3, 1 failed (finished;")
     bar.box.close()
 
-    clean = WidgetProgress(2, "Deleting 2 entries")
-    clean.update(1, 2, _result(True))
-    clean.update(2, 2, _result(True))
-    clean.close()
+    clean = WidgetProgress()
+    clean.start(2, "Deleting 2 entries")
+    clean(1, 2, _result(True))
+    clean(2, 2, _result(True))
+    clean.stop()
     assert clean.bar.bar_style == "success"
     clean.box.close()
-    assert not in_notebook(None)
+    assert type(progress_for(None)).__name__ == "TextProgress"  # no kernel: text
 
 
 # -- a real notebook front end: widgets and no stdin ------------------------------------------
@@ -1053,35 +1075,6 @@ def test_the_secret_never_appears_in_anything_shown(
     assert any("Traceback" in text and "DeletionFailedError" in text for text in seen)
     assert any("deleted every entry" in text for text in seen)
     assert any("credentials refused (HTTP 401)" in text for text in seen)
-
-
-@given(
-    st.lists(
-        st.text(alphabet="0123456789", min_size=1, max_size=6),
-        min_size=1,
-        max_size=5,
-    ),
-    st.lists(st.sampled_from([" ", ",", "  ", " , ", "\t", ",,"]), min_size=5, max_size=5),
-)
-def test_a_line_of_plain_ids_is_read_exactly_as_argparse_reads_it(
-    words: list[str], gaps: list[str]
-) -> None:
-    """``%dict_delete 17 18,19`` skips argparse (the usual line, once per cell): what it reads
-    must be what argparse reads, options at their defaults included."""
-    from dict_magics.frontends import magics
-
-    line = "".join(w + g for w, g in zip(words, gaps, strict=False)) + "\t"
-    assert magics._is_plain_ids(line)
-    method = magics.DictMagics.dict_delete
-    assert magics._parse_ids(method, line) == magics._parse(method, line)
-
-
-def test_lines_with_anything_but_plain_ids_go_through_argparse() -> None:
-    from dict_magics.frontends import magics
-
-    odd = ["17\u200318", "17\xa018", "\uff11\uff17", "17\x0b18", "17\n18"]  # not shlex's spaces
-    for line in ("17 --dry-run", "-p work 17", "17 -w 4", "'17'", "x17", "17x", "", "  ", *odd):
-        assert not magics._is_plain_ids(line), line
 
 
 def test_the_auth_setting_picks_token_auth(ip: Any, env_creds: SandboxServer) -> None:

@@ -519,7 +519,7 @@ def test_an_update_whose_snapshot_cannot_be_written_names_no_flag_it_lacks(
 ) -> None:
     """An update always keeps a snapshot (it has no --no-snapshot, and the snapshots setting
     does not skip it): its refusal says nothing was sent, and points at no way around it."""
-    from dict_magics.frontends.hints import CLI, MAGIC
+    from dict_magics.frontends.commands import CLI, MAGIC
     from dict_magics.operations.update import update
 
     blocked = tmp_path / "not-a-folder"
@@ -528,8 +528,8 @@ def test_an_update_whose_snapshot_cannot_be_written_names_no_flag_it_lacks(
     with pytest.raises(LocalDataError, match=r"before the update .*nothing was sent") as refused:
         update(OperationSettings(), "5", to_text="x")
     assert refused.value.option is None
-    assert "--no-snapshot" not in MAGIC.worded(refused.value)
-    assert "--no-snapshot" not in CLI.worded(refused.value)
+    assert "--no-snapshot" not in MAGIC.message(refused.value)
+    assert "--no-snapshot" not in CLI.message(refused.value)
     assert [r.method for r in env_creds.requests if r.method != "GET"] == []
 
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dict_magics.errors import InvalidBaseUrlError, InvalidIdError
-from dict_magics.frontends.hints import CLI, MAGIC, PANEL
+from dict_magics.frontends.commands import CLI, MAGIC, PANEL
 from dict_magics.sandbox import SandboxServer
 from dict_magics.sandbox.handler import entry_of
 from dict_magics.service import paths
@@ -208,9 +208,9 @@ def test_purge_refusal_points_at_the_purge_command() -> None:
     with pytest.raises(InvalidIdError) as info:
         check_id("dictionary-all")
     assert info.value.option == "purge"  # each front end names its own purge command
-    assert "%dict_purge" in MAGIC.worded(info.value)
-    assert "`dict-magics purge`" in CLI.worded(info.value)
-    assert "Delete all" in PANEL.worded(info.value)
+    assert "%dict_purge" in MAGIC.message(info.value)
+    assert "`dict-magics purge`" in CLI.message(info.value)
+    assert "Delete all" in PANEL.message(info.value)
 
 
 @pytest.mark.parametrize(

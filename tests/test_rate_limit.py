@@ -256,13 +256,14 @@ def test_the_command_line_says_when_it_waits_on_the_services_limit() -> None:
 def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
     import io
 
-    from dict_magics.frontends.progress import TextProgress
+    from dict_magics.frontends.output import TextProgress
     from dict_magics.models import DeleteResult
 
     stream = io.StringIO()
-    bar = TextProgress(4, "Deleting 4 entries", stream)
+    bar = TextProgress(stream)
+    bar.start(4, "Deleting 4 entries")
     bar.waiting(1.0, "the service's rate limit")
     assert stream.getvalue().splitlines()[-1].endswith("waiting 1 s: the service's rate limit")
-    bar.update(4, 4, DeleteResult("success", "1"))
-    bar.close()
+    bar(4, 4, DeleteResult("success", "1"))
+    bar.stop()
     assert "waiting" not in stream.getvalue().splitlines()[-1]

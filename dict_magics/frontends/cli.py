@@ -1,599 +1,115 @@
-"""The ``dict-magics`` command: the magics' core for terminals and scripts.
+"""The ``dict-magics`` command: the magics' operations for terminals and scripts.
 
-Exit codes are part of the contract: 0 when everything succeeded, 1 when something failed or its
-outcome is unknown (or the service cannot give a listing), 2 for a user's mistake caught before
-any request (bad id, missing credentials, purge not confirmed, bad option), 130 after Ctrl-C (a
-batch prints what it did first). ``--json`` prints one JSON document of a stable shape (errors
-too), ``--jsonl`` one line per result as it arrives. The commands are in ``cli_commands``; this
-module is the parser and the one place errors become exit codes.
+The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
+operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
+code: 0 when everything succeeded, 1 when something failed or its outcome is unknown, 2 for a
+user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
+Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from dataclasses import replace
+from typing import IO, Any, NoReturn
 
 from .. import settings as limits
-from ..errors import DictMagicsError, exit_code
-from . import cli_commands as commands
-from .cli_commands import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
-from .cli_output import Output, batch_json
-from .cli_progress import PROGRESS_EVERY
-from .hints import CLI
+from ..errors import DictMagicsError, UsageProblem, exit_code
+from ..operations.context import OperationSettings, split_args
+from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
+from . import output as shapes
+from .commands import CLI, COMMANDS, EXIT_CODES, PROG, spelled
+from .output import Output
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
-DESCRIPTION = """\
-List, add, update, sync, export, lint, check, delete and restore user-dictionary entries of the
-translation service with signed requests, using the same credentials (OS keyring profiles, or
-DICT_MAGICS_* environment variables) and the same snapshots and audit log as the %dict_* magics.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+SETTINGS = ("profile", "base_url", "timeout", "max_retries", "workers", "auth")
+OUTCOMES = ("success", "failure", "unknown", "absent")
 
-exit codes: 0 everything succeeded (an id already absent counts: nothing to delete); 1 something
-failed or its outcome is unknown (service or network), or the service cannot give a listing;
-2 usage error (bad id or option, missing credentials, purge not confirmed), nothing sent;
-130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (a batch prints what it did first)."""
-
+DESCRIPTION = (
+    "List, add, update, sync, export, lint, check, delete and restore user-dictionary entries "
+    "of the translation service, with the same credentials (OS keyring profiles, or "
+    "DICT_MAGICS_* environment variables), snapshots and audit log as the %dict_* magics."
+)
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
 keyring for the profile named by DICT_MAGICS_PROFILE (default "default"); DICT_MAGICS_HOME is
-where snapshots and the audit log are kept.
-
-examples:
-  dict-magics login --base-url https://api.example.com
-  dict-magics status --check
-  dict-magics list --match friday
-  dict-magics delete 42 43 --json > result.json
-  dict-magics delete --retry-failed result.json
-  dict-magics restore
-  dict-magics export glossary.csv && dict-magics sync glossary.csv --apply
-  dict-magics lint --json
-  dict-magics check sample.txt
-  dict-magics sandbox             (a local stand-in service to try things on)
-  dict-magics demo                (run the quickstart notebook against it)"""
-
-LOGIN_HELP = """\
-Store a profile (base URL, access key, secret key) in the OS keyring. What the options do not
-give is asked for on the terminal; the secret key is never an option and never echoed. When
-stdin is not a terminal, --base-url and --access-key are required and the secret key is read
-from the first line of stdin (e.g. `printf %s "$SECRET" | dict-magics login ...`)."""
-
-EXAMPLES = {
-    "login": [
-        "dict-magics login --base-url https://api.example.com",
-        'printf %s "$SECRET" | dict-magics login -p ci --base-url https://api.example.com '
-        "--access-key AK123",
-    ],
-    "logout": ["dict-magics logout", "dict-magics logout --profile work"],
-    "status": [
-        "dict-magics status",
-        "dict-magics status --check          (one read-only request: do the keys work?)",
-        "dict-magics status -p work --json",
-    ],
-    "profiles": ["dict-magics profiles", "dict-magics profiles --json"],
-    "list": [
-        "dict-magics list --match friday",
-        "dict-magics list --from-lang ja --to-lang en --csv > entries.csv",
-        "dict-magics list --json | jq -r '.entries[].id'",
-    ],
-    "delete": [
-        "dict-magics delete 42 43,44",
-        "dict-magics delete --file ids.txt --jsonl > results.jsonl",
-        "dict-magics delete --retry-failed results.jsonl",
-    ],
-    "purge": [
-        "dict-magics purge --dry-run",
-        "dict-magics purge                   (asks you to type delete-all)",
-        "dict-magics purge --yes --json      (scripts: no question)",
-    ],
-    "restore": [
-        "dict-magics restore --dry-run",
-        "dict-magics restore",
-        "dict-magics restore ~/.local/share/dict-magics/snapshots/FILE.json --yes",
-    ],
-    "lint": [
-        "dict-magics lint",
-        'dict-magics lint --json | jq -r \'.findings[] | select(.kind == "duplicate") '
-        "| .entry_ids[1:][]'",
-    ],
-    "check": [
-        "dict-magics check sample.txt",
-        "dict-magics check --from-lang ja --to-lang en - < mail.txt",
-        "dict-magics check sample.txt --json | jq '.never_applied'",
-    ],
-    "snapshots": ["dict-magics snapshots", "dict-magics snapshots -p work --json"],
-    "add": [
-        "dict-magics add en Friday de Freitag",
-        'dict-magics add ja "金曜日" en Friday --dry-run',
-        "dict-magics add en invoice de Rechnung --json | jq .id",
-    ],
-    "update": [
-        "dict-magics update 17 --to-text Freitag",
-        'dict-magics update 17 --from-text "purchase order" --dry-run',
-        "dict-magics restore                 (puts entry 17 back as it was)",
-    ],
-    "sync": [
-        "dict-magics sync glossary.csv                  (the plan only: nothing is sent)",
-        "dict-magics sync glossary.csv --apply",
-        "dict-magics sync terms.xlsx --pair en:de --delete-missing --apply --yes --json",
-        "dict-magics restore                             (undoes the last sync)",
-    ],
-    "export": [
-        "dict-magics export glossary.csv",
-        "dict-magics export terms.xlsx -p work",
-        "dict-magics export backup.tbx --json",
-        "dict-magics export glossary.csv --force         (replaces the file)",
-    ],
-    "log": ["dict-magics log", "dict-magics log -n 100 --json"],
-    "demo": ["dict-magics demo", "dict-magics demo -o /tmp/demo.ipynb"],
-}
+where snapshots and the audit log are kept. Reference: docs/reference.md."""
 
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors also reach a program that reads only stdout."""
 
-    def __init__(self, *args: Any, output: Output | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, output: Output, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.output = output or Output()
+        self.output = output
 
     def error(self, message: str) -> NoReturn:
         self.output.error(message, EXIT_USAGE)
         super().error(message)
 
 
-def _examples(name: str) -> str:
-    return "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+def _wrapped(*paragraphs: str) -> str:
+    import textwrap
 
-
-def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """--profile and --json, accepted before or after the command."""
-    default: Any = None if top else argparse.SUPPRESS
-    parser.add_argument(
-        "-p",
-        "--profile",
-        default=default,
-        help="credential profile (default: $DICT_MAGICS_PROFILE or 'default')",
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=False if top else argparse.SUPPRESS,
-        help='print one JSON document on stdout (an error too: {"error", "exit"})',
-    )
-
-
-def _network(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base-url", help="use this base URL instead of the profile's")
-    parser.add_argument(
-        "--auth",
-        choices=("signature", "token"),
-        default=None,
-        help="sign every request, or get one token and send it as Bearer "
-        "(default: $DICT_MAGICS_AUTH, else signature)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=limits.TIMEOUT,
-        help=f"seconds each attempt may take: to connect, then from sending to the whole "
-        f"answer (default {limits.TIMEOUT:g})",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=int,
-        default=limits.RETRIES,
-        help="re-sends of a request that surely was not acted on "
-        f"({limits.span(limits.MIN_RETRIES, limits.MAX_RETRIES)}, default {limits.RETRIES})",
-    )
-
-
-def _workers(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-w",
-        "--workers",
-        type=int,
-        default=limits.WORKERS,
-        help="parallel requests "
-        f"({limits.span(limits.MIN_WORKERS, limits.MAX_WORKERS)}, default {limits.WORKERS})",
-    )
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
-    return value
-
-
-def _progress_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress on stderr (results still print)"
-    )
-    parser.add_argument(
-        "--progress-every",
-        type=_positive,
-        default=PROGRESS_EVERY,
-        metavar="SECONDS",
-        help="when stderr is not a terminal, a progress line every SECONDS "
-        f"(default {PROGRESS_EVERY:g}); a terminal gets a redrawn bar instead",
-    )
-
-
-def _changes(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="list what would go (with the terms, from one listing) and send nothing that "
-        "changes the dictionary",
-    )
-    parser.add_argument(
-        "--no-snapshot",
-        action="store_true",
-        help="do not keep a snapshot first (a purge needs this where the service has no "
-        "listing); what is deleted then cannot be restored",
-    )
+    return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs if p)
 
 
 def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
-    """The whole command line, with ``--help`` on every command."""
+    """The whole command line, from the commands table, with ``--help`` on every command."""
     output = output or Output()
     parser = _Parser(
         prog=PROG,
-        description=DESCRIPTION,
+        description=_wrapped(DESCRIPTION)
+        + "\n\nexit codes:\n"
+        + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES)
+        + '  with --json, an error is printed on stdout too, as {"error", "exit"}',
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
         output=output,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {limits.VERSION}")
-    _common(parser, top=True)
+    parser.add_argument("-p", "--profile", help="credential profile (also after the command)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    def add(name: str, summary: str, func: Callable[..., int], **kw: Any) -> Any:
+    for command in COMMANDS.values():
+        if command.only == "magic":
+            continue
+        examples = "".join(f"\n  {line}" for line in command.examples_for("cli"))
+        exits = f"exit codes: {command.exits}." if command.exits else ""
         sub = subparsers.add_parser(
-            name,
-            help=summary,
-            description=kw.pop("description", summary),
-            epilog=_examples(name) if name in EXAMPLES else None,
+            command.name,
+            help=command.summary,
+            description=_wrapped(command.title, spelled(command.help, "cli"), exits),
+            epilog=f"examples:{examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             allow_abbrev=False,
+            add_help=command.name != "sandbox",  # its own parser answers --help
             output=output,
-            **kw,
         )
-        sub.set_defaults(func=func)
-        return sub
-
-    login = add(
-        "login", "store a profile in the keyring", commands.cmd_login, description=LOGIN_HELP
-    )
-    _common(login, top=False)
-    login.add_argument("--base-url", help="service base URL (https; http only for loopback)")
-    login.add_argument("--access-key", help="access key (not secret; the secret key is asked)")
-
-    logout = add("logout", "remove a profile from the keyring", commands.cmd_logout)
-    _common(logout, top=False)
-
-    status = add(
-        "status",
-        "show profile, base URL, masked access key and keyring backend (never the secret)",
-        commands.cmd_status,
-        description="Show where requests would go and with which credentials; sends nothing "
-        "unless --check is given. Exit code 2 when credentials are incomplete; with --check, "
-        "0 when the credentials work and 1 when they are refused or cannot be checked.",
-    )
-    _common(status, top=False)
-    status.add_argument(
-        "--check",
-        action="store_true",
-        help="send one read-only request (the listing) to prove the credentials work",
-    )
-    _network(status)
-
-    profiles = add(
-        "profiles",
-        "list the profiles stored in the keyring (never a secret)",
-        commands.cmd_profiles,
-        description="List the profiles stored in the keyring: name, base URL and masked access "
-        "key. Profile names are recorded by login/logout in a non-secret keyring item "
-        "(dict-magics / profiles), since most keyrings cannot list their items. Exit code 0, "
-        "also with none stored or no keyring on this system (then none can be).",
-    )
-    profiles.add_argument(
-        "--json",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print one JSON document on stdout",
-    )
-
-    listing = add(
-        "list",
-        "list the dictionary's entries, filtered",
-        commands.cmd_list,
-        description="List the entries (id and the four terms) with one read-only request. "
-        "Exit code 1 when the service offers no listing or cannot give it.",
-    )
-    _common(listing, top=False)
-    listing.add_argument(
-        "--match", metavar="TEXT", help="entries whose terms contain TEXT (any case)"
-    )
-    listing.add_argument("--from-lang", metavar="L", help="only entries from language L")
-    listing.add_argument("--to-lang", metavar="L", help="only entries to language L")
-    listing.add_argument(
-        "--csv",
-        action="store_true",
-        help="print CSV (id,fromLang,fromText,toLang,toText) instead of a table; with a "
-        "UTF-8 BOM only when stdout is a new file (> out.csv, for Excel), none into a pipe or >>",
-    )
-    _network(listing)
-
-    delete = add(
-        "delete",
-        "delete one or several entries (a snapshot of them first)",
-        commands.cmd_delete,
-        description="Delete entries by id. Ids may be separated by spaces or commas; every id is "
-        "checked before the first request, and the entries about to go are saved in a snapshot "
-        "first (`dict-magics restore` puts them back). Progress goes to stderr: a redrawn bar "
-        "on a terminal, a line every few seconds otherwise. The summary lists every failure "
-        "with its reason.",
-    )
-    _common(delete, top=False)
-    delete.add_argument("ids", nargs="*", metavar="ID", help="entry ids")
-    delete.add_argument(
-        "-f",
-        "--file",
-        metavar="PATH",
-        help="also read ids from PATH ('-' for stdin), UTF-8, one id a line; blank lines "
-        "and # comments are skipped",
-    )
-    delete.add_argument(
-        "--retry-failed",
-        metavar="RESULTS",
-        help="also delete the ids a saved --json or --jsonl result of delete did not surely "
-        "delete (outcome failure or unknown)",
-    )
-    delete.add_argument(
-        "--jsonl",
-        action="store_true",
-        help='print one JSON line per result as it arrives, then a {"summary": ...} line',
-    )
-    _workers(delete)
-    _changes(delete)
-    _progress_options(delete)
-    _network(delete)
-
-    purge = add(
-        "purge",
-        "delete EVERY entry (asks for a typed confirmation; a snapshot of all first)",
-        commands.cmd_purge,
-        description="Delete every entry of the profile's account, after saving them all in a "
-        "snapshot. On a terminal you must type a confirmation naming the profile and host; when "
-        "stdin is not a terminal the purge is refused (exit 2, nothing sent) unless --yes is "
-        "given. Where the service has no listing, a purge needs --no-snapshot.",
-    )
-    _common(purge, top=False)
-    purge.add_argument(
-        "-y", "--yes", action="store_true", help="do not ask: delete every entry at once"
-    )
-    _changes(purge)
-    _network(purge)
-
-    restore = add(
-        "restore",
-        "put back what a snapshot holds and the service lacks",
-        commands.cmd_restore,
-        description="Add back the entries of a snapshot whose four terms the service does not "
-        "hold (running it twice adds nothing the second time). SNAPSHOT defaults to the latest "
-        "snapshot of this profile and host; one from another profile or host needs a "
-        "confirmation, or --yes.",
-    )
-    _common(restore, top=False)
-    restore.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="a snapshot file")
-    restore.add_argument(
-        "--dry-run", action="store_true", help="show what would be added; add nothing"
-    )
-    restore.add_argument(
-        "-y", "--yes", action="store_true", help="do not ask about a snapshot of another host"
-    )
-    _workers(restore)
-    _progress_options(restore)
-    _network(restore)
-
-    add_cmd = add(
-        "add",
-        "add one entry (terms checked first; the result names the new id)",
-        commands.cmd_add,
-        description="Add one entry. The terms are checked before anything is sent (at most 255 "
-        "characters, no control characters, language codes the service takes: zh-CN or zh-TW "
-        "for Chinese). The service returns no id: one listing afterwards finds it and settles "
-        "an answer that was lost (the request is never sent twice). An entry with the same "
-        "four terms already there is not added again (exit 0, nothing sent).",
-    )
-    _common(add_cmd, top=False)
-    add_cmd.add_argument("from_lang", metavar="FROM_LANG", help="source language (e.g. en)")
-    add_cmd.add_argument("from_text", metavar="FROM_TEXT", help="source term")
-    add_cmd.add_argument("to_lang", metavar="TO_LANG", help="target language")
-    add_cmd.add_argument("to_text", metavar="TO_TEXT", help="target term")
-    add_cmd.add_argument("--dry-run", action="store_true", help="show it; send nothing")
-    _network(add_cmd)
-
-    update = add(
-        "update",
-        "change one entry in place (its old terms kept in a snapshot first)",
-        commands.cmd_update,
-        description="Replace the given fields of one entry with a PUT (the id stays). Its old "
-        "terms are saved in a snapshot first: `dict-magics restore` puts them back under the "
-        "same id. An entry that already reads as asked is left alone (exit 0, nothing sent).",
-    )
-    _common(update, top=False)
-    update.add_argument("id", metavar="ID", help="the entry to change")
-    update.add_argument("--from-text", metavar="T", help="new source term")
-    update.add_argument("--to-text", metavar="T", help="new target term")
-    update.add_argument("--from-lang", metavar="L", help="new source language")
-    update.add_argument("--to-lang", metavar="L", help="new target language")
-    update.add_argument("--dry-run", action="store_true", help="show old and new; send nothing")
-    _network(update)
-
-    sync_cmd = add(
-        "sync",
-        "make the dictionary match a glossary file (the plan only, unless --apply)",
-        commands.cmd_sync,
-        description="Compare a glossary file (.csv, .tsv, .xlsx, .tbx; columns fromLang, "
-        "fromText, toLang, toText and optionally id, or source, target with --pair) with the "
-        "dictionary and show the plan: adds, updates (old -> new), deletes, unchanged, "
-        "conflicts, invalid rows by row number. Nothing is sent but one listing unless --apply: "
-        "then a snapshot is kept first (`dict-magics restore` undoes the sync), adds go in bulk "
-        "chunks, updates as PUTs, deletions (only with --delete-missing, after a confirmation "
-        "or --yes), and one listing verifies. Exit 0 for a plan; after --apply, 0 only when "
-        "every change succeeded and was verified.",
-    )
-    _common(sync_cmd, top=False)
-    sync_cmd.add_argument("file", metavar="FILE", help="the glossary file")
-    sync_cmd.add_argument("--apply", action="store_true", help="make the changes")
-    sync_cmd.add_argument(
-        "--delete-missing",
-        action="store_true",
-        help="delete entries of the file's language pairs that the file lacks",
-    )
-    sync_cmd.add_argument("--pair", metavar="FROM:TO", help="languages of a source,target file")
-    sync_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
-    sync_cmd.add_argument(
-        "--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones"
-    )
-    sync_cmd.add_argument(
-        "-y", "--yes", action="store_true", help="delete without asking (with --apply)"
-    )
-    _workers(sync_cmd)
-    _progress_options(sync_cmd)
-    _network(sync_cmd)
-
-    export_cmd = add(
-        "export",
-        "write the dictionary to a glossary file (.csv, .tsv, .xlsx, .tbx)",
-        commands.cmd_export,
-        description="List the dictionary and write it to FILE (refused if it exists, unless "
-        "--force). A .csv "
-        "opens right in Excel (UTF-8 with a BOM) and no cell is read as a formula; `sync` of "
-        "the unedited file plans no change. .xlsx needs: pip install 'dict-magics[xlsx]'.",
-    )
-    _common(export_cmd, top=False)
-    export_cmd.add_argument("file", metavar="FILE", help="where to write (a new file)")
-    export_cmd.add_argument(
-        "--force", action="store_true", help="replace FILE if it exists (else: refused, exit 2)"
-    )
-    export_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
-    _network(export_cmd)
-    lint = add(
-        "lint",
-        "find problems in the dictionary (duplicates, conflicts, ...), with a fix for each",
-        commands.cmd_lint,
-        description="List the dictionary once (read-only) and report every problem: duplicate, "
-        "conflict (one source, several targets), near-duplicate (equal after width, case and "
-        "space folding), too-long, bad-language, whitespace, control, overlap (a source term "
-        "inside another of the same pair). Exit code 0 whatever is found; 1 when the service "
-        "cannot give a listing.",
-    )
-    _common(lint, top=False)
-    _network(lint)
-
-    check = add(
-        "check",
-        "show which entries apply to each sentence of a text (3 per sentence)",
-        commands.cmd_check,
-        description="Play the service's rule on a text, with one listing and no translation "
-        "request: per sentence, the entries whose source term occurs in it, the earliest three "
-        "(per language pair) applied and the rest not applied; then the entries that match but "
-        "are never applied. Sentences end at \u3002 \uff01 \uff1f, at . ! ? before a space or "
-        "the end, and at line ends.",
-    )
-    _common(check, top=False)
-    check.add_argument("file", metavar="FILE", help="a UTF-8 text file ('-' for stdin)")
-    check.add_argument("--from-lang", metavar="L", help="only entries from language L")
-    check.add_argument("--to-lang", metavar="L", help="only entries to language L")
-    _network(check)
-
-    snapshots = add(
-        "snapshots",
-        "list the snapshots kept on this machine",
-        commands.cmd_snapshots,
-        description="List the snapshot files, newest first (only one profile's with -p).",
-    )
-    _common(snapshots, top=False)
-
-    log = add(
-        "log",
-        "show the last lines of the audit log",
-        commands.cmd_log,
-        description="Show the last requests that could change the dictionary, with outcomes.",
-    )
-    _common(log, top=False)
-    log.add_argument("-n", type=int, default=20, help="how many lines (default 20)")
-
-    add(
-        "sandbox",
-        "serve a local stand-in for the service on 127.0.0.1 (options: sandbox --help)",
-        commands.cmd_sandbox,
-        add_help=False,
-    )
-
-    demo = add(
-        "demo",
-        "run the quickstart notebook headlessly against an embedded sandbox",
-        commands.cmd_demo,
-        description="Start a sandbox, execute the quickstart notebook against it with this "
-        "Python's ipykernel, print each step and check the sandbox did what the notebook says. "
-        "Exit 0 only if every step did. Needs: pip install 'dict-magics[demo]'.",
-    )
-    demo.add_argument(
-        "-o",
-        "--output",
-        dest="output_notebook",
-        default="dict-magics-demo.ipynb",
-        help="where to write the executed notebook (default ./dict-magics-demo.ipynb)",
-    )
+        sub.set_defaults(func=HANDLERS.get(command.name, cmd_any))
+        for a in command.args:
+            if a.in_front("cli"):
+                options = dict(a.options)
+                if a.flags[-1] in ("--profile", "--json"):  # given before the command too
+                    options["default"] = argparse.SUPPRESS
+                words = spelled(a.help, "cli").replace("%", "%%")
+                sub.add_argument(*a.flags, help=words, **options)
     return parser
 
 
-def _mode(argv: Sequence[str]) -> str:
-    """``json`` / ``jsonl`` when asked for anywhere before ``--`` (so parse errors are JSON too)."""
-    options = list(argv[: argv.index("--")] if "--" in argv else argv)
-    if "--jsonl" in options:
-        return "jsonl"
-    return "json" if "--json" in options else "text"
-
-
-def _fail(output: Output, message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    output.error(message, code)
-    return code
-
-
-def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
-    """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
-    from ..models import AddResult, BatchResult, DeleteResult, UpdateResult
-    from .cli_output import add_json, update_json
-
-    result = getattr(exc, "result", None)
-    if isinstance(result, DeleteResult | BatchResult):
-        output.show(batch_json(result), str(result))
-    elif isinstance(result, AddResult):
-        output.show(add_json(result), str(result))
-    elif isinstance(result, UpdateResult):
-        output.show(update_json(result), str(result))
-    else:
-        output.error("interrupted", EXIT_INTERRUPTED)
-    print(f"{PROG}: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPTED
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit code (0, 1 or 2; 130 after Ctrl-C)."""
+    """Run one command; returns its exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    output = Output(_mode(argv))  # type: ignore[arg-type]
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    mode = "jsonl" if "--jsonl" in options else "json" if "--json" in options else "text"
+    output = Output(mode)  # parse errors are JSON too
     parser = build_parser(output)
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
@@ -601,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.error("no command given", EXIT_USAGE)
         return EXIT_USAGE
     if args.command == "sandbox":
-        return commands.cmd_sandbox(extra)
+        return cmd_sandbox(extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "demo" and (args.json or args.profile):
@@ -616,7 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except DictMagicsError as exc:
-        code = _fail(output, CLI.worded(exc), exit_code(exc))
+        print(f"{PROG}: error: {CLI.message(exc)}", file=sys.stderr)
+        output.error(CLI.message(exc), exit_code(exc))
+        code = exit_code(exc)
     except KeyboardInterrupt as exc:
         code = _interrupted(output, exc)
     finally:
@@ -625,11 +143,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 128 + stopped[0] if stopped else code
 
 
+def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
+    """Ctrl-C during one request: show how that request ended (it was waited for), exit 130."""
+    result = getattr(exc, "result", None)
+    if result is None:
+        output.error("interrupted", EXIT_INTERRUPTED)
+    else:
+        output.show(shapes.to_json(result, []), str(result))
+    print(f"{PROG}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
     """SIGTERM and SIGHUP stop a command as Ctrl-C does: nothing new is sent, requests in flight
-    are waited for (at most one deadline) and audited, what was done is printed; the exit code
-    is then 128 + the signal's number. Killed outright instead, the process would lose the
-    results (and audit lines) of requests the service had received."""
+    are waited for and audited, what was done is printed; the exit code is then 128 + the
+    signal. Killed outright, the process would lose the results of requests the service had
+    received."""
 
     def like_ctrl_c(signum: int, frame: Any) -> None:
         stopped.append(signum)
@@ -652,6 +181,434 @@ def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
             break
     return previous
 
+
+# -- what the command reads ----------------------------------------------------------------
+
+
+def _settings(args: argparse.Namespace) -> OperationSettings:
+    """The options this command was given, on top of the defaults in ``dict_magics.settings``."""
+    given = vars(args)
+    chosen = {name: given[name] for name in SETTINGS if given.get(name) is not None}
+    if "no_snapshot" in given:
+        chosen["snapshots"] = not given["no_snapshot"]
+    return OperationSettings(**chosen)
+
+
+def _is_terminal(stream: IO[str] | None) -> bool:
+    """True for a terminal; a closed stream (``<&-``, ``2>&-``) is none."""
+    return stream is not None and stream.isatty()
+
+
+def _read(name: str, what: str) -> bytes:
+    """The bytes of file ``name`` (``-``: stdin); a problem is a usage error."""
+    if name != "-":
+        try:
+            with open(name, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise UsageProblem(
+                f"cannot read {what} from {name!r}: {exc.strerror or exc}."
+            ) from None
+    if sys.stdin is None:
+        raise UsageProblem(f"cannot read {what} from stdin: it is closed. Nothing was sent.")
+    return sys.stdin.buffer.read()
+
+
+def _text(name: str, what: str) -> str:
+    """The UTF-8 text of file ``name`` (``-``: stdin), a byte-order mark dropped."""
+    try:
+        return _read(name, what).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if name == "-" else repr(name)
+        raise UsageProblem(
+            f"{what} on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
+        ) from None
+
+
+class Terminal:
+    """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
+
+    def ask(self, question: str) -> str:
+        sys.stderr.write(question)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise NoAnswer("stdin was closed")
+        return line.rstrip("\r\n")
+
+    def ask_secret(self, question: str) -> str:
+        import getpass
+
+        try:
+            return getpass.getpass(question)
+        except EOFError:
+            raise NoAnswer("stdin was closed") from None
+
+    def confirm(self, warning: object, question: str) -> str:
+        sys.stderr.write(CLI.text(warning) + "\n")
+        return self.ask(question)
+
+
+def prompter(hint: str = "") -> Prompter:
+    """Questions on the terminal; where stdin is none, a prompter saying why (and ``hint``)."""
+    if _is_terminal(sys.stdin):
+        return Terminal()
+    state = "closed" if sys.stdin is None else "not a terminal"
+    return ScriptedPrompter(reason=f"stdin is {state}{hint}")
+
+
+def _warnings() -> tuple[list[str], Callable[[str], None]]:
+    """A list that collects the operation's warnings, and the ``warn`` that also prints them."""
+    said: list[str] = []
+
+    def warn(message: str) -> None:
+        said.append(CLI.message(message))
+        print(f"{PROG}: warning: {said[-1]}", file=sys.stderr, flush=True)
+
+    return said, warn
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    """A redrawn bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
+    if args.quiet or sys.stderr is None:
+        return None
+    return shapes.TextProgress(sys.stderr, args.progress_every)
+
+
+def ids_to_retry(name: str) -> list[str]:
+    """The ids a saved ``delete --json`` (or ``--jsonl``) result did not surely delete.
+
+    Judged only by the machine-readable fields: a result is done when its ``outcome`` is
+    ``success`` or ``absent`` (from version 1, without ``outcome``: when ``ok`` is true).
+    Anything that is not such a result is refused before anything is sent.
+    """
+    where = "stdin" if name == "-" else repr(name)
+
+    def refused(why: str) -> UsageProblem:
+        return UsageProblem(
+            f"--retry-failed: {where} is not a saved `{PROG} delete --json` result: {why}. "
+            "Nothing was sent."
+        )
+
+    try:
+        text = _read(name, "a saved result").decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise refused("it is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+        lines = None
+    except ValueError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise refused("it is empty") from None
+    if lines is not None:  # --jsonl: one result a line, then the summary
+        results = []
+        for number, line in enumerate(lines, 1):
+            try:
+                item = json.loads(line)
+            except ValueError:
+                raise refused(f"line {number} is not JSON") from None
+            if isinstance(item, dict) and "error" in item:
+                raise refused(f"line {number} records an error, not a result")
+            if not (isinstance(item, dict) and "summary" in item):
+                results.append(item)
+    elif not isinstance(data, dict):
+        raise refused("it is not a JSON object")
+    elif "error" in data:
+        raise refused("it records an error, not results")
+    elif "entry_id" in data:
+        results = [data]  # one result, as version 1 printed it
+    elif isinstance(data.get("results"), list):
+        results = data["results"]
+    else:
+        raise refused("it has no 'results' list")
+    final: dict[str, bool] = {}
+    for index, item in enumerate(results, 1):
+        if not isinstance(item, dict):
+            raise refused(f"result {index} is not a JSON object")
+        entry_id = item.get("entry_id")
+        if entry_id is None and "entry_id" in item:
+            raise refused(f"it is the result of a purge; run `{PROG} purge` again")
+        if not isinstance(entry_id, str) or not entry_id:
+            raise refused(f"result {index} has no 'entry_id'")
+        # A refusal saying the entry does not exist (404, refused: saved before "absent"
+        # existed) can never succeed either.
+        gone = item.get("http_status") == 404 and item.get("cause") == "refused"
+        outcome = item.get("outcome")
+        if outcome is not None:
+            if outcome not in OUTCOMES:
+                raise refused(f"result {index} has an unknown outcome {outcome!r}")
+            done = outcome in ("success", "absent") or gone
+        elif isinstance(item.get("ok"), bool):
+            done = item["ok"] or gone
+        else:
+            raise refused(f"result {index} has neither 'outcome' nor 'ok'")
+        final[entry_id] = done  # in a --jsonl stream, the last line for an id is final
+    return [entry_id for entry_id, done in final.items() if not done]
+
+
+# -- credentials ---------------------------------------------------------------------------
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    from ..models.secret import Secret
+    from ..operations.login import login
+
+    secret = None
+    if not _is_terminal(sys.stdin):
+        if sys.stdin is None:
+            raise UsageProblem(
+                "cannot read the secret key from stdin: it is closed. Nothing was stored."
+            )
+        try:
+            secret = Secret(sys.stdin.buffer.readline().decode("utf-8").rstrip("\r\n"))
+        except UnicodeDecodeError:
+            raise UsageProblem(
+                "the secret key on stdin is not UTF-8 text. Nothing was stored."
+            ) from None
+    done = login(
+        _settings(args),
+        prompter(": give --base-url and --access-key, and pipe the secret key on stdin"),
+        base_url=args.base_url,
+        access_key=args.access_key,
+        secret_key=secret,
+    )
+    data = {
+        "profile": done.profile,
+        "base_url": done.base_url,
+        "access_key": done.masked_access_key,
+        "keyring_backend": done.backend,
+    }
+    args.output.show(data, "\n".join(done.lines))
+    return EXIT_OK
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    from ..operations.login import logout
+
+    done = logout(_settings(args))
+    args.output.show(
+        {"profile": done.profile, "removed": list(done.removed)}, "\n".join(done.lines)
+    )
+    return EXIT_OK
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    from ..profiles import credentials, registry
+
+    info = credentials.backend_info()
+    if not info.available:
+        # No keyring: nothing can be stored, so none is; an empty list, not an error (exit 0).
+        args.output.show(
+            {"profiles": [], "keyring_backend": info.name, "keyring_available": False},
+            "No keyring on this system: no stored profiles. To store profiles, install and "
+            f"unlock a keyring (e.g. gnome-keyring), then `{PROG} login`; without one, a "
+            "single set of credentials can come from DICT_MAGICS_ACCESS_KEY / "
+            "DICT_MAGICS_SECRET_KEY / DICT_MAGICS_BASE_URL.",
+        )
+        return EXIT_OK
+    found = registry.stored_profiles()
+    fields = ("name", "base_url", "masked_access_key", "complete", "missing", "default")
+    listed = [{f.replace("masked_", ""): getattr(p, f) for f in fields} for p in found]
+    data = {"profiles": listed, "keyring_backend": info.name, "keyring_available": True}
+    if not found:
+        text = f"No profile is stored in the keyring ({info.name}): run `{PROG} login`."
+    else:
+        rows = [f"{len(found)} stored profile{'s' if len(found) != 1 else ''} ({info.name}):"]
+        width = max(len(p.name) for p in found)
+        for p in found:
+            line = f"{'*' if p.default else ' '} {p.name:<{width}}  {p.base_url or '(no base URL)'}"
+            line += f"  access key {p.masked_access_key or '(none)'}"
+            if not p.complete:
+                line += f"  (incomplete: no {', '.join(p.missing)})"
+            rows.append(line)
+        text = "\n".join([*rows, "* the profile used when none is named"])
+    args.output.show(data, text)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ..operations.status import status
+
+    settings = _settings(args)
+    found = status(settings).worded(CLI.message)
+    backend = found.backend
+    data: dict[str, Any] = {
+        "profile": found.profile,
+        "ready": found.ready,
+        "base_url": found.base_url,
+        "access_key": found.masked_access_key,
+        "sources": found.sources,
+        "secret_key": found.secret_location,
+        "keyring_backend": backend.name if backend else None,
+        "keyring_available": backend.available if backend else False,
+        "keyring_plaintext": backend.plaintext if backend else False,
+        "problem": found.problem,
+        "warnings": found.warnings,
+    }
+    text = str(found)
+    code = EXIT_OK if found.ready else EXIT_USAGE
+    if args.check and found.ready:
+        from ..operations.check import check_credentials
+
+        check = check_credentials(settings)
+        data["check"] = {"works": check.works, "message": check.message}
+        data["check"]["http_status"] = check.http_status
+        if check.entries is not None:
+            data["check"]["entries"] = check.entries
+        symbol = {True: "\u2713", False: "\u2717"}.get(check.works, "?")
+        text += f"\n{symbol} {check.message}"
+        code = EXIT_OK if check.works else EXIT_FAILED
+    args.output.show(data, text)
+    return code
+
+
+# -- the dictionary ----------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
+    """Call the command's operation (``commands.COMMANDS[name].run``); its result, and the
+    warnings it said."""
+    from .commands import Context
+
+    said, warn = _warnings()
+    context.setdefault("prompter", prompter())
+    if "progress" not in context and "quiet" in args:
+        context["progress"] = _progress(args)
+    settings = _settings(args)
+    return COMMANDS[args.command].run(args, Context(settings, warn=warn, **context)), said
+
+
+def cmd_any(args: argparse.Namespace) -> int:
+    """A command that shows its operation's result: JSON or text; exit 0 only when it
+    succeeded, or when it changed nothing (a plan, a dry run, nothing to change)."""
+    result, said = _run(args)
+    return _show(args, result, said)
+
+
+def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
+    """The result as JSON or text; exit 1 when a change failed or its outcome is unknown (an
+    absent id is no failure), else 0 (a plan, a dry run, a listing, a report)."""
+    from .. import models as m
+
+    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan)
+    text = str(replace(result, names=CLI.names) if named else result)
+    args.output.show(shapes.to_json(result, said), text)
+    if isinstance(result, m.DeleteResult | m.BatchResult):
+        return EXIT_OK if result.done else EXIT_FAILED
+    if isinstance(result, m.AddResult | m.UpdateResult | m.RestoreResult | m.SyncResult):
+        return EXIT_OK if result.ok else EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if not args.csv:
+        return cmd_any(args)
+    import os
+    import stat
+    import tempfile
+    from pathlib import Path
+
+    listing, _ = _run(args)
+    # EntryList.to_csv writes a file: write a private temporary one, then copy it. Its byte
+    # order mark stays only for an empty regular file (> out.csv: Excel then reads UTF-8); a
+    # pipe gets none (cut -d, -f1 sees "id"), nor >> onto text (U+FEFF mid-file).
+    with tempfile.TemporaryDirectory(prefix="dict-magics-") as folder:
+        data = listing.to_csv(Path(folder) / "entries.csv").read_bytes()
+    sys.stdout.flush()
+    try:
+        found = os.fstat(sys.stdout.fileno())
+        empty_file = stat.S_ISREG(found.st_mode) and found.st_size == 0
+    except (OSError, ValueError, AttributeError):
+        empty_file = False
+    sys.stdout.buffer.write(data if empty_file else data.removeprefix(b"\xef\xbb\xbf"))
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from ..models import BatchResult, DryRunResult
+    from ..operations.context import ids_from_bytes
+    from ..operations.delete import interruption
+
+    out: Output = args.output
+    args.ids = split_args(args.ids)
+    if args.file:
+        where = "stdin" if args.file == "-" else repr(args.file)
+        args.ids += ids_from_bytes(_read(args.file, "ids"), where)
+    if args.retry_failed:
+        retry = ids_to_retry(args.retry_failed)
+        if not retry and not args.ids:  # nothing left to do: the usual shapes, empty, exit 0
+            if out.mode == "jsonl":
+                out.line({"summary": {**shapes.summary_json(BatchResult())["summary"], "ok": True}})
+            else:
+                text = f"Nothing to retry: every result in {args.retry_failed} succeeded."
+                out.show(
+                    {**shapes.batch_json(BatchResult()), "ok": True}, f"{text} Nothing was sent."
+                )
+            return EXIT_OK
+        args.ids += retry
+    if not args.ids:
+        raise UsageProblem("no entry ids given: name them, or use --file. Nothing was sent.")
+    stream = shapes.JsonlResults(out, _progress(args)) if out.mode == "jsonl" else None
+    said: list[str] = []
+    try:
+        result, said = _run(args, progress=stream or _progress(args))
+    except KeyboardInterrupt as stopped:
+        done = getattr(stopped, "result", None)
+        if stream is None or done is None:
+            raise
+        stream.finish(done, said)  # the --jsonl lines and summary, as a stopped batch gets
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if stream is not None and not isinstance(result, DryRunResult):
+        stream.finish(result, said)
+        code = EXIT_OK if result.done else EXIT_FAILED
+    else:
+        code = _show(args, result, said)
+    if note := interruption(result):
+        print(f"{PROG}: {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    args.text = _text(args.file, "the text")
+    return cmd_any(args)
+
+
+# -- the sandbox and the demo ----------------------------------------------------------------
+
+
+def cmd_sandbox(argv: list[str]) -> int:
+    """Serve the sandbox (``python -m dict_magics.sandbox``) with the remaining arguments."""
+    from ..sandbox import main as sandbox_main
+
+    try:
+        return sandbox_main(argv, prog=f"{PROG} sandbox")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or EXIT_OK
+        return EXIT_USAGE
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..demo import run_demo
+
+    return run_demo(args.output_notebook, force=args.force)
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "login": cmd_login,
+    "logout": cmd_logout,
+    "profiles": cmd_profiles,
+    "status": cmd_status,
+    "list": cmd_list,
+    "delete": cmd_delete,
+    "check": cmd_check,
+    "demo": cmd_demo,
+}
+"""The commands that do more than show their operation's result (``cmd_any``)."""
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -41,7 +41,7 @@ from ..operations.update import update
 from ..service.paths import check_id
 from ..settings import WORKERS
 from . import panel_html as view
-from .hints import PANEL
+from .commands import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm, text_input
 from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
 
@@ -65,7 +65,7 @@ ALREADY_ASKED = "the panel asked already"
 
 def worded(said: BaseException | str) -> str:
     """An error or warning in the panel's words (its buttons, the magics for what it lacks)."""
-    return PANEL.worded(said)
+    return PANEL.message(said)
 
 
 def parse_ids(text: str) -> list[str]:

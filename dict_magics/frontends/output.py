@@ -1,0 +1,543 @@
+"""What the front ends print: the ``--json`` shapes, and the progress of a long batch.
+
+A deletion is always ``{"results": [...], "ok", "succeeded", "failed", ...}``, for one id as for
+many, and a purge is the same with one result, so a script never has to guess. Fields keep the
+contract's names (DESIGN.md); entries keep the service's (``fromLang`` ...). Progress is a widget
+bar in a notebook, a redrawn text bar on a terminal, and a whole line now and then in a log.
+The client's worker threads report results, so every display only sets values or writes lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .. import models as m
+
+__all__ = ["JsonlResults", "Output", "TextProgress", "WidgetProgress", "dumps", "progress_for"]
+
+
+def _pick(obj: Any, *names: str) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
+def _entry(entry: m.Entry | None, with_id: bool = True) -> dict[str, str] | None:
+    """An entry in the service's field names; ``id`` only when known (an add has none yet)."""
+    return None if entry is None else entry.to_service(with_id=with_id and bool(entry.id))
+
+
+def result_json(r: m.DeleteResult) -> dict[str, Any]:
+    """One deletion. ``ok`` is true for an absent id too (nothing to delete is no failure);
+    ``status`` keeps version 1's two values, so it stays ``failure`` there."""
+    return {
+        "status": r.status,
+        "ok": r.done,
+        **_pick(r, "outcome", "entry_id"),
+        "entry": _entry(r.entry),
+        **_pick(r, "http_status", "reason"),
+        "cause": r.cause.value,
+        **_pick(r, "code", "vendor_message", "outcome_unknown", "verified", "attempts"),
+        "elapsed": round(r.elapsed, 6),
+        "snapshot": r.snapshot,
+    }
+
+
+def batch_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | None = None) -> dict:
+    """One shape for one id, several ids and the purge: every result in input order, the
+    counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
+    results = list(getattr(result, "results", [result]))
+    succeeded = sum(1 for r in results if r.ok)
+    absent = sum(1 for r in results if r.absent)
+    purge = results[0] if len(results) == 1 and results[0].entry_id is None else None
+    return {
+        "results": [result_json(r) for r in results],
+        "ok": bool(results) and succeeded + absent == len(results),
+        "succeeded": succeeded,
+        "failed": len(results) - succeeded - absent,
+        "unknown": sum(1 for r in results if r.outcome_unknown),
+        # A purge's one request deletes every entry listed just before; an id repeated
+        # counts once.
+        "deleted": (purge.purged if purge.ok else 0)
+        if purge
+        else len({r.entry_id for r in results if r.ok}),
+        "absent": len({r.entry_id for r in results if r.absent}),
+        "interrupted": bool(getattr(result, "interrupted", False)),
+        "snapshot": result.snapshot,
+        "warnings": list(warnings or []),
+    }
+
+
+def summary_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | None = None) -> dict:
+    """The last line of ``--jsonl``: the counts of ``batch_json`` without the results."""
+    data = batch_json(result, warnings)
+    data["total"] = len(data.pop("results"))
+    return {"summary": data}
+
+
+def _dry_run(result: m.DryRunResult | m.ChangePreview) -> dict[str, Any]:
+    return {"dry_run": True, "ok": True, **_pick(result, "operation", "host", "profile")}
+
+
+def dryrun_json(result: m.DryRunResult) -> dict[str, Any]:
+    """What a delete or purge would do; nothing was changed."""
+    return {
+        **_dry_run(result),
+        "listed": result.listed,
+        "entries": [_entry(e) for e in result.entries],
+        "missing": list(result.missing),
+    }
+
+
+def preview_json(preview: m.ChangePreview) -> dict[str, Any]:
+    """A dry run of an add or an update."""
+    return {
+        **_dry_run(preview),
+        "old": _entry(preview.old),
+        "new": _entry(preview.new),
+        "alongside": [_entry(e) for e in preview.alongside],
+    }
+
+
+def restore_json(result: m.RestoreResult) -> dict[str, Any]:
+    return {
+        **_pick(result, "ok", "dry_run"),
+        "added": [_entry(e) for e in result.added],
+        "skipped": [_entry(e) for e in result.skipped],
+        "failed": [{"entry": _entry(e), "reason": why} for e, why in result.failed],
+        "unknown": [_entry(e) for e in result.unknown],
+        "put_back": [_entry(e) for e in result.put_back],
+        "removed": [_entry(e) for e in result.removed],
+    }
+
+
+def _change(result: m.AddResult | m.UpdateResult) -> dict[str, Any]:
+    return {
+        **_pick(result, "http_status", "reason"),
+        "cause": result.cause.value,
+        **_pick(result, "verified", "attempts"),
+    }
+
+
+def add_json(result: m.AddResult) -> dict[str, Any]:
+    """One addition: the outcome, and the entry with its new id when a listing found it."""
+    return {
+        "operation": "add",
+        **_pick(result, "ok", "outcome"),
+        "entry": _entry(result.entry),
+        "id": result.entry.id or None,
+        **_change(result),
+    }
+
+
+def update_json(result: m.UpdateResult) -> dict[str, Any]:
+    """One update: the outcome, the id, the entry before and after."""
+    return {
+        "operation": "update",
+        **_pick(result, "ok", "outcome"),
+        "id": result.entry_id,
+        "old": _entry(result.old),
+        "new": _entry(result.new),
+        **_change(result),
+        "snapshot": result.snapshot,
+    }
+
+
+def no_change_json(result: m.NoChange) -> dict[str, Any]:
+    """An add or update with nothing to do, in that command's own shape (outcome
+    ``unchanged``, no request: ``attempts`` 0), naming the entries that hold the terms."""
+    first = result.entry
+    data = dict(operation=result.operation, ok=True, outcome="unchanged", changed=False)
+    data.update(ids=result.ids, http_status=None, reason=None, cause=None, verified=True)
+    data["attempts"] = 0
+    if result.operation == "add":
+        return {**data, "entry": _entry(first), "id": first.id or None}
+    return {**data, "id": first.id, "old": _entry(first), "new": _entry(first), "snapshot": None}
+
+
+def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
+    """DESIGN's sync shape, for a plan (``applied`` false) and for a plan applied."""
+    applied = hasattr(result, "plan")
+    plan: m.SyncPlan = result.plan if applied else result  # type: ignore[union-attr,assignment]
+    data: dict[str, Any] = {
+        "applied": applied and bool(getattr(result, "applied", False)),
+        "ok": result.ok,
+        **_pick(plan, "path", "host", "profile"),
+        "adds": [_entry(e) for e in plan.adds],
+        "updates": [
+            {"id": u.id, "old": _entry(u.old), "new": _entry(u.new), "row": u.row}
+            for u in plan.updates
+        ],
+        "deletes": [_entry(e) for e in plan.deletes],
+        "unchanged": plan.unchanged,
+        "conflicts": [
+            {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
+        ],
+        "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
+        "missing": len(plan.missing),
+        "counts": plan.counts(),
+        "verified": None,
+        "snapshot": None,
+        "results": [],
+    }
+    if applied:
+        done: m.SyncResult = result  # type: ignore[assignment]
+        data.update(_pick(done, "verified", "snapshot"), mismatches=list(done.mismatches))
+        data["results"] = (
+            [add_json(r) for r in done.adds]
+            + [update_json(r) for r in done.updates]
+            + [{**result_json(r), "operation": "delete"} for r in done.deletes]
+        )
+    return data
+
+
+def export_json(result: m.ExportResult) -> dict[str, Any]:
+    return {"ok": True, "path": str(result.path), **_pick(result, "format", "count", "host")}
+
+
+def listing_json(listing: m.EntryList) -> dict[str, Any]:
+    return {"entries": [_entry(e) for e in listing], "total": len(listing)}
+
+
+def snapshot_json(info: m.SnapshotInfo) -> dict[str, Any]:
+    return {
+        "path": str(info.path),
+        "taken_at": info.taken_at.isoformat(),
+        **_pick(info, "profile", "host", "base_url", "operation", "count"),
+    }
+
+
+def audit_json(line: m.AuditLine) -> dict[str, Any]:
+    """One audit line in the audit file's own field names."""
+    return {
+        "time": line.time.isoformat(),
+        **_pick(line, "profile", "host", "operation", "entry_id"),
+        "entry": _entry(line.entry, with_id=False),
+        **_pick(line, "outcome", "http_status", "attempts", "reason", "snapshot"),
+    }
+
+
+def to_json(result: Any, warnings: list[str]) -> dict[str, Any]:
+    """The ``--json`` shape of an operation's result; ``warnings``: what a change said."""
+    from .. import models as m
+
+    if isinstance(result, m.DeleteResult | m.BatchResult):
+        return batch_json(result, warnings)
+    changes = {m.AddResult: add_json, m.UpdateResult: update_json, m.NoChange: no_change_json}
+    changes.update({m.RestoreResult: restore_json, m.SyncPlan: sync_json, m.SyncResult: sync_json})
+    for kind, shape in changes.items():
+        if isinstance(result, kind):
+            return {**shape(result), "warnings": warnings}
+    if isinstance(result, m.DryRunResult):
+        return dryrun_json(result)
+    if isinstance(result, m.ChangePreview):
+        return preview_json(result)
+    if isinstance(result, m.EntryList):
+        return listing_json(result)
+    if isinstance(result, m.ExportResult):
+        return export_json(result)
+    if isinstance(result, m.SnapshotList):
+        return {"snapshots": [snapshot_json(info) for info in result]}
+    if isinstance(result, m.AuditTable):
+        return {"lines": [audit_json(line) for line in result], "skipped": result.skipped}
+    return result.to_json()  # a LintReport, a CheckReport
+
+
+class Output:
+    """Where a command's answer goes: text, one JSON document, or JSON lines as they come."""
+
+    def __init__(self, mode: str = "text") -> None:
+        self.mode = mode  # "text", "json" or "jsonl"
+        self._lock = threading.Lock()
+
+    def show(self, data: dict[str, Any], text: str) -> None:
+        """``data`` as JSON (a document, or one line) when asked for, else ``text``."""
+        if self.mode == "json":
+            self._write(dumps(data, indent=2))
+        elif self.mode == "jsonl":
+            self.line(data)
+        else:
+            self._write(text)
+
+    def line(self, data: dict[str, Any]) -> None:
+        """One compact JSON line, flushed at once (safe from the client's worker threads)."""
+        self._write(dumps(data, separators=(",", ":")))
+
+    def error(self, message: str, code: int) -> None:
+        """The error as JSON on stdout, for a program that reads only stdout."""
+        if self.mode != "text":
+            self.show({"error": message, "exit": code}, "")
+
+    def _write(self, text: str) -> None:
+        # A lone surrogate (JSON allows "\ud800"; UTF-8 cannot encode it) is written as that
+        # escape: the output of a delete that already happened never crashes.
+        text = re.sub("[\ud800-\udfff]", lambda c: f"\\u{ord(c.group()):04x}", text)
+        with self._lock:
+            try:
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """A reader that went away (``| head``) is not an error: drop the rest of our output."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def dumps(data: dict[str, Any], **layout: Any) -> str:
+    """JSON keeping readable non-ASCII text as is (Japanese stays Japanese), with every
+    character a terminal would act on or hide (controls, bidi overrides, zero-width and other
+    format characters, line separators, lone surrogates) as a ``\\u`` escape: the same text
+    to any JSON reader, and safe to print."""
+    text = json.dumps(data, ensure_ascii=False, **layout)
+    return _UNSAFE_RUN.sub(_escape_run, text)
+
+
+_UNSAFE_RUN = re.compile("[^\n\x20-\x7e]+")
+"""Runs outside printable ASCII (and the layout's newlines): the only places an unsafe character
+can be. Outside JSON strings there are none, so an escape is always inside one."""
+
+
+def _escape_run(match: re.Match[str]) -> str:
+    run = match.group()
+    if run.isprintable():
+        return run
+    import unicodedata
+
+    unsafe = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+    return "".join(_json_escape(ch) if unicodedata.category(ch) in unsafe else ch for ch in run)
+
+
+def _json_escape(ch: str) -> str:
+    """``ch`` as JSON's ``\\uXXXX`` (a surrogate pair beyond the first plane)."""
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+# -- progress ------------------------------------------------------------------------------
+
+BAR_WIDTH = 30
+# Each display is an ``operations.context.ProgressSink``: ``start(total, label)`` before a batch,
+# ``(done, total, result)`` after each result (from the client's worker threads, one at a time),
+# ``waiting(seconds, reason)`` when every worker pauses for the rate limit, ``stop()`` at the end.
+
+
+def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
+    """A widget bar in a kernel (where ipywidgets is installed), else a text one."""
+    if getattr(shell, "kernel", None) is not None:
+        from importlib.util import find_spec
+
+        if find_spec("ipywidgets") is not None:
+            return WidgetProgress()
+    return TextProgress(stream)
+
+
+class TextProgress:
+    """``label [#####.....] 5/10 (1 failed)``, redrawn in place on a terminal; elsewhere the same
+    as whole lines, one at each quarter. With ``every`` (the command line's logs and CI jobs):
+    ``label: 5/10 done, 2.0/s, 1 failed`` every ``every`` seconds while the batch runs, so a
+    long one shows it is alive, and a last line at its end (none for a batch over sooner)."""
+
+    def __init__(self, stream: IO[str] | None = None, every: float | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stdout
+        self._live = bool(getattr(self._stream, "isatty", lambda: False)())
+        self._every = None if self._live else every
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.label, self.note = "", ""
+        self.total = self.done = self.failed = self.lines = 0
+        self._started = 0.0
+        self._shown: tuple[int, int, str] | None = None
+
+    def start(self, total: int, label: str) -> None:
+        self.label, self.total, self._started = label, total, time.monotonic()
+        self._stopped.clear()
+        if self._every is None:
+            self._draw()
+        else:
+            self._thread = threading.Thread(target=self._tick, name="dict-magics-progress")
+            self._thread.daemon = True
+            self._thread.start()
+
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        with self._lock:
+            self.done, self.total = done, total
+            self.failed += 0 if result.ok else 1
+            self.note = ""
+            if self._every is None:
+                self._draw()
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        """Say that every worker waits (the service's rate limit), until the next result."""
+        with self._lock:
+            self.note = f"waiting {seconds:.0f} s: {reason}"
+            if self._every is None:
+                self._draw()
+            else:
+                self._write(f"{self.label}: {self.note}")
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            if self._live:
+                self._write("")
+            elif self._every is None and self._shown != (4, 0, ""):
+                self._write(self._bar())
+            elif self._every is not None and self.lines:
+                elapsed = time.monotonic() - self._started
+                self._write(f"{self._count()}, finished in {elapsed:.1f} s")
+
+    def _tick(self) -> None:
+        while not self._stopped.wait(self._every):  # type: ignore[arg-type]
+            with self._lock:
+                self._write(self._count())
+
+    def _count(self) -> str:
+        rate = self.done / max(time.monotonic() - self._started, 1e-9)
+        return f"{self.label}: {self.done}/{self.total} done, {rate:.1f}/s, {self.failed} failed"
+
+    def _bar(self) -> str:
+        filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        note = f" \u2014 {self.note}" if self.note else ""
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        return f"{self.label} [{bar}] {self.done}/{self.total}{failed}{note}"
+
+    def _draw(self) -> None:
+        """A terminal redraws when the percentage, failures or note change; a log gets a line
+        at each quarter (or note)."""
+        percent = 100 * self.done // self.total if self.total else 100
+        key = (percent, self.failed, self.note) if self._live else (percent // 25, 0, self.note)
+        if key != self._shown:
+            self._shown = key
+            if self._live:
+                self._write("\r" + self._bar(), end="")
+            else:
+                self._write(self._bar())
+
+    def _write(self, line: str, end: str = "\n") -> None:
+        try:
+            self._stream.write(line + end)
+            self._stream.flush()
+            self.lines += 1
+        except (OSError, ValueError):
+            pass  # a closed or broken stream must not stop the batch
+
+
+class WidgetProgress:
+    """An ipywidgets ``IntProgress`` with a count beside it. Its plain-text form (what a viewer
+    that draws no widgets shows of a saved notebook) says what it is and where it ended."""
+
+    def start(self, total: int, label: str) -> None:
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        self.total, self.label, self.failed, self.note = total, label, 0, ""
+        self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), bar_style="info")
+        self.text = widgets.HTML(self._html())
+        self.box = widgets.HBox([self.bar, self.text])
+        self._lock = threading.Lock()
+        self._closed = False
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+
+    def plain(self) -> str:
+        failed = f", {self.failed} failed" if self.failed else ""
+        state = "finished" if self._closed else "running"
+        return (
+            f"{self.label}: {self.bar.value}/{self.total}{failed} ({state}; a progress bar "
+            "widget, drawn when the notebook runs in Jupyter)"
+        )
+
+    def _bundle(self) -> dict[str, Any]:
+        return {**(self.box._repr_mimebundle_() or {}), "text/plain": self.plain()}
+
+    def _html(self, done: int = 0) -> str:
+        from html import escape
+
+        failed = f", {self.failed} failed" if self.failed else ""
+        note = f" \u2014 {self.note}" if self.note else ""
+        return escape(f"{self.label}: {done}/{self.total}{failed}{note}")
+
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        with self._lock:  # trait updates are safe from any thread
+            self.failed += 0 if result.ok else 1
+            self.total, self.bar.max, self.bar.value = total, max(total, 1), done
+            if self.failed:
+                self.bar.bar_style = "warning"
+            self.note = ""
+            self.text.value = self._html(done)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        with self._lock:
+            self.note = f"waiting {seconds:.0f} s: {reason}"
+            self.text.value = self._html(self.bar.value)
+
+    def stop(self) -> None:
+        """Green when every entry went, red otherwise; the saved output says so in words."""
+        with self._lock:
+            complete = self.bar.value >= self.total and not self.failed
+            self.bar.bar_style = "success" if complete else "danger"
+            self._closed = True
+            bundle = self._bundle()
+        if self._handle is not None:
+            self._handle.update(bundle, raw=True)
+
+
+class JsonlResults:
+    """``--jsonl``: each result on its own line as it arrives, then a ``{"summary": ...}`` line
+    (``finish``); ``progress`` is fed too. A result only the end of the batch settled (one id,
+    which is not a batch; an unknown outcome a listing resolved; an id Ctrl-C left unsent) gets
+    its line then, so the last line for an id is always its final outcome."""
+
+    def __init__(self, output: Output, progress: Any = None) -> None:
+        self._output, self._progress = output, progress
+        self._lock = threading.Lock()
+        self._streamed: dict[str | None, tuple[str, bool]] = {}
+
+    def start(self, total: int, label: str) -> None:
+        if self._progress is not None:
+            self._progress.start(total, label)
+
+    def __call__(self, done: int, total: int, result: m.DeleteResult) -> None:
+        with self._lock:
+            self._streamed[result.entry_id] = (result.outcome, result.verified)
+        self._output.line(result_json(result))
+        if self._progress is not None:
+            self._progress(done, total, result)
+
+    def waiting(self, seconds: float, reason: str) -> None:
+        if self._progress is not None:
+            self._progress.waiting(seconds, reason)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def finish(self, result: m.DeleteResult | m.BatchResult, warnings: list[str]) -> None:
+        """Lines for what was settled after it arrived (or never arrived), then the summary."""
+        seen: set[str | None] = set()
+        for one in getattr(result, "results", [result]):
+            with self._lock:
+                streamed = self._streamed.get(one.entry_id)
+            if one.entry_id not in seen and streamed != (one.outcome, one.verified):
+                self._output.line(result_json(one))
+            seen.add(one.entry_id)
+        self._output.line(summary_json(result, warnings))
