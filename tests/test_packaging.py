@@ -23,7 +23,8 @@ import pytest
 from dict_magics import __version__
 from dict_magics.settings import VERSION
 
-pytestmark = pytest.mark.packaging
+# The build runs in whichever test comes first, the pip install and the demo in the last one.
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_SOURCE = shutil.ignore_patterns(
@@ -107,7 +108,6 @@ def test_the_wheel_holds_every_module_and_notebook_and_one_version(dist: dict[st
     assert not [n for n in top if n.startswith("tests/")]  # they need the whole repository
 
 
-@pytest.mark.timeout(900)
 def test_the_installed_wheel_runs_the_demo_outside_the_repository(
     dist: dict[str, Path], tmp_path: Path
 ) -> None:
