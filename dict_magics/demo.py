@@ -30,7 +30,7 @@ Request = tuple[str, str | None, int | None]  # (operation, entry id, HTTP statu
 
 
 def notebook_path(name: str) -> Path:
-    """Where notebook ``name`` is installed (``notebooks/`` in the source)."""
+    """Where notebook ``name`` is installed (``dict_magics/notebooks/``, shipped in the package)."""
     path = Path(str(resources.files("dict_magics.notebooks") / name))
     if not path.is_file():
         raise DictMagicsError(f"notebook {name!r} is not installed (looked at {path}); reinstall.")

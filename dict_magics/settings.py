@@ -48,8 +48,8 @@ MAX_RETRY_AFTER = 30.0
 """The longest ``Retry-After`` the client honours before it waits this long instead."""
 MAX_ID_LENGTH = 1000
 """The longest entry id accepted."""
-VERSION = "0.1.0"
-"""The package's version (``dict_magics.__version__``, ``dict-magics --version``)."""
+VERSION = "4.0.0"
+"""The package's version, its one source (pyproject.toml reads it; ``dict_magics.__version__``)."""
 PURGE_WORD = "delete-all"
 """What a person types to confirm a purge (or the host it will hit)."""
 

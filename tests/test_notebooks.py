@@ -45,7 +45,8 @@ from tools.notebook_outputs import (
     scrub_notebook,
 )
 
-REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+REPO_NOTEBOOKS = ROOT / "dict_magics" / "notebooks"
 REFRESH = "python -m tools.notebook_outputs --refresh"
 # Run after the notebook's own cells, in its kernel: what its sandbox holds and received. A
 # request refused for a nonce overtaken on another connection (40005: not acted on, sent again
@@ -418,7 +419,7 @@ def test_refresh_runs_the_notebooks_in_a_private_real_keyring(
     shutil.copy(REPO_NOTEBOOKS / "quickstart.ipynb", tmp_path)
     monkeypatch.delenv(PRIVATE_KEYRING, raising=False)
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
-    monkeypatch.chdir(REPO_NOTEBOOKS.parent)  # ``-m tools.notebook_outputs`` runs from here
+    monkeypatch.chdir(ROOT)  # ``-m tools.notebook_outputs`` runs from here
     assert main(["--refresh", "--dir", str(tmp_path), "quickstart.ipynb"]) == 0
     nb = nbformat.read(str(tmp_path / "quickstart.ipynb"), as_version=4)
     status = cell_text(next(c for c in nb.cells if c.get("id") == "status"))

@@ -1,8 +1,8 @@
 """The demo notebooks' saved outputs: re-run against a fresh sandbox, and kept free of this machine.
 
 The notebooks are committed WITH their outputs, so a reader on GitHub sees what each cell shows.
-``python -m tools.notebook_outputs --refresh``, run from the repository's root, executes
-each one in ``notebooks/`` top to bottom in a kernel of this interpreter, starting its own
+``python -m tools.notebook_outputs --refresh``, run from the repository's root, executes each
+one in ``dict_magics/notebooks/`` top to bottom in a kernel of this interpreter, starting its own
 embedded sandbox as a reader's first run does (with ``DICT_MAGICS_HOME`` in a temporary folder),
 and writes the outputs back. ``--check`` runs them again and names every cell whose output
 differs from the saved one in what matters.
@@ -384,8 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dir",
         type=Path,
-        default=Path("notebooks"),
-        help="folder of the notebooks (default: ./notebooks, run from the repository's root)",
+        default=Path("dict_magics", "notebooks"),
+        help="folder of the notebooks (default: ./dict_magics/notebooks, run from the "
+        "repository's root)",
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"default: {' '.join(NOTEBOOKS)}")
     parser.add_argument(

@@ -549,9 +549,9 @@ _COMMANDS = (
     ),
     Command(
         "demo", "run the quickstart notebook headlessly against an embedded sandbox",
-        "Starts a sandbox and runs notebooks/quickstart.ipynb against it with this Python's "
-        "ipykernel and a private data folder, printing each step and checking it did what the "
-        "notebook says. Needs pip install 'dict-magics[demo]'.",
+        "Starts a sandbox and runs the quickstart notebook shipped in the package against it "
+        "with this Python's ipykernel and a private data folder, printing each step and "
+        "checking it did what the notebook says. Needs pip install 'dict-magics[demo]'.",
         (
             arg("-o", "--output", dest="output_notebook", default="dict-magics-demo.ipynb",
                 help="where to write the executed notebook (default ./dict-magics-demo.ipynb)"),
