@@ -33,7 +33,7 @@ from .records import (
 )
 from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 from .text import Rendered
-from .textcheck import CheckReport, Match, Sentence
+from .textcheck import CheckReport, Match, Segment
 
 __all__ = [
     "AddBatch",
@@ -63,7 +63,7 @@ __all__ = [
     "PurgePlan",
     "Rendered",
     "RestoreResult",
-    "Sentence",
+    "Segment",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",
