@@ -267,7 +267,7 @@ def test_a_corpus_file_is_utf8_lines_and_bounded(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     with huge.open("wb") as handle:
         handle.truncate(65 * 1024 * 1024)  # sparse: no 65 MB written
-    with pytest.raises(UsageProblem, match="larger than 64 MiB"):
+    with pytest.raises(UsageProblem, match="over 64 MiB: keep a sample"):
         read_corpus(huge)
     with pytest.raises(UsageProblem, match="cannot read the corpus"):
         read_corpus(tmp_path / "missing.txt")

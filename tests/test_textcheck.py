@@ -154,7 +154,7 @@ def test_ties_at_one_position_go_longer_first_then_lower_id() -> None:
     # it are no match there; the second 会議 goes to the lowest id among the same term.
     assert segment.applied == ["5", "7"]
     assert [
-        (m.entry_id, m.start, m.status, m.by.id if m.by else None) for m in segment.matches
+        (m.entry.id, m.start, m.status, m.by.id if m.by else None) for m in segment.matches
     ] == [
         ("5", 0, "applied", None),
         ("9", 0, "inside", "5"),  # each is placed where it first occurs: inside 会議室

@@ -1,38 +1,34 @@
 """Which entries the service would apply to a text: the ``Matcher`` that plays the rule, and
-the ``CheckReport`` it gives. ``check`` and ``impact`` both use the matcher: one rule, once.
+the ``CheckReport`` it gives (``impact`` uses the same matcher: one rule, once). Offline:
 
-The rule (DESIGN, "Check"), played offline on a listing:
-
-- The texts are cut into **segments** by ``unit``: ``element`` (one line of a text, one item
-  of a list), ``sentence`` (an element cut after each 。！？ and after . ! ? before whitespace
-  or the end; the space after an end starts the next sentence), or ``request`` (the elements
-  stay whole but share one allowance).
-- An entry **matches** where its ``fromText`` occurs. ``case_sensitive=False`` compares each
-  character's case fold (``str.casefold``, else ``str.lower`` where that alone stays one
-  character, so ẞ is ß but not ss; the Turkish ı and İ fold to i), as ``re.IGNORECASE`` does.
-- Per segment (per request: across its elements) and language pair, matches are taken earliest
-  first, at one position the longer term first, then the lower id (the service does not
-  document its tie-break). The first 3 entries are **applied**, and every later occurrence of
-  them too; a further entry is **not applied (limit 3)**. A match inside (or across) a term
-  already applied is no match there: the text was already translated.
+- The texts are cut into **segments** by ``unit``: ``element`` (a line of a text, an item of a
+  list), ``sentence`` (an element cut after each 。！？ and after . ! ? before whitespace or
+  the end), or ``request`` (every element, sharing one allowance).
+- An entry **matches** where its ``fromText`` occurs; ``case_sensitive=False`` compares case
+  folds character by character (``casefold``, else ``lower`` where one stays one character:
+  ẞ is ß, not ss; the Turkish ı and İ are i), as ``re.IGNORECASE`` does.
+- Per segment and language pair, matches are taken earliest first, at one position the longer
+  term first, then the lower id. The first 3 entries are **applied** (every occurrence), the
+  rest **not applied (limit 3)**; a match inside a term already applied is none: that text is
+  translated already. The vendor documents no tie-break; the sandbox agrees with this one.
 """  # noqa: RUF002 (the full-width marks are meant)
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from itertools import groupby
+from typing import Any, Literal, NamedTuple
 
 from ..errors import UsageProblem
 from .entry import Entry
 from .lint import id_order
-from .text import COLOUR, MARK, Rendered, bounded, count, entries, escape, shown
+from .text import COLOUR, HTML_ROWS, MARK, Rendered, bounded, count, entries, escape, shown
 
-LIMIT = 3
-"""Entries the service applies per unit (the earliest matches)."""
+LIMIT = 3  # entries the service applies per unit, the earliest matches
 UNITS = ("element", "request", "sentence")
-Status = Literal["applied", "limit", "inside"]
 
 _END = re.compile("[\u3002\uff01\uff1f]|[.!?](?=\\s|\\Z)")  # U+3002 U+FF01 U+FF1F
 _LINE = re.compile("\r\n|\r|\n")
@@ -43,15 +39,9 @@ def fold(text: str) -> str:
     """``text`` with each character case-folded, one character for one (offsets stay)."""
     folded = text.casefold()
     if len(folded) != len(text):  # a character folds to several (ß, ẞ, İ): one by one
-        folded = "".join(map(_fold_one, text))
+        one = (next((f for f in (c.casefold(), c.lower()) if len(f) == 1), c) for c in text)
+        folded = "".join(one)
     return folded.translate(_DOTTED_I)
-
-
-def _fold_one(char: str) -> str:
-    for folded in (char.casefold(), char.lower()):
-        if len(folded) == 1:
-            return folded
-    return char
 
 
 def split_lines(text: str) -> list[str]:
@@ -62,13 +52,8 @@ def split_lines(text: str) -> list[str]:
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text``: one ends after each 。！？ and after . ! ?
     before whitespace or the end of the text."""  # noqa: RUF002
-    spans, start = [], 0
-    for mark in _END.finditer(text):
-        spans.append((start, mark.end()))
-        start = mark.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return spans
+    ends = [mark.end() for mark in _END.finditer(text)]
+    return [(a, b) for a, b in zip([0, *ends], [*ends, len(text)], strict=True) if a < b]
 
 
 def check_unit(unit: str) -> str:
@@ -78,21 +63,15 @@ def check_unit(unit: str) -> str:
     return unit
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """One entry in one segment: where it counts (offsets in its element) and what became of
-    it: ``applied``, ``limit`` (past the limit) or ``inside`` (``by``, an applied longer term,
-    covers every occurrence of it)."""
+    it: ``applied``, ``limit`` or ``inside`` (``by`` an applied term, at every occurrence)."""
 
     entry: Entry
     start: int
     end: int
-    status: Status = "applied"
+    status: Literal["applied", "limit", "inside"] = "applied"
     by: Entry | None = None
-
-    @property
-    def entry_id(self) -> str:
-        return self.entry.id
 
     @property
     def applied(self) -> bool:
@@ -101,8 +80,8 @@ class Match:
 
 @dataclass(frozen=True)
 class Segment:
-    """One segment of the texts checked (an element, or a sentence of one): its text, which
-    element it is in (0-based) and where, and its matches in the order the service takes them."""
+    """An element, or a sentence of one: its text, its element (from 0) and where in it, and
+    its matches in the order the service takes them."""
 
     text: str
     element: int = 0
@@ -111,12 +90,10 @@ class Segment:
 
     @property
     def applied(self) -> list[str]:
-        """Ids of the entries applied here, in the order they are taken."""
         return [m.entry.id for m in self.matches if m.applied]
 
     @property
     def not_applied(self) -> list[str]:
-        """Ids of the entries that match here but are not applied (limit, or inside another)."""
         return [m.entry.id for m in self.matches if not m.applied]
 
     @property
@@ -128,17 +105,6 @@ class Segment:
         return {"text": self.text.strip(), "applied": self.applied, "not_applied": self.not_applied}
 
 
-class _Allowance:
-    """One unit's state for one language pair: the entries applied (by rank) and, per
-    element, how far the applied terms reach (and which one reaches furthest)."""
-
-    __slots__ = ("applied", "cover")
-
-    def __init__(self) -> None:
-        self.applied: set[int] = set()
-        self.cover: dict[int, tuple[int, Entry | None]] = {}
-
-
 class Matcher:
     """Entries ready to be matched: one Aho-Corasick automaton over their source terms, so the
     cost grows with the text and its matches, not with text x entries."""
@@ -147,17 +113,15 @@ class Matcher:
         import ahocorasick
 
         self.case_sensitive = case_sensitive
-        self.terms: dict[str, list[tuple[int, Entry]]] = {}
-        """Each (folded) source term's entries with their rank (by id, lowest first)."""
-        ranked = sorted(entries, key=lambda e: id_order(e.id))
-        for rank, entry in enumerate(ranked):
+        terms: dict[str, list[tuple[int, Entry, tuple[str, str]]]] = {}
+        for rank, entry in enumerate(sorted(entries, key=lambda e: id_order(e.id))):
             if entry.from_text:
-                self.terms.setdefault(self.key(entry.from_text), []).append((rank, entry))
-        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
-        for term in self.terms:
-            self._automaton.add_word(term)
-        if self.terms:
-            self._automaton.make_automaton()
+                pair = (entry.from_lang, entry.to_lang)
+                terms.setdefault(self.key(entry.from_text), []).append((rank, entry, pair))
+        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+        for term, held in terms.items():  # each term's entries, with their rank by id
+            self._automaton.add_word(term, (len(term), held))
+        self._automaton.make_automaton()
 
     def key(self, text: str) -> str:
         """``text`` as it is compared: itself, or folded when case does not count."""
@@ -170,49 +134,56 @@ class Matcher:
         else:
             whole = [(i, 0, len(t)) for i, t in enumerate(texts)]
             groups = [whole] if unit == "request" else [[span] for span in whole]
-        keys = [self.key(t) for t in texts] if self.terms else list(texts)
+        keys = [self.key(t) for t in texts] if len(self._automaton) else None
         out = []
         for group in groups:
-            state: dict[tuple[str, str], _Allowance] = {}
+            applied: dict[tuple[str, str], set[int]] = {}  # one allowance per pair and unit
             for i, start, end in group:
                 if unit == "sentence" and not texts[i][start:end].strip():
                     continue
-                matches = self._play(keys[i], i, start, end, state)
+                matches = self._play(keys[i], start, end, applied) if keys else ()
                 out.append(Segment(texts[i][start:end], i, start, matches))
         return out
 
     def _play(
-        self, key: str, index: int, start: int, end: int, state: dict[Any, _Allowance]
+        self, key: str, start: int, end: int, applied: dict[tuple[str, str], set[int]]
     ) -> tuple[Match, ...]:
-        """The matches of one segment, ``state`` carrying each pair's allowance."""
-        if not self.terms:
-            return ()
+        """The matches of one segment of one element, ``applied`` the unit's allowances."""
         found = [
-            (last + 1 - length, -length, rank, entry)
-            for last, length in self._automaton.iter(key, start, end)
-            for rank, entry in self.terms[key[last + 1 - length : last + 1]]
+            (last + 1 - length, -length, rank, entry, pair)
+            for last, (length, held) in self._automaton.iter(key, start, end)
+            for rank, entry, pair in held
         ]
-        found.sort(key=lambda row: row[:3])
+        found.sort()  # (start, -length, rank) is unique: entries are never compared
         decided: dict[int, Match] = {}
         inside: dict[int, Match] = {}
-        for at, minus, rank, entry in found:
-            allowance = state.setdefault((entry.from_lang, entry.to_lang), _Allowance())
-            reach, by = allowance.cover.get(index, (0, None))
+        cover: dict[tuple[str, str], tuple[int, Entry]] = {}  # how far applied terms reach
+        for at, minus, rank, entry, pair in found:
+            reach, by = cover.get(pair, _NOWHERE)
             if at < reach:  # already translated as part of an applied term
-                if rank not in decided:
-                    inside.setdefault(rank, Match(entry, at, at - minus, "inside", by))
+                if rank not in decided and rank not in inside:
+                    inside[rank] = Match(entry, at, at - minus, "inside", by)
                 continue
-            if rank in allowance.applied or (
-                rank not in decided and len(allowance.applied) < LIMIT
-            ):
-                allowance.applied.add(rank)
-                allowance.cover[index] = (at - minus, entry)  # starts are sorted: it reaches on
-                decided.setdefault(rank, Match(entry, at, at - minus))
-            else:
-                decided.setdefault(rank, Match(entry, at, at - minus, "limit"))
-        kept = [*decided.items(), *((r, m) for r, m in inside.items() if r not in decided)]
-        kept.sort(key=lambda item: (item[1].start, item[1].start - item[1].end, item[0]))
-        return tuple(m for _, m in kept)
+            taken = applied.get(pair)
+            if taken is None:
+                taken = applied[pair] = set()
+            if rank in taken or (rank not in decided and len(taken) < LIMIT):
+                taken.add(rank)
+                cover[pair] = (at - minus, entry)  # starts are sorted: it reaches further
+                if rank not in decided:
+                    decided[rank] = Match(entry, at, at - minus)
+            elif rank not in decided:
+                decided[rank] = Match(entry, at, at - minus, "limit")
+        # In row order; at one place an entry decided there ranks before one inside there.
+        matches = [*decided.values(), *(m for r, m in inside.items() if r not in decided)]
+        return tuple(sorted(matches, key=_place))
+
+
+def _place(match: Match) -> tuple[int, int]:
+    return match.start, match.start - match.end
+
+
+_NOWHERE = (0, None)
 
 
 def check_text(
@@ -230,10 +201,7 @@ def check_text(
     list of strings (each an element)."""
     elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else texts
     chosen = [
-        e
-        for e in entries
-        if (from_lang is None or e.from_lang == from_lang)
-        and (to_lang is None or e.to_lang == to_lang)
+        e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
     ]
     segments = Matcher(chosen, case_sensitive=case_sensitive).segments(list(elements), unit)
     matched = {m.entry.id: m.entry for s in segments for m in s.matches}
@@ -244,12 +212,8 @@ def check_text(
 
 @dataclass(frozen=True)
 class CheckReport(Rendered):
-    """Each segment of the texts checked with the entries that match it, applied or not.
-
-    ``entries`` holds every entry that matched, by id; ``checked`` is how many entries were
-    matched against. An entry is *applied* (wherever it matches), *applied in some segments
-    only*, or *never applied*: the three add up to ``len(entries)``.
-    """
+    """Each segment with the entries that match it, applied or not; ``entries``: those that
+    matched, by id; ``checked``: how many were matched against."""
 
     segments: list[Segment] = field(default_factory=list)
     unit: str = "element"
@@ -262,12 +226,11 @@ class CheckReport(Rendered):
 
     @property
     def matched(self) -> list[Segment]:
-        """The segments that at least one entry matches."""
         return [s for s in self.segments if s.matches]
 
     def outcomes(self) -> dict[str, list[str]]:
-        """Matched entry ids by outcome: ``applied`` (wherever they match), ``some`` (applied
-        in some segments, not in others) and ``never``; lowest id first."""
+        """Matched ids by outcome, lowest first: ``applied`` wherever they match, in ``some``
+        segments only, or ``never``. Each is counted once, so the counts add up."""
         seen: dict[str, set[bool]] = {}
         for segment in self.segments:
             for m in segment.matches:
@@ -275,20 +238,17 @@ class CheckReport(Rendered):
         out: dict[str, list[str]] = {"applied": [], "some": [], "never": []}
         for entry_id in sorted(seen, key=id_order):
             kinds = seen[entry_id]
-            out["some" if len(kinds) == 2 else "applied" if True in kinds else "never"].append(
-                entry_id
-            )
+            kind = "some" if len(kinds) == 2 else "applied" if True in kinds else "never"
+            out[kind].append(entry_id)
         return out
 
     @property
     def never_applied(self) -> list[str]:
-        """Entries that match in the texts but are applied in no segment, lowest id first."""
         return self.outcomes()["never"]
 
     def to_json(self) -> dict[str, Any]:
-        """What ``check --json`` prints: the ``unit``, each segment under ``sentences`` (the
-        contract's name, whatever the unit), ``never_applied``, the matched ``entries`` (the
-        service's field names) and the ``checked`` count."""
+        """``check --json``: DESIGN's shape (each segment under ``sentences``, whatever the
+        unit), the matched ``entries`` and the ``checked`` count."""
         return {
             "unit": self.unit,
             "case_sensitive": self.case_sensitive,
@@ -298,18 +258,9 @@ class CheckReport(Rendered):
             "checked": self.checked,
         }
 
-    def __iter__(self) -> Iterator[Segment]:
-        return iter(self.segments)
-
-    def __len__(self) -> int:
-        return len(self.segments)
-
     def __repr__(self) -> str:
         counts = ", ".join(f"{len(v)} {k}" for k, v in self.outcomes().items())
-        return (
-            f"CheckReport({count(len(self.segments), 'segment')} per {self.unit}, "
-            f"{self.checked} entries checked: {counts})"
-        )
+        return f"CheckReport({len(self.segments)} per {self.unit}, {counts})"
 
     def __str__(self) -> str:
         return _report_text(self)
@@ -321,9 +272,7 @@ class CheckReport(Rendered):
         return _report_html(self)
 
 
-# -- how a report shows itself ------------------------------------------------------------------
-# Only segments with a match are listed, each with its entries in the order the service takes
-# them; HTML highlights the spans: applied green, not applied struck through.
+# -- how a report shows itself: the segments with a match, each with its entries ----------------
 
 _APPLIED = "background:#c6f6d5"
 _SKIPPED = "background:#fde2c8;text-decoration:line-through"
@@ -338,136 +287,104 @@ def _title(report: CheckReport) -> str:
     pair = ""
     if report.from_lang or report.to_lang:
         pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
-    noun = _noun(report)
-    matched = len(report.matched)
-    found = report.outcomes()
-    words = {
-        "applied": "applied",
-        "some": f"applied in some {noun}s only",
-        "never": "never applied",
-    }
-    parts = [f"{len(found[k])} {words[k]}" for k in words if found[k]] or ["none applied"]
+    noun, matched, found = _noun(report), len(report.matched), report.outcomes()
+    words = ("applied", f"applied in some {noun}s only", "never applied")
+    parts = [f"{len(ids)} {w}" for ids, w in zip(found.values(), words, strict=True) if ids]
     return shown(
         f"{matched:,} of {count(len(report.segments), noun)} "
         f"{'matches' if matched == 1 else 'match'} {entries(len(report.entries))} "
-        f"(of {report.checked:,}{pair} checked{where}): {', '.join(parts)} "
+        f"(of {report.checked:,}{pair} checked{where}): {', '.join(parts) or 'none applied'} "
         f"(limit {LIMIT} per {report.unit})"
     )
 
 
-def _label(report: CheckReport, number: int, segment: Segment) -> str:
-    if report.unit != "sentence":
-        return f"[{segment.element + 1}]"
-    return f"[{segment.element + 1}.{number}]"
-
-
 def _numbered(report: CheckReport) -> list[tuple[str, Segment]]:
-    """The segments with a match, each with its label (``[2]``, sentence 3 of element 2
-    ``[2.3]``)."""
-    out, last, number = [], -1, 0
+    """The segments with a match and their labels: ``[2]``, or ``[2.3]`` for sentence 3 of
+    element 2."""
+    out, seen = [], Counter[int]()
     for segment in report.segments:
-        number = number + 1 if segment.element == last else 1
-        last = segment.element
+        seen[segment.element] += 1
+        number = f".{seen[segment.element]}" if report.unit == "sentence" else ""
         if segment.matches:
-            out.append((_label(report, number, segment), segment))
+            out.append((f"[{segment.element + 1}{number}]", segment))
     return out
 
 
-def _note(report: CheckReport, match: Match) -> str:
+def _line(report: CheckReport, match: Match) -> str:
+    """``✓ 4: クマ → Teddy (ja→en)`` and, when not applied, why."""
+    line = f"{MARK['success' if match.applied else 'failure']} {_entry(match.entry)}"
     if match.status == "limit":
-        return f"not applied (limit {LIMIT} per {report.unit})"
-    if match.status == "inside" and match.by is not None:
-        return f"not applied (covered by entry {match.by.id}: {match.by.from_text})"
-    return ""
+        return f"{line}  not applied (limit {LIMIT} per {report.unit})"
+    if match.by is not None:
+        return f"{line}  not applied (covered by entry {match.by.id}: {match.by.from_text})"
+    return line
 
 
-def _entry(report: CheckReport, entry_id: str) -> str:
-    entry = report.entries.get(entry_id)
-    return shown(f"{entry_id}: {entry.describe() if entry is not None else ''}")
-
-
-def _never(report: CheckReport, limit: int | None = None) -> list[str]:
-    never = report.never_applied
-    if not never:
-        return []
-    lines = [f"never applied in these texts ({len(never)})"]
-    lines += [f"  {MARK['failure']} {_entry(report, i)}" for i in never[:limit]]
-    if len(never[:limit]) < len(never):
-        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
-    return lines
+def _entry(entry: Entry) -> str:
+    return shown(f"{entry.id}: {entry.describe()}")
 
 
 def _report_text(report: CheckReport, limit: int | None = None) -> str:
-    """The title, then each segment with a match (the first ``limit`` when given) and its
-    entries; then the entries never applied."""
+    """The title, each segment with a match (the first ``limit`` when given) and its entries,
+    then the entries never applied."""
     lines = [_title(report)]
     numbered = _numbered(report)
     for label, segment in numbered[:limit]:
         lines.append(f"  {label} {shown(segment.text.strip())}")
-        for m in segment.matches[:limit]:
-            note = _note(report, m)
-            mark = MARK["success" if m.applied else "failure"]
-            lines.append(f"    {mark} {_entry(report, m.entry.id)}{'  ' + note if note else ''}")
+        lines += [f"    {_line(report, m)}" for m in segment.matches[:limit]]
         if len(segment.matches[:limit]) < len(segment.matches):
             lines.append(f"    \u2026 and {len(segment.matches) - limit} more entries")
     if len(numbered[:limit]) < len(numbered):
         lines.append(f"  \u2026 and {len(numbered) - limit} more {_noun(report)}s with matches")
-    return "\n".join(lines + [shown(line) for line in _never(report, limit)])
+    never = report.never_applied
+    if never:
+        lines.append(f"never applied in these texts ({len(never)})")
+        lines += [f"  {MARK['failure']} {_entry(report.entries[i])}" for i in never[:limit]]
+    if len(never[:limit]) < len(never):
+        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
+    return "\n".join(lines)
 
 
 def highlighted(segment: Segment) -> str:
     """The segment as HTML: applied spans green, spans matched only by entries not applied
-    struck through in orange; each span's title names the entries."""
+    struck through; each span's title names the entries."""
     text, base = segment.text, segment.start
-    state = [0] * len(text)
-    names: list[list[str]] = [[] for _ in text]
-    for match in segment.matches:
-        for i in range(match.start - base, match.end - base):
-            state[i] = max(state[i], 2 if match.applied else 1)
-            names[i].append(match.entry.id)
-    out = []
-    i = 0
-    while i < len(text):
-        j = i + 1
-        while j < len(text) and state[j] == state[i] and names[j] == names[i]:
-            j += 1
-        piece = escape(text[i:j])
-        if state[i]:
-            style = _APPLIED if state[i] == 2 else _SKIPPED
-            title = escape("entries " + ", ".join(names[i]))
-            piece = f'<mark style="{style}" title="{title}">{piece}</mark>'
-        out.append(piece)
-        i = j
-    return "".join(out)
-
-
-def _segment_html(report: CheckReport, label: str, segment: Segment) -> str:
-    items = []
+    marks: list[tuple[int, tuple[str, ...]]] = [(0, ())] * len(text)
     for m in segment.matches:
-        kind = "success" if m.applied else "failure"
-        note = f" \u2014 {escape(_note(report, m))}" if _note(report, m) else ""
-        items.append(
-            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">{MARK[kind]} '
-            f"{escape(_entry(report, m.entry.id))}{note}</li>"
-        )
-    return (
-        f"<div><div>{label} {highlighted(segment)}</div>"
-        f'<ul style="margin:0 0 0.4em 0">{"".join(items)}</ul></div>'
-    )
+        for i in range(m.start - base, m.end - base):
+            marks[i] = (max(marks[i][0], 2 if m.applied else 1), (*marks[i][1], m.entry.id))
+    out, at = [], 0
+    for (state, names), run in groupby(marks):
+        size = len(list(run))
+        piece, at = escape(text[at : at + size]), at + size
+        if state:
+            style, title = _APPLIED if state == 2 else _SKIPPED, escape(", ".join(names))
+            piece = f'<mark style="{style}" title="entries {title}">{piece}</mark>'
+        out.append(piece)
+    return "".join(out)
 
 
 def _report_html(report: CheckReport) -> str:
     """The title, each segment with a match (highlighted, then its entries), the entries never
     applied; within a notebook's bounds."""
     numbered = _numbered(report)
-    parts = bounded(_segment_html(report, label, s) for label, s in numbered)
+    parts = bounded(
+        f'<div><div>{label} {highlighted(s)}</div><ul style="margin:0 0 0.4em 0">'
+        + "".join(
+            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">'
+            f"{escape(_line(report, m))}</li>"
+            for m in s.matches
+        )
+        + "</ul></div>"
+        for label, s in numbered
+    )
     if len(parts) < len(numbered):
         more = len(numbered) - len(parts)
         parts.append(f"<div>\u2026 and {more} more {_noun(report)}s with matches</div>")
-    never = _never(report)
+    never = [f"<li>{escape(_entry(report.entries[i]))}</li>" for i in report.never_applied]
     if never:
-        items = "".join(f"<li>{escape(line.strip())}</li>" for line in never[1:200])
-        parts.append(f"<div><b>{escape(never[0])}</b><ul>{items}</ul></div>")
+        parts.append(f"<div><b>never applied in these texts ({len(never)})</b><ul>")
+        parts += [*never[:HTML_ROWS], "</ul></div>"]
     return (
         f'<div class="dict-magics-check"><div><b>{escape(_title(report))}</b></div>'
         f"{''.join(parts)}</div>"

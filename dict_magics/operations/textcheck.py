@@ -1,7 +1,5 @@
-"""Which entries apply to each element of a text: ``%dict_check`` and ``dict-magics check``.
-
-One listing (the cached one when it is fresh), then ``EntryList.check``: the limit of 3 is
-played locally, so no translation request is made and nothing is changed.
+"""Which entries apply to each element of a text (``%dict_check``, ``dict-magics check``): one
+listing (the cached one when fresh), then the limit is played locally; nothing else is sent.
 """
 
 from __future__ import annotations
@@ -19,8 +17,6 @@ if TYPE_CHECKING:
     from ..models import CheckReport
     from ..service.client import DictionaryClient
 
-__all__ = ["check_text"]
-
 
 def check_text(
     settings: OperationSettings,
@@ -32,13 +28,8 @@ def check_text(
     case_sensitive: bool = True,
     client: DictionaryClient | None = None,
 ) -> CheckReport:
-    """The entries (of ``from_lang`` / ``to_lang`` when given) that match each element of
-    ``text`` (a string: its lines; a list: its items), applied or not under the limit of 3 per
-    ``unit`` (``element``, ``request`` or ``sentence``).
-
-    Raises ``UsageProblem`` for an empty text or an unknown unit (before any request),
-    otherwise as the listing does.
-    """
+    """``EntryList.check`` of ``text`` (a string: its lines; a list: its items) on the
+    listing. ``UsageProblem`` for an empty text or an unknown unit, before any request."""
     check_unit(unit)
     texts = [text] if isinstance(text, str) else list(text)
     if not all(isinstance(t, str) for t in texts) or not any(t.strip() for t in texts):
@@ -46,10 +37,5 @@ def check_text(
     with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
     check_language_filter(listing, from_lang, to_lang)
-    return listing.check(
-        text,
-        unit=unit,
-        case_sensitive=case_sensitive,
-        from_lang=from_lang or None,
-        to_lang=to_lang or None,
-    )
+    how = {"unit": unit, "case_sensitive": case_sensitive}
+    return listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None, **how)
