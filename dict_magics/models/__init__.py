@@ -16,6 +16,7 @@ from .glossary import (
     SyncPlan,
     SyncResult,
 )
+from .impact import Impact
 from .lint import Finding, LintReport
 from .purge import PurgePlan
 from .records import (
@@ -54,6 +55,7 @@ __all__ = [
     "Finding",
     "Glossary",
     "GlossaryRow",
+    "Impact",
     "InvalidRow",
     "LintReport",
     "Match",
