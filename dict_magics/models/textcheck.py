@@ -174,7 +174,7 @@ class Matcher:
                     decided[rank] = Match(entry, at, at - minus)
             elif rank not in decided:
                 decided[rank] = Match(entry, at, at - minus, "limit")
-        # In row order; at one place an entry decided there ranks before one inside there.
+        # Both in the service's order; at one position a decided entry outranks a covered one.
         matches = [*decided.values(), *(m for r, m in inside.items() if r not in decided)]
         return tuple(sorted(matches, key=_place))
 
