@@ -22,7 +22,7 @@ import gc
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from benchlib import RESULTS, Mode, median, ratio_line, rotations, section
@@ -133,82 +133,91 @@ def contained_pure(terms: dict[str, list[str]]) -> dict[str, list[str]]:
     return inside
 
 
-def check_naive(entries: list[Any], text: str) -> list[list[str]]:
-    """Every sentence x every entry, ``str.find``; the first three per pair applied."""
+def _sentences(text: str) -> Iterator[str]:
+    """The sentences ``check(text, unit="sentence")`` plays the rule on: each non-blank
+    line's, blank ones left out."""
+    from dict_magics.models.textcheck import split_lines, split_sentences
+
+    for line in split_lines(text):
+        if line.strip():
+            yield from (line[a:b] for a, b in split_sentences(line) if line[a:b].strip())
+
+
+def _ranked(entries: list[Any]) -> dict[str, list[tuple[int, Any]]]:
     from dict_magics.models.lint import id_order
-    from dict_magics.models.textcheck import LIMIT, split_sentences
 
-    out = []
-    for start, end in split_sentences(text):
-        sentence = text[start:end]
-        found = []
-        for e in entries:
-            at = sentence.find(e.from_text)
-            if at >= 0:
-                found.append((at, -len(e.from_text), id_order(e.id), e))
-        found.sort(key=lambda row: row[:3])
-        out.append(_applied([row[3] for row in found], LIMIT))
-    return out
+    by_term: dict[str, list[tuple[int, Any]]] = {}
+    for rank, e in enumerate(sorted(entries, key=lambda e: id_order(e.id))):
+        by_term.setdefault(e.from_text, []).append((rank, e))
+    return by_term
 
 
-def _applied(ordered: list[Any], limit: int) -> list[str]:
-    taken: dict[tuple[str, str], int] = {}
+def _applied(found: list[tuple[int, int, int, Any]]) -> list[str]:
+    """The rule on every occurrence ``(start, -length, rank, entry)``: earliest first, the
+    first 3 entries per pair applied, a match inside an applied term skipped."""
+    from dict_magics.models.textcheck import LIMIT
+
+    found.sort(key=lambda row: row[:3])
+    taken: dict[tuple[str, str], list[str]] = {}
+    reach: dict[tuple[str, str], int] = {}
     applied = []
-    for e in ordered:
+    for at, minus, _, e in found:
         pair = (e.from_lang, e.to_lang)
-        taken[pair] = taken.get(pair, 0) + 1
-        if taken[pair] <= limit:
-            applied.append(e.id)
+        ids = taken.setdefault(pair, [])
+        if at >= reach.get(pair, 0) and (e.id in ids or len(ids) < LIMIT):
+            if e.id not in ids:
+                ids.append(e.id)
+                applied.append(e.id)
+            reach[pair] = at - minus
     return applied
+
+
+def check_naive(entries: list[Any], text: str) -> list[list[str]]:
+    """Every sentence x every entry, ``str.find`` for each occurrence."""
+    by_term = _ranked(entries)
+    out = []
+    for sentence in _sentences(text):
+        found = []
+        for term, held in by_term.items():
+            at = sentence.find(term)
+            while at >= 0:
+                found += [(at, -len(term), rank, e) for rank, e in held]
+                at = sentence.find(term, at + 1)
+        out.append(_applied(found))
+    return out
 
 
 def check_regex(entries: list[Any], text: str) -> tuple[list[list[str]], int]:
     """One alternation, longest first, ``finditer`` per sentence (no match inside another)."""
-    from dict_magics.models.lint import id_order
-    from dict_magics.models.textcheck import LIMIT, split_sentences
-
-    by_term: dict[str, list[Any]] = {}
-    for e in sorted(entries, key=lambda e: id_order(e.id)):
-        by_term.setdefault(e.from_text, []).append(e)
+    by_term = _ranked(entries)
     pattern = re.compile("|".join(re.escape(t) for t in sorted(by_term, key=len, reverse=True)))
     out, matches = [], 0
-    for start, end in split_sentences(text):
-        first: dict[str, int] = {}
-        for m in pattern.finditer(text, start, end):
-            first.setdefault(m.group(), m.start())
-        ordered = sorted(
-            ((at, -len(t), id_order(e.id), e) for t, at in first.items() for e in by_term[t]),
-            key=lambda row: row[:3],
-        )
-        matches += len(ordered)
-        out.append(_applied([row[3] for row in ordered], LIMIT))
+    for sentence in _sentences(text):
+        found = [
+            (m.start(), -len(m.group()), rank, e)
+            for m in pattern.finditer(sentence)
+            for rank, e in by_term[m.group()]
+        ]
+        matches += len({row[3] for row in found})
+        out.append(_applied(found))
     return out, matches
 
 
 def check_buckets(entries: list[Any], text: str) -> list[list[str]]:
     """Pure Python without a quadratic scan: each position, each term length, a set lookup."""
-    from dict_magics.models.lint import id_order
-    from dict_magics.models.textcheck import LIMIT, split_sentences
-
-    by_term: dict[str, list[Any]] = {}
-    for e in sorted(entries, key=lambda e: id_order(e.id)):
-        by_term.setdefault(e.from_text, []).append(e)
+    by_term = _ranked(entries)
     lengths = sorted({len(t) for t in by_term})
     out = []
-    for start, end in split_sentences(text):
-        first: dict[str, int] = {}
-        for i in range(start, end):
+    for sentence in _sentences(text):
+        found = []
+        for i in range(len(sentence)):
             for length in lengths:
-                if i + length > end:
+                if i + length > len(sentence):
                     break
-                piece = text[i : i + length]
-                if piece in by_term and piece not in first:
-                    first[piece] = i
-        ordered = sorted(
-            ((at, -len(t), id_order(e.id), e) for t, at in first.items() for e in by_term[t]),
-            key=lambda row: row[:3],
-        )
-        out.append(_applied([row[3] for row in ordered], LIMIT))
+                piece = sentence[i : i + length]
+                if piece in by_term:
+                    found += [(i, -length, rank, e) for rank, e in by_term[piece]]
+        out.append(_applied(found))
     return out
 
 
@@ -316,14 +325,14 @@ def _bench_check(mode: Mode) -> None:
 
     entries, text = check_data(mode.check_entries, mode.check_chars)
     listing = EntryList(entries)
-    report = listing.check(text)
-    ours = [s.applied for s in report.sentences]
-    matches = sum(len(s.matches) for s in report.sentences)
+    report = listing.check(text, unit="sentence")
+    ours = [s.applied for s in report.segments]
+    matches = sum(len(s.matches) for s in report.segments)
     size = len(text.encode("utf-8"))
     print(
         f"  text: {len(text):,} characters ({size / 1024:,.0f} KiB UTF-8), "
-        f"{len(report.sentences):,} sentences, {matches:,} matches, "
-        f"{sum(len(s.not_applied) for s in report.sentences):,} past the limit"
+        f"{len(report.segments):,} sentences, {matches:,} matches, "
+        f"{sum(len(s.not_applied) for s in report.segments):,} not applied"
     )
     if check_buckets(entries, text) != ours:
         raise RuntimeError("the pure-Python matcher disagrees with EntryList.check")
@@ -333,11 +342,11 @@ def _bench_check(mode: Mode) -> None:
     naive_result: list[Any] = []
     regex_result: list[Any] = []
     variants = {
-        "ours": lambda: listing.check(text),
+        "ours": lambda: listing.check(text, unit="sentence"),
         "naive": lambda: naive_result.append(check_naive(entries, text)),
         "regex": lambda: regex_result.append(check_regex(entries, text)),
         "buckets": lambda: check_buckets(entries, text),
-        "ours_long": lambda: long_listing.check(text),
+        "ours_long": lambda: long_listing.check(text, unit="sentence"),
         "buckets_long": lambda: check_buckets(longer, text),
         "overlap_automaton_long": lambda: _contained(long_terms),
         "overlap_pure_long": lambda: contained_pure(long_terms),
@@ -382,7 +391,7 @@ def _bench_check(mode: Mode) -> None:
         "entries": mode.check_entries,
         "chars": len(text),
         "bytes": size,
-        "sentences": len(report.sentences),
+        "sentences": len(report.segments),
         "matches": matches,
         "regex_matches": regex_matches,
         "regex_sentences_differ": differ,

@@ -27,6 +27,8 @@ absolute times drift while ratios measured side by side stay meaningful.
    lenient one (``bench_nonce_rule.py``).
 11. ``%dict_sync``: the plan of a 10,000-row glossary file beyond its listing, and 1,000 adds
     + 100 updates applied against a hand-written loop (``bench_glossary.py``).
+12. ``plan.impact(corpus)``: a 1,000-row sync plan on a 10,000-line corpus against 10,000
+    entries, beside ``check`` run twice over the corpus; memory (``bench_impact.py``).
 
 The sandbox always runs in a process of its own, so its work and memory never count as the
 client's. Internal ``_child-*`` sub-commands are those helper processes.
@@ -48,6 +50,7 @@ from typing import Any
 
 from bench_bulk_restore import bench_bulk_restore, child_restore, child_token_delete
 from bench_glossary import bench_glossary
+from bench_impact import bench_impact
 from bench_lint import bench_lint
 from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
@@ -510,6 +513,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "nonce_rule": bench_nonce_rule,
     "bulk_restore": bench_bulk_restore,
     "glossary": bench_glossary,
+    "impact": bench_impact,
 }
 
 

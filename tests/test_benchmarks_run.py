@@ -31,6 +31,7 @@ SECTIONS = {
     "[8]": "lint",
     "[10]": "bulk_restore",
     "[11]": "glossary",
+    "[12]": "impact",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

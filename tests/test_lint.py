@@ -343,7 +343,7 @@ def test_lint_and_check_run_offline_importing_nothing_above_models() -> None:
         "from dict_magics.models import Entry, EntryList\n"
         "listing = EntryList([Entry(i, 'ja', '会議', 'en', 'meeting') for i in '12'])\n"
         "assert listing.lint().duplicate_ids == ['2']\n"
-        "assert listing.check('会議です。').sentences[0].applied == ['1', '2']\n"
+        "assert listing.check('会議です。').segments[0].applied == ['1']\n"
         "print(sorted(m for m in sys.modules if m.startswith('dict_magics.')))\n"
     )
     out = subprocess.run(

@@ -1244,7 +1244,7 @@ def test_problems_are_grouped_by_kind_and_select_these_feeds_the_delete_flow(
     assert not panel.edit_button.disabled  # one entry: Edit selected… fixes it
 
 
-def test_check_shows_which_entries_apply_per_sentence_and_which_hit_the_limit(
+def test_check_shows_which_entries_apply_per_element_and_which_hit_the_limit(
     panel: DictPanel, sandbox: SandboxServer
 ) -> None:
     panel.check_form.check_button.click()
@@ -1262,8 +1262,9 @@ def test_check_shows_which_entries_apply_per_sentence_and_which_hit_the_limit(
     shown = panel.check_form.report_html.value
     assert "<script>" not in shown and "&lt;script&gt;" in shown
     expected = EntryList(panel.entries).check(panel.check_form.text.value)
-    first = expected.sentences[0]
-    assert sum(m.applied for m in first.matches) == 3 and len(first.matches) == 5
+    (element,) = expected.segments  # one line: one element, the limit counts across it
+    assert sum(m.applied for m in element.matches) == 3
+    assert [m.entry.from_text for m in element.matches][:4] == list("甲乙丙丁")
     assert "limit" in shown  # the two that hit the limit of 3 are named
     assert "請求書" in shown
 

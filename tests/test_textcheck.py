@@ -1,28 +1,36 @@
-"""``%dict_check`` / ``dict-magics check`` / ``EntryList.check(text)``: the 3-per-sentence rule.
+"""``%dict_check`` / ``dict-magics check`` / ``EntryList.check(texts)``: the limit of 3 per
+element (or per request, per sentence), as the vendor's worked example defines it.
 
-Offline on an ``EntryList``, and end to end against a sandbox seeded with the entries the
-sentences use. A property test holds the automaton to a plain reference (every sentence x every
-entry, ``str.find``), so the fast path cannot drift from the rule.
+Offline on an ``EntryList``, end to end through the magic and the command line, and held to
+the sandbox's translate endpoint (written apart from the matcher): for random dictionaries and
+texts, under every unit and both case settings, the entries the check predicts applied are the
+entries the engine applied.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from conftest import point_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
+from test_sandbox_translate import ANIMALS, WORKED
 
+from dict_magics.errors import UsageProblem
 from dict_magics.models import CheckReport, Entry, EntryList
-from dict_magics.models.lint import id_order
-from dict_magics.models.textcheck import LIMIT, split_sentences
+from dict_magics.models.textcheck import LIMIT, fold, split_sentences
 from dict_magics.sandbox import SandboxServer
 
 ENTRIES = [
@@ -44,48 +52,93 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in split_sentences(text)]
 
 
-# -- sentences -----------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("会議です。請求書です！本当？", ["会議です。", "請求書です！", "本当？"]),  # noqa: RUF001
-        ("本当？！はい。。", ["本当？！", "はい。。"]),  # noqa: RUF001
-        ("One. Two! Three? Four", ["One.", "Two!", "Three?", "Four"]),
+        ("本当？！はい。", ["本当？", "！", "はい。"]),  # noqa: RUF001
+        ("One. Two! Three? Four", ["One.", " Two!", " Three?", " Four"]),
         ("Version 3.14 is out.Next", ["Version 3.14 is out.Next"]),
-        ("Wait... what?!\tYes", ["Wait...", "what?!", "Yes"]),
-        ("line one\nline two\r\n\n  line three  ", ["line one", "line two", "line three"]),
+        ("Wait... what?!\tYes", ["Wait...", " what?!", "\tYes"]),
         ("", []),
-        ("  \n \n", []),
     ],
 )
-def test_sentences_split_as_the_contract_says(text: str, expected: list[str]) -> None:
+def test_sentences_end_at_each_mark_as_the_contract_says(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
+
+
+# -- the vendor's worked example ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "unit, applied, not_applied",
+    [
+        # The vendor's own answer: クマ past the limit in the first element, applied in the second.
+        ("element", [["1", "2", "3"], ["3", "4"]], [["4"], []]),
+        # 3 across the request: ウサギ applies again in the second element, クマ never.
+        ("request", [["1", "2", "3"], ["3"]], [["4"], ["4"]]),
+        # Each sentence its own 3: everything applies.
+        ("sentence", [["1"], ["2"], ["3", "4"], ["3", "4"]], [[], [], [], []]),
+    ],
+)
+def test_the_vendors_worked_example(unit: str, applied: list, not_applied: list) -> None:
+    report = EntryList(ANIMALS).check(WORKED, unit=unit)
+    assert [s.applied for s in report.segments] == applied
+    assert [s.not_applied for s in report.segments] == not_applied
+    assert [s.element for s in report.segments] == ([0, 0, 0, 1] if unit == "sentence" else [0, 1])
+    assert report.never_applied == (["4"] if unit == "request" else [])
+    assert report.to_json()["unit"] == unit
+
+
+def test_the_default_unit_is_one_element_a_line_of_a_string() -> None:
+    report = EntryList(ANIMALS).check("\n".join(WORKED) + "\n\n")
+    assert report.unit == "element" and len(report.segments) == 2  # a blank line is no element
+    assert [s.applied for s in report.segments] == [["1", "2", "3"], ["3", "4"]]
+    assert str(report).startswith(
+        "2 of 2 elements match 4 entries (of 4 checked): 3 applied, 1 applied in some elements "
+        "only (limit 3 per element)"
+    )
+    assert "  not applied (limit 3 per element)" in str(report)
+
+
+def test_the_counts_add_up_whatever_the_unit() -> None:
+    """Every matched entry is counted once: applied, applied in some segments only, or never
+    applied; the title's numbers sum to the entries it names."""
+    texts = [FIVE, "取締役です。", "請求書と会議", "nothing"]
+    for unit in ("element", "request", "sentence"):
+        report = EntryList(ENTRIES).check(texts, unit=unit)
+        title = str(report).splitlines()[0]
+        matched, parts = re.match(
+            r"\d+ of \d+ \w+ match\w* (\d+) entries .*?: (.*) \(limit", title
+        ).groups()
+        numbers = [int(n) for n in re.findall(r"(\d+) (?:applied|never)", parts)]
+        assert sum(numbers) == int(matched) == len(report.entries), title
+        outcomes = report.outcomes()
+        assert sorted(i for ids in outcomes.values() for i in ids) == sorted(report.entries)
+    report = EntryList(ENTRIES).check(texts)
+    assert report.outcomes() == {
+        "applied": ["4", "13", "14", "15", "22"],
+        "some": ["3", "11"],  # past the limit in the first element, applied in another
+        "never": [],
+    }
+    assert str(report).startswith(
+        "3 of 4 elements match 7 entries (of 9 checked): 5 applied, 2 applied in some elements "
+        "only (limit 3 per element)"
+    )
 
 
 # -- the rule, offline -----------------------------------------------------------------------
 
 
-def test_five_matches_in_one_sentence_apply_the_first_three() -> None:
-    report = EntryList(ENTRIES).check(FIVE + "会議の後で。")
-    first, second = report.sentences
-    assert first.applied == ["13", "14", "15"]
-    assert first.not_applied == ["11", "3"]
-    assert [m.start for m in first.matches] == [0, 4, 8, 12, 16]
-    assert second.applied == ["4", "22"]  # one per pair: ja→en and ja→de
-    assert report.never_applied == ["3", "11"]
-    assert LIMIT == 3
-
-
-def test_the_limit_counts_per_language_pair() -> None:
-    entries = [Entry(str(n), "ja", t, "en", "x") for n, t in enumerate("あいうえ", 1)]
-    entries += [Entry(str(n), "ja", t, "de", "y") for n, t in enumerate("あいうえ", 5)]
-    report = EntryList(entries).check("あいうえ")
-    assert report.sentences[0].applied == ["1", "5", "2", "6", "3", "7"]
-    assert report.sentences[0].not_applied == ["4", "8"]
-    only = EntryList(entries).check("あいうえ", from_lang="ja", to_lang="de")
-    assert only.sentences[0].applied == ["5", "6", "7"] and only.checked == 4
+def test_five_matches_in_one_element_apply_the_first_three() -> None:
+    report = EntryList(ENTRIES).check([FIVE + "会議の後で。"])
+    (element,) = report.segments
+    assert element.applied == ["13", "14", "15", "22"]  # 会議 ja→de: another pair, its own 3
+    assert element.not_applied == ["11", "3", "4"]
+    assert [m.start for m in element.matches] == [0, 4, 8, 12, 16, 28, 28]
+    assert report.never_applied == ["3", "4", "11"] and LIMIT == 3
+    only = EntryList(ENTRIES).check(FIVE, from_lang="ja", to_lang="de")
+    assert only.checked == 1 and only.entries == {}
 
 
 def test_ties_at_one_position_go_longer_first_then_lower_id() -> None:
@@ -94,70 +147,126 @@ def test_ties_at_one_position_go_longer_first_then_lower_id() -> None:
         Entry("5", "ja", "会議室", "en", "meeting room"),
         Entry("10", "ja", "会議", "en", "conference"),
         Entry("9", "ja", "会議", "en", "session"),
+        Entry("2", "ja", "室へ", "en", "to the room"),
     ]
-    report = EntryList(entries).check("会議室へ。")
-    assert report.sentences[0].applied == ["5", "7", "9"]
-    assert report.sentences[0].not_applied == ["10"]
+    (segment,) = EntryList(entries).check("会議室へ。会議").segments
+    # 会議室 is applied first; the text it covers is translated, so 室へ and the 会議 inside
+    # it are no match there; the second 会議 goes to the lowest id among the same term.
+    assert segment.applied == ["5", "7"]
+    assert [
+        (m.entry.id, m.start, m.status, m.by.id if m.by else None) for m in segment.matches
+    ] == [
+        ("5", 0, "applied", None),
+        ("9", 0, "inside", "5"),  # each is placed where it first occurs: inside 会議室
+        ("10", 0, "inside", "5"),
+        ("2", 2, "inside", "5"),
+        ("7", 5, "applied", None),
+    ]
+    assert "not applied (covered by entry 5: 会議室)" in str(EntryList(entries).check("会議室"))
 
 
-def test_matching_is_exact_and_case_sensitive() -> None:
-    report = EntryList(ENTRIES).check("Invoice and INVOICE. Our chiffre d'affaires grew.")
-    assert [s.applied for s in report.sentences] == [[], ["21"]]
-    assert EntryList(ENTRIES).check("an invoice.").sentences[0].applied == ["20"]
+def test_an_applied_entry_counts_once_and_past_the_limit_a_longer_term_waits() -> None:
+    entries = [
+        Entry("1", "en", "York", "de", "Y"),
+        Entry("2", "en", "New", "de", "N"),
+        Entry("5", "en", "New York", "de", "NY"),
+        Entry("7", "en", "and", "de", "u"),
+    ]
+    (segment,) = EntryList(entries).check("York and New New York").segments
+    assert segment.applied == ["1", "7", "2"] and segment.not_applied == ["5"]
 
 
-def test_an_entry_is_placed_at_its_first_occurrence_and_counted_once() -> None:
-    entries = [Entry("1", "en", "b", "de", "x"), Entry("2", "en", "a", "de", "y")]
-    report = EntryList(entries).check("a b a b a")
-    (sentence,) = report.sentences
-    assert [(m.entry_id, m.start) for m in sentence.matches] == [("2", 0), ("1", 2)]
+@pytest.mark.parametrize("case_sensitive", [True, False])
+def test_case_both_ways(case_sensitive: bool) -> None:
+    listing = EntryList(ENTRIES)
+    report = listing.check(["Invoice and INVOICE.", "an invoice"], case_sensitive=case_sensitive)
+    assert [s.applied for s in report.segments] == [[] if case_sensitive else ["20"], ["20"]]
+    assert report.to_json()["case_sensitive"] is case_sensitive
 
 
-def test_a_term_never_matches_across_a_sentence_end() -> None:
+def test_folding_keeps_offsets_and_folds_as_regular_expressions_do() -> None:
+    folded = fold("STRASSE Straße ẞ İstanbul ıI ſ Σς")  # noqa: RUF001
+    assert folded == "strasse straße ß istanbul ii s σσ"  # noqa: RUF001
+    entries = [Entry("1", "de", "straße", "en", "street"), Entry("2", "tr", "istanbul", "en", "X")]
+    report = EntryList(entries).check(["STRAẞE", "STRASSE", "İSTANBUL"], case_sensitive=False)
+    assert [s.applied for s in report.segments] == [["1"], [], ["2"]]
+
+
+def test_a_term_never_matches_across_a_sentence_end_under_sentence() -> None:
     entries = [Entry("1", "en", "end. Next", "de", "x")]
-    assert EntryList(entries).check("The end. Next one.").entries == {}
+    assert EntryList(entries).check("The end. Next one.", unit="sentence").entries == {}
+    assert list(EntryList(entries).check("The end. Next one.").entries) == ["1"]
 
 
-def test_no_entries_or_no_matches() -> None:
-    report = EntryList([]).check("会議です。")
-    assert report.checked == 0 and report.matched == [] and report.never_applied == []
-    report = EntryList(ENTRIES).check("nothing here.", from_lang="xx")
-    assert report.checked == 0 and len(report) == 1
+def test_a_list_keeps_each_item_and_an_unknown_unit_is_refused() -> None:
+    report = EntryList(ANIMALS).check(["猫\n犬", "", "クマ"])
+    assert [s.applied for s in report.segments] == [["1", "2"], [], ["4"]]
+    with pytest.raises(UsageProblem, match="element, request, sentence, not 'paragraph'"):
+        EntryList(ANIMALS).check("猫", unit="paragraph")
+    empty = EntryList([]).check("会議です。")
+    assert empty.checked == 0 and empty.matched == [] and empty.never_applied == []
 
 
-def reference(entries: list[Entry], text: str) -> list[tuple[list[str], list[str]]]:
-    """The rule written the plain way: every sentence, every entry, ``str.find``."""
-    out = []
-    for start, end in split_sentences(text):
-        sentence = text[start:end]
-        found = []
-        for e in entries:
-            at = sentence.find(e.from_text) if e.from_text else -1
-            if at >= 0:
-                found.append((at, -len(e.from_text), id_order(e.id), e))
-        found.sort(key=lambda row: row[:3])
-        taken: dict[tuple[str, str], int] = {}
-        applied, skipped = [], []
-        for *_, e in found:
-            pair = (e.from_lang, e.to_lang)
-            taken[pair] = taken.get(pair, 0) + 1
-            (applied if taken[pair] <= LIMIT else skipped).append(e.id)
-        out.append((applied, skipped))
-    return out
+# -- the engine agrees: the sandbox's translate endpoint ----------------------------------------
 
 
-TERMS = st.text(alphabet="ab。 .", min_size=0, max_size=3)
+def translate(sandbox: SandboxServer, texts: list[str]) -> list[str]:
+    """One signed ``POST /api/v1/translate`` (the seed's signature, computed here)."""
+    path = "/api/v1/translate"
+    nonce = str(time.time_ns() // 1000)
+    key = sandbox.secret_key.encode()
+    headers = {
+        "Content-Type": "application/json",
+        "accessKey": sandbox.access_key,
+        "nonce": nonce,
+        "signature": hmac.new(key, (nonce + path).encode(), hashlib.sha256).hexdigest(),
+    }
+    body = {"fieldId": "1", "text": texts, "sourceLang": "en", "targetLang": "de"}
+    answer = requests.post(sandbox.url + path, json=body, headers=headers, timeout=10)
+    assert answer.json()["status"] == "success", answer.text
+    return [r["translatedText"] for r in answer.json()["data"]["translationResult"]]
 
 
-@settings(max_examples=300, deadline=None)
+# Letters that fold in every awkward way, the sentence ends, spaces. Targets are markers that
+# no source holds, so "its toText is in the translation" can only mean "applied".
+ALPHABET = "abAB。！？.!? ßẞsSſıİiIσςΣ"  # noqa: RUF001
+TERM = st.text(ALPHABET, min_size=1, max_size=3).filter(str.strip)
+
+
+@st.composite
+def dictionaries_and_texts(draw: Any) -> tuple[list[Entry], list[str]]:
+    """Up to 8 entries (ids at random) and 1-3 texts made mostly of their terms, in either
+    case, so that the limit, covered terms and ties are met often."""
+    terms = draw(st.lists(TERM, min_size=1, max_size=8))
+    ids = draw(st.lists(st.integers(1, 40), min_size=len(terms), max_size=len(terms), unique=True))
+    entries = [Entry(str(i), "en", t, "de", f"<{i}>") for t, i in zip(terms, ids, strict=True)]
+    term = st.sampled_from(terms)
+    piece = st.one_of(term, term.map(str.swapcase), st.text(ALPHABET, max_size=2))
+    text = st.lists(piece, max_size=9).map("".join).filter(str.strip)
+    return entries, draw(st.lists(text, min_size=1, max_size=3))
+
+
+@settings(max_examples=80, deadline=None)
 @given(
-    terms=st.lists(st.tuples(TERMS, st.sampled_from(["en", "ja"])), max_size=12),
-    text=st.text(alphabet="ab。 .\n", max_size=40),
+    case=dictionaries_and_texts(),
+    unit=st.sampled_from(["element", "request", "sentence"]),
+    case_sensitive=st.booleans(),
 )
-def test_the_automaton_agrees_with_the_plain_rule(terms: list, text: str) -> None:
-    entries = [Entry(str(n), lang, t, "de", "x") for n, (t, lang) in enumerate(terms)]
-    report = EntryList(entries).check(text)
-    assert [(s.applied, s.not_applied) for s in report.sentences] == reference(entries, text)
+def test_the_prediction_is_what_the_engine_applies(
+    case: tuple[list[Entry], list[str]], unit: str, case_sensitive: bool
+) -> None:
+    entries, texts = case
+    predicted = [set() for _ in texts]
+    report = EntryList(entries).check(texts, unit=unit, case_sensitive=case_sensitive)
+    for segment in report.segments:
+        predicted[segment.element] |= set(segment.applied)
+    with SandboxServer(entries, limit_unit=unit, case_sensitive=case_sensitive) as sandbox:
+        translated = translate(sandbox, texts)
+    engine = [
+        {e.id for e in entries if e.to_text in out and e.to_text not in text}
+        for text, out in zip(texts, translated, strict=True)
+    ]
+    assert predicted == engine
 
 
 # -- display ---------------------------------------------------------------------------------
@@ -168,8 +277,10 @@ def test_text_and_html_show_applied_and_skipped_and_escape_everything() -> None:
     report = EntryList(entries).check(FIVE + "\n<script>x</script> <b>bold</b> \x1b[2J.")
     text, html = str(report), report._repr_html_()
     assert "  [1] " + FIVE in text
-    assert "\u2717 11: 取締役 \u2192 director (ja\u2192en)  not applied (limit 3)" in text
-    assert "never applied in this text (2)" in text
+    assert (
+        "\u2717 11: 取締役 \u2192 director (ja\u2192en)  not applied (limit 3 per element)" in text
+    )
+    assert "never applied in these texts (2)" in text
     assert "\x1b" not in text and "\u202e" not in text and "\\x1b" in text
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>bold" not in html and '">&lt;b&gt;bold&lt;/b&gt;</mark>' in html
@@ -178,19 +289,26 @@ def test_text_and_html_show_applied_and_skipped_and_escape_everything() -> None:
     assert 'title="entries 13"' in html and "line-through" in html
 
 
+def test_sentences_are_numbered_within_their_element() -> None:
+    report = EntryList(ANIMALS).check(WORKED, unit="sentence")
+    text = str(report)
+    assert "  [1.3] ウサギとクマも動物です。" in text and "  [2.1] ウサギとクマ" in text
+    assert (
+        "4 of 4 sentences match 4 entries (of 4 checked): 4 applied (limit 3 per sentence)" in text
+    )
+
+
 def test_a_long_text_stays_within_a_fixed_size() -> None:
     text = "見積書と納品書と契約書を取締役が請求書と一緒に送ります。\n" * 5000
     report = EntryList(ENTRIES).check(text)
-    assert len(report.sentences) == 5000
+    assert len(report.segments) == 5000
     assert len(report._repr_html_().encode()) < 200_000
     from IPython.lib.pretty import pretty
 
-    assert "\u2026 and 4980 more sentences with matches" in pretty(report)
+    assert "\u2026 and 4980 more elements with matches" in pretty(report)
 
 
 def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
-    """Thousands of entries past the limit are counted in the notebook's text view, as the
-    sentences are (``report.never_applied`` and ``str(report)`` keep them all)."""
     entries = [Entry(str(n), "en", f"w{n:04d}", "de", "x") for n in range(1, 3001)]
     text = " ".join(f"w{n:04d}" for n in range(1, 3001)) + "."
     report = EntryList(entries).check(text)
@@ -201,7 +319,7 @@ def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
     assert len(shown) < 20_000, len(shown)
     assert "\u2026 and 2977 more never applied" in shown
     assert "\u2026 and 2980 more entries" in shown
-    assert str(report).count("w2999 \u2192 x") == 2  # the sentence's list and the summary
+    assert str(report).count("w2999 \u2192 x") == 2  # the element's list and the summary
 
 
 # -- magics and the command line against the sandbox ---------------------------------------
@@ -223,21 +341,21 @@ def run(ip: Any, cell: str) -> Any:
 def test_magic_checks_the_text_as_typed_with_one_listing(ip: Any, seeded: SandboxServer) -> None:
     report = run(ip, f"%dict_check {FIVE}")
     assert isinstance(report, CheckReport)
-    assert report.sentences[0].applied == ["13", "14", "15"]
-    assert report.sentences[0].not_applied == ["11", "3"]
-    # an apostrophe and quotes stay as typed; options before the text
+    assert report.segments[0].applied == ["13", "14", "15"]
+    assert report.segments[0].not_applied == ["11", "3"]
+    # an apostrophe and quotes stay as typed; options before the text; one line, one element
     report = run(ip, '%dict_check --to-lang de "Our" chiffre d\'affaires. 会議')
-    assert [s.text for s in report.sentences] == ['"Our" chiffre d\'affaires.', "会議"]
-    assert [s.applied for s in report.sentences] == [["21"], ["22"]]
+    assert [s.text for s in report.segments] == ['"Our" chiffre d\'affaires. 会議']
+    assert [s.applied for s in report.segments] == [["21", "22"]]
     assert [(r.operation, r.http_status) for r in seeded.requests] == [("list", 200)]
 
 
 def test_magic_takes_a_variable_and_a_cell(ip: Any, seeded: SandboxServer) -> None:
     ip.user_ns["sample"] = FIVE
     run(ip, "result = %dict_check {sample}")
-    assert ip.user_ns["result"].sentences[0].not_applied == ["11", "3"]
+    assert ip.user_ns["result"].segments[0].not_applied == ["11", "3"]
     report = run(ip, "%%dict_check --from-lang ja\n" + FIVE + "\n- 会議\n")
-    assert [s.applied for s in report.sentences] == [["13", "14", "15"], ["4", "22"]]
+    assert [s.applied for s in report.segments] == [["13", "14", "15"], ["4", "22"]]
 
 
 def test_magic_refuses_an_empty_text_before_any_request(ip: Any, seeded: SandboxServer) -> None:
@@ -246,6 +364,20 @@ def test_magic_refuses_an_empty_text_before_any_request(ip: Any, seeded: Sandbox
             outcome = ip.run_cell(cell)
         assert type(outcome.error_in_exec).__name__ == "UsageError", cell
     assert seeded.requests == []
+
+
+def test_the_operation_takes_a_unit_and_a_list(seeded: SandboxServer) -> None:
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.textcheck import check_text
+
+    settings_ = OperationSettings()
+    report = check_text(settings_, [FIVE, "取締役"], unit="request", from_lang="ja")
+    assert [s.applied for s in report.segments] == [["13", "14", "15"], []]
+    with pytest.raises(UsageProblem, match="not 'word'"):
+        check_text(settings_, FIVE, unit="word")
+    with pytest.raises(UsageProblem, match="no text to check"):
+        check_text(settings_, ["", "  "])
+    assert [r.operation for r in seeded.requests] == ["list"]
 
 
 def cli(server: SandboxServer, *args: str, stdin: str | None = None) -> Any:
@@ -272,7 +404,7 @@ def test_cli_check_json_shape_from_a_file_and_stdin(seeded: SandboxServer, tmp_p
     proc = cli(seeded, "check", str(sample), "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) >= {"sentences", "never_applied"}
+    assert set(data) >= {"unit", "sentences", "never_applied"} and data["unit"] == "element"
     assert data["sentences"] == [
         {"text": FIVE, "applied": ["13", "14", "15"], "not_applied": ["11", "3"]},
         {"text": "No match here.", "applied": [], "not_applied": []},
@@ -286,10 +418,13 @@ def test_cli_check_json_shape_from_a_file_and_stdin(seeded: SandboxServer, tmp_p
 def test_cli_check_text_and_usage_errors(seeded: SandboxServer, tmp_path: Path) -> None:
     proc = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("1 of 1 sentence matches 5 entries (of 7 ja\u2192* checked")
+    assert proc.stdout.startswith(
+        "1 of 1 element matches 5 entries (of 7 ja\u2192* checked at 127.0.0.1:"
+    )
+    assert "): 3 applied, 2 never applied (limit 3 per element)" in proc.stdout.splitlines()[0]
     two = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE + "\n" + FIVE + "\nNone.\n")
     assert two.returncode == 0, two.stderr
-    assert two.stdout.startswith("2 of 3 sentences match 5 entries (of 7 ja\u2192* checked")
+    assert two.stdout.startswith("2 of 3 elements match 5 entries (of 7 ja\u2192* checked")
     missing = cli(seeded, "check", str(tmp_path / "nope.txt"), "--json")
     assert missing.returncode == 2 and json.loads(missing.stdout)["exit"] == 2
     binary = tmp_path / "binary.txt"

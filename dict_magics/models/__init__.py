@@ -16,6 +16,7 @@ from .glossary import (
     SyncPlan,
     SyncResult,
 )
+from .impact import Impact
 from .lint import Finding, LintReport
 from .purge import PurgePlan
 from .records import (
@@ -33,7 +34,7 @@ from .records import (
 )
 from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 from .text import Rendered
-from .textcheck import CheckReport, Match, Sentence
+from .textcheck import CheckReport, Match, Segment
 
 __all__ = [
     "AddBatch",
@@ -54,6 +55,7 @@ __all__ = [
     "Finding",
     "Glossary",
     "GlossaryRow",
+    "Impact",
     "InvalidRow",
     "LintReport",
     "Match",
@@ -63,7 +65,7 @@ __all__ = [
     "PurgePlan",
     "Rendered",
     "RestoreResult",
-    "Sentence",
+    "Segment",
     "Snapshot",
     "SnapshotInfo",
     "SnapshotList",

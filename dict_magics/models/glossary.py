@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Remedy
+from .impact import ImpactMixin, after_change
 from .records import AddResult, DeleteResult, Entry
 from .text import (
     COLOUR,
@@ -89,7 +90,7 @@ class Glossary:
 
 
 @dataclass(frozen=True)
-class ChangePreview(Rendered):
+class ChangePreview(Rendered, ImpactMixin):
     """What an add or an update would send (a dry run): nothing was sent that changes anything.
 
     ``old`` is the entry as listed (an update), ``None`` for an add; ``alongside`` are listed
@@ -102,6 +103,8 @@ class ChangePreview(Rendered):
     new: Entry
     old: Entry | None = None
     alongside: list[Entry] = field(default_factory=list)
+    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
+    """The listing the preview was made from (what ``impact`` measures against)."""
 
     @property
     def ok(self) -> bool:
@@ -111,6 +114,11 @@ class ChangePreview(Rendered):
 
     def __str__(self) -> str:
         return _preview_text(self)
+
+    def _after(self, before: list[Entry]) -> list[Entry]:
+        if self.old is not None:
+            return after_change(before, updates=[self.new])
+        return after_change(before, adds=[self.new])
 
 
 @dataclass(frozen=True)
@@ -186,7 +194,7 @@ class PlannedUpdate:
 
 
 @dataclass(frozen=True)
-class SyncPlan(Rendered):
+class SyncPlan(Rendered, ImpactMixin):
     """What a sync would change, computed from a file and one listing; nothing sent.
 
     ``adds`` have no id yet; ``missing`` are the dictionary entries of the file's language
@@ -209,6 +217,8 @@ class SyncPlan(Rendered):
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
+    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
+    """The listing the plan was made from (what ``impact`` measures against)."""
 
     @property
     def changes(self) -> int:
@@ -256,6 +266,10 @@ class SyncPlan(Rendered):
 
     def _repr_html_(self) -> str:
         return _plan_html(self)
+
+    def _after(self, before: list[Entry]) -> list[Entry]:
+        updates = [u.new for u in self.updates]
+        return after_change(before, adds=self.adds, updates=updates, deletes=self.deletes)
 
 
 PLAN_COLUMNS = (

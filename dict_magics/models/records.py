@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Remedy
 from .entry import Entry
+from .impact import ImpactMixin, after_change
 from .text import (
     COLOUR,
     GREY,
@@ -122,13 +123,28 @@ class EntryList(Rendered):
         return lint_entries(self.entries, self.host)
 
     def check(
-        self, text: str, *, from_lang: str | None = None, to_lang: str | None = None
+        self,
+        texts: str | Sequence[str],
+        *,
+        unit: str = "element",
+        case_sensitive: bool = True,
+        from_lang: str | None = None,
+        to_lang: str | None = None,
     ) -> CheckReport:
-        """Which entries would apply to each sentence of ``text`` under the service's
-        3-per-sentence rule (of one language pair when given); offline, nothing is sent."""
+        """Which entries would apply to each element of ``texts`` (a string: its lines; a
+        list: its items) under the limit of 3 per ``unit`` (``element``, ``request`` or
+        ``sentence``), of one language pair when given; offline, nothing is sent."""
         from .textcheck import check_text
 
-        return check_text(self.entries, text, from_lang=from_lang, to_lang=to_lang, host=self.host)
+        return check_text(
+            self.entries,
+            texts,
+            unit=unit,
+            case_sensitive=case_sensitive,
+            from_lang=from_lang,
+            to_lang=to_lang,
+            host=self.host,
+        )
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
@@ -633,7 +649,7 @@ class BatchResult(Rendered):
 
 
 @dataclass(frozen=True)
-class DryRunResult(Rendered):
+class DryRunResult(Rendered, ImpactMixin):
     """What a delete or purge would do, with nothing sent that changes the dictionary.
 
     ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
@@ -650,6 +666,8 @@ class DryRunResult(Rendered):
     listing_age: float | None = None
     """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
     ``listing_max_age`` setting let this process's cached listing stand in)."""
+    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
+    """The listing a delete's dry run was made from (what ``impact`` measures against)."""
 
     @property
     def ok(self) -> bool:
@@ -707,6 +725,12 @@ class DryRunResult(Rendered):
             f'<div class="dict-magics-dryrun" style="color:{GREY}">'
             f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
         )
+
+    def _held(self) -> Sequence[Entry] | None:
+        return self.entries if self.operation == "purge" else self.listing
+
+    def _after(self, before: list[Entry]) -> list[Entry]:
+        return [] if self.operation == "purge" else after_change(before, deletes=self.entries)
 
 
 @dataclass(frozen=True)

@@ -1,338 +1,390 @@
-"""Which entries the service would apply to each sentence of a text: ``CheckReport``.
+"""Which entries the service would apply to a text: the ``Matcher`` that plays the rule, and
+the ``CheckReport`` it gives (``impact`` uses the same matcher: one rule, once). Offline:
 
-The service applies at most 3 entries per sentence, the earliest matches first. This module
-plays that rule on a listing, offline (``listing.check(text)``), with no translation request:
-
-- **Sentences** end after ``。`` or the full-width ``!`` and ``?`` (a run of them counts as one
-  end), after ``.``, ``!`` or ``?`` (or a run of them) followed by whitespace or the end of the
-  text, and at every newline. A sentence keeps its end mark; spaces around it are not part of it.
-- An entry **matches** a sentence where its ``fromText`` occurs in it, exactly (case-sensitive);
-  terms inside other terms match too (``取締役`` inside ``代表取締役``).
-- Its **position** is its first occurrence. Per sentence and language pair (a translation uses
-  one pair), the three earliest are **applied**, the rest are **not applied (limit 3)**. Ties at
-  one position: the longer term first (as term matchers usually prefer the longest match), then
-  the lower id (the older entry). The service does not document its own tie-break.
-
-Matching runs one Aho-Corasick automaton (``pyahocorasick``) over the text, so the cost grows
-with the text plus the matches, not with text x entries (``benchmarks/bench_lint.py``).
-"""
+- The texts are cut into **segments** by ``unit``: ``element`` (a line of a text, an item of a
+  list), ``sentence`` (an element cut after each 。！？ and after . ! ? before whitespace or
+  the end), or ``request`` (every element, sharing one allowance).
+- An entry **matches** where its ``fromText`` occurs; ``case_sensitive=False`` compares case
+  folds character by character (``casefold``, else ``lower`` where one stays one character:
+  ẞ is ß, not ss; the Turkish ı and İ are i), as ``re.IGNORECASE`` does.
+- Per segment and language pair, matches are taken earliest first, at one position the longer
+  term first, then the lower id. The first 3 entries are **applied** (every occurrence), the
+  rest **not applied (limit 3)**; a match inside a term already applied is none: that text is
+  translated already. The vendor documents no tie-break; the sandbox agrees with this one.
+"""  # noqa: RUF002 (the full-width marks are meant)
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import groupby
+from typing import Any, Literal, NamedTuple
 
+from ..errors import UsageProblem
 from .entry import Entry
 from .lint import id_order
-from .text import COLOUR, MARK, Rendered, bounded, count, entries, escape, shown
+from .text import COLOUR, HTML_ROWS, MARK, Rendered, bounded, count, entries, escape, shown
 
-LIMIT = 3
-"""Entries the service applies per sentence (the earliest matches)."""
+LIMIT = 3  # entries the service applies per unit, the earliest matches
+UNITS = ("element", "request", "sentence")
 
-_END = re.compile("[\u3002\uff01\uff1f]+|[.!?]+(?=\\s|\\Z)|\n")  # U+3002 U+FF01 U+FF1F
+_END = re.compile("[\u3002\uff01\uff1f]|[.!?](?=\\s|\\Z)")  # U+3002 U+FF01 U+FF1F
+_LINE = re.compile("\r\n|\r|\n")
+_DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
+
+
+def fold(text: str) -> str:
+    """``text`` with each character case-folded, one character for one (offsets stay)."""
+    folded = text.casefold()
+    if len(folded) != len(text):  # a character folds to several (ß, ẞ, İ): one by one
+        one = (next((f for f in (c.casefold(), c.lower()) if len(f) == 1), c) for c in text)
+        folded = "".join(one)
+    return folded.translate(_DOTTED_I)
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` (``\\n``, ``\\r\\n`` or ``\\r`` ends one), as a file reads them."""
+    return _LINE.split(text)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text`` (``text[start:end]``), trimmed of spaces,
-    empty ones left out."""
-    spans = []
-    start = 0
-    for mark in _END.finditer(text):
-        spans.append((start, mark.end() if mark.group() != "\n" else mark.start()))
-        start = mark.end()
-    spans.append((start, len(text)))
-    trimmed = []
-    for begin, end in spans:
-        piece = text[begin:end]
-        stripped = piece.strip()
-        if stripped:
-            begin += len(piece) - len(piece.lstrip())
-            trimmed.append((begin, begin + len(stripped)))
-    return trimmed
+    """``(start, end)`` of each sentence of ``text``: one ends after each 。！？ and after . ! ?
+    before whitespace or the end of the text."""  # noqa: RUF002
+    ends = [mark.end() for mark in _END.finditer(text)]
+    return [(a, b) for a, b in zip([0, *ends], [*ends, len(text)], strict=True) if a < b]
 
 
-@dataclass(frozen=True)
-class Match:
-    """One entry matching one sentence: where it first occurs (offsets in the whole text),
-    and whether it is among the sentence's first three of its language pair."""
+def check_unit(unit: str) -> str:
+    """``unit`` when it is one the rule knows, else ``UsageProblem`` naming them."""
+    if unit not in UNITS:
+        raise UsageProblem(f"the limit's unit must be one of {', '.join(UNITS)}, not {unit!r}.")
+    return unit
 
-    entry_id: str
+
+class Match(NamedTuple):
+    """One entry in one segment: where it counts (offsets in its element) and what became of
+    it: ``applied``, ``limit`` or ``inside`` (``by`` an applied term, at every occurrence)."""
+
+    entry: Entry
     start: int
     end: int
-    applied: bool
+    status: Literal["applied", "limit", "inside"] = "applied"
+    by: Entry | None = None
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "applied"
 
 
 @dataclass(frozen=True)
-class Sentence:
-    """One sentence (``text`` starts at ``start`` in the whole text) and its matches, in the
-    order the service would consider them."""
+class Segment:
+    """An element, or a sentence of one: its text, its element (from 0) and where in it, and
+    its matches in the order the service takes them."""
 
     text: str
-    start: int
+    element: int = 0
+    start: int = 0
     matches: tuple[Match, ...] = ()
 
     @property
     def applied(self) -> list[str]:
-        """Ids of the entries applied to this sentence, in order of first occurrence."""
-        return [m.entry_id for m in self.matches if m.applied]
+        return [m.entry.id for m in self.matches if m.applied]
 
     @property
     def not_applied(self) -> list[str]:
-        """Ids of the entries that match but are past the limit, in order of first occurrence."""
-        return [m.entry_id for m in self.matches if not m.applied]
+        return [m.entry.id for m in self.matches if not m.applied]
+
+    @property
+    def applied_entries(self) -> list[Entry]:
+        return [m.entry for m in self.matches if m.applied]
 
     def to_json(self) -> dict[str, Any]:
-        """``{"text", "applied", "not_applied"}`` as ``dict-magics check --json`` prints."""
-        return {"text": self.text, "applied": self.applied, "not_applied": self.not_applied}
+        """``{"text", "applied", "not_applied"}``, as ``check --json`` lists each segment."""
+        return {"text": self.text.strip(), "applied": self.applied, "not_applied": self.not_applied}
+
+
+class Matcher:
+    """Entries ready to be matched: one Aho-Corasick automaton over their source terms, so the
+    cost grows with the text and its matches, not with text x entries."""
+
+    def __init__(self, entries: Iterable[Entry], *, case_sensitive: bool = True) -> None:
+        import ahocorasick
+
+        self.case_sensitive = case_sensitive
+        terms: dict[str, list[tuple[int, Entry, tuple[str, str]]]] = {}
+        for rank, entry in enumerate(sorted(entries, key=lambda e: id_order(e.id))):
+            if entry.from_text:
+                pair = (entry.from_lang, entry.to_lang)
+                terms.setdefault(self.key(entry.from_text), []).append((rank, entry, pair))
+        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+        for term, held in terms.items():  # each term's entries, with their rank by id
+            self._automaton.add_word(term, (len(term), held))
+        self._automaton.make_automaton()
+
+    def key(self, text: str) -> str:
+        """``text`` as it is compared: itself, or folded when case does not count."""
+        return text if self.case_sensitive else fold(text)
+
+    def segments(self, texts: Sequence[str], unit: str = "element") -> list[Segment]:
+        """Each segment of ``texts`` under ``unit`` with its matches."""
+        if check_unit(unit) == "sentence":
+            groups = [[(i, a, b)] for i, t in enumerate(texts) for a, b in split_sentences(t)]
+        else:
+            whole = [(i, 0, len(t)) for i, t in enumerate(texts)]
+            groups = [whole] if unit == "request" else [[span] for span in whole]
+        keys = [self.key(t) for t in texts] if len(self._automaton) else None
+        out = []
+        for group in groups:
+            applied: dict[tuple[str, str], set[int]] = {}  # one allowance per pair and unit
+            for i, start, end in group:
+                if unit == "sentence" and not texts[i][start:end].strip():
+                    continue
+                matches = self._play(keys[i], start, end, applied) if keys else ()
+                out.append(Segment(texts[i][start:end], i, start, matches))
+        return out
+
+    def _play(
+        self, key: str, start: int, end: int, applied: dict[tuple[str, str], set[int]]
+    ) -> tuple[Match, ...]:
+        """The matches of one segment of one element, ``applied`` the unit's allowances."""
+        found = [
+            (last + 1 - length, -length, rank, entry, pair)
+            for last, (length, held) in self._automaton.iter(key, start, end)
+            for rank, entry, pair in held
+        ]
+        found.sort()  # (start, -length, rank) is unique: entries are never compared
+        decided: dict[int, Match] = {}
+        inside: dict[int, Match] = {}
+        cover: dict[tuple[str, str], tuple[int, Entry]] = {}  # how far applied terms reach
+        for at, minus, rank, entry, pair in found:
+            reach, by = cover.get(pair, _NOWHERE)
+            if at < reach:  # already translated as part of an applied term
+                if rank not in decided and rank not in inside:
+                    inside[rank] = Match(entry, at, at - minus, "inside", by)
+                continue
+            taken = applied.get(pair)
+            if taken is None:
+                taken = applied[pair] = set()
+            if rank in taken or (rank not in decided and len(taken) < LIMIT):
+                taken.add(rank)
+                cover[pair] = (at - minus, entry)  # starts are sorted: it reaches further
+                if rank not in decided:
+                    decided[rank] = Match(entry, at, at - minus)
+            elif rank not in decided:
+                decided[rank] = Match(entry, at, at - minus, "limit")
+        # Both in the service's order; at one position a decided entry outranks a covered one.
+        matches = [*decided.values(), *(m for r, m in inside.items() if r not in decided)]
+        return tuple(sorted(matches, key=_place))
+
+
+def _place(match: Match) -> tuple[int, int]:
+    return match.start, match.start - match.end
+
+
+_NOWHERE = (0, None)
+
+
+def check_text(
+    entries: Iterable[Entry],
+    texts: str | Sequence[str],
+    *,
+    unit: str = "element",
+    case_sensitive: bool = True,
+    from_lang: str | None = None,
+    to_lang: str | None = None,
+    host: str = "",
+) -> CheckReport:
+    """Play the limit of ``entries`` (those of ``from_lang`` / ``to_lang`` when given, exactly
+    as the service spells them) on ``texts``: a string (each non-blank line an element) or a
+    list of strings (each an element)."""
+    elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else texts
+    chosen = [
+        e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
+    ]
+    segments = Matcher(chosen, case_sensitive=case_sensitive).segments(list(elements), unit)
+    matched = {m.entry.id: m.entry for s in segments for m in s.matches}
+    return CheckReport(
+        segments, unit, matched, len(chosen), host, from_lang, to_lang, case_sensitive
+    )
 
 
 @dataclass(frozen=True)
 class CheckReport(Rendered):
-    """Each sentence of ``text`` with the entries that match it, applied or not (limit 3).
+    """Each segment with the entries that match it, applied or not; ``entries``: those that
+    matched, by id; ``checked``: how many were matched against."""
 
-    ``never_applied`` names the entries that match somewhere in the text but are never among
-    a sentence's first three: in this text they do nothing. ``entries`` holds every entry that
-    matched, by id; ``checked`` is how many entries were matched against.
-    """
-
-    text: str
-    sentences: list[Sentence] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    unit: str = "element"
     entries: dict[str, Entry] = field(default_factory=dict, repr=False)
     checked: int = 0
     host: str = ""
     from_lang: str | None = None
     to_lang: str | None = None
+    case_sensitive: bool = True
 
     @property
-    def matched(self) -> list[Sentence]:
-        """The sentences that at least one entry matches."""
-        return [s for s in self.sentences if s.matches]
+    def matched(self) -> list[Segment]:
+        return [s for s in self.segments if s.matches]
 
-    @property
-    def applied_ids(self) -> list[str]:
-        """Every entry applied somewhere, each once, in order of first application."""
-        return list(dict.fromkeys(i for s in self.sentences for i in s.applied))
+    def outcomes(self) -> dict[str, list[str]]:
+        """Matched ids by outcome, lowest first: ``applied`` wherever they match, in ``some``
+        segments only, or ``never``. Each is counted once, so the counts add up."""
+        seen: dict[str, set[bool]] = {}
+        for segment in self.segments:
+            for m in segment.matches:
+                seen.setdefault(m.entry.id, set()).add(m.applied)
+        out: dict[str, list[str]] = {"applied": [], "some": [], "never": []}
+        for entry_id in sorted(seen, key=id_order):
+            kinds = seen[entry_id]
+            kind = "some" if len(kinds) == 2 else "applied" if True in kinds else "never"
+            out[kind].append(entry_id)
+        return out
 
     @property
     def never_applied(self) -> list[str]:
-        """Entries that match in the text but are applied in no sentence, lowest id first."""
-        applied = set(self.applied_ids)
-        return sorted((i for i in self.entries if i not in applied), key=id_order)
-
-    @property
-    def limited(self) -> list[Sentence]:
-        """The sentences where the limit left a matching entry out."""
-        return [s for s in self.sentences if s.not_applied]
+        return self.outcomes()["never"]
 
     def to_json(self) -> dict[str, Any]:
-        """The shape ``dict-magics check --json`` prints: ``sentences`` and ``never_applied``,
-        plus every matched ``entries`` (the service's field names) and the ``checked`` count."""
+        """``check --json``: DESIGN's shape (each segment under ``sentences``, whatever the
+        unit), the matched ``entries`` and the ``checked`` count."""
         return {
-            "sentences": [s.to_json() for s in self.sentences],
+            "unit": self.unit,
+            "case_sensitive": self.case_sensitive,
+            "sentences": [s.to_json() for s in self.segments],
             "never_applied": self.never_applied,
             "entries": [e.to_service() for e in self.entries.values()],
             "checked": self.checked,
         }
 
-    def __iter__(self) -> Iterator[Sentence]:
-        return iter(self.sentences)
-
-    def __len__(self) -> int:
-        return len(self.sentences)
-
     def __repr__(self) -> str:
-        applied = sum(len(s.applied) for s in self.sentences)
-        skipped = sum(len(s.not_applied) for s in self.sentences)
-        return (
-            f"CheckReport({len(self.sentences)} sentences, {self.checked} entries checked, "
-            f"{applied} applied, {skipped} not applied, {len(self.never_applied)} never applied)"
-        )
+        counts = ", ".join(f"{len(v)} {k}" for k, v in self.outcomes().items())
+        return f"CheckReport({len(self.segments)} per {self.unit}, {counts})"
 
     def __str__(self) -> str:
         return _report_text(self)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(_report_text(self, limit=20))  # a notebook shows the first sentences
+        p.text(_report_text(self, limit=20))  # a notebook shows the first segments
 
     def _repr_html_(self) -> str:
         return _report_html(self)
 
 
-def check_text(
-    entries: Iterable[Entry],
-    text: str,
-    *,
-    from_lang: str | None = None,
-    to_lang: str | None = None,
-    host: str = "",
-) -> CheckReport:
-    """Play the 3-per-sentence rule of ``entries`` (those of ``from_lang`` / ``to_lang`` when
-    given, exactly as the service spells them) on ``text``."""
-    import ahocorasick
-
-    chosen = [
-        e
-        for e in entries
-        if (from_lang is None or e.from_lang == from_lang)
-        and (to_lang is None or e.to_lang == to_lang)
-    ]
-    by_term: dict[str, list[Entry]] = {}
-    for entry in sorted(chosen, key=lambda e: id_order(e.id)):
-        if entry.from_text:
-            by_term.setdefault(entry.from_text, []).append(entry)
-    automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
-    for term in by_term:
-        automaton.add_word(term)
-    sentences = []
-    matched: dict[str, Entry] = {}
-    usable = bool(by_term)
-    if usable:
-        automaton.make_automaton()
-    for start, end in split_sentences(text):
-        if not usable:
-            sentences.append(Sentence(text[start:end], start))
-            continue
-        first: dict[str, int] = {}
-        for last, length in automaton.iter(text, start, end):
-            at = last - length + 1
-            if at >= start:
-                term = text[at : last + 1]
-                if term not in first:
-                    first[term] = at
-        ranked = sorted(
-            (
-                (at, -len(term), id_order(entry.id), entry)
-                for term, at in first.items()
-                for entry in by_term[term]
-            ),
-            key=lambda row: row[:3],
-        )
-        per_pair: dict[tuple[str, str], int] = {}
-        matches = []
-        for at, minus_length, _, entry in ranked:
-            pair = (entry.from_lang, entry.to_lang)
-            taken = per_pair.get(pair, 0)
-            per_pair[pair] = taken + 1
-            matches.append(Match(entry.id, at, at - minus_length, taken < LIMIT))
-            matched[entry.id] = entry
-        sentences.append(Sentence(text[start:end], start, tuple(matches)))
-    return CheckReport(text, sentences, matched, len(chosen), host, from_lang, to_lang)
-
-
-# -- how a report shows itself ------------------------------------------------------------------
-# Only sentences with a match are listed, each with its entries in the order the service
-# considers them; HTML highlights the spans: applied green, past the limit struck through.
+# -- how a report shows itself: the segments with a match, each with its entries ----------------
 
 _APPLIED = "background:#c6f6d5"
 _SKIPPED = "background:#fde2c8;text-decoration:line-through"
 
 
+def _noun(report: CheckReport) -> str:
+    return "sentence" if report.unit == "sentence" else "element"
+
+
 def _title(report: CheckReport) -> str:
-    applied = sum(len(s.applied) for s in report.sentences)
-    skipped = sum(len(s.not_applied) for s in report.sentences)
     where = f" at {report.host}" if report.host else ""
     pair = ""
     if report.from_lang or report.to_lang:
         pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
-    matched = len(report.matched)
+    noun, matched, found = _noun(report), len(report.matched), report.outcomes()
+    words = ("applied", f"applied in some {noun}s only", "never applied")
+    parts = [f"{len(ids)} {w}" for ids, w in zip(found.values(), words, strict=True) if ids]
     return shown(
-        f"{matched:,} of {count(len(report.sentences), 'sentence')} "
+        f"{matched:,} of {count(len(report.segments), noun)} "
         f"{'matches' if matched == 1 else 'match'} {entries(len(report.entries))} "
-        f"(of {report.checked:,}{pair} checked{where}): {applied} applied, {skipped} not "
-        f"applied (limit {LIMIT} per sentence)"
+        f"(of {report.checked:,}{pair} checked{where}): {', '.join(parts) or 'none applied'} "
+        f"(limit {LIMIT} per {report.unit})"
     )
 
 
-def _entry(report: CheckReport, entry_id: str) -> str:
-    entry = report.entries.get(entry_id)
-    return shown(f"{entry_id}: {entry.describe() if entry is not None else ''}")
+def _numbered(report: CheckReport) -> list[tuple[str, Segment]]:
+    """The segments with a match and their labels: ``[2]``, or ``[2.3]`` for sentence 3 of
+    element 2."""
+    out, seen = [], Counter[int]()
+    for segment in report.segments:
+        seen[segment.element] += 1
+        number = f".{seen[segment.element]}" if report.unit == "sentence" else ""
+        if segment.matches:
+            out.append((f"[{segment.element + 1}{number}]", segment))
+    return out
 
 
-def _never(report: CheckReport, limit: int | None = None) -> list[str]:
-    never = report.never_applied
-    if not never:
-        return []
-    lines = [f"never applied in this text ({len(never)}): always past the limit"]
-    lines += [f"  {MARK['failure']} {_entry(report, i)}" for i in never[:limit]]
-    if len(never[:limit]) < len(never):
-        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
-    return lines
+def _line(report: CheckReport, match: Match) -> str:
+    """``✓ 4: クマ → Teddy (ja→en)`` and, when not applied, why."""
+    line = f"{MARK['success' if match.applied else 'failure']} {_entry(match.entry)}"
+    if match.status == "limit":
+        return f"{line}  not applied (limit {LIMIT} per {report.unit})"
+    if match.by is not None:
+        return f"{line}  not applied (covered by entry {match.by.id}: {match.by.from_text})"
+    return line
+
+
+def _entry(entry: Entry) -> str:
+    return shown(f"{entry.id}: {entry.describe()}")
 
 
 def _report_text(report: CheckReport, limit: int | None = None) -> str:
-    """The title, then each sentence with a match (the first ``limit`` when given) and its
-    entries; then the entries never applied."""
+    """The title, each segment with a match (the first ``limit`` when given) and its entries,
+    then the entries never applied."""
     lines = [_title(report)]
-    matched = [(n, s) for n, s in enumerate(report.sentences, 1) if s.matches]
-    for number, sentence in matched[:limit]:
-        lines.append(f"  [{number}] {shown(sentence.text)}")
-        for m in sentence.matches[:limit]:
-            note = "" if m.applied else f"  not applied (limit {LIMIT})"
-            mark = MARK["success" if m.applied else "failure"]
-            lines.append(f"    {mark} {_entry(report, m.entry_id)}{note}")
-        if len(sentence.matches[:limit]) < len(sentence.matches):
-            lines.append(f"    \u2026 and {len(sentence.matches) - limit} more entries")
-    if len(matched[:limit]) < len(matched):
-        lines.append(f"  \u2026 and {len(matched) - limit} more sentences with matches")
-    return "\n".join(lines + _never(report, limit))
+    numbered = _numbered(report)
+    for label, segment in numbered[:limit]:
+        lines.append(f"  {label} {shown(segment.text.strip())}")
+        lines += [f"    {_line(report, m)}" for m in segment.matches[:limit]]
+        if len(segment.matches[:limit]) < len(segment.matches):
+            lines.append(f"    \u2026 and {len(segment.matches) - limit} more entries")
+    if len(numbered[:limit]) < len(numbered):
+        lines.append(f"  \u2026 and {len(numbered) - limit} more {_noun(report)}s with matches")
+    never = report.never_applied
+    if never:
+        lines.append(f"never applied in these texts ({len(never)})")
+        lines += [f"  {MARK['failure']} {_entry(report.entries[i])}" for i in never[:limit]]
+    if len(never[:limit]) < len(never):
+        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
+    return "\n".join(lines)
 
 
-def highlighted(sentence: Sentence) -> str:
-    """The sentence as HTML: applied spans green, spans matched only by entries past the
-    limit struck through in orange; each span's title names the entries."""
-    text, base = sentence.text, sentence.start
-    state = [0] * len(text)
-    names: list[list[str]] = [[] for _ in text]
-    for match in sentence.matches:
-        for i in range(match.start - base, match.end - base):
-            state[i] = max(state[i], 2 if match.applied else 1)
-            names[i].append(match.entry_id)
-    out = []
-    i = 0
-    while i < len(text):
-        j = i + 1
-        while j < len(text) and state[j] == state[i] and names[j] == names[i]:
-            j += 1
-        piece = escape(text[i:j])
-        if state[i]:
-            style = _APPLIED if state[i] == 2 else _SKIPPED
-            title = escape("entries " + ", ".join(names[i]))
-            piece = f'<mark style="{style}" title="{title}">{piece}</mark>'
+def highlighted(segment: Segment) -> str:
+    """The segment as HTML: applied spans green, spans matched only by entries not applied
+    struck through; each span's title names the entries."""
+    text, base = segment.text, segment.start
+    marks: list[tuple[int, tuple[str, ...]]] = [(0, ())] * len(text)
+    for m in segment.matches:
+        for i in range(m.start - base, m.end - base):
+            marks[i] = (max(marks[i][0], 2 if m.applied else 1), (*marks[i][1], m.entry.id))
+    out, at = [], 0
+    for (state, names), run in groupby(marks):
+        size = len(list(run))
+        piece, at = escape(text[at : at + size]), at + size
+        if state:
+            style, title = _APPLIED if state == 2 else _SKIPPED, escape(", ".join(names))
+            piece = f'<mark style="{style}" title="entries {title}">{piece}</mark>'
         out.append(piece)
-        i = j
     return "".join(out)
 
 
-def _sentence_html(report: CheckReport, number: int, sentence: Sentence) -> str:
-    items = []
-    for m in sentence.matches:
-        kind = "success" if m.applied else "failure"
-        note = "" if m.applied else f" \u2014 not applied (limit {LIMIT})"
-        items.append(
-            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">{MARK[kind]} '
-            f"{escape(_entry(report, m.entry_id))}{note}</li>"
-        )
-    return (
-        f"<div><div>[{number}] {highlighted(sentence)}</div>"
-        f'<ul style="margin:0 0 0.4em 0">{"".join(items)}</ul></div>'
-    )
-
-
 def _report_html(report: CheckReport) -> str:
-    """The title, each sentence with a match (highlighted, then its entries), the entries never
+    """The title, each segment with a match (highlighted, then its entries), the entries never
     applied; within a notebook's bounds."""
-    matched = [(n, s) for n, s in enumerate(report.sentences, 1) if s.matches]
-    parts = bounded(_sentence_html(report, n, s) for n, s in matched)
-    if len(parts) < len(matched):
-        parts.append(
-            f"<div>\u2026 and {len(matched) - len(parts)} more sentences with matches</div>"
+    numbered = _numbered(report)
+    parts = bounded(
+        f'<div><div>{label} {highlighted(s)}</div><ul style="margin:0 0 0.4em 0">'
+        + "".join(
+            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">'
+            f"{escape(_line(report, m))}</li>"
+            for m in s.matches
         )
-    never = _never(report)
+        + "</ul></div>"
+        for label, s in numbered
+    )
+    if len(parts) < len(numbered):
+        more = len(numbered) - len(parts)
+        parts.append(f"<div>\u2026 and {more} more {_noun(report)}s with matches</div>")
+    never = [f"<li>{escape(_entry(report.entries[i]))}</li>" for i in report.never_applied]
     if never:
-        items = "".join(f"<li>{escape(line.strip())}</li>" for line in never[1:200])
-        parts.append(f"<div><b>{escape(never[0])}</b><ul>{items}</ul></div>")
+        parts.append(f"<div><b>never applied in these texts ({len(never)})</b><ul>")
+        parts += [*never[:HTML_ROWS], "</ul></div>"]
     return (
         f'<div class="dict-magics-check"><div><b>{escape(_title(report))}</b></div>'
         f"{''.join(parts)}</div>"

@@ -263,6 +263,7 @@ def _dry_run(
         entries=[before[i] for i in ids if i in before],
         missing=[i for i in ids if i not in before],
         listing_age=age,
+        listing=tuple(before.values()),
     )
 
 

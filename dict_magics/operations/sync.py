@@ -189,6 +189,7 @@ def make_plan(
         missing=missing,
         pairs=list(pairs),
         delete_missing=delete_missing,
+        listing=tuple(entries),
     )
 
 

@@ -1,14 +1,14 @@
-"""Which entries apply to each sentence of a text: ``%dict_check`` and ``dict-magics check``.
-
-One listing (the cached one when it is fresh), then ``EntryList.check(text)``: the 3-per-sentence
-rule is played locally, so no translation request is made and nothing is changed.
+"""Which entries apply to each element of a text (``%dict_check``, ``dict-magics check``): one
+listing (the cached one when fresh), then the limit is played locally; nothing else is sent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
+from ..models.textcheck import check_unit
 from .connect import connect
 from .context import OperationSettings
 from .listing import CACHE, check_language_filter
@@ -17,26 +17,25 @@ if TYPE_CHECKING:
     from ..models import CheckReport
     from ..service.client import DictionaryClient
 
-__all__ = ["check_text"]
-
 
 def check_text(
     settings: OperationSettings,
-    text: str,
+    text: str | Sequence[str],
     *,
     from_lang: str | None = None,
     to_lang: str | None = None,
+    unit: str = "element",
+    case_sensitive: bool = True,
     client: DictionaryClient | None = None,
 ) -> CheckReport:
-    """The entries (of ``from_lang`` / ``to_lang`` when given) that match each sentence of
-    ``text``, applied or not under the limit of three.
-
-    Raises ``UsageProblem`` for an empty text (before any request), otherwise as the listing
-    does.
-    """
-    if not isinstance(text, str) or not text.strip():
+    """``EntryList.check`` of ``text`` (a string: its lines; a list: its items) on the
+    listing. ``UsageProblem`` for an empty text or an unknown unit, before any request."""
+    check_unit(unit)
+    texts = [text] if isinstance(text, str) else list(text)
+    if not all(isinstance(t, str) for t in texts) or not any(t.strip() for t in texts):
         raise UsageProblem("no text to check: give a sentence or more.")
     with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
     check_language_filter(listing, from_lang, to_lang)
-    return listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None)
+    how = {"unit": unit, "case_sensitive": case_sensitive}
+    return listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None, **how)

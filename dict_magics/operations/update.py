@@ -55,7 +55,7 @@ def update(
         # A fresh listing, never the cache: the fields not named are sent as listed, and the
         # snapshot must hold the entry as it is now (a cached copy up to a minute old would put
         # back, and lose for good, what another client changed meanwhile).
-        old = _listed(client, profile, text)
+        old, listing = _listed(client, profile, text)
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
@@ -67,7 +67,7 @@ def update(
         if dry_run:
             from ..models import ChangePreview
 
-            return ChangePreview("update", client.host, profile, new, old)
+            return ChangePreview("update", client.host, profile, new, old, listing=listing)
         kept = take_snapshot(
             [old],
             profile=profile,
@@ -96,11 +96,12 @@ def update(
     return replace(result, snapshot=str(kept.path))
 
 
-def _listed(client: DictionaryClient, profile: str, text: str) -> Entry:
-    """Entry ``text`` as a fresh listing shows it; raises ``UsageProblem`` when there is none,
-    ``ServiceError`` when it cannot be listed."""
+def _listed(client: DictionaryClient, profile: str, text: str) -> tuple[Entry, list[Entry]]:
+    """Entry ``text`` as a fresh listing shows it, and that listing; raises ``UsageProblem``
+    when there is none, ``ServiceError`` when it cannot be listed."""
     try:
-        old = CACHE.fetch(client, profile).by_id().get(text)
+        listing = CACHE.fetch(client, profile)
+        old = listing.by_id().get(text)
     except ServiceError as exc:
         raise ServiceError(
             f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
@@ -108,4 +109,4 @@ def _listed(client: DictionaryClient, profile: str, text: str) -> Entry:
         ) from None
     if old is None:
         raise UsageProblem(f"no entry {text} at {client.host}; nothing was sent.")
-    return old
+    return old, listing.entries

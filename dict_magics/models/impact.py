@@ -1,0 +1,272 @@
+"""What a change to the dictionary does to a user's own texts: ``Impact`` on a corpus.
+
+A corpus is a UTF-8 file of sample texts, one element per line (under ``request``, each line is
+a request of its own). Per line, the entries applied before and after the change, played by
+``check``'s own ``Matcher``: ``check`` of the corpus after the change reads as the "after".
+Only a line holding a source term the change touches (old or new) can change: one automaton
+over those terms finds them, and only they are matched again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageProblem
+from .entry import Entry
+from .text import Rendered, bounded, count, escape, html_row, html_table, shown
+from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
+
+MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
+
+
+def read_corpus(path: str | Path) -> list[str]:
+    """The lines of the corpus at ``path`` (a byte-order mark dropped). Raises
+    ``UsageProblem`` for a missing, too large or not UTF-8 file, naming the line."""
+    path = Path(path).expanduser()
+    try:
+        if path.stat().st_size > MAX_CORPUS_BYTES:
+            raise UsageProblem(f"{path} is over {MAX_CORPUS_BYTES >> 20} MiB: keep a sample.")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageProblem(f"cannot read the corpus {path}: {exc.strerror or exc}.") from None
+    try:
+        lines = split_lines(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UsageProblem(f"{path} is not UTF-8 text: line {line} is not.") from None
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+@dataclass(frozen=True)
+class ChangedLine:
+    """A corpus line (counted from 1) whose applied entries change, and why, in words."""
+
+    line: int
+    text: str
+    before: tuple[Entry, ...]
+    after: tuple[Entry, ...]
+    reasons: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Entries in the service's field names, ``id`` when known (not yet for an add)."""
+        before = [e.to_service(with_id=bool(e.id)) for e in self.before]
+        after = [e.to_service(with_id=bool(e.id)) for e in self.after]
+        return {"line": self.line, "text": self.text, "before": before, "after": after}
+
+
+@dataclass(frozen=True)
+class Impact(Rendered):
+    """Per line of a corpus, the entries applied before and after a change: only the lines
+    that change are listed, ``lines`` counts them all."""
+
+    lines: int
+    changed: list[ChangedLine] = field(default_factory=list)
+    unit: str = "element"
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN's ``"impact"``: ``{"lines", "changed": [{"line", "text", "before", ...}]}``."""
+        return {"lines": self.lines, "changed": [c.to_json() for c in self.changed]}
+
+    def rows(self) -> list[tuple[int, str, str, str, str]]:
+        """(line, text, before, after, why) per changed line."""
+        return [
+            (c.line, c.text, _terms(c.before), _terms(c.after), "; ".join(c.reasons))
+            for c in self.changed
+        ]
+
+    def to_pandas(self) -> Any:
+        """One row per changed line: ``line``, ``text``, ``before``, ``after``, ``why``."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Impact.to_pandas() needs pandas, which is not installed: pip install pandas "
+                "(or use .changed or .to_json())."
+            ) from None
+        return pd.DataFrame(self.rows(), columns=list(_HEADINGS))
+
+    def _title(self) -> str:
+        changed, same = len(self.changed), self.lines - len(self.changed)
+        return (
+            f"impact on {count(self.lines, 'sample line')} (limit {LIMIT} per {self.unit}): "
+            f"{count(changed, 'line')} {'changes' if changed == 1 else 'change'}, "
+            f"{same:,} {'does' if same == 1 else 'do'} not"
+        )
+
+    def text(self, limit: int | None = 50) -> str:
+        """The title, then each changed line (the first ``limit``): before, after, why."""
+        lines = [self._title()]
+        for c in self.changed[:limit]:
+            lines.append(f"  line {c.line}: {_clip(c.text)}")
+            lines.append(f"    before: {_terms(c.before) or '(none)'}")
+            lines.append(f"    after:  {_terms(c.after) or '(none)'}")
+            lines += [f"    {why}" for why in c.reasons]
+        if len(self.changed[:limit]) < len(self.changed):
+            lines.append(f"  \u2026 and {len(self.changed) - limit} more changed lines")
+        return "\n".join(shown(line) for line in lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text(limit=20))
+
+    def _repr_html_(self) -> str:
+        rows = bounded(html_row((n, _clip(t), b, a, w)) for n, t, b, a, w in self.rows())
+        more = len(self.changed) - len(rows)
+        tail = f"<div>\u2026 and {more} more changed lines</div>" if more else ""
+        return (
+            f'<div class="dict-magics-impact"><b>{escape(self._title())}</b>'
+            f"{html_table(_HEADINGS, rows)}{tail}</div>"
+        )
+
+
+_HEADINGS = ("line", "text", "before", "after", "why")
+
+
+def impact(
+    before: Iterable[Entry],
+    after: Iterable[Entry],
+    corpus: str | Path | Sequence[str],
+    *,
+    unit: str = "element",
+    case_sensitive: bool = True,
+) -> Impact:
+    """The impact on ``corpus`` (a path, or its lines) of the listing ``before`` becoming
+    ``after`` (entries to be added have no id: they rank after every listed one)."""
+    import ahocorasick
+
+    lines = read_corpus(corpus) if isinstance(corpus, str | Path) else list(corpus)
+    cut = "sentence" if check_unit(unit) == "sentence" else "element"
+    before, after = list(before), list(after)
+    old = Matcher(before, case_sensitive=case_sensitive)
+    new = Matcher(after, case_sensitive=case_sensitive)
+    finder = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+    for term in _touched(before, after):
+        finder.add_word(old.key(term))
+    changed = []
+    if len(finder):
+        finder.make_automaton()
+        gone = {e.id for e in before} - {e.id for e in after}
+        for number, line in enumerate(lines, 1):
+            if next(finder.iter(old.key(line)), None) is None:
+                continue
+            was, now = old.segments([line], cut), new.segments([line], cut)
+            if [s.applied_entries for s in was] != [s.applied_entries for s in now]:
+                why = [r for w, n in zip(was, now, strict=True) for r in _why(w, n, gone)]
+                changed.append(ChangedLine(number, line, _applied(was), _applied(now), tuple(why)))
+    return Impact(len(lines), changed, unit)
+
+
+def after_change(
+    listing: Iterable[Entry],
+    *,
+    adds: Iterable[Entry] = (),
+    updates: Iterable[Entry] = (),
+    deletes: Iterable[Entry] = (),
+) -> list[Entry]:
+    """The listing once ``updates`` (new terms under their ids), ``deletes`` and ``adds`` (no
+    id yet, after every listed entry) are made."""
+    new, gone = {e.id: e for e in updates}, {e.id for e in deletes}
+    kept = [new.get(e.id, e) for e in listing if e.id not in gone]
+    return kept + [replace(e, id="") for e in adds]
+
+
+class ImpactMixin:
+    """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
+    showing its impact sends nothing; each record says what the listing becomes (``_after``)."""
+
+    __slots__ = ()
+    listing: Sequence[Entry] | None
+
+    def _held(self) -> Sequence[Entry] | None:
+        return self.listing
+
+    def _after(self, before: list[Entry]) -> list[Entry]:
+        raise NotImplementedError
+
+    def impact(
+        self,
+        corpus: str | Path | Sequence[str],
+        *,
+        unit: str = "element",
+        case_sensitive: bool = True,
+        listing: Sequence[Entry] | None = None,
+    ) -> Impact:
+        """Per line of ``corpus`` (a path, or its lines), the entries applied before and after
+        the change; nothing is sent. ``listing``: measure from it, not the record's own."""
+        held = self._held() if listing is None else listing
+        if held is None:
+            name = type(self).__name__
+            raise UsageProblem(f"this {name} holds no listing to measure from: pass listing=.")
+        before = list(held)
+        return impact(before, self._after(before), corpus, unit=unit, case_sensitive=case_sensitive)
+
+
+def _touched(before: list[Entry], after: list[Entry]) -> set[str]:
+    """The source terms of the entries the change adds, deletes or changes (old and new)."""
+    was, now = {e.id: e for e in before}, {e.id: e for e in after if e.id}
+    terms = {e.from_text for e in before if now.get(e.id) != e}
+    return {t for t in terms | {e.from_text for e in after if was.get(e.id) != e} if t}
+
+
+def _applied(segments: list[Segment]) -> tuple[Entry, ...]:
+    return tuple(e for s in segments for e in s.applied_entries)
+
+
+def _why(was: Segment, now: Segment, gone: set[str]) -> list[str]:
+    """In words, what changed for each entry of one segment (by id; by terms when new)."""
+    before = {m.entry.id or m.entry.terms: m for m in was.matches}
+    after = {m.entry.id or m.entry.terms: m for m in now.matches}
+    out = []
+    for m in now.matches:
+        old = before.get(m.entry.id or m.entry.terms)
+        if old is not None and old.applied and m.applied and old.entry != m.entry:
+            change = f"{old.entry.to_text} \u2192 {m.entry.to_text}"
+            out.append(f"~ {_named(m.entry)}: target changed: {change}")
+        elif m.applied and (old is None or not old.applied):
+            why = "back under the limit" if old is not None else "its source term changed"
+            why = "no longer covered by another term" if old is not None and old.by else why
+            out.append(
+                f"+ {_named(m.entry)}: newly applied ({why if m.entry.id else 'a new entry'})"
+            )
+    for m in was.matches:
+        new = after.get(m.entry.id or m.entry.terms)
+        if m.applied and (new is None or not new.applied):
+            why = _lost(m, new, now, before, gone)
+            out.append(f"- {_named(m.entry)}: no longer applied ({why})")
+    return [shown(line) for line in out]
+
+
+def _lost(m: Match, new: Match | None, now: Segment, before: dict, gone: set[str]) -> str:
+    """Why an entry applied before is not applied after."""
+    if m.entry.id in gone:
+        return "deleted"
+    if new is None:
+        return "its source term changed"
+    if new.by is not None:
+        return f"covered by {_terms([new.by])}"
+    pushers = [  # applied now, earlier in its pair, and not applied before
+        a.entry
+        for a in now.matches
+        if a.applied
+        and (a.entry.from_lang, a.entry.to_lang) == (m.entry.from_lang, m.entry.to_lang)
+        and (a.start, a.start - a.end) <= (new.start, new.start - new.end)
+        and not getattr(before.get(a.entry.id or a.entry.terms), "applied", False)
+    ]
+    return f"pushed past the limit by {_terms(pushers)}"
+
+
+def _named(entry: Entry) -> str:
+    return f"{entry.describe()}, entry {entry.id}" if entry.id else entry.describe()
+
+
+def _terms(entries: Sequence[Entry]) -> str:
+    return ", ".join(f"{e.from_text} \u2192 {e.to_text}" for e in entries)
+
+
+def _clip(text: str, size: int = 120) -> str:
+    return text if len(text) <= size else text[:size] + "\u2026"
