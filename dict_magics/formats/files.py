@@ -16,28 +16,35 @@ __all__ = ["read_glossary", "write_glossary"]
 
 
 def read_glossary(
-    path: str | Path, *, format: str | None = None, pair: str | tuple[str, str] | None = None
+    path: str | Path,
+    *,
+    format: str | None = None,
+    pair: str | tuple[str, str] | None = None,
+    sheet: str | None = None,
 ) -> Glossary:
     """The rows of ``path`` (format from ``format`` or the extension); ``pair`` (``en:de``)
-    names the languages of a two-column file or picks two languages of a TBX. Raises
-    ``UsageProblem`` (one line) for a file it will not read: missing, too large, a zip bomb, a
-    TBX with entities, no recognisable columns."""
+    names the languages of a two-column file or picks two languages of a TBX; ``sheet`` names
+    the sheet of an .xlsx (default: the one it opens at). Raises ``UsageProblem`` (one line)
+    for a file it will not read as its author meant: missing, too large, a zip bomb, a TBX
+    with entities, no recognisable columns, a quote that swallows lines."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     languages = parse_pair(pair) if isinstance(pair, str) or pair is None else pair
+    if sheet is not None and kind != "xlsx":
+        raise UsageProblem(f"a sheet is named, but only an .xlsx has sheets ({path} is .{kind}).")
     check_size(path)
     if kind in ("csv", "tsv"):
         from .delimited import read_delimited
 
-        rows, bad = read_delimited(path, kind, languages), []
-    elif kind == "xlsx":
+        return Glossary(path, kind, read_delimited(path, kind, languages))
+    if kind == "xlsx":
         from .xlsx import read_xlsx
 
-        rows, bad = read_xlsx(path, languages), []
-    else:
-        from .tbx import read_tbx
+        rows, read, others = read_xlsx(path, languages, sheet)
+        return Glossary(path, kind, rows, sheet=read, other_sheets=others)
+    from .tbx import read_tbx
 
-        rows, bad = read_tbx(path, languages)
+    rows, bad = read_tbx(path, languages)
     return Glossary(path, kind, rows, bad)
 
 

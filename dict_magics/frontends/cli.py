@@ -462,6 +462,9 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     sync_cmd.add_argument("--pair", metavar="FROM:TO", help="languages of a source,target file")
     sync_cmd.add_argument("--format", choices=("csv", "tsv", "xlsx", "tbx"), help="file format")
     sync_cmd.add_argument(
+        "--sheet", metavar="NAME", help="the .xlsx sheet (default: the active one)"
+    )
+    sync_cmd.add_argument(
         "--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones"
     )
     sync_cmd.add_argument(

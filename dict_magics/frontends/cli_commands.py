@@ -468,6 +468,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         delete_missing=args.delete_missing,
         pair=args.pair,
         format=args.format,
+        sheet=args.sheet,
         skip_invalid=args.skip_invalid,
         yes=args.yes,
         prompter=prompter(),

@@ -252,6 +252,9 @@ def sync_json(result: SyncPlan | SyncResult) -> dict[str, Any]:
             {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
         ],
         "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
+        "sheet": plan.sheet,
+        "other_sheets": list(plan.other_sheets),
+        "warnings": list(plan.warnings),
         "missing": len(plan.missing),
         "counts": plan.counts(),
         "verified": None,

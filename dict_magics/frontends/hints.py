@@ -23,6 +23,7 @@ _PAIR = "Give --pair FROM:TO, e.g. --pair en:de."
 _FORMAT = "Rename it, or give --format (csv, tsv, xlsx or tbx)."
 _QUIET = "(--no-snapshot goes ahead without this warning.)"
 _DELETE_MISSING = "run the sync again with --delete-missing"
+_SHEET = "Name the sheet to read with --sheet NAME."
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ MAGIC = Words(
         Remedy.RESTORE: "%dict_restore",
         Remedy.NO_SNAPSHOT: "--no-snapshot or %config DictMagics.snapshots = False",
         Remedy.DELETE_MISSING: _DELETE_MISSING,
+        Remedy.SHEET: "name it with --sheet NAME",
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile}",
@@ -86,6 +88,7 @@ MAGIC = Words(
         Remedy.YES: _YES,
         Remedy.OVERWRITE: _OVERWRITE,
         Remedy.SKIP_INVALID: _SKIP_INVALID,
+        Remedy.SHEET: _SHEET,
     },
 )
 """The magics' words: the ``%dict_*`` magics, their flags and ``%config DictMagics``."""
@@ -95,6 +98,7 @@ CLI = Words(
         Remedy.RESTORE: "`dict-magics restore`",
         Remedy.NO_SNAPSHOT: "--no-snapshot",
         Remedy.DELETE_MISSING: _DELETE_MISSING,
+        Remedy.SHEET: "name it with --sheet NAME",
     },
     hints={
         Remedy.LOGIN: "To log in: `dict-magics login --profile {profile}`.",
@@ -112,6 +116,7 @@ CLI = Words(
         Remedy.YES: _YES,
         Remedy.OVERWRITE: _OVERWRITE,
         Remedy.SKIP_INVALID: _SKIP_INVALID,
+        Remedy.SHEET: _SHEET,
     },
 )
 """The command line's words: ``dict-magics <subcommand>`` and its flags."""
@@ -124,6 +129,7 @@ PANEL = Words(
             "plan again with \u201calso delete entries of the file's language pairs that it "
             "lacks\u201d ticked"
         ),
+        Remedy.SHEET: "save the workbook with that sheet selected and plan again",
     },
     hints={
         Remedy.LOGIN: "To log in: %dict_login -p {profile} in a cell, then a new panel.",
@@ -141,6 +147,7 @@ PANEL = Words(
         Remedy.PAIR: "Fill in Pair, e.g. en:de.",
         Remedy.FORMAT: "Rename it to end in .csv, .tsv, .xlsx or .tbx.",
         Remedy.SKIP_INVALID: 'Or tick "skip invalid rows" to apply the valid rows only.',
+        Remedy.SHEET: "Save the workbook with the sheet to read selected, and plan again.",
         Remedy.QUIET_NO_COPY: (
             "(%config DictMagics.snapshots = False, then a new panel, goes ahead without this "
             "warning.)"

@@ -1124,6 +1124,7 @@ class DictMagics(Magics):
     )
     @argument("--pair", metavar="FROM:TO", help="languages of a two-column (source, target) file")
     @argument("--format", metavar="F", help="csv, tsv, xlsx or tbx (default: from the name)")
+    @argument("--sheet", metavar="NAME", help="the .xlsx sheet (default: the active one)")
     @argument("--skip-invalid", action="store_true", help="apply the valid rows, skip invalid ones")
     @argument("-y", "--yes", action="store_true", help="delete without asking (with --apply)")
     @_workers_argument("requests in flight")
@@ -1153,6 +1154,7 @@ class DictMagics(Magics):
                     delete_missing=args.delete_missing,
                     pair=args.pair,
                     format=args.format,
+                    sheet=_unquoted(args.sheet),
                     skip_invalid=args.skip_invalid,
                     yes=args.yes,
                     prompter=keyboard,

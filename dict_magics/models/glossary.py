@@ -65,6 +65,10 @@ class Glossary:
     format: str
     rows: list[GlossaryRow] = field(default_factory=list)
     unreadable: list[InvalidRow] = field(default_factory=list)
+    sheet: str | None = None
+    """The sheet read (an .xlsx)."""
+    other_sheets: list[str] = field(default_factory=list)
+    """The workbook's other visible sheets, not read."""
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -135,6 +139,9 @@ class InvalidRow:
 
     row: int
     reason: str
+    terms: tuple[str, ...] = ()
+    """What a row that is not four terms holds (a TBX concept with three languages): a sync
+    deletes no entry whose source term is one of these, in any pair."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,12 @@ class SyncPlan(Displayed):
     missing: list[Entry] = field(default_factory=list)
     pairs: list[tuple[str, str]] = field(default_factory=list)
     delete_missing: bool = False
+    sheet: str | None = None
+    """The sheet of an .xlsx the plan was made from."""
+    other_sheets: list[str] = field(default_factory=list)
+    """The workbook's other visible sheets, not read."""
+    warnings: list[str] = field(default_factory=list)
+    """What the changes would send that lint would then report (stray spaces), by row."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""

@@ -23,7 +23,15 @@ from .display import Displayed
 from .entry import Entry
 from .terms import MAX_TERM_CHARS, hidden_characters, language_problem, term_problem
 
-__all__ = ["KINDS", "Finding", "LintReport", "id_order", "lint_entries", "normalize_term"]
+__all__ = [
+    "KINDS",
+    "Finding",
+    "LintReport",
+    "id_order",
+    "lint_entries",
+    "normalize_term",
+    "spacing_findings",
+]
 
 KINDS = (
     "duplicate",
@@ -336,6 +344,18 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
             )
         )
     return found
+
+
+def spacing_findings(entry: Entry) -> list[Finding]:
+    """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
+    what lint would report right after it."""
+    return [
+        finding
+        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text))
+        if _suspect(text)
+        for finding in _term_findings(entry, name, text)
+        if finding.kind in ("whitespace", "control")
+    ]
 
 
 def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:

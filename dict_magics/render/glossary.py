@@ -91,7 +91,8 @@ def _headline(plan: SyncPlan) -> str:
     ]
     where = f" at {plan.host}" if plan.host else ""
     profile = f" (profile {plan.profile})" if plan.profile else ""
-    return f"Sync plan for {clean(plan.path)}{where}{profile}: {', '.join(counts)}"
+    sheet = f", sheet {clean(repr(plan.sheet))}" if plan.sheet else ""
+    return f"Sync plan for {clean(plan.path)}{sheet}{where}{profile}: {', '.join(counts)}"
 
 
 def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
@@ -125,6 +126,9 @@ def _lines(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
     for bad in plan.invalid[:SHOWN]:
         yield "x", f"row {bad.row}", bad.reason
     yield from _more("x", len(plan.invalid), "invalid row")
+    for warning in plan.warnings[:SHOWN]:
+        yield "?", "", warning
+    yield from _more("?", len(plan.warnings), "warning")
 
 
 def _more(mark: str, total: int, what: str) -> Iterator[tuple[str, str, str]]:
@@ -143,6 +147,10 @@ def _footer(plan: SyncPlan) -> list[str]:
             f"{'is' if left == 1 else 'are'} kept; to delete {'it' if left == 1 else 'them'} "
             f"too, {how}"
         )
+    if plan.other_sheets:
+        how = (plan.names or {}).get(Remedy.SHEET) or "name it as the sheet to read"
+        others = ", ".join(repr(name) for name in plan.other_sheets)
+        notes.append(f"read sheet {plan.sheet!r}, not {others}; to read another, {how}")
     if plan.invalid:
         notes.append(
             "invalid rows are never sent; applying is refused while any exist unless they "
