@@ -20,16 +20,7 @@ from ..models.glossary import GlossaryRow
 from ..models.records import Entry, csv_cell
 from ..models.terms import language_problem
 
-__all__ = [
-    "FORMATS",
-    "MAX_FILE_BYTES",
-    "MAX_ROWS",
-    "Columns",
-    "format_of",
-    "guard",
-    "parse_pair",
-    "unguard",
-]
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_ROWS", "Columns", "format_of", "parse_pair", "unguard"]
 
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -43,10 +34,8 @@ _GUARDED = _FORMULA | {"'"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def guard(text: str) -> str:
-    """``text`` as a cell no spreadsheet runs: a leading ``'`` before ``= + - @ ' \\t \\r``
-    (``models.records.csv_cell``: ``EntryList.to_csv`` writes the same cells)."""
-    return csv_cell(text)
+guard = csv_cell
+"""``text`` as a cell no spreadsheet runs (``EntryList.to_csv`` writes the same cells)."""
 
 
 def unguard(text: str) -> str:

@@ -15,17 +15,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import UsageProblem
-from ..models.glossary import GlossaryRow
+from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
 
-__all__ = ["delimited_bytes", "read_delimited"]
+__all__ = ["read", "to_bytes"]
 
 _DELIMITERS = {"csv": (",", ";", "\t"), "tsv": ("\t",)}
 _NAMED = {",": "commas", ";": "semicolons", "\t": "tabs"}
 
 
-def read_delimited(path: Path, kind: str, pair: tuple[str, str] | None) -> list[GlossaryRow]:
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
     """The rows of a csv/tsv file (size already checked); row 1 is the header."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
@@ -41,7 +41,7 @@ def read_delimited(path: Path, kind: str, pair: tuple[str, str] | None) -> list[
     header = next(records, None)
     if header is None:
         raise UsageProblem(f"{path} is empty: the first row must name the columns.")
-    return list(Columns(path, header[1], pair).rows(records))
+    return Glossary(path, kind, list(Columns(path, header[1], pair).rows(records)))
 
 
 def _delimiter(text: str, kind: str) -> str:
@@ -86,7 +86,7 @@ def _line_break(text: str) -> str:
     return "a line break" if "\n" in text or "\r" in text else ""
 
 
-def delimited_bytes(entries: list[Entry], kind: str) -> bytes:
+def to_bytes(entries: list[Entry], kind: str) -> bytes:
     """The file's bytes: BOM, header, one guarded row per entry, CRLF line ends."""
     refuse_unwritable(entries, kind, _line_break, ".xlsx or .tbx")
     out = io.StringIO(newline="")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterable
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import UsageProblem
 from ..models.glossary import Glossary
@@ -33,19 +35,7 @@ def read_glossary(
     if sheet is not None and kind != "xlsx":
         raise UsageProblem(f"a sheet is named, but only an .xlsx has sheets ({path} is .{kind}).")
     check_size(path)
-    if kind in ("csv", "tsv"):
-        from .delimited import read_delimited
-
-        return Glossary(path, kind, read_delimited(path, kind, languages))
-    if kind == "xlsx":
-        from .xlsx import read_xlsx
-
-        rows, read, others = read_xlsx(path, languages, sheet)
-        return Glossary(path, kind, rows, sheet=read, other_sheets=others)
-    from .tbx import read_tbx
-
-    rows, bad = read_tbx(path, languages)
-    return Glossary(path, kind, rows, bad)
+    return _module(kind).read(path, kind, languages, sheet)
 
 
 def write_glossary(
@@ -60,18 +50,7 @@ def write_glossary(
     entries = list(entries)
     if path.is_dir():
         raise UsageProblem(f"{path} is a folder; name a file to write.")
-    if kind in ("csv", "tsv"):
-        from .delimited import delimited_bytes
-
-        data = delimited_bytes(entries, kind)
-    elif kind == "xlsx":
-        from .xlsx import xlsx_bytes
-
-        data = xlsx_bytes(entries)
-    else:
-        from .tbx import tbx_bytes
-
-        data = tbx_bytes(entries)
+    data = _module(kind).to_bytes(entries, kind)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         with open(temporary, "xb") as handle:
@@ -81,3 +60,8 @@ def write_glossary(
         temporary.unlink(missing_ok=True)
         raise UsageProblem(f"cannot write {path}: {exc.strerror or exc}.") from None
     return path
+
+
+def _module(kind: str) -> ModuleType:
+    """The module of a format (loaded on first use: openpyxl and defusedxml are not cheap)."""
+    return import_module(f".{'delimited' if kind in ('csv', 'tsv') else kind}", __package__)

@@ -16,11 +16,11 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import UsageProblem
-from ..models.glossary import GlossaryRow, InvalidRow
+from ..models.glossary import Glossary, GlossaryRow, InvalidRow
 from ..models.records import Entry
 from .base import MAX_ROWS, refuse_unwritable, too_many_rows
 
-__all__ = ["read_tbx", "tbx_bytes"]
+__all__ = ["read", "to_bytes"]
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _CONCEPTS = ("conceptEntry", "termEntry")
@@ -54,9 +54,7 @@ def _parse(path: Path) -> Any:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
 
 
-def read_tbx(
-    path: Path, pair: tuple[str, str] | None
-) -> tuple[list[GlossaryRow], list[InvalidRow]]:
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
     """The concept entries of a TBX file (size already checked) as rows, and the concepts that
     cannot be one dictionary entry (a language missing, several terms in one language)."""
     root = _parse(path)
@@ -84,7 +82,7 @@ def read_tbx(
         raw_id = concept.get("id") or ""
         entry_id = raw_id[len(_ID_PREFIX) :] if raw_id.startswith(_ID_PREFIX) else None
         rows.append(GlossaryRow(number, from_lang, from_text, to_lang, to_text, id=entry_id))
-    return rows, bad
+    return Glossary(path, kind, rows, bad)
 
 
 def _terms(section: Any) -> list[str]:
@@ -129,7 +127,7 @@ def _text(value: str) -> str:
     return escape(value).replace("\r", "&#13;")
 
 
-def tbx_bytes(entries: list[Entry]) -> bytes:
+def to_bytes(entries: list[Entry], kind: str = "tbx") -> bytes:
     """A TBX-Basic (v3, DCA style) document: one concept entry per entry."""
     refuse_unwritable(entries, "tbx", _not_xml, ".xlsx or .csv")
     lang = quoteattr(entries[0].from_lang) if entries else '"en"'

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Remedy, UsageProblem
-from ..models.glossary import GlossaryRow
+from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
 
-__all__ = ["MAX_UNCOMPRESSED", "read_xlsx", "xlsx_bytes"]
+__all__ = ["MAX_UNCOMPRESSED", "read", "to_bytes"]
 
 MAX_UNCOMPRESSED = 128 * 1024 * 1024
 """The most an xlsx may inflate to (all its parts together)."""
@@ -86,12 +86,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def read_xlsx(
-    path: Path, pair: tuple[str, str] | None, sheet: str | None = None
-) -> tuple[list[GlossaryRow], str, list[str]]:
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: str | None) -> Glossary:
     """The rows of the sheet named, else of the active one (the sheet Excel opens at, never a
-    hidden one), every row that is there whatever the ``<dimension>`` tag says; that sheet's
-    name; and the other visible sheets. Row numbers as Excel shows them."""
+    hidden one), every row that is there whatever the ``<dimension>`` tag says, numbered as
+    Excel shows them; with that sheet's name and the other visible sheets."""
     openpyxl = _openpyxl("reading .xlsx")
     check_zip(path)
     try:
@@ -108,13 +106,11 @@ def read_xlsx(
                 f"{path}: sheet {chosen.title!r} is empty: its first row must name the columns."
             )
         columns = Columns(path, [_text(v) for v in header], pair)
-        rows = list(
-            columns.rows((n, [_text(v) for v in values]) for n, values in enumerate(found, start=2))
-        )
-        others = [
-            s.title for s in book.worksheets if s is not chosen and s.sheet_state == "visible"
-        ]
-        return rows, chosen.title, others
+        records = ((n, [_text(v) for v in values]) for n, values in enumerate(found, start=2))
+        rows = list(columns.rows(records))
+        visible = [s.title for s in book.worksheets if s.sheet_state == "visible"]
+        others = [title for title in visible if title != chosen.title]
+        return Glossary(path, kind, rows, sheet=chosen.title, other_sheets=others)
     finally:
         book.close()
 
@@ -137,7 +133,7 @@ def _sheet(path: Path, book: Any, name: str | None) -> Any:
     return active
 
 
-def xlsx_bytes(entries: list[Entry]) -> bytes:
+def to_bytes(entries: list[Entry], kind: str = "xlsx") -> bytes:
     """A one-sheet workbook: header, then one guarded, escaped row per entry, all text."""
     openpyxl = _openpyxl("writing .xlsx")
     refuse_unwritable(entries, "xlsx")
