@@ -124,13 +124,14 @@ def _sheet(path: Path, book: Any, name: str | None) -> Any:
             raise UsageProblem(f"{path} has no sheet {name!r}; its sheets: {titles}.")
         return book[name]
     active = book.active
-    if active is None or active not in book.worksheets or active.sheet_state != "visible":
-        shown = f"sheet {active.title!r}, which is hidden" if active is not None else "no sheet"
-        raise UsageProblem(
-            f"{path} opens at {shown}: name the sheet to read (its sheets: {titles}).",
-            option=Remedy.SHEET,
-        )
-    return active
+    if active in book.worksheets and active.sheet_state == "visible":
+        return active
+    hidden = active in book.worksheets  # else a chart sheet, or none
+    shown = f"sheet {active.title!r}, which is hidden" if hidden else "no sheet of cells"
+    raise UsageProblem(
+        f"{path} opens at {shown}: name the sheet to read (its sheets: {titles}).",
+        option=Remedy.SHEET,
+    )
 
 
 def to_bytes(entries: list[Entry], kind: str = "xlsx") -> bytes:
