@@ -5,6 +5,7 @@ export operations against the sandbox over loopback."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import point_at
+from conftest import point_at, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -206,7 +207,7 @@ def test_a_hidden_sheet_is_never_read_in_place_of_the_active_one(
 
 
 def test_several_visible_sheets_say_which_was_read_and_how_to_pick_another(
-    fruit: SandboxServer, tmp_path: Path
+    ip, fruit: SandboxServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "two.xlsx"
     notes = [TERMS[0], ["en", "plum", "fr", "prune"]]
@@ -217,6 +218,9 @@ def test_several_visible_sheets_say_which_was_read_and_how_to_pick_another(
     assert "--sheet NAME" in str(replace(plan, names=CLI.names))
     picked = sync(ONE, path, sheet="Notes")
     assert picked.sheet == "Notes" and picked.unchanged == 1
+    assert ip.run_line_magic("dict_sync", f"{path} --sheet Notes").sheet == "Notes"
+    done = run_cli(fruit, "sync", str(path), "--sheet", "Notes", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["sheet"] == "Notes"
     with pytest.raises(UsageProblem, match=r"no sheet 'Nope'.*'Notes', 'Terms'"):
         read_glossary(path, sheet="Nope")
     with pytest.raises(UsageProblem, match=r"only an \.xlsx"):
