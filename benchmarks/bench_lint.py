@@ -7,6 +7,10 @@ lint``).
   codes mixed in); beside it, on a smaller slice, the naive way (every pair of entries
   compared), whose quadratic cost is then extrapolated to the full size; and the overlap step
   (source terms inside others) with the automaton against a pure-Python substring set.
+- **nested prefixes** (issue 34, item 13): ``EntryList.lint()`` on ``mode.lint_entries`` source
+  terms in chains of nested prefixes (each term the one before it and one more character, up
+  to 255), once with varied characters and once with one character repeated (its worst case:
+  every shorter term of the chain occurs many times inside each longer one).
 - **check**: ``EntryList.check(text)`` of a text of ``mode.check_chars`` characters against
   ``mode.check_entries`` entries, beside (a) every sentence x every entry with ``str.find``,
   (b) one compiled regular-expression alternation, longest first (fast, but it finds no term
@@ -89,6 +93,28 @@ def check_data(entries_n: int, chars: int, seed: int = 11) -> tuple[list[Any], s
 
 
 # -- plain ways of doing the same ------------------------------------------------------------
+
+
+def nested_prefixes(n: int, repeated: bool = False, seed: int = 5) -> list[Any]:
+    """``n`` en->de entries in chains of nested prefixes, 50 to 255 terms deep: ``ab``,
+    ``abc``, ``abcd``... (``repeated``: ``x``, ``xx``, ``xxx``..., one character per chain)."""
+    from dict_magics.models import Entry
+
+    rng = random.Random(seed)
+    out: list[Any] = []
+    seen: set[str] = set()
+    letter = 0x4E00
+    while len(out) < n:
+        letter += 1
+        term = chr(letter) if repeated else "".join(rng.choice("abcdefghij") for _ in range(6))
+        for _ in range(rng.randint(50, 255 - len(term))):
+            if term not in seen:
+                seen.add(term)
+                out.append(Entry(str(len(out) + 1), "en", term, "de", "x"))
+            term += chr(letter) if repeated else rng.choice("abcdefghij ")
+            if len(out) == n:
+                break
+    return out
 
 
 def naive_lint(entries: list[Any]) -> int:
@@ -244,8 +270,11 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:,.0f} min" if seconds >= 120 else f"{seconds:,.1f} s"
 
 
-def _pairs(inside: dict[str, list[str]]) -> set[tuple[str, str]]:
-    return {(inner, outer) for inner, outers in inside.items() for outer in outers}
+def _agree(ours: dict[str, tuple[int, list[str]]], pure: dict[str, list[str]]) -> bool:
+    """Whether the automaton's counts match the substring sets', naming only real holders."""
+    return {inner: count for inner, (count, _) in ours.items()} == {
+        inner: len(outers) for inner, outers in pure.items()
+    } and all(set(named) <= set(pure[inner]) for inner, (_, named) in ours.items())
 
 
 def long_phrases(count: int, seed: int = 3) -> list[Any]:
@@ -283,7 +312,7 @@ def bench_lint(mode: Mode) -> None:
     for e in entries:
         if (e.from_lang, e.to_lang) == ("ja", "en"):
             terms.setdefault(e.from_text, []).append(e.id)
-    if _pairs(_contained(terms)) != _pairs(contained_pure(terms)):
+    if not _agree(_contained(terms), contained_pure(terms)):
         raise RuntimeError("the automaton and the substring sets disagree on overlaps")
     variants = {
         "ours": listing.lint,
@@ -316,7 +345,33 @@ def bench_lint(mode: Mode) -> None:
         "naive_entries": len(sliced),
         "naive_extrapolated_seconds": t["naive_small"] * scale,
     }
+    _bench_nested(mode)
     _bench_check(mode)
+
+
+def _bench_nested(mode: Mode) -> None:
+    """One run each (the old code took minutes on the repeated chains)."""
+    from dict_magics.models import EntryList
+
+    n = mode.lint_entries
+    for repeated in (False, True):
+        listing = EntryList(nested_prefixes(n, repeated))
+        gc.collect()
+        started = time.perf_counter()
+        report = listing.lint()
+        took = time.perf_counter() - started
+        what = "one repeated character" if repeated else "varied characters"
+        overlaps = report.counts["overlap"]
+        ids = sum(len(f.entry_ids) for f in report.findings)
+        print(
+            f"  nested prefixes ({what}), {n:,} entries: lint {took:.2f} s, "
+            f"{overlaps:,} overlap findings naming {ids:,} ids"
+        )
+        name = "repeated" if repeated else "varied"
+        print(
+            ratio_line(f"lint_nested_{name}_{n}_seconds/{LINT_TARGET_S:g}s", took / LINT_TARGET_S)
+        )
+        RESULTS[f"lint_nested_{name}"] = {"entries": n, "seconds": took, "ids": ids}
 
 
 def _bench_check(mode: Mode) -> None:

@@ -80,6 +80,8 @@ class Remedy(str, Enum):
     """Apply the valid rows of a file only."""
     DELETE_MISSING = "delete_missing"
     """Have a sync also delete the entries of the file's pairs that the file lacks."""
+    SHEET = "sheet"
+    """Name the sheet of a workbook to read."""
 
     def __str__(self) -> str:
         return self.value

@@ -179,6 +179,21 @@ def test_overlap_is_per_pair_and_skips_spelling_variants() -> None:
     assert ("near-duplicate", ("1", "5")) in found(report)
 
 
+def test_a_chain_of_nested_terms_gives_one_finding_per_inner_term_naming_ten_holders() -> None:
+    """Issue 34, item 13: 40 nested terms are 780 pairs; each finding names ten holders by id
+    and counts them all, so the report grows with the terms, not with the pairs."""
+    chain = [Entry(str(n), "en", "x" * n, "de", "y") for n in range(1, 41)]
+    report = EntryList(chain).lint()
+    overlaps = report.by_kind()["overlap"]
+    assert [f.entry_ids[0] for f in overlaps] == [str(n) for n in range(1, 40)]
+    first = overlaps[0]
+    assert first.entry_ids == tuple(str(n) for n in range(1, 12))  # itself and ten holders
+    assert "occurs inside 39 other source terms: 'xx', 'xxx', 'xxxx' and 36 more" in first.message
+    assert overlaps[-2].entry_ids == ("38", "39", "40")
+    assert "inside 2 other source terms" in overlaps[-2].message
+    assert sum(len(f.entry_ids) for f in overlaps) < 11 * 40
+
+
 def test_an_empty_or_clean_dictionary_has_no_findings() -> None:
     assert EntryList([]).lint().ok
     clean = EntryList([e for e in SEED if int(e.id) >= 13]).lint()
@@ -406,10 +421,18 @@ def test_the_fast_path_finds_what_comparing_every_pair_finds(rows: list) -> None
     }
     assert groups == plain_groups(entries)
     by_id = {e.id: e for e in entries}
-    overlaps = set()
+    plain = {  # (language, inner): its holders
+        (lang, inner): {o for i, o in pairs if i == inner}
+        for lang in ("en", "ja")
+        for pairs in [plain_overlaps([e for e in entries if e.from_lang == lang])]
+        for inner, _ in pairs
+    }
+    reported = {}
     for finding in report.by_kind().get("overlap", []):
-        inner = by_id[finding.entry_ids[0]].from_text
-        overlaps |= {
-            (inner, by_id[i].from_text) for i in finding.entry_ids if by_id[i].from_text != inner
-        }
-    assert overlaps == plain_overlaps(entries)
+        first = by_id[finding.entry_ids[0]]
+        holders = plain[(first.from_lang, first.from_text)]
+        named = {by_id[i].from_text for i in finding.entry_ids} - {first.from_text}
+        assert f"inside {len(holders)} other" in finding.message
+        assert named <= holders and len(named) == min(len(holders), 10)
+        reported[(first.from_lang, first.from_text)] = holders
+    assert reported == plain

@@ -11,24 +11,16 @@ for every string (``'x`` is written ``''x`` and read ``'x``), and a hand-made ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..errors import Remedy, UsageProblem
 from ..models.glossary import GlossaryRow
-from ..models.records import csv_cell
+from ..models.records import Entry, csv_cell
 from ..models.terms import language_problem
 
-__all__ = [
-    "FORMATS",
-    "MAX_FILE_BYTES",
-    "MAX_ROWS",
-    "Columns",
-    "format_of",
-    "guard",
-    "parse_pair",
-    "unguard",
-]
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_ROWS", "Columns", "format_of", "parse_pair", "unguard"]
 
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -39,12 +31,11 @@ WRITE_COLUMNS = ("id", "fromLang", "fromText", "toLang", "toText")
 
 _FORMULA = frozenset("=+-@\t\r")
 _GUARDED = _FORMULA | {"'"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def guard(text: str) -> str:
-    """``text`` as a cell no spreadsheet runs: a leading ``'`` before ``= + - @ ' \\t \\r``
-    (``models.records.csv_cell``: ``EntryList.to_csv`` writes the same cells)."""
-    return csv_cell(text)
+guard = csv_cell
+"""``text`` as a cell no spreadsheet runs (``EntryList.to_csv`` writes the same cells)."""
 
 
 def unguard(text: str) -> str:
@@ -107,16 +98,28 @@ def too_many_rows(path: Path) -> UsageProblem:
     )
 
 
+_NAMES = ("id", "fromlang", "fromtext", "tolang", "totext", "source", "target")
+
+
 class Columns:
     """Where the terms are in a table, from its header row (names in any case).
 
     Either ``fromLang, fromText, toLang, toText`` (and optionally ``id``), or ``source,
-    target`` with a pair given; other columns are ignored.
+    target`` with a pair given; other columns are ignored. A name we read that appears twice
+    is refused: which of the two is meant cannot be told.
     """
 
     def __init__(self, path: Path, header: Sequence[str], pair: tuple[str, str] | None) -> None:
+        self.path = path
         names = [unguard(h).strip().lower() for h in header]
-        where = {name: i for i, name in reversed(list(enumerate(names))) if name}
+        where: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name in _NAMES and name in where:
+                raise UsageProblem(
+                    f"{path}: the column {header[i].strip()!r} appears twice (columns "
+                    f"{where[name] + 1} and {i + 1}); rename or remove one."
+                )
+            where.setdefault(name, i)
         self.id = where.get("id")
         full = [where.get(n) for n in ("fromlang", "fromtext", "tolang", "totext")]
         if all(i is not None for i in full):
@@ -143,14 +146,28 @@ class Columns:
             f"(and optionally id), or source, target with a language pair; it holds {shown}."
         )
 
+    @staticmethod
+    def named(header: Sequence[str]) -> bool:
+        """Whether ``header`` names the term columns (either way)."""
+        names = {unguard(h).strip().lower() for h in header}
+        return {"fromlang", "fromtext", "tolang", "totext"} <= names or {
+            "source",
+            "target",
+        } <= names
+
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
-        """A ``GlossaryRow`` per record that is not blank, each cell unguarded."""
+        """A ``GlossaryRow`` per record that is not blank, each cell unguarded; more than
+        ``MAX_ROWS`` of them is refused (blank ones do not count)."""
         guarded = _GUARDED
+        count = 0
         for number, record in records:
             # unguard() inlined: one call per cell costs a third of reading a large file
             cells = [c[1:] if c[:1] == "'" and c[1:2] in guarded else c for c in record]
             if not any(c.strip() for c in cells):
                 continue
+            count += 1
+            if count > MAX_ROWS:
+                raise too_many_rows(self.path)
 
             def at(index: int | None, cells: list[str] = cells) -> str:
                 return cells[index] if index is not None and index < len(cells) else ""
@@ -161,3 +178,35 @@ class Columns:
             else:
                 terms = [self.pair[0], at(self.indices[0]), self.pair[1], at(self.indices[1])]
             yield GlossaryRow(number, *terms, id=entry_id)
+
+
+def refuse_unwritable(
+    entries: Iterable[Entry],
+    kind: str,
+    cannot: Callable[[str], str] | None = None,
+    instead: str = "",
+) -> None:
+    """Refuse, writing nothing, when terms hold what a ``kind`` file cannot (a lone surrogate:
+    none can), naming each such entry by id and escaped term. ``cannot(term)`` says what else
+    that is, or ``""``; ``instead`` names the formats that can hold it."""
+    found, surrogates = [], 0
+    for entry in entries:
+        for text in entry.terms:
+            why = "a lone surrogate" if _SURROGATE.search(text) else cannot and cannot(text)
+            if why:
+                found.append(f"entry {entry.id} ({shown(text)}: {why})")
+                surrogates += why == "a lone surrogate"
+                break
+    if found:
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        other = f", or export to {instead}" if surrogates < len(found) else ""
+        raise UsageProblem(
+            f"a .{kind} file cannot hold what {len(found)} "
+            f"entr{'y holds' if len(found) == 1 else 'ies hold'}: "
+            f"{'; '.join(found[:3])}{more}; nothing was written. Fix those entries{other}."
+        )
+
+
+def shown(text: str) -> str:
+    """A term as a message quotes it: escaped (``repr``), at most 40 characters."""
+    return repr(text if len(text) <= 40 else text[:40] + "\u2026")

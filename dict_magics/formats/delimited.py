@@ -1,23 +1,31 @@
 """CSV and TSV glossaries: UTF-8 with a BOM on write (Excel opens it right), ``utf-8-sig`` on
-read (with or without a BOM), every cell formula-guarded (``base.guard``)."""
+read (with or without a BOM), every cell formula-guarded (``base.guard``).
+
+Read strictly: a quote that opens a cell and runs past its line (a stray quote swallows the
+rows after it), or never closes, refuses the whole file, naming the lines. No term can hold a
+line break usefully, so no cell spans lines, and an export refuses such a term instead. A .csv
+may separate its columns with ``;`` or a tab (Excel in many locales): the header line decides.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import UsageProblem
-from ..models.glossary import GlossaryRow
+from ..models.glossary import Glossary
 from ..models.records import Entry
-from .base import MAX_ROWS, WRITE_COLUMNS, Columns, guard, too_many_rows
+from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
 
-__all__ = ["delimited_bytes", "read_delimited"]
+__all__ = ["read", "to_bytes"]
 
-_DELIMITER = {"csv": ",", "tsv": "\t"}
+_DELIMITERS = {"csv": (",", ";", "\t"), "tsv": ("\t",)}
+_NAMED = {",": "commas", ";": "semicolons", "\t": "tabs"}
 
 
-def read_delimited(path: Path, kind: str, pair: tuple[str, str] | None) -> list[GlossaryRow]:
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
     """The rows of a csv/tsv file (size already checked); row 1 is the header."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
@@ -27,32 +35,62 @@ def read_delimited(path: Path, kind: str, pair: tuple[str, str] | None) -> list[
         ) from None
     except OSError as exc:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_DELIMITER[kind], strict=False)
+    delimiter = _delimiter(text, kind)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    records = _records(path, reader)
+    header = next(records, None)
+    if header is None:
+        raise UsageProblem(f"{path} is empty: the first row must name the columns.")
+    return Glossary(path, kind, list(Columns(path, header[1], pair).rows(records)))
+
+
+def _delimiter(text: str, kind: str) -> str:
+    """The first of the format's delimiters whose split of the header line names the columns
+    (the first line only: a term may hold any of them)."""
+    line = text.split("\n", 1)[0].split("\r", 1)[0]
+    for delimiter in _DELIMITERS[kind]:
+        if Columns.named(next(csv.reader([line], delimiter=delimiter), [])):
+            return delimiter
+    return _DELIMITERS[kind][0]  # Columns then says what the header holds
+
+
+def _records(path: Path, reader: csv.Reader) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) per line; a record that spans lines or breaks the quoting rules stops
+    the whole file, naming where."""
+    line = 0
     try:
-        header = next(reader, None)
-        if header is None:
-            raise UsageProblem(f"{path} is empty: the first row must name the columns.")
-        columns = Columns(path, header, pair)
-        records = []
-        for number, record in enumerate(reader, start=2):
-            if number > MAX_ROWS + 1:
-                raise too_many_rows(path)
-            records.append((number, record))
+        for record in reader:
+            if reader.line_num > line + 1:
+                raise UsageProblem(
+                    f"{path}: the quote that opens a cell on line {line + 1} runs to line "
+                    f"{reader.line_num}; no term can hold a line break, so a cell that spans "
+                    "lines is refused (a stray quote?). Close or remove the quote; nothing "
+                    "was read."
+                )
+            line = reader.line_num
+            yield line, record
     except csv.Error as exc:
-        raise UsageProblem(f"{path}: row {reader.line_num}: {exc}.") from None
-    return list(columns.rows(records))
+        if "unexpected end of data" in str(exc):
+            raise UsageProblem(
+                f"{path}: the quote that opens a cell on line {line + 1} is never closed "
+                "(a stray quote?). Close or remove it; nothing was read."
+            ) from None
+        named = _NAMED.get(reader.dialect.delimiter, repr(reader.dialect.delimiter))
+        raise UsageProblem(
+            f"{path}: line {line + 1}: {exc} (columns separated by {named}); a quoted cell "
+            "must end at its closing quote. Nothing was read."
+        ) from None
 
 
-def delimited_bytes(entries: list[Entry], kind: str) -> bytes:
+def _line_break(text: str) -> str:
+    return "a line break" if "\n" in text or "\r" in text else ""
+
+
+def to_bytes(entries: list[Entry], kind: str) -> bytes:
     """The file's bytes: BOM, header, one guarded row per entry, CRLF line ends."""
+    refuse_unwritable(entries, kind, _line_break, ".xlsx or .tbx")
     out = io.StringIO(newline="")
-    writer = csv.writer(out, delimiter=_DELIMITER[kind], lineterminator="\r\n")
+    writer = csv.writer(out, delimiter=_DELIMITERS[kind][0], lineterminator="\r\n")
     writer.writerow(WRITE_COLUMNS)
     writer.writerows([guard(c) for c in (e.id, *e.terms)] for e in entries)
-    try:
-        return out.getvalue().encode("utf-8-sig")
-    except UnicodeEncodeError as exc:  # a lone surrogate: no UTF-8 file can hold it
-        raise UsageProblem(
-            f"an entry holds U+{ord(exc.object[exc.start]):04X}, which UTF-8 cannot hold; "
-            "nothing was written."
-        ) from None
+    return out.getvalue().encode("utf-8-sig")

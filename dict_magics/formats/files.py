@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterable
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import UsageProblem
 from ..models.glossary import Glossary
@@ -16,29 +18,24 @@ __all__ = ["read_glossary", "write_glossary"]
 
 
 def read_glossary(
-    path: str | Path, *, format: str | None = None, pair: str | tuple[str, str] | None = None
+    path: str | Path,
+    *,
+    format: str | None = None,
+    pair: str | tuple[str, str] | None = None,
+    sheet: str | None = None,
 ) -> Glossary:
     """The rows of ``path`` (format from ``format`` or the extension); ``pair`` (``en:de``)
-    names the languages of a two-column file or picks two languages of a TBX. Raises
-    ``UsageProblem`` (one line) for a file it will not read: missing, too large, a zip bomb, a
-    TBX with entities, no recognisable columns."""
+    names the languages of a two-column file or picks two languages of a TBX; ``sheet`` names
+    the sheet of an .xlsx (default: the one it opens at). Raises ``UsageProblem`` (one line)
+    for a file it will not read as its author meant: missing, too large, a zip bomb, a TBX
+    with entities, no recognisable columns, a quote that swallows lines."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     languages = parse_pair(pair) if isinstance(pair, str) or pair is None else pair
+    if sheet is not None and kind != "xlsx":
+        raise UsageProblem(f"a sheet is named, but only an .xlsx has sheets ({path} is .{kind}).")
     check_size(path)
-    if kind in ("csv", "tsv"):
-        from .delimited import read_delimited
-
-        rows, bad = read_delimited(path, kind, languages), []
-    elif kind == "xlsx":
-        from .xlsx import read_xlsx
-
-        rows, bad = read_xlsx(path, languages), []
-    else:
-        from .tbx import read_tbx
-
-        rows, bad = read_tbx(path, languages)
-    return Glossary(path, kind, rows, bad)
+    return _module(kind).read(path, kind, languages, sheet)
 
 
 def write_glossary(
@@ -53,18 +50,7 @@ def write_glossary(
     entries = list(entries)
     if path.is_dir():
         raise UsageProblem(f"{path} is a folder; name a file to write.")
-    if kind in ("csv", "tsv"):
-        from .delimited import delimited_bytes
-
-        data = delimited_bytes(entries, kind)
-    elif kind == "xlsx":
-        from .xlsx import xlsx_bytes
-
-        data = xlsx_bytes(entries)
-    else:
-        from .tbx import tbx_bytes
-
-        data = tbx_bytes(entries)
+    data = _module(kind).to_bytes(entries, kind)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         with open(temporary, "xb") as handle:
@@ -74,3 +60,8 @@ def write_glossary(
         temporary.unlink(missing_ok=True)
         raise UsageProblem(f"cannot write {path}: {exc.strerror or exc}.") from None
     return path
+
+
+def _module(kind: str) -> ModuleType:
+    """The module of a format (loaded on first use: openpyxl and defusedxml are not cheap)."""
+    return import_module(f".{'delimited' if kind in ('csv', 'tsv') else kind}", __package__)

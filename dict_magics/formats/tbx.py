@@ -16,11 +16,11 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import UsageProblem
-from ..models.glossary import GlossaryRow, InvalidRow
+from ..models.glossary import Glossary, GlossaryRow, InvalidRow
 from ..models.records import Entry
-from .base import MAX_ROWS, too_many_rows
+from .base import MAX_ROWS, refuse_unwritable, too_many_rows
 
-__all__ = ["read_tbx", "tbx_bytes"]
+__all__ = ["read", "to_bytes"]
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _CONCEPTS = ("conceptEntry", "termEntry")
@@ -54,9 +54,7 @@ def _parse(path: Path) -> Any:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
 
 
-def read_tbx(
-    path: Path, pair: tuple[str, str] | None
-) -> tuple[list[GlossaryRow], list[InvalidRow]]:
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
     """The concept entries of a TBX file (size already checked) as rows, and the concepts that
     cannot be one dictionary entry (a language missing, several terms in one language)."""
     root = _parse(path)
@@ -77,14 +75,14 @@ def read_tbx(
             if _local(section.tag) in _SECTIONS
         ]
         found = _pick(sections, pair)
-        if isinstance(found, str):
-            bad.append(InvalidRow(number, found))
+        if isinstance(found, str):  # its terms still name entries a sync must not delete
+            bad.append(InvalidRow(number, found, tuple(t for _, terms in sections for t in terms)))
             continue
         (from_lang, from_text), (to_lang, to_text) = found
         raw_id = concept.get("id") or ""
         entry_id = raw_id[len(_ID_PREFIX) :] if raw_id.startswith(_ID_PREFIX) else None
         rows.append(GlossaryRow(number, from_lang, from_text, to_lang, to_text, id=entry_id))
-    return rows, bad
+    return Glossary(path, kind, rows, bad)
 
 
 def _terms(section: Any) -> list[str]:
@@ -119,28 +117,20 @@ def _pick(
     return picked[0], picked[1]
 
 
-def _checked(value: str, entry: Entry) -> str:
-    if _NOT_XML.search(value):
-        raise UsageProblem(
-            f"entry {entry.id} holds a character XML cannot hold; export to .csv instead. "
-            "Nothing was written."
-        )
-    return value
+def _not_xml(text: str) -> str:
+    found = _NOT_XML.search(text)
+    return f"U+{ord(found.group()):04X}, which XML cannot hold" if found else ""
 
 
-def _text(value: str, entry: Entry) -> str:
+def _text(value: str) -> str:
     """Escaped for XML text, a CR as ``&#13;`` (a parser would turn a raw one into LF)."""
-    return escape(_checked(value, entry)).replace("\r", "&#13;")
+    return escape(value).replace("\r", "&#13;")
 
 
-def _attr(value: str, entry: Entry) -> str:
-    """Quoted for an attribute (``quoteattr`` writes tab, LF and CR as character references)."""
-    return quoteattr(_checked(value, entry))
-
-
-def tbx_bytes(entries: list[Entry]) -> bytes:
+def to_bytes(entries: list[Entry], kind: str = "tbx") -> bytes:
     """A TBX-Basic (v3, DCA style) document: one concept entry per entry."""
-    lang = _attr(entries[0].from_lang, entries[0]) if entries else '"en"'
+    refuse_unwritable(entries, "tbx", _not_xml, ".xlsx or .csv")
+    lang = quoteattr(entries[0].from_lang) if entries else '"en"'
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<tbx type="TBX-Basic" style="dca" xml:lang={lang} xmlns="urn:iso:std:iso:30042:ed-2">',
@@ -152,9 +142,10 @@ def tbx_bytes(entries: list[Entry]) -> bytes:
         ident = f" id={quoteattr(_ID_PREFIX + entry.id)}" if plain else ""
         out.append(f"<conceptEntry{ident}>")
         for code, term in ((entry.from_lang, entry.from_text), (entry.to_lang, entry.to_text)):
+            # quoteattr writes tab, LF and CR as character references
             out.append(
-                f"<langSec xml:lang={_attr(code, entry)}><termSec>"
-                f"<term>{_text(term, entry)}</term></termSec></langSec>"
+                f"<langSec xml:lang={quoteattr(code)}><termSec>"
+                f"<term>{_text(term)}</term></termSec></langSec>"
             )
         out.append("</conceptEntry>")
     out.append("</body></text>")

@@ -1,4 +1,5 @@
-"""Excel glossaries (openpyxl, the optional extra ``xlsx``): the first sheet, row 1 the header.
+"""Excel glossaries (openpyxl, the optional extra ``xlsx``): the active sheet (or one named),
+row 1 the header.
 
 Before openpyxl opens a file, its zip directory is read: too many parts, or more than
 ``MAX_UNCOMPRESSED`` once inflated (a zip bomb), and the file is refused at once. The sizes
@@ -16,18 +17,18 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageProblem
-from ..models.glossary import GlossaryRow
+from ..errors import Remedy, UsageProblem
+from ..models.glossary import Glossary
 from ..models.records import Entry
-from .base import MAX_ROWS, WRITE_COLUMNS, Columns, guard, too_many_rows
+from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
 
-__all__ = ["MAX_UNCOMPRESSED", "read_xlsx", "xlsx_bytes"]
+__all__ = ["MAX_UNCOMPRESSED", "read", "to_bytes"]
 
 MAX_UNCOMPRESSED = 128 * 1024 * 1024
 """The most an xlsx may inflate to (all its parts together)."""
 MAX_PARTS = 2_000
 _ESCAPED = re.compile("_x([0-9A-Fa-f]{4})_")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff]")
 _NEEDS = "needs openpyxl, which is not installed: pip install 'dict-magics[xlsx]'"
 
 
@@ -59,7 +60,8 @@ def check_zip(path: Path) -> None:
 
 def escape(text: str) -> str:
     """OOXML's own escape, as Excel writes it: a control character (CR included, which XML
-    would turn into LF) as ``_xHHHH_``, and the ``_`` of a literal ``_xHHHH_`` as ``_x005F_``."""
+    would turn into LF) or U+FFFE/U+FFFF (which XML cannot hold) as ``_xHHHH_``, and the ``_``
+    of a literal ``_xHHHH_`` as ``_x005F_``."""
     text = _ESCAPED.sub(r"_x005F_x\1_", text)
     return _CONTROL.sub(lambda m: f"_x{ord(m.group()):04X}_", text)
 
@@ -84,8 +86,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def read_xlsx(path: Path, pair: tuple[str, str] | None) -> list[GlossaryRow]:
-    """The rows of the first sheet (size already checked); row numbers as Excel shows them."""
+def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: str | None) -> Glossary:
+    """The rows of the sheet named, else of the active one (the sheet Excel opens at, never a
+    hidden one), every row that is there whatever the ``<dimension>`` tag says, numbered as
+    Excel shows them; with that sheet's name and the other visible sheets."""
     openpyxl = _openpyxl("reading .xlsx")
     check_zip(path)
     try:
@@ -93,27 +97,47 @@ def read_xlsx(path: Path, pair: tuple[str, str] | None) -> list[GlossaryRow]:
     except Exception as exc:  # openpyxl raises many kinds for a damaged file
         raise UsageProblem(f"{path} cannot be read as a workbook ({type(exc).__name__}).") from None
     try:
-        sheet = book.worksheets[0] if book.worksheets else None
-        if sheet is None:
-            raise UsageProblem(f"{path} holds no sheet.")
-        found = sheet.iter_rows(values_only=True)
+        chosen = _sheet(path, book, sheet)
+        chosen.reset_dimensions()  # read-only mode trusts <dimension>: read what is there
+        found = chosen.iter_rows(values_only=True)
         header = next(found, None)
         if header is None:
-            raise UsageProblem(f"{path} is empty: the first row must name the columns.")
+            raise UsageProblem(
+                f"{path}: sheet {chosen.title!r} is empty: its first row must name the columns."
+            )
         columns = Columns(path, [_text(v) for v in header], pair)
-        records = []
-        for number, values in enumerate(found, start=2):
-            if number > MAX_ROWS + 1:
-                raise too_many_rows(path)
-            records.append((number, [_text(v) for v in values]))
+        records = ((n, [_text(v) for v in values]) for n, values in enumerate(found, start=2))
+        rows = list(columns.rows(records))
+        visible = [s.title for s in book.worksheets if s.sheet_state == "visible"]
+        others = [title for title in visible if title != chosen.title]
+        return Glossary(path, kind, rows, sheet=chosen.title, other_sheets=others)
     finally:
         book.close()
-    return list(columns.rows(records))
 
 
-def xlsx_bytes(entries: list[Entry]) -> bytes:
+def _sheet(path: Path, book: Any, name: str | None) -> Any:
+    """The sheet named (hidden or not: the user asked for it), else the active one, which must
+    be a visible worksheet."""
+    titles = ", ".join(repr(s.title) for s in book.worksheets) or "none"
+    if name is not None:
+        if name not in book.sheetnames or book[name] not in book.worksheets:
+            raise UsageProblem(f"{path} has no sheet {name!r}; its sheets: {titles}.")
+        return book[name]
+    active = book.active
+    if active in book.worksheets and active.sheet_state == "visible":
+        return active
+    hidden = active in book.worksheets  # else a chart sheet, or none
+    shown = f"sheet {active.title!r}, which is hidden" if hidden else "no sheet of cells"
+    raise UsageProblem(
+        f"{path} opens at {shown}: name the sheet to read (its sheets: {titles}).",
+        option=Remedy.SHEET,
+    )
+
+
+def to_bytes(entries: list[Entry], kind: str = "xlsx") -> bytes:
     """A one-sheet workbook: header, then one guarded, escaped row per entry, all text."""
     openpyxl = _openpyxl("writing .xlsx")
+    refuse_unwritable(entries, "xlsx")
     book = openpyxl.Workbook(write_only=True)
     sheet = book.create_sheet("dictionary")
     sheet.append(list(WRITE_COLUMNS))

@@ -123,7 +123,7 @@ def _update(a: argparse.Namespace, c: Context) -> Any:
 def _sync(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.sync import sync
 
-    given = _given(a, "apply", "delete_missing", "pair", "format", "skip_invalid", "yes")
+    given = _given(a, "apply", "delete_missing", "pair", "format", "sheet", "skip_invalid", "yes")
     asks = {"prompter": c.prompter, "progress": c.progress, "warn": c.warn}
     return sync(c.settings, a.file, **given, **asks)
 
@@ -463,6 +463,8 @@ _COMMANDS = (
             arg("--pair", metavar="FROM:TO", help="languages of a two-column (source, target) "
                 "file"),
             FORMAT,
+            arg("--sheet", metavar="NAME",
+                help="the .xlsx sheet to read (default: the one it opens at)"),
             arg("--skip-invalid", action="store_true", help="apply the valid rows, skip the rest"),
             arg("-y", "--yes", action="store_true", help="delete without asking (with --apply)"),
             workers("requests in flight"),
@@ -476,7 +478,8 @@ _COMMANDS = (
         exits="0 for a plan; after --apply, 0 only when every change succeeded and was verified",
         json='{"applied", "ok", "path", "host", "profile", "adds", "updates": [{"id", "old", '
         '"new", "row"}], "deletes", "unchanged", "conflicts", "invalid": [{"row", "reason"}], '
-        '"missing", "counts", "verified", "snapshot", "results", "warnings"}',
+        '"sheet", "other_sheets", "missing", "counts", "verified", "snapshot", "results", '
+        '"warnings"}',
         run=_sync,
     ),
     Command(
@@ -632,6 +635,7 @@ _NAMES = {
     "restore": "`restore`",
     "no_snapshot": "--no-snapshot",
     "delete_missing": "run the sync again with --delete-missing",
+    "sheet": "name it with --sheet NAME",
 }
 _HINTS = {
     "login": "To log in: `login -p {profile}`.",
@@ -649,6 +653,7 @@ _HINTS = {
     "yes": "Add -y (--yes) if you mean it.",
     "overwrite": "Choose another name, or add --force to replace it.",
     "skip_invalid": "Or add --skip-invalid to apply the valid rows only.",
+    "sheet": "Name the sheet to read with --sheet NAME.",
 }
 _SETTINGS = {  # a notebook sets these with %config, not with a flag
     "workers": "Set %config DictMagics.workers within that range.",
@@ -676,6 +681,7 @@ PANEL = Hints(
         "no_snapshot": "snapshots are off",
         "delete_missing": "plan again with \u201calso delete entries of the file's language "
         "pairs that it lacks\u201d ticked",
+        "sheet": "save the workbook with that sheet selected and plan again",
     },
     {
         **_SETTINGS,
@@ -689,6 +695,7 @@ PANEL = Hints(
         "pair": "Fill in Pair, e.g. en:de.",
         "format": "Rename it to end in .csv, .tsv, .xlsx or .tbx.",
         "skip_invalid": 'Or tick "skip invalid rows" to apply the valid rows only.',
+        "sheet": "Save the workbook with the sheet to read selected, and plan again.",
     },
 )
 

@@ -178,6 +178,9 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
             {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
         ],
         "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
+        "sheet": plan.sheet,
+        "other_sheets": list(plan.other_sheets),
+        "warnings": list(plan.warnings),
         "missing": len(plan.missing),
         "counts": plan.counts(),
         "verified": None,
@@ -231,7 +234,8 @@ def to_json(result: Any, warnings: list[str]) -> dict[str, Any]:
     changes.update({m.RestoreResult: restore_json, m.SyncPlan: sync_json, m.SyncResult: sync_json})
     for kind, shape in changes.items():
         if isinstance(result, kind):
-            return {**shape(result), "warnings": warnings}
+            shaped = shape(result)  # a sync plan's own warnings (stray spaces...) come first
+            return {**shaped, "warnings": [*shaped.get("warnings", []), *warnings]}
     if isinstance(result, m.DryRunResult):
         return dryrun_json(result)
     if isinstance(result, m.ChangePreview):

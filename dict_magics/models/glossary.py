@@ -81,6 +81,10 @@ class Glossary:
     format: str
     rows: list[GlossaryRow] = field(default_factory=list)
     unreadable: list[InvalidRow] = field(default_factory=list)
+    sheet: str | None = None
+    """The sheet read (an .xlsx)."""
+    other_sheets: list[str] = field(default_factory=list)
+    """The workbook's other visible sheets, not read."""
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -173,6 +177,9 @@ class InvalidRow:
 
     row: int
     reason: str
+    terms: tuple[str, ...] = ()
+    """What a row that is not four terms holds (a TBX concept with three languages): a sync
+    deletes no entry whose source term is one of these, in any pair."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +221,12 @@ class SyncPlan(Rendered, ImpactMixin):
     missing: list[Entry] = field(default_factory=list)
     pairs: list[tuple[str, str]] = field(default_factory=list)
     delete_missing: bool = False
+    sheet: str | None = None
+    """The sheet of an .xlsx the plan was made from."""
+    other_sheets: list[str] = field(default_factory=list)
+    """The workbook's other visible sheets, not read."""
+    warnings: list[str] = field(default_factory=list)
+    """What the changes would send that lint would then report (stray spaces), by row."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
@@ -373,7 +386,7 @@ class SyncResult(Rendered):
 _SHOWN = 50
 _PURPLE = "#8250df"
 _MARK_COLOUR = {"+": COLOUR["success"], "~": COLOUR["unknown"], "-": COLOUR["failure"]}
-_MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"]}
+_MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"], "?": COLOUR["unknown"]}
 
 
 def _pair(entry: Entry) -> str:
@@ -395,7 +408,8 @@ def _headline(plan: SyncPlan) -> str:
     ]
     where = f" at {plan.host}" if plan.host else ""
     profile = f" (profile {plan.profile})" if plan.profile else ""
-    return shown(f"Sync plan for {plan.path}{where}{profile}: {', '.join(counts)}")
+    sheet = f", sheet {plan.sheet!r}" if plan.sheet else ""
+    return shown(f"Sync plan for {plan.path}{sheet}{where}{profile}: {', '.join(counts)}")
 
 
 def _changes(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
@@ -430,6 +444,7 @@ def _changes(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
             ],
         ),
         ("x", "invalid row", [(f"row {bad.row}", bad.reason) for bad in plan.invalid]),
+        ("?", "warning", [("", warning) for warning in plan.warnings]),
     ]
     for mark, what, lines in kinds:
         for where, change in lines[:_SHOWN]:
@@ -448,6 +463,10 @@ def _notes(plan: SyncPlan) -> list[str]:
         notes.append(
             f"{entries(left)} of {pairs} not in the file {are} kept; to delete {them} too, {how}"
         )
+    if plan.other_sheets:
+        others = ", ".join(repr(name) for name in plan.other_sheets)
+        how = remedy(plan.names, Remedy.SHEET)
+        notes.append(f"read sheet {plan.sheet!r}, not {others}; to read another, {how}")
     if plan.invalid:
         notes.append(
             "invalid rows are never sent; applying is refused while any exist unless they "

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from .entry import Entry
@@ -32,7 +34,15 @@ from .text import (
     shown,
 )
 
-__all__ = ["KINDS", "Finding", "LintReport", "id_order", "lint_entries", "normalize_term"]
+__all__ = [
+    "KINDS",
+    "Finding",
+    "LintReport",
+    "id_order",
+    "lint_entries",
+    "normalize_term",
+    "spacing_findings",
+]
 
 KINDS = (
     "duplicate",
@@ -48,6 +58,8 @@ KINDS = (
 
 _SHOWN = 3
 """How many other terms a message names before "and N more"."""
+_HOLDERS_NAMED = 10
+"""How many of the terms holding an inner term an overlap finding names by id (it counts all)."""
 
 # Unicode's space separators (category Zs): what leading, trailing and doubled spaces are made
 # of. Tabs and newlines are control characters: the ``control`` kind reports them.
@@ -89,8 +101,8 @@ def normalize_term(text: str) -> str:
 @dataclass(frozen=True)
 class Finding:
     """One problem: its ``kind`` (one of ``KINDS``), the entries it concerns (lowest id first,
-    except ``overlap``: the inner term's entries, then the terms holding it), what is wrong,
-    and a suggested ``fix``."""
+    except ``overlap``: the inner term's entries, then those of up to ten terms holding it;
+    the message counts them all), what is wrong, and a suggested ``fix``."""
 
     kind: str
     entry_ids: tuple[str, ...]
@@ -354,6 +366,18 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
     return found
 
 
+def spacing_findings(entry: Entry) -> list[Finding]:
+    """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
+    what lint would report right after it."""
+    return [
+        finding
+        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text))
+        if _suspect(text)
+        for finding in _term_findings(entry, name, text)
+        if finding.kind in ("whitespace", "control")
+    ]
+
+
 def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
     """The vendor's term rules (``terms.py``) and stray spaces, for one term of one entry."""
     found = []
@@ -412,8 +436,8 @@ def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
 def _overlaps(
     by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
 ) -> list[Finding]:
-    """Source terms inside other source terms of the same pair: where the longer occurs, the
-    shorter matches too and takes one of the three places of that sentence."""
+    """Source terms inside other source terms of the same pair: where the longer is applied,
+    the shorter is covered; where it is not (past the limit), the shorter may apply instead."""
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
     for (from_lang, text, to_lang), group in by_source.items():
         if text:
@@ -423,53 +447,90 @@ def _overlaps(
     for (from_lang, to_lang), terms in by_pair.items():
         if len(terms) < 2:
             continue
-        # ``terms`` is in the order of each term's lowest id, and so is each ``outers``.
-        for inner, outers in _contained(terms, norms).items():
-            inner_ids = terms[inner]
-            outer_ids = [i for t in outers for i in terms[t]]
-            if len(outer_ids) > len(outers):  # a term with several entries: merge the ids
+        # ``terms`` is in the order of each term's lowest id: holders are listed in that order.
+        position = {term: n for n, term in enumerate(terms)}
+        for inner, (holding, holders) in _contained(terms, norms).items():
+            holders.sort(key=position.__getitem__)
+            outer_ids = [i for t in holders for i in terms[t]]
+            if len(outer_ids) > len(holders):  # a term with several entries: merge the ids
                 outer_ids.sort(key=rank.__getitem__)
-            names = [repr(t) for t in outers[:_SHOWN]]
+            names = [repr(t) for t in holders[:_SHOWN]]
             found.append(
                 Finding(
                     "overlap",
-                    (*inner_ids, *outer_ids),
-                    f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {len(outers)} other "
-                    f"source term{'s' if len(outers) != 1 else ''}: {_more(names, len(outers))}",
-                    f"where {outers[0]!r} occurs, {inner!r} matches too and takes one of the "
-                    "3 entries a sentence applies: check a sample text, and delete whichever "
-                    "is not wanted",
+                    (*terms[inner], *outer_ids),
+                    f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {holding} other "
+                    f"source term{'s' if holding != 1 else ''}: {_more(names, holding)}",
+                    f"where {holders[0]!r} is applied, {inner!r} inside it is covered and not "
+                    "applied; where the longer term is past the limit of 3, the shorter one may "
+                    "apply instead: check a sample text, and delete whichever is not wanted",
                 )
             )
     return found
 
 
 def _contained(
-    terms: dict[str, list[str]], norms: dict[str, str] | None = None
-) -> dict[str, list[str]]:
-    """For each term that occurs inside others: the others (one automaton pass over each).
-    Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left to
-    the near-duplicate kind."""
+    terms: Iterable[str], norms: dict[str, str] | None = None
+) -> dict[str, tuple[int, list[str]]]:
+    """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of
+    them. Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left
+    to the near-duplicate kind.
+
+    Terms come in reverse sorted order, so a chain of nested prefixes (``abcd``, ``abc``,
+    ``ab``) comes longest first: the automaton scans only the longest, and each shorter one
+    holds exactly the words that first end within it. A chain of 255 nested terms has 32,000
+    pairs (and a repeated character millions of matches); this costs one step per word of
+    the chain instead."""
     import ahocorasick
 
     norms = {} if norms is None else norms
     automaton = ahocorasick.Automaton()
+    groups: dict[str, list[str]] = defaultdict(list)
     for term in terms:
         automaton.add_word(term, term)
+        groups[_normalized(term, norms)].append(term)
     automaton.make_automaton()
-    inside: dict[str, list[str]] = {}
-    for term in terms:
-        size = len(term)
-        if size < 2:
-            continue
-        found = [inner for _, inner in automaton.iter(term) if len(inner) != size]
-        if not found:
-            continue  # most terms hold no other
-        key = _normalized(term, norms)
-        for inner in dict.fromkeys(found):
-            if _normalized(inner, norms) != key:
-                inside.setdefault(inner, []).append(term)
+    variants = {t: set(group) for group in groups.values() if len(group) > 1 for t in group}
+    inside: dict[str, tuple[int, list[str]]] = {}
+    for chain in _prefix_chains(sorted(automaton.keys(), reverse=True)):
+        words, ends = _words_in(automaton, chain[0])
+        sizes = [bisect_right(ends, len(term) - 1) for term in chain]  # words each one holds
+        held = len(chain)
+        for n, word in enumerate(words):
+            while sizes[held - 1] <= n:  # the chain's first term holds every word
+                held -= 1
+            count = held - (chain[held - 1] == word)  # a term of the chain holds itself
+            holders = chain[max(0, count - _HOLDERS_NAMED) : count]  # the shortest ones
+            if word in variants:
+                holders = [t for t in chain[:held] if t not in variants[word]]
+                count = len(holders)
+            if count:
+                before, named = inside.get(word, (0, []))
+                room = _HOLDERS_NAMED - len(named)
+                named += holders[max(0, len(holders) - room) :] if room > 0 else []
+                inside[word] = (before + count, named)
     return inside
+
+
+def _prefix_chains(descending: list[str]) -> Iterator[list[str]]:
+    """Runs of terms each a prefix of the run's first (longest) one."""
+    chain: list[str] = []
+    for term in descending:
+        if chain and chain[0].startswith(term):
+            chain.append(term)
+            continue
+        if chain:
+            yield chain
+        chain = [term]
+    if chain:
+        yield chain
+
+
+def _words_in(automaton: Any, text: str) -> tuple[list[str], list[int]]:
+    """The words found in ``text``, each once, by where they first end; and those ends."""
+    matches = list(automaton.iter(text))[::-1]
+    first_end = dict(zip(map(itemgetter(1), matches), map(itemgetter(0), matches), strict=True))
+    return sorted(first_end, key=first_end.__getitem__), sorted(first_end.values())
 
 
 # -- how a report shows itself ------------------------------------------------------------------

@@ -56,6 +56,7 @@ NEUTRAL = {
     Remedy.RESTORE: "a restore",
     Remedy.NO_SNAPSHOT: "snapshots are off",
     Remedy.DELETE_MISSING: "ask the sync to delete missing entries",
+    Remedy.SHEET: "name the sheet to read",
 }  # what a record says for a remedy when no front end gave its own words
 
 

@@ -35,6 +35,7 @@ from ..models.glossary import (
     SyncPlan,
     SyncResult,
 )
+from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
 from ..service.settle import settle_adds, settle_updates
 from .connect import connect
@@ -60,6 +61,7 @@ def plan_sync(
     *,
     format: str | None = None,
     pair: str | None = None,
+    sheet: str | None = None,
     delete_missing: bool = False,
     client: DictionaryClient | None = None,
 ) -> SyncPlan:
@@ -69,7 +71,13 @@ def plan_sync(
     ``ServiceError`` when the dictionary cannot be listed.
     """
     plan = sync(
-        settings, path, format=format, pair=pair, delete_missing=delete_missing, client=client
+        settings,
+        path,
+        format=format,
+        pair=pair,
+        sheet=sheet,
+        delete_missing=delete_missing,
+        client=client,
     )
     assert isinstance(plan, SyncPlan)
     return plan
@@ -99,9 +107,10 @@ def validate_rows(
     by_source: dict[Key, list[GlossaryRow]] = {}
     for row in rows:
         problems = entry_problems(*row.terms)
-        if problems:
+        listed = (held or {}).get(row.source, ())
+        if problems and not any(e.to_text == row.to_text for e in listed):
             invalid.append(InvalidRow(row.row, "; ".join(p.message for p in problems)))
-            continue
+            continue  # (a row that is exactly a listed entry asks nothing: an export of it)
         by_source.setdefault(row.source, []).append(row)
     for same in by_source.values():
         targets = {r.to_text for r in same}
@@ -160,20 +169,25 @@ def make_plan(
         else:
             old = found[0]
             updates.append(PlannedUpdate(old.id, old, row.to_entry(old.id), row.row))
-    # Every source term the file names (valid or not) is not "missing": an invalid row never
-    # turns its entry into a deletion.
-    named = {row.source for row in glossary.rows}
-    pairs = dict.fromkeys(
-        (row.from_lang, row.to_lang)
-        for row in glossary.rows
-        if language_problem(row.from_lang) is None and language_problem(row.to_lang) is None
-    )
+    # Every source term the file names, valid or not, is not "missing": in the row's pair, or
+    # in any pair when the row's languages (or which term is the source) cannot be read.
+    named: set[Key] = set()
+    anywhere = {term for bad in glossary.unreadable for term in bad.terms}
+    pairs: dict[tuple[str, str], None] = {}
+    for row in glossary.rows:
+        if language_problem(row.from_lang) is None and language_problem(row.to_lang) is None:
+            named.add(row.source)
+            pairs.setdefault((row.from_lang, row.to_lang))
+        else:
+            anywhere.add(row.from_text)
     if pair is not None:
         pairs.setdefault(pair)
     missing = [
         e
         for e in entries
-        if (e.from_lang, e.to_lang) in pairs and (e.from_lang, e.from_text, e.to_lang) not in named
+        if (e.from_lang, e.to_lang) in pairs
+        and (e.from_lang, e.from_text, e.to_lang) not in named
+        and e.from_text not in anywhere
     ]
     return SyncPlan(
         path=str(glossary.path),
@@ -190,7 +204,21 @@ def make_plan(
         pairs=list(pairs),
         delete_missing=delete_missing,
         listing=tuple(entries),
+        sheet=glossary.sheet,
+        other_sheets=glossary.other_sheets,
+        warnings=_warnings(zip(add_rows, adds, strict=True), [(u.row, u.new) for u in updates]),
     )
+
+
+def _warnings(*changes: Iterable[tuple[int, Entry]]) -> list[str]:
+    """What lint would report right after (stray spaces, invisible characters: its own rule)
+    in the terms the changes send, by row."""
+    return [
+        f"row {row}: {finding.message}; {finding.fix}"
+        for rows in changes
+        for row, entry in rows
+        for finding in spacing_findings(entry)
+    ]
 
 
 def sync(
@@ -201,6 +229,7 @@ def sync(
     delete_missing: bool = False,
     pair: str | None = None,
     format: str | None = None,
+    sheet: str | None = None,
     skip_invalid: bool = False,
     yes: bool = False,
     prompter: Prompter | None = None,
@@ -216,7 +245,7 @@ def sync(
     snapshot (the entries changed or deleted, as they were, and the terms added), bulk adds,
     PUTs, deletes, and one listing that verifies (and settles answers that were lost).
     """
-    glossary = read_glossary(path, format=format, pair=pair)
+    glossary = read_glossary(path, format=format, pair=pair, sheet=sheet)
     with connect(settings, client) as (client, profile):
         before = list(CACHE.fetch(client, profile).entries)
         plan = make_plan(
