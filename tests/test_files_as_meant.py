@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import point_at, run_cli
-from dict_magics.frontends.hints import CLI
+from dict_magics.frontends.commands import CLI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -234,7 +234,7 @@ def test_an_active_sheet_that_is_hidden_is_refused(tmp_path: Path) -> None:
     _rewrite(path, "xl/workbook.xml", rb'activeTab="0"', b'activeTab="1"')
     with pytest.raises(UsageProblem, match=r"'Secret'.*hidden") as caught:
         read_glossary(path)
-    assert caught.value.option == "sheet" and "--sheet NAME" in CLI.worded(caught.value)
+    assert caught.value.option == "sheet" and "--sheet NAME" in CLI.message(caught.value)
     assert len(read_glossary(path, sheet="Terms")) == 4
 
 
