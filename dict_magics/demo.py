@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from .errors import DictMagicsError
 from .models import Entry
 from .sandbox import SANDBOX_MARKER, SandboxServer
-from .service.paths import is_loopback, normalize_base_url
+from .service.http import is_loopback, normalize_base_url
 
 __all__ = [
     "DEMO_PACKAGES",

@@ -127,7 +127,7 @@ class _IdFormatter(_LinearDollar):
             )
         if hasattr(value, "tolist"):
             value = value.tolist()
-        from ..service.paths import check_id
+        from ..models.entry import check_id
 
         tokens = []
         for item in value:
@@ -571,7 +571,7 @@ class DictMagics(Magics):
 
     @validate("base_url")
     def _valid_base_url(self, proposal: Any) -> str:
-        from ..service.paths import normalize_base_url
+        from ..service.http import normalize_base_url
 
         return _checked("base_url", normalize_base_url, proposal["value"])
 

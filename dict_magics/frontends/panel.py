@@ -47,6 +47,7 @@ from ..models import (
     SnapshotInfo,
     UpdateResult,
 )
+from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..operations import history
@@ -59,7 +60,6 @@ from ..operations.purge import purge
 from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
 from ..render import panel as view
-from ..service.paths import check_id
 from ..settings import WORKERS
 from .hints import PANEL
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm

@@ -18,12 +18,12 @@ from ..errors import InvalidEntryError
 from ..models import Entry
 from ..models.terms import entry_problems
 from ..models.text import named_ids
-from ..service.batch import RequestInterrupted
-from ..service.settle import settle_adds
+from ..service.client import RequestInterrupted
+from .audit import AuditLog
 from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, Warn, say
 from .listing import CACHE, listed_after
-from .safeguards import Trail, Warn, say
+from .settle import settle_adds
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, NoChange
@@ -91,7 +91,7 @@ def add(
                 f"{'holds' if len(twins) == 1 else 'hold'} these four terms; adding this one "
                 "makes a duplicate",
             )
-        with Trail(
+        with AuditLog(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
             try:

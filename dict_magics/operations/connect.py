@@ -10,7 +10,7 @@ costs. Credentials are still resolved for every operation: a login, a logout, an
 a ``%config`` change gives another key, so a fresh client, and the profile's previous client is
 closed. Keys hold a hash of the access key and secret keyed by a random value of this process,
 never the secret. At most ``MAX_CLIENTS`` are kept (the least recently used one is closed).
-The number of workers is not part of the key: a kept client's pool grows to what a batch needs.
+The number of workers is not part of the key: a client's pool serves up to 64 workers.
 
 ``DICT_MAGICS_CLIENT_CACHE=off`` makes ``lease`` build a client per operation and close it
 after (the behaviour before this cache; the benchmarks measure both). Nothing heavy is imported
@@ -118,15 +118,13 @@ class ClientCache:
     ) -> DictionaryClient:
         """The kept client for these credentials and settings, made on first use, its pool big
         enough for ``workers``. Clients of the profile made from other credentials (or another
-        base URL) are closed. ``workers`` is no part of the key: a batch with more workers
-        grows the kept client's pool instead of building another client."""
+        base URL) are closed. ``workers`` is no part of the key."""
         key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, auth=auth)
         stale: list[DictionaryClient] = []
         with self._lock:
             client = self._clients.get(key)
             if client is not None:
                 self._clients.move_to_end(key)
-                client.ensure_pool(workers)
                 return client
             client = client_from(
                 creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth

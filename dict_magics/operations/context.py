@@ -4,7 +4,7 @@
 DictMagics``, command-line options, the panel's arguments) and checked here, once, against the
 bounds in ``dict_magics.settings``. Ids typed on a line, as arguments or in a file (one id a
 line) are read here too (``split_args``, ``ids_from_text``...), so an id list means the same
-thing wherever it is typed, each id checked once (``service.paths.check_id``). Standard library
+thing wherever it is typed, each id checked once (``models.entry.check_id``). Standard library
 only: the magics import it at load.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..errors import DeletionFailedError, InvalidIdError, Remedy, UsageProblem
-from ..service.paths import check_id
+from ..models.entry import check_id
 from ..settings import (
     AUTH,
     BULK_CHUNK,
@@ -43,11 +43,13 @@ __all__ = [
     "LISTING_MAX_AGE_ENV",
     "OperationSettings",
     "ProgressSink",
+    "Warn",
     "auth_mode",
     "finish",
     "ids_from_bytes",
     "ids_from_text",
     "listing_max_age",
+    "say",
     "split_args",
     "split_ids",
 ]
@@ -182,6 +184,16 @@ class ProgressSink(Protocol):
 
     # Optional: ``waiting(seconds, reason)``, called (from a worker thread) when every worker
     # pauses for the service's rate limit, so the display can say why nothing moves.
+
+
+Warn = Callable[[str], None] | None
+"""Where an operation says something that is not an error (front ends print it)."""
+
+
+def say(warn: Warn, message: str) -> None:
+    """Hand ``message`` to the front end, if it listens."""
+    if warn is not None:
+        warn(message)
 
 
 def finish(result: R, settings: OperationSettings) -> R:

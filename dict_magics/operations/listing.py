@@ -1,7 +1,7 @@
 """The dictionary as it is: a filtered listing for people, and a cached one for the operations.
 
 ``list_entries`` always asks the service. ``ListingCache`` keeps one listing per profile, base URL
-and access key (by a fingerprint, never the key itself) for this process, kept current from what
+and access key for this process, kept current from what
 this tool deletes, so a loop of one-id deletes does not list the whole dictionary each time. A
 listing is fetched again when it is older than ``MAX_AGE`` seconds, when an id asked about is not
 in it (someone else may have added it), or after an addition (whose new id is never returned).
@@ -11,7 +11,6 @@ a cached listing younger than that (``recent``).
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -88,11 +87,9 @@ _VALID_CODES = (
 
 
 def cache_key(client: DictionaryClient, profile: str) -> Key:
-    """(profile, base URL, access-key fingerprint): two keys on one host are two dictionaries,
-    and so are two API prefixes on one host (``%config DictMagics.base_url`` switched with the
-    same profile and key)."""
-    digest = hashlib.sha256(client.access_key.encode("utf-8", "surrogatepass")).hexdigest()
-    return (profile, client.base_url, digest[:16])
+    """(profile, base URL, access key): two keys on one host are two dictionaries, and so are
+    two API prefixes on one host."""
+    return (profile, client.base_url, client.access_key)
 
 
 @dataclass
@@ -105,7 +102,7 @@ class _Held:
 
 
 class ListingCache:
-    """One listing per (profile, base URL, key fingerprint), safe to share between threads."""
+    """One listing per (profile, base URL, access key), safe to share between threads."""
 
     def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
         self.max_age = max_age

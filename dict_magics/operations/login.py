@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..errors import UsageProblem
 from ..models.secret import Secret
 from ..profiles import credentials, registry
-from ..service.paths import host_of, normalize_base_url
+from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
 from .connect import profile_of
 from .context import OperationSettings

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 
 from ..models import codes
-from ..service.signing import sign
+from ..service.auth import sign
 from .bodies import Rejected, coded
 
 __all__ = ["NONCE_RULES", "NONCE_WINDOW_S", "NonceBook", "TokenBook", "check_signed"]

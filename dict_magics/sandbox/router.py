@@ -15,7 +15,9 @@ from typing import Literal
 from unicodedata import category, normalize
 from urllib.parse import unquote
 
-from ..service.paths import API_PREFIX, PURGE_SEGMENT
+from ..service.http import API_PREFIX
+
+PURGE_SEGMENT = "dictionary-all"
 
 __all__ = ["ROUTERS", "Route", "route"]
 

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..models import Entry, codes
-from ..service.paths import is_loopback
+from ..service.http import is_loopback
 from .auth import NONCE_RULES, NonceBook, TokenBook, check_key, check_signed
 from .bodies import Rejected, coded
 from .faults import FAULT_KINDS, FaultQueue, make_fault
