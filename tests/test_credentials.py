@@ -257,10 +257,10 @@ def test_environment_hint_names_only_what_is_missing(
 
 def _holders() -> list[object]:
     from dict_magics.models.secret import Secret
-    from dict_magics.service.signing import SignedAuth
+    from dict_magics.service.auth import SignatureAuth
 
     creds = credentials.Credentials("default", "https://api.example.com", "AK-1234567", SECRET)
-    return [Secret(SECRET), creds, SignedAuth("AK-1234567", SECRET)]
+    return [Secret(SECRET), creds, SignatureAuth("AK-1234567", SECRET, str)]
 
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
@@ -274,7 +274,7 @@ def test_nothing_holding_the_secret_can_be_pickled(protocol: int) -> None:
             pickle.dumps({"inside": [holder]}, protocol=protocol)
     session = requests.Session()
     session.auth = _holders()[2]
-    with pytest.raises(TypeError, match="SignedAuth cannot be pickled"):
+    with pytest.raises(TypeError, match="SignatureAuth cannot be pickled"):
         pickle.dumps(session, protocol=protocol)
 
 

@@ -26,7 +26,8 @@ from dict_magics.errors import (
 from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.service.auth import sign
+from dict_magics.service.nonces import nonces_for
 
 SATURDAY = Entry("", "ja", "土曜日", "en", "SAT")
 
@@ -376,7 +377,9 @@ def test_a_post_refused_with_40005_is_signed_afresh_and_added_once(sandbox: Sand
     stale = str(time.time_ns() // 1_000_000 - 60_000)
     assert client_for(sandbox, nonces=lambda: stale).delete_entry("1").ok
     given = iter([stale])
-    client = client_for(sandbox, nonces=lambda: next(given, None) or next_nonce())
+    client = client_for(
+        sandbox, nonces=lambda: next(given, None) or nonces_for(sandbox.access_key)()
+    )
     result = client.add_entry(SATURDAY)
     assert result.ok and not result.outcome_unknown and result.attempts == 2
     assert len(adds(sandbox)) == 1

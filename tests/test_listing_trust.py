@@ -29,7 +29,7 @@ from dict_magics.operations.purge import purge
 from dict_magics.operations.restore import restore
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.paths import check_id
+from dict_magics.models.entry import check_id
 
 
 @pytest.fixture

@@ -137,7 +137,7 @@ def test_unwritable_data_folder_falls_back_with_one_warning(
 
 
 def test_signed_auth_uses_one_shared_source_per_access_key() -> None:
-    from dict_magics.service.signing import SignedAuth
+    from dict_magics.service.auth import SignatureAuth
 
     first, second = SignedAuth("AK-a", "s-1"), SignedAuth("AK-a", "s-2")
     assert first._nonces is second._nonces is nonces_for("AK-a")

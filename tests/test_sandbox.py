@@ -18,14 +18,15 @@ import requests
 from dict_magics.models import Entry
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
 from dict_magics.sandbox.ratelimit import TokenBucket
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.service.auth import sign
+from dict_magics.service.nonces import nonces_for
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "ja", "fromText": "請求書", "toLang": "en", "toText": "invoice"}
 
 
 def signed_headers(sandbox: SandboxServer, path: str, nonce: str | None = None) -> dict[str, str]:
-    nonce = nonce or next_nonce()
+    nonce = nonce or nonces_for(sandbox.access_key)()
     return {
         "Content-Type": "application/json",
         "accessKey": sandbox.access_key,

@@ -17,7 +17,8 @@ import requests
 
 from dict_magics.sandbox import SandboxServer, main
 from dict_magics.sandbox.tls import TRUSTME_MISSING, TrustmeMissing
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.service.auth import sign
+from dict_magics.service.nonces import nonces_for
 
 LIST = "/api/v1/dictionary"
 
@@ -29,7 +30,7 @@ def tls_sandbox() -> Iterator[SandboxServer]:
 
 
 def signed_headers(sandbox: SandboxServer, path: str) -> dict[str, str]:
-    nonce = next_nonce()
+    nonce = nonces_for(sandbox.access_key)()
     return {
         "Content-Type": "application/json",
         "accessKey": sandbox.access_key,

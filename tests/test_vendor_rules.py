@@ -21,7 +21,8 @@ import requests
 from dict_magics.models import Cause, codes
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.signing import next_nonce, sign
+from dict_magics.service.auth import sign
+from dict_magics.service.nonces import nonces_for
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "en", "fromText": "invoice", "toLang": "de", "toText": "Rechnung"}
@@ -50,7 +51,7 @@ def call(method: str, url: str, **options) -> requests.Response:
 
 
 def signed(sandbox: SandboxServer, path: str, nonce: str | None = None) -> dict[str, str]:
-    nonce = nonce or next_nonce()
+    nonce = nonce or nonces_for(sandbox.access_key)()
     return {
         "Content-Type": "application/json",
         "accessKey": sandbox.access_key,

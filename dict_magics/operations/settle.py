@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ServiceError
+from ..settings import BULK_CHUNK
 
 if TYPE_CHECKING:
     from ..models import AddBatch, AddResult, Cause, DeleteResult, Entry, UpdateResult
@@ -269,7 +270,7 @@ def add_and_settle(
     entries: Sequence[Entry],
     *,
     before: Iterable[Entry] | None = None,
-    chunk_size: int,
+    chunk_size: int = BULK_CHUNK,
     **options: Any,
 ) -> AddBatch:
     """``client.add_entries``, then one listing settles the entries whose bulk answer was lost,
@@ -282,9 +283,16 @@ def add_and_settle(
     after = _listing_or_none(client) if lost and known is not None else None
     if after is None:
         return batch
-    results = settle_adds(batch.results, known, after)  # type: ignore[arg-type]
-    for start in range(0, len(results), chunk_size):
-        span = [i for i in range(start, min(start + chunk_size, len(results))) if i in lost]
+    settled = settle_adds(batch.results, known, after)  # type: ignore[arg-type]
+    results = _whole_chunks(settled, chunk_size, lost)
+    return replace(batch, results=results, requests=batch.requests + 1, settled=lost, after=after)
+
+
+def _whole_chunks(results: list[AddResult], size: int, lost: tuple[int, ...]) -> list[AddResult]:
+    """A lost chunk a listing shows only in part: the entries it shows stay unknown."""
+    results = list(results)
+    for start in range(0, len(results), size):
+        span = [i for i in range(start, min(start + size, len(results))) if i in lost]
         seen = [results[i] for i in span]
         if any(r.ok for r in seen) and any(not r.ok and not r.outcome_unknown for r in seen):
             for i in span:
@@ -299,7 +307,7 @@ def add_and_settle(
                         "may not have acted, and this entry may be someone else's; not sent "
                         "again (a restore adds only what is missing)",
                     )
-    return replace(batch, results=results, requests=batch.requests + 1, settled=lost, after=after)
+    return results
 
 
 def _listing_or_none(client: DictionaryClient) -> list[Entry] | None:

@@ -266,8 +266,9 @@ def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
     if declared.isdigit() and int(declared) > limit:
         return NetworkFailure(FailureKind.TOO_LARGE, **common)
     chunks, size = [], 0
+    read = getattr(response.raw, "read1", response.raw.read)  # read1: what has come (urllib3 2)
     try:
-        while chunk := response.raw.read(min(_CHUNK, limit + 1 - size), decode_content=False):
+        while chunk := read(min(_CHUNK, limit + 1 - size), decode_content=False):
             size += len(chunk)
             if size > limit:
                 return NetworkFailure(FailureKind.TOO_LARGE, **common)
@@ -310,7 +311,7 @@ def _failure(exc: BaseException) -> NetworkFailure:
     import urllib3
 
     chain = _chain(exc)
-    proxy = isinstance(exc, requests.exceptions.ProxyError)
+    proxy = any(isinstance(e, urllib3.exceptions.ProxyError) for e in chain)
     if isinstance(exc, requests.exceptions.SSLError):
         detail = next(
             (str(e.reason or e).lower() for e in chain if hasattr(e, "verify_message")), None
