@@ -206,7 +206,7 @@ def test_one_token_is_shared_and_renewed_once_after_a_refusal() -> None:
         assert first.delete_entry("1").ok and second.delete_entry("2").ok
         assert server.tokens_issued == 1  # two clients, one token
         server.revoke_tokens()  # the service forgets it (a restart): 40001 next time
-        batch = first.add_entries(made(3), chunk_size=1, workers=1, before=[])
+        batch = first.add_entries(made(3), chunk_size=1, workers=1)
         assert batch.ok and server.tokens_issued == 2
         refused = [r for r in server.requests if r.operation == "rejected"]
         assert len(refused) == 1 and refused[0].code == 40001
@@ -241,7 +241,7 @@ def test_no_token_or_secret_anywhere(
         batch = add_and_settle(client, made(3), before=[])
         listing = client.list_entries()
         outputs += [repr(client), str(result), repr(result), repr(batch), repr(listing)]
-        outputs += [repr(client._auth), repr(client._tokens), result._repr_html_()]
+        outputs += [repr(client._signature), repr(client._tokens), result._repr_html_()]
         with pytest.raises(TypeError, match="cannot be pickled"):
             pickle.dumps(client)
         with pytest.raises(TypeError, match="cannot be pickled"):

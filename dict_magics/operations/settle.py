@@ -277,6 +277,9 @@ def add_and_settle(
     against ``before`` (the listing the caller has) or one taken first. A bulk request acts on
     all its entries or on none: when a listing shows some of a lost chunk and not others, the
     ones it shows may be someone else's and stay unknown."""
+    from ..service.client import check_entries
+
+    check_entries(list(entries))  # before the listing: nothing is sent for a bad entry
     known = list(before) if before is not None else _listing_or_none(client)
     batch = client.add_entries(entries, chunk_size=chunk_size, **options)
     lost = tuple(i for i, r in enumerate(batch.results) if r.outcome_unknown)

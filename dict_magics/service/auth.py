@@ -149,6 +149,12 @@ class TokenState(Unpicklable):
                 self._token = None
 
 
+    def forget(self) -> None:
+        """Drop the token held: the next request gets a new one."""
+        with self._lock:
+            self._token = None
+
+
 _KEY = secrets.token_bytes(32)
 _states: dict[str, TokenState] = {}
 _states_lock = threading.Lock()

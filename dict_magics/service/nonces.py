@@ -77,10 +77,12 @@ class NonceSource:
         fd = self._fd
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            text = os.pread(fd, 32, 0).strip()
-            last = int(text) if text.isdigit() and int(text) < MAX_NONCE else 0
+            raw = os.pread(fd, 32, 0)
+            last = int(raw) if raw.strip().isdigit() and int(raw) < MAX_NONCE else 0
             value = max(value, last + 1)
             os.pwrite(fd, b"%020d\n" % value, 0)
+            if len(raw) > 21:  # a damaged, longer content: cut off
+                os.ftruncate(fd, 21)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
         return value
