@@ -169,11 +169,14 @@ class AuditLog:
         """One ``write`` (a lone surrogate goes as its JSON escape); after a write that failed
         part-way (a full disk), the next starts on a line of its own."""
         data = ("\n" if self._torn else "") + text
-        view = memoryview(data.encode("utf-8", "backslashreplace"))
-        self._torn = True
-        while view:
-            view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
         self._torn = False
+        view = memoryview(data.encode("utf-8", "backslashreplace"))
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+        except BaseException:
+            self._torn = True
+            raise
 
     def _guard(self, write: Callable[[], None]) -> None:
         try:
