@@ -207,8 +207,6 @@ class RateLimit:
 
     def passed(self, sent_at: float) -> None:
         """An answer that was not 429: the pace let it through."""
-        if self.rate is None and not self.limited:
-            return  # the common case: no limit met yet
         with self._lock:
             now = time.monotonic()
             self._streak = 0
