@@ -676,10 +676,12 @@ class DictMagics(Magics):
             raise UsageError("no entry id given (an empty list?); nothing was sent.") from None
         if formatter.marker in (args.profile or ""):
             raise UsageError(_NOT_ALONE)
+        from ..models.entry import check_id
         from ..operations.context import split_args
 
         with _user_errors():
-            return args, formatter.restore(split_args(args.ids))
+            parts = formatter.restore(split_args(args.ids, check=False))
+            return args, [check_id(part) for part in parts]
 
     # -- the magics --------------------------------------------------------------------------
 

@@ -215,15 +215,18 @@ def split_ids(text: str) -> list[str]:
     return [check_id(part) for part in ID_SEPARATORS.split(text) if part]
 
 
-def split_args(values: Sequence[str]) -> list[str]:
+def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
     """The ids in each argument; an empty argument (``""``) is refused, since whoever typed it
-    meant an id and would otherwise see it silently dropped."""
+    meant an id and would otherwise see it silently dropped. ``check=False``: split only (the
+    caller puts values back first, then checks)."""
     for value in values:
         if not value.strip():
             raise InvalidIdError(
                 f"the argument {value!r} is not an entry id: an entry id cannot be empty; "
                 "nothing was sent."
             )
+    if not check:
+        return [part for value in values for part in ID_SEPARATORS.split(value) if part]
     return [i for value in values for i in split_ids(value)]
 
 
