@@ -90,7 +90,7 @@ def _one_network(
     import requests
 
     from dict_magics.operations import connect as clients
-    from dict_magics.service.paths import entry_path
+    from dict_magics.service.http import API_PREFIX
 
     calls = mode.network_calls
     names = list(LABELS)
@@ -103,7 +103,7 @@ def _one_network(
         reused = requests.Session()
 
         def hand_reused(entry_id: int) -> dict[str, Any]:
-            path = entry_path(str(entry_id))
+            path = API_PREFIX + str(entry_id)
             headers = hand_headers(path, access_key, secret_key)
             answer = reused.delete(url + path, headers=headers).json()
             if answer.get("status") != "success":

@@ -228,7 +228,7 @@ def bench_per_delete(mode: Mode) -> None:
     from IPython.utils.capture import capture_output
 
     from dict_magics.service.client import DictionaryClient
-    from dict_magics.service.paths import entry_path
+    from dict_magics.service.http import API_PREFIX
 
     calls = mode.delete_calls
     names = ["hand", "magic", "line_magic", "client", "hand_reused", "cell_magic", "cell_hand"]
@@ -250,7 +250,7 @@ def bench_per_delete(mode: Mode) -> None:
             return answer
 
         def hand_delete(entry_id: int) -> dict[str, Any]:
-            path = entry_path(str(entry_id))
+            path = API_PREFIX + str(entry_id)
             with requests.Session() as session:
                 return checked(session.delete(url + path, headers=signed_headers(path)).json())
 
@@ -262,7 +262,7 @@ def bench_per_delete(mode: Mode) -> None:
 
         def run_hand_reused() -> None:
             for _ in range(calls):
-                path = entry_path(str(next_id()))
+                path = API_PREFIX + str(next_id())
                 checked(reused.delete(url + path, headers=signed_headers(path)).json())
 
         def run_client() -> None:

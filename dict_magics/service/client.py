@@ -166,8 +166,9 @@ class RateLimit:
 
     Unpaced until the first. Each pauses every worker until its ``Retry-After`` (a shared "not
     before"); the first sets the pace to what passed in the second before, which then doubles
-    every tenth of a second until the next, which halves it and ends the doubling; later ones
-    take a tenth off. Without a ``Retry-After`` a pause is 0.5 s, doubling up to 8 s."""
+    every tenth of a second it is used, until the next, which sets it a little under the last
+    pace that held; later ones take a tenth off, and a pace used for a second grows 1 %. Without
+    a ``Retry-After`` a pause is 0.5 s, doubling up to 8 s."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
@@ -213,11 +214,15 @@ class RateLimit:
             self._passed.append(now)
             while self._passed[0] < now - 1.0:
                 self._passed.popleft()
-            if self._growing and self.rate is not None and sent_at >= self._lowered:
-                self._window[1] += 1
-                if now - self._window[0] >= 0.1 and self._window[1] >= 5:
-                    self.rate *= 2
-                    self._window = [now, 0]
+            if self.rate is None or sent_at < self._lowered:
+                return
+            self._window[1] += 1
+            elapsed = now - self._window[0]
+            if elapsed < (0.1 if self._growing else 1.0) or self._window[1] < 5:
+                return
+            if self._window[1] / elapsed >= 0.8 * self.rate:  # the pace was used: it may grow
+                self.rate *= 2 if self._growing else 1.01
+            self._window = [now, 0]
 
     def limit(self, sent_at: float, retry_after: float | None, cap: float) -> None:
         """A 429 / 40103 for a request sent at ``sent_at``: pause everyone, slow down."""
@@ -233,8 +238,8 @@ class RateLimit:
             if sent_at >= self._lowered:  # sent at the pace now in force: too fast
                 if self.rate is None:
                     self.rate, self._growing = max(1.0, float(len(self._passed))), True
-                elif self._growing:
-                    self.rate, self._growing = max(1.0, self.rate / 2), False
+                elif self._growing:  # the level before held: a little under it
+                    self.rate, self._growing = max(1.0, 0.45 * self.rate), False
                 else:
                     self.rate = max(1.0, self.rate * 0.9)
                 self._lowered = self._next = self.not_before
