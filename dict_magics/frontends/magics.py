@@ -127,12 +127,10 @@ class _IdFormatter(_LinearDollar):
             )
         if hasattr(value, "tolist"):
             value = value.tolist()
-        from ..models.entry import check_id
-
         tokens = []
         for item in value:
             token = f"{self.marker}{len(self.held)}@"
-            self.held[token] = check_id(item)
+            self.held[token] = item
             tokens.append(token)
         return " ".join(tokens)
 

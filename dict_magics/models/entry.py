@@ -90,7 +90,7 @@ def check_id(value: object) -> str:
         number = -1
     if not 0 <= number <= MAX_ID:
         raise InvalidIdError(
-            f"entry id {_short(value)} is not an id: ids are whole numbers written in ASCII "
+            f"{_short(value)} is not an entry id: ids are whole numbers written in ASCII "
             "digits (0-9) only; nothing was sent."
         )
     return str(number)
