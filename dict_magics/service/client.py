@@ -125,7 +125,8 @@ class DeferredInterrupt:
     """Ctrl-C deferred while one request runs on the main thread: the SIGINT handler found is
     swapped for one that sets ``stop`` (a request not sent yet is not sent); on leaving, the
     handler comes back and the Ctrl-C is delivered as ``RequestInterrupted(result)``. Where
-    SIGINT is ignored it stays ignored; off the main thread nothing changes."""
+    Ctrl-C is ignored it stays ignored, but a signal a front end passes on as Ctrl-C (with its
+    own number: SIGTERM) still stops. Off the main thread nothing changes."""
 
     def __init__(self) -> None:
         self.stop = threading.Event()
@@ -135,11 +136,13 @@ class DeferredInterrupt:
     def __enter__(self) -> DeferredInterrupt:
         if threading.current_thread() is threading.main_thread():
             self._found = signal.getsignal(signal.SIGINT)
-            if self._found is not None and self._found is not signal.SIG_IGN:
-                signal.signal(signal.SIGINT, lambda *_: self.stop.set())
-            else:
-                self._found = None
+            if self._found is not None:
+                signal.signal(signal.SIGINT, self._noted)
         return self
+
+    def _noted(self, signum: int, frame: Any) -> None:
+        if signum != signal.SIGINT or self._found is not signal.SIG_IGN:
+            self.stop.set()
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         found, self._found = self._found, None
@@ -149,7 +152,7 @@ class DeferredInterrupt:
         if kind is not None or not self.stop.is_set():
             return
         interrupted = RequestInterrupted(self.result) if self.result is not None else None
-        if found is signal.default_int_handler or not callable(found):
+        if found is signal.default_int_handler or not callable(found):  # SIG_DFL, SIG_IGN
             raise interrupted or KeyboardInterrupt()
         try:
             found(signal.SIGINT, None)
