@@ -80,7 +80,7 @@ class Entry:
 def check_id(value: object) -> str:
     """``str(int(value))`` for an id written in ASCII digits (or an ``int`` >= 0), so ``017`` is
     entry 17 and no text can ever reach another path; ``InvalidIdError`` for anything else."""
-    from ..errors import InvalidIdError
+    from ..errors import InvalidIdError, Remedy
 
     if isinstance(value, int) and not isinstance(value, bool):
         number = int(value)
@@ -89,9 +89,13 @@ def check_id(value: object) -> str:
     else:
         number = -1
     if not 0 <= number <= MAX_ID:
+        purge = isinstance(value, str) and value.strip().lower() == "dictionary-all"
         raise InvalidIdError(
             f"{_short(value)} is not an entry id: ids are whole numbers written in ASCII "
-            "digits (0-9) only; nothing was sent."
+            "digits (0-9) only"
+            + (" (deleting every entry is the delete-everything command's job)" if purge else "")
+            + "; nothing was sent.",
+            option=Remedy.PURGE if purge else None,
         )
     return str(number)
 

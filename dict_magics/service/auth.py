@@ -69,6 +69,12 @@ class SignatureAuth(Unpicklable, AuthBase):
         headers["signature"] = mac.hexdigest()
         return request
 
+    def __copy__(self) -> SignatureAuth:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SignatureAuth:
+        return self
+
     def __repr__(self) -> str:
         return f"SignatureAuth(access_key={self.access_key!r}, secret_key=<hidden>)"
 
