@@ -56,7 +56,7 @@ def bench_network(mode: Mode) -> None:
     section("[5] %dict_delete per cell over TLS + 20 ms RTT and on loopback, client kept or not")
     from IPython.core.interactiveshell import InteractiveShell
 
-    from dict_magics.operations import connect as clients
+    from dict_magics.operations import context as clients
 
     shell = InteractiveShell.instance()
     shell.display_formatter.active_types = shell.display_formatter.format_types
@@ -89,7 +89,7 @@ def _one_network(
 ) -> dict[str, Any]:
     import requests
 
-    from dict_magics.operations import connect as clients
+    from dict_magics.operations import context as clients
     from dict_magics.service.http import API_PREFIX
 
     calls = mode.network_calls

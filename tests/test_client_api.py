@@ -20,9 +20,9 @@ import pytest
 
 from dict_magics.errors import InvalidEntryError
 from dict_magics.models import Cause, Entry, UpdateResult
+from dict_magics.operations.settle import add_and_settle, decide
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.operations.settle import add_and_settle, decide
 
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 

@@ -15,8 +15,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from dict_magics.models import Entry
-from dict_magics.operations import connect as clients
-from dict_magics.operations.connect import ClientCache, ClientKey, fingerprint
+from dict_magics.operations import context as clients
+from dict_magics.operations.context import ClientCache, ClientKey, fingerprint
 from dict_magics.profiles.credentials import Credentials
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient

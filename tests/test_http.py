@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.auth import SignatureAuth, sign
+from dict_magics.service.auth import SignatureAuth, nonces_for, sign
 from dict_magics.service.http import (
     ANSWER_LIMIT,
     API_PREFIX,
@@ -25,7 +25,6 @@ from dict_magics.service.http import (
     Reply,
     decode_json,
 )
-from dict_magics.service.nonces import nonces_for
 
 TIMEOUT = 0.5
 

@@ -169,7 +169,7 @@ def test_load_ext_imports_nothing_heavy() -> None:
         "import sys, dict_magics, dict_magics.frontends.magics\n"
         "heavy = ('requests', 'urllib3', 'ipywidgets', 'keyring', 'getpass', 'html',\n"
         "         'ahocorasick')\n"
-        "later = ('dict_magics.profiles.credentials', 'dict_magics.operations.connect',\n"
+        "later = ('dict_magics.profiles.credentials', 'dict_magics.service.http',\n"
         "         'dict_magics.service.client')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in later))\n"
     )

@@ -18,8 +18,7 @@ import requests
 from dict_magics.models import Entry
 from dict_magics.sandbox import FAULT_KINDS, SandboxServer
 from dict_magics.sandbox.ratelimit import TokenBucket
-from dict_magics.service.auth import sign
-from dict_magics.service.nonces import nonces_for
+from dict_magics.service.auth import nonces_for, sign
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "ja", "fromText": "請求書", "toLang": "en", "toText": "invoice"}

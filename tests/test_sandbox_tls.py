@@ -17,8 +17,7 @@ import requests
 
 from dict_magics.sandbox import SandboxServer, main
 from dict_magics.sandbox.tls import TRUSTME_MISSING, TrustmeMissing
-from dict_magics.service.auth import sign
-from dict_magics.service.nonces import nonces_for
+from dict_magics.service.auth import nonces_for, sign
 
 LIST = "/api/v1/dictionary"
 

@@ -956,7 +956,7 @@ class DictMagics(Magics):
         """
         from ..errors import UsageProblem
         from ..models.purge import PurgePlan
-        from ..operations.connect import connect
+        from ..operations.context import connect
         from ..operations.purge import purge
 
         args = _parse(self.dict_purge, line)

@@ -323,7 +323,7 @@ class DictPanel(ToolHandlers, widgets.VBox):
         ``listing_max_age`` as in ``OperationSettings``. Raises
         ``CredentialsError`` if nothing is stored.
         """
-        from ..operations.connect import make_client
+        from ..operations.context import make_client
 
         workers = int(client_options.pop("workers", WORKERS))
         snapshots = bool(client_options.pop("snapshots", True))

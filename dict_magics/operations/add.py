@@ -20,8 +20,7 @@ from ..models.terms import entry_problems
 from ..models.text import named_ids
 from ..service.client import RequestInterrupted
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, Warn, say
+from .context import OperationSettings, Warn, connect, say
 from .listing import CACHE, listed_after
 from .settle import settle_adds
 

@@ -19,9 +19,16 @@ from typing import TYPE_CHECKING
 from ..errors import ListingUnsupportedError, Notice, Remedy, ServiceError, UsageProblem
 from ..models.entry import check_id
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, ProgressSink, Warn, finish, say
-from .listing import CACHE, listed_after
+from .context import (
+    CACHE,
+    OperationSettings,
+    ProgressSink,
+    Warn,
+    connect,
+    finish,
+    listed_after,
+    say,
+)
 from .settle import settle_deletes
 from .snapshots import listing_failed, save_snapshot
 

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import ListingUnsupportedError, Remedy, ServiceError, UsageProblem
 from ..models.purge import PurgePlan
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, Warn, finish, say
-from .listing import CACHE, listed_after
+from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
 from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
 from .settle import settle_purge
 from .snapshots import Snapshot, listing_failed, write_snapshot

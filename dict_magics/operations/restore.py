@@ -27,8 +27,7 @@ from ..errors import (
 from ..models.text import shown
 from ..service.http import same_base_url
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, ProgressSink, Warn
+from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .locks import RestoreLock

@@ -37,8 +37,7 @@ from ..models.glossary import (
 )
 from ..models.terms import entry_problems, language_problem
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, ProgressSink, Warn
+from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .prompts import CONFIRM_WORD, Prompter, confirm, named

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
-from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, connect
 from .listing import CACHE, check_language_filter
 
 if TYPE_CHECKING:

@@ -16,8 +16,7 @@ from ..models.entry import check_id
 from ..service.client import RequestInterrupted
 from .add import check_terms
 from .audit import AuditLog
-from .connect import connect
-from .context import OperationSettings, Warn
+from .context import OperationSettings, Warn, connect
 from .listing import CACHE, listed_after
 from .settle import settle_updates
 from .snapshots import write_snapshot

@@ -45,6 +45,7 @@ from .auth import (
     TOKEN_PATH,
     BearerAuth,
     SignatureAuth,
+    nonces_for,
     shared,
     token_request_body,
 )
@@ -57,7 +58,6 @@ from .http import (
     host_of,
     normalize_base_url,
 )
-from .nonces import nonces_for
 
 __all__ = [
     "Audit",
