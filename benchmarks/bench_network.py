@@ -135,7 +135,7 @@ def _one_network(
         }
         times = _timed(variants, names, mode.network_rounds, calls)
         reused.close()
-        kept = bool(clients.CACHE.kept())
+        kept = bool(clients.CLIENTS.kept())
         clients.close_all()
 
     def per_round(a: str, b: str) -> float:

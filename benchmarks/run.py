@@ -53,6 +53,7 @@ from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_nonce_rule import bench_nonce_rule
 from bench_ratelimit import bench_rate_limit
+from bench_targets import bench_targets
 from benchlib import (
     FULL,
     QUICK,
@@ -498,6 +499,7 @@ def _load() -> str:
 
 
 SECTIONS: dict[str, Callable[[Mode], None]] = {
+    "targets": bench_targets,
     "load_ext": bench_load_ext,
     "per_delete": bench_per_delete,
     "bulk": bench_bulk,

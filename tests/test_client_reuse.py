@@ -45,7 +45,7 @@ def cache() -> Iterator[ClientCache]:
 def kept() -> Iterator[ClientCache]:
     """The process's own cache (what the magics use), empty before and after the test."""
     clients.close_all()
-    yield clients.CACHE
+    yield clients.CLIENTS
     clients.close_all()
 
 
