@@ -26,7 +26,8 @@ from conftest import paired_audit
 from dict_magics.sandbox import SandboxServer
 
 WORKERS = 8
-RUNS = 3
+RUNS = int(os.environ.get("DICT_MAGICS_SIGNAL_RUNS", "3"))
+"""Runs per signal (each at another jittered moment); a stress loop may set one."""
 EXIT = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129, "SIGKILL": -signal.SIGKILL}
 
 
