@@ -20,6 +20,7 @@ from benchlib import (
     environ,
     hand_headers,
     median,
+    ratio_line,
     rotations,
     sandbox_process,
     section,
@@ -68,6 +69,8 @@ def bench_targets(mode: Mode) -> None:
         value = ratios[key]
         verdict = "PASS" if value <= target else "MISS"
         print(f"  {label:76s} {target:7.2f} {main:6.2f} {value:6.2f}  {verdict}")
+    for key, value in ratios.items():
+        print(ratio_line(f"targets_{key}", value, FIGURES[key][1]))
     RESULTS["targets"] = {k: {"ratio": v, "target": FIGURES[k][1]} for k, v in ratios.items()}
 
 
