@@ -69,7 +69,7 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
     from dict_magics.frontends.magics import DeletionFailedError
     from dict_magics.frontends.panel import DictPanel
     from dict_magics.models.secret import Secret
-    from dict_magics.operations import connect as session
+    from dict_magics.operations import context as session
     from dict_magics.profiles import credentials
     from dict_magics.profiles.status import profile_status
     from dict_magics.sandbox import SandboxServer

@@ -149,7 +149,7 @@ def test_delete_refuses_before_any_request(
 ) -> None:
     with pytest.raises(UsageProblem, match="no entry ids given"):
         delete(OperationSettings(), [])
-    with pytest.raises(InvalidIdError, match="delete-everything"):
+    with pytest.raises(InvalidIdError, match="ASCII digits"):
         delete(OperationSettings(), ["1", "Dictionary-All"])
     monkeypatch.delenv("DICT_MAGICS_SECRET_KEY")
     with pytest.raises(CredentialsError):

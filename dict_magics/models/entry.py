@@ -92,10 +92,8 @@ def check_id(value: object) -> str:
         purge = isinstance(value, str) and value.strip().lower() == "dictionary-all"
         raise InvalidIdError(
             f"{_short(value)} is not an entry id: ids are whole numbers written in ASCII "
-            "digits (0-9) only"
-            + (" (deleting every entry is the delete-everything command's job)" if purge else "")
-            + "; nothing was sent.",
-            option=Remedy.PURGE if purge else None,
+            "digits (0-9) only; nothing was sent.",
+            option=Remedy.PURGE if purge else None,  # the front ends name the purge command
         )
     return str(number)
 

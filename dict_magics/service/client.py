@@ -23,7 +23,13 @@ from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from .. import settings
-from ..errors import DictMagicsError, InvalidEntryError, ListingUnsupportedError, ServiceError
+from ..errors import (
+    DictMagicsError,
+    InvalidEntryError,
+    InvalidIdError,
+    ListingUnsupportedError,
+    ServiceError,
+)
 from ..models import (
     AddBatch,
     AddResult,
@@ -427,7 +433,7 @@ class DictionaryClient(Unpicklable):
         sent come back ``not_attempted``, as do the rest once the first answers all refuse the
         credentials."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
-            raise DictMagicsError(
+            raise InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
                 "use delete_entry for one id."
             )
