@@ -175,9 +175,9 @@ class RateLimit:
 
     Unpaced until the first. Each pauses every worker until its ``Retry-After`` (a shared "not
     before"); the first sets the pace to what passed in the second before, which then doubles
-    every tenth of a second it is used, until the next, which sets it a little under the last
-    pace that held; later ones take a tenth off, and a pace used for a second grows 1 %. Without
-    a ``Retry-After`` a pause is 0.5 s, doubling up to 8 s."""
+    every tenth of a second it is used, until the next; from then on each sets the pace a tenth
+    under what the service let through since the last pause, and a pace used for a second grows
+    3 %. Without a ``Retry-After`` a pause is 0.5 s, doubling up to 8 s."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
@@ -230,7 +230,7 @@ class RateLimit:
             if elapsed < (0.1 if self._growing else 1.0) or self._window[1] < 5:
                 return
             if self._window[1] / elapsed >= 0.8 * self.rate:  # the pace was used: it may grow
-                self.rate *= 2 if self._growing else 1.01
+                self.rate *= 2 if self._growing else 1.03
             self._window = [now, 0]
 
     def limit(self, sent_at: float, retry_after: float | None, cap: float) -> None:
@@ -245,12 +245,15 @@ class RateLimit:
             told = now + retry_after > self.not_before + 0.05
             self.not_before = max(self.not_before, now + retry_after)
             if sent_at >= self._lowered:  # sent at the pace now in force: too fast
+                since = max(now - 1.0, self._lowered)  # since the pace was last set
+                passed = sum(1 for t in self._passed if t >= since)
                 if self.rate is None:
-                    self.rate, self._growing = max(1.0, float(len(self._passed))), True
-                elif self._growing:  # the level before held: a little under it
-                    self.rate, self._growing = max(1.0, 0.45 * self.rate), False
-                else:
-                    self.rate = max(1.0, self.rate * 0.9)
+                    self.rate, self._growing = max(1.0, float(passed)), True
+                else:  # a little under what the service let through lately
+                    seen = passed / (now - since) if now - since >= 0.2 else 0.0
+                    held = self.rate / 2 if self._growing else 0.0  # the level before held
+                    self.rate = max(1.0, 0.9 * min(self.rate, max(seen, held)))
+                    self._growing = False
                 self._lowered = self._next = self.not_before
                 self._window = [self.not_before, 0]
             self._epoch += 1
