@@ -733,9 +733,10 @@ class DictionaryClient(Unpicklable):
                 waited = time.monotonic() - started + self.rate_limit.waiting()
                 if waited <= policy.rate_limit_patience:
                     continue
+                patience = f"{policy.rate_limit_patience:g} s"
                 return ended(
                     f"; gave up after {attempts} attempt{'s' * (attempts != 1)}: waiting on would "
-                    f"pass the {policy.rate_limit_patience:g} s allowed for the service's rate limit"
+                    f"pass the {patience} allowed for the service's rate limit"
                 )
             retries += 1
             if retries > policy.total:
