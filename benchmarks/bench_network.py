@@ -56,7 +56,7 @@ def bench_network(mode: Mode) -> None:
     section("[5] %dict_delete per cell over TLS + 20 ms RTT and on loopback, client kept or not")
     from IPython.core.interactiveshell import InteractiveShell
 
-    from dict_magics.operations import connect as clients
+    from dict_magics.operations import context as clients
 
     shell = InteractiveShell.instance()
     shell.display_formatter.active_types = shell.display_formatter.format_types
@@ -89,8 +89,8 @@ def _one_network(
 ) -> dict[str, Any]:
     import requests
 
-    from dict_magics.operations import connect as clients
-    from dict_magics.service.paths import entry_path
+    from dict_magics.operations import context as clients
+    from dict_magics.service.http import API_PREFIX
 
     calls = mode.network_calls
     names = list(LABELS)
@@ -103,7 +103,7 @@ def _one_network(
         reused = requests.Session()
 
         def hand_reused(entry_id: int) -> dict[str, Any]:
-            path = entry_path(str(entry_id))
+            path = API_PREFIX + str(entry_id)
             headers = hand_headers(path, access_key, secret_key)
             answer = reused.delete(url + path, headers=headers).json()
             if answer.get("status") != "success":
@@ -135,7 +135,7 @@ def _one_network(
         }
         times = _timed(variants, names, mode.network_rounds, calls)
         reused.close()
-        kept = bool(clients.CACHE.kept())
+        kept = bool(clients.CLIENTS.kept())
         clients.close_all()
 
     def per_round(a: str, b: str) -> float:

@@ -120,14 +120,14 @@ def _naive(sandbox: Any, ids: list[str]) -> int:
 
     import requests
 
-    from dict_magics.service.paths import entry_path
+    from dict_magics.service.http import API_PREFIX
 
     local = threading.local()
 
     def delete(entry_id: str) -> bool:
         session = getattr(local, "session", None) or requests.Session()
         local.session = session
-        path = entry_path(entry_id)
+        path = API_PREFIX + entry_id
         for _ in range(1 + NAIVE_RETRIES):
             headers = hand_headers(path, sandbox.access_key, sandbox.secret_key)
             answer = session.delete(sandbox.url + path, headers=headers)

@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -88,11 +90,22 @@ def rotations(names: list[str], rounds: int) -> Iterator[list[str]]:
         yield names[k:] + names[:k]
 
 
+_HAND_LOCK = threading.Lock()
+_HAND_LAST = [0]
+
+
+def _hand_nonce() -> str:
+    """Unix milliseconds, strictly increasing in this process: what a user writes by hand."""
+    with _HAND_LOCK:
+        _HAND_LAST[0] = max(time.time_ns() // 1_000_000, _HAND_LAST[0] + 1)
+        return str(_HAND_LAST[0])
+
+
 def hand_headers(path: str, access_key: str, secret_key: str) -> dict[str, str]:
     """The signed headers a user writes by hand (the floor every benchmark compares with)."""
-    from dict_magics.service.signing import next_nonce, sign
+    from dict_magics.service.auth import sign
 
-    nonce = next_nonce()
+    nonce = _hand_nonce()
     return {
         "Content-Type": "application/json",
         "accessKey": access_key,

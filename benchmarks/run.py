@@ -56,6 +56,7 @@ from bench_listing import bench_listing, child_listing_memory
 from bench_network import bench_network
 from bench_nonce_rule import bench_nonce_rule
 from bench_ratelimit import bench_rate_limit
+from bench_targets import bench_targets
 from benchlib import (
     FULL,
     QUICK,
@@ -231,7 +232,7 @@ def bench_per_delete(mode: Mode) -> None:
     from IPython.utils.capture import capture_output
 
     from dict_magics.service.client import DictionaryClient
-    from dict_magics.service.paths import entry_path
+    from dict_magics.service.http import API_PREFIX
 
     calls = mode.delete_calls
     names = ["hand", "magic", "line_magic", "client", "hand_reused", "cell_magic", "cell_hand"]
@@ -253,7 +254,7 @@ def bench_per_delete(mode: Mode) -> None:
             return answer
 
         def hand_delete(entry_id: int) -> dict[str, Any]:
-            path = entry_path(str(entry_id))
+            path = API_PREFIX + str(entry_id)
             with requests.Session() as session:
                 return checked(session.delete(url + path, headers=signed_headers(path)).json())
 
@@ -265,7 +266,7 @@ def bench_per_delete(mode: Mode) -> None:
 
         def run_hand_reused() -> None:
             for _ in range(calls):
-                path = entry_path(str(next_id()))
+                path = API_PREFIX + str(next_id())
                 checked(reused.delete(url + path, headers=signed_headers(path)).json())
 
         def run_client() -> None:
@@ -501,6 +502,7 @@ def _load() -> str:
 
 
 SECTIONS: dict[str, Callable[[Mode], None]] = {
+    "targets": bench_targets,
     "load_ext": bench_load_ext,
     "per_delete": bench_per_delete,
     "bulk": bench_bulk,

@@ -22,6 +22,6 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Close the kept-alive connections of the clients kept between cells."""
-    from .operations.connect import close_all
+    from .operations.context import close_all
 
     close_all()

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from .errors import DictMagicsError
 from .models import Entry
 from .sandbox import SANDBOX_MARKER, SandboxServer
-from .service.paths import is_loopback, normalize_base_url
+from .service.http import is_loopback, normalize_base_url
 
 NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb", "glossary_sync.ipynb")
 INSTALL_HINT = "pip install 'dict-magics[demo]'"

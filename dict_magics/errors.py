@@ -124,7 +124,7 @@ class UsageProblem(DictMagicsError):
 
 
 class InvalidIdError(UsageProblem, ValueError):
-    """An entry id that could change the request path or is not an id at all."""
+    """An entry id that is not a whole number in ASCII digits."""
 
 
 class InvalidBaseUrlError(UsageProblem, ValueError):

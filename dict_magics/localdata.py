@@ -15,8 +15,6 @@ import functools
 import os
 import stat
 import tempfile
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = [
@@ -28,7 +26,6 @@ __all__ = [
     "open_private",
     "private_file",
     "private_folder",
-    "start_new",
     "write_new",
 ]
 
@@ -159,109 +156,24 @@ def atomic_write(path: Path, data: bytes) -> Path:
 
 
 def write_new(path: Path, data: bytes) -> Path:
-    """Create ``path`` (0600; ``FileExistsError`` if anything is there, a symbolic link included)
-    holding ``data``, and flush it to disk before returning.
-
-    One file created, written and synced: one journal commit, about half the cost of
-    ``atomic_write``'s temporary file, rename and folder sync, for files that are new by
-    construction (snapshots). A crash mid-write can leave a short file under the name: its
-    readers must check that it ends as written (a snapshot's closing line does that)."""
-    return start_new(path, data).wait()
-
-
-class NewFile:
-    """A file ``start_new`` created and wrote; ``wait()`` returns once it is on disk."""
-
-    def __init__(self, path: Path, fd: int) -> None:
-        self.path = path
-        self._fd = fd
-        self._synced: Future[None] | None = None
-
-    @property
-    def syncing(self) -> Future[None] | None:
-        """The sync under way on the sync thread (``start_new(background=True)``), or done;
-        ``None`` while nothing has started it (``wait()`` syncs on the calling thread)."""
-        return self._synced
-
-    def _sync_here(self) -> None:
-        try:
-            _sync_data(self._fd)
-        except BaseException as exc:
-            self.path.unlink(missing_ok=True)
-            if isinstance(exc, OSError) and exc.filename is None:
-                exc.filename = str(self.path)  # the message names the file, not "the folder"
-            raise
-        finally:
-            os.close(self._fd)
-
-    def _sync_there(self, started: threading.Event) -> None:
-        started.set()
-        self._sync_here()
-
-    def wait(self) -> Path:
-        """The path, once the data is on disk; the sync's ``OSError`` (file removed) if not."""
-        if self._synced is None:
-            self._synced = Future()
-            try:
-                self._sync_here()
-            except BaseException as exc:
-                self._synced.set_exception(exc)
-            else:
-                self._synced.set_result(None)
-        self._synced.result()
-        return self.path
-
-
-def start_new(path: Path, data: bytes, *, background: bool = False) -> NewFile:
-    """``write_new``, with the sync left to ``wait()``; ``background=True`` starts the sync on
-    the sync thread now, so it overlaps with what the caller does next (a request connecting
-    and being signed).
-
-    The thread is known to be inside the sync system call (which does not hold the GIL) before
-    this returns: a worker still waiting for the GIL would only start once the caller blocks,
-    and overlap nothing."""
+    """Create ``path`` (0600; ``FileExistsError`` if anything is there, a link included) holding
+    ``data``, ``fdatasync``ed before returning: one journal commit, for files new by construction
+    (snapshots). A crash mid-write can leave a short file: readers check how it ends."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    made = NewFile(path, fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-    except BaseException:
-        os.close(fd)
+        getattr(os, "fdatasync", os.fsync)(fd)
+    except BaseException as exc:
         path.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)
         raise
-    if background:
-        started = threading.Event()
-        try:
-            made._synced = _sync_thread().submit(made._sync_there, started)
-        except RuntimeError:  # the interpreter is shutting down: sync on wait()
-            return made
-        started.wait()
-    return made
-
-
-_syncer: list[ThreadPoolExecutor] = []
-_syncer_lock = threading.Lock()
-if hasattr(os, "register_at_fork"):  # not on Windows
-    # A forked child has none of its parent's threads: it forgets the sync thread, makes its own.
-    os.register_at_fork(after_in_child=_syncer.clear)
-
-
-def _sync_thread() -> ThreadPoolExecutor:
-    """The one thread ``dict-magics-sync`` (made on first use), where new files are synced to
-    disk while the caller goes on; files submitted to it are synced in order."""
-    with _syncer_lock:
-        if not _syncer:
-            _syncer.append(ThreadPoolExecutor(1, thread_name_prefix="dict-magics-sync"))
-        return _syncer[0]
-
-
-def _sync_data(fd: int) -> None:
-    """The data and the size on disk (and, on Linux file systems with a journal, the new name
-    with them: the file's creation commits with its data)."""
-    sync = getattr(os, "fdatasync", os.fsync)
-    sync(fd)
+    finally:
+        os.close(fd)
+    return path
 
 
 def private_file(path: Path) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import keyring
@@ -261,3 +263,22 @@ def _record_displays(shell) -> None:
 
     formatter.format = format_and_record
     formatter._dict_magics_recording = True
+
+
+def paired_audit(path: Any = None) -> list[dict[str, Any]]:
+    """The audit log's requests, one dict each as its last line says (in the order they ended);
+    a request with only its "sending" line reads as unknown, as ``read_audit`` has it."""
+    from dict_magics.operations.audit import audit_path
+
+    path = Path(path) if path is not None else audit_path()
+    if not path.exists():
+        return []
+    last: dict[str, dict[str, Any]] = {}
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        line = json.loads(raw)
+        key = line.get("request") or f"line {number}"
+        if line["outcome"] == "sending":
+            line = {**line, "outcome": "unknown"}
+        last.pop(key, None)
+        last[key] = line
+    return list(last.values())

@@ -33,7 +33,7 @@ class Service:
     after acting on it; later ones get the usual answers."""
 
     def __init__(self, first: bytes) -> None:
-        self.entries = {"A": "a", "B": "b"}
+        self.entries = {"1": "a", "2": "b"}
         self.added: list[dict] = []
         self.first = first
         self.seen: set[tuple[str, str]] = set()
@@ -71,7 +71,7 @@ def test_an_interim_answer_never_hands_its_late_answer_to_the_next_request() -> 
     request reads that late 200 as its own (a refused delete reported as success)."""
 
     def respond(conn, request, _n) -> None:
-        if request[1].endswith("/A"):
+        if request[1].endswith("/1"):
             conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n")
             time.sleep(0.3)
             conn.sendall(answer("200 OK", SUCCESS))
@@ -81,8 +81,8 @@ def test_an_interim_answer_never_hands_its_late_answer_to_the_next_request() -> 
     server = RawServer(respond)
     try:
         with _client(server.url) as client:
-            first = client.delete_entry("A")
-            second = client.delete_entry("B")
+            first = client.delete_entry("1")
+            second = client.delete_entry("2")
     finally:
         server.close()
     assert first.outcome == "unknown" and first.http_status == 103
@@ -95,8 +95,8 @@ def test_a_redirect_after_acting_is_unknown_not_a_failure(service, code: str) ->
         f"HTTP/1.1 {code}\r\nLocation: /api/v1/dictionary\r\nContent-Length: 0\r\n\r\n".encode()
     )
     with _client(svc.server.url) as client:
-        result = client.delete_entry("A")
-    assert "A" not in svc.entries  # the service did delete it
+        result = client.delete_entry("1")
+    assert "1" not in svc.entries  # the service did delete it
     assert result.outcome == "unknown" and result.cause.value == "redirect"
     assert result.attempts == 1  # and the redirect was not followed
 
@@ -109,7 +109,7 @@ def test_a_redirect_that_says_repeat_it_elsewhere_is_a_failure(code: str) -> Non
     server = RawServer(respond)
     try:
         with _client(server.url) as client:
-            result = client.delete_entry("A")
+            result = client.delete_entry("1")
     finally:
         server.close()
     assert result.outcome == "failure" and result.cause.value == "redirect"
@@ -118,8 +118,8 @@ def test_a_redirect_that_says_repeat_it_elsewhere_is_a_failure(code: str) -> Non
 def test_a_4xx_whose_body_says_success_is_unknown(service) -> None:
     svc = service(answer("410 Gone", SUCCESS))
     with _client(svc.server.url) as client:
-        result = client.delete_entry("A")
-    assert "A" not in svc.entries
+        result = client.delete_entry("1")
+    assert "1" not in svc.entries
     assert result.outcome == "unknown" and result.http_status == 410
 
 

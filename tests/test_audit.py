@@ -1,5 +1,6 @@
-"""The audit log: DESIGN's line format, private modes, whole lines under concurrent appends from
-threads and processes, batched flushing, and reading the tail of a long or damaged log.
+"""The audit log, written ahead: a "sending" line on disk before each request leaves, its
+outcome after, paired by a request key; private modes; whole lines under concurrent appends from
+threads and processes; reading the tail of a long or damaged log, lines of version 3 included.
 """
 
 from __future__ import annotations
@@ -12,18 +13,13 @@ import textwrap
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dict_magics import localdata
 from dict_magics.models import AddResult, AuditTable, Cause, DeleteResult, Entry
-from dict_magics.operations.audit import (
-    AuditLine,
-    AuditLog,
-    audit_line,
-    audit_path,
-    read_audit,
-)
+from dict_magics.operations.audit import ENDED, AuditLine, AuditLog, audit_path, read_audit
 from dict_magics.operations.history import audit
 from dict_magics.operations.snapshots import write_snapshot
 
@@ -39,9 +35,14 @@ FIELDS = [
     "attempts",
     "reason",
     "snapshot",
+    "request",
 ]
 FRIDAY = Entry("17", "ja", "金曜日", "en", "FRI")
 WHERE = {"profile": "default", "host": "api.example"}
+
+
+def _log(operation: str = "delete", **options: Any) -> AuditLog:
+    return AuditLog(operation=operation, **{**WHERE, **options})
 
 
 def _lines(path: Path | None = None) -> list[dict]:
@@ -57,110 +58,144 @@ def _mode(path: Path) -> int:
 # -- the line format ---------------------------------------------------------------------------
 
 
-def test_delete_line_has_design_fields_in_order() -> None:
+def test_a_request_has_a_sending_line_then_its_outcome_paired_by_key() -> None:
     snap = write_snapshot([FRIDAY], base_url="https://api.example", operation="delete", **WHERE)
     before = datetime.now(timezone.utc)
-    with AuditLog() as log:
-        log.record(
-            DeleteResult("success", "17", 200, attempts=2, entry=FRIDAY),
-            operation="delete",
-            snapshot=snap,
-            **WHERE,
-        )
-    (line,) = _lines()
-    assert list(line) == FIELDS
-    when = datetime.fromisoformat(line.pop("time"))
-    assert when.utcoffset() == timedelta(0)
+    with _log(snapshot=snap, entries={"17": FRIDAY}) as log:
+        key = log.sending("DELETE", "17")
+        (sending,) = _lines()  # on disk before the request leaves
+        log.ended(key, [DeleteResult("success", "17", 200, attempts=2)])
+    sending, ended = _lines()
+    assert list(sending) == FIELDS and list(ended) == FIELDS
+    assert sending["request"] == ended["request"] == key
+    when = datetime.fromisoformat(ended.pop("time"))
     assert before - timedelta(seconds=1) <= when <= datetime.now(timezone.utc)
-    assert line == {
+    assert when.utcoffset() == timedelta(0)
+    terms = {"fromLang": "ja", "fromText": "金曜日", "toLang": "en", "toText": "FRI"}
+    assert (sending["outcome"], sending["attempts"], sending["entry"]) == ("sending", 0, terms)
+    del ended["request"]
+    assert ended == {
         "profile": "default",
         "host": "api.example",
         "operation": "delete",
         "entry_id": "17",
-        "entry": {"fromLang": "ja", "fromText": "金曜日", "toLang": "en", "toText": "FRI"},
+        "entry": terms,
         "outcome": "success",
         "http_status": 200,
         "attempts": 2,
         "reason": None,
         "snapshot": str(snap.path),
     }
-    assert "金曜日".encode() in audit_path().read_bytes()
+    [line] = read_audit()
+    assert (line.entry_id, line.outcome, line.attempts, line.entry) == ("17", "success", 2, FRIDAY)
+
+
+def test_a_request_with_no_outcome_reads_as_unknown_the_process_ended() -> None:
+    with _log() as log:
+        log.sending("DELETE", "5")
+        key = log.sending("DELETE", "6")
+        log.ended(key, [DeleteResult("success", "6", 200)])
+    five, six = read_audit()
+    assert (five.entry_id, five.outcome, five.reason) == ("5", "unknown", ENDED)
+    assert (six.entry_id, six.outcome) == ("6", "success")
+
+
+def test_a_settled_outcome_replaces_the_unknown_one() -> None:
+    with _log() as log:
+        key = log.sending("DELETE", "9")
+        unknown = DeleteResult("failure", "9", None, "lost", outcome_unknown=True)
+        log.ended(key, [unknown])
+        log.record(DeleteResult("success", "9", None, "verified by listing", verified=True))
+    assert [x["outcome"] for x in _lines()] == ["sending", "unknown", "success"]
+    [line] = read_audit()
+    assert (line.outcome, line.reason) == ("success", "verified by listing")
+
+
+def test_a_bulk_request_has_a_line_per_entry() -> None:
+    added = [Entry("", "en", t, "de", t.upper()) for t in ("a", "b", "c")]
+    with _log(operation="add") as log:
+        key = log.sending("POST", None, added)
+        assert len(_lines()) == 3  # one write, three lines
+        log.ended(key, [AddResult("success", e, 200) for e in added])
+    lines = read_audit()
+    assert [x.entry.from_text for x in lines] == ["a", "b", "c"]
+    assert {x.outcome for x in lines} == {"success"} and {x.entry_id for x in lines} == {None}
 
 
 def test_unknown_purge_and_add_lines() -> None:
     unknown = DeleteResult(
         "failure", "9", None, "no answer within 15 s", outcome_unknown=True, cause=Cause.TIMEOUT
     )
-    purge = DeleteResult("success", None, 200)
-    added = AddResult("failure", FRIDAY, 400, "refused: bad language", cause=Cause.REFUSED)
-    log = AuditLog()
-    log.record_many([unknown], operation="delete", snapshot="/snap/a.json", **WHERE)
-    log.record_many([purge], operation="purge", **WHERE)
-    log.record_many([added], operation="add", snapshot=Path("/snap/b.json"), **WHERE)
+    with _log(snapshot="/snap/a.json") as log:
+        log.record(unknown)
+    with _log(operation="purge") as log:
+        log.record(DeleteResult("success", None, 200))
+    with _log(operation="add", snapshot=Path("/snap/b.json")) as log:
+        log.record(AddResult("failure", FRIDAY, 400, "refused: bad language", cause=Cause.REFUSED))
     first, second, third = _lines()
-    assert [list(x) for x in (first, second, third)] == [FIELDS] * 3
-    assert (first["entry_id"], first["entry"], first["outcome"], first["http_status"]) == (
-        "9",
-        None,
-        "unknown",
-        None,
-    )
+    assert (first["entry_id"], first["entry"], first["outcome"]) == ("9", None, "unknown")
     assert (first["reason"], first["snapshot"]) == ("no answer within 15 s", "/snap/a.json")
     assert (second["operation"], second["entry_id"], second["entry"]) == ("purge", None, None)
-    assert (second["outcome"], second["snapshot"]) == ("success", None)
     # An add: the service returns no id, so entry_id is null and the terms say what it was.
     assert (third["operation"], third["entry_id"], third["outcome"]) == ("add", None, "failure")
     assert third["entry"] == FRIDAY.to_service(with_id=False)
     assert third["snapshot"] == "/snap/b.json"
 
 
+def test_lines_of_version_3_stay_readable() -> None:
+    old = {
+        "time": "2026-01-05T10:00:00.000+00:00",
+        "profile": "default",
+        "host": "api.example",
+        "operation": "delete",
+        "entry_id": "17",
+        "entry": FRIDAY.to_service(with_id=False),
+        "outcome": "success",
+        "http_status": 200,
+        "attempts": 1,
+        "reason": None,
+        "snapshot": None,
+    }
+    audit_path().write_text(json.dumps(old) + "\n" + json.dumps(old) + "\n")
+    with _log() as log:
+        log.ended(log.sending("DELETE", "18"), [DeleteResult("success", "18", 200)])
+    assert [(x.entry_id, x.outcome) for x in read_audit()] == [
+        ("17", "success"),
+        ("17", "success"),
+        ("18", "success"),
+    ]
+
+
 def test_lone_surrogate_keeps_the_line_valid() -> None:
     odd = Entry("5", "ja", "a\ud800b", "en", "x")
-    with AuditLog() as log:
-        log.record(DeleteResult("success", "5", 200, entry=odd), operation="delete", **WHERE)
+    with _log() as log:
+        log.record(DeleteResult("success", "5", 200, entry=odd))
     assert _lines()[0]["entry"]["fromText"] == "a\ud800b"
     assert read_audit()[0].entry == odd
 
 
 def test_operation_is_checked() -> None:
     with pytest.raises(ValueError, match="operation"):
-        audit_line(DeleteResult("success", "1"), operation="rename", **WHERE)
+        _log(operation="rename")
 
 
 def test_modes_are_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "fresh"
     monkeypatch.setenv(localdata.ENV_HOME, str(home))
-    with AuditLog() as log:
-        log.record(DeleteResult("success", "1"), operation="delete", **WHERE)
+    with _log() as log:
+        log.record(DeleteResult("success", "1"))
     assert audit_path() == home / "audit.jsonl"
-    assert _mode(home) == 0o700
-    assert _mode(audit_path()) == 0o600
-    lock = home / "audit.jsonl.lock"
-    if lock.exists():
-        assert _mode(lock) == 0o600
+    assert _mode(home) == 0o700 and _mode(audit_path()) == 0o600
 
 
-def test_a_symbolic_link_in_the_logs_place_is_refused(tmp_path: Path) -> None:
-    victim = tmp_path / "victim.txt"
-    victim.write_text("do not touch\n")
-    audit_path().symlink_to(victim)
-    log = AuditLog()
-    with pytest.raises(OSError, match="symbolic link"):  # each line is written as it comes
-        log.record(DeleteResult("success", "1"), operation="delete", **WHERE)
-    with pytest.raises(OSError, match="symbolic link"):
-        log.flush()
-    assert victim.read_text() == "do not touch\n"
-
-
-def test_the_safeguards_trail_says_why_a_linked_log_is_not_written(tmp_path: Path) -> None:
-    from dict_magics.operations.safeguards import Trail
-
+def test_a_symbolic_link_in_the_logs_place_is_refused_with_one_warning(tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("do not touch\n")
     audit_path().symlink_to(victim)
     said: list[str] = []
-    with Trail(profile="p", host="h", operation="delete", snapshot=None, warn=said.append) as trail:
-        trail.record(DeleteResult("success", "1", attempts=1))
+    with _log(warn=said.append) as log:
+        log.ended(log.sending("DELETE", "1"), [DeleteResult("success", "1")])
+        log.record(DeleteResult("success", "2"))
     assert victim.read_text() == "do not touch\n"
     assert len(said) == 1 and "symbolic link" in said[0], said
 
@@ -169,47 +204,26 @@ def test_no_secret_or_key_in_the_log(sandbox) -> None:
     from dict_magics.service.client import DictionaryClient
 
     with DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key) as client:
-        batch = client.delete_entries(["1", "2", "nope"])
-        with AuditLog() as log:
-            log.record_many(batch.results, profile="default", host=client.host, operation="delete")
+        with _log(host=client.host) as log:
+            client.delete_entries(["1", "2", "99999"], audit=log)
     text = audit_path().read_text(encoding="utf-8")
-    assert [line["outcome"] for line in _lines()] == ["success", "success", "failure"]
+    assert sorted(x.outcome for x in read_audit()) == ["failure", "success", "success"]
+    assert len(_lines()) == 6
     assert sandbox.secret_key not in text and sandbox.access_key not in text
 
 
-# -- batching ----------------------------------------------------------------------------------
-
-
-def test_lines_wait_for_a_flush_and_are_never_lost_on_exit() -> None:
-    with AuditLog(flush_every=5, flush_after=3600) as log:
-        for i in range(4):
-            log.record(DeleteResult("success", str(i)), operation="delete", **WHERE)
-        assert not audit_path().exists() or audit_path().stat().st_size == 0
-        log.record(DeleteResult("success", "4"), operation="delete", **WHERE)
-        assert [x["entry_id"] for x in _lines()] == ["0", "1", "2", "3", "4"]
-        log.record(DeleteResult("success", "5"), operation="delete", **WHERE)
-        assert len(_lines()) == 5
-    assert [x["entry_id"] for x in _lines()] == [str(i) for i in range(6)]
-
-
-def test_a_slow_batch_is_flushed_by_time() -> None:
-    log = AuditLog(flush_every=1000, flush_after=0)
-    log.record(DeleteResult("success", "1"), operation="delete", **WHERE)
-    assert [x["entry_id"] for x in _lines()] == ["1"]
-
-
-def test_a_torn_last_line_does_not_swallow_the_next_one() -> None:
-    with AuditLog() as log:
-        log.record(DeleteResult("success", "1"), operation="delete", **WHERE)
+def test_a_torn_last_line_is_ended_once_and_does_not_swallow_the_next_one() -> None:
+    with _log() as log:
+        log.record(DeleteResult("success", "1"))
     with audit_path().open("ab") as handle:
         handle.write(b'{"time": "2024-05-01T00:00:00Z", "profile": "def')  # a crash mid-line
-    with AuditLog() as log:
-        log.record(DeleteResult("success", "2"), operation="delete", **WHERE)
+    with _log() as log:
+        log.record(DeleteResult("success", "2"))
+        log.record(DeleteResult("success", "3"))
     raw = audit_path().read_bytes().splitlines()
-    assert len(raw) == 3 and json.loads(raw[2])["entry_id"] == "2"
+    assert len(raw) == 4 and json.loads(raw[2])["entry_id"] == "2"
     tail = read_audit(10)
-    assert [x.entry_id for x in tail] == ["1", "2"]
-    assert tail.skipped == 1
+    assert [x.entry_id for x in tail] == ["1", "2", "3"] and tail.skipped == 1
 
 
 # -- concurrency -------------------------------------------------------------------------------
@@ -218,34 +232,40 @@ REASON = "x" * 1500  # long lines: a torn or interleaved write would show
 
 
 def _check_whole(expected: dict[str, int]) -> None:
-    """Every line is whole JSON, every writer's lines are all there, in the writer's order."""
+    """Every line is whole JSON, every writer's requests are all there, each with its sending
+    line before its outcome, in the writer's order."""
     raw = audit_path().read_bytes()
     assert raw.endswith(b"\n")
     seen: dict[str, list[int]] = {}
+    sent: set[str] = set()
     for text in raw.split(b"\n")[:-1]:
         line = json.loads(text)
-        assert list(line) == FIELDS and line["reason"] == REASON
+        assert list(line) == FIELDS
+        if line["outcome"] == "sending":
+            sent.add(line["request"])
+            continue
+        assert line["reason"] == REASON and line["request"] in sent
         writer, number = line["entry_id"].split(":")
         seen.setdefault(writer, []).append(int(number))
     assert {w: len(n) for w, n in seen.items()} == expected
     assert all(numbers == list(range(len(numbers))) for numbers in seen.values())
 
 
-def _failure(writer: str, i: int) -> DeleteResult:
-    return DeleteResult("failure", f"{writer}:{i}", 404, REASON, entry=FRIDAY)
+def _one(log: AuditLog, writer: str, i: int) -> None:
+    key = log.sending("DELETE", f"{writer}:{i}")
+    log.ended(key, [DeleteResult("failure", f"{writer}:{i}", 404, REASON, entry=FRIDAY)])
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["one-log", "log-per-thread"])
 def test_eight_threads_append_whole_lines(shared: bool) -> None:
-    common = AuditLog(flush_every=7)
+    common = _log().__enter__()
     start = threading.Barrier(8)
 
     def work(writer: str) -> None:
-        log = common if shared else AuditLog(flush_every=7)
+        log = common if shared else _log().__enter__()
         start.wait()
         for i in range(200):
-            log.record(_failure(writer, i), operation="delete", **WHERE)
-        log.flush()
+            _one(log, writer, i)
 
     threads = [threading.Thread(target=work, args=(f"t{n}",)) for n in range(8)]
     for thread in threads:
@@ -264,10 +284,10 @@ PROCESS_WRITER = textwrap.dedent(
     writer, reason = sys.argv[1], "x" * 1500
     entry = Entry("17", "ja", "金曜日", "en", "FRI")
     sys.stdin.readline()  # start together
-    with AuditLog(flush_every=5) as log:
+    with AuditLog(profile="default", host="api.example", operation="delete") as log:
         for i in range(300):
-            result = DeleteResult("failure", f"{writer}:{i}", 404, reason, entry=entry)
-            log.record(result, profile="default", host="api.example", operation="delete")
+            key = log.sending("DELETE", f"{writer}:{i}")
+            log.ended(key, [DeleteResult("failure", f"{writer}:{i}", 404, reason, entry=entry)])
     """
 )
 
@@ -281,9 +301,9 @@ def test_processes_and_threads_append_whole_lines_together() -> None:
     ]
 
     def work() -> None:
-        with AuditLog(flush_every=3) as log:
+        with _log() as log:
             for i in range(300):
-                log.record(_failure("main", i), operation="delete", **WHERE)
+                _one(log, "main", i)
 
     thread = threading.Thread(target=work)
     for proc in procs:
@@ -300,45 +320,47 @@ def test_processes_and_threads_append_whole_lines_together() -> None:
 
 
 def _write_log(count: int, prefix: bytes = b"") -> None:
-    """``count`` lines with ids 0.. (one line made by ``audit_line``, the rest copied from it)."""
-    one = audit_line(
-        DeleteResult("success", "ID", 200, entry=FRIDAY), operation="delete", **WHERE
-    ).encode("utf-8")
-    body = b"".join(one.replace(b'"ID"', b'"%d"' % i) for i in range(count))
+    """``count`` requests with ids 0.., each a sending and an outcome line."""
+    with _log() as log:
+        log.ended(log.sending("DELETE", "ID"), [DeleteResult("success", "ID", 200, entry=FRIDAY)])
+    two = audit_path().read_bytes()
+    body = b"".join(
+        two.replace(b'"ID"', b'"%d"' % i).replace(b'-1"', b'-%d"' % i) for i in range(count)
+    )
     audit_path().write_bytes(prefix + body)
 
 
 def test_read_audit_reads_only_the_end_of_a_long_log() -> None:
-    # 50,000 lines after a first part that no reader could parse: had read_audit read it, it
-    # would count those lines as skipped (or fail on the bytes that are not UTF-8).
+    # 50,000 requests after a first part that no reader could parse: had read_audit read it,
+    # it would count those lines as skipped (or fail on the bytes that are not UTF-8).
     garbage = b"\xff\xfe not json at all {{{\n" * 2000 + b"\x00" * 100_000 + b"\n"
     _write_log(50_000, prefix=garbage)
     tail = read_audit(20)
     assert [x.entry_id for x in tail] == [str(i) for i in range(49_980, 50_000)]
-    assert tail.skipped == 0
+    assert tail.skipped == 0 and {x.outcome for x in tail} == {"success"}
     assert isinstance(tail[0], AuditLine) and tail[0].entry == Entry("49980", *FRIDAY.terms)
     assert read_audit(1)[0].entry_id == "49999"
     assert read_audit(2000)[0].entry_id == "48000"
 
 
 def test_read_audit_skips_and_counts_garbled_lines() -> None:
-    good = [
-        audit_line(DeleteResult("success", str(i), 200), operation="delete", **WHERE)
-        for i in range(3)
-    ]
+    with _log() as log:
+        for i in range(3):
+            log.record(DeleteResult("success", str(i), 200))
+    good = audit_path().read_bytes().splitlines(keepends=True)
     wrong_types = json.loads(good[0])
     wrong_types["outcome"] = "maybe"
     bad = [
         b"{not json}\n",
         b"\xff\xfe\n",
         b"[1, 2]\n",
-        json.dumps(wrong_types).encode() + b"\n",
-        json.dumps({**json.loads(good[0]), "attempts": "two"}).encode() + b"\n",
-        json.dumps({**json.loads(good[0]), "entry": {"fromLang": "ja"}}).encode() + b"\n",
+        json.dumps({**wrong_types, "request": "w"}).encode() + b"\n",
+        json.dumps({**json.loads(good[0]), "attempts": "two", "request": "x"}).encode() + b"\n",
+        json.dumps({**json.loads(good[0]), "entry": {"a": 1}, "request": "y"}).encode() + b"\n",
         b"   \n",
     ]
-    content = good[0].encode() + b"".join(bad[:3]) + good[1].encode()
-    content += b"".join(bad[3:]) + good[2].encode() + b'{"time": "20'
+    content = good[0] + b"".join(bad[:3]) + good[1]
+    content += b"".join(bad[3:]) + good[2] + b'{"time": "20'
     audit_path().write_bytes(content)
     tail = read_audit(2)
     assert [x.entry_id for x in tail] == ["1", "2"]
@@ -359,24 +381,14 @@ def test_read_audit_of_no_log_or_nothing_asked() -> None:
 
 
 def test_audit_text_and_html() -> None:
-    with AuditLog() as log:
-        log.record(
-            DeleteResult("success", "17", 200, entry=FRIDAY),
-            operation="delete",
-            snapshot="/s/one.json",
-            **WHERE,
-        )
-        log.record(
-            DeleteResult("failure", "<i>9</i>", None, "timed out <b>", outcome_unknown=True),
-            operation="delete",
-            **WHERE,
-        )
-        log.record(DeleteResult("success", None, 200), operation="purge", **WHERE)
-        log.record(
-            AddResult("failure", Entry("1", "en", "a\x1b[2Jb", "fr", "c"), 400, "refused"),
-            operation="add",
-            **WHERE,
-        )
+    with _log(snapshot="/s/one.json") as log:
+        log.record(DeleteResult("success", "17", 200, entry=FRIDAY))
+    with _log() as log:
+        log.record(DeleteResult("failure", "<i>9</i>", None, "timed out <b>", outcome_unknown=True))
+    with _log(operation="purge") as log:
+        log.record(DeleteResult("success", None, 200))
+    with _log(operation="add") as log:
+        log.record(AddResult("failure", Entry("1", "en", "a\x1b[2Jb", "fr", "c"), 400, "refused"))
     with audit_path().open("ab") as handle:
         handle.write(b"garbage\n")
     lines = audit()

@@ -20,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "run.py"
 SECTIONS = {
+    "[0]": "targets",
     "[1]": "load_ext",
     "[2]": "per_delete",
     "[3]": "bulk",

@@ -278,7 +278,7 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     assert again.returncode == 0  # absent: nothing to delete is no failure (issue 22, item 17)
     gone = json.loads(again.stdout)["results"][0]
     assert gone["outcome"] == "absent" and gone["attempts"] == 0 and gone["http_status"] is None
-    assert "the listing taken just before holds neither it" in gone["reason"]
+    assert "the listing taken just before does not hold it" in gone["reason"]
     # Absent is not a failure: ok as the batch's; status keeps version 1's "failure" (the
     # service never said it deleted anything).
     assert gone["ok"] is True and gone["status"] == "failure"
@@ -288,27 +288,27 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
 
 
 def test_delete_several_reports_each_failure_and_exits_1(cli: Cli) -> None:
-    # Without a snapshot there is no listing to show "no-such" absent: it is sent, and refused.
-    proc = cli.run("delete", "5,6", "7 no-such", "--json", "--workers", "3", "--no-snapshot")
+    # Without a snapshot there is no listing to show 99999 absent: it is sent, and refused.
+    proc = cli.run("delete", "5,6", "7 99999", "--json", "--workers", "3", "--no-snapshot")
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     assert set(data) == BATCH_KEYS
-    assert [r["entry_id"] for r in data["results"]] == ["5", "6", "7", "no-such"]
+    assert [r["entry_id"] for r in data["results"]] == ["5", "6", "7", "99999"]
     assert all(set(r) == RESULT_KEYS for r in data["results"])
     assert (data["ok"], data["succeeded"], data["failed"]) == (False, 3, 1)
     assert [r["ok"] for r in data["results"]] == [True, True, True, False]
     assert data["results"][3]["http_status"] == 404
     assert not {"5", "6", "7"} & set(cli.sandbox.entries)
     expected = [("delete", "5", 200), ("delete", "6", 200), ("delete", "7", 200)]
-    assert sorted(deletes(cli.sandbox)) == sorted([*expected, ("delete", "no-such", 404)])
+    assert sorted(deletes(cli.sandbox)) == sorted([*expected, ("delete", "99999", 404)])
 
-    text = cli.run("delete", "8", "no-such", "--no-snapshot")
+    text = cli.run("delete", "8", "99999", "--no-snapshot")
     assert text.returncode == 1
     lines = text.stdout.splitlines()
     assert lines[0] == "\u2717 deleted 1 of 2 entries; 1 not deleted"
     assert lines[1] == "  \u2713 entry '8'"  # what was deleted is named
     assert lines[2] == "  \u2717 1 not deleted: refused by the service"
-    assert lines[3].startswith("    \u2717 entry 'no-such' not deleted \u2014 ")
+    assert lines[3].startswith("    \u2717 entry '99999' not deleted \u2014 ")
     assert "no such entry (HTTP 404, 1 attempt, " in lines[3]
 
 
@@ -378,7 +378,7 @@ def test_plain_http_to_a_remote_host_is_refused(cli: Cli) -> None:
 
 def test_progress_bar_on_a_terminal_then_summary(cli: Cli) -> None:
     ids = [str(i) for i in range(1, 61)]
-    term = Terminal(["delete", *ids, "missing-1", "--no-snapshot"], cli.env(), stdin_tty=False)
+    term = Terminal(["delete", *ids, "99999", "--no-snapshot"], cli.env(), stdin_tty=False)
     code, stdout, screen = term.finish()
     cli.check_no_secret(stdout, screen)
     assert code == 1

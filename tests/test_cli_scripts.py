@@ -139,9 +139,9 @@ def test_delete_json_has_one_shape_for_one_id_and_several(cli: Cli) -> None:
     assert set(result["entry"]) == ENTRY_KEYS and result["entry"]["id"] == "7"
     assert data["snapshot"] and Path(data["snapshot"]).is_file()
 
-    several = json.loads(cli.run("delete", "8", "9", "no-such", "--json").stdout)
+    several = json.loads(cli.run("delete", "8", "9", "99999", "--json").stdout)
     assert set(several) == BATCH_KEYS
-    assert [r["entry_id"] for r in several["results"]] == ["8", "9", "no-such"]
+    assert [r["entry_id"] for r in several["results"]] == ["8", "9", "99999"]
     assert [r["outcome"] for r in several["results"]] == ["success", "success", "absent"]
     assert several["results"][2]["entry"] is None and several["results"][2]["attempts"] == 0
     assert (several["ok"], several["succeeded"], several["failed"]) == (True, 2, 0)
@@ -232,10 +232,10 @@ def test_jsonl_for_one_id_and_for_failures(cli: Cli) -> None:
     assert one.returncode == 0
     lines = [json.loads(line) for line in one.stdout.splitlines()]
     assert len(lines) == 2 and lines[0]["entry_id"] == "5" and lines[1]["summary"]["total"] == 1
-    mixed = cli.run("delete", "6", "6", "gone", "--jsonl", "--no-snapshot")
+    mixed = cli.run("delete", "6", "6", "99998", "--jsonl", "--no-snapshot")
     assert mixed.returncode == 1
     lines = [json.loads(line) for line in mixed.stdout.splitlines()]
-    assert sorted(r["entry_id"] for r in lines[:-1]) == ["6", "gone"]  # a repeated id once
+    assert sorted(r["entry_id"] for r in lines[:-1]) == ["6", "99998"]  # a repeated id once
     assert lines[-1]["summary"]["failed"] == 1 and lines[-1]["summary"]["ok"] is False
 
 
@@ -506,7 +506,7 @@ def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch
 def test_retry_failed_resends_only_what_did_not_surely_go(cli: Cli, tmp_path: Path) -> None:
     box = cli.sandbox
     box.fail_next(1, status=503, method="DELETE")  # the first DELETE (entry 1) is refused
-    first = cli.run("delete", "-w", "1", "--max-retries", "0", "1", "2", "no-such", "--json")
+    first = cli.run("delete", "-w", "1", "--max-retries", "0", "1", "2", "99999", "--json")
     assert first.returncode == 1
     saved = tmp_path / "result.json"
     saved.write_text(first.stdout, encoding="utf-8")
@@ -518,7 +518,7 @@ def test_retry_failed_resends_only_what_did_not_surely_go(cli: Cli, tmp_path: Pa
 
     box.clear_log()
     again = cli.run("delete", "--retry-failed", str(saved), "--json")
-    assert again.returncode == 0  # "no-such" was absent: never retried (issue 22, item 17)
+    assert again.returncode == 0  # "99999" was absent: never retried (issue 22, item 17)
     assert sorted(sent_deletes(box)) == ["1"]
     data = json.loads(again.stdout)
     assert [(r["entry_id"], r["outcome"]) for r in data["results"]] == [("1", "success")]
@@ -539,7 +539,7 @@ def test_retry_failed_reads_a_jsonl_stream_and_skips_what_succeeded(
         "0",
         "10",
         "11",
-        "missing-1",
+        "99999",
         "--jsonl",
         "--no-snapshot",
     )
@@ -547,7 +547,7 @@ def test_retry_failed_reads_a_jsonl_stream_and_skips_what_succeeded(
     box.clear_log()
     again = cli.run("delete", "--retry-failed", str(stream))
     assert again.returncode == 0, again.stdout + again.stderr
-    # "missing-1" was refused as no such entry: sending it again can never succeed.
+    # "99999" was refused as no such entry: sending it again can never succeed.
     assert sent_deletes(box) == ["10"]
 
     done = tmp_path / "done.json"
@@ -590,11 +590,11 @@ def test_retry_failed_refuses_what_is_not_a_result(
 def test_delete_keeps_a_snapshot_that_restore_puts_back(cli: Cli) -> None:
     box = cli.sandbox
     before = box.terms
-    dry = cli.run("delete", "20", "21", "nope", "--dry-run", "--json")
+    dry = cli.run("delete", "20", "21", "99997", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     plan = json.loads(dry.stdout)
     assert plan["dry_run"] is True and plan["operation"] == "delete" and plan["listed"] is True
-    assert [e["id"] for e in plan["entries"]] == ["20", "21"] and plan["missing"] == ["nope"]
+    assert [e["id"] for e in plan["entries"]] == ["20", "21"] and plan["missing"] == ["99997"]
     assert sent_deletes(box) == [] and box.terms == before
 
     gone = json.loads(cli.run("delete", "20", "21", "--json").stdout)

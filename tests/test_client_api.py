@@ -20,9 +20,9 @@ import pytest
 
 from dict_magics.errors import InvalidEntryError
 from dict_magics.models import Cause, Entry, UpdateResult
+from dict_magics.operations.settle import add_and_settle, decide
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.settle import decide
 
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 
@@ -53,7 +53,8 @@ def test_add_entries_sends_chunks_in_input_order_and_counts_requests() -> None:
         entries = made(23)
         seen: list[tuple[int, int, str]] = []
         with client_for(server) as client:
-            batch = client.add_entries(
+            batch = add_and_settle(
+                client,
                 entries,
                 chunk_size=5,
                 workers=3,
@@ -70,18 +71,18 @@ def test_add_entries_sends_chunks_in_input_order_and_counts_requests() -> None:
 
 def test_the_callers_listing_spares_the_listing_before() -> None:
     with SandboxServer(0) as server, client_for(server) as client:
-        batch = client.add_entries(made(4), before=[])
+        batch = add_and_settle(client, made(4), before=[])
         assert batch.ok and [r.method for r in server.requests] == ["POST"]
 
 
 def test_a_lost_bulk_answer_is_settled_by_a_listing_and_never_sent_twice() -> None:
     twin = Entry("", "en", "twin", "de", "Zwilling")
-    with SandboxServer([twin]) as server, client_for(server) as client:
+    with SandboxServer([Entry("1", *twin.terms)]) as server, client_for(server) as client:
         server.clear_log()
         # The first chunk (two twins) is added, then the connection drops: no answer.
         server.inject("drop_after", 1, method="POST")
         entries = [twin, twin, *made(4)]
-        batch = client.add_entries(entries, chunk_size=2, workers=1)
+        batch = add_and_settle(client, entries, chunk_size=2, workers=1)
         assert batch.ok and batch.unknown == [] and batch.settled == (0, 1)
         first, second = batch.results[:2]
         assert first.verified and second.verified and "verified by listing" in first.reason
@@ -93,12 +94,12 @@ def test_a_lost_bulk_answer_is_settled_by_a_listing_and_never_sent_twice() -> No
 
 def test_twins_not_added_are_told_apart_from_a_twin_that_was() -> None:
     twin = Entry("", "en", "twin", "de", "Zwilling")
-    with SandboxServer([twin]) as server, client_for(server) as client:
+    with SandboxServer([Entry("1", *twin.terms)]) as server, client_for(server) as client:
         server.clear_log()
         # Chunk 1 (a twin) goes through; chunk 2 (two twins) is refused by a gateway page
         # that may or may not have reached the service: the listing shows it did not.
         server.inject("status", 1, status=502, method="POST")
-        batch = client.add_entries([twin, twin, twin], chunk_size=2, workers=1)
+        batch = add_and_settle(client, [twin, twin, twin], chunk_size=2, workers=1)
         assert len(bulk_posts(server)) == 2
         outcomes = [r.outcome for r in batch.results]
         assert outcomes == ["failure", "failure", "success"]
@@ -123,8 +124,8 @@ def test_add_entries_stops_on_cancel_and_reports_chunks_never_sent() -> None:
             if done == 2:
                 stop.set()
 
-        batch = client.add_entries(
-            made(10), chunk_size=2, workers=1, progress=progress, cancel=stop, before=[]
+        batch = add_and_settle(
+            client, made(10), chunk_size=2, workers=1, progress=progress, cancel=stop, before=[]
         )
         assert batch.interrupted and len(batch.added) == 2 and len(bulk_posts(server)) == 1
         never = batch.results[2:]
@@ -169,7 +170,7 @@ def test_an_update_view_escapes_what_came_from_outside() -> None:
 def test_invalid_entries_are_refused_before_any_request(bad: Entry, words: str) -> None:
     with SandboxServer(3) as server, client_for(server) as client:
         with pytest.raises(InvalidEntryError, match=words) as refused:
-            client.add_entries([*made(3), bad, *made(2, "more")])
+            add_and_settle(client, [*made(3), bad, *made(2, "more")])
         assert "entry 4 of 6" in str(refused.value) and "Nothing was sent" in str(refused.value)
         with pytest.raises(InvalidEntryError, match=words):
             client.add_entry(bad)
@@ -181,7 +182,7 @@ def test_invalid_entries_are_refused_before_any_request(bad: Entry, words: str) 
 
 def test_a_255_character_term_is_accepted() -> None:
     with SandboxServer(0) as server, client_for(server) as client:
-        assert client.add_entries([Entry("", "ja", "語" * 255, "zh-TW", "詞")], before=[]).ok
+        assert add_and_settle(client, [Entry("", "ja", "語" * 255, "zh-TW", "詞")], before=[]).ok
         assert len(server.entries) == 1
 
 
@@ -205,7 +206,7 @@ def test_one_token_is_shared_and_renewed_once_after_a_refusal() -> None:
         assert first.delete_entry("1").ok and second.delete_entry("2").ok
         assert server.tokens_issued == 1  # two clients, one token
         server.revoke_tokens()  # the service forgets it (a restart): 40001 next time
-        batch = first.add_entries(made(3), chunk_size=1, workers=1, before=[])
+        batch = first.add_entries(made(3), chunk_size=1, workers=1)
         assert batch.ok and server.tokens_issued == 2
         refused = [r for r in server.requests if r.operation == "rejected"]
         assert len(refused) == 1 and refused[0].code == 40001
@@ -237,10 +238,10 @@ def test_no_token_or_secret_anywhere(
         client = client_for(server, auth="token")
         outputs: list[str] = []
         result = client.delete_entries(["1", "2", "3"])
-        batch = client.add_entries(made(3), before=[])
+        batch = add_and_settle(client, made(3), before=[])
         listing = client.list_entries()
         outputs += [repr(client), str(result), repr(result), repr(batch), repr(listing)]
-        outputs += [repr(client._auth), repr(client._tokens), result._repr_html_()]
+        outputs += [repr(client._signature), repr(client._tokens), result._repr_html_()]
         with pytest.raises(TypeError, match="cannot be pickled"):
             pickle.dumps(client)
         with pytest.raises(TypeError, match="cannot be pickled"):
@@ -329,7 +330,7 @@ def test_the_auth_setting_reaches_the_client(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_an_update_is_retried_like_a_delete_and_a_lost_answer_is_settled_by_a_listing() -> None:
-    from dict_magics.service.settle import settle_updates
+    from dict_magics.operations.settle import settle_updates
 
     with SandboxServer(5) as server, client_for(server) as client:
         listed = client.list_entries().by_id()
@@ -406,8 +407,7 @@ def test_a_lost_chunk_that_a_listing_shows_only_in_part_stays_unknown() -> None:
     """Review finding: a bulk request acts on all its entries or none; a listing after its lost
     answer that holds X but not Y proves nobody's X is ours, so X is not "verified"."""
     from dict_magics.models import AddResult
-    from dict_magics.service.client import _whole_chunks
-    from dict_magics.service.settle import settle_adds
+    from dict_magics.operations.settle import _whole_chunks, settle_adds
 
     x, y, z = (Entry("", "en", t, "de", t.upper()) for t in ("x", "y", "z"))
     lost = [
@@ -416,8 +416,8 @@ def test_a_lost_chunk_that_a_listing_shows_only_in_part_stays_unknown() -> None:
     sure = [AddResult("success", z)]
     settled = settle_adds(lost + sure, before=[], after=[x, z])
     assert [r.outcome for r in settled] == ["success", "failure", "success"]  # per entry
-    whole = _whole_chunks(settled, [[x, y], [z]], lost=(0, 1))
+    whole = _whole_chunks(settled, 2, lost=(0, 1))
     assert [r.outcome for r in whole] == ["unknown", "failure", "success"]
     assert not whole[0].verified and "someone else" in (whole[0].reason or "")
-    both = _whole_chunks(settle_adds(lost, before=[], after=[x, y]), [[x, y]], lost=(0, 1))
+    both = _whole_chunks(settle_adds(lost, before=[], after=[x, y]), 2, lost=(0, 1))
     assert [r.outcome for r in both] == ["success", "success"]  # the chunk acted: verified

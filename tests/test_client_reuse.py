@@ -15,8 +15,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from dict_magics.models import Entry
-from dict_magics.operations import connect as clients
-from dict_magics.operations.connect import ClientCache, ClientKey, fingerprint
+from dict_magics.operations import context as clients
+from dict_magics.operations.context import ClientCache, ClientKey, fingerprint
 from dict_magics.profiles.credentials import Credentials
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
@@ -45,7 +45,7 @@ def cache() -> Iterator[ClientCache]:
 def kept() -> Iterator[ClientCache]:
     """The process's own cache (what the magics use), empty before and after the test."""
     clients.close_all()
-    yield clients.CACHE
+    yield clients.CLIENTS
     clients.close_all()
 
 

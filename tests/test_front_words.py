@@ -115,7 +115,7 @@ def test_the_scan_sees_a_planted_front_end_word(tmp_path: Path, planted: str, wo
 
 def test_the_scan_leaves_docstrings_alone(tmp_path: Path) -> None:
     planted = '\n\ndef _planted():\n    """%dict_purge --yes, like `dict-magics purge`."""\n'
-    assert _planted(tmp_path, "service/paths.py", planted) == []
+    assert _planted(tmp_path, "service/http.py", planted) == []
 
 
 # -- the purge plan ----------------------------------------------------------------------------

@@ -69,11 +69,11 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
     from dict_magics.frontends.magics import DeletionFailedError
     from dict_magics.frontends.panel import DictPanel
     from dict_magics.models.secret import Secret
-    from dict_magics.operations import connect as session
+    from dict_magics.operations import context as session
     from dict_magics.profiles import credentials
     from dict_magics.profiles.status import profile_status
     from dict_magics.sandbox import SandboxServer
-    from dict_magics.service.signing import SignedAuth
+    from dict_magics.service.auth import SignatureAuth
 
     with SandboxServer(5) as sandbox:
         secret = sandbox.secret_key
@@ -82,12 +82,12 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
         creds = credentials.load()
         client, _ = session.make_client()
         result = client.delete_entry("1")
-        batch = client.delete_entries(["2", "nope"])
+        batch = client.delete_entries(["2", "99999"])
         panel = DictPanel(client, profile="default")
         objects = [
             creds,
             client,
-            SignedAuth("AK", secret),
+            SignatureAuth("AK", secret, str),
             sandbox,
             result,
             batch,

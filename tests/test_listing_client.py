@@ -25,8 +25,8 @@ from dict_magics.errors import (
 )
 from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
+from dict_magics.service.auth import nonces_for, sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.signing import next_nonce, sign
 
 SATURDAY = Entry("", "ja", "土曜日", "en", "SAT")
 
@@ -113,7 +113,7 @@ def test_a_listing_is_retried_like_a_delete(sandbox: SandboxServer) -> None:
         (lambda s: s.fail_next(9, 503, method="GET"), Cause.UNAVAILABLE),
         (lambda s: s.fail_next(9, 429, retry_after=1, method="GET"), Cause.RATE_LIMITED),
         (lambda s: s.inject("hang", delay=2, method="GET"), Cause.TIMEOUT),
-        (lambda s: s.inject("drop_after", method="GET"), Cause.CONNECTION_LOST),
+        (lambda s: s.inject("drop_after", 9, method="GET"), Cause.CONNECTION_LOST),
         (lambda s: s.fail_next(1, 500, method="GET"), Cause.REFUSED),
         (lambda s: s.inject("html", method="GET"), Cause.BAD_ANSWER),
     ],
@@ -183,13 +183,16 @@ GOOD = {"id": 1, "fromLang": "ja", "fromText": "金曜日", "toLang": "en", "toT
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        ({"status": "success"}, "no 'data' object"),
-        ({"status": "success", "data": []}, "no 'data' object"),
-        ({"status": "success", "data": {}}, "no 'entries' list"),
-        ({"status": "success", "data": {"entries": {"1": GOOD}}}, "no 'entries' list"),
+        ({"status": "success"}, "neither 'data.entries' nor 'entries'"),
+        ({"status": "success", "data": []}, "neither 'data.entries' nor 'entries'"),
+        ({"status": "success", "data": {}}, "neither 'data.entries' nor 'entries'"),
+        ({"status": "success", "data": {"entries": {"1": GOOD}}}, "'entries' is not a list"),
+        ({"status": "success", "entries": "1"}, "'entries' is not a list"),
         ({"status": "success", "data": {"entries": [GOOD, [1, 2]]}}, "item 2 of 2"),
-        ({"status": "success", "data": {"entries": [{**GOOD, "id": None}]}}, "entry id"),
-        ({"status": "success", "data": {"entries": [{**GOOD, "id": True}]}}, "entry id"),
+        ({"status": "success", "data": {"entries": [{**GOOD, "id": None}]}}, "whole number"),
+        ({"status": "success", "data": {"entries": [{**GOOD, "id": True}]}}, "whole number"),
+        ({"status": "success", "data": {"entries": [{**GOOD, "id": "abc"}]}}, "whole number"),
+        ({"status": "success", "entries": [{**GOOD, "id": "1.5"}]}, "whole number"),
         ({"status": "success", "data": {"entries": [{**GOOD, "toLang": 7}]}}, "not text"),
         ({"result": "ok"}, "has no status"),
     ],
@@ -203,10 +206,14 @@ def test_malformed_listings_are_service_errors(
     assert problem in caught.value.reason
 
 
-def test_integer_and_text_ids_both_list(canned: ThreadingHTTPServer) -> None:
-    entries = [GOOD, {**GOOD, "id": "abc", "fromText": "会議", "toText": "meeting"}]
-    listing = listing_from(canned, 200, {"status": "success", "data": {"entries": entries}})
-    assert listing.ids == ["1", "abc"] and listing[1].describe() == "会議 → meeting (ja→en)"
+@pytest.mark.parametrize("shape", ["data.entries", "entries"])
+def test_both_documented_shapes_list_with_ids_as_numbers_or_digit_strings(
+    canned: ThreadingHTTPServer, shape: str
+) -> None:
+    entries = [GOOD, {**GOOD, "id": "017", "fromText": "会議", "toText": "meeting"}]
+    body = {"data": {"entries": entries}} if shape == "data.entries" else {"entries": entries}
+    listing = listing_from(canned, 200, {"status": "success", **body})
+    assert listing.ids == ["1", "17"] and listing[1].describe() == "会議 → meeting (ja→en)"
 
 
 @pytest.mark.parametrize(
@@ -376,7 +383,9 @@ def test_a_post_refused_with_40005_is_signed_afresh_and_added_once(sandbox: Sand
     stale = str(time.time_ns() // 1_000_000 - 60_000)
     assert client_for(sandbox, nonces=lambda: stale).delete_entry("1").ok
     given = iter([stale])
-    client = client_for(sandbox, nonces=lambda: next(given, None) or next_nonce())
+    client = client_for(
+        sandbox, nonces=lambda: next(given, None) or nonces_for(sandbox.access_key)()
+    )
     result = client.add_entry(SATURDAY)
     assert result.ok and not result.outcome_unknown and result.attempts == 2
     assert len(adds(sandbox)) == 1

@@ -150,7 +150,7 @@ def test_a_folder_of_ours_that_is_a_symbolic_link_is_not_followed(
 def test_no_snapshot_goes_through_a_linked_snapshots_folder(tmp_path: Path) -> None:
     from dict_magics.errors import LocalDataError
     from dict_magics.models import Entry
-    from dict_magics.operations.safeguards import take_snapshot
+    from dict_magics.operations.snapshots import write_snapshot as take_snapshot
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o755)

@@ -1,175 +1,77 @@
-"""The service's rate limit: one gate per client that pauses every worker and learns a pace.
-
-The gate's arithmetic is checked with a hand-driven clock (no sleeping); its effect against the
-sandbox's real token bucket (429 + Retry-After, nothing acted on), over loopback HTTP.
-"""
+"""The service's rate limit: every worker of a client pauses at a 429 / 40103 until its
+Retry-After, and keeps to a pace learned from them (``service.client.RateLimit``)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service import ratelimit
-from dict_magics.service.client import DictionaryClient
-from dict_magics.service.ratelimit import RateGate, Ticket
+from dict_magics.service.client import DictionaryClient, RateLimit
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+def never() -> bool:
+    return False
 
 
-def no_wait() -> bool:
-    return True
+def test_no_pace_and_no_wait_until_the_service_says_429() -> None:
+    limit = RateLimit()
+    for _ in range(100):
+        sent_at = limit.wait(never)
+        assert sent_at is not None
+        limit.passed(sent_at)
+    assert limit.rate is None and limit.waiting() == 0
 
 
-def one_look() -> Callable[[], bool]:
-    """A ``stop`` that lets ``acquire`` look once (and wait at most one short slice)."""
-    looks = iter([False])
-    return lambda: next(looks, True)
+def test_a_429_pauses_every_worker_until_its_retry_after() -> None:
+    heard: list[float] = []
+    limit = RateLimit(on_wait=lambda seconds, reason: heard.append(seconds))
+    for _ in range(20):
+        limit.passed(limit.wait(never))  # type: ignore[arg-type]
+    limit.limit(time.monotonic(), 0.3, cap=30)
+    limit.limit(time.monotonic(), 0.3, cap=30)  # the same pause: heard once
+    assert heard == [0.3] and 0.2 < limit.waiting() <= 0.3
+    assert limit.rate == 20.0  # what passed in the second before
+    went: list[float] = []
+    threads = [threading.Thread(target=lambda: went.append(limit.wait(never))) for _ in range(3)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert min(went) >= started + 0.2  # nobody went during the pause
+    assert max(went) - min(went) >= 2 / 20 - 0.01  # then at the pace
 
 
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def test_a_429_of_a_request_sent_before_the_pace_was_lowered_lowers_it_no_further() -> None:
+    limit = RateLimit()
+    early = limit.wait(never)
+    limit.passed(early)  # type: ignore[arg-type]
+    limit.limit(time.monotonic(), 0.0, cap=30)
+    pace = limit.rate
+    limit.limit(early, 0.0, cap=30)  # type: ignore[arg-type]
+    assert limit.rate == pace and limit.limited == 2
 
 
-@pytest.fixture
-def gate(clock: Clock) -> RateGate:
-    return RateGate(clock=clock)
+def test_a_429_without_retry_after_pauses_with_growing_backoff_up_to_the_cap() -> None:
+    limit = RateLimit()
+    limit.limit(time.monotonic(), None, cap=30)
+    assert 0.4 < limit.waiting() <= 0.5
+    limit.limit(time.monotonic(), None, cap=30)
+    assert 0.9 < limit.waiting() <= 1.0
+    limit.limit(time.monotonic(), 3600.0, cap=2)
+    assert 1.9 < limit.waiting() <= 2.0
 
 
-def pass_many(gate: RateGate, clock: Clock, count: int, rate: float) -> None:
-    """``count`` requests sent and answered at ``rate`` a second, each let through."""
-    for _ in range(count):
-        ticket = gate.acquire(one_look())
-        assert ticket is not None
-        gate.passed(ticket)
-        clock.now += 1 / rate
-
-
-def grow(gate: RateGate, clock: Clock) -> float:
-    """Send at the gate's own pace, every answer passing, until the rate changes."""
-    rate = gate.rate
-    assert rate is not None
-    for _ in range(1000):
-        pass_many(gate, clock, 1, rate)
-        if gate.rate != rate:
-            return gate.rate  # type: ignore[return-value]
-    raise AssertionError(f"the rate stayed at {rate}")
-
-
-# -- the gate's arithmetic ------------------------------------------------------------------------
-
-
-def test_no_pace_and_no_wait_until_the_service_says_429(gate: RateGate, clock: Clock) -> None:
-    tickets = [gate.acquire(no_wait) for _ in range(100)]
-    assert all(t is not None for t in tickets)
-    assert gate.rate is None and gate.waiting() == 0 and gate.stats.sent == 100
-
-
-def test_an_isolated_429_pauses_every_worker_but_sets_no_pace(gate: RateGate, clock: Clock) -> None:
-    ticket = gate.acquire(no_wait)
-    assert ticket is not None
-    gate.limited(ticket, 2.0)
-    assert gate.waiting() == 2.0 and gate.rate is None
-    assert [gate.acquire(no_wait) for _ in range(3)] == [None, None, None]
-    clock.now += 2.0
-    assert gate.acquire(no_wait) is not None
-
-
-def test_the_first_429_paces_at_what_passed_in_the_second_before(
-    gate: RateGate, clock: Clock
-) -> None:
-    pass_many(gate, clock, 10, rate=1000)
-    late = gate.acquire(no_wait)
-    assert late is not None
-    gate.limited(late, 1.0)
-    assert gate.rate == 10.0 and gate.waiting() == pytest.approx(1.0)
-    assert gate.acquire(no_wait) is None  # everyone waits out the Retry-After
-    clock.now += 1.0
-    first = gate.acquire(one_look())
-    assert first is not None
-    assert gate.acquire(one_look()) is None  # the next one's turn is 1/10 s later
-    clock.now += 0.1
-    assert gate.acquire(one_look()) is not None
-
-
-def test_answers_to_requests_sent_before_a_429_do_not_count_twice(
-    gate: RateGate, clock: Clock
-) -> None:
-    pass_many(gate, clock, 10, rate=1000)
-    in_flight = [gate.acquire(no_wait) for _ in range(5)]
-    gate.limited(in_flight[0], 1.0)  # type: ignore[arg-type]
-    for ticket in in_flight[1:]:
-        gate.limited(ticket, 1.0)  # type: ignore[arg-type]
-    assert gate.rate == 10.0 and gate.stats.limited == 5 and gate.stats.pauses == 1
-
-
-def test_slow_start_grows_until_a_429_then_steps_and_backs_off(
-    gate: RateGate, clock: Clock
-) -> None:
-    pass_many(gate, clock, 10, rate=1000)
-    gate.limited(gate.acquire(no_wait), 1.0)  # type: ignore[arg-type]
-    clock.now += 1.0
-    rates = [grow(gate, clock) for _ in range(4)]  # a success window at each rate
-    assert rates == [20.0, 40.0, 80.0, 160.0]
-    clock.now += 0.1
-    gate.limited(gate.acquire(one_look()), 1.0)  # type: ignore[arg-type]
-    proven = gate.rate
-    # Never above the last rate that held, nor below the one before it.
-    assert proven is not None and 40.0 <= proven <= 80.0
-    clock.now += 1.0
-    assert grow(gate, clock) == pytest.approx(proven * (1 + ratelimit.STEP))  # additive now
-    assert grow(gate, clock) == pytest.approx(proven * (1 + 2 * ratelimit.STEP))
-    before = gate.rate
-    clock.now += 0.1
-    gate.limited(gate.acquire(one_look()), 1.0)  # type: ignore[arg-type]
-    assert gate.rate == pytest.approx(before * ratelimit.BETA)
-
-
-def test_an_idle_spell_does_not_grow_the_pace(gate: RateGate, clock: Clock) -> None:
-    pass_many(gate, clock, 10, rate=1000)
-    gate.limited(gate.acquire(no_wait), 1.0)  # type: ignore[arg-type]
-    clock.now += 1.0
-    pass_many(gate, clock, 10, rate=0.5)  # a cell now and then: far below the pace
-    assert gate.rate == 10.0
-
-
-def test_a_429_without_retry_after_pauses_with_growing_backoff(clock: Clock) -> None:
-    gate = RateGate(backoff=0.5, max_backoff=1.5, clock=clock)
-    waits = []
-    for _ in range(4):
-        gate.limited(Ticket(epoch=99, sent_at=clock.now), None)
-        waits.append(gate.waiting())
-        clock.now += gate.waiting()
-    assert waits == [0.5, 1.0, 1.5, 1.5]
-
-
-def test_listeners_hear_every_pause_while_they_listen(gate: RateGate, clock: Clock) -> None:
-    heard: list[tuple[float, str]] = []
-    with gate.listen(lambda seconds, reason: heard.append((seconds, reason))):
-        gate.limited(gate.acquire(no_wait), 3.0)  # type: ignore[arg-type]
-        gate.limited(Ticket(0, clock.now), 3.0)  # the same pause: not announced again
-        clock.now += 5
-        gate.limited(gate.acquire(no_wait), 2.0)  # type: ignore[arg-type]
-    clock.now += 5
-    gate.limited(gate.acquire(no_wait), 1.0)  # type: ignore[arg-type]
-    assert heard == [(3.0, ratelimit.REASON), (2.0, ratelimit.REASON)]
-    assert "rate limit" in ratelimit.REASON
-
-
-# -- against the sandbox's real rate limit --------------------------------------------------------
+def test_stop_ends_the_wait() -> None:
+    limit = RateLimit()
+    limit.limit(time.monotonic(), 30.0, cap=30)
+    stop = threading.Event()
+    threading.Timer(0.1, stop.set).start()
+    assert limit.wait(stop.is_set) is None
 
 
 @pytest.fixture
@@ -196,7 +98,7 @@ def test_a_429_storm_ends_with_every_entry_deleted_and_few_429s(
     operations = [r.operation for r in limited_sandbox.requests]
     assert operations.count("delete") == 200  # each id deleted once: no "no such entry"
     rejected = operations.count("rate_limited")
-    assert rejected == client.rate_limit.stats.limited
+    assert rejected == client.rate_limit.limited
     assert rejected <= 0.1 * len(operations), f"{rejected} of {len(operations)} answered 429"
     assert heard and all(seconds == 1.0 and "rate limit" in r for seconds, r in heard)
     assert client.rate_limit.rate is not None  # a pace learned, kept for the next batch

@@ -322,7 +322,7 @@ def test_the_default_restore_keeps_to_this_api_prefix_on_a_shared_host(
 ) -> None:
     """Two API prefixes on one host are two dictionaries: the default restore takes this
     prefix's latest snapshot, and another prefix's goes back only once someone says yes."""
-    from dict_magics.service.paths import normalize_base_url
+    from dict_magics.service.http import normalize_base_url
 
     delete(OperationSettings(), ["1"])
     ours = normalize_base_url(env_creds.url)
@@ -367,7 +367,7 @@ def test_the_default_https_port_is_no_other_service() -> None:
     """``https://h:443`` and ``https://h`` are one service: one host, one base URL, so one
     set of snapshots, one listing and one restore lock (found by review3)."""
     from dict_magics.operations.snapshots import latest_snapshot
-    from dict_magics.service.paths import host_of, normalize_base_url
+    from dict_magics.service.http import host_of, normalize_base_url
 
     assert normalize_base_url("https://API.example.com:443/") == "https://api.example.com"
     assert normalize_base_url("http://127.0.0.1:80") == "http://127.0.0.1"
@@ -390,7 +390,7 @@ def test_yes_never_restores_another_prefixs_snapshot_picked_by_default(
     """With no snapshot of this prefix, the default falls back to another prefix's, which
     goes back only once someone types yes; --yes (a script) typed nothing about that file, so
     it is refused, naming it (found by review3)."""
-    from dict_magics.service.paths import normalize_base_url
+    from dict_magics.service.http import normalize_base_url
 
     host = env_creds.url.removeprefix("http://")
     theirs = write_snapshot(

@@ -10,7 +10,7 @@ from dict_magics.models.secret import Secret
 CELLS = [
     "from dict_magics.frontends.panel import DictPanel\nDictPanel.from_profile()",
     "from dict_magics.profiles import credentials\ncredentials.load()",
-    "from dict_magics.operations.connect import make_client\nmake_client(timeout=float('nan'))",
+    "from dict_magics.operations.context import make_client\nmake_client(timeout=float('nan'))",
 ]
 
 

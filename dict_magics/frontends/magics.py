@@ -129,12 +129,10 @@ class _IdFormatter(DollarFormatter):
                 "a table is not a list of ids (iterating it gives its column names); "
                 "pass one column, e.g. {df['id']}. Nothing was sent."
             )
-        from ..service.paths import check_id
-
         tokens = []
         for item in value.tolist() if hasattr(value, "tolist") else value:
             token = f"{self.marker}{len(self.held)}@"
-            self.held[token] = check_id(item)
+            self.held[token] = item
             tokens.append(token)
         return " ".join(tokens)
 
@@ -356,7 +354,7 @@ class DictMagics(Magics):
         from ..errors import DictMagicsError
         from ..operations.context import OperationSettings
         from ..profiles.credentials import check_profile
-        from ..service.paths import normalize_base_url
+        from ..service.http import normalize_base_url
 
         name, value = proposal["trait"].name, proposal["value"]
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -448,10 +446,12 @@ class DictMagics(Magics):
             raise
         if formatter.marker in (args.profile or ""):
             raise UsageError(_NOT_ALONE)
+        from ..models.entry import check_id
         from ..operations.context import split_args
 
         with _user_errors():
-            args.ids = formatter.restore(split_args(args.ids))
+            parts = formatter.restore(split_args(args.ids, check=False))
+            args.ids = [check_id(part) for part in parts]
         if not args.ids:
             raise UsageError("no entry id given (an empty list?); nothing was sent.")
         return args

@@ -24,6 +24,7 @@ import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
 from ..models import BatchResult, Entry, EntryList
+from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.secret import mask
 from ..models.terms import entry_problems
@@ -38,7 +39,6 @@ from ..operations.restore import restore
 from ..operations.snapshots import snapshot_dir
 from ..operations.sync import plan_sync, sync
 from ..operations.update import update
-from ..service.paths import check_id
 from ..settings import WORKERS
 from . import panel_html as view
 from .commands import PANEL
@@ -268,7 +268,7 @@ class DictPanel(widgets.VBox):
         """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables); the
         ``client_options`` go to ``DictionaryClient``. Raises ``CredentialsError`` if nothing
         is stored."""
-        from ..operations.connect import make_client
+        from ..operations.context import make_client
 
         client, creds = make_client(profile, workers=workers, **client_options)
         settings = {"snapshots": snapshots, "listing_max_age": listing_max_age}

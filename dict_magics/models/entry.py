@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entry"]
+__all__ = ["MAX_ID", "Entry", "check_id"]
+
+MAX_ID = 2**63 - 1
+"""The largest id taken (a signed 64-bit integer, as the service's ids are)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,27 @@ class Entry:
     def describe(self) -> str:
         """``金曜日 → FRI (ja→en)``: the entry as a person recognises it."""
         return f"{self.from_text} \u2192 {self.to_text} ({self.from_lang}\u2192{self.to_lang})"
+
+
+def check_id(value: object) -> str:
+    """``str(int(value))`` for an id written in ASCII digits (or an ``int`` >= 0), so ``017`` is
+    entry 17 and no text can ever reach another path; ``InvalidIdError`` for anything else."""
+    from ..errors import InvalidIdError, Remedy
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = int(value)
+    elif isinstance(value, str) and 0 < len(value) <= 19 and value.isascii() and value.isdigit():
+        number = int(str.__str__(value))
+    else:
+        number = -1
+    if not 0 <= number <= MAX_ID:
+        purge = isinstance(value, str) and value.strip().lower() == "dictionary-all"
+        raise InvalidIdError(
+            f"{_short(value)} is not an entry id: ids are whole numbers written in ASCII "
+            "digits (0-9) only; nothing was sent.",
+            option=Remedy.PURGE if purge else None,  # the front ends name the purge command
+        )
+    return str(number)
 
 
 def _short(value: object) -> str:

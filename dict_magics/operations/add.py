@@ -18,12 +18,11 @@ from ..errors import InvalidEntryError
 from ..models import Entry
 from ..models.terms import entry_problems
 from ..models.text import named_ids
-from ..service.batch import RequestInterrupted
-from ..service.settle import settle_adds
-from .connect import connect
-from .context import OperationSettings
+from ..service.client import RequestInterrupted
+from .audit import AuditLog
+from .context import OperationSettings, Warn, connect, say
 from .listing import CACHE, listed_after
-from .safeguards import Trail, Warn, say
+from .settle import settle_adds
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, NoChange
@@ -91,7 +90,7 @@ def add(
                 f"{'holds' if len(twins) == 1 else 'hold'} these four terms; adding this one "
                 "makes a duplicate",
             )
-        with Trail(
+        with AuditLog(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
             try:

@@ -1,56 +1,46 @@
-"""The audit log: one JSON line per request that can change the dictionary, after its outcome.
+"""The audit log, written ahead: a line before each change leaves, a line with its outcome after.
 
-``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) gets, per delete, purge, add or update request::
+``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) gets JSON lines::
 
     {"time", "profile", "host", "operation", "entry_id", "entry", "outcome", "http_status",
-     "attempts", "reason", "snapshot"}
+     "attempts", "reason", "snapshot", "request"}
 
-Each line is appended as its result arrives (``flush_every=1``, the default): one ``write`` on
-an ``O_APPEND`` descriptor holding an exclusive ``flock`` on the log itself (``filelock``'s lock
-file where there is no ``fcntl``), so threads and processes appending at once never interleave
-or tear each other's lines, and a process that dies (SIGKILL, SIGTERM, a crash of Python) loses
-no line of a request whose result it had: the line is in the kernel's page cache, which only a
-machine crash can lose. A write that fails part-way (a full disk) is cut back to where it began
-under the same lock, and its lines stay pending for the next flush: written once, never torn.
-
-The log is not fsynced (``fsync=True`` asks for one fsync per flush). ``benchmarks/store_cost.py``
-measured, per result on top of building it: about 12 us batched, 16 us batched with one fsync
-per flush, about 15-20 us written line by line with ``flock`` on the log's own descriptor (the
-default now: about 5 us more than batching, against about 350 us of client CPU per request) and
-390 us line by line with fsync (3.6 ms with other jobs using the disk). The log is a record; what
-keeps the data safe is the snapshot, which is fsynced before the first DELETE.
-
-``read_audit(n)`` reads the last ``n`` lines backwards from the end of the file, so a long log
-is never read whole; a torn or garbled line is skipped and counted.
+``outcome`` is ``sending`` on the line written before a request's first attempt leaves; the
+line with its outcome (``success``, ``failure``, ``unknown``, ``absent``) follows, with the same
+``request`` key (a later one, once a listing settled it, wins). Each is one ``write`` of whole
+lines on an ``O_APPEND`` descriptor held open for the operation, so it is in the kernel before
+the request leaves: a process killed at any point leaves a line for every request the service
+may have received. ``read_audit`` pairs the lines; a request with no outcome reads as unknown
+(the process ended). Lines of version 3 (no ``request``) read as they are.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import threading
+import secrets
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
+from json.encoder import encode_basestring as _q
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import localdata
-from ..models import AddResult, AuditLine, AuditLines, DeleteResult, Entry
-from ..models.store import AuditOperation as Operation
-
-if TYPE_CHECKING:
-    from .snapshots import Snapshot
+from ..models import AuditLine, AuditLines, Entry
 
 __all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
 
 FILENAME = "audit.jsonl"
 OPERATIONS = ("delete", "purge", "add", "update")
 OUTCOMES = ("success", "failure", "unknown", "absent")
-TERMS = ("fromLang", "fromText", "toLang", "toText")
+ENDED = (
+    "no outcome was noted: the process ended while this request was in flight; a listing "
+    "shows whether the service acted on it"
+)
 _BLOCK = 64 * 1024
-_JSON = json.JSONEncoder(ensure_ascii=False)  # dumps() with options builds one per call
+Warn = Callable[[str], None] | None
 
 
 def audit_path() -> Path:
@@ -59,197 +49,205 @@ def audit_path() -> Path:
 
 
 class AuditLog:
-    """Appends audit lines for one run of an operation; safe to share between threads.
-
-    Use it as a context manager (or call ``flush``) so that the last lines are written::
-
-        with AuditLog() as log:
-            for result in results:
-                log.record(result, profile="default", host="api.example", operation="delete")
-    """
+    """The audit lines of one operation: use it as a context manager around its requests and
+    hand it to the client as ``audit=``. ``entries`` (by id) name the terms of a DELETE's
+    entry. A log that cannot be written is one warning (``warn``), never a reason to lose the
+    results of what was done."""
 
     def __init__(
         self,
+        *,
+        profile: str,
+        host: str,
+        operation: str,
+        snapshot: Any = None,
+        entries: dict[str, Entry] | None = None,
+        warn: Warn = None,
         path: str | Path | None = None,
-        *,
-        flush_every: int = 1,
-        flush_after: float = 0.5,
-        fsync: bool = False,
     ) -> None:
-        # Nothing is made on disk yet: each flush makes (or tightens) the data folder first.
-        self.path = Path(path) if path is not None else localdata.location(FILENAME)
-        self._in_home = path is None
-        self.flush_every = max(1, flush_every)
-        self.flush_after = flush_after
-        self.fsync = fsync
-        self._pending: list[str] = []
-        self._since = 0.0
-        self._lock = threading.Lock()
-
-    def record(
-        self,
-        result: DeleteResult | AddResult,
-        *,
-        profile: str,
-        host: str,
-        operation: Operation,
-        snapshot: str | Path | Snapshot | None = None,
-    ) -> None:
-        """Note one request's outcome; written with the next flush (soon, see the class)."""
-        line = audit_line(
-            result, profile=profile, host=host, operation=operation, snapshot=snapshot
-        )
-        with self._lock:
-            if not self._pending:
-                self._since = time.monotonic()
-            self._pending.append(line)
-            due = (
-                len(self._pending) >= self.flush_every
-                or time.monotonic() - self._since >= self.flush_after
-            )
-            if due:
-                self._flush_locked()
-
-    def record_many(
-        self,
-        results: Iterable[DeleteResult | AddResult],
-        *,
-        profile: str,
-        host: str,
-        operation: Operation,
-        snapshot: str | Path | Snapshot | None = None,
-    ) -> None:
-        """Note a whole batch and write it at once."""
-        lines = [
-            audit_line(r, profile=profile, host=host, operation=operation, snapshot=snapshot)
-            for r in results
-        ]
-        with self._lock:
-            self._pending.extend(lines)
-            self._flush_locked()
-
-    def flush(self) -> None:
-        """Append every line noted so far (one write, under the file lock)."""
-        with self._lock:
-            self._flush_locked()
+        if operation not in OPERATIONS:
+            raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
+        self.profile, self.host, self.operation = profile, host, operation
+        self.snapshot = snapshot
+        self.entries = entries or {}
+        self.path = Path(path) if path is not None else None
+        self._warn = warn
+        self._fd: int | None = None
+        self._failed = False
+        self._torn = False
+        self._prefix = secrets.token_hex(4)
+        self._count = itertools.count(1)
+        self._keys: dict[Any, str] = {}
+        self._fixed: tuple[str, str] | None = None
 
     def __enter__(self) -> AuditLog:
+        try:
+            self._open()
+        except OSError as exc:
+            self._warn_once(exc)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.flush()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
-    def _flush_locked(self) -> None:
-        if not self._pending:
+    def _open(self) -> None:
+        """The descriptor, a torn last line (a crash mid-write) ended first."""
+        if self.path is None:
+            self.path = audit_path()
+        fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        self._fd = fd
+        size = os.fstat(fd).st_size
+        self._torn = bool(size) and os.pread(fd, 1, size - 1) != b"\n"
+
+    def sending(self, method: str, entry_id: str | None, entries: Sequence[Entry] = ()) -> str:
+        """Before a request's first attempt: its line(s), on disk when this returns."""
+        key = f"{self._prefix}-{next(self._count)}"
+        if len(entries) < 2:  # one entry: its key is the request's
+            entry = entries[0] if entries else self.entries.get(entry_id or "")
+            self._keys[_subject(entry_id, entry)] = key
+            self._write([self._line(key, entry_id, entry, "sending", None, 0, None)])
+            return key
+        lines = []
+        for number, entry in enumerate(entries):
+            self._keys[_subject(entry_id, entry)] = item_key = f"{key}.{number}"
+            lines.append(self._line(item_key, entry_id, entry, "sending", None, 0, None))
+        self._write(lines)
+        return key
+
+    def ended(self, key: str, results: Sequence[Any]) -> None:
+        """A request's outcome, paired with its ``sending`` line by ``key``."""
+        if len(results) == 1:
+            self._write([self._outcome(key, results[0])])
+        else:
+            self._write([self._outcome(f"{key}.{i}", r) for i, r in enumerate(results)])
+
+    def record(self, result: Any) -> None:
+        """An outcome known later (a listing settled it), or of a request the client was not
+        handed this log for; a result never sent is not a request and is skipped."""
+        self.record_all([result])
+
+    def record_all(self, results: Iterable[Any]) -> None:
+        lines = []
+        for result in results:
+            if result.attempts or getattr(result, "absent", False):
+                subject = _subject(getattr(result, "entry_id", None), _entry(result))
+                key = self._keys.get(subject) or f"{self._prefix}-{next(self._count)}"
+                lines.append(self._outcome(key, result))
+        self._write(lines)
+
+    def _outcome(self, key: str, result: Any) -> str:
+        entry_id = getattr(result, "entry_id", None)
+        entry = _entry(result) or self.entries.get(entry_id or "")
+        return self._line(
+            key, entry_id, entry, result.outcome, result.http_status, result.attempts, result.reason
+        )
+
+    def _line(
+        self,
+        key: str,
+        entry_id: str | None,
+        entry: Entry | None,
+        outcome: str,
+        status: int | None,
+        attempts: int,
+        reason: str | None,
+    ) -> str:
+        """One JSON line in DESIGN's field order, made around the C string encoder (a dict
+        encoded per line costs several times as much, twice per request)."""
+        if self._fixed is None:
+            snapshot = getattr(self.snapshot, "path", self.snapshot)
+            self._fixed = (
+                f', "profile": {_q(self.profile)}, "host": {_q(self.host)}, '
+                f'"operation": {_q(self.operation)}, "entry_id": ',
+                f', "snapshot": {"null" if snapshot is None else _q(str(snapshot))}, "request": ',
+            )
+        head, tail = self._fixed
+        terms = "null" if entry is None else _ENTRY % tuple(map(_q, entry.terms))
+        return (
+            f'{{"time": "{_now()}"{head}{"null" if entry_id is None else _q(entry_id)}, '
+            f'"entry": {terms}, "outcome": "{outcome}", '
+            f'"http_status": {"null" if status is None else int(status)}, '
+            f'"attempts": {int(attempts)}, "reason": {"null" if reason is None else _q(reason)}'
+            f'{tail}"{key}"}}\n'
+        )
+
+    def _write(self, lines: list[str]) -> None:
+        if not lines or self._fd is None:
             return
-        # A lone surrogate cannot be UTF-8: written as its JSON escape (the line stays valid).
-        data = "".join(self._pending).encode("utf-8", "backslashreplace")
-        _append(self.path, data, fsync=self.fsync, in_home=self._in_home)
-        self._pending.clear()
+        try:
+            self._append("".join(lines))
+        except OSError as exc:
+            self._warn_once(exc)
+
+    def _append(self, text: str) -> None:
+        """One ``write`` (a lone surrogate goes as its JSON escape); after a write that failed
+        part-way (a full disk), the next starts on a line of its own."""
+        data = ("\n" if self._torn else "") + text
+        self._torn = False
+        view = memoryview(data.encode("utf-8", "backslashreplace"))
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+        except BaseException:
+            self._torn = True
+            raise
+
+    def _warn_once(self, exc: OSError) -> None:
+        if not self._failed and self._warn is not None:
+            self._warn(
+                f"could not write the audit log {self.path} ({exc.strerror or exc}); "
+                "the results below are still what happened"
+            )
+        self._failed = True
 
 
-def audit_line(
-    result: DeleteResult | AddResult,
-    *,
-    profile: str,
-    host: str,
-    operation: Operation,
-    snapshot: str | Path | Snapshot | None = None,
-) -> str:
-    """The JSON line (with its newline) for one result, in DESIGN's field order."""
-    if operation not in OPERATIONS:
-        raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
-    # An update records its new terms under its id; an add has no id (the service picks it).
-    entry = getattr(result, "entry", None) or getattr(result, "new", None)
-    entry_id = getattr(result, "entry_id", None)
-    if snapshot is not None and not isinstance(snapshot, str | Path):
-        snapshot = snapshot.path
-    record = {
-        "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-        "profile": profile,
-        "host": host,
-        "operation": operation,
-        "entry_id": entry_id,
-        "entry": entry.to_service(with_id=False) if entry is not None else None,
-        "outcome": result.outcome,
-        "http_status": result.http_status,
-        "attempts": result.attempts,
-        "reason": result.reason,
-        "snapshot": str(snapshot) if snapshot is not None else None,
-    }
-    return _JSON.encode(record) + "\n"
+_ENTRY = '{"fromLang": %s, "fromText": %s, "toLang": %s, "toText": %s}'
+_second = [-1, ""]
 
 
-def _append(path: Path, data: bytes, *, fsync: bool, in_home: bool = False) -> None:
-    """One ``O_APPEND`` write of whole lines under an exclusive lock; a torn last line (a
-    crash) is ended first.
-
-    A symbolic link in the log's place is refused (``OSError``), never written through."""
-    if in_home:
-        localdata.home()  # the data folder made, or tightened, if it needs to be (one stat)
-    fd = localdata.open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    try:
-        with _exclusive(fd, path):
-            size = os.fstat(fd).st_size
-            if size and _last_byte(fd, size) != b"\n":
-                data = b"\n" + data
-            view = memoryview(data)
-            try:
-                while view:
-                    view = view[os.write(fd, view) :]
-            except BaseException:
-                # Part of it may be there (a full disk): cut it off, so that the lines, still
-                # pending, are written once and whole by the next flush.
-                _cut_back(fd, size)
-                raise
-            if fsync:
-                os.fsync(fd)
-    finally:
-        os.close(fd)
+def _now() -> str:
+    """The time in ISO 8601 UTC with milliseconds (the seconds formatted once a second)."""
+    now = time.time()
+    whole = int(now)
+    if whole != _second[0]:
+        _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
+    return f"{_second[1]}.{int((now - whole) * 1000):03d}+00:00"
 
 
-def _cut_back(fd: int, size: int) -> None:
-    try:
-        os.ftruncate(fd, size)
-    except OSError:
-        pass  # then a reader skips the torn tail, and the next flush starts a new line
+def _entry(result: Any) -> Entry | None:
+    """The terms a result names (an update: its new terms)."""
+    return getattr(result, "entry", None) or getattr(result, "new", None)
 
 
-@contextmanager
-def _exclusive(fd: int, path: Path) -> Iterator[None]:
-    """Hold the log's lock: ``flock`` on its own descriptor (every writer, thread or process,
-    opens its own, so they queue), or ``filelock``'s lock file beside it where there is no
-    ``fcntl``. Closing the descriptor releases the ``flock``."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        from filelock import FileLock
-
-        with FileLock(f"{path}.lock", mode=0o600):
-            yield
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    yield
-
-
-def _last_byte(fd: int, size: int) -> bytes:
-    os.lseek(fd, size - 1, os.SEEK_SET)  # for this read: O_APPEND writes go to the end anyway
-    return os.read(fd, 1)
+def _subject(entry_id: str | None, entry: Entry | None) -> Any:
+    return entry_id if entry_id is not None else (entry.terms if entry is not None else None)
 
 
 def read_audit(n: int = 20, path: str | Path | None = None) -> AuditLines:
-    """The last ``n`` readable lines, oldest first, read backwards from the end of the file."""
+    """The last ``n`` requests, oldest first, read backwards from the end of the file: each
+    once, with its latest outcome (unknown when none was noted)."""
     path = Path(path) if path is not None else audit_path()
     found = AuditLines()
     if n <= 0:
         return found
+    seen: set[str] = set()
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         return found
     with handle:
         for raw in _lines_backwards(handle):
-            line = parse_line(raw)
+            data = _json(raw)
+            key = data.get("request") if isinstance(data, dict) else None
+            if isinstance(key, str):
+                if key in seen:
+                    continue
+                seen.add(key)
+                if data.get("outcome") == "sending":
+                    data = {**data, "outcome": "unknown", "reason": ENDED}
+            line = _from_json(data)
             if line is None:
                 found.skipped += 1
                 continue
@@ -260,6 +258,13 @@ def read_audit(n: int = 20, path: str | Path | None = None) -> AuditLines:
     return found
 
 
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+
+
 def _lines_backwards(handle: Any) -> Iterator[bytes]:
     """The file's non-empty lines, last first, reading 64 KiB blocks from the end."""
     position = handle.seek(0, os.SEEK_END)
@@ -268,8 +273,7 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
         step = min(_BLOCK, position)
         position -= step
         handle.seek(position)
-        block = handle.read(step) + carry
-        parts = block.split(b"\n")
+        parts = (handle.read(step) + carry).split(b"\n")
         carry = parts[0]
         for part in reversed(parts[1:]):
             if part.strip():
@@ -280,26 +284,26 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
 
 def parse_line(raw: bytes) -> AuditLine | None:
     """An ``AuditLine`` from one line of the log, or ``None`` if it is torn or not one."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        return _from_json(data)
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None
+    return _from_json(_json(raw))
 
 
 def _from_json(data: Any) -> AuditLine | None:
+    try:
+        return _checked(data)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _checked(data: Any) -> AuditLine | None:
     if not isinstance(data, dict):
         return None
-    texts = ("profile", "host")
-    optional_texts = ("reason", "snapshot")
     if (
-        not all(isinstance(data[k], str) for k in texts)
-        or not all(data[k] is None or isinstance(data[k], str) for k in optional_texts)
+        not all(isinstance(data[k], str) for k in ("profile", "host", "time"))
+        or not all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
         or data["operation"] not in OPERATIONS
         or data["outcome"] not in OUTCOMES
         or not _is_int(data["attempts"])
         or not (data["http_status"] is None or _is_int(data["http_status"]))
-        or not isinstance(data["time"], str)
     ):
         return None
     entry_id = data["entry_id"]
@@ -308,7 +312,8 @@ def _from_json(data: Any) -> AuditLine | None:
     entry_id = None if entry_id is None else str(entry_id)
     entry = None
     if data["entry"] is not None:
-        entry = Entry.from_service({"id": entry_id or "", **{k: data["entry"][k] for k in TERMS}})
+        terms = {k: data["entry"][k] for k in Entry.FIELDS[1:]}
+        entry = Entry.from_service({"id": entry_id or "", **terms})
     when = datetime.fromisoformat(data["time"].replace("Z", "+00:00"))
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)

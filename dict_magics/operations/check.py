@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError
-from .connect import lease
-from .context import OperationSettings
+from .context import OperationSettings, lease
 from .listing import list_entries
 
 if TYPE_CHECKING:

@@ -1,24 +1,40 @@
-"""What every operation is given: its settings, the ids as typed, and where a batch reports.
+"""What every operation is given: its settings, the ids as typed, where a batch reports, and
+what the process keeps for it: one client per credentials and settings, one listing per
+dictionary.
 
 ``OperationSettings`` is built by each front end from its own configuration (``%config
 DictMagics``, command-line options, the panel's arguments) and checked here, once, against the
 bounds in ``dict_magics.settings``. Ids typed on a line, as arguments or in a file (one id a
 line) are read here too (``split_args``, ``ids_from_text``...), so an id list means the same
-thing wherever it is typed, each id checked once (``service.paths.check_id``). Standard library
-only: the magics import it at load.
+thing wherever it is typed, each id checked once (``models.entry.check_id``). Standard library
+only at import: the magics import it at load.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import os
 import re
-from collections.abc import Sequence
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..errors import DeletionFailedError, InvalidIdError, Remedy, UsageProblem
-from ..service.paths import check_id
+from ..errors import (
+    DeletionFailedError,
+    InvalidIdError,
+    ListingUnsupportedError,
+    Remedy,
+    ServiceError,
+    UsageProblem,
+)
+from ..models.entry import check_id
 from ..settings import (
     AUTH,
     BULK_CHUNK,
@@ -35,19 +51,43 @@ from ..settings import (
 )
 
 if TYPE_CHECKING:
-    from ..models import BatchResult, DeleteResult
+    from ..models import BatchResult, DeleteResult, Entry, EntryList
+    from ..profiles.credentials import Credentials
+    from ..service.client import DictionaryClient
 
 __all__ = [
     "AUTH_ENV",
+    "CACHE",
+    "CACHE_ENV",
+    "CLIENTS",
     "ID_SEPARATORS",
     "LISTING_MAX_AGE_ENV",
+    "MAX_AGE",
+    "MAX_CLIENTS",
+    "ClientCache",
+    "ClientKey",
+    "ListingCache",
     "OperationSettings",
     "ProgressSink",
+    "Warn",
     "auth_mode",
+    "cache_key",
+    "client_from",
+    "close_all",
+    "connect",
+    "enabled",
+    "fingerprint",
     "finish",
+    "forget",
     "ids_from_bytes",
     "ids_from_text",
+    "lease",
+    "listed_after",
     "listing_max_age",
+    "make_client",
+    "profile_of",
+    "say",
+    "shared",
     "split_args",
     "split_ids",
 ]
@@ -184,6 +224,16 @@ class ProgressSink(Protocol):
     # pauses for the service's rate limit, so the display can say why nothing moves.
 
 
+Warn = Callable[[str], None] | None
+"""Where an operation says something that is not an error (front ends print it)."""
+
+
+def say(warn: Warn, message: str) -> None:
+    """Hand ``message`` to the front end, if it listens."""
+    if warn is not None:
+        warn(message)
+
+
 def finish(result: R, settings: OperationSettings) -> R:
     """The result, or ``DeletionFailedError`` for one that failed when the settings ask for it."""
     if settings.raise_on_failure and not getattr(result, "done", result.ok):
@@ -203,15 +253,18 @@ def split_ids(text: str) -> list[str]:
     return [check_id(part) for part in ID_SEPARATORS.split(text) if part]
 
 
-def split_args(values: Sequence[str]) -> list[str]:
+def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
     """The ids in each argument; an empty argument (``""``) is refused, since whoever typed it
-    meant an id and would otherwise see it silently dropped."""
+    meant an id and would otherwise see it silently dropped. ``check=False``: split only (the
+    caller puts values back first, then checks)."""
     for value in values:
         if not value.strip():
             raise InvalidIdError(
                 f"the argument {value!r} is not an entry id: an entry id cannot be empty; "
                 "nothing was sent."
             )
+    if not check:
+        return [part for value in values for part in ID_SEPARATORS.split(value) if part]
     return [i for value in values for i in split_ids(value)]
 
 
@@ -234,3 +287,449 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
             "Nothing was sent."
         ) from None
     return ids_from_text(text)
+
+
+# -- what the process keeps: clients and listings ---------------------------------------------
+# What the process keeps for the operations: one client per credentials and settings, and one
+# listing per dictionary.
+#
+# Every front end gets its client here, so they all resolve profiles, environment overrides and
+# the configured base URL the same way. Clients are kept between operations: one connection pool
+# per profile, service, credentials and settings, shared by every cell, the panel and every
+# operation. A client made for each command pays a new TCP connection (and TLS handshake) for
+# every cell: at 20 ms of round trip that doubles what a request on a kept-alive connection
+# costs. Credentials are still resolved for every operation: a login, a logout, another secret or
+# a ``%config`` change gives another key, so a fresh client, and the profile's previous client is
+# closed. Keys hold a hash of the access key and secret keyed by a random value of this process,
+# never the secret. At most ``MAX_CLIENTS`` are kept (the least recently used one is closed).
+# The number of workers is not part of the key: a client's pool serves up to 64 workers.
+#
+# ``ListingCache`` keeps one listing per profile, base URL and access key, kept current from what
+# this tool deletes, so a loop of one-id deletes need not list the whole dictionary each time (a
+# delete that keeps a snapshot lists afresh unless ``listing_max_age`` allows a cached listing). A
+# listing is fetched again when older than ``MAX_AGE`` seconds, when an id asked about is not in
+# it, or after an addition (whose new id is never returned).
+#
+# ``DICT_MAGICS_CLIENT_CACHE=off`` makes ``lease`` build a client per operation and close it
+# after (the behaviour before this cache; the benchmarks measure both). Nothing heavy is imported
+# until a client is made.
+
+
+def _credentials() -> Any:
+    """The credentials module, imported on first use (``%load_ext`` stays light)."""
+    from ..profiles import credentials
+
+    return credentials
+
+
+MAX_CLIENTS = 8
+CACHE_ENV = "DICT_MAGICS_CLIENT_CACHE"
+_OFF = frozenset({"0", "off", "no", "false"})
+_KEY = secrets.token_bytes(32)
+"""What credential fingerprints are keyed with: random per process, so a fingerprint that
+leaked (a debugger, a crash dump) cannot be checked against a guessed secret elsewhere."""
+
+
+def fingerprint(access_key: str, secret_key: str) -> str:
+    """A keyed hash standing for the pair of keys in cache keys; never the secret itself."""
+    digest = hmac.new(_KEY, digestmod=hashlib.sha256)
+    for part in (access_key, secret_key):
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class ClientKey:
+    """Everything that makes two clients differ; equal keys share one client."""
+
+    profile: str
+    base_url: str
+    credentials: str
+    timeout: float
+    max_retries: int
+    auth: str = "signature"
+
+    @classmethod
+    def of(
+        cls, creds: Credentials, *, timeout: float, max_retries: int, auth: str = "signature"
+    ) -> ClientKey:
+        stamp = fingerprint(creds.access_key, creds.secret_key)
+        return cls(creds.profile, creds.base_url, stamp, float(timeout), max_retries, auth)
+
+
+class ClientCache:
+    """Clients by ``ClientKey``, least recently used first; thread-safe."""
+
+    def __init__(self, size: int = MAX_CLIENTS) -> None:
+        if size < 1:
+            raise ValueError(f"a client cache holds at least 1 client, not {size!r}")
+        self.size = size
+        self._clients: OrderedDict[ClientKey, DictionaryClient] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    def __repr__(self) -> str:
+        return f"ClientCache({len(self)} of {self.size})"
+
+    def get(
+        self,
+        creds: Credentials,
+        *,
+        timeout: float,
+        max_retries: int,
+        workers: int,
+        auth: str = "signature",
+    ) -> DictionaryClient:
+        """The kept client for these credentials and settings, made on first use, its pool big
+        enough for ``workers``. Clients of the profile made from other credentials (or another
+        base URL) are closed. ``workers`` is no part of the key."""
+        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, auth=auth)
+        stale: list[DictionaryClient] = []
+        with self._lock:
+            client = self._clients.get(key)
+            if client is not None:
+                self._clients.move_to_end(key)
+                return client
+            client = client_from(
+                creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+            )
+            for old in [k for k in self._clients if _superseded(old=k, new=key)]:
+                stale.append(self._clients.pop(old))
+            self._clients[key] = client
+            while len(self._clients) > self.size:
+                stale.append(self._clients.popitem(last=False)[1])
+        for old_client in stale:
+            old_client.close()
+        return client
+
+    def kept(self) -> list[DictionaryClient]:
+        """The clients kept now, least recently used first."""
+        with self._lock:
+            return list(self._clients.values())
+
+    def forget(self, profile: str) -> int:
+        """Close the clients of ``profile`` (after a logout: no secret stays in memory for
+        it); returns how many."""
+        with self._lock:
+            keys = [k for k in self._clients if k.profile == profile]
+            gone = [self._clients.pop(k) for k in keys]
+        for client in gone:
+            client.close()
+        return len(gone)
+
+    def close_all(self) -> None:
+        """Close every kept client (``%unload_ext``)."""
+        with self._lock:
+            gone = list(self._clients.values())
+            self._clients.clear()
+        for client in gone:
+            client.close()
+
+    def _after_fork(self) -> None:
+        # The child shares the parent's sockets: it drops them unused and makes its own.
+        self._lock = threading.Lock()
+        self._clients = OrderedDict()
+
+
+def _superseded(*, old: ClientKey, new: ClientKey) -> bool:
+    """The profile now resolves to other credentials or another service than ``old``'s."""
+    same_profile = old.profile == new.profile
+    return same_profile and (old.base_url != new.base_url or old.credentials != new.credentials)
+
+
+CLIENTS = ClientCache()
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=CLIENTS._after_fork)
+
+
+def enabled() -> bool:
+    """Whether clients are kept between operations (``DICT_MAGICS_CLIENT_CACHE``)."""
+    return os.environ.get(CACHE_ENV, "").strip().lower() not in _OFF
+
+
+def shared(
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
+) -> DictionaryClient:
+    """The process's kept client for ``creds`` and these settings: the caller never closes it."""
+    return CLIENTS.get(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
+
+
+@contextmanager
+def lease(
+    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
+) -> Iterator[DictionaryClient]:
+    """A client for one operation: the kept one, or (cache off) a new one closed afterwards."""
+    if enabled():
+        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
+        return
+    client = client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
+    )
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def forget(profile: str) -> int:
+    """Close the kept clients of ``profile``; returns how many."""
+    return CLIENTS.forget(profile)
+
+
+def close_all() -> None:
+    """Close every kept client."""
+    CLIENTS.close_all()
+
+
+def profile_of(settings: OperationSettings) -> str:
+    """The profile the settings name, else ``$DICT_MAGICS_PROFILE``, else ``default``; checked."""
+    return _credentials().check_profile(settings.profile or _credentials().default_profile())
+
+
+def make_client(
+    profile: str | None = None,
+    *,
+    base_url: str | None = None,
+    timeout: float = TIMEOUT,
+    max_retries: int = RETRIES,
+    workers: int = WORKERS,
+    **options: Any,
+) -> tuple[DictionaryClient, Credentials]:
+    """A client for ``profile`` and the credentials it was built from.
+
+    ``base_url`` (from configuration) overrides the profile's stored one. Raises a
+    ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
+    anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
+    """
+    creds = _credentials().load(profile, base_url=base_url or None)
+    return client_from(
+        creds, timeout=timeout, max_retries=max_retries, workers=workers, **options
+    ), creds
+
+
+def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
+    """A new client for ``creds``; ``options`` go to ``DictionaryClient``."""
+    from ..service.client import DictionaryClient
+
+    return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
+
+
+@contextmanager
+def connect(
+    settings: OperationSettings, client: DictionaryClient | None = None
+) -> Iterator[tuple[DictionaryClient, str]]:
+    """``(client, profile)`` for one operation: the client kept for the profile's current
+    credentials and settings (``ClientCache``), so cells reuse its connections.
+
+    Credentials are read again at each call, so a login, logout, other secret or ``%config``
+    change gets a fresh client. A front end that keeps a client of its own passes it.
+    """
+    profile = profile_of(settings)
+    if client is not None:
+        yield client, profile
+        return
+    creds = _credentials().load(profile, base_url=settings.base_url or None)
+    with lease(
+        creds,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        workers=settings.workers,
+        auth=settings.auth or "signature",
+    ) as made:
+        yield made, profile
+
+
+# -- the listings kept for the operations --------------------------------------------------------
+
+MAX_AGE = 60.0
+"""Seconds a cached listing is trusted for."""
+
+Key = tuple[str, str, str]
+
+
+def cache_key(client: DictionaryClient, profile: str) -> Key:
+    """(profile, base URL, access key): two keys on one host are two dictionaries, and so are
+    two API prefixes on one host."""
+    return (profile, client.base_url, client.access_key)
+
+
+@dataclass
+class _Held:
+    entries: dict[str, Entry] | None
+    """By id, in the service's order; ``None`` when the service has no listing."""
+    host: str
+    taken: float
+    unsupported: ListingUnsupportedError | None = None
+
+
+class ListingCache:
+    """One listing per (profile, base URL, access key), safe to share between threads."""
+
+    def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
+        self.max_age = max_age
+        self._clock = clock
+        self._held: dict[Key, _Held] = {}
+        # Bumped by every change this process knows of (a delete, a purge, an invalidation): a
+        # listing requested before one may hold what it changed, so it is not kept.
+        self._changes: dict[Key, int] = {}
+        self._lock = threading.Lock()
+
+    def _fresh(self, key: Key) -> _Held | None:
+        """What is held for ``key`` while younger than ``max_age`` (call it under the lock)."""
+        held = self._held.get(key)
+        return held if held is not None and self._clock() - held.taken <= self.max_age else None
+
+    def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
+        """A fresh listing from the service, kept as the current one."""
+        key = cache_key(client, profile)
+        with self._lock:
+            # Its age counts from the request: the service may have answered any time after.
+            asked, seen = self._clock(), self._changes.get(key, 0)
+        try:
+            listing = client.list_entries()
+        except ListingUnsupportedError as exc:
+            with self._lock:
+                self._held[key] = _Held(None, client.host, asked, exc)
+            raise
+        except BaseException:
+            self.forget(key)
+            raise
+        with self._lock:
+            if self._changes.get(key, 0) == seen:
+                self._held[key] = _Held(listing.by_id(), listing.host, asked)
+            else:
+                # This process changed the dictionary while the listing was on its way: the
+                # listing may predate that change, so the next use lists again.
+                self._held.pop(key, None)
+        return listing
+
+    def current(self, client: DictionaryClient, profile: str) -> EntryList:
+        """The whole listing: the cached one while it is fresh (kept current from what this
+        tool deleted), else a new one. Raises as ``fetch`` does."""
+        from ..models import EntryList
+
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._fresh(key)
+            if held is not None and held.entries is not None:
+                return EntryList(list(held.entries.values()), held.host)
+        return self.fetch(client, profile)
+
+    def recent(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
+    ) -> tuple[EntryList, float] | None:
+        """The cached listing and its age in seconds, when it is at most ``max_age`` seconds old
+        (whatever ``self.max_age``) and holds every one of ``ids``; else ``None`` (an id it
+        lacks may have been added elsewhere since: only a new listing can tell). No request."""
+        from ..models import EntryList
+
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._held.get(key)
+            if held is None or held.entries is None:
+                return None
+            age = self._clock() - held.taken
+            if not 0 <= age <= max_age or not all(i in held.entries for i in ids):
+                return None
+            return EntryList(list(held.entries.values()), held.host), age
+
+    def lookup(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
+    ) -> dict[str, Entry]:
+        """The entries of ``ids`` that the dictionary holds, by id: from the cached listing when
+        it is fresh and holds every one of them, else from a new one. Only those entries are
+        copied, so a loop of one-id cells costs the same whatever the dictionary's size. Raises
+        as ``DictionaryClient.list_entries`` does (a service without a listing is remembered as
+        such for ``max_age``)."""
+        key = cache_key(client, profile)
+        wanted = list(ids)
+        with self._lock:
+            held = self._fresh(key)
+            if held is not None:
+                if held.unsupported is not None:
+                    was = held.unsupported
+                    raise ListingUnsupportedError(
+                        was.reason, cause=was.cause, http_status=was.http_status
+                    )
+                assert held.entries is not None
+                if all(i in held.entries for i in wanted):
+                    return {i: held.entries[i] for i in wanted}
+        fresh = self.fetch(client, profile).by_id()
+        return {i: fresh[i] for i in wanted if i in fresh}
+
+    def cached(
+        self, client: DictionaryClient, profile: str, ids: Iterable[str] | None = None
+    ) -> dict[str, Entry]:
+        """What a fresh cached listing holds of ``ids`` (``None``: all of it), without any
+        request (empty when there is none)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._fresh(key)
+            if held is None or held.entries is None:
+                return {}
+            if ids is None:
+                return dict(held.entries)
+            return {i: held.entries[i] for i in ids if i in held.entries}
+
+    def unsupported(self, client: DictionaryClient, profile: str) -> bool:
+        """True when this service was found to have no listing less than ``max_age`` ago."""
+        key = cache_key(client, profile)
+        with self._lock:
+            held = self._fresh(key)
+            return held is not None and held.unsupported is not None
+
+    def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
+        """These entries are known to be gone (deleted, or never there)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            self._changed(key)
+            held = self._held.get(key)
+            if held is not None and held.entries is not None:
+                for entry_id in ids:
+                    held.entries.pop(entry_id, None)
+
+    def emptied(self, client: DictionaryClient, profile: str) -> None:
+        """Every entry is known to be gone (a purge succeeded)."""
+        key = cache_key(client, profile)
+        with self._lock:
+            self._changed(key)
+            self._held[key] = _Held({}, client.host, self._clock())
+
+    def forget(self, key: Key | None = None) -> None:
+        """Drop one listing (``None``: all): the next use lists again."""
+        with self._lock:
+            for changed in {*self._held, *self._changes} if key is None else [key]:
+                self._changed(changed)
+            if key is None:
+                self._held.clear()
+            else:
+                self._held.pop(key, None)
+
+    def _changed(self, key: Key) -> None:
+        """A listing of ``key`` requested before now may predate a change (under the lock)."""
+        self._changes[key] = self._changes.get(key, 0) + 1
+
+    def invalidate(self, client: DictionaryClient, profile: str) -> None:
+        """The listing of this client's dictionary can no longer be trusted (an addition, an
+        outcome left unknown)."""
+        self.forget(cache_key(client, profile))
+
+
+CACHE = ListingCache()
+"""The process's listings (a notebook kernel, a command-line run, a panel)."""
+
+
+def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
+    """A fresh listing to settle or name what was just sent, and whether Ctrl-C ended the wait
+    for it. ``None`` when the service gives none (then outcomes stay as they are). Ctrl-C here
+    must not lose what was sent: the caller audits the results it has, then passes the
+    interrupt on with them."""
+    try:
+        return CACHE.fetch(client, profile), False
+    except ServiceError:
+        return None, False
+    except KeyboardInterrupt:
+        return None, True

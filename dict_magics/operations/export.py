@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import UsageProblem
 from ..formats import format_of, write_glossary
 from ..models.glossary import ExportResult
-from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, connect
 from .listing import CACHE
 
 if TYPE_CHECKING:

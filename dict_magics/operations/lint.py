@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, connect
 from .listing import CACHE
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .. import localdata
-from .safeguards import Warn, say
+from .context import Warn, say
 
 __all__ = ["RestoreLock"]
 

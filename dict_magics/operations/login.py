@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from ..errors import UsageProblem
 from ..models.secret import Secret
 from ..profiles import credentials, registry
-from ..service.paths import host_of, normalize_base_url
+from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
-from .connect import profile_of
-from .context import OperationSettings
+from .context import OperationSettings, profile_of
 from .prompts import NoAnswer, Prompter
 
 __all__ = ["CHECK_QUESTION", "LoginResult", "LogoutResult", "login", "logout"]
@@ -164,7 +163,7 @@ def logout(settings: OperationSettings) -> LogoutResult:
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
     registry.forget(profile)
-    from .connect import forget
+    from .context import forget
 
     forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))

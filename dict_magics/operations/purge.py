@@ -15,21 +15,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, Remedy, ServiceError, UsageProblem
 from ..models.purge import PurgePlan
-from ..service.settle import settle_purge
-from .connect import connect
-from .context import OperationSettings, finish
-from .listing import CACHE, listed_after
+from .audit import AuditLog
+from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
 from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
-from .safeguards import (
-    SnapshotUnderWay,
-    Trail,
-    Warn,
-    listing_failed,
-    say,
-    snapshot_soon,
-    take_snapshot,
-)
-from .snapshots import Snapshot
+from .settle import settle_purge
+from .snapshots import Snapshot, listing_failed, write_snapshot
 
 if TYPE_CHECKING:
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
@@ -100,7 +90,7 @@ def purge(
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
             return _dry_run(host, profile, listing)
-        kept: Snapshot | SnapshotUnderWay | None = None
+        kept: Snapshot | None = None
         if not yes:
             kept = _keep(client, profile, listing) if keep and listing is not None else None
             stated = plan(
@@ -122,9 +112,9 @@ def purge(
                 # and keep what is there now if it changed (entries or their terms).
                 fresh = _listing(client, profile, required=True, dry_run=False)
                 if listing is None or fresh.entries != listing.entries:
-                    listing, kept = fresh, _keep(client, profile, fresh, overlap=True)
+                    listing, kept = fresh, _keep(client, profile, fresh)
         elif keep and listing is not None:
-            kept = _keep(client, profile, listing, overlap=True)
+            kept = _keep(client, profile, listing)
         result = _send(client, profile, kept, listing, warn)
     return finish(result, settings)
 
@@ -157,24 +147,14 @@ def _listing(
         return None
 
 
-def _keep(
-    client: DictionaryClient, profile: str, listing: EntryList, *, overlap: bool = False
-) -> Snapshot | SnapshotUnderWay | None:
-    """The listing's entries in a snapshot; ``overlap``: synced while the purge request connects
-    and is signed (it waits for the sync before its first byte), which keeps the time between
-    the last listing and the purge short."""
+def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapshot | None:
+    """The listing's entries in a snapshot, on disk before the purge is sent."""
     entries = _unique(listing.entries)
     if not entries:
         return None
-    where = {
-        "profile": profile,
-        "host": client.host,
-        "base_url": client.base_url,
-        "operation": "purge",
-    }
-    if overlap:
-        return snapshot_soon(entries, **where)
-    return take_snapshot(entries, **where)
+    return write_snapshot(
+        entries, profile=profile, host=client.host, base_url=client.base_url, operation="purge"
+    )
 
 
 def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
@@ -188,7 +168,7 @@ def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult
 def _send(
     client: DictionaryClient,
     profile: str,
-    kept: Snapshot | SnapshotUnderWay | None,
+    kept: Snapshot | None,
     listing: EntryList | None,
     warn: Warn,
 ) -> DeleteResult:
@@ -198,25 +178,17 @@ def _send(
 
     from ..service.client import RequestInterrupted
 
-    ready = kept.on_disk if isinstance(kept, SnapshotUnderWay) else None
     listed = None if listing is None else len(_unique(listing.entries))
-    with Trail(
-        profile=profile, host=client.host, operation="purge", snapshot=None, warn=warn
-    ) as trail:
+    where = {"profile": profile, "host": client.host, "snapshot": kept}
+    with AuditLog(operation="purge", warn=warn, **where) as audit:
         try:
-            result = client.delete_all(ready=ready)
+            result = _described(client.delete_all(audit=audit), kept, listed)
         except RequestInterrupted as stopped:
-            if stopped.result.attempts == 0:  # not sent: no snapshot to wait for (it may hang)
-                raise stopped.passed_on(stopped.result) from None
-            kept = _on_disk(kept)
-            trail.snapshot = kept
-            result = _described(stopped.result, kept, listed)
-            trail.record(result)
             CACHE.invalidate(client, profile)
+            result = stopped.result
+            if result.attempts:
+                result = _described(result, kept, listed)
             raise stopped.passed_on(result) from None
-        kept = _on_disk(kept)
-        trail.snapshot = kept
-        result = _described(result, kept, listed)
         after = None
         stopped = False
         if listing is not None and (result.ok or result.outcome_unknown):
@@ -225,7 +197,7 @@ def _send(
         if result.outcome_unknown and listing is not None and after is not None:
             result = settle_purge(result, list(listing.entries), after)
             result = replace(result, purged=listed if result.ok else None)
-        trail.record(result)
+            audit.record(result)
         if stopped:  # Ctrl-C during the listing after: audited above, then shown
             CACHE.invalidate(client, profile)
             raise RequestInterrupted(result)
@@ -242,10 +214,6 @@ def _send(
     elif result.outcome_unknown:
         CACHE.invalidate(client, profile)
     return result
-
-
-def _on_disk(kept: Snapshot | SnapshotUnderWay | None) -> Snapshot | None:
-    return kept.result() if isinstance(kept, SnapshotUnderWay) else kept
 
 
 def _described(result: DeleteResult, kept: Snapshot | None, listed: int | None) -> DeleteResult:

@@ -25,15 +25,14 @@ from ..errors import (
     UsageProblem,
 )
 from ..models.text import shown
-from ..service.paths import same_base_url
-from ..service.settle import name_added
-from .connect import connect
-from .context import OperationSettings, ProgressSink
+from ..service.http import same_base_url
+from .audit import AuditLog
+from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .locks import RestoreLock
 from .prompts import Prompter, confirm
-from .safeguards import Trail, Warn
+from .settle import add_and_settle, name_added
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
 from .undo import UNDONE, listing_after, split_present, undo_changes
 
@@ -89,7 +88,7 @@ def restore(
             wanted, refused = _sendable(wanted)
             if not wanted:
                 return RestoreResult(skipped=skipped, failed=refused, listing_age=age)
-            with Trail(
+            with AuditLog(
                 profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
             ) as trail:
                 results, after = _add(
@@ -280,7 +279,7 @@ def _add(
     before: list[Entry],
     progress: ProgressSink | None,
     cancel: threading.Event | None,
-    trail: Trail,
+    trail: AuditLog,
     lock: RestoreLock | None = None,
 ) -> tuple[list[AddResult], list[Entry] | None]:
     """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
@@ -319,7 +318,8 @@ def _add(
     if lock is not None:
         lock.sending()  # a re-run after this process dies waits for these answers
     try:
-        batch = client.add_entries(
+        batch = add_and_settle(
+            client,
             sendable,
             chunk_size=settings.chunk_size,
             workers=settings.workers,

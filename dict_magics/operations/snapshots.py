@@ -1,8 +1,7 @@
 """Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
 
 A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
-written and synced to disk in one go (``localdata.write_new``: one journal commit, half the cost
-of a temporary file, rename and folder sync, and it comes before every one-id ``%dict_delete``).
+written and ``fdatasync``ed before the first request goes (``localdata.write_new``).
 A crash mid-write can leave a short file; it does not end as we write (``]}`` on a line of its
 own) or does not parse, so it is never listed and never restored: whole snapshots only.
 The format is the contract in DESIGN.md ("Undo for every change")::
@@ -39,27 +38,24 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _q
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from .. import localdata
-from ..errors import Remedy, UsageProblem
+from ..errors import LocalDataError, Remedy, ServiceError, UsageProblem
 from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
-from ..service.paths import same_base_url
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
+from ..service.http import same_base_url
 
 __all__ = [
     "FORMAT",
-    "PendingSnapshot",
     "Snapshot",
     "SnapshotInfo",
     "latest_snapshot",
     "list_snapshots",
+    "listing_failed",
     "read_snapshot",
+    "save_snapshot",
     "snapshot_dir",
-    "start_snapshot",
     "write_snapshot",
 ]
 
@@ -89,58 +85,55 @@ def write_snapshot(
     base_url: str,
     operation: Operation,
     added: Iterable[Entry] = (),
+    copies: dict[str, int] | None = None,
+    listing_age: float | None = None,
 ) -> Snapshot:
     """Keep ``entries`` on disk before they are deleted or changed (and the terms ``added``
-    will add); returns the snapshot as written.
+    will add): written and ``fdatasync``ed before this returns, or ``LocalDataError`` (then
+    nothing may be sent). ``copies``: how many entries shared a kept entry's terms;
+    ``listing_age``: how old the listing the terms come from was, in seconds."""
+    entries, added = list(entries), list(added)
+    age = None if listing_age is None else round(listing_age, 6)
+    path, taken_at = save_snapshot(
+        entries,
+        profile=profile,
+        host=host,
+        base_url=base_url,
+        operation=operation,
+        added=added,
+        copies=copies,
+        listing_age=age,
+    )
+    return Snapshot(
+        path,
+        taken_at,
+        profile,
+        host,
+        base_url,
+        operation,
+        entries,
+        dict(copies or {}),
+        added,
+        FORMAT,
+        age,
+    )
 
-    The file is new (never written over) and flushed to disk before this returns. A crash
-    mid-write leaves a file that does not end as written: never listed, never restored.
-    """
-    return start_snapshot(
-        entries, profile=profile, host=host, base_url=base_url, operation=operation, added=added
-    ).result()
 
-
-class PendingSnapshot:
-    """A snapshot written, its sync to disk under way: ``result()`` once it is on disk."""
-
-    def __init__(self, made: localdata.NewFile, snapshot: Snapshot) -> None:
-        self._made = made
-        self.snapshot = snapshot
-        """The snapshot as written (on disk once ``result()`` returns)."""
-
-    @property
-    def syncing(self) -> Future[None] | None:
-        """The sync to disk under way on the sync thread (``None``: ``result()`` syncs here)."""
-        return self._made.syncing
-
-    def result(self) -> Snapshot:
-        """The snapshot, once on disk; ``OSError`` (and no file) if the sync failed."""
-        self._made.wait()
-        return self.snapshot
-
-
-def start_snapshot(
-    entries: Iterable[Entry],
+def save_snapshot(
+    entries: list[Entry],
     *,
     profile: str,
     host: str,
     base_url: str,
-    operation: Operation,
-    background: bool = False,
+    operation: str,
     added: Iterable[Entry] = (),
     copies: dict[str, int] | None = None,
     listing_age: float | None = None,
-) -> PendingSnapshot:
-    """``write_snapshot``'s first half: the file made and written now, on this thread (an
-    ``OSError`` now if it cannot be); ``background=True`` syncs it meanwhile on the sync thread
-    (see ``localdata.start_new``)."""
+) -> tuple[Path, datetime]:
+    """``write_snapshot``'s work: the file's path and time (what a delete needs)."""
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
-    entries = list(entries)
-    added = list(added)
     taken_at = datetime.now(timezone.utc)
-    folder = snapshot_dir()
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
@@ -151,40 +144,58 @@ def start_snapshot(
         "added": [e.to_service(with_id=False) for e in added],
     }
     if copies:
-        header["copies"] = copies  # type: ignore[assignment]
+        header["copies"] = copies
     if listing_age is not None:
-        header["listing_age"] = round(listing_age, 6)  # type: ignore[assignment]
-    stem = "-".join(
-        [
-            taken_at.strftime("%Y%m%dT%H%M%S%fZ"),
-            _safe(profile),
-            _safe(host),
-            operation,
-            f"n{_next_sequence():d}",
-        ]
-    )
+        header["listing_age"] = round(listing_age, 6)
     data = _serialise(header, entries)
-    for _ in range(8):  # a name taken (by chance, or by a link planted there): another one
-        path = folder / f"{stem}-{secrets.token_hex(3)}.json"
-        try:
-            made = localdata.start_new(path, data, background=background)
-        except FileExistsError:
-            continue
-        snapshot = Snapshot(
-            path,
-            taken_at,
-            profile,
-            host,
-            base_url,
-            operation,
-            entries,
-            dict(copies or {}),
-            added,
-            FORMAT,
-            None if listing_age is None else round(listing_age, 6),
-        )
-        return PendingSnapshot(made, snapshot)
-    raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
+    try:
+        folder = snapshot_dir()
+        stem = f"{taken_at:%Y%m%dT%H%M%S%fZ}-{_safe(profile)}-{_safe(host)}-{operation}"
+        stem += f"-n{_next_sequence():d}"
+        for _ in range(8):  # a name taken (by chance, or by a link planted there): another
+            path = folder / f"{stem}-{secrets.token_hex(3)}.json"
+            try:
+                return localdata.write_new(path, data), taken_at
+            except FileExistsError:
+                continue
+        raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
+    except OSError as exc:
+        raise _not_saved(exc, operation) from None
+
+
+_SKIPPABLE = ("delete", "purge")
+"""What a user may run without a snapshot; an update, a sync or an undo always keeps one."""
+_COPYLESS_HELPS = {"bad_answer", "too_large", "refused"}
+"""Listing failures a delete without a copy could get past (an outage or refused credentials
+would stop the deletion too)."""
+
+
+def _not_saved(exc: OSError, operation: str) -> LocalDataError:
+    """A disk problem (exit 1); only a delete or a purge can go ahead without a copy."""
+    deleting = operation in _SKIPPABLE
+    before, nothing = ("deleting", "deleted") if deleting else (f"the {operation}", "sent")
+    return LocalDataError(
+        f"could not save a snapshot before {before} ({exc.strerror or exc}: "
+        f"{exc.filename or 'the data folder'}); nothing was {nothing}. Free some space or "
+        "set DICT_MAGICS_HOME.",
+        option=Remedy.NO_SNAPSHOT if deleting else None,
+    )
+
+
+def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
+    """The error when the listing a snapshot needs could not be had (exit 1); it names going
+    ahead without a copy only where that could help."""
+    cause = getattr(exc.cause, "value", exc.cause)
+    if dry_run:
+        text = f"{exc}; nothing was sent (dry run)."
+    else:
+        again = "" if cause == "auth" else " Try again."
+        text = f"{exc}; so no snapshot could be taken first, and nothing was deleted.{again}"
+    return ServiceError(
+        text,
+        **exc.facts(),
+        option=Remedy.NO_SNAPSHOT if not dry_run and cause in _COPYLESS_HELPS else None,
+    )
 
 
 SEQUENCE_FILE = "snapshot-sequence"

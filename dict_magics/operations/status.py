@@ -6,8 +6,7 @@ Sends nothing and never holds the secret; keyring trouble is reported in the sta
 from __future__ import annotations
 
 from ..profiles.status import ProfileStatus, profile_status
-from .connect import profile_of
-from .context import OperationSettings
+from .context import OperationSettings, profile_of
 
 __all__ = ["status"]
 

@@ -37,13 +37,13 @@ from ..models.glossary import (
 )
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
-from ..service.settle import settle_adds, settle_updates
-from .connect import connect
-from .context import OperationSettings, ProgressSink
+from .audit import AuditLog
+from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .prompts import CONFIRM_WORD, Prompter, confirm, named
-from .safeguards import Trail, Warn, take_snapshot
+from .settle import add_and_settle, settle_adds, settle_updates
+from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry, UpdateResult
@@ -264,7 +264,7 @@ def sync(
             return SyncResult(plan, verified=True)
         if plan.deletes and not yes:
             _confirm(prompter, plan)
-        kept = take_snapshot(
+        kept = write_snapshot(
             [u.old for u in plan.updates] + plan.deletes,
             profile=profile,
             host=client.host,
@@ -331,8 +331,8 @@ class _Apply:
         self.warn = warn
         self.cancel = cancel or threading.Event()
 
-    def _trail(self, operation: str) -> Trail:
-        return Trail(
+    def _trail(self, operation: str) -> AuditLog:
+        return AuditLog(
             profile=self.profile,
             host=self.client.host,
             operation=operation,  # type: ignore[arg-type]
@@ -352,7 +352,8 @@ class _Apply:
                 f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
             )
         try:
-            batch = self.client.add_entries(
+            batch = add_and_settle(
+                self.client,
                 entries,
                 chunk_size=self.settings.chunk_size,
                 workers=self.settings.workers,
@@ -442,7 +443,7 @@ class _Apply:
         try:
             after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceError as exc:
-            from .safeguards import say
+            from .context import say
 
             say(self.warn, f"no listing after the sync could verify it ({exc})")
             return SyncResult(plan, adds, updates, deletes, str(self.kept.path), None)

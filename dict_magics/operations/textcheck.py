@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageProblem
 from ..models.textcheck import check_unit
-from .connect import connect
-from .context import OperationSettings
+from .context import OperationSettings, connect
 from .listing import CACHE, check_language_filter
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, ServiceFailure
-from ..service.batch import RequestInterrupted
-from ..service.settle import name_added
-from .context import OperationSettings, ProgressSink
+from ..service.client import RequestInterrupted
+from .audit import AuditLog
+from .context import OperationSettings, ProgressSink, Warn
 from .delete import count
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
-from .safeguards import Trail, Warn
+from .settle import add_and_settle, name_added
 
 if TYPE_CHECKING:
     from ..models import AddResult, Entry, RestoreResult, UpdateResult
@@ -184,7 +184,7 @@ def _confirm(
 
 
 def _trail(client: DictionaryClient, profile: str, operation: str, snapshot: Snapshot, warn: Warn):
-    return Trail(
+    return AuditLog(
         profile=profile,
         host=client.host,
         operation=operation,  # type: ignore[arg-type]
@@ -202,7 +202,7 @@ def _put_back(
     cancel: threading.Event,
 ) -> list[UpdateResult]:
     """PUT each old version back under its id; lost answers settled by one listing."""
-    from ..service.settle import settle_updates
+    from .settle import settle_updates
 
     results: list[UpdateResult] = []
     with _trail(client, profile, "update", snapshot, warn) as trail:
@@ -254,7 +254,8 @@ def _readd(
             len(entries), f"Restoring {count(len(entries), 'entry', 'entries')} at {client.host}"
         )
     try:
-        batch = client.add_entries(
+        batch = add_and_settle(
+            client,
             [replace(e, id="") for e in entries],
             chunk_size=settings.chunk_size,
             workers=settings.workers,

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServiceError, UsageProblem
 from ..models import Entry
-from ..service.batch import RequestInterrupted
-from ..service.paths import check_id
-from ..service.settle import settle_updates
+from ..models.entry import check_id
+from ..service.client import RequestInterrupted
 from .add import check_terms
-from .connect import connect
-from .context import OperationSettings
+from .audit import AuditLog
+from .context import OperationSettings, Warn, connect
 from .listing import CACHE, listed_after
-from .safeguards import Trail, Warn, take_snapshot
+from .settle import settle_updates
+from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import ChangePreview, NoChange, UpdateResult
@@ -68,14 +68,14 @@ def update(
             from ..models import ChangePreview
 
             return ChangePreview("update", client.host, profile, new, old, listing=listing)
-        kept = take_snapshot(
+        kept = write_snapshot(
             [old],
             profile=profile,
             host=client.host,
             base_url=client.base_url,
             operation="update",
         )
-        with Trail(
+        with AuditLog(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
             try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import CredentialsError, Remedy
 from ..models.secret import Secret, Unpicklable, mask
-from ..service.paths import normalize_base_url
+from ..service.http import normalize_base_url
 
 SERVICE = "dict-magics"
 ENV_BASE_URL = "DICT_MAGICS_BASE_URL"

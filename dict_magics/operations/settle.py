@@ -17,12 +17,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ServiceError
+from ..settings import BULK_CHUNK
 
 if TYPE_CHECKING:
-    from ..models import AddResult, Cause, DeleteResult, Entry, UpdateResult
+    from ..models import AddBatch, AddResult, Cause, DeleteResult, Entry, UpdateResult
+    from ..service.client import DictionaryClient
 
 __all__ = [
+    "add_and_settle",
     "decide",
     "name_added",
     "settle_adds",
@@ -258,3 +263,58 @@ def name_added(
             wanted[entry.terms] -= 1
         named.append(replace(entry, id=new_id))
     return named
+
+
+def add_and_settle(
+    client: DictionaryClient,
+    entries: Sequence[Entry],
+    *,
+    before: Iterable[Entry] | None = None,
+    chunk_size: int = BULK_CHUNK,
+    **options: Any,
+) -> AddBatch:
+    """``client.add_entries``, then one listing settles the entries whose bulk answer was lost,
+    against ``before`` (the listing the caller has) or one taken first. A bulk request acts on
+    all its entries or on none: when a listing shows some of a lost chunk and not others, the
+    ones it shows may be someone else's and stay unknown."""
+    from ..service.client import check_entries
+
+    check_entries(list(entries))  # before the listing: nothing is sent for a bad entry
+    known = list(before) if before is not None else _listing_or_none(client)
+    batch = client.add_entries(entries, chunk_size=chunk_size, **options)
+    lost = tuple(i for i, r in enumerate(batch.results) if r.outcome_unknown)
+    after = _listing_or_none(client) if lost and known is not None else None
+    if after is None:
+        return batch
+    settled = settle_adds(batch.results, known, after)  # type: ignore[arg-type]
+    results = _whole_chunks(settled, chunk_size, lost)
+    return replace(batch, results=results, requests=batch.requests + 1, settled=lost, after=after)
+
+
+def _whole_chunks(results: list[AddResult], size: int, lost: tuple[int, ...]) -> list[AddResult]:
+    """A lost chunk a listing shows only in part: the entries it shows stay unknown."""
+    results = list(results)
+    for start in range(0, len(results), size):
+        span = [i for i in range(start, min(start + size, len(results))) if i in lost]
+        seen = [results[i] for i in span]
+        if any(r.ok for r in seen) and any(not r.ok and not r.outcome_unknown for r in seen):
+            for i in span:
+                if results[i].ok:
+                    results[i] = replace(
+                        results[i],
+                        status="failure",
+                        outcome_unknown=True,
+                        verified=False,
+                        reason="the answer to its bulk request was lost, and a listing "
+                        "afterwards holds this entry but not others sent with it: the request "
+                        "may not have acted, and this entry may be someone else's; not sent "
+                        "again (a restore adds only what is missing)",
+                    )
+    return results
+
+
+def _listing_or_none(client: DictionaryClient) -> list[Entry] | None:
+    try:
+        return list(client.list_entries())
+    except ServiceError:
+        return None
