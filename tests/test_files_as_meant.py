@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from conftest import point_at, run_cli
-from dict_magics.frontends.commands import CLI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dict_magics.errors import UsageProblem
 from dict_magics.formats import read_glossary, write_glossary
+from dict_magics.frontends.commands import CLI
 from dict_magics.models import Entry, SyncPlan
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.export import export
