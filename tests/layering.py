@@ -30,6 +30,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "formats": frozenset({"base", "models"}),
     "operations": frozenset({"base", "models", "service", "profiles", "formats"}),
     "sandbox": frozenset({"base", "models"}),  # not the client: it stands in for the vendor
+    "notebooks": frozenset(),  # data: the shipped notebooks
     "frontends": frozenset(
         {"base", "models", "service", "profiles", "formats", "operations", "sandbox"}
     ),
