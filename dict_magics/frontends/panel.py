@@ -817,7 +817,8 @@ class DictPanel(widgets.VBox):
         return report
 
     def _work_check(self, text: str) -> None:
-        report = EntryList(self._index.entries, self.host).check(text)
+        unit = limit_unit(self._settings)
+        report = EntryList(self._index.entries, self.host).check(text, unit=unit)
         self.check_form.report_html.value = view.result_html(report)
         self._set_status("", "info")
 
