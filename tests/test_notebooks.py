@@ -258,6 +258,17 @@ def check_glossary(run: NotebookRun, state: dict) -> None:
         "  - id 2: en\u2192de  invoice \u2192 Rechnung",
         "  x row 14: fromText has 300 characters; the service takes at most 255",
     ]
+    impact = run["impact"].splitlines()  # the plan on the notebook's three sample lines
+    assert impact[0] == "impact on 3 sample lines (limit 3 per element): 2 lines change, 1 does not"
+    assert impact[4:] == [
+        "    ~ \u4f1a\u8b70 \u2192 conference (ja\u2192en), entry 10: target changed: meeting "
+        "\u2192 conference",
+        "  line 2: Please send the invoice with the purchase order.",
+        "    before: invoice \u2192 Rechnung, invoice \u2192 facture",
+        "    after:  invoice \u2192 facture, purchase order \u2192 Bestellung",
+        "    + purchase order \u2192 Bestellung (en\u2192de): newly applied (a new entry)",
+        "    - invoice \u2192 Rechnung (en\u2192de), entry 2: no longer applied (deleted)",
+    ]
     applied = run["apply"].splitlines()
     assert applied[1].startswith("\u2713 sync of glossary.csv applied at 127.0.0.1:PORT: 1/1 added")
     assert applied[1].endswith("a listing afterwards shows every change")

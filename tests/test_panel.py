@@ -1325,3 +1325,77 @@ def test_undo_follows_a_delete_whose_outcome_is_unknown(sandbox: SandboxServer) 
         assert panel.undo is not None and panel.undo.snapshot == result.snapshot
     finally:
         panel.close()
+
+
+# -- impact on a corpus: "changes N of M sample lines" in each confirmation --------------------
+
+CORPUS = ["明日の会議は金曜日です。<img src=x>", "invoice and meeting", "nothing"]
+
+
+def test_confirmations_say_how_many_sample_lines_the_change_changes(
+    sandbox: SandboxServer,
+) -> None:
+    panel = make_panel(sandbox, corpus=CORPUS)
+    try:
+        tick(panel, sandbox.entry("10"))  # 会議 -> meeting: line 1
+        panel.delete_button.click()
+        message = panel.confirm_message.value
+        summary = '<details class="dict-magics-panel-impact"><summary>changes 1 of 3 sample lines'
+        assert summary in message
+        details = message.split("<summary>")[1]  # the lines themselves, a click away
+        assert "明日の会議は金曜日です。&lt;img src=x&gt;" in details and "<img" not in details
+        assert "会議 \u2192 meeting" in details and "no longer applied (deleted)" in details
+        panel.cancel_button.click()
+        open_edit(panel, sandbox.entry("2"))  # invoice -> Rechnung (en->de): line 2
+        panel.edit_form.target_text.value = "Faktura"
+        panel.edit_form.review_button.click()
+        assert panel.armed == "update"
+        assert "changes 1 of 3 sample lines" in panel.confirm_message.value
+        assert "Rechnung \u2192 Faktura" in panel.confirm_message.value
+        panel.cancel_button.click()
+        panel.add_form.from_text.value, panel.add_form.to_text.value = "nothing", "nichts"
+        panel.add_form.from_lang.value, panel.add_form.to_lang.value = "en", "de"
+        panel.add_form.add_button.click()
+        assert panel.armed == "add" and "changes 1 of 3 sample lines" in panel.confirm_message.value
+        panel.cancel_button.click()
+        upload(panel, "glossary.csv", GLOSSARY)  # 会議 -> conference: line 1 again
+        panel.sync_form.plan_button.click()
+        assert panel.wait(WAIT_S) and panel.armed == "sync"
+        message = panel.confirm_message.value
+        assert "Sync plan for glossary.csv" in message
+        assert message.index("Sync plan") < message.index("changes 1 of 3 sample lines")
+        panel.cancel_button.click()
+        assert changes(sandbox) == []
+    finally:
+        panel.close()
+
+
+def test_without_a_corpus_a_confirmation_says_nothing_of_sample_lines(
+    panel: DictPanel, sandbox: SandboxServer
+) -> None:
+    tick(panel, sandbox.entry("10"))
+    panel.delete_button.click()
+    assert panel.armed == "delete" and "sample line" not in panel.confirm_message.value
+
+
+def test_the_panel_takes_the_corpus_from_the_magics_config(
+    request: pytest.FixtureRequest,
+    sandbox: SandboxServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path,
+) -> None:
+    ip = request.getfixturevalue("ip")
+    for name, value in sandbox.env().items():
+        monkeypatch.setenv(name, value)
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("\n".join(CORPUS), encoding="utf-8")
+    monkeypatch.setenv("DICT_MAGICS_CORPUS", str(tmp_path / "not-this-one.txt"))
+    ip.run_line_magic("config", f"DictMagics.corpus = {str(corpus)!r}")
+    panel = ip.run_line_magic("dict_panel", "")
+    try:
+        assert panel.wait(WAIT_S)
+        tick(panel, sandbox.entry("10"))
+        panel.delete_button.click()
+        assert "changes 1 of 3 sample lines" in panel.confirm_message.value
+    finally:
+        panel.close()

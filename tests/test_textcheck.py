@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import point_at
+from conftest import point_at, run_cell
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
@@ -432,3 +432,47 @@ def test_cli_check_text_and_usage_errors(seeded: SandboxServer, tmp_path: Path) 
     assert cli(seeded, "check", str(binary)).returncode == 2
     assert cli(seeded, "check", "-", stdin="   \n").returncode == 2
     assert [r.operation for r in seeded.requests] == ["list", "list"]
+
+
+# -- --unit through the magic and the command line, on the vendor's worked example ----------
+
+WORKED_APPLIED = {
+    "element": [["1", "2", "3"], ["3", "4"]],
+    "request": [["1", "2", "3"], ["3"]],
+    "sentence": [["1"], ["2"], ["3", "4"], ["3", "4"]],
+}
+
+
+@pytest.mark.parametrize("unit", sorted(WORKED_APPLIED))
+def test_unit_each_way_through_the_magic_and_the_cli(
+    ip: Any, unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SandboxServer(ANIMALS) as server:
+        point_at(monkeypatch, server)
+        report = run(ip, f"%%dict_check --unit {unit}\n" + "\n".join(WORKED))  # a line each
+        assert report.unit == unit and [s.applied for s in report.segments] == WORKED_APPLIED[unit]
+        one = run(ip, f"%dict_check --unit {unit} {WORKED[0]}")  # the line: one element
+        assert [s.applied for s in one.segments] == WORKED_APPLIED[unit][: len(one.segments)]
+        assert len(one.segments) == (3 if unit == "sentence" else 1)
+        data = json.loads(
+            cli(server, "check", "-", "--unit", unit, "--json", stdin="\n".join(WORKED)).stdout
+        )
+        assert data["unit"] == unit
+        assert [s["applied"] for s in data["sentences"]] == WORKED_APPLIED[unit]
+        title = cli(server, "check", "-", "--unit", unit, stdin="\n".join(WORKED)).stdout
+        title = title.splitlines()[0]
+        assert title.endswith(f"(limit 3 per {unit})")
+        assert ("sentence" in title) == (unit == "sentence")  # "per element" words otherwise
+
+
+def test_the_default_unit_is_the_element_in_both_front_ends(ip: Any, seeded: SandboxServer) -> None:
+    from dict_magics.frontends import commands
+    from dict_magics.models.textcheck import UNITS
+
+    assert commands.UNITS == UNITS
+    assert run(ip, "%dict_check これは。請求書です。").unit == "element"
+    with pytest.raises(Exception, match="invalid choice: 'word'"):
+        run_cell(ip, "%dict_check --unit word 請求書")
+    proc = cli(seeded, "check", "-", "--unit", "word", stdin="請求書")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert [r.operation for r in seeded.requests] == ["list"]

@@ -39,7 +39,8 @@ DESCRIPTION = (
 EPILOG = """\
 environment: DICT_MAGICS_BASE_URL, DICT_MAGICS_ACCESS_KEY, DICT_MAGICS_SECRET_KEY override the
 keyring for the profile named by DICT_MAGICS_PROFILE (default "default"); DICT_MAGICS_HOME is
-where snapshots and the audit log are kept. Reference: docs/reference.md."""
+where snapshots and the audit log are kept; DICT_MAGICS_CORPUS is the sample texts --corpus
+reads when not given. Reference: docs/reference.md."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,9 +10,10 @@ front end. ``python -m dict_magics.frontends.commands --markdown`` prints the re
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import settings as limits
@@ -68,13 +69,64 @@ class Command:
 
 @dataclass(frozen=True)
 class Context:
-    """What a front end hands a command's ``run``: its settings, and how it asks questions,
-    shows progress and says warnings."""
+    """What a front end hands a command's ``run``: its settings, how it asks questions, shows
+    progress and says warnings, and the corpus it has configured (``--corpus`` overrides)."""
 
     settings: Any
     prompter: Any = None
     progress: Any = None
     warn: Callable[[str], None] | None = None
+    corpus: str | None = None
+
+
+CORPUS_ENV = "DICT_MAGICS_CORPUS"
+
+
+def limit_unit(settings: Any) -> str:
+    """The unit the limit of 3 counts by when ``--unit`` is not given, for ``check`` and for an
+    impact: one element (a line), as the vendor's worked example shows."""
+    return "element"
+
+
+def configured_corpus(configured: str | None = None) -> str | None:
+    """The corpus a front end uses without ``--corpus``: its setting, else $DICT_MAGICS_CORPUS."""
+    return configured or os.environ.get(CORPUS_ENV) or None
+
+
+def _corpus(a: argparse.Namespace, c: Context, applies: bool) -> list[str] | None:
+    """The corpus lines, read before anything is sent. ``--corpus`` where no impact can be shown
+    (a change that is not a dry run) is refused; a configured corpus is then not used."""
+    from ..errors import UsageProblem
+    from ..models.impact import read_corpus
+
+    if a.corpus and not applies:
+        raise UsageProblem(
+            "--corpus shows what a change would do to your texts before it is made: add "
+            "--dry-run. Nothing was sent."
+        )
+    path = (a.corpus or configured_corpus(c.corpus)) if applies else None
+    return read_corpus(path) if path else None
+
+
+def _measured(result: Any, lines: list[str] | None, c: Context) -> Any:
+    """``result`` holding its impact on ``lines`` (a sync's after it is applied: its plan's).
+    A change with nothing to do has none; without a listing, a warning says it is unavailable."""
+    from ..errors import UsageProblem
+    from ..models import SyncResult
+    from ..models.impact import ImpactMixin
+
+    if lines is None:
+        return result
+    if isinstance(result, SyncResult):
+        return replace(result, plan=_measured(result.plan, lines, c))
+    if not isinstance(result, ImpactMixin):
+        return result
+    try:
+        return result.with_impact(lines, unit=limit_unit(c.settings))
+    except UsageProblem:  # a dry run that holds no listing: the service offers none
+        if c.warn is not None:
+            c.warn("impact unavailable: the service offers no listing to measure it against.")
+        return result
 
 
 def _given(a: argparse.Namespace, *names: str) -> dict[str, Any]:
@@ -90,7 +142,9 @@ def _list(a: argparse.Namespace, c: Context) -> Any:
 def _delete(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.delete import delete
 
-    return delete(c.settings, a.ids, progress=c.progress, dry_run=a.dry_run, warn=c.warn)
+    lines = _corpus(a, c, a.dry_run)
+    result = delete(c.settings, a.ids, progress=c.progress, dry_run=a.dry_run, warn=c.warn)
+    return _measured(result, lines, c)
 
 
 def _purge(a: argparse.Namespace, c: Context) -> Any:
@@ -109,23 +163,26 @@ def _restore(a: argparse.Namespace, c: Context) -> Any:
 def _add(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.add import add
 
+    lines = _corpus(a, c, a.dry_run)
     terms = (a.from_lang, a.from_text, a.to_lang, a.to_text)
-    return add(c.settings, *terms, dry_run=a.dry_run, warn=c.warn)
+    return _measured(add(c.settings, *terms, dry_run=a.dry_run, warn=c.warn), lines, c)
 
 
 def _update(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.update import update
 
+    lines = _corpus(a, c, a.dry_run)
     terms = _given(a, "from_lang", "from_text", "to_lang", "to_text", "dry_run")
-    return update(c.settings, a.id, **terms, warn=c.warn)
+    return _measured(update(c.settings, a.id, **terms, warn=c.warn), lines, c)
 
 
 def _sync(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.sync import sync
 
+    lines = _corpus(a, c, True)
     given = _given(a, "apply", "delete_missing", "pair", "format", "sheet", "skip_invalid", "yes")
     asks = {"prompter": c.prompter, "progress": c.progress, "warn": c.warn}
-    return sync(c.settings, a.file, **given, **asks)
+    return _measured(sync(c.settings, a.file, **given, **asks), lines, c)
 
 
 def _export(a: argparse.Namespace, c: Context) -> Any:
@@ -143,7 +200,8 @@ def _lint(a: argparse.Namespace, c: Context) -> Any:
 def _check(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.textcheck import check_text
 
-    return check_text(c.settings, a.text, from_lang=a.from_lang, to_lang=a.to_lang)
+    unit = a.unit or limit_unit(c.settings)
+    return check_text(c.settings, a.text, from_lang=a.from_lang, to_lang=a.to_lang, unit=unit)
 
 
 def _snapshots(a: argparse.Namespace, c: Context) -> Any:
@@ -176,11 +234,19 @@ def workers(what: str) -> Arg:
 
 # fmt: off
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
+UNITS = ("element", "request", "sentence")  # as models.textcheck.UNITS (not imported: heavy)
 PROFILE = arg("-p", "--profile", help="credential profile (default: the current one)")
 JSON = arg("--json", only="cli", action="store_true", help="print one JSON document on stdout")
 FORMAT = arg("--format", choices=FORMATS, help="file format (default: from the file's name)")
 FROM_LANG = arg("--from-lang", metavar="L", help="only entries from language L (e.g. ja)")
 TO_LANG = arg("--to-lang", metavar="L", help="only entries into language L (e.g. en)")
+_CORPUS = ("sample texts (UTF-8, one element a line): show which lines the change changes, "
+           "before \u2192 after (a change needs --dry-run; default: {})")
+CORPUS = (
+    arg("--corpus", only="magic", metavar="FILE",
+        help=_CORPUS.format("%config DictMagics.corpus, else $DICT_MAGICS_CORPUS")),
+    arg("--corpus", only="cli", metavar="FILE", help=_CORPUS.format("$DICT_MAGICS_CORPUS")),
+)
 NO_SNAPSHOT = arg("--no-snapshot", action="store_true",
                   help="keep no snapshot first (what goes then cannot be restored)")
 NETWORK = (
@@ -208,6 +274,9 @@ _BATCH = (
 )
 _DRY = '{"dry_run": true, "ok", "operation", "host", "profile", "listed", "entries", "missing"}'
 _CHANGE = '"http_status", "reason", "cause", "verified", "attempts"'
+_IMPACT = ('with a corpus, also "impact": {"lines", "changed": [{"line", "text", "before": '
+           f'[{_ENTRY}], "after"}}]}}')
+_PREVIEW = '{"dry_run": true, "ok", "operation", "host", "profile", "old", "new", "alongside"}'
 
 _COMMANDS = (
     Command(
@@ -315,15 +384,16 @@ _COMMANDS = (
             workers("requests in flight"),
             arg("--dry-run", action="store_true",
                 help="show what would be deleted (terms, ids not there); only lists"),
-            NO_SNAPSHOT, *PROGRESS, *NETWORK,
+            NO_SNAPSHOT, *CORPUS, *PROGRESS, *NETWORK,
         ),
-        ("%dict_delete 17", "%dict_delete 17 18,19 --dry-run", "%dict_delete {found.ids}",
+        ("%dict_delete 17", "%dict_delete 17 18,19 --dry-run --corpus texts.txt",
+         "%dict_delete {found.ids}",
          f"{PROG} delete 42 43,44", f"{PROG} delete --file ids.txt --jsonl > results.jsonl",
          f"{PROG} delete --retry-failed results.jsonl"),
         exits="0 when every id is deleted or absent; 1 when a deletion failed or its outcome "
         "is unknown",
         json=f'{_BATCH}; --jsonl: one result a line, then {{"summary": {{...}}}}; '
-        f"--dry-run: {_DRY}",
+        f"--dry-run: {_DRY}, {_IMPACT}",
         run=_delete,
     ),
     Command(
@@ -412,13 +482,15 @@ _COMMANDS = (
             arg("to_lang", metavar="TO_LANG", help="target language code"),
             arg("to_text", metavar="TO_TEXT", help="target term (quote it if it has spaces)"),
             arg("--dry-run", action="store_true", help="show what would be added; send nothing"),
-            JSON, *NETWORK,
+            *CORPUS, JSON, *NETWORK,
         ),
-        ("%dict_add en Friday de Freitag", "%dict_add ja 金曜日 en Friday --dry-run",
+        ("%dict_add en Friday de Freitag",
+         "%dict_add ja 金曜日 en Friday --dry-run --corpus texts.txt",
          'added = %dict_add en "purchase order" de Bestellung',
          f"{PROG} add en Friday de Freitag", f"{PROG} add en invoice de Rechnung --json"),
         exits="1 when the addition failed or its outcome is unknown",
-        json=f'{{"operation": "add", "ok", "outcome", "entry", "id", {_CHANGE}, "warnings"}}',
+        json=f'{{"operation": "add", "ok", "outcome", "entry", "id", {_CHANGE}, "warnings"}}; '
+        f"--dry-run: {_PREVIEW}, {_IMPACT}",
         run=_add,
     ),
     Command(
@@ -434,16 +506,17 @@ _COMMANDS = (
             arg("--from-lang", metavar="L", help="new source language"),
             arg("--to-lang", metavar="L", help="new target language"),
             arg("--dry-run", action="store_true", help="show old and new terms; send nothing"),
+            *CORPUS,
             arg("id", metavar="ID", help="the entry to change"),
             JSON, *NETWORK,
         ),
         ("%dict_update 17 --to-text Freitag",
-         '%dict_update 17 --from-text "purchase order" --dry-run',
+         '%dict_update 17 --from-text "purchase order" --dry-run --corpus texts.txt',
          f"{PROG} update 17 --to-text Freitag",
          f'{PROG} update 17 --from-text "purchase order" --dry-run'),
         exits="1 when the update failed or its outcome is unknown",
         json=f'{{"operation": "update", "ok", "outcome", "id", "old", "new", {_CHANGE}, '
-        '"snapshot", "warnings"}',
+        f'"snapshot", "warnings"}}; --dry-run: {_PREVIEW}, {_IMPACT}',
         run=_update,
     ),
     Command(
@@ -454,7 +527,9 @@ _COMMANDS = (
         "pairs that it lacks are deleted only with --delete-missing (after a question, or "
         "--yes). Several entries with one source term are a conflict, left alone; invalid rows "
         "are listed by row number and refused unless --skip-invalid. Applying keeps a snapshot "
-        "first (`restore` undoes it) and ends with one listing that verifies every change.",
+        "first (`restore` undoes it) and ends with one listing that verifies every change. "
+        "With a corpus (--corpus) the plan, and the result once applied, ends with what the "
+        "change does to those texts.",
         (
             PROFILE,
             arg("--apply", action="store_true", help="make the changes (else: the plan only)"),
@@ -469,9 +544,9 @@ _COMMANDS = (
             arg("-y", "--yes", action="store_true", help="delete without asking (with --apply)"),
             workers("requests in flight"),
             arg("file", metavar="FILE", help="the glossary file (.csv, .tsv, .xlsx, .tbx)"),
-            JSON, *PROGRESS, *NETWORK,
+            *CORPUS, JSON, *PROGRESS, *NETWORK,
         ),
-        ("plan = %dict_sync glossary.csv", "%dict_sync glossary.csv --apply",
+        ("plan = %dict_sync glossary.csv --corpus texts.txt", "%dict_sync glossary.csv --apply",
          "%dict_sync terms.xlsx --pair en:de --delete-missing --apply",
          f"{PROG} sync glossary.csv               (the plan only: nothing is sent)",
          f"{PROG} sync terms.xlsx --pair en:de --delete-missing --apply --yes --json"),
@@ -479,7 +554,8 @@ _COMMANDS = (
         json='{"applied", "ok", "path", "host", "profile", "adds", "updates": [{"id", "old", '
         '"new", "row"}], "deletes", "unchanged", "conflicts", "invalid": [{"row", "reason"}], '
         '"sheet", "other_sheets", "missing", "counts", "verified", "snapshot", "results", '
-        '"warnings"}',
+        '"warnings"}, '
+        f"{_IMPACT}",
         run=_sync,
     ),
     Command(
@@ -517,26 +593,33 @@ _COMMANDS = (
         run=_lint,
     ),
     Command(
-        "check", "show which entries apply to each sentence of a text (at most 3 per sentence)",
-        "Plays the service's rule on one listing (no translation request): per sentence, the "
-        "entries whose source term occurs in it, the earliest three (per language pair) "
-        "applied, the rest not applied (limit 3); then the entries that match but never apply. "
-        "Sentences end at \u3002 \uff01 \uff1f, at . ! ? before a space or the end, and at line "
-        "ends. In a notebook a longer text goes in a %%dict_check cell (options on its first "
-        "line).",
+        "check", "show which entries apply to each element of a text (at most 3 per element)",
+        "Plays the service's rule on one listing (no translation request). Each line is one "
+        "element, as one item of a translation request's text. Per element and language pair "
+        "the entries whose source term occurs in it: the earliest three applied, the rest not "
+        "applied (limit 3), a term inside an applied longer term covered; then the entries that "
+        "match but never apply. --unit request counts the 3 across all the lines, --unit "
+        "sentence per sentence (ending at \u3002 \uff01 \uff1f, or . ! ? before a space or the "
+        "end). In a notebook %dict_check TEXT checks one element, a %%dict_check cell one element "
+        "per line (options on its first line).",
         (
             PROFILE, FROM_LANG, TO_LANG,
+            arg("--unit", choices=UNITS,
+                help="what the limit of 3 counts per: a line (element, the default), all the "
+                "lines together (request), or each sentence"),
             arg("text", only="magic", nargs="+", metavar="TEXT",
-                help="the text, as typed after the options (no quotes needed)"),
-            arg("file", only="cli", metavar="FILE", help="a UTF-8 text file ('-' for stdin)"),
+                help="the text, as typed after the options (no quotes needed): one element"),
+            arg("file", only="cli", metavar="FILE",
+                help="a UTF-8 text file ('-' for stdin), one element a line"),
             JSON, *NETWORK,
         ),
         ("%dict_check 会議の請求書と見積書と納品書と契約書を送ります。",
          "%dict_check --from-lang ja --to-lang en 本日の会議は中止です。",
-         "result = %dict_check {sample}", f"{PROG} check sample.txt",
-         f"{PROG} check --from-lang ja --to-lang en - < mail.txt"),
-        json='{"sentences": [{"text", "applied": [id], "not_applied": [id]}], '
-        f'"never_applied": [id], "entries": [{_ENTRY}], "checked"}}',
+         "result = %dict_check --unit request {sample}", f"{PROG} check sample.txt",
+         f"{PROG} check --unit sentence --from-lang ja --to-lang en - < mail.txt"),
+        json='{"unit", "case_sensitive", "sentences": [{"text", "applied": [id], "not_applied": '
+        f'[id]}}], "never_applied": [id], "entries": [{_ENTRY}], "checked"}} (one item of '
+        '"sentences" per element, request line or sentence, whatever the unit)',
         run=_check,
     ),
     Command(

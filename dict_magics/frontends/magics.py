@@ -178,7 +178,7 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {"-p", "--profile", "--from-lang", "--to-lang"}
+    takes_value = {"-p", "--profile", "--from-lang", "--to-lang", "--unit"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
@@ -325,6 +325,12 @@ class DictMagics(Magics):
         "cell, but misses an edit made elsewhere within that time. 0: always list afresh; "
         "None: $DICT_MAGICS_LISTING_MAX_AGE, else 0. A purge always lists afresh.",
     ).tag(config=True)
+    corpus = Unicode(
+        "",
+        help="A UTF-8 file of sample texts, one a line: a sync's plan, a dry run of a delete, "
+        "add or update, and the panel's confirmations show what the change does to them "
+        "(--corpus overrides; empty: $DICT_MAGICS_CORPUS, else none).",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -416,7 +422,9 @@ class DictMagics(Magics):
         settings = self._settings(args)
         context.setdefault("prompter", MagicPrompter())
         with _user_errors():
-            result = COMMANDS[name].run(args, Context(settings, warn=_warn, **context))
+            result = COMMANDS[name].run(
+                args, Context(settings, warn=_warn, corpus=self.corpus or None, **context)
+            )
         return _in_magic_words(result)
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:
@@ -594,11 +602,12 @@ class DictMagics(Magics):
     @_magic
     def dict_panel(self, line: str = "", local_ns: Any = None) -> Any:
         """The confirm-then-delete widget panel (a DictPanel)."""
+        from .commands import configured_corpus
         from .panel import DictPanel
 
         settings = self._settings(self._args("panel", line, local_ns))
         with _user_errors():
-            panel = DictPanel.from_settings(settings)
+            panel = DictPanel.from_settings(settings, corpus=configured_corpus(self.corpus))
         if getattr(self.shell, "kernel", None) is None:
             print(
                 "the panel is a widget: it shows in Jupyter (JupyterLab, Notebook, VS Code), not "
@@ -607,7 +616,8 @@ class DictMagics(Magics):
         return panel
 
     def dict_check(self, line: str = "", cell: str | None = None, local_ns: Any = None) -> Any:
-        """Which entries apply to each sentence of a text (a CheckReport)."""
+        """Which entries apply to each element of a text (a CheckReport): a line, one element;
+        a cell, one element per line."""
         options, text = _split_text(self._expand(line, local_ns))
         if cell is not None:
             if text:

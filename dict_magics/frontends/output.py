@@ -225,7 +225,14 @@ def audit_json(line: m.AuditLine) -> dict[str, Any]:
 
 
 def to_json(result: Any, warnings: list[str]) -> dict[str, Any]:
-    """The ``--json`` shape of an operation's result; ``warnings``: what a change said."""
+    """The ``--json`` shape of an operation's result (with ``"impact"`` when it holds its impact
+    on a corpus: a sync plan's, applied or not, or a dry run's); ``warnings``: what it said."""
+    data = _shape(result, warnings)
+    impact = getattr(getattr(result, "plan", result), "corpus_impact", None)
+    return data if impact is None else {**data, "impact": impact.to_json()}
+
+
+def _shape(result: Any, warnings: list[str]) -> dict[str, Any]:
     from .. import models as m
 
     if isinstance(result, m.DeleteResult | m.BatchResult):

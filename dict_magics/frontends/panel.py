@@ -26,6 +26,7 @@ from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, S
 from ..models import BatchResult, Entry, EntryList
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
+from ..models.impact import after_change, impact, read_corpus
 from ..models.secret import mask
 from ..models.terms import entry_problems
 from ..operations import history
@@ -41,7 +42,7 @@ from ..operations.sync import plan_sync, sync
 from ..operations.update import update
 from ..settings import WORKERS
 from . import panel_html as view
-from .commands import PANEL
+from .commands import PANEL, limit_unit
 from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm, text_input
 from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
 
@@ -126,11 +127,13 @@ class DictPanel(widgets.VBox):
         workers: int = WORKERS,
         snapshots: bool = True,
         listing_max_age: float | None = None,
+        corpus: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         self._settings = OperationSettings(
             profile=profile, workers=workers, snapshots=snapshots, listing_max_age=listing_max_age
         )
+        self._corpus = corpus  # lines a confirmation shows the change's impact on
         self._client = client
         self.profile, self.workers = profile, workers
         self.state: Literal["idle", "armed", "running"] = "idle"
@@ -263,6 +266,7 @@ class DictPanel(widgets.VBox):
         workers: int = WORKERS,
         snapshots: bool = True,
         listing_max_age: float | None = None,
+        corpus: Sequence[str] | None = None,
         **client_options: Any,
     ) -> DictPanel:
         """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables); the
@@ -271,7 +275,7 @@ class DictPanel(widgets.VBox):
         from ..operations.context import make_client
 
         client, creds = make_client(profile, workers=workers, **client_options)
-        settings = {"snapshots": snapshots, "listing_max_age": listing_max_age}
+        settings = {"snapshots": snapshots, "listing_max_age": listing_max_age, "corpus": corpus}
         try:
             return cls(client, profile=creds.profile, workers=workers, **settings)
         except BaseException:
@@ -279,8 +283,10 @@ class DictPanel(widgets.VBox):
             raise
 
     @classmethod
-    def from_settings(cls, settings: OperationSettings) -> DictPanel:
-        """The panel for ``settings`` (what ``%dict_panel`` shows)."""
+    def from_settings(cls, settings: OperationSettings, corpus: str | None = None) -> DictPanel:
+        """The panel for ``settings`` (what ``%dict_panel`` shows); ``corpus``: a file of
+        sample texts, read before anything is sent."""
+        lines = read_corpus(corpus) if corpus else None
         return cls.from_profile(
             settings.profile,
             base_url=settings.base_url,
@@ -289,6 +295,7 @@ class DictPanel(widgets.VBox):
             workers=settings.workers,
             snapshots=settings.snapshots,
             listing_max_age=settings.listing_max_age,
+            corpus=lines,
         )
 
     # -- public ------------------------------------------------------------------------------
@@ -456,10 +463,20 @@ class DictPanel(widgets.VBox):
             )
             return
         message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
+        message += self._impact_html(deletes=going) if going else ""
         what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
         hint = "Check what will be deleted, then press Confirm or Cancel."
         self._arm(Armed("delete", message, hint, what, work, total=len(ids)))
+
+    def _impact_html(self, **change: list[Entry]) -> str:
+        """What a change to the listing shown does to the corpus, when one is configured."""
+        if self._corpus is None:
+            return ""
+        with self._lock:
+            before = list(self._index.entries)
+        after, unit = after_change(before, **change), limit_unit(self._settings)
+        return view.impact_html(impact(before, after, self._corpus, unit=unit))
 
     @staticmethod
     def _invalid(ids: list[str]) -> list[str]:
@@ -534,6 +551,7 @@ class DictPanel(widgets.VBox):
             self._set_status("Nothing changed: the terms are as listed.", "info")
             return
         message = view.confirm_update_html(old, new, self.profile, self.host, self._keeps)
+        message += self._impact_html(updates=[new])
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
         self._arm(
@@ -547,6 +565,7 @@ class DictPanel(widgets.VBox):
         with self._lock:
             same = [e for e in self._index.entries if e.terms == new.terms]
         message = view.confirm_add_html(new, self.profile, self.host, same)
+        message += self._impact_html(adds=[new])
         # A copy of an entry is added only when the confirmation named the entry it copies.
         work = functools.partial(self._work_add, new, bool(same))
         hint = "Check the entry, then press Confirm or Cancel."
@@ -744,6 +763,9 @@ class DictPanel(widgets.VBox):
             self._set_status(f"Nothing to change: the dictionary matches {name}.", "info")
         else:
             self.sync_form.plan_html.value = ""  # shown in the confirmation instead
+            if self._corpus is not None:
+                unit = limit_unit(self._settings)
+                shown += view.impact_html(plan.impact(self._corpus, unit=unit))
             message = view.confirm_sync_html(shown, self.profile, self.host, self._keeps)
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options, skip_invalid)
@@ -795,7 +817,8 @@ class DictPanel(widgets.VBox):
         return report
 
     def _work_check(self, text: str) -> None:
-        report = EntryList(self._index.entries, self.host).check(text)
+        unit = limit_unit(self._settings)
+        report = EntryList(self._index.entries, self.host).check(text, unit=unit)
         self.check_form.report_html.value = view.result_html(report)
         self._set_status("", "info")
 

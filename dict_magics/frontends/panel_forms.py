@@ -131,11 +131,11 @@ class ProblemsView(widgets.VBox):
 
 
 class CheckForm(widgets.VBox):
-    """A text to check against the entries (which apply to each sentence, 3 at most)."""
+    """A text to check against the entries (which apply to each line, 3 at most)."""
 
     def __init__(self) -> None:
         self.text = widgets.Textarea(
-            placeholder="Paste a text: each sentence shows the entries that apply to it",
+            placeholder="Paste a text: each line shows the entries that apply to it",
             layout=widgets.Layout(width="100%", height="6em"),
         )
         self.check_button = _button("Check", "Nothing is sent: the entries listed are used")

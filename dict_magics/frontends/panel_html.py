@@ -14,7 +14,7 @@ from ..errors import Remedy
 from ..models.text import shown as clean
 
 if TYPE_CHECKING:
-    from ..models import Entry, PurgePlan, SnapshotInfo
+    from ..models import Entry, Impact, PurgePlan, SnapshotInfo
 
 CONFIRM_SHOWN = 200
 """Terms a confirmation lists before "and N more" (the count is always stated)."""
@@ -199,6 +199,15 @@ def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) 
     to = f"to profile <code>{escape(profile)}</code>"
     return confirm(
         "<b>Apply this sync</b>", to, host, (keep if snapshots else NO_UNDO) + again + plan_html
+    )
+
+
+def impact_html(impact: Impact) -> str:
+    """A change's impact on the corpus: "changes N of M sample lines", the lines a click away."""
+    lines = f"{impact.lines:,} sample line{'' if impact.lines == 1 else 's'}"
+    return (
+        f'<details class="dict-magics-panel-impact"><summary>changes {len(impact.changed):,} of '
+        f"{lines}</summary>{impact._repr_html_()}</details>"
     )
 
 

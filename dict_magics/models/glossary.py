@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Remedy
-from .impact import ImpactMixin, after_change
+from .impact import Impact, ImpactMixin, after_change
 from .records import AddResult, DeleteResult, Entry
 from .text import (
     COLOUR,
@@ -109,6 +109,8 @@ class ChangePreview(Rendered, ImpactMixin):
     alongside: list[Entry] = field(default_factory=list)
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
     """The listing the preview was made from (what ``impact`` measures against)."""
+    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
+    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def ok(self) -> bool:
@@ -117,7 +119,11 @@ class ChangePreview(Rendered, ImpactMixin):
     _css = "dry-run"
 
     def __str__(self) -> str:
-        return _preview_text(self)
+        return _preview_text(self) + self._impact_text()
+
+    def _repr_html_(self) -> str:
+        text = f'<div class="dict-magics-dry-run">{escape(_preview_text(self))}</div>'
+        return text + self._impact_html()
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         if self.old is not None:
@@ -232,6 +238,8 @@ class SyncPlan(Rendered, ImpactMixin):
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
     """The listing the plan was made from (what ``impact`` measures against)."""
+    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
+    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def changes(self) -> int:
@@ -275,10 +283,10 @@ class SyncPlan(Rendered, ImpactMixin):
         return f"SyncPlan({self.path!r}, host={self.host!r}, {counts})"
 
     def __str__(self) -> str:
-        return _plan_text(self)
+        return _plan_text(self) + self._impact_text()
 
     def _repr_html_(self) -> str:
-        return _plan_html(self)
+        return _plan_html(self) + self._impact_html()
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         updates = [u.new for u in self.updates]
@@ -373,10 +381,10 @@ class SyncResult(Rendered):
         )
 
     def __str__(self) -> str:
-        return _result_text(self)
+        return _result_text(self) + self.plan._impact_text()
 
     def _repr_html_(self) -> str:
-        return _result_html(self)
+        return _result_html(self) + self.plan._impact_html()
 
 
 # -- how plans and results show themselves ------------------------------------------------------

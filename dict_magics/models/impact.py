@@ -181,6 +181,7 @@ class ImpactMixin:
 
     __slots__ = ()
     listing: Sequence[Entry] | None
+    corpus_impact: Impact | None
 
     def _held(self) -> Sequence[Entry] | None:
         return self.listing
@@ -204,6 +205,17 @@ class ImpactMixin:
             raise UsageProblem(f"this {name} holds no listing to measure from: pass listing=.")
         before = list(held)
         return impact(before, self._after(before), corpus, unit=unit, case_sensitive=case_sensitive)
+
+    def with_impact(self, corpus: str | Path | Sequence[str], **how: Any) -> Any:
+        """This record holding its impact on ``corpus`` (``corpus_impact``), shown after it:
+        what ``--corpus`` gives."""
+        return replace(self, corpus_impact=self.impact(corpus, **how))  # type: ignore[type-var]
+
+    def _impact_text(self) -> str:
+        return f"\n{self.corpus_impact}" if self.corpus_impact is not None else ""
+
+    def _impact_html(self) -> str:
+        return self.corpus_impact._repr_html_() if self.corpus_impact is not None else ""
 
 
 def _touched(before: list[Entry], after: list[Entry]) -> set[str]:

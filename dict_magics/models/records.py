@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Remedy
 from .entry import Entry
-from .impact import ImpactMixin, after_change
+from .impact import Impact, ImpactMixin, after_change
 from .text import (
     COLOUR,
     GREY,
@@ -668,6 +668,8 @@ class DryRunResult(Rendered, ImpactMixin):
     ``listing_max_age`` setting let this process's cached listing stand in)."""
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
     """The listing a delete's dry run was made from (what ``impact`` measures against)."""
+    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
+    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def ok(self) -> bool:
@@ -716,7 +718,7 @@ class DryRunResult(Rendered, ImpactMixin):
 
     def __str__(self) -> str:
         lines = [f"{self._NOTHING_SENT}: {self._summary()}"]
-        return "\n".join(lines + [f"  {text}" for _, text in self._lines()])
+        return "\n".join(lines + [f"  {text}" for _, text in self._lines()]) + self._impact_text()
 
     def _repr_html_(self) -> str:
         items = "".join(f'<li class="dict-magics-{k}">{escape(t)}</li>' for k, t in self._lines())
@@ -724,6 +726,7 @@ class DryRunResult(Rendered, ImpactMixin):
         return (
             f'<div class="dict-magics-dryrun" style="color:{GREY}">'
             f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
+            + self._impact_html()
         )
 
     def _held(self) -> Sequence[Entry] | None:
