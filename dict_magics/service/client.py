@@ -1,9 +1,10 @@
-"""The dictionary client: one method per endpoint, with retries and honest results.
+"""The client: one method per endpoint (the dictionary's, and translation), with retries and
+honest results.
 
 A change comes back as a result whose ``outcome`` is ``success`` only when the service said so,
 ``failure`` only when it certainly did not act, ``unknown`` otherwise; the client raises only
-for a caller's mistake (before any request) and for a listing it cannot produce. Each change
-is noted in the caller's ``audit`` (``Audit``): ``sending`` before its first attempt leaves,
+for a caller's mistake (before any request) and for a listing or translation it cannot produce.
+Each change is noted in the caller's ``audit``: ``sending`` before its first attempt leaves,
 ``ended`` with its result. Ctrl-C during one request waits for its answer, then raises
 ``RequestInterrupted`` carrying the true result.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import signal
 import threading
 import time
@@ -29,6 +31,7 @@ from ..errors import (
     InvalidIdError,
     ListingUnsupportedError,
     ServiceError,
+    UsageProblem,
 )
 from ..models import (
     AddBatch,
@@ -45,7 +48,6 @@ from ..models.entry import check_id
 from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
 from . import batch
-from .answers import IDEMPOTENT, Verdict, judge, parse_listing
 from .auth import (
     AUTH_MODES,
     TOKEN_PATH,
@@ -59,21 +61,15 @@ from .http import (
     ANSWER_LIMIT,
     API_PREFIX,
     HTTP,
+    IDEMPOTENT,
     LISTING_LIMIT,
     RetryPolicy,
+    Verdict,
     host_of,
+    judge,
     normalize_base_url,
+    parse_listing,
 )
-
-__all__ = [
-    "Audit",
-    "BatchResult",
-    "DeferredInterrupt",
-    "DeleteResult",
-    "DictionaryClient",
-    "RateLimit",
-    "RequestInterrupted",
-]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -86,6 +82,13 @@ WaitListener = Callable[[float, str], None]
 LIST_PATH = API_PREFIX.rstrip("/")
 BULK_PATH = LIST_PATH + "/bulk"
 PURGE_PATH = API_PREFIX + "dictionary-all"
+TRANSLATE_PATH = "/api/v1/translate"
+MAX_WORDS = 200
+"""Words in one element of a translation request (the vendor's limit)."""
+MAX_TEXT_BYTES = 270 * 1024
+"""A translation request's elements together stay under this many bytes (UTF-8)."""
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\s\u3000-\u303f{_CJK}]+")
 _UNKNOWN = {
     "delete": ". The request may have reached the service, so the entry may be gone; sending "
     "it again is safe (it answers 'no such entry' if so)",
@@ -294,12 +297,14 @@ class _Final:
 
 
 class DictionaryClient(Unpicklable):
-    """Deletes, lists, adds (one or in bulk) and updates user-dictionary entries.
+    """Lists, deletes, adds (one or in bulk) and updates user-dictionary entries; translates.
 
     ``auth="signature"`` signs every request; ``auth="token"`` gets one token (shared in the
     process, renewed before it ends and once after a refusal) and sends it as Bearer.
     ``timeout`` is each of the connect and read timeouts of one attempt; ``max_retries`` and
-    the rest make the ``RetryPolicy``. It cannot be pickled: it holds the secret.
+    the rest make the ``RetryPolicy``. ``bulk`` and ``update`` say whether the service has
+    those endpoints (``probe`` finds out): without bulk, entries are added one POST each;
+    without PUT, updates are refused before sending. It cannot be pickled: it holds the secret.
     """
 
     def __init__(
@@ -320,29 +325,13 @@ class DictionaryClient(Unpicklable):
         on_wait: WaitListener | None = None,
         auth: str = settings.AUTH,
         token_duration: int = settings.TOKEN_DURATION,
+        bulk: bool = True,
+        update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        if auth not in AUTH_MODES:
-            raise DictMagicsError(
-                f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}.", option="auth"
-            )
-        if not isinstance(token_duration, int) or token_duration < 1:
-            raise DictMagicsError(
-                f"token_duration must be a whole number of seconds >= 1, not {token_duration!r}."
-            )
-        if not isinstance(access_key, str) or not isinstance(secret_key, str):
-            raise DictMagicsError("the access key and the secret key must be text (str).")
-        if not access_key or not secret_key:
-            raise DictMagicsError("both an access key and a secret key are needed.")
-        for name, value in (("access key", access_key), ("secret key", secret_key)):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise DictMagicsError(f"the {name} is not valid UTF-8 text.") from None
-        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
-            raise DictMagicsError(f"timeout must be a positive number of seconds, not {timeout!r}.")
-        if max_retries < 0:
-            raise DictMagicsError(f"max_retries must be 0 or more, not {max_retries!r}.")
+        problem = _problem(auth, token_duration, access_key, secret_key, timeout, max_retries)
+        if problem:
+            raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
         self.access_key = access_key
         self.timeout = float(timeout)
         self.retry = RetryPolicy(
@@ -350,12 +339,30 @@ class DictionaryClient(Unpicklable):
         )
         self.auth = auth
         self.token_duration = token_duration
+        self.bulk, self.update = bulk, update
         self.closed = False
         self.rate_limit = RateLimit(on_wait)
+        self.requests_sent = 0
+        """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
+        self._said_single = False
         self._secret = Secret(secret_key)
         self._tokens = shared(self.base_url, access_key, self._secret) if auth == "token" else None
         self._signature = SignatureAuth(access_key, self._secret, nonces or nonces_for(access_key))
         self._http = HTTP(self.base_url, session)
+
+    def with_auth(self, auth: str) -> DictionaryClient:
+        """A client for the same service and keys, on the same connections, sending ``auth``."""
+        return DictionaryClient(
+            self.base_url,
+            self.access_key,
+            self._secret,
+            timeout=self.timeout,
+            max_retries=self.retry.total,
+            session=self._http.session,
+            nonces=self._signature.nonces,
+            auth=auth,
+            token_duration=self.token_duration,
+        )
 
     @property
     def max_retries(self) -> int:
@@ -465,15 +472,7 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
         check_entries([entry])
         with DeferredInterrupt() as deferred:
-            final = self._exchange(
-                "POST",
-                LIST_PATH,
-                body=_body(entry.to_service(with_id=False)),
-                stop=deferred.stop.is_set,
-                sending=audit and partial(audit.sending, "POST", None, [entry]),
-            )
-            deferred.result = AddResult(entry=entry, **final.fields("add"))
-            _ended(audit, final, [deferred.result])
+            deferred.result = self._add_one(entry, deferred.stop.is_set, audit)
         return deferred.result
 
     def add_entries(
@@ -490,7 +489,8 @@ class DictionaryClient(Unpicklable):
         """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads, each
         checked first. A chunk whose answer is lost is not sent again (its entries stay
         ``unknown``: ``operations.settle`` decides them from a listing). One result per entry,
-        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes."""
+        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes. Where
+        the service has no bulk endpoint (``bulk``, or a 404/405 to one), one POST an entry."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -509,6 +509,9 @@ class DictionaryClient(Unpicklable):
         check_entries(entries)
         if not entries:
             return AddBatch([])
+        if not self.bulk:
+            chunk_size = 1
+            self._single_posts()
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
         total, done = len(entries), 0
 
@@ -546,6 +549,7 @@ class DictionaryClient(Unpicklable):
         """Replace entry ``entry_id``'s terms with ``entry``'s (``PUT``), in place; retried like
         a DELETE. ``old`` (the entry as listed before) is carried into the result."""
         text, new = _checked_update(entry_id, entry)
+        self.check_update()
         with DeferredInterrupt() as deferred:
             deferred.result = self._update_one((text, new, old), deferred.stop.is_set, audit)
         return deferred.result
@@ -567,6 +571,7 @@ class DictionaryClient(Unpicklable):
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         _check_workers(workers)
+        self.check_update()
         if not items:
             return []
         run = self._run_batch(
@@ -582,6 +587,80 @@ class DictionaryClient(Unpicklable):
             r or _not_attempted(UpdateResult, run.why, "update", entry_id=t, new=new, old=before)
             for (t, new, before), r in zip(items, run.results, strict=True)
         ]
+
+    def check_update(self) -> None:
+        """``UsageProblem`` when the service has no PUT (``probe`` found none): an entry cannot
+        be changed in place there, and a delete and an add would give it a new id."""
+        if not self.update:
+            raise UsageProblem(
+                f"the service at {self.host} has no PUT (as `probe` found), so an entry cannot "
+                "be changed in place: a delete and an add would give it a new id. Nothing was "
+                "sent."
+            )
+
+    def translate(
+        self,
+        texts: Sequence[str],
+        source_lang: str,
+        target_lang: str,
+        *,
+        field_id: str = "1",
+        contract_id: str | None = None,
+    ) -> list[str]:
+        """Each element of ``texts`` as the engine translates it (billed), in order, in as few
+        requests as the limits allow: at most 200 words an element, under 270 KB a request. An
+        element over the limits is a ``UsageProblem`` naming it, before anything is sent; a
+        request that fails is a ``ServiceError``."""
+        sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
+        for number, (text, size) in enumerate(zip(texts, sizes, strict=True), 1):
+            words = len(_WORD.findall(text))
+            if words > MAX_WORDS or size >= MAX_TEXT_BYTES:
+                what = f"{words} words" if words > MAX_WORDS else f"{size:,} bytes"
+                raise UsageProblem(
+                    f"element {number} has {what}: the engine takes at most {MAX_WORDS} words "
+                    f"an element, under {MAX_TEXT_BYTES // 1024} KB a request. Split it; "
+                    "nothing was sent."
+                )
+        chunks: list[list[str]] = []
+        total = MAX_TEXT_BYTES
+        for text, size in zip(texts, sizes, strict=True):
+            if total + size >= MAX_TEXT_BYTES:
+                chunks.append([])
+                total = 0
+            chunks[-1].append(text)
+            total += size
+        asked = {"fieldId": field_id, "sourceLang": source_lang, "targetLang": target_lang}
+        if contract_id:
+            asked["contractId"] = contract_id
+        out: list[str] = []
+        for chunk in chunks:
+            final = self._exchange("POST", TRANSLATE_PATH, body=_body({**asked, "text": chunk}))
+            inner = final.data.get("data") if isinstance(final.data, dict) else None
+            found = inner.get("translationResult") if isinstance(inner, dict) else None
+            if final.outcome != "success" or not _translations(found, len(chunk)):
+                why = final.reason or "the answer holds no translatedText for each element"
+                raise ServiceError(
+                    f"could not translate at {self.host}: {why}",
+                    cause=final.cause if final.reason else Cause.BAD_ANSWER,
+                    http_status=final.http_status,
+                    code=final.code,
+                    vendor_message=final.vendor_message,
+                )
+            out += [item["translatedText"] for item in found]  # type: ignore[union-attr]
+        return out
+
+    def attempt(
+        self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
+    ) -> tuple[Verdict, str]:
+        """One signed attempt, never sent again, and the nonce it carried: how ``probe`` asks
+        what the service does with an old or reused ``nonce`` (else a fresh one), or with a
+        signature that cannot be right (``forged``). For read-only requests."""
+        nonce = nonce or self._signature.nonces()
+        secret = Secret(f"not-{self._secret}") if forged else self._secret
+        auth = SignatureAuth(self.access_key, secret, lambda: nonce)
+        self.requests_sent += 1
+        answer = self._http.send(method, path, auth, timeout=self.timeout, limit=LISTING_LIMIT)
+        return judge(method, answer, LISTING_LIMIT, host=self.host, timeout=self.timeout), nonce
 
     # -- one request of each kind ------------------------------------------------------------
 
@@ -612,10 +691,25 @@ class DictionaryClient(Unpicklable):
         _ended(audit, final, [result])
         return result
 
+    def _add_one(self, entry: Entry, stop: Callable[[], bool], audit: Audit | None) -> AddResult:
+        final = self._exchange(
+            "POST",
+            LIST_PATH,
+            body=_body(entry.to_service(with_id=False)),
+            stop=stop,
+            sending=audit and partial(audit.sending, "POST", None, [entry]),
+        )
+        result = AddResult(entry=entry, **final.fields("add"))
+        _ended(audit, final, [result])
+        return result
+
     def _add_chunk(
         self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
     ) -> list[AddResult]:
-        """One bulk POST: every entry of the chunk ends as the request did."""
+        """One bulk POST: every entry of the chunk ends as the request did. Without a bulk
+        endpoint (a 404 or 405 to it: nothing was added), one POST per entry."""
+        if not self.bulk:
+            return [self._add_one(entry, stop, audit) for entry in chunk]
         final = self._exchange(
             "POST",
             BULK_PATH,
@@ -625,7 +719,19 @@ class DictionaryClient(Unpicklable):
         )
         results = [AddResult(entry=e, **final.fields("bulk")) for e in chunk]
         _ended(audit, final, results)
+        if final.outcome == "failure" and final.http_status in (404, 405):
+            self.bulk = False
+            self._single_posts()
+            return [self._add_one(entry, stop, audit) for entry in chunk]
         return results
+
+    def _single_posts(self) -> None:
+        """Said once per client: entries go one POST each (slower, not an error)."""
+        if not self._said_single:
+            self._said_single = True
+            log.warning(
+                "the service at %s has no bulk endpoint: adding one entry per POST", self.host
+            )
 
     def _run_batch(
         self,
@@ -692,6 +798,7 @@ class DictionaryClient(Unpicklable):
             if sending is not None and key is None:
                 key = sending()
             attempts += 1
+            self.requests_sent += 1
             answer = self._http.send(
                 method, path, auth, body=body, timeout=self.timeout, limit=limit
             )
@@ -778,6 +885,30 @@ class DictionaryClient(Unpicklable):
             )
 
 
+def _problem(
+    auth: str, duration: Any, access_key: Any, secret_key: Any, timeout: Any, retries: int
+) -> str | None:
+    """What is wrong with a client's settings, in words, or ``None``."""
+    if auth not in AUTH_MODES:
+        return f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}."
+    if not isinstance(duration, int) or duration < 1:
+        return f"token_duration must be a whole number of seconds >= 1, not {duration!r}."
+    if not isinstance(access_key, str) or not isinstance(secret_key, str):
+        return "the access key and the secret key must be text (str)."
+    if not access_key or not secret_key:
+        return "both an access key and a secret key are needed."
+    for name, value in (("access key", access_key), ("secret key", secret_key)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"the {name} is not valid UTF-8 text."
+    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        return f"timeout must be a positive number of seconds, not {timeout!r}."
+    if retries < 0:
+        return f"max_retries must be 0 or more, not {retries!r}."
+    return None
+
+
 def check_entries(entries: Sequence[Entry]) -> None:
     """``InvalidEntryError`` naming the first entry the service would refuse, and why."""
     for number, entry in enumerate(entries, 1):
@@ -827,6 +958,15 @@ def _ended(audit: Audit | None, final: _Final, results: Sequence[Any]) -> None:
 
 def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+def _translations(found: Any, count: int) -> bool:
+    """Whether ``found`` is a ``translationResult``: one ``translatedText`` per element."""
+    return (
+        isinstance(found, list)
+        and len(found) == count
+        and all(isinstance(i, dict) and isinstance(i.get("translatedText"), str) for i in found)
+    )
 
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
