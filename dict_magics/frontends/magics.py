@@ -178,7 +178,11 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {"-p", "--profile", "--from-lang", "--to-lang", "--unit"}
+    takes_value = {
+        *("-p", "--profile", "--from-lang", "--to-lang", "--unit"),
+        *("--field-id", "--contract-id"),
+    }
+    flags = {"--translate", "-y", "--yes"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
@@ -187,6 +191,10 @@ def _split_text(line: str) -> tuple[list[str], str]:
             rest = tail.strip()
             break
         name, equals, _ = word.partition("=")
+        if name in flags:
+            options.append(word)
+            rest = tail.strip()
+            continue
         if name not in takes_value:
             break
         options.append(word)
@@ -203,10 +211,10 @@ def _in_magic_words(result: Any) -> Any:
     it, the flag that asks for more) as the magics do."""
     from dataclasses import replace
 
-    from ..models import BatchResult, DeleteResult, SyncPlan
+    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan
     from .commands import MAGIC
 
-    if isinstance(result, DeleteResult | BatchResult | SyncPlan):
+    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult):
         return replace(result, names=MAGIC.names)
     return result
 
@@ -517,6 +525,18 @@ class DictMagics(Magics):
         from .output import dumps
 
         print(dumps(report.to_json(), indent=2))
+        return None
+
+    @_magic
+    def dict_probe(self, line: str = "", local_ns: Any = None) -> Any:
+        """What rules the service follows (a ProbeResult), or its JSON with --json."""
+        args = self._args("probe", line, local_ns)
+        found = self._run("probe", args)
+        if not args.json:
+            return found
+        from .output import dumps
+
+        print(dumps(found.to_json(), indent=2))
         return None
 
     @_magic

@@ -611,16 +611,7 @@ class DictionaryClient(Unpicklable):
         requests as the limits allow: at most 200 words an element, under 270 KB a request. An
         element over the limits is a ``UsageProblem`` naming it, before anything is sent; a
         request that fails is a ``ServiceError``."""
-        sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
-        for number, (text, size) in enumerate(zip(texts, sizes, strict=True), 1):
-            words = len(_WORD.findall(text))
-            if words > MAX_WORDS or size >= MAX_TEXT_BYTES:
-                what = f"{words} words" if words > MAX_WORDS else f"{size:,} bytes"
-                raise UsageProblem(
-                    f"element {number} has {what}: the engine takes at most {MAX_WORDS} words "
-                    f"an element, under {MAX_TEXT_BYTES // 1024} KB a request. Split it; "
-                    "nothing was sent."
-                )
+        sizes = check_translatable(texts)
         chunks: list[list[str]] = []
         total = MAX_TEXT_BYTES
         for text, size in zip(texts, sizes, strict=True):
@@ -883,6 +874,22 @@ class DictionaryClient(Unpicklable):
                 code=final.code,
                 vendor_message=_hidden(final.vendor_message, self._secret),
             )
+
+
+def check_translatable(texts: Sequence[str]) -> list[int]:
+    """Each element's size in bytes; ``UsageProblem`` naming the first element over the
+    engine's limits (200 words; under 270 KB for a request)."""
+    sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
+    for number, (text, size) in enumerate(zip(texts, sizes, strict=True), 1):
+        words = len(_WORD.findall(text))
+        if words > MAX_WORDS or size >= MAX_TEXT_BYTES:
+            what = f"{words} words" if words > MAX_WORDS else f"{size:,} bytes"
+            raise UsageProblem(
+                f"element {number} has {what}: the engine takes at most {MAX_WORDS} words an "
+                f"element, under {MAX_TEXT_BYTES // 1024} KB a request. Split it; nothing was "
+                "sent."
+            )
+    return sizes
 
 
 def _problem(
