@@ -639,7 +639,6 @@ _COMMANDS = (
             JSON, *NETWORK,
         ),
         ("%dict_check 会議の請求書と見積書と納品書と契約書を送ります。",
-         "%dict_check --from-lang ja --to-lang en 本日の会議は中止です。",
          "result = %dict_check --unit request {sample}",
          "%dict_check --translate --from-lang ja --to-lang en 猫と犬とウサギとクマ。",
          f"{PROG} check sample.txt",

@@ -625,7 +625,8 @@ class DictionaryClient(Unpicklable):
             asked["contractId"] = contract_id
         out: list[str] = []
         for chunk in chunks:
-            final = self._exchange("POST", TRANSLATE_PATH, body=_body({**asked, "text": chunk}))
+            body = _body({**asked, "text": chunk})
+            final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
             if final.outcome != "success" or not _translations(found, len(chunk)):
