@@ -637,8 +637,14 @@ class DictMagics(Magics):
 
     def dict_check(self, line: str = "", cell: str | None = None, local_ns: Any = None) -> Any:
         """Which entries apply to each element of a text (a CheckReport): a line, one element;
-        a cell, one element per line."""
+        a cell, one element per line; ``{name}`` of a list of strings, one element each."""
+        import re
+
         options, text = _split_text(self._expand(line, local_ns))
+        named = re.fullmatch(r"\{(\w+)\}|\$(\w+)", _split_text(line)[1].strip())
+        items = self._namespace(local_ns).get(named.group(1) or named.group(2)) if named else None
+        if isinstance(items, list | tuple) and all(isinstance(i, str) for i in items):
+            text = list(items)  # type: ignore[assignment]
         if cell is not None:
             if text:
                 raise UsageError(

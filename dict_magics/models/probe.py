@@ -78,7 +78,8 @@ class ProbeResult(Rendered):
     def summary(self) -> str:
         """One line of what was found, for ``status``."""
         said = [f"{label} {value.split(' (')[0]}" for label, value in self.rows()]
-        return f"{self.date[:10]}: {', '.join(s for s in said if 'not ' not in s)}"
+        when = f"{self.date[:16].replace('T', ' ')} UTC"
+        return f"{when}: {', '.join(s for s in said if 'not ' not in s)}"
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN's shape; a probe that stopped adds ``stopped`` and the markers ``left``."""

@@ -81,10 +81,10 @@ class ProfileStatus(Rendered):
             ("base URL", (self.base_url or "not found") + origin("base_url")),
             ("access key", (self.masked_access_key or "not found") + origin("access_key")),
             ("secret key", where),
-            ("keyring backend", backend),
         ]
-        if self.base_url:
-            rows.append(("probe", self.probe.summary() if self.probe else "never run here"))
+        if self.probe is not None:
+            rows.append(("probe", self.probe.summary()))
+        rows.append(("keyring backend", backend))
         if self.problem:
             rows.append(("problem", self.problem))
         rows.extend(("warning", text) for text in self.warnings)
