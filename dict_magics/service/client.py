@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
@@ -41,7 +41,6 @@ from ..models import (
     DeleteResult,
     Entry,
     EntryList,
-    Outcome,
     UpdateResult,
 )
 from ..models.entry import check_id
@@ -265,35 +264,20 @@ class RateLimit:
             listener(retry_after, "the service's rate limit")
 
 
-@dataclass(frozen=True)
-class _Final:
-    """What a request ended as, over all its attempts; ``key`` its audit key, if noted."""
-
-    outcome: Outcome
-    cause: Cause
-    reason: str | None
-    http_status: int | None
-    attempts: int
-    elapsed: float
-    data: Any = None
-    code: int | None = None
-    vendor_message: str | None = None
-    key: str | None = None
-
-    def fields(self, kind: str) -> dict[str, Any]:
-        """What every result takes from how its request ended."""
-        reason = self.reason + _UNKNOWN[kind] if self.outcome == "unknown" else self.reason
-        return {
-            "status": "success" if self.outcome == "success" else "failure",
-            "http_status": self.http_status,
-            "reason": reason,
-            "outcome_unknown": self.outcome == "unknown",
-            "attempts": self.attempts,
-            "elapsed": self.elapsed,
-            "cause": self.cause,
-            "code": self.code,
-            "vendor_message": self.vendor_message,
-        }
+def _fields(final: Verdict, kind: str) -> dict[str, Any]:
+    """What every result takes from how its request ended (``final``: over all attempts)."""
+    unknown = final.outcome == "unknown"
+    return {
+        "status": "success" if final.outcome == "success" else "failure",
+        "http_status": final.http_status,
+        "reason": final.reason + _UNKNOWN[kind] if unknown else final.reason,  # type: ignore[operator]
+        "outcome_unknown": unknown,
+        "attempts": final.attempts,
+        "elapsed": final.elapsed,
+        "cause": final.cause,
+        "code": final.code,
+        "vendor_message": final.vendor_message,
+    }
 
 
 class DictionaryClient(Unpicklable):
@@ -424,7 +408,7 @@ class DictionaryClient(Unpicklable):
         with DeferredInterrupt() as deferred:
             sending = audit and partial(audit.sending, "DELETE", None)
             final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, sending=sending)
-            deferred.result = DeleteResult(entry_id=None, **final.fields("purge"))
+            deferred.result = DeleteResult(entry_id=None, **_fields(final, "purge"))
             _ended(audit, final, [deferred.result])
         return deferred.result
 
@@ -661,7 +645,7 @@ class DictionaryClient(Unpicklable):
     ) -> DeleteResult:
         sending = audit and partial(audit.sending, "DELETE", text)
         final = self._exchange("DELETE", API_PREFIX + text, stop=stop, sending=sending)
-        result = DeleteResult(entry_id=text, **final.fields("delete"))
+        result = DeleteResult(entry_id=text, **_fields(final, "delete"))
         _ended(audit, final, [result])
         return result
 
@@ -679,7 +663,7 @@ class DictionaryClient(Unpicklable):
             stop=stop,
             sending=audit and partial(audit.sending, "PUT", text, [new]),
         )
-        result = UpdateResult(entry_id=text, new=new, old=old, **final.fields("update"))
+        result = UpdateResult(entry_id=text, new=new, old=old, **_fields(final, "update"))
         _ended(audit, final, [result])
         return result
 
@@ -691,7 +675,7 @@ class DictionaryClient(Unpicklable):
             stop=stop,
             sending=audit and partial(audit.sending, "POST", None, [entry]),
         )
-        result = AddResult(entry=entry, **final.fields("add"))
+        result = AddResult(entry=entry, **_fields(final, "add"))
         _ended(audit, final, [result])
         return result
 
@@ -709,7 +693,7 @@ class DictionaryClient(Unpicklable):
             stop=stop,
             sending=audit and partial(audit.sending, "POST", None, chunk),
         )
-        results = [AddResult(entry=e, **final.fields("bulk")) for e in chunk]
+        results = [AddResult(entry=e, **_fields(final, "bulk")) for e in chunk]
         _ended(audit, final, results)
         if final.outcome == "failure" and final.http_status in (404, 405):
             self.bulk = False
@@ -758,7 +742,7 @@ class DictionaryClient(Unpicklable):
         stop: Callable[[], bool] = lambda: False,
         sending: Callable[[], str] | None = None,
         bare: bool = False,
-    ) -> _Final:
+    ) -> Verdict:
         """Send until the answer is final, the retry policy is spent, or ``stop()``.
 
         ``sending()`` is called once, right before the first attempt leaves (the audit). A 429
@@ -772,20 +756,20 @@ class DictionaryClient(Unpicklable):
         verdict: Verdict | None = None
         key: str | None = None
 
-        def ended(tail: str) -> _Final:
+        def ended(tail: str) -> Verdict:
             return _final(verdict, earlier, attempts, started, tail, key)  # type: ignore[arg-type]
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
             if self._tokens is not None and not bare:
                 auth = self._bearer(stop)
-                if isinstance(auth, _Final):
+                if isinstance(auth, Verdict):
                     return auth if verdict is None else ended(f"; then {auth.reason}")
             sent_at = self.rate_limit.wait(stop)
             if sent_at is None:
                 if verdict is None:
                     reason = "not attempted: stopped (Ctrl-C or cancel) before it was sent"
-                    return _Final("failure", Cause.NOT_ATTEMPTED, reason, None, 0, 0.0)
+                    return Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
                 return ended(_STOPPED)
             if sending is not None and key is None:
                 key = sending()
@@ -843,11 +827,11 @@ class DictionaryClient(Unpicklable):
             if stop_during(policy.wait(retries, again.after), stop):
                 return ended(_STOPPED)
 
-    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | _Final:
-        """A Bearer auth with a token good for a while yet, or the failed ``_Final`` of the
-        token request (then the request is not sent)."""
+    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
+        """A Bearer auth with a token good for a while yet, or how the token request failed
+        (then the request is not sent)."""
         assert self._tokens is not None
-        failed: list[_Final] = []
+        failed: list[Verdict] = []
 
         def fetch() -> tuple[str, float]:
             body = token_request_body(self.access_key, self._secret, self.token_duration)
@@ -864,15 +848,12 @@ class DictionaryClient(Unpicklable):
         except _NoToken:
             final = failed[0]
             why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
-            cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
-            return _Final(
-                "failure",
-                cause,
-                f"could not get a token from {self.host}: {why}; this request was not sent",
-                final.http_status,
-                final.attempts,
-                final.elapsed,
-                code=final.code,
+            return replace(
+                final,
+                outcome="failure",
+                cause=final.cause if final.outcome != "success" else Cause.BAD_ANSWER,
+                reason=f"could not get a token from {self.host}: {why}; this request was not sent",
+                data=None,
                 vendor_message=_hidden(final.vendor_message, self._secret),
             )
 
@@ -935,7 +916,7 @@ def _final(
     started: float,
     tail: str,
     key: str | None,
-) -> _Final:
+) -> Verdict:
     """How a request ended: its last verdict, unknown when an earlier attempt may have acted."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
@@ -944,22 +925,11 @@ def _final(
         what = f"HTTP {first.http_status}" if first.http_status else first.reason
         outcome, cause = "unknown", first.cause
         reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
-    elapsed = time.monotonic() - started
-    return _Final(
-        outcome,
-        cause,
-        reason,
-        verdict.http_status,
-        attempts,
-        elapsed,
-        verdict.data,
-        verdict.code,
-        verdict.vendor_message,
-        key,
-    )
+    changed = {"outcome": outcome, "cause": cause, "reason": reason, "attempts": attempts}
+    return replace(verdict, **changed, elapsed=time.monotonic() - started, key=key)
 
 
-def _ended(audit: Audit | None, final: _Final, results: Sequence[Any]) -> None:
+def _ended(audit: Audit | None, final: Verdict, results: Sequence[Any]) -> None:
     if audit is not None and final.key is not None:
         audit.ended(final.key, results)
 
@@ -1032,7 +1002,7 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
 
 
 class _NoToken(Exception):
-    """The token request did not give a token (its ``_Final`` says why)."""
+    """The token request did not give a token (its ``Verdict`` says why)."""
 
 
 def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:

@@ -369,7 +369,6 @@ _NONCE_USED = re.compile(
     re.IGNORECASE,
 )
 FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
-_UNSENT = ", so the request never reached the service"
 
 
 @dataclass(frozen=True)
@@ -383,7 +382,8 @@ class Retry:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What one attempt's answer means; ``again`` when it may be tried again."""
+    """What one attempt's answer means; ``again`` when it may be tried again. The client's
+    verdict on a whole request also counts its ``attempts`` and time, and its audit ``key``."""
 
     outcome: Outcome
     cause: Cause
@@ -394,6 +394,9 @@ class Verdict:
     data: Any = None
     code: int | None = None
     vendor_message: str | None = None
+    attempts: int = 1
+    elapsed: float = 0.0
+    key: str | None = None
 
     @property
     def rate_limited(self) -> bool:
@@ -434,38 +437,28 @@ def judge(
     return _judge_failure(method, answer, host, timeout)
 
 
+_NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
+    FailureKind.DNS: (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
+    FailureKind.TLS: (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
+    FailureKind.REFUSED: (Cause.UNAVAILABLE, "could not connect to {where} (connection refused)"
+                          ", so the request never reached the service"),
+    FailureKind.CONNECT_TIMEOUT: (Cause.UNAVAILABLE, "could not connect to {where} within "
+                                  "{timeout:g} s, so the request never reached the service"),
+    FailureKind.PROXY: (Cause.ERROR, "the proxy for {host} would not open a connection; nothing "
+                        "was sent"),
+}  # fmt: skip
+
+
 def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
     kind, where = failure.kind, f"the proxy for {host}" if failure.proxy else host
     if not failure.sent:
         # Certainly not sent: a read may always go again, the rest after the kinds that say so.
         worth = kind in (FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT) or method == "GET"
-        again = Retry() if worth else None
-        reasons = {
-            FailureKind.DNS: (
-                Cause.DNS,
-                f"could not resolve the host name of {where}; nothing was sent",
-            ),
-            FailureKind.TLS: (
-                Cause.TLS,
-                f"TLS handshake with {where} failed ({failure.detail}); nothing was sent",
-            ),
-            FailureKind.REFUSED: (
-                Cause.UNAVAILABLE,
-                f"could not connect to {where} (connection refused){_UNSENT}",
-            ),
-            FailureKind.CONNECT_TIMEOUT: (
-                Cause.UNAVAILABLE,
-                f"could not connect to {where} within {timeout:g} s{_UNSENT}",
-            ),
-            FailureKind.PROXY: (
-                Cause.ERROR,
-                f"the proxy for {host} would not open a connection; nothing was sent",
-            ),
-        }
-        cause, reason = reasons.get(
-            kind, (Cause.ERROR, f"the request could not be sent ({failure.detail})")
+        cause, words = _NOT_SENT.get(
+            kind, (Cause.ERROR, "the request could not be sent ({detail})")
         )
-        return Verdict("failure", cause, reason, again=again)
+        reason = words.format(where=where, host=host, detail=failure.detail, timeout=timeout)
+        return Verdict("failure", cause, reason, again=Retry() if worth else None)
     if kind is FailureKind.TIMEOUT:
         return Verdict("unknown", Cause.TIMEOUT, f"no answer within the {timeout:g} s deadline")
     if kind is FailureKind.DROPPED:
@@ -610,17 +603,15 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
         get = item.get if type(item) is dict else None
         terms = (get(FROM_LANG), get(FROM_TEXT), get(TO_LANG), get(TO_TEXT)) if get else ()
         entry_id = get("id") if get else None
-        if (
+        if type(entry_id) is int and 0 <= entry_id <= MAX_ID:
+            entry_id = str(entry_id)
+        elif not (
             type(entry_id) is str
             and entry_id.isascii()
             and entry_id.isdigit()
             and entry_id[0] != "0"
             and len(entry_id) < 19
-        ):
-            pass  # the common case, checked in a few type tests (listings can be huge)
-        elif type(entry_id) is int and 0 <= entry_id <= MAX_ID:
-            entry_id = str(entry_id)
-        else:
+        ):  # not the common case (checked in a few type tests: listings can be huge)
             try:
                 entry_id = check_id(entry_id)
             except InvalidIdError:
