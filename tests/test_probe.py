@@ -17,23 +17,13 @@ from typing import Any
 import pytest
 from conftest import point_at, run_cli
 from IPython.utils.capture import capture_output
+from test_sandbox_variants import VENDOR
 
 from dict_magics.models import Entry, ProbeResult
 from dict_magics.operations.context import OperationSettings
 from dict_magics.operations.probe import probe
 from dict_magics.sandbox import SandboxServer
 
-DEFAULTS = {
-    "listing": "data.entries",
-    "ids": "integer",
-    "nonce_rule": "increasing",
-    "errors": "coded",
-    "bulk": True,
-    "update": True,
-    "token": True,
-    "limit_unit": "element",
-    "case_sensitive": True,
-}
 VARIANTS = [
     ("listing", "entries"),
     ("ids", "string"),
@@ -72,8 +62,8 @@ def test_each_rule_is_found_on_a_sandbox_differing_in_it_alone(
         before = as_listed(server)
         found = probe(OperationSettings(), translate=True, yes=True)
         assert found.ok, str(found)
-        assert {k: v for k, v in found.to_json().items() if k in DEFAULTS} == {
-            **DEFAULTS,
+        assert {k: v for k, v in found.to_json().items() if k in VENDOR} == {
+            **VENDOR,
             **variant,
         }
         assert found.unchanged and as_listed(server) == before and not purged(server)
@@ -85,7 +75,7 @@ def test_without_translate_the_engine_is_not_asked(env_creds: SandboxServer) -> 
     proc = run_cli(env_creds, "probe", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert list(data) == [*DEFAULTS, "unchanged", "requests"]
+    assert list(data) == [*VENDOR, "unchanged", "requests"]
     assert data["limit_unit"] is None and data["case_sensitive"] is None and data["unchanged"]
     assert "translate" not in [r.operation for r in env_creds.requests] and not purged(env_creds)
     # Asked to translate where nobody can answer: a usage error naming --yes, nothing sent.

@@ -14,27 +14,15 @@ from typing import Any
 import pytest
 from conftest import point_at, run_cli
 from IPython.utils.capture import capture_output
+from test_sandbox_translate import ANIMALS, WORKED
+from test_textcheck import run
 
 from dict_magics.errors import ServiceError, UsageProblem
-from dict_magics.models import CheckReport, Entry
+from dict_magics.models import CheckReport
 from dict_magics.sandbox import SandboxServer
 from dict_magics.service.client import DictionaryClient
 
-ANIMALS = [
-    Entry("1", "ja", "猫", "en", "Kitty"),
-    Entry("2", "ja", "犬", "en", "Marutaro"),
-    Entry("3", "ja", "ウサギ", "en", "Peter"),
-    Entry("4", "ja", "クマ", "en", "Teddy"),
-]
-WORKED = ["これは猫です。それは犬です。ウサギとクマも動物です。", "ウサギとクマも可愛いです。"]
 PAIR = ("--from-lang", "ja", "--to-lang", "en")
-
-
-def run(ip: Any, cell: str) -> Any:
-    with capture_output() as cap:
-        outcome = ip.run_cell(cell)
-    assert outcome.error_in_exec is None, (cell, outcome.error_in_exec, cap.stderr)
-    return outcome.result
 
 
 def usage_error(ip: Any, cell: str) -> str:

@@ -515,11 +515,10 @@ class DictMagics(Magics):
         """The dictionary's entries (an EntryList)."""
         return self._run("list", self._args("list", line, local_ns))
 
-    @_magic
-    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
-        """Problems in the dictionary (a LintReport), or its JSON with --json."""
-        args = self._args("lint", line, local_ns)
-        report = self._run("lint", args)
+    def _report(self, name: str, line: str, local_ns: Any) -> Any:
+        """The command's report, or (``--json``) its JSON printed instead."""
+        args = self._args(name, line, local_ns)
+        report = self._run(name, args)
         if not args.json:
             return report
         from .output import dumps
@@ -528,16 +527,14 @@ class DictMagics(Magics):
         return None
 
     @_magic
+    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
+        """Problems in the dictionary (a LintReport), or its JSON with --json."""
+        return self._report("lint", line, local_ns)
+
+    @_magic
     def dict_probe(self, line: str = "", local_ns: Any = None) -> Any:
         """What rules the service follows (a ProbeResult), or its JSON with --json."""
-        args = self._args("probe", line, local_ns)
-        found = self._run("probe", args)
-        if not args.json:
-            return found
-        from .output import dumps
-
-        print(dumps(found.to_json(), indent=2))
-        return None
+        return self._report("probe", line, local_ns)
 
     @_magic
     def dict_delete(self, line: str = "", local_ns: Any = None) -> Any:
