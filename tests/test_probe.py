@@ -99,7 +99,7 @@ def test_markers_are_its_own_and_the_dictionary_ends_as_it_began(env_creds: Sand
 
 
 def test_the_magic_keeps_what_it_found_for_check_status_and_the_client(
-    ip: Any, monkeypatch: pytest.MonkeyPatch
+    ip: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with SandboxServer(
         SEEDED, limit_unit="request", case_sensitive=False, bulk=False, update=False
@@ -114,6 +114,14 @@ def test_the_magic_keeps_what_it_found_for_check_status_and_the_client(
         with capture_output():
             report = ip.run_line_magic("dict_check", "猫と会議。CAT")
         assert report.unit == "request" and report.case_sensitive is False
+        # Impact counts the limit as found too.
+        corpus = tmp_path / "corpus.txt"
+        corpus.write_text("猫と会議。\n", encoding="utf-8")
+        with capture_output() as cap:
+            ip.run_cell(f"%dict_delete --dry-run 7 --corpus {corpus}")
+        assert "(limit 3 per request)" in cap.stdout, cap.stdout
+        status = json.loads(run_cli(server, "status", "--json").stdout)
+        assert status["probe"]["limit_unit"] == "request" and status["probe"]["date"]
         # No PUT: an update is refused before anything is sent, naming why.
         count = len(server.received)
         with capture_output():

@@ -68,6 +68,9 @@ def test_the_vendors_worked_example_against_an_engine_counting_each_way(
         assert first["applied"] == ["1", "2", "3"] and first["not_applied"] == ["4"]
         assert data["sentences"][1]["engine"]["translation"].startswith("Peterと")
 
+        ip.user_ns["texts"] = WORKED  # a list: one element per item, as the cell's lines
+        listed = run(ip, f"%dict_check --translate --yes {' '.join(PAIR)} {{texts}}")
+        assert listed.disagreements == expected and len(listed.elements) == 2
         # Counted as the engine counts, the prediction agrees.
         same = run(
             ip, f"%dict_check --translate -y --unit {engine_unit} {' '.join(PAIR)} {WORKED[1]}"
