@@ -431,7 +431,7 @@ def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[s
             who = "the engine only" if entry_id in applied else "predicted only"
             lines.append((kind, f"      {who}: {_entry(report.entries[entry_id])}"))
     if len(said[:limit]) < len(said):
-        lines.append(("head", f"  \u2026 and {len(said) - limit} more elements"))
+        lines.append(("head", f"  \u2026 and {len(said) - len(said[:limit])} more elements"))
     return lines
 
 

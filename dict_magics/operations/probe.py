@@ -150,13 +150,13 @@ class _Probe:
         """A read-only listing signed as asked; a rate-limited one is sent again after its
         wait (the same nonce: the service did not act on it)."""
         for _ in range(5):
-            verdict, nonce = self.client.attempt("GET", LIST_PATH, nonce=nonce, forged=forged)
+            verdict, sent = self.client.attempt("GET", LIST_PATH, nonce=nonce, forged=forged)
             if not verdict.rate_limited:
                 break
             time.sleep(min(verdict.again.after or 1.0, 10.0) if verdict.again else 1.0)
         if verdict.outcome == "unknown" or verdict.http_status is None:
             raise ServiceError(f"the probe's listing failed: {verdict.reason}", cause=verdict.cause)
-        return verdict, nonce
+        return verdict, sent
 
     def listed(self, verdict: Verdict) -> list[Entry]:
         if verdict.outcome != "success":

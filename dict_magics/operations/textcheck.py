@@ -56,8 +56,8 @@ def check_text(
     with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
         check_language_filter(listing, from_lang, to_lang)
-        how = {"unit": unit, "case_sensitive": case_sensitive}
-        report = listing.check(text, from_lang=from_lang or None, to_lang=to_lang or None, **how)
+        pair = {"from_lang": from_lang or None, "to_lang": to_lang or None}
+        report = listing.check(text, unit=unit, case_sensitive=case_sensitive, **pair)
         if not translate:
             return report
         if not yes:
@@ -66,10 +66,10 @@ def check_text(
             confirm_billed(prompter, what, client.host)
         translations = client.translate(
             report.elements,
-            from_lang,
-            to_lang,
+            str(from_lang),
+            str(to_lang),
             field_id=field_id,
-            contract_id=contract_id,  # type: ignore[arg-type]
+            contract_id=contract_id,
         )
     return report.with_engine(translations, listing.entries)
 

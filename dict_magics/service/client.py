@@ -925,8 +925,15 @@ def _final(
         what = f"HTTP {first.http_status}" if first.http_status else first.reason
         outcome, cause = "unknown", first.cause
         reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
-    changed = {"outcome": outcome, "cause": cause, "reason": reason, "attempts": attempts}
-    return replace(verdict, **changed, elapsed=time.monotonic() - started, key=key)
+    return replace(
+        verdict,
+        outcome=outcome,
+        cause=cause,
+        reason=reason,
+        attempts=attempts,
+        elapsed=time.monotonic() - started,
+        key=key,
+    )
 
 
 def _ended(audit: Audit | None, final: Verdict, results: Sequence[Any]) -> None:
