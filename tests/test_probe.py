@@ -81,7 +81,7 @@ def test_without_translate_the_engine_is_not_asked(env_creds: SandboxServer) -> 
     # Asked to translate where nobody can answer: a usage error naming --yes, nothing sent.
     count = len(env_creds.received)
     refused = run_cli(env_creds, "probe", "--translate")
-    assert refused.returncode == 2 and "add --yes" in refused.stderr
+    assert refused.returncode == 2 and "(--yes)" in refused.stderr
     assert len(env_creds.received) == count
 
 

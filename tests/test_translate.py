@@ -107,14 +107,14 @@ def test_it_asks_before_sending_unless_yes(
     sample = tmp_path / "sample.txt"
     sample.write_text("\n".join(WORKED), encoding="utf-8")
     proc = run_cli(env_creds, "check", "--translate", *PAIR, str(sample))
-    assert proc.returncode == 2 and "add --yes" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "(--yes)" in proc.stderr, proc.stderr
     assert len(translated(env_creds)) == 1
 
 
 def test_translate_needs_a_pair_and_elements_within_the_limits(
     ip: Any, env_creds: SandboxServer
 ) -> None:
-    assert "needs --from-lang and --to-lang" in usage_error(ip, "%dict_check --translate -y 猫")
+    assert "needs both languages" in usage_error(ip, "%dict_check --translate -y 猫")
     long = " ".join(["word"] * 201)
     said = usage_error(ip, f"%%dict_check --translate -y {' '.join(PAIR)}\n猫\n{long}\n")
     assert "element 2 has 201 words" in said and "nothing was sent" in said

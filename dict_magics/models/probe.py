@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import localdata
 from .entry import Entry
 from .text import MARK, Rendered, escape, html_row, html_table, shown
 
@@ -92,18 +91,18 @@ class ProbeResult(Rendered):
     def removal(self) -> str:
         """What removes the markers left: a delete of their ids, and a listing that finds the
         ones whose id is unknown."""
-        names = {"delete": "`delete`", "list": "`list`", **self.names}
+        names = {"delete": "`delete`", **self.names}
         ids = [e.id for e in self.left if e.id]
         said = [f"{names['delete']} {' '.join(ids)}"] if ids else []
         if len(ids) < len(self.left):
-            said.append(f"{names['list']} --match {self.marker} (then delete what it lists)")
-        return " and ".join(said)
+            said.append(f"a delete of each entry a listing shows holding {self.marker!r}")
+        return ", and ".join(said)
 
     def rows(self) -> list[tuple[str, str]]:
         rows = []
         for name in (*FOUND, *ASKED):
             value = getattr(self, name)
-            words = "not asked (--translate asks)" if name in ASKED else "not found"
+            words = "not asked (asking needs a translation)" if name in ASKED else "not found"
             if value is not None:
                 words = ("yes" if value else "no") if isinstance(value, bool) else value
                 means = _MEANS.get(name, {}).get(value)
@@ -144,6 +143,8 @@ class ProbeResult(Rendered):
 
 
 def _path(profile: str, base_url: str) -> Any:
+    from .. import localdata  # when it is used: importing the models reads no file
+
     digest = hashlib.sha256(f"{profile}\0{base_url}".encode("utf-8", "surrogatepass"))
     return localdata.location("probes", digest.hexdigest()[:24] + ".json")
 
@@ -153,6 +154,8 @@ def save(result: ProbeResult) -> ProbeResult:
     stamped = ProbeResult(
         **{**_plain(result), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     )
+    from .. import localdata
+
     localdata.home("probes")
     localdata.atomic_write(
         _path(result.profile, result.base_url), json.dumps(_plain(stamped)).encode()

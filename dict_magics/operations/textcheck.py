@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import UsageProblem
+from ..errors import Remedy, UsageProblem
 from ..models.textcheck import check_unit, split_lines
 from .context import OperationSettings, connect
 from .listing import CACHE, check_language_filter
@@ -48,8 +48,8 @@ def check_text(
     if translate:
         if not (from_lang and to_lang):
             raise UsageProblem(
-                "--translate needs --from-lang and --to-lang: the engine translates from one "
-                "language into another. Nothing was sent."
+                "a translation needs both languages: name the one to translate from and the one "
+                "to translate into. Nothing was sent."
             )
         elements = [t for t in split_lines(text) if t.strip()] if isinstance(text, str) else texts
         check_translatable(elements)
@@ -80,17 +80,15 @@ def confirm_billed(prompter: Prompter | None, what: str, host: str) -> None:
     why = unanswerable(prompter)
 
     def unasked(why: str) -> str:
-        return (
-            f"translation is billed, so it is asked first, but {why}: add --yes to send "
-            f"{what} to the engine. Nothing was sent."
-        )
+        return f"translation is billed, so it is asked first, but {why}. Nothing was sent."
 
     if why:
-        raise UsageProblem(unasked(why))
+        raise UsageProblem(unasked(why), option=Remedy.YES)
     confirm(
         prompter,
         f"This sends {what} to the translation engine at {host}, which bills the translation.",
         "send it",
         unasked=unasked,
         declined="Cancelled \u2014 nothing was sent.",
+        option=Remedy.YES,
     )

@@ -577,7 +577,7 @@ class DictionaryClient(Unpicklable):
         be changed in place there, and a delete and an add would give it a new id."""
         if not self.update:
             raise UsageProblem(
-                f"the service at {self.host} has no PUT (as `probe` found), so an entry cannot "
+                f"the service at {self.host} has no PUT (as the probe found), so an entry cannot "
                 "be changed in place: a delete and an add would give it a new id. Nothing was "
                 "sent."
             )
