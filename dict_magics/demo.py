@@ -24,7 +24,13 @@ from .models import Entry
 from .sandbox import SANDBOX_MARKER, SandboxServer
 from .service.http import is_loopback, normalize_base_url
 
-NOTEBOOKS = ("quickstart.ipynb", "panel.ipynb", "bulk_cleanup.ipynb", "glossary_sync.ipynb")
+NOTEBOOKS = (
+    "quickstart.ipynb",
+    "panel.ipynb",
+    "bulk_cleanup.ipynb",
+    "glossary_sync.ipynb",
+    "before_you_trust_it.ipynb",
+)
 INSTALL_HINT = "pip install 'dict-magics[demo]'"
 Request = tuple[str, str | None, int | None]  # (operation, entry id, HTTP status) in the log
 

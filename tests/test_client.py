@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service import answers
 from dict_magics.service.auth import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import API_PREFIX, FailureKind, NetworkFailure, Reply
+from dict_magics.service.http import API_PREFIX, FailureKind, NetworkFailure, Reply, judge
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
@@ -351,7 +350,7 @@ def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:
 def test_retry_after_header_forms() -> None:
     from email.utils import formatdate
 
-    from dict_magics.service.answers import parse_retry_after
+    from dict_magics.service.http import parse_retry_after
 
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after(" 0.5 ") == 0.5
@@ -427,7 +426,7 @@ def test_connection_refused_then_service_comes_up() -> None:
 def test_retry_policy_after_network_failures(
     method: str, kind: FailureKind, sent: bool, again: bool
 ) -> None:
-    verdict = answers.judge(method, NetworkFailure(kind, sent), 100, host="h", timeout=1)
+    verdict = judge(method, NetworkFailure(kind, sent), 100, host="h", timeout=1)
     assert (verdict.again is not None) == again
     if verdict.again is not None:
         # Only a request that may have left can have been acted on.
@@ -456,7 +455,7 @@ def test_retry_policy_after_statuses(
     method: str, status: int, again: bool, maybe_applied: bool
 ) -> None:
     reply = Reply(status, {"retry-after": "2"}, b"", problem="empty")
-    decision = answers.judge(method, reply, 100, host="h", timeout=1).again
+    decision = judge(method, reply, 100, host="h", timeout=1).again
     assert (decision is not None) == again
     if decision is not None:
         assert decision.maybe_applied == maybe_applied
@@ -477,7 +476,7 @@ def test_retry_policy_after_statuses(
 )
 def test_nonce_reuse_is_recognised(message: str, reused: bool) -> None:
     reply = Reply(401, {}, b"{}", data={"message": message})
-    assert answers.judge("DELETE", reply, 100, host="h", timeout=1).nonce_reused == reused
+    assert judge("DELETE", reply, 100, host="h", timeout=1).nonce_reused == reused
 
 
 def taken(sandbox: SandboxServer) -> list:
@@ -525,7 +524,7 @@ def test_a_nonce_refused_again_and_again_is_sent_with_fresh_ones_until_taken(
 ) -> None:
     # The vendor's 40005 says "not acted on": each refusal is sent again at once with a fresh
     # nonce, whatever max_retries says. (The old "already used" answer without a code, which
-    # may also be a gateway's replay, keeps its one cautious re-send: see answers.NONCE_REUSED.)
+    # may also be a gateway's replay, keeps its one cautious re-send: see http.NONCE_REUSED.)
     stale = used_nonce(sandbox)
     result = client_for(sandbox, nonces=StaleNonces(stale, 5), max_retries=0).delete_entry("2")
     assert result.ok and result.attempts == 6 and not result.outcome_unknown, result

@@ -25,6 +25,7 @@ MAGICS = [
     "dict_list",
     "dict_lint",
     "dict_check",
+    "dict_probe",
     "dict_delete",
     "dict_purge",
     "dict_restore",

@@ -285,6 +285,27 @@ def check_glossary(run: NotebookRun, state: dict) -> None:
 CHECKS["glossary_sync.ipynb"] = check_glossary
 
 
+def check_trust(run: NotebookRun, state: dict) -> None:
+    probe = run["probe"].splitlines()
+    assert probe[0].startswith("\u2713 probe of 127.0.0.1:PORT (profile 'default'), ")
+    assert probe[0].endswith("the dictionary unchanged")
+    assert "  limit unit:     element (3 entries per element of a request)" in probe
+    assert "limit unit element, case sensitive yes" in run["status"]
+    assert "0 of 2 elements differ from the prediction" in run["engine"]
+    assert "1 of 2 elements differs from the prediction" in run["disagree"]
+    assert run["read"].splitlines() == [
+        "element 1: predicted ['7', '8', '9', '10'], the engine applied ['7', '8', '9']",
+        "  only one side applies \u30af\u30de \u2192 Teddy (ja\u2192en)",
+    ]
+    # The probe's six markers took ids 1-6 and went; the vendor's four went at the end.
+    assert state["entries"] == []
+    done = Counter(op for op, _, _ in state["requests"])
+    assert done["translate"] == 3 and done["purge"] == 0 and done["delete"] == 6 + 4
+
+
+CHECKS["before_you_trust_it.ipynb"] = check_trust
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_a_fresh_run_shows_what_the_notebook_has_saved(name: str) -> None:
     run, state = fresh(name)

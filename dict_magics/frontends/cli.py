@@ -446,6 +446,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "keyring_plaintext": backend.plaintext if backend else False,
         "problem": found.problem,
         "warnings": found.warnings,
+        "probe": found.probe and {**found.probe.to_json(), "date": found.probe.date},
     }
     text = str(found)
     code = EXIT_OK if found.ready else EXIT_USAGE
@@ -492,11 +493,13 @@ def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
     absent id is no failure), else 0 (a plan, a dry run, a listing, a report)."""
     from .. import models as m
 
-    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan)
+    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult)
     text = str(replace(result, names=CLI.names) if named else result)
     args.output.show(shapes.to_json(result, said), text)
     if isinstance(result, m.DeleteResult | m.BatchResult):
         return EXIT_OK if result.done else EXIT_FAILED
+    if isinstance(result, m.ProbeResult) and not result.ok:
+        return EXIT_INTERRUPTED if result.interrupted else EXIT_FAILED
     if isinstance(result, m.AddResult | m.UpdateResult | m.RestoreResult | m.SyncResult):
         return EXIT_OK if result.ok else EXIT_FAILED
     return EXIT_OK

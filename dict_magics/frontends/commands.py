@@ -84,8 +84,12 @@ CORPUS_ENV = "DICT_MAGICS_CORPUS"
 
 def limit_unit(settings: Any) -> str:
     """The unit the limit of 3 counts by when ``--unit`` is not given, for ``check`` and for an
-    impact: one element (a line), as the vendor's worked example shows."""
-    return "element"
+    impact: what ``probe --translate`` found for the profile's service, else one element (a
+    line), as the vendor's worked example shows."""
+    from ..operations.probe import kept
+
+    found = kept(settings)
+    return found.limit_unit if found is not None and found.limit_unit else "element"
 
 
 def configured_corpus(configured: str | None = None) -> str | None:
@@ -198,10 +202,22 @@ def _lint(a: argparse.Namespace, c: Context) -> Any:
 
 
 def _check(a: argparse.Namespace, c: Context) -> Any:
+    from ..operations.probe import kept
     from ..operations.textcheck import check_text
 
-    unit = a.unit or limit_unit(c.settings)
-    return check_text(c.settings, a.text, from_lang=a.from_lang, to_lang=a.to_lang, unit=unit)
+    found = kept(c.settings)
+    unit = a.unit or (found is not None and found.limit_unit) or "element"
+    case = found is None or found.case_sensitive is not False
+    given = _given(a, "from_lang", "to_lang", "translate", "field_id", "contract_id", "yes")
+    return check_text(
+        c.settings, a.text, unit=unit, case_sensitive=case, prompter=c.prompter, **given
+    )
+
+
+def _probe(a: argparse.Namespace, c: Context) -> Any:
+    from ..operations.probe import probe
+
+    return probe(c.settings, translate=a.translate, yes=a.yes, prompter=c.prompter, warn=c.warn)
 
 
 def _snapshots(a: argparse.Namespace, c: Context) -> Any:
@@ -607,6 +623,15 @@ _COMMANDS = (
             arg("--unit", choices=UNITS,
                 help="what the limit of 3 counts per: a line (element, the default), all the "
                 "lines together (request), or each sentence"),
+            arg("--translate", action="store_true",
+                help="also send the elements to the translation engine (billed: asked first "
+                "unless --yes) and show what it applied beside the prediction; needs --from-lang "
+                "and --to-lang"),
+            arg("--field-id", default="1", metavar="ID",
+                help="with --translate: the engine's field (default 1, the real-time engine)"),
+            arg("--contract-id", metavar="ID",
+                help="with --translate: the contract to use (may be left out with one contract)"),
+            arg("-y", "--yes", action="store_true", help="with --translate: send without asking"),
             arg("text", only="magic", nargs="+", metavar="TEXT",
                 help="the text, as typed after the options (no quotes needed): one element"),
             arg("file", only="cli", metavar="FILE",
@@ -614,13 +639,51 @@ _COMMANDS = (
             JSON, *NETWORK,
         ),
         ("%dict_check 会議の請求書と見積書と納品書と契約書を送ります。",
-         "%dict_check --from-lang ja --to-lang en 本日の会議は中止です。",
-         "result = %dict_check --unit request {sample}", f"{PROG} check sample.txt",
-         f"{PROG} check --unit sentence --from-lang ja --to-lang en - < mail.txt"),
+         "result = %dict_check --unit request {sample}",
+         "%dict_check --translate --from-lang ja --to-lang en 猫と犬とウサギとクマ。",
+         f"{PROG} check sample.txt",
+         f"{PROG} check --unit sentence --from-lang ja --to-lang en - < mail.txt",
+         f"{PROG} check --translate --yes --from-lang ja --to-lang en --json sample.txt"),
         json='{"unit", "case_sensitive", "sentences": [{"text", "applied": [id], "not_applied": '
-        f'[id]}}], "never_applied": [id], "entries": [{_ENTRY}], "checked"}} (one item of '
-        '"sentences" per element, request line or sentence, whatever the unit)',
+        '[id], "engine": {"translation", "applied": [id], "not_applied": [id]} (with '
+        f'--translate, on each element\'s first item)}}], "never_applied": [id], "entries": '
+        f'[{_ENTRY}], "checked", "disagreements": [{{"index", "predicted": [id], "engine": '
+        '[id]}] (with --translate)} (one item of "sentences" per element, request line or '
+        "sentence, whatever the unit)",
         run=_check,
+    ),
+    Command(
+        "probe", "ask the service which rules it follows, changing nothing that was there",
+        "Run it first against a new account or service. It lists the dictionary, sends three "
+        "read-only listings (signed with an old nonce, a reused one, a wrong signature), adds "
+        "marker entries of its own (their terms hold a word it invents), lists them, changes "
+        "one in place, asks for a token, deletes its markers and lists again: the dictionary "
+        "ends with exactly the entries, ids and terms it began with. It never purges. Stopped "
+        "early (Ctrl-C, a failure), it names the markers it leaves and the `delete` that "
+        "removes them. --translate also sends a few marker words to the engine (billed: asked "
+        "first unless --yes), to find what the limit of 3 counts per and whether its matching "
+        "minds case. What it finds is kept for the profile and service: `check` and impact "
+        "count the limit as found, entries are added one POST each without bulk, updates are "
+        "refused without PUT, and `status` shows it.",
+        (
+            PROFILE,
+            arg("--translate", action="store_true",
+                help="also ask the engine (billed: asked first unless --yes) the limit's unit "
+                "and whether matching minds case"),
+            arg("-y", "--yes", action="store_true", help="with --translate: send without asking"),
+            arg("--json", action="store_true", help="print the findings as JSON"),
+            *NETWORK,
+        ),
+        ("%dict_probe", "%dict_probe --translate", "%dict_probe --translate --yes --json",
+         f"{PROG} probe", f"{PROG} probe --translate --yes --json"),
+        exits="0 when the dictionary ended as it began; 1 when a request failed or it did not; "
+        "130 after Ctrl-C (the markers left are named either way)",
+        json='{"listing": "data.entries" | "entries", "ids": "integer" | "string", "nonce_rule": '
+        '"increasing" | "unique" | "none", "errors": "coded" | "plain", "bulk", "update", '
+        '"token", "limit_unit": "element" | "request" | "sentence" | null, "case_sensitive": '
+        'bool | null, "unchanged", "requests"} (stopped early, also "stopped" and "left": '
+        f"[{_ENTRY}])",
+        run=_probe,
     ),
     Command(
         "panel", "show the confirm-then-delete widget panel",
@@ -715,6 +778,8 @@ def _spelled(front: str, *tables: Mapping[str, str]) -> dict[str, str]:
 
 
 _NAMES = {
+    "delete": "`delete`",
+    "list": "`list`",
     "restore": "`restore`",
     "no_snapshot": "--no-snapshot",
     "delete_missing": "run the sync again with --delete-missing",

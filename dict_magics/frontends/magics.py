@@ -178,7 +178,11 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {"-p", "--profile", "--from-lang", "--to-lang", "--unit"}
+    takes_value = {
+        *("-p", "--profile", "--from-lang", "--to-lang", "--unit"),
+        *("--field-id", "--contract-id"),
+    }
+    flags = {"--translate", "-y", "--yes"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
@@ -187,6 +191,10 @@ def _split_text(line: str) -> tuple[list[str], str]:
             rest = tail.strip()
             break
         name, equals, _ = word.partition("=")
+        if name in flags:
+            options.append(word)
+            rest = tail.strip()
+            continue
         if name not in takes_value:
             break
         options.append(word)
@@ -203,10 +211,10 @@ def _in_magic_words(result: Any) -> Any:
     it, the flag that asks for more) as the magics do."""
     from dataclasses import replace
 
-    from ..models import BatchResult, DeleteResult, SyncPlan
+    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan
     from .commands import MAGIC
 
-    if isinstance(result, DeleteResult | BatchResult | SyncPlan):
+    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult):
         return replace(result, names=MAGIC.names)
     return result
 
@@ -507,17 +515,26 @@ class DictMagics(Magics):
         """The dictionary's entries (an EntryList)."""
         return self._run("list", self._args("list", line, local_ns))
 
-    @_magic
-    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
-        """Problems in the dictionary (a LintReport), or its JSON with --json."""
-        args = self._args("lint", line, local_ns)
-        report = self._run("lint", args)
+    def _report(self, name: str, line: str, local_ns: Any) -> Any:
+        """The command's report, or (``--json``) its JSON printed instead."""
+        args = self._args(name, line, local_ns)
+        report = self._run(name, args)
         if not args.json:
             return report
         from .output import dumps
 
         print(dumps(report.to_json(), indent=2))
         return None
+
+    @_magic
+    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
+        """Problems in the dictionary (a LintReport), or its JSON with --json."""
+        return self._report("lint", line, local_ns)
+
+    @_magic
+    def dict_probe(self, line: str = "", local_ns: Any = None) -> Any:
+        """What rules the service follows (a ProbeResult), or its JSON with --json."""
+        return self._report("probe", line, local_ns)
 
     @_magic
     def dict_delete(self, line: str = "", local_ns: Any = None) -> Any:
@@ -617,8 +634,14 @@ class DictMagics(Magics):
 
     def dict_check(self, line: str = "", cell: str | None = None, local_ns: Any = None) -> Any:
         """Which entries apply to each element of a text (a CheckReport): a line, one element;
-        a cell, one element per line."""
+        a cell, one element per line; ``{name}`` of a list of strings, one element each."""
+        import re
+
         options, text = _split_text(self._expand(line, local_ns))
+        named = re.fullmatch(r"\{(\w+)\}|\$(\w+)", _split_text(line)[1].strip())
+        items = self._namespace(local_ns).get(named.group(1) or named.group(2)) if named else None
+        if isinstance(items, list | tuple) and all(isinstance(i, str) for i in items):
+            text = list(items)  # type: ignore[assignment]
         if cell is not None:
             if text:
                 raise UsageError(

@@ -18,6 +18,7 @@ from .glossary import (
 )
 from .impact import Impact
 from .lint import Finding, LintReport
+from .probe import ProbeResult
 from .purge import PurgePlan
 from .records import (
     AddBatch,
@@ -62,6 +63,7 @@ __all__ = [
     "NoChange",
     "Outcome",
     "PlannedUpdate",
+    "ProbeResult",
     "PurgePlan",
     "Rendered",
     "RestoreResult",

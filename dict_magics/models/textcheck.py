@@ -11,6 +11,10 @@ the ``CheckReport`` it gives (``impact`` uses the same matcher: one rule, once).
   term first, then the lower id. The first 3 entries are **applied** (every occurrence), the
   rest **not applied (limit 3)**; a match inside a term already applied is none: that text is
   translated already. The vendor documents no tie-break; the sandbox agrees with this one.
+
+``check --translate`` sets the engine's answer beside the prediction (``with_engine``): an entry
+whose source term occurs in an element (in any case) is **applied by the engine** when its
+``toText`` occurs in the translation and not in the source.
 """  # noqa: RUF002 (the full-width marks are meant)
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any, Literal, NamedTuple
 
@@ -103,6 +107,18 @@ class Segment:
     def to_json(self) -> dict[str, Any]:
         """``{"text", "applied", "not_applied"}``, as ``check --json`` lists each segment."""
         return {"text": self.text.strip(), "applied": self.applied, "not_applied": self.not_applied}
+
+
+class Engine(NamedTuple):
+    """What the engine made of one element: its ``translation``, and of the entries whose
+    source term occurs in the element, those it ``applied`` and those it did not."""
+
+    translation: str
+    applied: list[str]
+    not_applied: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
 
 
 class Matcher:
@@ -206,8 +222,9 @@ def check_text(
     segments = Matcher(chosen, case_sensitive=case_sensitive).segments(list(elements), unit)
     matched = {m.entry.id: m.entry for s in segments for m in s.matches}
     return CheckReport(
-        segments, unit, matched, len(chosen), host, from_lang, to_lang, case_sensitive
-    )
+        segments, unit, matched, len(chosen), host, from_lang, to_lang, case_sensitive,
+        list(elements),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -223,10 +240,47 @@ class CheckReport(Rendered):
     from_lang: str | None = None
     to_lang: str | None = None
     case_sensitive: bool = True
+    elements: list[str] = field(default_factory=list, repr=False)
+    engine: list[Engine] | None = None
+    """With ``--translate``: the engine's answer for each element."""
 
     @property
     def matched(self) -> list[Segment]:
         return [s for s in self.segments if s.matches]
+
+    def with_engine(self, translations: Sequence[str], entries: Iterable[Entry]) -> CheckReport:
+        """This report with the engine's ``translations`` of its elements, judged against
+        ``entries`` (the listing this report was played on)."""
+        pair = [e for e in entries if (e.from_lang, e.to_lang) == (self.from_lang, self.to_lang)]
+        found = Matcher(pair, case_sensitive=False).segments(self.elements)
+        engine, matched = [], dict(self.entries)
+        for segment, translation in zip(found, translations, strict=True):
+            out: dict[bool, list[str]] = {True: [], False: []}
+            for m in segment.matches:
+                to_text = m.entry.to_text
+                applied = bool(to_text) and to_text in translation and to_text not in segment.text
+                out[applied].append(m.entry.id)
+                matched.setdefault(m.entry.id, m.entry)
+            engine.append(Engine(translation, sorted(out[True], key=id_order), out[False]))
+        return replace(self, engine=engine, entries=matched)
+
+    def predicted(self) -> list[list[str]]:
+        """The ids the prediction applies to each element, lowest first."""
+        ids: list[set[str]] = [set() for _ in self.elements]
+        for segment in self.segments:
+            ids[segment.element].update(segment.applied)
+        return [sorted(found, key=id_order) for found in ids]
+
+    @property
+    def disagreements(self) -> list[dict[str, Any]]:
+        """The elements (``index`` from 0) where the engine applied other entries than
+        predicted."""
+        pairs = zip(self.predicted(), self.engine or [], strict=False)
+        return [
+            {"index": i, "predicted": ids, "engine": e.applied}
+            for i, (ids, e) in enumerate(pairs)
+            if ids != e.applied
+        ]
 
     def outcomes(self) -> dict[str, list[str]]:
         """Matched ids by outcome, lowest first: ``applied`` wherever they match, in ``some``
@@ -248,14 +302,22 @@ class CheckReport(Rendered):
 
     def to_json(self) -> dict[str, Any]:
         """``check --json``: DESIGN's shape (each segment under ``sentences``, whatever the
-        unit), the matched ``entries`` and the ``checked`` count."""
+        unit), the matched ``entries`` and the ``checked`` count; with the engine's answer,
+        ``engine`` on each element's first segment, and the ``disagreements``."""
+        sentences, first = [s.to_json() for s in self.segments], set()
+        for shape, segment in zip(sentences, self.segments, strict=True):
+            if self.engine is not None and segment.element not in first:
+                first.add(segment.element)
+                shape["engine"] = self.engine[segment.element].to_json()
+        extra = {} if self.engine is None else {"disagreements": self.disagreements}
         return {
             "unit": self.unit,
             "case_sensitive": self.case_sensitive,
-            "sentences": [s.to_json() for s in self.segments],
+            "sentences": sentences,
             "never_applied": self.never_applied,
             "entries": [e.to_service() for e in self.entries.values()],
             "checked": self.checked,
+            **extra,
         }
 
     def __repr__(self) -> str:
@@ -342,7 +404,39 @@ def _report_text(report: CheckReport, limit: int | None = None) -> str:
         lines += [f"  {MARK['failure']} {_entry(report.entries[i])}" for i in never[:limit]]
     if len(never[:limit]) < len(never):
         lines.append(f"  \u2026 and {len(never) - limit} more never applied")
-    return "\n".join(lines)
+    return "\n".join(lines + [line for _, line in _engine_lines(report, limit)])
+
+
+def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[str, str]]:
+    """The engine's part, as (kind, line): a heading, then each element with a match or an
+    entry the engine applied (``success`` where it agrees with the prediction, else
+    ``failure``), what each applied, and the entries only one of them applied."""
+    if report.engine is None:
+        return []
+    predicted, engine = report.predicted(), report.engine
+    differ = len(report.disagreements)
+    head = (
+        f"the engine's translations: {differ} of {count(len(engine), 'element')} "
+        f"differ{'s' * (differ == 1)} from the prediction"
+    )
+    lines, said = [("head", head)], [i for i, e in enumerate(engine) if e.applied or predicted[i]]
+    for i in said[:limit]:
+        applied, agrees = engine[i].applied, engine[i].applied == predicted[i]
+        kind = "success" if agrees else "failure"
+        lines.append((kind, shown(f"  {MARK[kind]} [{i + 1}] {engine[i].translation}")))
+        lines.append(
+            (kind, f"      engine applied {_ids(applied)}; predicted {_ids(predicted[i])}")
+        )
+        for entry_id in sorted(set(applied) ^ set(predicted[i]), key=id_order):
+            who = "the engine only" if entry_id in applied else "predicted only"
+            lines.append((kind, f"      {who}: {_entry(report.entries[entry_id])}"))
+    if len(said[:limit]) < len(said):
+        lines.append(("head", f"  \u2026 and {len(said) - len(said[:limit])} more elements"))
+    return lines
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids) or "none"
 
 
 def highlighted(segment: Segment) -> str:
@@ -385,7 +479,13 @@ def _report_html(report: CheckReport) -> str:
     if never:
         parts.append(f"<div><b>never applied in these texts ({len(never)})</b><ul>")
         parts += [*never[:HTML_ROWS], "</ul></div>"]
+    engine = [
+        f"<div><b>{escape(line)}</b></div>"
+        if kind == "head"
+        else f'<div style="color:{COLOUR[kind]};white-space:pre">{escape(line)}</div>'
+        for kind, line in _engine_lines(report, HTML_ROWS)
+    ]
     return (
         f'<div class="dict-magics-check"><div><b>{escape(_title(report))}</b></div>'
-        f"{''.join(parts)}</div>"
+        f"{''.join(parts + engine)}</div>"
     )

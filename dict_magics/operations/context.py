@@ -511,9 +511,15 @@ def make_client(
 
 
 def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
-    """A new client for ``creds``; ``options`` go to ``DictionaryClient``."""
+    """A new client for ``creds``, told whether its service has bulk and PUT when ``probe``
+    found out; ``options`` go to ``DictionaryClient``."""
+    from ..models.probe import stored
     from ..service.client import DictionaryClient
 
+    found = stored(creds.profile, creds.base_url)
+    if found is not None:
+        options.setdefault("bulk", found.bulk is not False)
+        options.setdefault("update", found.update is not False)
     return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
 
 

@@ -262,6 +262,8 @@ def sync(
             raise UsageProblem(_invalid_message(plan), option="skip_invalid")
         if plan.empty:
             return SyncResult(plan, verified=True)
+        if plan.updates:
+            client.check_update()  # no PUT there (as `probe` found): refused before anything
         if plan.deletes and not yes:
             _confirm(prompter, plan)
         kept = write_snapshot(

@@ -52,6 +52,8 @@ def update(
             "Nothing was sent."
         )
     with connect(settings, client) as (client, profile):
+        if not dry_run:
+            client.check_update()  # no PUT there (as `probe` found): refused before anything
         # A fresh listing, never the cache: the fields not named are sent as listed, and the
         # snapshot must hold the entry as it is now (a cached copy up to a minute old would put
         # back, and lose for good, what another client changed meanwhile).

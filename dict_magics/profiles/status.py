@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import DictMagicsError, Notice
+from ..models.probe import ProbeResult, stored
 from ..models.text import COLOUR, MARK, Rendered, escape, html_row, html_table, shown
 from . import credentials
 
@@ -27,6 +28,8 @@ class ProfileStatus(Rendered):
     env_vars: dict[str, str] = field(default_factory=dict)
     backend: credentials.BackendInfo | None = None
     problem: str | None = None
+    probe: ProbeResult | None = None
+    """What ``probe`` last found for this profile and service, if it ran."""
 
     @property
     def ready(self) -> bool:
@@ -78,8 +81,10 @@ class ProfileStatus(Rendered):
             ("base URL", (self.base_url or "not found") + origin("base_url")),
             ("access key", (self.masked_access_key or "not found") + origin("access_key")),
             ("secret key", where),
-            ("keyring backend", backend),
         ]
+        if self.probe is not None:
+            rows.append(("probe", self.probe.summary()))
+        rows.append(("keyring backend", backend))
         if self.problem:
             rows.append(("problem", self.problem))
         rows.extend(("warning", text) for text in self.warnings)
@@ -131,4 +136,5 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         problem = Notice(str(exc), option=exc.option, profile=exc.profile)
         return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
     key, sources = creds.masked_access_key, dict(creds.sources)
-    return ProfileStatus(profile, creds.base_url, key, sources, env_vars, backend)
+    found = stored(profile, creds.base_url)
+    return ProfileStatus(profile, creds.base_url, key, sources, env_vars, backend, probe=found)

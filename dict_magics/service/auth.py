@@ -39,19 +39,6 @@ try:
 except ImportError:  # Windows: nonces are shared by this process's threads only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "AUTH_MODES",
-    "TOKEN_PATH",
-    "BearerAuth",
-    "NonceSource",
-    "SecretBody",
-    "SignatureAuth",
-    "TokenState",
-    "nonces_for",
-    "shared",
-    "sign",
-    "token_request_body",
-]
 
 AUTH_MODES = ("signature", "token")
 TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret

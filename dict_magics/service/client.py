@@ -1,9 +1,10 @@
-"""The dictionary client: one method per endpoint, with retries and honest results.
+"""The client: one method per endpoint (the dictionary's, and translation), with retries and
+honest results.
 
 A change comes back as a result whose ``outcome`` is ``success`` only when the service said so,
 ``failure`` only when it certainly did not act, ``unknown`` otherwise; the client raises only
-for a caller's mistake (before any request) and for a listing it cannot produce. Each change
-is noted in the caller's ``audit`` (``Audit``): ``sending`` before its first attempt leaves,
+for a caller's mistake (before any request) and for a listing or translation it cannot produce.
+Each change is noted in the caller's ``audit``: ``sending`` before its first attempt leaves,
 ``ended`` with its result. Ctrl-C during one request waits for its answer, then raises
 ``RequestInterrupted`` carrying the true result.
 """
@@ -13,12 +14,13 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
@@ -29,6 +31,7 @@ from ..errors import (
     InvalidIdError,
     ListingUnsupportedError,
     ServiceError,
+    UsageProblem,
 )
 from ..models import (
     AddBatch,
@@ -38,14 +41,12 @@ from ..models import (
     DeleteResult,
     Entry,
     EntryList,
-    Outcome,
     UpdateResult,
 )
 from ..models.entry import check_id
 from ..models.secret import Secret, Unpicklable, mask
 from ..models.terms import entry_problems
 from . import batch
-from .answers import IDEMPOTENT, Verdict, judge, parse_listing
 from .auth import (
     AUTH_MODES,
     TOKEN_PATH,
@@ -59,21 +60,15 @@ from .http import (
     ANSWER_LIMIT,
     API_PREFIX,
     HTTP,
+    IDEMPOTENT,
     LISTING_LIMIT,
     RetryPolicy,
+    Verdict,
     host_of,
+    judge,
     normalize_base_url,
+    parse_listing,
 )
-
-__all__ = [
-    "Audit",
-    "BatchResult",
-    "DeferredInterrupt",
-    "DeleteResult",
-    "DictionaryClient",
-    "RateLimit",
-    "RequestInterrupted",
-]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -86,6 +81,13 @@ WaitListener = Callable[[float, str], None]
 LIST_PATH = API_PREFIX.rstrip("/")
 BULK_PATH = LIST_PATH + "/bulk"
 PURGE_PATH = API_PREFIX + "dictionary-all"
+TRANSLATE_PATH = "/api/v1/translate"
+MAX_WORDS = 200
+"""Words in one element of a translation request (the vendor's limit)."""
+MAX_TEXT_BYTES = 270 * 1024
+"""A translation request's elements together stay under this many bytes (UTF-8)."""
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\s\u3000-\u303f{_CJK}]+")
 _UNKNOWN = {
     "delete": ". The request may have reached the service, so the entry may be gone; sending "
     "it again is safe (it answers 'no such entry' if so)",
@@ -262,44 +264,31 @@ class RateLimit:
             listener(retry_after, "the service's rate limit")
 
 
-@dataclass(frozen=True)
-class _Final:
-    """What a request ended as, over all its attempts; ``key`` its audit key, if noted."""
-
-    outcome: Outcome
-    cause: Cause
-    reason: str | None
-    http_status: int | None
-    attempts: int
-    elapsed: float
-    data: Any = None
-    code: int | None = None
-    vendor_message: str | None = None
-    key: str | None = None
-
-    def fields(self, kind: str) -> dict[str, Any]:
-        """What every result takes from how its request ended."""
-        reason = self.reason + _UNKNOWN[kind] if self.outcome == "unknown" else self.reason
-        return {
-            "status": "success" if self.outcome == "success" else "failure",
-            "http_status": self.http_status,
-            "reason": reason,
-            "outcome_unknown": self.outcome == "unknown",
-            "attempts": self.attempts,
-            "elapsed": self.elapsed,
-            "cause": self.cause,
-            "code": self.code,
-            "vendor_message": self.vendor_message,
-        }
+def _fields(final: Verdict, kind: str) -> dict[str, Any]:
+    """What every result takes from how its request ended (``final``: over all attempts)."""
+    unknown = final.outcome == "unknown"
+    return {
+        "status": "success" if final.outcome == "success" else "failure",
+        "http_status": final.http_status,
+        "reason": final.reason + _UNKNOWN[kind] if unknown else final.reason,  # type: ignore[operator]
+        "outcome_unknown": unknown,
+        "attempts": final.attempts,
+        "elapsed": final.elapsed,
+        "cause": final.cause,
+        "code": final.code,
+        "vendor_message": final.vendor_message,
+    }
 
 
 class DictionaryClient(Unpicklable):
-    """Deletes, lists, adds (one or in bulk) and updates user-dictionary entries.
+    """Lists, deletes, adds (one or in bulk) and updates user-dictionary entries; translates.
 
     ``auth="signature"`` signs every request; ``auth="token"`` gets one token (shared in the
     process, renewed before it ends and once after a refusal) and sends it as Bearer.
     ``timeout`` is each of the connect and read timeouts of one attempt; ``max_retries`` and
-    the rest make the ``RetryPolicy``. It cannot be pickled: it holds the secret.
+    the rest make the ``RetryPolicy``. ``bulk`` and ``update`` say whether the service has
+    those endpoints (``probe`` finds out): without bulk, entries are added one POST each;
+    without PUT, updates are refused before sending. It cannot be pickled: it holds the secret.
     """
 
     def __init__(
@@ -320,29 +309,13 @@ class DictionaryClient(Unpicklable):
         on_wait: WaitListener | None = None,
         auth: str = settings.AUTH,
         token_duration: int = settings.TOKEN_DURATION,
+        bulk: bool = True,
+        update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        if auth not in AUTH_MODES:
-            raise DictMagicsError(
-                f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}.", option="auth"
-            )
-        if not isinstance(token_duration, int) or token_duration < 1:
-            raise DictMagicsError(
-                f"token_duration must be a whole number of seconds >= 1, not {token_duration!r}."
-            )
-        if not isinstance(access_key, str) or not isinstance(secret_key, str):
-            raise DictMagicsError("the access key and the secret key must be text (str).")
-        if not access_key or not secret_key:
-            raise DictMagicsError("both an access key and a secret key are needed.")
-        for name, value in (("access key", access_key), ("secret key", secret_key)):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise DictMagicsError(f"the {name} is not valid UTF-8 text.") from None
-        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
-            raise DictMagicsError(f"timeout must be a positive number of seconds, not {timeout!r}.")
-        if max_retries < 0:
-            raise DictMagicsError(f"max_retries must be 0 or more, not {max_retries!r}.")
+        problem = _problem(auth, token_duration, access_key, secret_key, timeout, max_retries)
+        if problem:
+            raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
         self.access_key = access_key
         self.timeout = float(timeout)
         self.retry = RetryPolicy(
@@ -350,12 +323,30 @@ class DictionaryClient(Unpicklable):
         )
         self.auth = auth
         self.token_duration = token_duration
+        self.bulk, self.update = bulk, update
         self.closed = False
         self.rate_limit = RateLimit(on_wait)
+        self.requests_sent = 0
+        """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
+        self._said_single = False
         self._secret = Secret(secret_key)
         self._tokens = shared(self.base_url, access_key, self._secret) if auth == "token" else None
         self._signature = SignatureAuth(access_key, self._secret, nonces or nonces_for(access_key))
         self._http = HTTP(self.base_url, session)
+
+    def with_auth(self, auth: str) -> DictionaryClient:
+        """A client for the same service and keys, on the same connections, sending ``auth``."""
+        return DictionaryClient(
+            self.base_url,
+            self.access_key,
+            self._secret,
+            timeout=self.timeout,
+            max_retries=self.retry.total,
+            session=self._http.session,
+            nonces=self._signature.nonces,
+            auth=auth,
+            token_duration=self.token_duration,
+        )
 
     @property
     def max_retries(self) -> int:
@@ -417,7 +408,7 @@ class DictionaryClient(Unpicklable):
         with DeferredInterrupt() as deferred:
             sending = audit and partial(audit.sending, "DELETE", None)
             final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, sending=sending)
-            deferred.result = DeleteResult(entry_id=None, **final.fields("purge"))
+            deferred.result = DeleteResult(entry_id=None, **_fields(final, "purge"))
             _ended(audit, final, [deferred.result])
         return deferred.result
 
@@ -465,15 +456,7 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
         check_entries([entry])
         with DeferredInterrupt() as deferred:
-            final = self._exchange(
-                "POST",
-                LIST_PATH,
-                body=_body(entry.to_service(with_id=False)),
-                stop=deferred.stop.is_set,
-                sending=audit and partial(audit.sending, "POST", None, [entry]),
-            )
-            deferred.result = AddResult(entry=entry, **final.fields("add"))
-            _ended(audit, final, [deferred.result])
+            deferred.result = self._add_one(entry, deferred.stop.is_set, audit)
         return deferred.result
 
     def add_entries(
@@ -490,7 +473,8 @@ class DictionaryClient(Unpicklable):
         """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads, each
         checked first. A chunk whose answer is lost is not sent again (its entries stay
         ``unknown``: ``operations.settle`` decides them from a listing). One result per entry,
-        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes."""
+        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes. Where
+        the service has no bulk endpoint (``bulk``, or a 404/405 to one), one POST an entry."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -509,6 +493,9 @@ class DictionaryClient(Unpicklable):
         check_entries(entries)
         if not entries:
             return AddBatch([])
+        if not self.bulk:
+            chunk_size = 1
+            self._single_posts()
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
         total, done = len(entries), 0
 
@@ -546,6 +533,7 @@ class DictionaryClient(Unpicklable):
         """Replace entry ``entry_id``'s terms with ``entry``'s (``PUT``), in place; retried like
         a DELETE. ``old`` (the entry as listed before) is carried into the result."""
         text, new = _checked_update(entry_id, entry)
+        self.check_update()
         with DeferredInterrupt() as deferred:
             deferred.result = self._update_one((text, new, old), deferred.stop.is_set, audit)
         return deferred.result
@@ -567,6 +555,7 @@ class DictionaryClient(Unpicklable):
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         _check_workers(workers)
+        self.check_update()
         if not items:
             return []
         run = self._run_batch(
@@ -583,6 +572,72 @@ class DictionaryClient(Unpicklable):
             for (t, new, before), r in zip(items, run.results, strict=True)
         ]
 
+    def check_update(self) -> None:
+        """``UsageProblem`` when the service has no PUT (``probe`` found none): an entry cannot
+        be changed in place there, and a delete and an add would give it a new id."""
+        if not self.update:
+            raise UsageProblem(
+                f"the service at {self.host} has no PUT (as the probe found), so an entry cannot "
+                "be changed in place: a delete and an add would give it a new id. Nothing was "
+                "sent."
+            )
+
+    def translate(
+        self,
+        texts: Sequence[str],
+        source_lang: str,
+        target_lang: str,
+        *,
+        field_id: str = "1",
+        contract_id: str | None = None,
+    ) -> list[str]:
+        """Each element of ``texts`` as the engine translates it (billed), in order, in as few
+        requests as the limits allow: at most 200 words an element, under 270 KB a request. An
+        element over the limits is a ``UsageProblem`` naming it, before anything is sent; a
+        request that fails is a ``ServiceError``."""
+        sizes = check_translatable(texts)
+        chunks: list[list[str]] = []
+        total = MAX_TEXT_BYTES
+        for text, size in zip(texts, sizes, strict=True):
+            if total + size >= MAX_TEXT_BYTES:
+                chunks.append([])
+                total = 0
+            chunks[-1].append(text)
+            total += size
+        asked = {"fieldId": field_id, "sourceLang": source_lang, "targetLang": target_lang}
+        if contract_id:
+            asked["contractId"] = contract_id
+        out: list[str] = []
+        for chunk in chunks:
+            body = _body({**asked, "text": chunk})
+            final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
+            inner = final.data.get("data") if isinstance(final.data, dict) else None
+            found = inner.get("translationResult") if isinstance(inner, dict) else None
+            if final.outcome != "success" or not _translations(found, len(chunk)):
+                why = final.reason or "the answer holds no translatedText for each element"
+                raise ServiceError(
+                    f"could not translate at {self.host}: {why}",
+                    cause=final.cause if final.reason else Cause.BAD_ANSWER,
+                    http_status=final.http_status,
+                    code=final.code,
+                    vendor_message=final.vendor_message,
+                )
+            out += [item["translatedText"] for item in found]  # type: ignore[union-attr]
+        return out
+
+    def attempt(
+        self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
+    ) -> tuple[Verdict, str]:
+        """One signed attempt, never sent again, and the nonce it carried: how ``probe`` asks
+        what the service does with an old or reused ``nonce`` (else a fresh one), or with a
+        signature that cannot be right (``forged``). For read-only requests."""
+        nonce = nonce or self._signature.nonces()
+        secret = Secret(f"not-{self._secret}") if forged else self._secret
+        auth = SignatureAuth(self.access_key, secret, lambda: nonce)
+        self.requests_sent += 1
+        answer = self._http.send(method, path, auth, timeout=self.timeout, limit=LISTING_LIMIT)
+        return judge(method, answer, LISTING_LIMIT, host=self.host, timeout=self.timeout), nonce
+
     # -- one request of each kind ------------------------------------------------------------
 
     def _delete_one(
@@ -590,7 +645,7 @@ class DictionaryClient(Unpicklable):
     ) -> DeleteResult:
         sending = audit and partial(audit.sending, "DELETE", text)
         final = self._exchange("DELETE", API_PREFIX + text, stop=stop, sending=sending)
-        result = DeleteResult(entry_id=text, **final.fields("delete"))
+        result = DeleteResult(entry_id=text, **_fields(final, "delete"))
         _ended(audit, final, [result])
         return result
 
@@ -608,14 +663,29 @@ class DictionaryClient(Unpicklable):
             stop=stop,
             sending=audit and partial(audit.sending, "PUT", text, [new]),
         )
-        result = UpdateResult(entry_id=text, new=new, old=old, **final.fields("update"))
+        result = UpdateResult(entry_id=text, new=new, old=old, **_fields(final, "update"))
+        _ended(audit, final, [result])
+        return result
+
+    def _add_one(self, entry: Entry, stop: Callable[[], bool], audit: Audit | None) -> AddResult:
+        final = self._exchange(
+            "POST",
+            LIST_PATH,
+            body=_body(entry.to_service(with_id=False)),
+            stop=stop,
+            sending=audit and partial(audit.sending, "POST", None, [entry]),
+        )
+        result = AddResult(entry=entry, **_fields(final, "add"))
         _ended(audit, final, [result])
         return result
 
     def _add_chunk(
         self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
     ) -> list[AddResult]:
-        """One bulk POST: every entry of the chunk ends as the request did."""
+        """One bulk POST: every entry of the chunk ends as the request did. Without a bulk
+        endpoint (a 404 or 405 to it: nothing was added), one POST per entry."""
+        if not self.bulk:
+            return [self._add_one(entry, stop, audit) for entry in chunk]
         final = self._exchange(
             "POST",
             BULK_PATH,
@@ -623,9 +693,21 @@ class DictionaryClient(Unpicklable):
             stop=stop,
             sending=audit and partial(audit.sending, "POST", None, chunk),
         )
-        results = [AddResult(entry=e, **final.fields("bulk")) for e in chunk]
+        results = [AddResult(entry=e, **_fields(final, "bulk")) for e in chunk]
         _ended(audit, final, results)
+        if final.outcome == "failure" and final.http_status in (404, 405):
+            self.bulk = False
+            self._single_posts()
+            return [self._add_one(entry, stop, audit) for entry in chunk]
         return results
+
+    def _single_posts(self) -> None:
+        """Said once per client: entries go one POST each (slower, not an error)."""
+        if not self._said_single:
+            self._said_single = True
+            log.warning(
+                "the service at %s has no bulk endpoint: adding one entry per POST", self.host
+            )
 
     def _run_batch(
         self,
@@ -660,7 +742,7 @@ class DictionaryClient(Unpicklable):
         stop: Callable[[], bool] = lambda: False,
         sending: Callable[[], str] | None = None,
         bare: bool = False,
-    ) -> _Final:
+    ) -> Verdict:
         """Send until the answer is final, the retry policy is spent, or ``stop()``.
 
         ``sending()`` is called once, right before the first attempt leaves (the audit). A 429
@@ -674,24 +756,25 @@ class DictionaryClient(Unpicklable):
         verdict: Verdict | None = None
         key: str | None = None
 
-        def ended(tail: str) -> _Final:
+        def ended(tail: str) -> Verdict:
             return _final(verdict, earlier, attempts, started, tail, key)  # type: ignore[arg-type]
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
             if self._tokens is not None and not bare:
                 auth = self._bearer(stop)
-                if isinstance(auth, _Final):
+                if isinstance(auth, Verdict):
                     return auth if verdict is None else ended(f"; then {auth.reason}")
             sent_at = self.rate_limit.wait(stop)
             if sent_at is None:
                 if verdict is None:
                     reason = "not attempted: stopped (Ctrl-C or cancel) before it was sent"
-                    return _Final("failure", Cause.NOT_ATTEMPTED, reason, None, 0, 0.0)
+                    return Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
                 return ended(_STOPPED)
             if sending is not None and key is None:
                 key = sending()
             attempts += 1
+            self.requests_sent += 1
             answer = self._http.send(
                 method, path, auth, body=body, timeout=self.timeout, limit=limit
             )
@@ -744,11 +827,11 @@ class DictionaryClient(Unpicklable):
             if stop_during(policy.wait(retries, again.after), stop):
                 return ended(_STOPPED)
 
-    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | _Final:
-        """A Bearer auth with a token good for a while yet, or the failed ``_Final`` of the
-        token request (then the request is not sent)."""
+    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
+        """A Bearer auth with a token good for a while yet, or how the token request failed
+        (then the request is not sent)."""
         assert self._tokens is not None
-        failed: list[_Final] = []
+        failed: list[Verdict] = []
 
         def fetch() -> tuple[str, float]:
             body = token_request_body(self.access_key, self._secret, self.token_duration)
@@ -765,17 +848,54 @@ class DictionaryClient(Unpicklable):
         except _NoToken:
             final = failed[0]
             why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
-            cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
-            return _Final(
-                "failure",
-                cause,
-                f"could not get a token from {self.host}: {why}; this request was not sent",
-                final.http_status,
-                final.attempts,
-                final.elapsed,
-                code=final.code,
+            return replace(
+                final,
+                outcome="failure",
+                cause=final.cause if final.outcome != "success" else Cause.BAD_ANSWER,
+                reason=f"could not get a token from {self.host}: {why}; this request was not sent",
+                data=None,
                 vendor_message=_hidden(final.vendor_message, self._secret),
             )
+
+
+def check_translatable(texts: Sequence[str]) -> list[int]:
+    """Each element's size in bytes; ``UsageProblem`` naming the first element over the
+    engine's limits (200 words; under 270 KB for a request)."""
+    sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
+    for number, (text, size) in enumerate(zip(texts, sizes, strict=True), 1):
+        words = len(_WORD.findall(text))
+        if words > MAX_WORDS or size >= MAX_TEXT_BYTES:
+            what = f"{words} words" if words > MAX_WORDS else f"{size:,} bytes"
+            raise UsageProblem(
+                f"element {number} has {what}: the engine takes at most {MAX_WORDS} words an "
+                f"element, under {MAX_TEXT_BYTES // 1024} KB a request. Split it; nothing was "
+                "sent."
+            )
+    return sizes
+
+
+def _problem(
+    auth: str, duration: Any, access_key: Any, secret_key: Any, timeout: Any, retries: int
+) -> str | None:
+    """What is wrong with a client's settings, in words, or ``None``."""
+    if auth not in AUTH_MODES:
+        return f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}."
+    if not isinstance(duration, int) or duration < 1:
+        return f"token_duration must be a whole number of seconds >= 1, not {duration!r}."
+    if not isinstance(access_key, str) or not isinstance(secret_key, str):
+        return "the access key and the secret key must be text (str)."
+    if not access_key or not secret_key:
+        return "both an access key and a secret key are needed."
+    for name, value in (("access key", access_key), ("secret key", secret_key)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"the {name} is not valid UTF-8 text."
+    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        return f"timeout must be a positive number of seconds, not {timeout!r}."
+    if retries < 0:
+        return f"max_retries must be 0 or more, not {retries!r}."
+    return None
 
 
 def check_entries(entries: Sequence[Entry]) -> None:
@@ -796,7 +916,7 @@ def _final(
     started: float,
     tail: str,
     key: str | None,
-) -> _Final:
+) -> Verdict:
     """How a request ended: its last verdict, unknown when an earlier attempt may have acted."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
@@ -805,28 +925,33 @@ def _final(
         what = f"HTTP {first.http_status}" if first.http_status else first.reason
         outcome, cause = "unknown", first.cause
         reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
-    elapsed = time.monotonic() - started
-    return _Final(
-        outcome,
-        cause,
-        reason,
-        verdict.http_status,
-        attempts,
-        elapsed,
-        verdict.data,
-        verdict.code,
-        verdict.vendor_message,
-        key,
+    return replace(
+        verdict,
+        outcome=outcome,
+        cause=cause,
+        reason=reason,
+        attempts=attempts,
+        elapsed=time.monotonic() - started,
+        key=key,
     )
 
 
-def _ended(audit: Audit | None, final: _Final, results: Sequence[Any]) -> None:
+def _ended(audit: Audit | None, final: Verdict, results: Sequence[Any]) -> None:
     if audit is not None and final.key is not None:
         audit.ended(final.key, results)
 
 
 def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+def _translations(found: Any, count: int) -> bool:
+    """Whether ``found`` is a ``translationResult``: one ``translatedText`` per element."""
+    return (
+        isinstance(found, list)
+        and len(found) == count
+        and all(isinstance(i, dict) and isinstance(i.get("translatedText"), str) for i in found)
+    )
 
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
@@ -884,7 +1009,7 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
 
 
 class _NoToken(Exception):
-    """The token request did not give a token (its ``_Final`` says why)."""
+    """The token request did not give a token (its ``Verdict`` says why)."""
 
 
 def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:

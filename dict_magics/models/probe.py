@@ -1,0 +1,180 @@
+"""What ``probe`` found out about a service's rules (``ProbeResult``), and where it is kept: one
+small JSON file per profile and service in the data folder, which ``check``, impact, the
+client and ``status`` read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from typing import Any
+
+from .entry import Entry
+from .text import MARK, Rendered, escape, html_row, html_table, shown
+
+FOUND = ("listing", "ids", "nonce_rule", "errors", "bulk", "update", "token")
+ASKED = ("limit_unit", "case_sensitive")
+_MEANS: dict[str, dict[Any, str]] = {
+    "listing": {"data.entries": "under data.entries", "entries": "at the top level"},
+    "ids": {"string": "as text; read as numbers all the same"},
+    "nonce_rule": {
+        "increasing": "each nonce above the last one accepted",
+        "unique": "any nonce not used before",
+        "none": "any nonce, even one used before",
+    },
+    "errors": {"coded": "with the vendor's codes", "plain": "a status and a text, no code"},
+    "bulk": {False: "entries are added one POST each"},
+    "update": {False: "update and a sync's updates are refused before sending"},
+    "token": {False: "every request is signed instead"},
+    "limit_unit": {
+        "element": "3 entries per element of a request",
+        "request": "3 entries per request",
+        "sentence": "3 entries per sentence",
+    },
+    "case_sensitive": {False: "a term applies in any case"},
+}
+
+
+@dataclass(frozen=True)
+class ProbeResult(Rendered):
+    """Each rule asked (``None``: not asked; ``limit_unit`` and ``case_sensitive`` need
+    ``--translate``), whether the dictionary ended as it began (``unchanged``), and the
+    ``requests`` sent. A probe that ``stopped`` early (Ctrl-C, a failure) names the marker
+    entries of its own it leaves behind (``left``: id ``""`` when unknown) and its ``marker``
+    word, which every one of them holds."""
+
+    listing: str | None = None
+    ids: str | None = None
+    nonce_rule: str | None = None
+    errors: str | None = None
+    bulk: bool | None = None
+    update: bool | None = None
+    token: bool | None = None
+    limit_unit: str | None = None
+    case_sensitive: bool | None = None
+    unchanged: bool | None = None
+    requests: int = 0
+    host: str = ""
+    profile: str = ""
+    base_url: str = ""
+    date: str = ""
+    stopped: str | None = None
+    marker: str = ""
+    left: list[Entry] = field(default_factory=list)
+    names: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    _css = "probe"
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped is None and bool(self.unchanged)
+
+    @property
+    def interrupted(self) -> bool:
+        return (self.stopped or "").startswith("interrupted")
+
+    def summary(self) -> str:
+        """One line of what was found, for ``status``."""
+        said = [f"{label} {value.split(' (')[0]}" for label, value in self.rows()]
+        when = f"{self.date[:16].replace('T', ' ')} UTC"
+        return f"{when}: {', '.join(s for s in said if 'not ' not in s)}"
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN's shape; a probe that stopped adds ``stopped`` and the markers ``left``."""
+        data = {name: getattr(self, name) for name in (*FOUND, *ASKED, "unchanged", "requests")}
+        if self.stopped is not None:
+            data["stopped"] = self.stopped
+            data["left"] = [e.to_service() for e in self.left]
+        return data
+
+    def removal(self) -> str:
+        """What removes the markers left: a delete of their ids, and a listing that finds the
+        ones whose id is unknown."""
+        names = {"delete": "`delete`", **self.names}
+        ids = [e.id for e in self.left if e.id]
+        said = [f"{names['delete']} {' '.join(ids)}"] if ids else []
+        if len(ids) < len(self.left):
+            said.append(f"a delete of each entry a listing shows holding {self.marker!r}")
+        return ", and ".join(said)
+
+    def rows(self) -> list[tuple[str, str]]:
+        rows = []
+        for name in (*FOUND, *ASKED):
+            value = getattr(self, name)
+            words = "not asked (asking needs a translation)" if name in ASKED else "not found"
+            if value is not None:
+                words = ("yes" if value else "no") if isinstance(value, bool) else value
+                means = _MEANS.get(name, {}).get(value)
+                words += f" ({means})" if means else ""
+            rows.append((name.replace("_", " "), words))
+        return rows
+
+    def _head(self) -> str:
+        where = f"{self.host} (profile {self.profile!r})" if self.profile else self.host
+        if self.stopped is not None:
+            return f"{MARK['failure']} probe of {where} stopped: {self.stopped}"
+        same = "unchanged" if self.unchanged else "NOT as it began"
+        when = f", {self.date[:16].replace('T', ' ')} UTC" if self.date else ""
+        return (
+            f"{MARK['success' if self.unchanged else 'failure']} probe of {where}{when}: "
+            f"{self.requests} requests, the dictionary {same}"
+        )
+
+    def _tail(self) -> str:
+        if not self.left:
+            return ""
+        return (
+            f"its own marker entries ({len(self.left)}, holding {self.marker!r}) are still "
+            f"there: remove them with {self.removal()}"
+        )
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        lines = [self._head(), *(f"  {label + ':':<16}{value}" for label, value in rows)]
+        return "\n".join(shown(line) for line in [*lines, self._tail()] if line)
+
+    def _repr_html_(self) -> str:
+        tail = f"<div><b>{escape(self._tail())}</b></div>" if self.left else ""
+        return (
+            f'<div class="dict-magics-probe"><b>{escape(self._head())}</b>'
+            f"{html_table((), [html_row(row) for row in self.rows()])}{tail}</div>"
+        )
+
+
+def _path(profile: str, base_url: str) -> Any:
+    from .. import localdata  # when it is used: importing the models reads no file
+
+    digest = hashlib.sha256(f"{profile}\0{base_url}".encode("utf-8", "surrogatepass"))
+    return localdata.location("probes", digest.hexdigest()[:24] + ".json")
+
+
+def save(result: ProbeResult) -> ProbeResult:
+    """Keep a finished probe for its profile and service (stamped with the time); returned."""
+    stamped = ProbeResult(
+        **{**_plain(result), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    )
+    from .. import localdata
+
+    localdata.home("probes")
+    localdata.atomic_write(
+        _path(result.profile, result.base_url), json.dumps(_plain(stamped)).encode()
+    )
+    return stamped
+
+
+def stored(profile: str, base_url: str) -> ProbeResult | None:
+    """The last finished probe of this profile and service, if one is kept (and readable)."""
+    try:
+        data = json.loads(_path(profile, base_url).read_bytes())
+        known = {f.name for f in fields(ProbeResult)} - {"left", "names"}
+        return ProbeResult(**{k: v for k, v in data.items() if k in known})
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _plain(result: ProbeResult) -> dict[str, Any]:
+    data = asdict(result)
+    for name in ("left", "names", "stopped", "marker"):
+        data.pop(name)
+    return data
