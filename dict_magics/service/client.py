@@ -42,7 +42,7 @@ from ..models import (
     UpdateResult,
 )
 from ..models.entry import check_id
-from ..models.secret import Secret, Unpicklable, mask
+from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
 from . import batch
 from .answers import IDEMPOTENT, Verdict, judge, parse_listing
@@ -675,7 +675,8 @@ class DictionaryClient(Unpicklable):
         key: str | None = None
 
         def ended(tail: str) -> _Final:
-            return _final(verdict, earlier, attempts, started, tail, key)  # type: ignore[arg-type]
+            hidden = (self._secret, getattr(auth, "token", None))  # a service may quote either
+            return _final(verdict, earlier, attempts, started, tail, key, hidden)  # type: ignore[arg-type]
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
@@ -764,7 +765,7 @@ class DictionaryClient(Unpicklable):
             return BearerAuth(self._tokens.current(fetch))
         except _NoToken:
             final = failed[0]
-            why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
+            why = final.reason or "the answer holds no data.encodedJWT"
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             return _Final(
                 "failure",
@@ -774,7 +775,7 @@ class DictionaryClient(Unpicklable):
                 final.attempts,
                 final.elapsed,
                 code=final.code,
-                vendor_message=_hidden(final.vendor_message, self._secret),
+                vendor_message=final.vendor_message,
             )
 
 
@@ -796,8 +797,10 @@ def _final(
     started: float,
     tail: str,
     key: str | None,
+    hidden: tuple[str | None, ...] = (),
 ) -> _Final:
-    """How a request ended: its last verdict, unknown when an earlier attempt may have acted."""
+    """How a request ended: its last verdict, unknown when an earlier attempt may have acted;
+    the service's words without a token or the ``hidden`` secrets (a service may quote them)."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
     if earlier is not None and outcome == "failure":
@@ -809,13 +812,13 @@ def _final(
     return _Final(
         outcome,
         cause,
-        reason,
+        redact(reason, *hidden),
         verdict.http_status,
         attempts,
         elapsed,
         verdict.data,
         verdict.code,
-        verdict.vendor_message,
+        redact(verdict.vendor_message, *hidden),
         key,
     )
 
@@ -844,18 +847,6 @@ def _check_workers(workers: object) -> None:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _hidden(text: str | None, secret: str) -> str | None:
-    """``text`` without the secret key (a server or proxy may echo the token request's body),
-    an excerpt cut in the middle of it included."""
-    if not text:
-        return text
-    for form in dict.fromkeys((secret, json.dumps(secret)[1:-1])):
-        text = text.replace(form, "<hidden>")
-        for size in range(len(form) - 1, 3, -1):
-            text = text.replace(form[:size] + "\u2026", "<hidden>\u2026")
-    return text
 
 
 def _was_sent(result: Any) -> bool:
