@@ -73,7 +73,7 @@ def redact(text: str | None, *secrets: str | None) -> str | None:
     if not text:
         return text
     text = _TOKENS.sub(lambda m: f"{m.group(1)}<hidden>" if m.group(1) else "<hidden>", text)
-    for secret in filter(None, secrets):
+    for secret in (s for s in secrets if s and len(s) >= 6):  # shorter: no text would be left
         escaped = json.dumps(secret)[1:-1]
         forms = {secret, escaped, escaped.replace("/", "\\/"), quote(secret, safe="")}
         for form in sorted(forms | {quote_plus(secret)}, key=len, reverse=True):
