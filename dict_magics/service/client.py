@@ -642,11 +642,19 @@ class DictionaryClient(Unpicklable):
             listeners.append(on_wait)
         try:
             return batch.run(
-                items, send, workers=workers, sent=_was_sent, refused=_refused, **options
+                items, send, workers=workers, sent=_was_sent, refused=self._refused, **options
             )
         finally:
             if on_wait is not None:
                 listeners.remove(on_wait)
+
+    def _refused(self, result: Any) -> str:
+        """What every later request would meet too: ``token`` (no token can be had: nothing
+        goes without one), ``auth`` (credentials or nonces refused), else empty."""
+        if self._tokens is not None and self._tokens.failure:
+            return "token"
+        first = result[0] if isinstance(result, list) else result
+        return "auth" if first.cause in (Cause.AUTH, Cause.NONCE) else ""
 
     # -- one request, with retries ------------------------------------------------------------
 
@@ -749,7 +757,6 @@ class DictionaryClient(Unpicklable):
         """A Bearer auth with a token good for a while yet, or the failed ``_Final`` of the
         token request (then the request is not sent)."""
         assert self._tokens is not None
-        failed: list[_Final] = []
 
         def fetch() -> tuple[str, float]:
             body = token_request_body(self.access_key, self._secret, self.token_duration)
@@ -758,13 +765,12 @@ class DictionaryClient(Unpicklable):
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
                 return token.strip(), float(self.token_duration)
-            failed.append(final)
-            raise _NoToken
+            raise _NoToken(final)
 
         try:
             return BearerAuth(self._tokens.current(fetch))
-        except _NoToken:
-            final = failed[0]
+        except _NoToken as failed:
+            final = failed.final
             why = final.reason or "the answer holds no data.encodedJWT"
             cause = final.cause if final.outcome != "success" else Cause.BAD_ANSWER
             return _Final(
@@ -854,20 +860,16 @@ def _was_sent(result: Any) -> bool:
     return first.attempts > 0
 
 
-def _refused(result: Any) -> bool:
-    """An answer every later request would get too: refused credentials or nonces."""
-    first = result[0] if isinstance(result, list) else result
-    return first.cause in (Cause.AUTH, Cause.NONCE)
-
-
 def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fields: Any) -> _R:
     """The result of an item a batch never sent, saying why (``BatchRun.why``)."""
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
-        "auth": "not attempted: the service refused the credentials (or their nonces) for the "
-        f"first {batch.AUTH_STOP_AFTER} requests, so the rest were not sent (check the access "
+        "auth": "not attempted: the service refused the credentials (or their nonces) for "
+        f"{batch.AUTH_STOP_AFTER} requests in a row, so the rest were not sent (check the access "
         "key, the secret key, and this computer's clock)",
+        "token": f"not attempted: no token could be had for {batch.AUTH_STOP_AFTER} requests in "
+        "a row (the token endpoint is not asked again at once), so the rest were not sent",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
@@ -875,7 +877,11 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
 
 
 class _NoToken(Exception):
-    """The token request did not give a token (its ``_Final`` says why)."""
+    """The token request did not give a token (``final`` says why)."""
+
+    def __init__(self, final: _Final) -> None:
+        super().__init__(final.reason)
+        self.final = final
 
 
 def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:
