@@ -6,11 +6,14 @@ the sandbox over loopback with its faults; Ctrl-C is a real SIGINT.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,23 @@ from conftest import paired_audit, run_cli
 from dict_magics.sandbox import SandboxServer
 
 JWT_START = "eyJ"  # every JWT's header starts so: {"alg" ... in base64url
+
+
+def _started(box: SandboxServer, args: list[str], until: Callable[[], bool]) -> subprocess.Popen:
+    """``dict-magics ARGS`` started against ``box``, once ``until()`` holds (checked every
+    5 ms; a safety limit of 60 s, not a timing assertion)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dict_magics", *args],
+        env={**os.environ, **box.env()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not until() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return proc
 
 
 def test_a_bearer_token_quoted_in_a_refusal_reaches_neither_output_nor_audit(
@@ -48,18 +68,8 @@ def _token_batch_meets(
     the process's outcome and the token requests the sandbox received after that."""
     with SandboxServer(300, latency=0.01) as box:
         ids = [str(i) for i in range(1, 301)]
-        argv = [sys.executable, "-m", "dict_magics", "delete", "--auth", "token", "-w", "4"]
-        proc = subprocess.Popen(
-            [*argv, *options, *ids],
-            env={**os.environ, **box.env()},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-        while len(box.entries) > 280 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        args = ["delete", "--auth", "token", "-w", "4", *options, *ids]
+        proc = _started(box, args, lambda: len(box.entries) <= 280)
         seen = len(box.received)
         for fault in faults:
             box.inject(**fault)
@@ -91,3 +101,65 @@ def test_a_token_endpoint_that_fails_is_not_asked_again_per_request() -> None:
     assert tokens <= 2, tokens  # one token request and its one retry
     assert len(box.entries) > 200
     assert "could not get a token" in done.stdout and "not sent" in done.stdout
+
+
+def _glossary(box: SandboxServer, path: Path) -> None:
+    """A file that changes the targets of entries 1-300, adds 20 and lacks entries 301-600."""
+    rows = [("fromLang", "fromText", "toLang", "toText")]
+    for entry_id in range(1, 301):
+        e = box.entries[str(entry_id)]
+        rows.append((e.from_lang, e.from_text, e.to_lang, e.to_text + "-NEW"))
+    rows += [("en", f"added {i}", "de", f"neu {i}") for i in range(20)]
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+def test_ctrl_c_during_a_syncs_updates_says_what_was_done_and_that_running_it_again_finishes_it(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C while a sync sends its PUTs: exit 130, the word "interrupted", per kind what was
+    done of what was planned (deletions not started: 0 of them), what was not sent, and that
+    the same sync run again finishes it, which it then does."""
+    path = tmp_path / "glossary.csv"
+    with SandboxServer(600, latency=0.02) as box:
+        _glossary(box, path)
+        argv = ["sync", str(path), "--delete-missing", "--apply", "--yes", "-w", "2"]
+        plan = json.loads(run_cli(box, *argv[:3], "--json").stdout)["counts"]
+        assert plan["adds"] == 20 and plan["updates"] == 300 and plan["deletes"] > 100
+        proc = _started(box, argv, lambda: sum(r.method == "PUT" for r in box.requests) >= 20)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        updated = sum(e.to_text.endswith("-NEW") for e in box.entries.values())
+        assert proc.returncode == 130, (out, err)
+        assert 0 < updated < 300
+        first = out.splitlines()[0]
+        assert "interrupted" in first
+        assert f"20/20 added, {updated}/300 updated, 0/{plan['deletes']} deleted" in first
+        assert f"not sent: {300 - updated} updates, {plan['deletes']} deletions" in first
+        assert "the same sync run again finishes it" in first
+        assert len(out.splitlines()) < 10  # the requests never sent are counted, not listed
+        again = run_cli(box, *argv, "--json")
+        data = json.loads(again.stdout)
+        assert again.returncode == 0 and data["ok"] and data["verified"]
+        assert data["counts"]["adds"] == 0 and data["counts"]["updates"] == 300 - updated
+        assert sorted(box.entries, key=int) == [str(i) for i in range(1, 301)] + sorted(
+            (i for i in box.entries if int(i) > 600), key=int
+        )
+        assert all(box.entries[str(i)].to_text.endswith("-NEW") for i in range(1, 301))
+
+
+def test_ctrl_c_during_a_delete_batch_says_that_running_it_again_finishes_it() -> None:
+    """It does: the entries already gone are then absent (not sent again), the rest deleted."""
+    with SandboxServer(300, latency=0.02) as box:
+        ids = [str(i) for i in range(1, 301)]
+        proc = _started(box, ["delete", "-w", "2", *ids], lambda: len(box.entries) <= 280)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+        gone = 300 - len(box.entries)
+        assert proc.returncode == 130 and 0 < gone < 300
+        assert "interrupted" in out.splitlines()[0]
+        assert "the same deletion run again finishes it" in out.splitlines()[0]
+        again = run_cli(box, "delete", *ids, "--json")
+        data = json.loads(again.stdout)
+        assert again.returncode == 0 and not box.entries
+        assert (data["deleted"], data["absent"]) == (300 - gone, gone)

@@ -488,13 +488,26 @@ def cmd_any(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
-    """The result as JSON or text; exit 1 when a change failed or its outcome is unknown (an
-    absent id is no failure), else 0 (a plan, a dry run, a listing, a report)."""
+    """The result as JSON or text, and its exit code (``_code``)."""
     from .. import models as m
 
     named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan)
     text = str(replace(result, names=CLI.names) if named else result)
     args.output.show(shapes.to_json(result, said), text)
+    return _code(result)
+
+
+def _code(result: Any) -> int:
+    """130 after Ctrl-C (said on stderr; the result says what was done and what was not); 1
+    when a change failed or its outcome is unknown (an absent id is no failure); else 0 (a
+    plan, a dry run, a listing, a report)."""
+    from .. import models as m
+    from ..operations.delete import interruption
+
+    if getattr(result, "interrupted", False):
+        note = interruption(result) if isinstance(result, m.BatchResult) else "interrupted"
+        print(f"{PROG}: {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if isinstance(result, m.DeleteResult | m.BatchResult):
         return EXIT_OK if result.done else EXIT_FAILED
     if isinstance(result, m.AddResult | m.UpdateResult | m.RestoreResult | m.SyncResult):
@@ -530,7 +543,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     from ..models import BatchResult, DryRunResult
     from ..operations.context import ids_from_bytes
-    from ..operations.delete import interruption
 
     out: Output = args.output
     args.ids = split_args(args.ids)
@@ -564,13 +576,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if stream is not None and not isinstance(result, DryRunResult):
         stream.finish(result, said)
-        code = EXIT_OK if result.done else EXIT_FAILED
-    else:
-        code = _show(args, result, said)
-    if note := interruption(result):
-        print(f"{PROG}: {note}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return code
+        return _code(result)
+    return _show(args, result, said)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

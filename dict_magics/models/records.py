@@ -586,6 +586,8 @@ class BatchResult(Rendered):
         if self.interrupted:
             never = sum(1 for r in self.failures if r.cause is Cause.NOT_ATTEMPTED)
             text += f"; interrupted: {never} never sent" if never else "; interrupted"
+            if self.snapshot:  # a listing comes first: what is gone is then absent, not sent
+                text += "; the same deletion run again finishes it"
         return text
 
     def _deleted(self) -> list[DeleteResult]:
