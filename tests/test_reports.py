@@ -163,3 +163,20 @@ def test_ctrl_c_during_a_delete_batch_says_that_running_it_again_finishes_it() -
         data = json.loads(again.stdout)
         assert again.returncode == 0 and not box.entries
         assert (data["deleted"], data["absent"]) == (300 - gone, gone)
+
+
+def test_a_sync_no_listing_could_verify_exits_1_as_unknown(tmp_path: Path) -> None:
+    """Applied, but the listing afterwards fails: 0 needs a verifying listing, so 1 (unknown)."""
+    path = tmp_path / "new.csv"
+    path.write_text("fromLang,fromText,toLang,toText\nen,pear,de,Birne\n", encoding="utf-8")
+    with SandboxServer(10) as box:
+        box.inject("hang", delay=1.0, method="POST")  # held while the listing is made to fail
+        args = ["sync", str(path), "--apply", "--json", "--max-retries", "0"]
+        proc = _started(box, args, lambda: any(r.method == "POST" for r in box.received))
+        box.inject("status", 100, status=503, method="GET")
+        out, err = proc.communicate(timeout=120)
+        assert ("en", "pear", "de", "Birne") in box.terms  # it was done
+    data = json.loads(out)
+    assert proc.returncode == 1, (out, err)
+    assert data["applied"] and data["verified"] is None and data["ok"] is False
+    assert "no listing after the sync could verify it" in err

@@ -371,8 +371,10 @@ class SyncResult(Rendered):
 
     @property
     def ok(self) -> bool:
-        """Every request succeeded and the listing afterwards agreed (or nothing was to do)."""
-        return self.failed == 0 and self.unknown == 0 and self.verified is not False
+        """Every change succeeded and a listing afterwards proved it (or nothing was to do):
+        without that listing the outcome is unknown."""
+        proved = self.verified is True or not self.plan.changes
+        return self.failed == 0 and self.unknown == 0 and proved and not self.interrupted
 
     def __repr__(self) -> str:
         return (
