@@ -180,3 +180,23 @@ def test_a_sync_no_listing_could_verify_exits_1_as_unknown(tmp_path: Path) -> No
     assert proc.returncode == 1, (out, err)
     assert data["applied"] and data["verified"] is None and data["ok"] is False
     assert "no listing after the sync could verify it" in err
+
+
+def test_an_id_not_in_the_dictionary_one_rule_and_fields_that_agree() -> None:
+    """The rule: the exit code says whether what was asked for holds. An entry to delete that
+    is not there is gone already (absent: nothing sent, exit 0); an entry to update that is
+    not there cannot hold the new terms (a usage error: nothing sent, exit 2)."""
+    with SandboxServer(10) as box:
+        deleted = run_cli(box, "delete", "9999", "--json")
+        said = run_cli(box, "delete", "9999")
+        updated = run_cli(box, "update", "9999", "--to-text", "X", "--json")
+        changes = [r for r in box.requests if r.method != "GET"]
+    result = json.loads(deleted.stdout)["results"][0]
+    assert deleted.returncode == 0 and said.returncode == 0
+    assert (result["status"], result["outcome"], result["ok"]) == ("absent", "absent", True)
+    assert result["cause"] == "absent" and result["attempts"] == 0
+    assert "9999" in said.stdout and "absent (not in the dictionary)" in said.stdout
+    error = json.loads(updated.stdout)
+    assert updated.returncode == error["exit"] == 2
+    assert "not in the dictionary" in error["error"] and "nothing was sent" in error["error"]
+    assert changes == []

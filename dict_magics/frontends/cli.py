@@ -2,7 +2,7 @@
 
 The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
 operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
-code: 0 when everything succeeded, 1 when something failed or its outcome is unknown, 2 for a
+code: 0 when what was asked for holds, 1 when something failed or its outcome is unknown, 2 for a
 user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
 Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
 """

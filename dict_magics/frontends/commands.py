@@ -364,7 +364,8 @@ _COMMANDS = (
         "Every id is checked before the first request (ASCII digits; 017 is entry 17). The "
         "entries are looked up and kept in a snapshot (`restore` puts them back), and the "
         "results name their terms. Several ids go in parallel with a progress bar; the summary "
-        "lists every failure with its reason. An id already absent is no failure. In a "
+        "lists every failure with its reason. An id not in the dictionary is absent: nothing "
+        'to do, no failure (--json: "status", "outcome" and "cause" "absent"). In a '
         "notebook, a list, an EntryList's {found.ids} or a pandas column {df['id']} gives its "
         "ids.",
         (
@@ -390,8 +391,8 @@ _COMMANDS = (
          "%dict_delete {found.ids}",
          f"{PROG} delete 42 43,44", f"{PROG} delete --file ids.txt --jsonl > results.jsonl",
          f"{PROG} delete --retry-failed results.jsonl"),
-        exits="0 when every id is deleted or absent; 1 when a deletion failed or its outcome "
-        "is unknown",
+        exits="0 when every id is deleted or absent (not in the dictionary: nothing sent); 1 "
+        "when a deletion failed or its outcome is unknown",
         json=f'{_BATCH}; --jsonl: one result a line, then {{"summary": {{...}}}}; '
         f"--dry-run: {_DRY}, {_IMPACT}",
         run=_delete,
@@ -514,7 +515,8 @@ _COMMANDS = (
          '%dict_update 17 --from-text "purchase order" --dry-run --corpus texts.txt',
          f"{PROG} update 17 --to-text Freitag",
          f'{PROG} update 17 --from-text "purchase order" --dry-run'),
-        exits="1 when the update failed or its outcome is unknown",
+        exits="2 when the entry is not in the dictionary (nothing to update: nothing sent); 1 "
+        "when the update failed or its outcome is unknown",
         json=f'{{"operation": "update", "ok", "outcome", "id", "old", "new", {_CHANGE}, '
         f'"snapshot", "warnings"}}; --dry-run: {_PREVIEW}, {_IMPACT}',
         run=_update,
@@ -653,9 +655,17 @@ _COMMANDS = (
 COMMANDS: dict[str, Command] = {c.name: c for c in _COMMANDS}
 
 EXIT_CODES = (
-    (0, "everything succeeded (an id already absent counts: nothing to delete)"),
+    (
+        0,
+        "what was asked for holds: done, or nothing to do (an id to delete that is not in the "
+        "dictionary is absent)",
+    ),
     (1, "something failed or its outcome is unknown, or the service cannot give a listing"),
-    (2, "usage error (bad id or option, missing credentials, purge not confirmed): nothing sent"),
+    (
+        2,
+        "usage error (bad id or option, an id to update that is not in the dictionary, missing "
+        "credentials, purge not confirmed): nothing sent",
+    ),
     (130, "interrupted by Ctrl-C (a batch prints what it did first)"),
     (143, "stopped by SIGTERM, as by Ctrl-C"),
     (129, "stopped by SIGHUP, as by Ctrl-C"),
