@@ -17,8 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import paired_audit, run_cli
+import pytest
+from conftest import paired_audit, run_cell, run_cli
+from IPython.core.error import UsageError
 
+from dict_magics.errors import CredentialsError, Remedy
+from dict_magics.frontends.commands import PANEL
 from dict_magics.sandbox import SandboxServer
 
 JWT_START = "eyJ"  # every JWT's header starts so: {"alg" ... in base64url
@@ -200,3 +204,55 @@ def test_an_id_not_in_the_dictionary_one_rule_and_fields_that_agree() -> None:
     assert updated.returncode == error["exit"] == 2
     assert "not in the dictionary" in error["error"] and "nothing was sent" in error["error"]
     assert changes == []
+
+
+def test_an_add_only_syncs_snapshot_says_what_it_holds(ip: Any, env_creds, tmp_path) -> None:
+    """It holds no entry as it was, and the 3 terms it added (what a restore removes)."""
+    path = tmp_path / "new.csv"
+    rows = [f"en,fruit {i},de,Frucht {i}" for i in range(3)]
+    path.write_text("\n".join(["fromLang,fromText,toLang,toText", *rows]) + "\n", "utf-8")
+    applied, _, _ = run_cell(ip, f"%dict_sync {path} --apply")
+    assert applied.ok
+    kept, _, _ = run_cell(ip, "%dict_snapshots")
+    assert "0 entries, 3 added" in str(kept).splitlines()[2]
+    assert "0 entries, 3 added" in kept._repr_html_()
+    listed = run_cli(env_creds, "snapshots", "--json")
+    assert json.loads(listed.stdout)["snapshots"][0]["added"] == 3
+
+
+def test_status_check_marks_nothing_a_success_before_the_check(tmp_path: Path) -> None:
+    """Refused credentials: no ✓ above "✗ ... refused"; the first mark is the check's."""
+    with SandboxServer(3) as box:
+        env = {**os.environ, **box.env(), "DICT_MAGICS_SECRET_KEY": "sandbox-secret-wrong-one"}
+        done = subprocess.run(
+            [sys.executable, "-m", "dict_magics", "status", "--check"],
+            capture_output=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stdout.startswith("\u2717") and "\u2713" not in done.stdout
+    assert "refused the credentials" in done.stdout
+
+
+def test_without_credentials_each_front_end_says_how_to_try_without_an_account(
+    ip: Any,
+) -> None:
+    """A new user with no account yet: the error names the sandbox and the demo."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DICT_MAGICS_")}
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"  # a keyring, empty
+    done = subprocess.run(
+        [sys.executable, "-m", "dict_magics", "list"],
+        capture_output=True,
+        env={**env, "DICT_MAGICS_HOME": os.environ["DICT_MAGICS_HOME"]},
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "no base URL" in done.stderr
+    assert "`dict-magics demo`" in done.stderr and "`dict-magics sandbox`" in done.stderr
+    with pytest.raises(UsageError, match=r"use_sandbox\(\) in a cell"):
+        run_cell(ip, "%dict_list")
+    assert "use_sandbox()" in PANEL.message(CredentialsError("no key", option=Remedy.LOGIN))

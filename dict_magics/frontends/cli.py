@@ -458,7 +458,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if check.entries is not None:
             data["check"]["entries"] = check.entries
         symbol = {True: "\u2713", False: "\u2717"}.get(check.works, "?")
-        text += f"\n{symbol} {check.message}"
+        # The first mark is the check's: the status's own (settings complete) claims no success.
+        text = f"{symbol} {text.partition(' ')[2]}\n{symbol} {check.message}"
         code = EXIT_OK if check.works else EXIT_FAILED
     args.output.show(data, text)
     return code

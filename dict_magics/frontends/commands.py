@@ -456,7 +456,7 @@ _COMMANDS = (
         ("%dict_snapshots", "%dict_snapshots -p work", "kept = %dict_snapshots",
          f"{PROG} snapshots", f"{PROG} snapshots -p work --json"),
         json='{"snapshots": [{"path", "taken_at", "profile", "host", "base_url", "operation", '
-        '"count"}]}',
+        '"count", "added"}]}',
         run=_snapshots,
     ),
     Command(
@@ -731,7 +731,8 @@ _NAMES = {
     "sheet": "name it with --sheet NAME",
 }
 _HINTS = {
-    "login": "To log in: `login -p {profile}`.",
+    "login": "To log in: `login -p {profile}`. To try dict-magics without an account: `demo` "
+    "(the quickstart notebook against a local sandbox), or `sandbox` (a local service).",
     "relogin": "Run `logout -p {profile}`, then `login -p {profile}` again.",
     "restore": "`restore` puts them back.",
     "snapshots": "`snapshots` lists every snapshot kept.",
@@ -754,6 +755,7 @@ _SETTINGS = {  # a notebook sets these with %config, not with a flag
     "timeout": "Set %config DictMagics.timeout to a number of seconds.",
 }
 _OFF = "%config DictMagics.snapshots = False"
+_TRY = "from dict_magics.sandbox import use_sandbox; use_sandbox() in a cell (a local sandbox)"
 
 CLI = Hints(_spelled("cli", _NAMES), _spelled("cli", _HINTS))
 MAGIC = Hints(
@@ -764,6 +766,8 @@ MAGIC = Hints(
         _SETTINGS,
         {
             "workers": "Set -w/--workers (or %config DictMagics.workers) within that range.",
+            "login": "To log in: %dict_login -p {profile}. To try it without an account: "
+            f"{_TRY}.",
             "no_snapshot": f"With --no-snapshot (or {_OFF}) it goes ahead without a copy.",
         },
     ),
@@ -778,7 +782,8 @@ PANEL = Hints(
     },
     {
         **_SETTINGS,
-        "login": "To log in: %dict_login -p {profile} in a cell, then a new panel.",
+        "login": "To log in: %dict_login -p {profile} in a cell, then a new panel. To try it "
+        f"without an account: {_TRY}, then a new panel.",
         "relogin": "Run %dict_logout -p {profile}, then %dict_login -p {profile} in a cell.",
         "restore": "Undo (or Restore\u2026) puts them back.",
         "snapshots": "The Snapshot list beside Restore\u2026 holds every snapshot kept.",

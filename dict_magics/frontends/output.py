@@ -210,7 +210,7 @@ def snapshot_json(info: m.SnapshotInfo) -> dict[str, Any]:
     return {
         "path": str(info.path),
         "taken_at": info.taken_at.isoformat(),
-        **_pick(info, "profile", "host", "base_url", "operation", "count"),
+        **_pick(info, "profile", "host", "base_url", "operation", "count", "added"),
     }
 
 
