@@ -256,3 +256,29 @@ def test_without_credentials_each_front_end_says_how_to_try_without_an_account(
     with pytest.raises(UsageError, match=r"use_sandbox\(\) in a cell"):
         run_cell(ip, "%dict_list")
     assert "use_sandbox()" in PANEL.message(CredentialsError("no key", option=Remedy.LOGIN))
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2Jgloss\u202eyrassol"  # a title, a clear screen, a bidi flip
+
+
+@pytest.mark.parametrize("case", ["missing", "folder", "exists"])
+def test_a_path_in_an_error_is_shown_terminal_safe(
+    case: str, ip: Any, env_creds: SandboxServer, tmp_path: Path
+) -> None:
+    """"no file at …", "… is a folder", "… already exists": ESC and U+202E of a path are
+    shown as escapes by the command line and the magics, escaped in the panel's HTML."""
+    path = tmp_path / f"{HOSTILE}.csv"
+    if case == "folder":
+        path.mkdir()
+    elif case == "exists":
+        path.write_text("fromLang,fromText,toLang,toText\n", encoding="utf-8")
+    args = ["export", str(path)] if case == "exists" else ["sync", str(path)]
+    done = run_cli(env_creds, *args)
+    words = {"missing": "no file at", "folder": "is a folder", "exists": "already exists"}
+    assert done.returncode == 2 and words[case] in done.stderr
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+    assert "\\x1b]0;pwned" in done.stderr and "\\u202e" in done.stderr
+    with pytest.raises(UsageError) as raised:
+        run_cell(ip, f"%dict_{args[0]} {path}")
+    assert words[case] in str(raised.value)
+    assert "\x1b" not in str(raised.value) and "\u202e" not in str(raised.value)

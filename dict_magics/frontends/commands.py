@@ -700,8 +700,11 @@ class Hints:
     hints: Mapping[str, str]
 
     def message(self, said: BaseException | str) -> str:
-        """An error's or warning's text, followed by this front end's hint for its remedy."""
-        text = str(said)
+        """An error's or warning's text, followed by this front end's hint for its remedy; safe
+        for a terminal (a path or term in it may hold ESC or a bidi override: ``shown``)."""
+        from ..models.text import shown
+
+        text = "\n".join(shown(line) for line in str(said).split("\n"))
         hint = self.hints.get(getattr(said, "option", None) or "")
         if hint is None:
             return text
