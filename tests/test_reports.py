@@ -265,7 +265,7 @@ HOSTILE = "\x1b]0;pwned\x07\x1b[2Jgloss\u202eyrassol"  # a title, a clear screen
 def test_a_path_in_an_error_is_shown_terminal_safe(
     case: str, ip: Any, env_creds: SandboxServer, tmp_path: Path
 ) -> None:
-    """"no file at …", "… is a folder", "… already exists": ESC and U+202E of a path are
+    """ "no file at …", "… is a folder", "… already exists": ESC and U+202E of a path are
     shown as escapes by the command line and the magics, escaped in the panel's HTML."""
     path = tmp_path / f"{HOSTILE}.csv"
     if case == "folder":
