@@ -214,7 +214,7 @@ def test_every_command_has_help(cli: Cli, command: str) -> None:
 def test_help_documents_exit_codes_and_stdin_secret(cli: Cli) -> None:
     top = cli.run("--help").stdout
     assert all(c in top for c in COMMANDS)
-    assert "0 everything succeeded" in top and "2 usage error" in top and "130" in top
+    assert "0 what was asked for holds" in top and "2 usage error" in top and "130" in top
     login = " ".join(cli.run("login", "--help").stdout.split())
     assert "secret key is read from the first line of stdin" in login
     assert "--secret" not in login
@@ -279,9 +279,8 @@ def test_delete_one_json_matches_the_sandbox(cli: Cli) -> None:
     gone = json.loads(again.stdout)["results"][0]
     assert gone["outcome"] == "absent" and gone["attempts"] == 0 and gone["http_status"] is None
     assert "the listing taken just before does not hold it" in gone["reason"]
-    # Absent is not a failure: ok as the batch's; status keeps version 1's "failure" (the
-    # service never said it deleted anything).
-    assert gone["ok"] is True and gone["status"] == "failure"
+    # Absent is not a failure, and every field says so (issue 34, item 8).
+    assert gone["ok"] is True and gone["status"] == gone["cause"] == "absent"
     assert json.loads(again.stdout)["ok"] is True
     streamed = cli.run("delete", "12", "--jsonl")
     assert json.loads(streamed.stdout.splitlines()[0])["ok"] is True

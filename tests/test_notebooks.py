@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from dict_magics.demo import (
 from dict_magics.sandbox import SandboxServer
 from tools.notebook_outputs import (
     PRIVATE_KEYRING,
+    SANDBOX_HOME_STAND_IN,
     WIDGET_STATE,
     WIDGET_VIEW,
     NotebookRun,
@@ -106,12 +108,22 @@ def test_the_demo_knows_what_every_quickstart_cell_does() -> None:
 # -- what a run shows is what is saved -----------------------------------------------------
 
 
+def started(entries: int) -> str:
+    """What ``use_sandbox()`` says, as saved: the sandbox, and the kernel's own data folder."""
+    return (
+        f"Started an embedded sandbox at http://127.0.0.1:PORT with {entries} entries; this "
+        "kernel keeps its snapshots and audit log in a temporary data folder, "
+        "/tmp/dict-magics-sandbox-home-XXXXXXXX, not in yours"
+    )
+
+
 def kept_line(shown: str, kind: str, undo: str) -> bool:
     """The result's last line names its snapshot (``kind``: operation and number) and ``undo``."""
     last = shown.splitlines()[-1]
     return bool(
         re.fullmatch(
-            r"  Snapshot kept at ~/\.local/share/dict-magics/snapshots/\d{8}T\d{12}Z-default-"
+            r"  Snapshot kept at /tmp/dict-magics-sandbox-home-XXXXXXXX/snapshots/\d{8}T\d{12}Z-"
+            r"default-"
             rf"127\.0\.0\.1_PORT-{kind}-[0-9a-f]{{6}}\.json: {re.escape(undo)}",
             last,
         )
@@ -119,7 +131,7 @@ def kept_line(shown: str, kind: str, undo: str) -> bool:
 
 
 def check_quickstart(run: NotebookRun, state: dict) -> None:
-    assert run["connect"] == "Started an embedded sandbox at http://127.0.0.1:PORT with 100 entries"
+    assert run["connect"] == started(100)
     assert run["status"].startswith("\u2713 dict-magics profile 'default'")
     assert "sand\u2026ey" in run["status"]
     assert run["search"].startswith("6 entries at 127.0.0.1:PORT")
@@ -183,7 +195,7 @@ def check_panel(run: NotebookRun, state: dict) -> None:
 
 
 def check_bulk(run: NotebookRun, state: dict) -> None:
-    assert run["connect"] == "Started an embedded sandbox at http://127.0.0.1:PORT with 200 entries"
+    assert run["connect"] == started(200)
     assert run["list-meeting"].splitlines()[2:] == [
         "    10  ja    \u4f1a\u8b70    en  meeting",
         "  1010  ja    \u4f1a\u8b70    en  meeting",
@@ -326,6 +338,8 @@ def test_scrub_replaces_what_belongs_to_one_run_only() -> None:
         "20261122T1725Z-default-127.0.0.1_PORT-purge-7c.json"
     )
     assert scrub("within the 10 s deadline; took 2.5 s") == "within the 10 s deadline; took 2.5 s"
+    kernels = Path(tempfile.gettempdir(), "dict-magics-sandbox-home-k2_x9q1z", "audit.jsonl")
+    assert scrub(str(kernels)) == f"{SANDBOX_HOME_STAND_IN}/audit.jsonl"
 
 
 def test_leaks_finds_a_secret_a_port_and_a_path_in_outputs_and_widget_state() -> None:
@@ -347,6 +361,9 @@ def test_leaks_finds_a_secret_a_port_and_a_path_in_outputs_and_widget_state() ->
     assert leaks(nb, ["my-own-key"]) == ["a sandbox secret"]
     nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="snapshots/x-127.0.0.1_8123-y")]
     assert leaks(nb) == ["leaky: an address with a port (127.0.0.1_8123)"]
+    stand_in = f"{SANDBOX_HOME_STAND_IN}/snapshots"  # the kernel's data folder, as saved
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", text=stand_in)]
+    assert leaks(nb) == []
 
 
 # -- what a viewer that runs nothing shows (GitHub): issue 22, item 19 ---------------------------
@@ -611,3 +628,28 @@ def test_cells_that_send_refuse_any_other_service(ip, monkeypatch: pytest.Monkey
                 panel.close()
         assert real.requests == [] and len(real.entries) == 20
         assert sandbox.requests == []
+
+
+@pytest.mark.parametrize("name", ["quickstart.ipynb", "glossary_sync.ipynb"])
+def test_a_notebook_run_by_a_reader_leaves_their_data_folder_alone(
+    name: str, tmp_path: Path
+) -> None:
+    """Run in Jupyter as a reader runs it (their data folder set, here DICT_MAGICS_HOME): the
+    sandbox the notebook starts gives its kernel a private temporary data folder, says so,
+    and every snapshot and audit line goes there, none into the reader's."""
+    users = tmp_path / "the-readers-data-folder"
+    nb = load_notebook(name)
+    env = kernel_env({"DICT_MAGICS_HOME": str(users)}, tmp_path)
+    with running_kernel(nb, env, tmp_path) as client:
+        failed = [
+            cell.id
+            for index, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and execute(client, cell, index) not in (None, "UsageError")
+        ]
+    assert failed == []
+    assert not users.exists(), sorted(p.name for p in users.rglob("*"))
+    connect = cell_text(next(c for c in nb.cells if c.get("id") == "connect"))
+    assert "a temporary data folder" in connect and "dict-magics-sandbox-home-" in connect
+    shown = "".join(cell_text(c) for c in nb.cells if c.cell_type == "code")
+    assert "Snapshot kept at" in shown or "snapshot (restore it to undo)" in shown
+    assert str(users) not in shown

@@ -382,10 +382,10 @@ def test_snapshot_list_text_and_html() -> None:
     text = str(infos)
     lines = text.splitlines()
     assert lines[0] == "2 snapshots, newest first"
-    assert lines[1].split() == ["when", "host", "profile", "operation", "entries", "path"]
+    assert lines[1].split() == ["when", "host", "profile", "operation", "holds", "path"]
     assert str(infos[0].path) in lines[2] and "127.0.0.1:8080" in lines[2]
     assert "evil\\x1b[2J.example" in lines[3] and "\x1b" not in text
-    assert " purge " in lines[3] and " 2 " in lines[3]
+    assert " purge " in lines[3] and " 2 entries " in lines[3]
     html = infos._repr_html_()
     assert "&lt;b&gt;p&lt;/b&gt;" in html and "<b>p</b>" not in html
     assert infos[0].path.name in html and str(infos[0].path) in html

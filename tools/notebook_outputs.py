@@ -8,8 +8,9 @@ and writes the outputs back. ``--check`` runs them again and names every cell wh
 differs from the saved one in what matters.
 
 What a run shows that belongs to the run and not to the notebook is replaced by a stable stand-in
-before saving (``scrub``): the sandbox's port (``PORT``), elapsed times (dropped), the data folder
-(``~/.local/share/dict-magics``, the usual one on Linux) and the widgets' random ids (numbered).
+before saving (``scrub``): the sandbox's port (``PORT``), elapsed times (dropped), the temporary
+data folder ``use_sandbox()`` gives the kernel (``/tmp/dict-magics-sandbox-home-XXXXXXXX``), any
+other data folder (``~/.local/share/dict-magics``) and the widgets' random ids (numbered).
 Dates and snapshot names stay as they were, and ``essence`` leaves them out of comparisons. A
 notebook whose outputs would hold the sandbox's secret, a port or a path of this machine is not
 written (``leaks``), nor one whose widget outputs would read as raw reprs on a viewer that
@@ -52,6 +53,7 @@ from dict_magics.demo import (
 __all__ = [
     "HOME_STAND_IN",
     "PRIVATE_KEYRING",
+    "SANDBOX_HOME_STAND_IN",
     "VARIES",
     "NotebookRun",
     "check",
@@ -69,6 +71,9 @@ __all__ = [
 ]
 
 HOME_STAND_IN = "~/.local/share/dict-magics"
+SANDBOX_HOME_STAND_IN = "/tmp/dict-magics-sandbox-home-XXXXXXXX"  # noqa: S108 (a stand-in)
+"""The temporary data folder ``use_sandbox()`` gives a notebook's kernel, as saved."""
+_SANDBOX_HOME = re.compile(re.escape(tempfile.gettempdir()) + r"/dict-magics-sandbox-home-\w+")
 VARIES = "output-varies"
 """The tag of a cell whose output is compared by its first line and length only."""
 SECRET_PREFIX = "sandbox-secret-"  # noqa: S105 (how sandbox secrets start, not a secret)
@@ -105,9 +110,10 @@ _ABSOLUTE = re.compile(r"(?<![\w.~])/(?:tmp|var|home|root|work|Users|private|opt
 
 
 def scrub(text: str, home: str | None = None) -> str:
-    """``text`` with the port, elapsed times and the data folder of one run replaced."""
+    """``text`` with the port, elapsed times and the data folders of one run replaced."""
     if home:
         text = text.replace(home.rstrip("/"), HOME_STAND_IN)
+    text = _SANDBOX_HOME.sub(SANDBOX_HOME_STAND_IN, text)
     text = _PORT.sub(r"\1\2PORT", text)
     return _ELAPSED.sub(")", text)
 
@@ -197,6 +203,7 @@ def leaks(nb: Any, secrets: Iterable[str] = ()) -> list[str]:
     if any(secret and secret in _json(nb) for secret in [SECRET_PREFIX, *secrets]):
         found.append("a sandbox secret")
     for where, text in parts:
+        text = text.replace(SANDBOX_HOME_STAND_IN, "")  # a stand-in, not this machine's
         port = _PORT.search(text)
         if port:
             found.append(f"{where}: an address with a port ({port.group(0)})")

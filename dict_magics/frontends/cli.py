@@ -2,7 +2,7 @@
 
 The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
 operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
-code: 0 when everything succeeded, 1 when something failed or its outcome is unknown, 2 for a
+code: 0 when what was asked for holds, 1 when something failed or its outcome is unknown, 2 for a
 user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
 Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
 """
@@ -459,7 +459,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if check.entries is not None:
             data["check"]["entries"] = check.entries
         symbol = {True: "\u2713", False: "\u2717"}.get(check.works, "?")
-        text += f"\n{symbol} {check.message}"
+        # The first mark is the check's: the status's own (settings complete) claims no success.
+        text = f"{symbol} {text.partition(' ')[2]}\n{symbol} {check.message}"
         code = EXIT_OK if check.works else EXIT_FAILED
     args.output.show(data, text)
     return code
@@ -489,13 +490,26 @@ def cmd_any(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
-    """The result as JSON or text; exit 1 when a change failed or its outcome is unknown (an
-    absent id is no failure), else 0 (a plan, a dry run, a listing, a report)."""
+    """The result as JSON or text, and its exit code (``_code``)."""
     from .. import models as m
 
     named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult)
     text = str(replace(result, names=CLI.names) if named else result)
     args.output.show(shapes.to_json(result, said), text)
+    return _code(result)
+
+
+def _code(result: Any) -> int:
+    """130 after Ctrl-C (said on stderr; the result says what was done and what was not); 1
+    when a change failed or its outcome is unknown (an absent id is no failure); else 0 (a
+    plan, a dry run, a listing, a report)."""
+    from .. import models as m
+    from ..operations.delete import interruption
+
+    if getattr(result, "interrupted", False):
+        note = interruption(result) if isinstance(result, m.BatchResult) else "interrupted"
+        print(f"{PROG}: {note}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if isinstance(result, m.DeleteResult | m.BatchResult):
         return EXIT_OK if result.done else EXIT_FAILED
     if isinstance(result, m.ProbeResult) and not result.ok:
@@ -533,7 +547,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     from ..models import BatchResult, DryRunResult
     from ..operations.context import ids_from_bytes
-    from ..operations.delete import interruption
 
     out: Output = args.output
     args.ids = split_args(args.ids)
@@ -567,13 +580,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if stream is not None and not isinstance(result, DryRunResult):
         stream.finish(result, said)
-        code = EXIT_OK if result.done else EXIT_FAILED
-    else:
-        code = _show(args, result, said)
-    if note := interruption(result):
-        print(f"{PROG}: {note}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return code
+        return _code(result)
+    return _show(args, result, said)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -380,7 +380,8 @@ _COMMANDS = (
         "Every id is checked before the first request (ASCII digits; 017 is entry 17). The "
         "entries are looked up and kept in a snapshot (`restore` puts them back), and the "
         "results name their terms. Several ids go in parallel with a progress bar; the summary "
-        "lists every failure with its reason. An id already absent is no failure. In a "
+        "lists every failure with its reason. An id not in the dictionary is absent: nothing "
+        'to do, no failure (--json: "status", "outcome" and "cause" "absent"). In a '
         "notebook, a list, an EntryList's {found.ids} or a pandas column {df['id']} gives its "
         "ids.",
         (
@@ -406,8 +407,8 @@ _COMMANDS = (
          "%dict_delete {found.ids}",
          f"{PROG} delete 42 43,44", f"{PROG} delete --file ids.txt --jsonl > results.jsonl",
          f"{PROG} delete --retry-failed results.jsonl"),
-        exits="0 when every id is deleted or absent; 1 when a deletion failed or its outcome "
-        "is unknown",
+        exits="0 when every id is deleted or absent (not in the dictionary: nothing sent); 1 "
+        "when a deletion failed or its outcome is unknown",
         json=f'{_BATCH}; --jsonl: one result a line, then {{"summary": {{...}}}}; '
         f"--dry-run: {_DRY}, {_IMPACT}",
         run=_delete,
@@ -471,7 +472,7 @@ _COMMANDS = (
         ("%dict_snapshots", "%dict_snapshots -p work", "kept = %dict_snapshots",
          f"{PROG} snapshots", f"{PROG} snapshots -p work --json"),
         json='{"snapshots": [{"path", "taken_at", "profile", "host", "base_url", "operation", '
-        '"count"}]}',
+        '"count", "added"}]}',
         run=_snapshots,
     ),
     Command(
@@ -530,7 +531,8 @@ _COMMANDS = (
          '%dict_update 17 --from-text "purchase order" --dry-run --corpus texts.txt',
          f"{PROG} update 17 --to-text Freitag",
          f'{PROG} update 17 --from-text "purchase order" --dry-run'),
-        exits="1 when the update failed or its outcome is unknown",
+        exits="2 when the entry is not in the dictionary (nothing to update: nothing sent); 1 "
+        "when the update failed or its outcome is unknown",
         json=f'{{"operation": "update", "ok", "outcome", "id", "old", "new", {_CHANGE}, '
         f'"snapshot", "warnings"}}; --dry-run: {_PREVIEW}, {_IMPACT}',
         run=_update,
@@ -716,9 +718,17 @@ _COMMANDS = (
 COMMANDS: dict[str, Command] = {c.name: c for c in _COMMANDS}
 
 EXIT_CODES = (
-    (0, "everything succeeded (an id already absent counts: nothing to delete)"),
+    (
+        0,
+        "what was asked for holds: done, or nothing to do (an id to delete that is not in the "
+        "dictionary is absent)",
+    ),
     (1, "something failed or its outcome is unknown, or the service cannot give a listing"),
-    (2, "usage error (bad id or option, missing credentials, purge not confirmed): nothing sent"),
+    (
+        2,
+        "usage error (bad id or option, an id to update that is not in the dictionary, missing "
+        "credentials, purge not confirmed): nothing sent",
+    ),
     (130, "interrupted by Ctrl-C (a batch prints what it did first)"),
     (143, "stopped by SIGTERM, as by Ctrl-C"),
     (129, "stopped by SIGHUP, as by Ctrl-C"),
@@ -753,8 +763,11 @@ class Hints:
     hints: Mapping[str, str]
 
     def message(self, said: BaseException | str) -> str:
-        """An error's or warning's text, followed by this front end's hint for its remedy."""
-        text = str(said)
+        """An error's or warning's text, followed by this front end's hint for its remedy; safe
+        for a terminal (a path or term in it may hold ESC or a bidi override: ``shown``)."""
+        from ..models.text import shown
+
+        text = "\n".join(shown(line) for line in str(said).split("\n"))
         hint = self.hints.get(getattr(said, "option", None) or "")
         if hint is None:
             return text
@@ -786,7 +799,8 @@ _NAMES = {
     "sheet": "name it with --sheet NAME",
 }
 _HINTS = {
-    "login": "To log in: `login -p {profile}`.",
+    "login": "To log in: `login -p {profile}`. To try dict-magics without an account: `demo` "
+    "(the quickstart notebook against a local sandbox), or `sandbox` (a local service).",
     "relogin": "Run `logout -p {profile}`, then `login -p {profile}` again.",
     "restore": "`restore` puts them back.",
     "snapshots": "`snapshots` lists every snapshot kept.",
@@ -809,6 +823,7 @@ _SETTINGS = {  # a notebook sets these with %config, not with a flag
     "timeout": "Set %config DictMagics.timeout to a number of seconds.",
 }
 _OFF = "%config DictMagics.snapshots = False"
+_TRY = "from dict_magics.sandbox import use_sandbox; use_sandbox() in a cell (a local sandbox)"
 
 CLI = Hints(_spelled("cli", _NAMES), _spelled("cli", _HINTS))
 MAGIC = Hints(
@@ -819,6 +834,8 @@ MAGIC = Hints(
         _SETTINGS,
         {
             "workers": "Set -w/--workers (or %config DictMagics.workers) within that range.",
+            "login": "To log in: %dict_login -p {profile}. To try it without an account: "
+            f"{_TRY}.",
             "no_snapshot": f"With --no-snapshot (or {_OFF}) it goes ahead without a copy.",
         },
     ),
@@ -833,7 +850,8 @@ PANEL = Hints(
     },
     {
         **_SETTINGS,
-        "login": "To log in: %dict_login -p {profile} in a cell, then a new panel.",
+        "login": "To log in: %dict_login -p {profile} in a cell, then a new panel. To try it "
+        f"without an account: {_TRY}, then a new panel.",
         "relogin": "Run %dict_logout -p {profile}, then %dict_login -p {profile} in a cell.",
         "restore": "Undo (or Restore\u2026) puts them back.",
         "snapshots": "The Snapshot list beside Restore\u2026 holds every snapshot kept.",

@@ -32,10 +32,10 @@ def _entry(entry: m.Entry | None, with_id: bool = True) -> dict[str, str] | None
 
 
 def result_json(r: m.DeleteResult) -> dict[str, Any]:
-    """One deletion. ``ok`` is true for an absent id too (nothing to delete is no failure);
-    ``status`` keeps version 1's two values, so it stays ``failure`` there."""
+    """One deletion. An absent id (nothing to delete) is no failure: ``status``, ``outcome``
+    and ``cause`` say ``absent``, ``ok`` is true."""
     return {
-        "status": r.status,
+        "status": "absent" if r.absent else r.status,
         "ok": r.done,
         **_pick(r, "outcome", "entry_id"),
         "entry": _entry(r.entry),
@@ -210,7 +210,7 @@ def snapshot_json(info: m.SnapshotInfo) -> dict[str, Any]:
     return {
         "path": str(info.path),
         "taken_at": info.taken_at.isoformat(),
-        **_pick(info, "profile", "host", "base_url", "operation", "count"),
+        **_pick(info, "profile", "host", "base_url", "operation", "count", "added"),
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import Remedy
 from .impact import Impact, ImpactMixin, after_change
-from .records import AddResult, DeleteResult, Entry
+from .records import AddResult, Cause, DeleteResult, Entry
 from .text import (
     COLOUR,
     MARK,
@@ -350,6 +350,8 @@ class SyncResult(Rendered):
     mismatches: list[str] = field(default_factory=list)
     """What the listing afterwards showed that the plan did not ask for, in words."""
     applied: bool = True
+    interrupted: bool = False
+    """Ctrl-C (or a cancel) stopped it: what was sent was waited for, the rest not sent."""
 
     @property
     def results(self) -> list[Any]:
@@ -369,8 +371,10 @@ class SyncResult(Rendered):
 
     @property
     def ok(self) -> bool:
-        """Every request succeeded and the listing afterwards agreed (or nothing was to do)."""
-        return self.failed == 0 and self.unknown == 0 and self.verified is not False
+        """Every change succeeded and a listing afterwards proved it (or nothing was to do):
+        without that listing the outcome is unknown."""
+        proved = self.verified is True or not self.plan.changes
+        return self.failed == 0 and self.unknown == 0 and proved and not self.interrupted
 
     def __repr__(self) -> str:
         return (
@@ -513,27 +517,35 @@ def _summary(result: SyncResult) -> str:
         return f"not applied: nothing was sent to {plan.host}"
     if not plan.changes:
         return f"nothing to change at {plan.host}: the dictionary already matches {plan.path}"
-    done = [
-        f"{sum(r.ok for r in results)}/{len(results)} {verb}"
-        for results, verb in (
-            (result.adds, "added"),
-            (result.updates, "updated"),
-            (result.deletes, "deleted"),
-        )
+    kinds = (
+        (result.adds, plan.adds, "added", "add"),
+        (result.updates, plan.updates, "updated", "update"),
+        (result.deletes, plan.deletes, "deleted", "deletion"),
+    )
+    done = ", ".join(
+        f"{sum(r.ok for r in rs)}/{len(planned)} {verb}" for rs, planned, verb, _ in kinds
+    )
+    how = "interrupted" if result.interrupted else "applied"
+    text = f"sync of {plan.path} {how} at {plan.host}: {done}"
+    left = [
+        (len(p) - sum(r.cause is not Cause.NOT_ATTEMPTED for r in rs), n) for rs, p, _, n in kinds
     ]
-    text = f"sync of {plan.path} applied at {plan.host}: {', '.join(done)}"
+    unsent = ", ".join(count(number, noun) for number, noun in left if number)
+    text += f"; not sent: {unsent}" if unsent else ""
     if result.verified is True:
-        return text + "; a listing afterwards shows every change"
-    if result.verified is False:
-        return text + (
-            f"; a listing afterwards disagrees ({count(len(result.mismatches), 'difference')})"
-        )
-    return text + "; no listing afterwards could verify it"
+        text += "; a listing afterwards shows every change"
+    elif result.verified is False:
+        text += f"; a listing afterwards disagrees ({count(len(result.mismatches), 'difference')})"
+    else:
+        text += "; no listing afterwards could verify it"
+    # True: what was done is unchanged in a new plan, what was not is planned again.
+    return text + "; the same sync run again finishes it" * result.interrupted
 
 
 def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
+    """What did not succeed, with reasons (the requests never sent are counted, not listed)."""
     for r in result.results:
-        if not r.ok:
+        if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
             entry = getattr(r, "entry", None) or getattr(r, "new", None)
             what = entry.describe() if entry is not None else f"entry {getattr(r, 'entry_id', '?')}"
             yield r.outcome, f"{what} \u2014 {r.reason or r.outcome}"

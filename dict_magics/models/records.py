@@ -48,6 +48,7 @@ class Cause(str, Enum):
     same in words and is never parsed), with the title of its group in a batch (``label``)."""
 
     OK = "ok", "not deleted"
+    ABSENT = "absent", "not in the dictionary"  # nothing to do: nothing was sent
     REFUSED = "refused", "refused by the service"  # the service answered status: failure
     AUTH = "auth", "credentials refused"  # 401 / 403 or 40001 / 40002 / 40003 / 40006
     NONCE = "nonce"  # 40005 after every fresh nonce, or 40008
@@ -289,7 +290,8 @@ class DeleteResult(_Answered):
 
     ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
     gone: ``verified``), ``failure`` only when the service certainly did not act, and
-    ``unknown`` otherwise (``outcome_unknown``). ``status`` keeps version 1's two values.
+    ``unknown`` otherwise (``outcome_unknown``). ``status`` keeps version 1's two values (its
+    ``--json`` says ``absent`` for an absent id).
     """
 
     status: Literal["success", "failure"]
@@ -586,6 +588,8 @@ class BatchResult(Rendered):
         if self.interrupted:
             never = sum(1 for r in self.failures if r.cause is Cause.NOT_ATTEMPTED)
             text += f"; interrupted: {never} never sent" if never else "; interrupted"
+            if self.snapshot:  # a listing comes first: what is gone is then absent, not sent
+                text += "; the same deletion run again finishes it"
         return text
 
     def _deleted(self) -> list[DeleteResult]:

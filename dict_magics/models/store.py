@@ -17,6 +17,7 @@ from .text import (
     MARK,
     Rendered,
     count,
+    entries,
     escape,
     html_row,
     html_table,
@@ -44,6 +45,8 @@ class SnapshotInfo:
     sequence: int | None = None
     """The order in which this machine's snapshots were started (``None`` for older ones):
     what "latest" follows, rather than a clock that may have been wrong."""
+    added: int = 0
+    """How many entries the operation added (their terms: what a restore removes)."""
 
 
 @dataclass(frozen=True)
@@ -111,12 +114,14 @@ def _when(moment: datetime) -> str:
 class SnapshotList(Rendered, list[SnapshotInfo]):
     """Snapshots on disk, newest first; ``[0].path`` is what ``restore`` takes."""
 
-    _HEADER = ("when", "host", "profile", "operation", "entries", "path")
+    _HEADER = ("when", "host", "profile", "operation", "holds", "path")
 
     def _rows(self) -> list[list[str]]:
+        def holds(info: SnapshotInfo) -> str:
+            return entries(info.count) + (f", {info.added} added" if info.added else "")
+
         return [
-            [_when(i.taken_at), i.host, i.profile, i.operation, str(i.count), str(i.path)]
-            for i in self
+            [_when(i.taken_at), i.host, i.profile, i.operation, holds(i), str(i.path)] for i in self
         ]
 
     def _caption(self) -> str:

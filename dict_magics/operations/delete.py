@@ -138,7 +138,7 @@ def _with_absent(
         "no copy could be kept of an entry the listing does not show)"
     )
     made = {
-        i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.OK, absent=True)
+        i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.ABSENT, absent=True)
         for i in absent
     }
     by_id = {r.entry_id: r for r in sent}

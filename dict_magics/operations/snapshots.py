@@ -366,6 +366,7 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
         ) from None
     named = _SEQUENCE.search(path.name)
     sequence = int(named.group(1)) if named else None
+    added = len(data["added"]) if isinstance(data.get("added"), list) else 0
     return SnapshotInfo(
         path,
         taken_at,
@@ -375,6 +376,7 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
         data["operation"],
         count,
         sequence,
+        added,
     )
 
 

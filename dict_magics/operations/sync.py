@@ -332,6 +332,7 @@ class _Apply:
         self.kept = kept
         self.warn = warn
         self.cancel = cancel or threading.Event()
+        self.interrupted = False
 
     def _trail(self, operation: str) -> AuditLog:
         return AuditLog(
@@ -368,6 +369,7 @@ class _Apply:
             if progress is not None:
                 progress.stop()
         if batch.interrupted:
+            self.interrupted = True
             self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
         with self._trail("add") as trail:
             trail.record_all(batch.results)  # one write for the whole batch
@@ -395,6 +397,7 @@ class _Apply:
             )
         finally:
             CACHE.invalidate(self.client, self.profile)
+        self.interrupted |= run.interrupted
         if run.interrupted or run.why:
             self.cancel.set()  # stopped (Ctrl-C, refused credentials): no deletion after it
         results = [
@@ -421,16 +424,21 @@ class _Apply:
             return []
         from dataclasses import replace
 
+        from ..service.client import RequestInterrupted
         from .delete import delete
 
-        result = delete(
-            replace(self.settings, raise_on_failure=False),
-            [e.id for e in entries],
-            client=self.client,
-            snapshot=False,
-            cancel=self.cancel,
-            warn=self.warn,
-        )
+        try:
+            result = delete(
+                replace(self.settings, raise_on_failure=False),
+                [e.id for e in entries],
+                client=self.client,
+                snapshot=False,
+                cancel=self.cancel,
+                warn=self.warn,
+            )
+        except RequestInterrupted as stopped:  # Ctrl-C during the one deletion: it is noted
+            result = stopped.result
+        self.interrupted |= bool(getattr(result, "interrupted", False)) or self.cancel.is_set()
         return list(getattr(result, "results", [result]))
 
     def verify(
@@ -442,13 +450,16 @@ class _Apply:
         deletes: list[DeleteResult],
     ) -> SyncResult:
         """One listing: settles what is still unknown and checks every change reported done."""
+        done: Any = {"snapshot": str(self.kept.path), "interrupted": self.interrupted}
         try:
             after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceError as exc:
             from .context import say
 
             say(self.warn, f"no listing after the sync could verify it ({exc})")
-            return SyncResult(plan, adds, updates, deletes, str(self.kept.path), None)
+            return SyncResult(plan, adds, updates, deletes, **done)
+        except KeyboardInterrupt:  # what was sent is shown all the same
+            return SyncResult(plan, adds, updates, deletes, **{**done, "interrupted": True})
         by_id = {e.id: e for e in after}
         if any(r.outcome_unknown for r in adds):
             adds = settle_adds(adds, before, after, again="syncing again is safe")
@@ -461,7 +472,7 @@ class _Apply:
             updates = settled
         mismatches = _mismatches(before, after, adds, updates, deletes)
         return SyncResult(
-            plan, adds, updates, deletes, str(self.kept.path), not mismatches, mismatches
+            plan, adds, updates, deletes, verified=not mismatches, mismatches=mismatches, **done
         )
 
 

@@ -110,5 +110,8 @@ def _listed(client: DictionaryClient, profile: str, text: str) -> tuple[Entry, l
             cause=exc.cause,
         ) from None
     if old is None:
-        raise UsageProblem(f"no entry {text} at {client.host}; nothing was sent.")
+        raise UsageProblem(
+            f"entry {text} is not in the dictionary at {client.host}: there is nothing to "
+            "update; nothing was sent."
+        )
     return old, listing.entries

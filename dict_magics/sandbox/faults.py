@@ -19,8 +19,8 @@ ANSWERS_INSTEAD = frozenset(
 
 FAULT_KINDS = {
     "status": "answer `status` (a failure without code, optional Retry-After); nothing done",
-    "coded": "answer `status` with the vendor's error `code` and its message (or `message`; "
-    "optional Retry-After); nothing done",
+    "coded": "answer `status` with the vendor's error `code` and its message (or `message`, in "
+    "which {authorization} quotes the request's header; optional Retry-After); nothing done",
     "non_json": "answer 200 with a plain-text body; nothing done",
     "no_status": "answer 200 with JSON that has no status; nothing done",
     "other_status": "answer 200 with JSON status 'deleted'; nothing done",

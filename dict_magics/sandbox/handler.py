@@ -423,13 +423,14 @@ def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
     the fault is applied."""
     body = json.dumps(data, ensure_ascii=False).encode("utf-8")
     retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+    quoted = (f.message or "").replace("{authorization}", h.headers.get("Authorization", ""))
     match f.kind:
         case "status":
-            message = f.message if f.message is not None else "injected fault"
+            message = quoted if f.message is not None else "injected fault"
             h.send_json(f.status, {"status": "failure", "message": message}, retry)
         case "coded":
             assert f.code is not None
-            message = f.message if f.message is not None else MESSAGES.get(f.code, "")
+            message = quoted if f.message is not None else MESSAGES.get(f.code, "")
             error = {"code": f.code, "message": message}
             h.send_json(f.status, {"status": "failure", "data": error}, retry)
         case "non_json":

@@ -8,6 +8,7 @@ client can be tested against services that differ in one rule; the defaults are 
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
 import secrets
@@ -335,8 +336,10 @@ class SandboxServer:
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
     """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup).
 
-    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused; otherwise one is started
-    and returned. Either way the session's profile and base URL are reset, so a stored profile
+    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused (the demo's, with its own
+    data folder); otherwise one is started and returned, with a private temporary data folder
+    for this kernel (removed when it stops), so its snapshots and audit lines never reach the
+    user's own. Either way the session's profile and base URL are reset, so a stored profile
     or real credentials can never send these notebooks' deletes to a real account.
     """
     given = os.environ.get(SANDBOX_MARKER)
@@ -346,8 +349,14 @@ def use_sandbox(entries: int = 100) -> SandboxServer | None:
         print(f"Using the sandbox already running at {given}")
     else:
         sandbox = SandboxServer(entries).start()
+        sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
+        atexit.register(shutil.rmtree, sandbox.home, ignore_errors=True)
         os.environ.update(sandbox.env())
-        print(f"Started an embedded sandbox at {sandbox.url} with {entries} entries")
+        print(
+            f"Started an embedded sandbox at {sandbox.url} with {entries} entries; this kernel "
+            f"keeps its snapshots and audit log in a temporary data folder, {sandbox.home}, "
+            "not in yours"
+        )
     os.environ["DICT_MAGICS_PROFILE"] = "default"
     from IPython import get_ipython
 

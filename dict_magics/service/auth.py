@@ -45,6 +45,9 @@ TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
 RENEW_FRACTION = 0.2
 """A token is renewed once less than this part of its life is left, or ``RENEW_AHEAD_S``."""
 RENEW_AHEAD_S = 60.0
+PAUSE_S = 10.0
+"""After a token request failed, every request gets that failure for this long, unasked: a
+batch must not ask per entry (a lockout risk where the keys are refused)."""
 
 
 log = logging.getLogger(__name__)
@@ -208,6 +211,9 @@ class TokenState(Unpicklable):
         self._lock = threading.Lock()
         self._token: Secret | None = None
         self._renew_at = 0.0
+        self.failure: Exception | None = None
+        """Why the last token request failed, until one succeeds."""
+        self._quiet_until = 0.0
         self.fetched = 0
         """How many tokens were obtained (for tests and benchmarks)."""
 
@@ -216,11 +222,19 @@ class TokenState(Unpicklable):
 
     def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
         """A token good for a while yet: the one held, or a new one from ``fetch()`` (``(token,
-        lifetime asked)``; it raises if none can be had). One thread fetches, the rest wait."""
+        lifetime asked)``; it raises if none can be had: that exception is raised again,
+        unasked, for ``PAUSE_S``). One thread fetches, the rest wait."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
-            value, asked = fetch()
+            if self.failure is not None and time.monotonic() < self._quiet_until:
+                raise self.failure
+            try:
+                value, asked = fetch()
+            except Exception as exc:
+                self.failure, self._quiet_until = exc, time.monotonic() + PAUSE_S
+                raise
+            self.failure = None
             life = _lifetime(value, asked)
             self._token = Secret(value)
             self._renew_at = time.monotonic() + life - min(RENEW_AHEAD_S, life * RENEW_FRACTION)
@@ -235,9 +249,9 @@ class TokenState(Unpicklable):
                 self._token = None
 
     def forget(self) -> None:
-        """Drop the token held: the next request gets a new one."""
+        """Drop the token held (and a failure): the next request asks for a new one."""
         with self._lock:
-            self._token = None
+            self._token = self.failure = None
 
 
 _KEY = secrets.token_bytes(32)

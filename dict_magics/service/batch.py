@@ -22,13 +22,14 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 AUTH_STOP_AFTER = 3
-"""A batch whose first this many answers all refuse the credentials sends nothing more."""
+"""A batch whose answers refuse the credentials this many times in a row sends nothing more."""
 
 
 @dataclass
 class BatchRun(Generic[R]):
     """``results[i]`` for ``items[i]`` (``None``: never sent), and ``why`` the batch stopped
-    early: ``interrupted`` (Ctrl-C), ``cancelled``, ``auth``, ``error``, or empty."""
+    early: ``interrupted`` (Ctrl-C), ``cancelled``, ``error``, what ``refused`` said (``auth``),
+    or empty."""
 
     results: list[R | None]
     why: str = ""
@@ -44,7 +45,7 @@ def run(
     *,
     workers: int,
     sent: Callable[[R], bool],
-    refused: Callable[[R], bool],
+    refused: Callable[[R], str | bool],
     progress: Callable[[int, int, R], None] | None = None,
     cancel: threading.Event | None = None,
     name: str = "dict-magics-batch",
@@ -52,8 +53,9 @@ def run(
     """Send every item with ``send(item, stop)`` on ``workers`` threads.
 
     ``stop()`` turns true once the batch stops: a ``send`` that has not sent yet returns a
-    result for which ``sent(result)`` is false (reported as never sent). When the first
-    ``AUTH_STOP_AFTER`` answers are all ``refused(result)``, nothing more is sent. An exception
+    result for which ``sent(result)`` is false (reported as never sent). After
+    ``AUTH_STOP_AFTER`` answers in a row that ``refused(result)`` (its reason, or True for
+    ``auth``), nothing more is sent. An exception
     from ``send`` (a bug) stops the batch and is raised once the requests in flight have ended.
     """
     cancel = cancel or threading.Event()
@@ -87,8 +89,7 @@ def run(
         else:
             done.put(None)
 
-    total, submitted, received, reported = len(items), 0, 0, 0
-    refusals: list[bool] = []
+    total, submitted, received, reported, refusals = len(items), 0, 0, 0, 0
     pool = ThreadPoolExecutor(max(1, min(workers, total)), thread_name_prefix=name)
     try:
         while True:
@@ -104,10 +105,10 @@ def run(
             if index is None:
                 continue
             result = results[index]
-            if len(refusals) < AUTH_STOP_AFTER:
-                refusals.append(refused(result))  # type: ignore[arg-type]
-                if len(refusals) == AUTH_STOP_AFTER and all(refusals):
-                    stop("auth")
+            refusal = refused(result)  # type: ignore[arg-type]
+            refusals = refusals + 1 if refusal else 0
+            if refusals == AUTH_STOP_AFTER:
+                stop("auth" if refusal is True else str(refusal))
             reported += 1
             if progress is not None and not halt.is_set():
                 progress(reported, total, result)  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ from ..models import (
     UpdateResult,
 )
 from ..models.entry import check_id
-from ..models.secret import Secret, Unpicklable, mask
+from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
 from . import batch
 from .auth import (
@@ -724,11 +724,19 @@ class DictionaryClient(Unpicklable):
             listeners.append(on_wait)
         try:
             return batch.run(
-                items, send, workers=workers, sent=_was_sent, refused=_refused, **options
+                items, send, workers=workers, sent=_was_sent, refused=self._refused, **options
             )
         finally:
             if on_wait is not None:
                 listeners.remove(on_wait)
+
+    def _refused(self, result: Any) -> str:
+        """What every later request would meet too: ``token`` (no token can be had: nothing
+        goes without one), ``auth`` (credentials or nonces refused), else empty."""
+        if self._tokens is not None and self._tokens.failure:
+            return "token"
+        first = result[0] if isinstance(result, list) else result
+        return "auth" if first.cause in (Cause.AUTH, Cause.NONCE) else ""
 
     # -- one request, with retries ------------------------------------------------------------
 
@@ -757,7 +765,8 @@ class DictionaryClient(Unpicklable):
         key: str | None = None
 
         def ended(tail: str) -> Verdict:
-            return _final(verdict, earlier, attempts, started, tail, key)  # type: ignore[arg-type]
+            hidden = (self._secret, getattr(auth, "token", None))  # a service may quote either
+            return _final(verdict, earlier, attempts, started, tail, key, hidden)  # type: ignore[arg-type]
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
@@ -831,7 +840,6 @@ class DictionaryClient(Unpicklable):
         """A Bearer auth with a token good for a while yet, or how the token request failed
         (then the request is not sent)."""
         assert self._tokens is not None
-        failed: list[Verdict] = []
 
         def fetch() -> tuple[str, float]:
             body = token_request_body(self.access_key, self._secret, self.token_duration)
@@ -840,21 +848,19 @@ class DictionaryClient(Unpicklable):
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
                 return token.strip(), float(self.token_duration)
-            failed.append(final)
-            raise _NoToken
+            raise _NoToken(final)
 
         try:
             return BearerAuth(self._tokens.current(fetch))
-        except _NoToken:
-            final = failed[0]
-            why = _hidden(final.reason, self._secret) or "the answer holds no data.encodedJWT"
+        except _NoToken as failed:
+            final = failed.verdict
+            why = final.reason or "the answer holds no data.encodedJWT"
             return replace(
                 final,
                 outcome="failure",
                 cause=final.cause if final.outcome != "success" else Cause.BAD_ANSWER,
                 reason=f"could not get a token from {self.host}: {why}; this request was not sent",
                 data=None,
-                vendor_message=_hidden(final.vendor_message, self._secret),
             )
 
 
@@ -916,8 +922,10 @@ def _final(
     started: float,
     tail: str,
     key: str | None,
+    hidden: tuple[str | None, ...] = (),
 ) -> Verdict:
-    """How a request ended: its last verdict, unknown when an earlier attempt may have acted."""
+    """How a request ended: its last verdict, unknown when an earlier attempt may have acted;
+    the service's words without a token or the ``hidden`` secrets (a service may quote them)."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
     if earlier is not None and outcome == "failure":
@@ -929,10 +937,11 @@ def _final(
         verdict,
         outcome=outcome,
         cause=cause,
-        reason=reason,
+        reason=redact(reason, *hidden),
         attempts=attempts,
         elapsed=time.monotonic() - started,
         key=key,
+        vendor_message=redact(verdict.vendor_message, *hidden),
     )
 
 
@@ -971,27 +980,9 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _hidden(text: str | None, secret: str) -> str | None:
-    """``text`` without the secret key (a server or proxy may echo the token request's body),
-    an excerpt cut in the middle of it included."""
-    if not text:
-        return text
-    for form in dict.fromkeys((secret, json.dumps(secret)[1:-1])):
-        text = text.replace(form, "<hidden>")
-        for size in range(len(form) - 1, 3, -1):
-            text = text.replace(form[:size] + "\u2026", "<hidden>\u2026")
-    return text
-
-
 def _was_sent(result: Any) -> bool:
     first = result[0] if isinstance(result, list) else result
     return first.attempts > 0
-
-
-def _refused(result: Any) -> bool:
-    """An answer every later request would get too: refused credentials or nonces."""
-    first = result[0] if isinstance(result, list) else result
-    return first.cause in (Cause.AUTH, Cause.NONCE)
 
 
 def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fields: Any) -> _R:
@@ -999,9 +990,11 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
-        "auth": "not attempted: the service refused the credentials (or their nonces) for the "
-        f"first {batch.AUTH_STOP_AFTER} requests, so the rest were not sent (check the access "
+        "auth": "not attempted: the service refused the credentials (or their nonces) for "
+        f"{batch.AUTH_STOP_AFTER} requests in a row, so the rest were not sent (check the access "
         "key, the secret key, and this computer's clock)",
+        "token": f"not attempted: no token could be had for {batch.AUTH_STOP_AFTER} requests in "
+        "a row (the token endpoint is not asked again at once), so the rest were not sent",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
@@ -1009,7 +1002,11 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
 
 
 class _NoToken(Exception):
-    """The token request did not give a token (its ``Verdict`` says why)."""
+    """The token request did not give a token (``verdict`` says why)."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
 
 
 def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:
