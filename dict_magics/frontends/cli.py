@@ -492,7 +492,7 @@ def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
     absent id is no failure), else 0 (a plan, a dry run, a listing, a report)."""
     from .. import models as m
 
-    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan)
+    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.UpdateResult)
     text = str(replace(result, names=CLI.names) if named else result)
     args.output.show(shapes.to_json(result, said), text)
     if isinstance(result, m.DeleteResult | m.BatchResult):

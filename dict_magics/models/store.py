@@ -44,6 +44,8 @@ class SnapshotInfo:
     sequence: int | None = None
     """The order in which this machine's snapshots were started (``None`` for older ones):
     what "latest" follows, rather than a clock that may have been wrong."""
+    undoes: str | None = None
+    """A restore's own snapshot: the file that restore undid ("latest" never picks it)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ class Snapshot:
     listing_age: float | None = None
     """Seconds between the listing the entries' terms come from and this snapshot (a delete's
     only; 0: listed afresh just before; ``None``: not recorded)."""
+    left: list[Entry] | None = None
+    """The versions the change left under the ids it changed (``[]`` for a deletion; ``None``:
+    not recorded, an older file): a restore puts back only what still reads so."""
+    undoes: str | None = None
+    """A restore's own snapshot: the file it undid."""
 
     def __repr__(self) -> str:
         added = f", {len(self.added)} added" if self.added else ""
@@ -115,7 +122,14 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
 
     def _rows(self) -> list[list[str]]:
         return [
-            [_when(i.taken_at), i.host, i.profile, i.operation, str(i.count), str(i.path)]
+            [
+                _when(i.taken_at),
+                i.host,
+                i.profile,
+                "undo" if i.undoes else i.operation,
+                str(i.count),
+                str(i.path),
+            ]
             for i in self
         ]
 

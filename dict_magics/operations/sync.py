@@ -11,9 +11,12 @@ several targets that are exactly the dictionary's entries of that source (an exp
 are that conflict, not invalid: export then sync plans no change.
 
 ``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
-source term, linear in rows + entries). ``apply_sync`` takes a fresh plan, keeps a format-2
-snapshot (entries as they were, terms it adds), sends bulk adds, PUTs and deletes, then one
-listing verifies everything the plan asked for.
+source term, linear in rows + entries). Applying keeps a format-2 snapshot of the entries it
+changes or deletes as the listing just before shows them (listed again after a question, which
+may have taken minutes), the terms it adds and the versions it leaves; then the deletions and
+PUTs go first (the window in which an edit elsewhere escapes the snapshot: from that listing to
+each request), bulk adds last, each audited with its entry and the snapshot; one listing
+verifies everything the plan asked for.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +46,7 @@ from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .prompts import CONFIRM_WORD, Prompter, confirm, named
-from .settle import add_and_settle, settle_adds, settle_updates
+from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
@@ -263,19 +267,22 @@ def sync(
         if plan.empty:
             return SyncResult(plan, verified=True)
         if plan.deletes and not yes:
-            _confirm(prompter, plan)
+            _confirm(prompter, plan)  # a person took time to answer: list again
+            before = list(CACHE.fetch(client, profile).entries)
+        live = {e.id: e for e in before}
         kept = write_snapshot(
-            [u.old for u in plan.updates] + plan.deletes,
+            [live[e.id] for e in [*plan.updates, *plan.deletes] if e.id in live],
             profile=profile,
             host=client.host,
             base_url=client.base_url,
             operation="sync",
             added=plan.adds,
+            left=[u.new for u in plan.updates],
         )
         run = _Apply(client, profile, settings, kept, warn, cancel)
+        deletes = run.deletes(plan.deletes, live)
+        updates = run.updates([replace(u, old=live.get(u.id, u.old)) for u in plan.updates])
         adds = run.adds(plan.adds, before, progress)
-        updates = run.updates(plan.updates)
-        deletes = run.deletes(plan.deletes)
         result = run.verify(plan, before, adds, updates, deletes)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
@@ -331,12 +338,13 @@ class _Apply:
         self.warn = warn
         self.cancel = cancel or threading.Event()
 
-    def _trail(self, operation: str) -> AuditLog:
+    def _trail(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
         return AuditLog(
             profile=self.profile,
             host=self.client.host,
             operation=operation,  # type: ignore[arg-type]
             snapshot=self.kept,
+            entries=entries,
             warn=self.warn,
         )
 
@@ -413,23 +421,27 @@ class _Apply:
             trail.record_all(r for r in results if not r.outcome_unknown)
         return results
 
-    def deletes(self, entries: list[Entry]) -> list[DeleteResult]:
-        """The existing delete machinery (audited, settled); the sync's snapshot covers it."""
-        if not entries or self.cancel.is_set():
-            return []
-        from dataclasses import replace
+    def deletes(self, planned: list[Entry], live: dict[str, Entry]) -> list[DeleteResult]:
+        """DELETEs on the batch engine, each audited ahead with its entry as listed just before
+        and the snapshot that holds it; an entry that listing no longer holds is not sent."""
+        from ..models import Cause, DeleteResult
 
-        from .delete import delete
-
-        result = delete(
-            replace(self.settings, raise_on_failure=False),
-            [e.id for e in entries],
-            client=self.client,
-            snapshot=False,
-            cancel=self.cancel,
-            warn=self.warn,
-        )
-        return list(getattr(result, "results", [result]))
+        path, going = str(self.kept.path), [live[e.id] for e in planned if e.id in live]
+        results = [
+            DeleteResult("failure", e.id, reason="the listing just before does not hold it: "
+                         "nothing was sent", attempts=0, entry=e, absent=True, snapshot=path)
+            for e in planned if e.id not in live
+        ]  # fmt: skip
+        if going:
+            with self._trail("delete", {e.id: e for e in going}) as trail:
+                batch = self.client.delete_entries(
+                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=trail
+                )
+            CACHE.invalidate(self.client, self.profile)
+            if batch.interrupted or any(r.cause is Cause.NOT_ATTEMPTED for r in batch.results):
+                self.cancel.set()  # stopped: no update or addition after it
+            results += [replace(r, entry=live[r.entry_id], snapshot=path) for r in batch.results]
+        return results
 
     def verify(
         self,
@@ -448,6 +460,13 @@ class _Apply:
             say(self.warn, f"no listing after the sync could verify it ({exc})")
             return SyncResult(plan, adds, updates, deletes, str(self.kept.path), None)
         by_id = {e.id: e for e in after}
+        if any(r.outcome_unknown for r in deletes):
+            settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
+            with self._trail("delete") as trail:
+                trail.record_all(
+                    s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
+                )
+            deletes = settled
         if any(r.outcome_unknown for r in adds):
             adds = settle_adds(adds, before, after, again="syncing again is safe")
         if any(r.outcome_unknown for r in updates):
