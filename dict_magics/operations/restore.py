@@ -37,8 +37,7 @@ from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn, connect
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import CONFIRM_WORD, NOBODY_ASKED, NoAnswer, Prompter, ScriptedPrompter, confirm
-from .prompts import named as named_entries
+from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
 from .settle import add_and_settle, name_added, settle_deletes, settle_updates
 from .snapshots import Snapshot, latest_snapshot, read_snapshot, write_snapshot
 
@@ -103,6 +102,7 @@ class RestorePlan:
     changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
 
     def result(self, snapshot: Snapshot, dry_run: bool) -> RestoreResult:
+        """What a dry run says; otherwise what stands before the requests say the rest."""
         return RestoreResult(
             added=self.readd if dry_run else [],
             skipped=self.skipped,
@@ -120,16 +120,17 @@ def plan_restore(snapshot: Snapshot, listing: Sequence[Entry]) -> RestorePlan:
     plan = RestorePlan()
     by_id = {e.id: e for e in listing}
     left = {e.id: e for e in snapshot.left or ()}
+    legacy = snapshot.left is None and snapshot.operation in ("update", "sync")  # no ``left``
     gone = []
     for old in snapshot.entries:
         was_left = left.get(old.id)  # a deleted entry's id means nothing any more: its terms do
-        now = by_id.get(old.id) if was_left or snapshot.left is None else None
+        now = by_id.get(old.id) if was_left or legacy else None
         if now is None:
             (plan.changed.append((old, None)) if was_left else gone.append(old))
         elif now.terms == old.terms:
             plan.skipped.append(old)
         elif was_left is None or now.terms == was_left.terms:
-            plan.put_back.append((now, old))  # (an older file records no ``left``: as v3 did)
+            plan.put_back.append((now, old))  # (legacy: as version 3 did)
         else:
             plan.changed.append((old, now))
     plan.readd, present = missing_entries(gone, listing, snapshot.copies)
@@ -182,7 +183,7 @@ def _ask(
         confirm(
             prompter,
             f"Undoing this {what} removes {n} it added at {host} (profile {profile!r}): "
-            f"{named_entries(plan.remove)}. They are kept in a snapshot first.",
+            f"{named(plan.remove)}. They are kept in a snapshot first.",
             "undo it",
             unasked=lambda why: (
                 f"refusing to remove {n} at {host} without a confirmation, but "
@@ -206,7 +207,7 @@ def _ask(
     )
     question = f"Type {CONFIRM_WORD} to put these back too, anything else leaves them as they are: "
     try:
-        answer = (prompter or ScriptedPrompter(reason=NOBODY_ASKED)).confirm(warning, question)
+        answer = (prompter or ScriptedPrompter()).confirm(warning, question)
     except NoAnswer as exc:
         raise UsageProblem(
             f"refusing to overwrite {counted(len(asked))} changed since the {what} at {host} "
@@ -309,12 +310,10 @@ class _Run:
         last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
         client, workers = self.client, self.settings.workers
         by_id = {e.id: e for e in remove}
-        removed = []
-        if remove:
-            batch = client.delete_entries(
-                list(by_id), workers, self._tick, self.cancel, audit=logs["delete"]
-            )
-            removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
+        batch = client.delete_entries(
+            list(by_id), workers, self._tick, self.cancel, audit=logs["delete"]
+        )
+        removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
         updates = client.update_entries(
             [(old.id, old) for _, old in put_back],
             old={now.id: now for now, _ in put_back},

@@ -117,8 +117,6 @@ def write_snapshot(
             raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
     except OSError as exc:
         raise _not_saved(exc, operation) from None
-    if left is None and operation in ("delete", "purge"):
-        left = []
     return Snapshot(
         path, taken_at, **fields, entries=entries, copies=dict(copies or {}), added=added,
         listing_age=age, left=left, undoes=undoes,
@@ -195,32 +193,19 @@ def read_snapshot(path: str | Path) -> Snapshot:
     """Read a snapshot back, checking every field; a bad file raises ``UsageProblem`` saying why."""
     path = Path(path).expanduser()
     data = _load_json(path)
-    _header(path, data)
-    return _snapshot(path, data, _entries(path, data, "entries"))
-
-
-def _snapshot(path: Path, data: dict[str, Any], entries: list[Entry]) -> Snapshot:
-    """A checked header's fields with ``entries``: a file just written, or one read back."""
-    old = data["format"] == FORMAT_1
-    left = _entries(path, data, "left") if "left" in data else None
-    if left is None and data["operation"] in ("delete", "purge"):
-        left = []  # a deletion leaves nothing under its ids
-    raw = data.get("copies")
+    info = _header(path, data)
+    raw, age = data.get("copies"), data.get("listing_age")  # malformed: ignored, as if absent
     copies = raw if isinstance(raw, dict) else {}
+    age_ok = isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300
     return Snapshot(
-        path,
-        _parse_time(data["taken_at"]),
-        data["profile"],
-        data["host"],
-        data["base_url"],
-        data["operation"],
-        entries,
-        copies={str(k): v for k, v in copies.items() if _is_int(v) and v > 1},
-        added=[] if old else _entries(path, data, "added"),
+        *(info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation),
+        _entries(path, data, "entries"),
+        copies={str(k): v for k, v in copies.items() if type(v) is int and v > 1},
+        added=[] if data["format"] == FORMAT_1 else _entries(path, data, "added"),
         format=data["format"],
-        listing_age=_number(data.get("listing_age")),
-        left=left,
-        undoes=_text(data.get("undoes")),
+        listing_age=float(age) if age_ok else None,
+        left=_entries(path, data, "left") if "left" in data else None,
+        undoes=info.undoes,
     )
 
 
@@ -242,20 +227,6 @@ def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
                 f"{path} is not a valid snapshot: {what} #{number}: {exc}."
             ) from None
     return found
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(raw: Any) -> float | None:
-    """An optional number of seconds; anything malformed is ignored, as in an older file."""
-    ok = isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw < float("inf")
-    return float(raw) if ok else None
-
-
-def _text(raw: Any) -> str | None:
-    return raw if isinstance(raw, str) and raw else None
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -311,7 +282,8 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
     named = _SEQUENCE.search(path.name)
     fields = [data[k] for k in ("profile", "host", "base_url", "operation")]
     sequence = int(named.group(1)) if named else None
-    return SnapshotInfo(path, taken_at, *fields, count, sequence, _text(data.get("undoes")))
+    undoes = data.get("undoes") if isinstance(data.get("undoes"), str) else None
+    return SnapshotInfo(path, taken_at, *fields, count, sequence, undoes or None)
 
 
 def _parse_time(text: str) -> datetime:

@@ -246,8 +246,9 @@ def sync(
 
     Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
     ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
-    snapshot (the entries changed or deleted, as they were, and the terms added), bulk adds,
-    PUTs, deletes, and one listing that verifies (and settles answers that were lost).
+    snapshot (the entries changed or deleted as listed just before, the terms added, the
+    versions left), deletions, PUTs, bulk adds, and one listing that verifies (and settles
+    answers that were lost).
     """
     glossary = read_glossary(path, format=format, pair=pair, sheet=sheet)
     with connect(settings, client) as (client, profile):
@@ -300,19 +301,18 @@ def _invalid_message(plan: SyncPlan) -> str:
 
 def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     """Deleting entries the file lacks goes ahead only once someone types yes."""
+    n = count(len(plan.deletes), "entry", "entries")
     warning = (
-        f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
-        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {named(plan.deletes)}. "
-        "A snapshot is kept first."
+        f"This sync deletes {n} at {plan.host} (profile {plan.profile!r}) that {plan.path} "
+        f"lacks: {named(plan.deletes)}. A snapshot is kept first."
     )
     confirm(
         prompter,
         warning,
         "apply the sync",
         unasked=lambda why: (
-            f"refusing to delete {len(plan.deletes)} "
-            f"entr{'y' if len(plan.deletes) == 1 else 'ies'} at {plan.host} "
-            f"without a confirmation, but {why}. Nothing was sent."
+            f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
+            "Nothing was sent."
         ),
         declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
         option="yes",
