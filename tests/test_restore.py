@@ -99,7 +99,7 @@ def test_a_purge_of_300_comes_back_exactly_and_a_second_restore_sends_no_post(
     again = restore(OperationSettings())
     assert again.ok and again.added == [] and len(again.skipped) == 300
     assert [r.method for r in big.requests] == ["GET"]
-    assert "restored 0 entries; 300 already present (skipped)" in str(again)
+    assert "nothing to put back; 300 already present (skipped)" in str(again)
 
 
 def test_undo_of_a_delete_and_the_dry_run(env_creds: SandboxServer) -> None:

@@ -785,6 +785,7 @@ class RestoreResult(Rendered):
         if total + skipped + len(self.changed) == 0:
             return "nothing to restore: the snapshot holds no entries"
         text = f"{would}add {entries(added)}" if self.dry_run else f"restored {entries(added)}"
+        text = text if total else "nothing to put back"
         if not self.ok:
             text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
@@ -799,7 +800,8 @@ class RestoreResult(Rendered):
             ]
             text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(parts)
         text += f"; {skipped} already present (skipped)" * bool(skipped)
-        text += f"; {len(self.changed)} left as they are (changed since)" * bool(self.changed)
+        left = f"{entries(len(self.changed))} left as {'they are' if self.changed[1:] else 'it is'}"
+        text += f"; {left} (changed since)" * bool(self.changed)
         text += f"; {len(self.failed)} not restored" * bool(self.failed)
         text += f"; {len(self.unknown)} with unknown outcome" * bool(self.unknown)
         if self.listing_age:
