@@ -476,10 +476,9 @@ _COMMANDS = (
         "add", "add one entry (terms checked first; the result names the new id)",
         "Nothing is sent unless the terms pass the vendor's rules (not empty, at most 255 "
         "characters, language codes the service takes: zh-CN or zh-TW for Chinese). The service "
-        "returns no "
-        "id: one listing afterwards finds it and settles an answer that was lost (the request "
-        "is never sent twice). An entry with the same four terms already there is not added "
-        "again (nothing sent, exit 0).",
+        "returns no id: one listing afterwards finds it and settles an answer that was lost (the "
+        "request is never sent twice). An entry with the same four terms already there is not "
+        "added again (nothing sent, exit 0).",
         (
             PROFILE,
             arg("from_lang", metavar="FROM_LANG", help="source language code (e.g. en, zh-CN)"),
