@@ -245,10 +245,12 @@ class _Run:
     def send(
         self, plan: RestorePlan, snapshot: Snapshot, listing: list[Entry], result: RestoreResult
     ) -> RestoreResult:
-        olds = [old for _, old in plan.put_back] + plan.readd
-        failed = [(e, _unsendable(e)) for e in olds if _unsendable(e)]
-        put_back = [(now, old) for now, old in plan.put_back if not _unsendable(old)]
-        readd = [e for e in plan.readd if not _unsendable(e)]
+        refused = {
+            e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
+        }
+        failed = list(refused.items())
+        put_back = [(now, old) for now, old in plan.put_back if old not in refused]
+        readd = [e for e in plan.readd if e not in refused]
         if not (put_back or readd or plan.remove):
             return replace(result, failed=failed)
         kept = write_snapshot(
