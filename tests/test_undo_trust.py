@@ -187,6 +187,17 @@ def test_a_syncs_deletions_keep_the_live_version_and_every_audit_line_names_its_
     assert [e.to_text for e in back.added] == ["edited while asked"]
 
 
+def test_a_syncs_deletion_whose_answer_was_lost_is_settled_in_its_own_audit_line(
+    box: SandboxServer, tmp_path: Path
+) -> None:
+    path = glossary(tmp_path / "g.csv", [e for e in box.entries.values() if e.id != "8"])
+    box.inject("drop_after", method="DELETE")  # deleted, then the connection dropped
+    result = sync(OperationSettings(max_retries=0), path, apply=True, delete_missing=True, yes=True)
+    assert result.ok and "8" not in box.entries
+    [gone] = [line for line in paired_audit() if line["operation"] == "delete"]
+    assert gone["outcome"] == "success" and "verified by listing" in gone["reason"]
+
+
 # -- 4. "latest" is the latest change; a restore run twice adds nothing ---------------------------
 
 

@@ -310,19 +310,17 @@ class _Run:
     ) -> tuple[list[Any], list[Any], list[Any], list[Entry] | None]:
         """Deletions and PUTs first (their window: from the listing to the request), adds
         last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
-        client, workers = self.client, self.settings.workers
-        by_id = {e.id: e for e in remove}
-        batch = client.delete_entries(
-            list(by_id), workers, self._tick, self.cancel, audit=logs["delete"]
-        )
+        client, by_id = self.client, {e.id: e for e in remove}
+        wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
+        each = dict(workers=self.settings.workers, progress=self._tick, on_wait=wait)
+        batch = client.delete_entries(list(by_id), cancel=self.cancel, audit=logs["delete"], **each)
         removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
         updates = client.update_entries(
             [(old.id, old) for _, old in put_back],
             old={now.id: now for now, _ in put_back},
-            workers=workers,
-            progress=self._tick,
             cancel=self._stop_after(removed),
             audit=logs["update"],
+            **each,
         )
         gone = {r.entry_id for r in removed if r.ok}
         new = {r.entry_id: r.new for r in updates if r.ok}
@@ -335,10 +333,9 @@ class _Run:
                 [replace(e, id="") for e in readd],
                 before=before,
                 chunk_size=self.settings.chunk_size,
-                workers=workers,
-                progress=self._tick,
                 cancel=self._stop_after(updates),
                 audit=logs["add"],
+                **each,
             )
             adds, after = batch.results, batch.after
             logs["add"].record_all(adds[i] for i in batch.settled)

@@ -433,7 +433,8 @@ class _Apply:
             for e in planned if e.id not in live
         ]  # fmt: skip
         if going:
-            with self._trail("delete", {e.id: e for e in going}) as trail:
+            self.deleted = self._trail("delete", {e.id: e for e in going})  # settled in verify
+            with self.deleted as trail:
                 batch = self.client.delete_entries(
                     [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=trail
                 )
@@ -462,7 +463,7 @@ class _Apply:
         by_id = {e.id: e for e in after}
         if any(r.outcome_unknown for r in deletes):
             settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
-            with self._trail("delete") as trail:
+            with self.deleted as trail:  # the same log: each outcome pairs with its request
                 trail.record_all(
                     s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
                 )
