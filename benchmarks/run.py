@@ -57,6 +57,7 @@ from bench_network import bench_network
 from bench_nonce_rule import bench_nonce_rule
 from bench_ratelimit import bench_rate_limit
 from bench_targets import bench_targets
+from bench_undo import bench_undo, child_undo, child_window
 from benchlib import (
     FULL,
     QUICK,
@@ -516,6 +517,7 @@ SECTIONS: dict[str, Callable[[Mode], None]] = {
     "bulk_restore": bench_bulk_restore,
     "glossary": bench_glossary,
     "impact": bench_impact,
+    "undo": bench_undo,
 }
 
 
@@ -554,6 +556,10 @@ def _child(argv: list[str]) -> int:
         child_restore(rest[0])
     elif kind == "_child-token-delete":
         child_token_delete(rest[0])
+    elif kind == "_child-undo":
+        child_undo(rest[0])
+    elif kind == "_child-window":
+        child_window(rest[0])
     elif kind == "_child-load_ext":
         child_load_ext(rest[0])
     elif kind == "_child-memory":

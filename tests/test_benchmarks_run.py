@@ -33,6 +33,7 @@ SECTIONS = {
     "[10]": "bulk_restore",
     "[11]": "glossary",
     "[12]": "impact",
+    "[13]": "undo",
 }
 RATIO = re.compile(r"^\s+ratio (\S+) = (\S+)", re.MULTILINE)
 

@@ -164,7 +164,7 @@ def test_an_update_view_escapes_what_came_from_outside() -> None:
     [
         (Entry("", "en", "x" * 256, "de", "y"), "fromText has 256 characters"),
         (Entry("", "zh", "你好", "en", "hello"), "Chinese is zh-CN or zh-TW"),
-        (Entry("", "en", "tab\there", "de", "y"), "control or invisible"),
+        (Entry("", "en", "a\ud800", "de", "y"), "lone surrogate"),  # invisible ones go
     ],
 )
 def test_invalid_entries_are_refused_before_any_request(bad: Entry, words: str) -> None:

@@ -122,7 +122,7 @@ def test_ctrl_c_during_a_syncs_updates_says_what_was_done_and_that_running_it_ag
     tmp_path: Path,
 ) -> None:
     """Ctrl-C while a sync sends its PUTs: exit 130, the word "interrupted", per kind what was
-    done of what was planned (deletions not started: 0 of them), what was not sent, and that
+    done of what was planned (deletions first, all done; additions last, not started), what was not sent, and that
     the same sync run again finishes it, which it then does."""
     path = tmp_path / "glossary.csv"
     with SandboxServer(600, latency=0.02) as box:
@@ -138,14 +138,15 @@ def test_ctrl_c_during_a_syncs_updates_says_what_was_done_and_that_running_it_ag
         assert 0 < updated < 300
         first = out.splitlines()[0]
         assert "interrupted" in first
-        assert f"20/20 added, {updated}/300 updated, 0/{plan['deletes']} deleted" in first
-        assert f"not sent: {300 - updated} updates, {plan['deletes']} deletions" in first
+        n = plan["deletes"]
+        assert f"0/20 added, {updated}/300 updated, {n}/{n} deleted" in first
+        assert f"not sent: 20 adds, {300 - updated} updates" in first
         assert "the same sync run again finishes it" in first
         assert len(out.splitlines()) < 10  # the requests never sent are counted, not listed
         again = run_cli(box, *argv, "--json")
         data = json.loads(again.stdout)
         assert again.returncode == 0 and data["ok"] and data["verified"]
-        assert data["counts"]["adds"] == 0 and data["counts"]["updates"] == 300 - updated
+        assert data["counts"]["adds"] == 20 and data["counts"]["updates"] == 300 - updated
         assert sorted(box.entries, key=int) == [str(i) for i in range(1, 301)] + sorted(
             (i for i in box.entries if int(i) > 600), key=int
         )

@@ -327,7 +327,10 @@ def _with(**changes) -> bytes:
             "operation 'sync' is not one of 'purge', 'delete'",
         ),
         (_with(format="dict-magics-snapshot/2", added={}), "'added' is not a list"),
-        (_with(format="dict-magics-snapshot/2", added=[{"fromLang": "ja"}]), "added #1 lacks"),
+        (
+            _with(format="dict-magics-snapshot/2", added=[{"fromLang": "ja"}]),
+            "added #1: an entry lacks",
+        ),
         (_with(host=...), "'host' is missing or not text"),
         (_with(profile=3), "'profile' is missing or not text"),
         (_with(operation="rename"), "operation 'rename'"),

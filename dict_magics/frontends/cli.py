@@ -493,7 +493,9 @@ def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
     """The result as JSON or text, and its exit code (``_code``)."""
     from .. import models as m
 
-    named = isinstance(result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult)
+    named = isinstance(
+        result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult | m.UpdateResult
+    )
     text = str(replace(result, names=CLI.names) if named else result)
     args.output.show(shapes.to_json(result, said), text)
     return _code(result)

@@ -434,18 +434,22 @@ _COMMANDS = (
         run=_purge,
     ),
     Command(
-        "restore", "put back what a snapshot holds and the dictionary lacks",
-        "Lists first and adds only entries whose four terms are missing, so running it twice "
-        "adds nothing the second time; an addition whose answer was lost is settled by a "
-        "listing, never sent again blindly. A snapshot of another host or profile needs a "
-        'confirmation, or --yes. In a notebook, after kept = %dict_snapshots, "{kept[0].path}" '
-        "names the newest.",
+        "restore", "undo the change a snapshot kept (default: the latest change here)",
+        "Lists first, then adds back what the change deleted (only what is missing, so running "
+        "it twice changes nothing the second time), puts back under its id each entry still as "
+        "the change left it, and removes what it added (after a question, or --yes). An entry "
+        "someone changed since is shown (now / will put back) and asked about; --yes leaves it "
+        "as it is. A restore keeps its own snapshot first: naming that file undoes the restore. "
+        "An answer that was lost is settled by a listing, never sent again blindly. A snapshot "
+        "of another host or profile needs a confirmation, or --yes. In a notebook, after "
+        'kept = %dict_snapshots, "{kept[0].path}" names the newest.',
         (
             PROFILE,
             workers("additions in flight"),
             arg("--dry-run", action="store_true", help="show what would be added; add nothing"),
             arg("-y", "--yes", action="store_true",
-                help="restore a snapshot of another host or profile without asking"),
+                help="ask nothing: remove what the change added, leave entries changed since "
+                "as they are, restore a snapshot of another host or profile"),
             arg("snapshot", nargs="?", metavar="SNAPSHOT",
                 help="a snapshot file (default: the latest of this profile and host; "
                 "`snapshots` lists them)"),
@@ -456,7 +460,7 @@ _COMMANDS = (
          f"{PROG} restore ~/.local/share/dict-magics/snapshots/FILE.json --yes"),
         exits="1 when an addition failed or its outcome is unknown",
         json='{"ok", "dry_run", "added", "skipped", "failed": [{"entry", "reason"}], '
-        '"unknown", "put_back", "removed", "warnings"}',
+        '"unknown", "put_back", "removed", "changed": [{"entry", "now"}], "snapshot", "warnings"}',
         run=_restore,
     ),
     Command(
@@ -487,11 +491,11 @@ _COMMANDS = (
     ),
     Command(
         "add", "add one entry (terms checked first; the result names the new id)",
-        "Nothing is sent unless the terms pass (at most 255 characters, no control characters, "
-        "language codes the service takes: zh-CN or zh-TW for Chinese). The service returns no "
-        "id: one listing afterwards finds it and settles an answer that was lost (the request "
-        "is never sent twice). An entry with the same four terms already there is not added "
-        "again (nothing sent, exit 0).",
+        "Nothing is sent unless the terms pass the vendor's rules (not empty, at most 255 "
+        "characters, language codes the service takes: zh-CN or zh-TW for Chinese). The service "
+        "returns no id: one listing afterwards finds it and settles an answer that was lost (the "
+        "request is never sent twice). An entry with the same four terms already there is not "
+        "added again (nothing sent, exit 0).",
         (
             PROFILE,
             arg("from_lang", metavar="FROM_LANG", help="source language code (e.g. en, zh-CN)"),
@@ -514,8 +518,8 @@ _COMMANDS = (
         "update", "change one entry in place (its old terms kept in a snapshot first)",
         "Replaces the given fields with a PUT (the id stays); the old terms are kept in a "
         "snapshot first, so `restore` puts them back under the same id. The new terms are "
-        "checked before anything is sent; an entry that already reads as asked is left alone "
-        "(nothing sent, exit 0).",
+        "checked before anything is sent; an entry that already reads as asked, or terms "
+        "another entry already holds (a duplicate), are left alone (nothing sent, exit 0).",
         (
             PROFILE,
             arg("--from-text", metavar="T", help="new source term"),

@@ -207,14 +207,14 @@ def _split_text(line: str) -> tuple[list[str], str]:
 
 
 def _in_magic_words(result: Any) -> Any:
-    """A delete's, purge's or sync plan's result, naming what it names (the restore that undoes
-    it, the flag that asks for more) as the magics do."""
+    """A delete's, purge's, update's or sync plan's result, naming what it names (the restore
+    that undoes it, the flag that asks for more) as the magics do."""
     from dataclasses import replace
 
-    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan
+    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan, UpdateResult
     from .commands import MAGIC
 
-    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult):
+    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult | UpdateResult):
         return replace(result, names=MAGIC.names)
     return result
 

@@ -112,6 +112,8 @@ def restore_json(result: m.RestoreResult) -> dict[str, Any]:
         "unknown": [_entry(e) for e in result.unknown],
         "put_back": [_entry(e) for e in result.put_back],
         "removed": [_entry(e) for e in result.removed],
+        "changed": [{"entry": _entry(e), "now": _entry(now)} for e, now in result.changed],
+        "snapshot": result.snapshot,
     }
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, Entry, EntryList
+from ..models import BatchResult, Entry, EntryList, UpdateResult
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.impact import after_change, impact, read_corpus
@@ -730,7 +730,7 @@ class DictPanel(widgets.VBox):
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
         terms = {name: after for name, before, after in changed if before != after}
         result = update(self._settings, old.id, **terms, **self._operation_args())
-        self._record(result)
+        self._record(replace(result, names=NAMES) if isinstance(result, UpdateResult) else result)
         if result.ok:
             show(self.edit_form, False)
             if getattr(result, "snapshot", None):

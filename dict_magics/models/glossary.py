@@ -146,6 +146,8 @@ class NoChange(Rendered):
     profile: str
     entry: Entry
     existing: list[Entry] = field(default_factory=list)
+    asked: str = ""
+    """An update's entry id, when another entry already holds the terms asked for."""
 
     @property
     def ok(self) -> bool:
@@ -601,8 +603,9 @@ def _no_change_text(result: NoChange) -> str:
     """An add or an update that had nothing to do: which entry already holds the terms."""
     many = len(result.existing) != 1
     where = f"{named_ids(result.ids)} at {result.host} already"
-    if result.operation == "add":
-        what = f"not added: {where} {'hold' if many else 'holds'} {result.entry.describe()}"
+    if result.operation == "add" or result.asked not in ("", result.entry.id):
+        verb = "added" if result.operation == "add" else f"updated (entry {result.asked})"
+        what = f"not {verb}: {where} {'hold' if many else 'holds'} {result.entry.describe()}"
         what += " (another copy would be a duplicate)"
     else:
         what = f"no change: {where} {'read' if many else 'reads'} {result.entry.describe()}"

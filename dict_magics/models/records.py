@@ -500,6 +500,18 @@ class UpdateResult(_Answered):
     snapshot: str | None = None
     code: int | None = None
     vendor_message: str | None = None
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
+
+    def __str__(self) -> str:
+        return self.line() + _kept(
+            self.snapshot, self.ok or self.outcome_unknown, self.names, False
+        )
+
+    def _repr_html_(self) -> str:
+        return self.line_html() + _kept(
+            self.snapshot, self.ok or self.outcome_unknown, self.names, True
+        )
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -742,10 +754,11 @@ class DryRunResult(Rendered, ImpactMixin):
 
 @dataclass(frozen=True)
 class RestoreResult(Rendered):
-    """What a restore did (or, in a dry run, would do): entries added, entries already there,
-    entries that did not go back. Undoing an update or a sync (a format-2 snapshot) also puts
-    changed entries back under their ids (``put_back``) and removes what it added (``removed``).
-    """
+    """What a restore did (or, in a dry run, would do): entries added back, put back under their
+    ids (``now``: what they read before, by id), removed (the change had added them), already as
+    they were (``skipped``), left as they are because someone changed them since (``changed``:
+    what it would put back, or the terms the change added; as it is now, ``None``: gone), and
+    those that did not go back. ``snapshot``: the restore's own, which undoes it."""
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
@@ -757,6 +770,9 @@ class RestoreResult(Rendered):
     listing_age: float | None = None
     """From a delete's snapshot: how many seconds before the delete its terms were listed
     (more than 0 only where the ``listing_max_age`` setting let a cached listing stand in)."""
+    changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
+    now: Mapping[str, Entry] = field(default_factory=dict)
+    snapshot: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -767,33 +783,31 @@ class RestoreResult(Rendered):
         return "failure" if self.failed else "unknown" if self.unknown else "success"
 
     def _summary(self) -> str:
-        added, skipped = len(self.added), len(self.skipped)
+        added, skipped, would = len(self.added), len(self.skipped), "would " * self.dry_run
         changed = len(self.put_back) + len(self.removed)
-        total = added + skipped + len(self.failed) + len(self.unknown) + changed
-        if total == 0:
+        total = added + len(self.failed) + len(self.unknown) + changed
+        if total + skipped + len(self.changed) == 0:
             return "nothing to restore: the snapshot holds no entries"
-        if self.dry_run:
-            text = f"would add {entries(added)}"
-        elif self.ok:
-            text = f"restored {entries(added)}"
-        else:
-            text = f"restored {added + changed} of {entries(total - skipped)}"
+        text = f"{would}add {entries(added)}" if self.dry_run else f"restored {entries(added)}"
+        text = text if total else "nothing to put back"
+        if not self.ok:
+            text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
-            would = "would " * self.dry_run
-            parts = [f"{would}put back {entries(len(self.put_back))} under their ids"]
-            parts = parts * bool(self.put_back)
-            if added:
-                parts.append(f"{would}re-add{'' if self.dry_run else 'ed'} {entries(added)}")
-            if self.removed:
-                removed = "would remove" if self.dry_run else "removed"
-                parts.append(f"{removed} {entries(len(self.removed))} the change had added")
+            verbs = (
+                ("put back", "re-add", "remove") if would else ("put back", "re-added", "removed")
+            )
+            verbs = tuple(would + v for v in verbs)
+            counts = (len(self.put_back), added, len(self.removed))
+            tails = (" under their ids", "", " the change had added")
+            parts = [
+                f"{v} {entries(n)}{t}" for v, n, t in zip(verbs, counts, tails, strict=True) if n
+            ]
             text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(parts)
-        if skipped:
-            text += f"; {skipped} already present (skipped)"
-        if self.failed:
-            text += f"; {len(self.failed)} not restored"
-        if self.unknown:
-            text += f"; {len(self.unknown)} with unknown outcome"
+        text += f"; {skipped} already present (skipped)" * bool(skipped)
+        left = f"{entries(len(self.changed))} left as {'they are' if self.changed[1:] else 'it is'}"
+        text += f"; {left} (changed since)" * bool(self.changed)
+        text += f"; {len(self.failed)} not restored" * bool(self.failed)
+        text += f"; {len(self.unknown)} with unknown outcome" * bool(self.unknown)
         if self.listing_age:
             text += (
                 f"; terms as listed {self.listing_age:.1f} s before the delete (the "
@@ -802,13 +816,20 @@ class RestoreResult(Rendered):
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """(kind, entry in words, note): every failure and unknown, then the first changes."""
+        """(kind, entry in words, note): failures, unknowns, entries left, then the changes."""
         items = [("failure", e.describe(), reason) for e, reason in self.failed]
-        unknown = (
-            "outcome unknown: it may or may not have been added "
-            "(run the restore again: it adds only what is missing)"
-        )
+        unknown = "outcome unknown: it may or may not have been added or put back (run the "
+        unknown += "restore again: it sends only what is not back yet)"
         items += [("unknown", e.describe(), unknown) for e in self.unknown]
+        for back, now in self.changed:
+            if not back.id:
+                what, note = back.describe(), "added by the change; no entry reads so now "
+                note += "(changed or deleted since): not removed"
+            else:
+                what = f"entry {back.id} left as it is"
+                note = f"changed since: now {now.describe() if now else 'deleted'} / will put "
+                note += f"back {back.describe()}" + " (asked first; yes leaves it)" * self.dry_run
+            items.append(("absent", what, note))
         for verb, done, past in (
             ("add", self.added, "added"),
             ("put back", self.put_back, "put back"),
@@ -817,11 +838,20 @@ class RestoreResult(Rendered):
             said = f"would {verb}" if self.dry_run else past
             for e in done[:SHOWN]:
                 named = verb != "add" or bool(e.id and not self.dry_run)  # a dry run has no new id
-                items.append(("success", f"{said} {f'entry {e.id}: ' * named}{e.describe()}", ""))
+                was = self.now.get(e.id) if verb == "put back" else None
+                text = f"{said} {f'entry {e.id}: ' * named}{e.describe()}"
+                if was is not None and self.dry_run:
+                    text = f"entry {e.id}: now {was.describe()} / will put back {e.describe()}"
+                elif was is not None:
+                    text += f" (was {was.describe()})"
+                items.append(("success", text, ""))
         return items
 
     def _more(self) -> int:
         return max(0, len(self.added) - SHOWN)
+
+    def _kept(self) -> str:
+        return f"Kept first at {self.snapshot}: restoring that file undoes this restore."
 
     def __str__(self) -> str:
         """A summary line, then what did not go back (with reasons) and what did."""
@@ -832,10 +862,11 @@ class RestoreResult(Rendered):
             )
         if self._more():
             lines.append(f"  ... and {entries(self._more())} more")
-        return "\n".join(lines)
+        return "\n".join(lines + [f"  {shown(self._kept())}"] * bool(self.snapshot))
 
     def _repr_html_(self) -> str:
         items = "".join(outcome_item(k, what, note) for k, what, note in self._items())
         if self._more():
             items += f"<li>... and {entries(self._more())} more</li>"
-        return outcome_box("restore", self._kind(), self._summary(), items)
+        kept = f"<div>{escape(self._kept())}</div>" if self.snapshot else ""
+        return outcome_box("restore", self._kind(), self._summary(), items, kept)

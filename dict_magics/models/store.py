@@ -47,6 +47,8 @@ class SnapshotInfo:
     what "latest" follows, rather than a clock that may have been wrong."""
     added: int = 0
     """How many entries the operation added (their terms: what a restore removes)."""
+    undoes: str | None = None
+    """A restore's own snapshot: the file that restore undid ("latest" never picks it)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ class Snapshot:
     listing_age: float | None = None
     """Seconds between the listing the entries' terms come from and this snapshot (a delete's
     only; 0: listed afresh just before; ``None``: not recorded)."""
+    left: list[Entry] | None = None
+    """The versions the change left under the ids it changed (``[]`` for a deletion; ``None``:
+    not recorded, an older file): a restore puts back only what still reads so."""
+    undoes: str | None = None
+    """A restore's own snapshot: the file it undid."""
 
     def __repr__(self) -> str:
         added = f", {len(self.added)} added" if self.added else ""
@@ -121,7 +128,15 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
             return entries(info.count) + (f", {info.added} added" if info.added else "")
 
         return [
-            [_when(i.taken_at), i.host, i.profile, i.operation, holds(i), str(i.path)] for i in self
+            [
+                _when(i.taken_at),
+                i.host,
+                i.profile,
+                "undo" if i.undoes else i.operation,
+                holds(i),
+                str(i.path),
+            ]
+            for i in self
         ]
 
     def _caption(self) -> str:

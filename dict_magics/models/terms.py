@@ -1,8 +1,11 @@
-"""What the service accepts as an entry's terms and languages, checked before anything is sent.
+"""What the service accepts as an entry's terms and languages: the vendor's rules, and no more.
 
-The vendor documents: ``fromText`` / ``toText`` at most 255 characters; language codes are ISO
-639-1, except Chinese, which is ``zh-CN`` or ``zh-TW`` (plain ``zh`` is refused). Add, update,
-sync, restore and lint all use these rules, so a file row, a typed term and a lint finding agree.
+The vendor documents: ``fromText`` / ``toText`` non-empty and at most 255 characters; language
+codes ISO 639-1, except Chinese, which is ``zh-CN`` or ``zh-TW`` (plain ``zh`` is refused). Add,
+update, sync, restore and the client check these before sending, so whatever the service took,
+an undo can send back. Invisible characters (a ZWNJ in Persian, a ZWJ emoji, a tab, a bidi
+mark) break no documented rule: they are sent, and lint and the sync plan warn about them.
+A lone surrogate is not text at all (no request can carry it as UTF-8), so it is refused too.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
 
 @dataclass(frozen=True)
 class Problem:
-    """One reason the service would refuse (or mangle) a term: ``field`` is the service's name
-    (``fromText``...), ``kind`` one of ``empty``, ``too-long``, ``bad-language``, ``control``."""
+    """One reason the service would refuse a term: ``field`` is the service's name
+    (``fromText``...), ``kind`` one of ``empty``, ``too-long``, ``bad-language``, ``not-text``."""
 
     field: str
     kind: str
@@ -65,7 +68,8 @@ _SPELLINGS = {code.lower(): code for code in LANGUAGE_CODES}
 
 
 def hidden_characters(text: str) -> list[str]:
-    """The invisible or control characters in ``text``, as ``U+XXXX`` (each once, in order)."""
+    """The invisible or control characters in ``text``, as ``U+XXXX`` (each once, in order):
+    what lint reports, never a reason to refuse."""
     if text.isprintable():  # the usual term: every hidden category is non-printable
         return []
     seen: dict[str, None] = {}
@@ -77,7 +81,7 @@ def hidden_characters(text: str) -> list[str]:
 
 def term_problem(text: object, field: str = "fromText") -> Problem | None:
     """Why ``text`` cannot be sent as a term, or ``None``: empty (or only spaces), longer than
-    ``MAX_TERM_CHARS``, or holding control / invisible characters (or a lone surrogate)."""
+    ``MAX_TERM_CHARS``, or holding a lone surrogate."""
     if not isinstance(text, str) or not text.strip():
         return Problem(field, "empty", f"{field} is empty")
     if len(text) > MAX_TERM_CHARS:
@@ -86,10 +90,13 @@ def term_problem(text: object, field: str = "fromText") -> Problem | None:
             "too-long",
             f"{field} has {len(text)} characters; the service takes at most {MAX_TERM_CHARS}",
         )
-    hidden = hidden_characters(text)
-    if hidden:
+    lone = [f"U+{ord(ch):04X}" for ch in text if 0xD800 <= ord(ch) <= 0xDFFF]
+    if lone:
         return Problem(
-            field, "control", f"{field} holds control or invisible characters ({', '.join(hidden)})"
+            field,
+            "not-text",
+            f"{field} holds a lone surrogate ({', '.join(dict.fromkeys(lone))}), which is not "
+            "text: no request can carry it as UTF-8",
         )
     return None
 

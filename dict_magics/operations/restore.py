@@ -1,12 +1,14 @@
-"""Put back what a snapshot holds and the dictionary lacks: the undo of a delete or a purge.
+"""Undo a change from its snapshot: put back what it deleted or changed, remove what it added.
 
-The dictionary is listed first and only entries whose four terms are missing are added (as many
-times as the snapshot holds them beyond those listed), so a restore run twice adds nothing the
-second time. Additions go in bulk chunks (``DictionaryClient.add_entries``) on ``workers``
-threads, each entry audited. The service does not return a new entry's id, so a chunk whose
-answer was lost is never sent again blindly: one listing after the batch settles it. A
-snapshot taken on another host or profile is restored only once
-the person confirms (or ``yes``).
+Each entry is compared three ways, against a listing taken under the restore lock: as it was
+before the change (the snapshot's ``entries``), as the change left it (``left``; nothing for a
+deletion) and as it is now. An entry still as the change left it is put back (PUT, same id); one
+already as it was is skipped; one someone changed since is asked about (``yes``: left as it is,
+and said). Deleted entries come back by their four terms, counted, so twins are told apart and
+a restore run twice adds nothing the second time. A restore is a change like any other: it
+keeps its own snapshot first (``undoes``: the file it undid; "latest" never picks it, naming it
+undoes the undo), then sends deletions and PUTs on the batch engine's workers and re-adds in
+bulk chunks, each audited ahead; one listing afterwards settles lost answers and names new ids.
 """
 
 from __future__ import annotations
@@ -14,33 +16,36 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ListingUnsupportedError,
     OperationFailedError,
     Remedy,
     ServiceError,
+    ServiceFailure,
     UsageProblem,
 )
+from ..models import Cause, RestoreResult
+from ..models.terms import entry_problems
+from ..models.text import entries as counted
 from ..models.text import shown
 from ..service.http import same_base_url
 from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn, connect
-from .delete import count
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import Prompter, confirm
-from .settle import add_and_settle, name_added
-from .snapshots import Snapshot, latest_snapshot, read_snapshot
-from .undo import UNDONE, listing_after, split_present, undo_changes
+from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
+from .settle import add_and_settle, name_added, settle_deletes, settle_updates
+from .snapshots import Snapshot, latest_snapshot, read_snapshot, write_snapshot
 
 if TYPE_CHECKING:
-    from ..models import AddResult, Entry, RestoreResult
+    from ..models import Entry
     from ..service.client import DictionaryClient
 
-__all__ = ["missing_entries", "restore"]
+__all__ = ["RestorePlan", "missing_entries", "plan_restore", "restore"]
 
 
 def restore(
@@ -55,140 +60,331 @@ def restore(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> RestoreResult:
-    """Add the entries of snapshot ``source`` (default: the latest of this profile and host)
-    that the dictionary lacks.
+    """Undo the change snapshot ``source`` kept (default: this profile and host's latest).
 
-    Raises ``DictMagicsError`` before any addition (no snapshot, an unreadable one, no listing
-    to compare with, another host's snapshot not confirmed), and ``OperationFailedError`` when
-    an entry did not go back only if ``settings.raise_on_failure``.
-    """
-    from ..models import RestoreResult
-
+    Raises ``DictMagicsError`` before any request that changes the dictionary (no snapshot, an
+    unreadable one, no listing to compare with, another host's snapshot not confirmed), and
+    ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
     with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host, client.base_url)
         if not dry_run and yes and not _named(source):
             _refuse_other_prefix(snapshot, client.base_url)
         if not dry_run and not yes:
             _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
-        if snapshot.operation in UNDONE:  # format 2: put changed entries back, remove added
-            return _undo(
-                settings, client, profile, snapshot, prompter, progress, dry_run, yes, cancel, warn
-            )
-        age = snapshot.listing_age
         if dry_run:
-            before = _listing(client, profile, dry_run)
-            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
-            return RestoreResult(added=wanted, skipped=skipped, dry_run=True, listing_age=age)
-        # One restore at a time per profile and host (threads and processes): the listing that
-        # decides what is missing is taken under the lock, after any earlier restore's
-        # additions have landed, so two restores at once never add anything twice.
+            return plan_restore(snapshot, _listing(client, profile, True)).result(snapshot, True)
+        # One restore at a time per profile and host (threads and processes), its listing taken
+        # once an earlier one's additions have landed: nothing is ever added twice.
         with RestoreLock(profile, client.host, client.timeout, warn) as lock:
-            before = _listing(client, profile, dry_run)
-            wanted, skipped = missing_entries(snapshot.entries, before, snapshot.copies)
-            wanted, refused = _sendable(wanted)
-            if not wanted:
-                return RestoreResult(skipped=skipped, failed=refused, listing_age=age)
-            with AuditLog(
-                profile=profile, host=client.host, operation="add", snapshot=snapshot, warn=warn
-            ) as trail:
-                results, after = _add(
-                    client, profile, settings, wanted, before, progress, cancel, trail, lock
-                )
-            added = [r.entry for r in results if r.ok]
-            if added and after is None:
-                after = listing_after(client, profile)
-    result = RestoreResult(
-        added=name_added(added, before, after),
-        skipped=skipped,
-        failed=refused
-        + [(r.entry, r.reason or "not added") for r in results if r.outcome == "failure"],
-        unknown=[r.entry for r in results if r.outcome_unknown],
-        listing_age=age,
-    )
+            listing = _listing(client, profile, False)
+            plan = plan_restore(snapshot, listing)
+            if not yes:
+                plan = _ask(prompter, plan, snapshot, client.host, profile)
+            result = plan.result(snapshot, False)
+            if plan.put_back or plan.readd or plan.remove:
+                run = _Run(client, profile, settings, lock, progress, cancel, warn)
+                result = run.send(plan, snapshot, listing, result)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
 
 
-def _undo(
-    settings: OperationSettings,
-    client: DictionaryClient,
-    profile: str,
-    snapshot: Snapshot,
-    prompter: Prompter | None,
-    progress: ProgressSink | None,
-    dry_run: bool,
-    yes: bool,
-    cancel: threading.Event | None,
-    warn: Warn,
-) -> RestoreResult:
-    """The undo of an update or a sync, under the same lock as any restore (not a dry run)."""
+@dataclass
+class RestorePlan:
+    """What a restore does against one listing: ``put_back`` (now, old) pairs, ``readd`` the
+    entries gone, ``remove`` what the change added, ``skipped`` what is as it was, ``changed``
+    (what it would put back, or the terms the change added; as it is now, ``None``: gone)."""
 
-    def run() -> RestoreResult:
-        return undo_changes(
-            settings,
-            client,
-            profile,
-            snapshot,
-            prompter=prompter,
-            progress=progress,
+    put_back: list[tuple[Entry, Entry]] = field(default_factory=list)
+    readd: list[Entry] = field(default_factory=list)
+    remove: list[Entry] = field(default_factory=list)
+    skipped: list[Entry] = field(default_factory=list)
+    changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
+
+    def result(self, snapshot: Snapshot, dry_run: bool) -> RestoreResult:
+        """What a dry run says; otherwise what stands before the requests say the rest."""
+        return RestoreResult(
+            added=self.readd if dry_run else [],
+            skipped=self.skipped,
             dry_run=dry_run,
-            yes=yes,
-            cancel=cancel,
-            warn=warn,
+            put_back=[old for _, old in self.put_back] if dry_run else [],
+            removed=self.remove if dry_run else [],
+            listing_age=snapshot.listing_age,
+            changed=self.changed,
+            now={now.id: now for now, _ in self.put_back},
         )
 
-    if dry_run:
-        result = run()
-    else:
-        with RestoreLock(profile, client.host, client.timeout, warn):
-            result = run()
-    if settings.raise_on_failure and not result.ok:
-        raise OperationFailedError(result)
-    return result
+
+def plan_restore(snapshot: Snapshot, listing: Sequence[Entry]) -> RestorePlan:
+    """The three-way comparison of ``snapshot`` with ``listing`` (pure: sends nothing)."""
+    plan = RestorePlan()
+    by_id = {e.id: e for e in listing}
+    left = {e.id: e for e in snapshot.left or ()}
+    legacy = snapshot.left is None and snapshot.operation in ("update", "sync")  # no ``left``
+    gone = []
+    for old in snapshot.entries:
+        was_left = left.get(old.id)  # a deleted entry's id means nothing any more: its terms do
+        now = by_id.get(old.id) if was_left or legacy else None
+        if now is None:
+            (plan.changed.append((old, None)) if was_left else gone.append(old))
+        elif now.terms == old.terms:
+            plan.skipped.append(old)
+        elif was_left is None or now.terms == was_left.terms:
+            plan.put_back.append((now, old))  # (legacy: as version 3 did)
+        else:
+            plan.changed.append((old, now))
+    plan.readd, present = missing_entries(gone, listing, snapshot.copies)
+    plan.skipped += present
+    kept = {e.id for e in snapshot.entries}
+    pool: dict[tuple[str, ...], list[Entry]] = {}
+    for entry in listing:
+        if entry.id not in kept:
+            pool.setdefault(entry.terms, []).append(entry)
+    for added in snapshot.added:
+        found = pool.get(added.terms)
+        if found:
+            plan.remove.append(found.pop())  # the newest of its terms goes first
+        else:
+            plan.changed.append((added, None))
+    return plan
 
 
 def missing_entries(
-    snapshot: Sequence[Entry],
-    listing: Sequence[Entry],
-    copies: Mapping[str, int] | None = None,
+    snapshot: Sequence[Entry], listing: Sequence[Entry], copies: Mapping[str, int] | None = None
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present), counting copies.
-
-    For each set of four terms, the dictionary should hold as many entries as it did when the
-    snapshot was taken: the snapshot's own entries with those terms, or more where ``copies``
-    says the dictionary held twins the delete left in place. What the listing holds counts
-    toward that; the rest is added, never more than the snapshot holds."""
+    """(to add, already present), counting copies: the dictionary should hold as many entries
+    of each four terms as it did when the snapshot was taken (more where ``copies`` says twins
+    were left in place); what the listing holds counts toward that."""
     copies = copies or {}
     held = Counter(e.terms for e in snapshot)
     had = Counter(held)
     for entry in snapshot:
         had[entry.terms] = max(had[entry.terms], copies.get(entry.id, 0))
     present = Counter(e.terms for e in listing)
-    # How many of the snapshot's entries of each terms are there already.
-    there = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
-    return split_present(snapshot, there)
-
-
-def _sendable(entries: list[Entry]) -> tuple[list[Entry], list[tuple[Entry, str]]]:
-    """(entries that can be sent, (entry, why not) for the others): a term holding a lone
-    surrogate (a listing may carry ``"\\ud800"``) is not text; no request can carry it as
-    UTF-8, and the service's rules refuse it."""
-    ok, refused = [], []
-    for entry in entries:
-        bad = [f"U+{ord(ch):04X}" for t in entry.terms for ch in t if 0xD800 <= ord(ch) <= 0xDFFF]
-        if bad:
-            refused.append(
-                (
-                    entry,
-                    f"not sent: its terms hold a lone surrogate ({', '.join(dict.fromkeys(bad))}), "
-                    "which is not text and cannot be sent as UTF-8; the snapshot keeps it as the "
-                    "escape \\u" + bad[0][2:].lower() + ": add it again by hand without it",
-                )
-            )
+    left = {t: max(0, min(held[t], present[t] - (had[t] - held[t]))) for t in held}
+    wanted, there = [], []
+    for entry in snapshot:
+        if left[entry.terms] > 0:
+            left[entry.terms] -= 1
+            there.append(entry)
         else:
-            ok.append(entry)
-    return ok, refused
+            wanted.append(entry)
+    return wanted, there
+
+
+def _ask(
+    prompter: Prompter | None, plan: RestorePlan, snapshot: Snapshot, host: str, profile: str
+) -> RestorePlan:
+    """Removing what the change added goes ahead once confirmed; entries changed since are put
+    back only when the person says so (anything else leaves them as they are)."""
+    what = "restore" if snapshot.undoes else snapshot.operation
+    if plan.remove:
+        n = counted(len(plan.remove))
+        confirm(
+            prompter,
+            f"Undoing this {what} removes {n} it added at {host} (profile {profile!r}): "
+            f"{named(plan.remove)}. They are kept in a snapshot first.",
+            "undo it",
+            unasked=lambda why: (
+                f"refusing to remove {n} at {host} without a confirmation, but "
+                f"{why}. Nothing was sent."
+            ),
+            declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",
+            option=Remedy.YES,
+        )
+    asked = [(back, now) for back, now in plan.changed if back.id]
+    if not asked:
+        return plan
+    listed = "; ".join(
+        f"entry {back.id}: now {now.describe() if now else 'deleted'} / will put back "
+        f"{back.describe()}"
+        for back, now in asked[:5]
+    )
+    warning = (
+        f"Since the {what}, someone changed {counted(len(asked))} it touched at {host} (profile "
+        f"{profile!r}): {shown(listed)}{' ...' * (len(asked) > 5)}. What they read now is kept in "
+        "a snapshot first."
+    )
+    question = f"Type {CONFIRM_WORD} to put these back too, anything else leaves them as they are: "
+    try:
+        answer = (prompter or ScriptedPrompter()).confirm(warning, question)
+    except NoAnswer as exc:
+        raise UsageProblem(
+            f"refusing to overwrite {counted(len(asked))} changed since the {what} at {host} "
+            f"without a confirmation, but {exc.reason}; yes leaves them as they are and puts "
+            "back the rest. Nothing was sent.",
+            option=Remedy.YES,
+        ) from None
+    if answer.strip().lower() != CONFIRM_WORD:
+        return plan
+    plan.put_back += [(now, back) for back, now in asked if now is not None]
+    plan.readd += [back for back, now in asked if now is None]
+    plan.changed = [(back, now) for back, now in plan.changed if not back.id]
+    return plan
+
+
+class _Run:
+    """One restore's requests: its own snapshot first, then deletions, PUTs and bulk adds, each
+    audited ahead; one listing afterwards settles what is unknown and names the new ids."""
+
+    def __init__(
+        self,
+        client: DictionaryClient,
+        profile: str,
+        settings: OperationSettings,
+        lock: RestoreLock,
+        progress: ProgressSink | None,
+        cancel: threading.Event | None,
+        warn: Warn,
+    ) -> None:
+        self.client, self.profile, self.settings, self.lock = client, profile, settings, lock
+        self.progress, self.warn = progress, warn
+        self.cancel = cancel or threading.Event()
+        self.done = self.total = 0
+
+    def send(
+        self, plan: RestorePlan, snapshot: Snapshot, listing: list[Entry], result: RestoreResult
+    ) -> RestoreResult:
+        refused = {
+            e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
+        }
+        failed = list(refused.items())
+        put_back = [(now, old) for now, old in plan.put_back if old not in refused]
+        readd = [e for e in plan.readd if e not in refused]
+        if not (put_back or readd or plan.remove):
+            return replace(result, failed=failed)
+        kept = write_snapshot(
+            [now for now, _ in put_back] + plan.remove,
+            profile=self.profile,
+            host=self.client.host,
+            base_url=self.client.base_url,
+            operation="sync",
+            added=readd,
+            left=[old for _, old in put_back],
+            undoes=snapshot.path,
+        )
+        self.total = len(put_back) + len(readd) + len(plan.remove)
+        if self.progress is not None:
+            self.progress.start(
+                self.total, f"Restoring {counted(self.total)} at {self.client.host}"
+            )
+        logs = {
+            op: AuditLog(
+                profile=self.profile,
+                host=self.client.host,
+                operation=op,
+                snapshot=kept,
+                entries={e.id: e for e in plan.remove},
+                warn=self.warn,
+            )
+            for op in ("delete", "update", "add")
+        }
+        try:
+            with logs["delete"], logs["update"], logs["add"]:
+                removed, updates, adds, after = self._requests(
+                    put_back, readd, plan.remove, listing, logs
+                )
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+            if self.progress is not None:
+                self.progress.stop()
+        done = (*removed, *updates, *adds)
+        return replace(
+            result,
+            added=name_added([r.entry for r in adds if r.ok], listing, after),
+            failed=failed + [(_entry(r), _stopped(r)) for r in done if r.outcome == "failure"],
+            unknown=[_entry(r) for r in done if r.outcome_unknown],
+            put_back=[r.new for r in updates if r.ok],
+            removed=[r.entry for r in removed if r.done],
+            now={now.id: now for now, _ in put_back},
+            snapshot=str(kept.path),
+        )
+
+    def _requests(
+        self,
+        put_back: list[tuple[Entry, Entry]],
+        readd: list[Entry],
+        remove: list[Entry],
+        listing: list[Entry],
+        logs: dict[str, AuditLog],
+    ) -> tuple[list[Any], list[Any], list[Any], list[Entry] | None]:
+        """Deletions and PUTs first (their window: from the listing to the request), adds
+        last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
+        client, by_id = self.client, {e.id: e for e in remove}
+        wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
+        each = dict(workers=self.settings.workers, progress=self._tick, on_wait=wait)
+        batch = client.delete_entries(list(by_id), cancel=self.cancel, audit=logs["delete"], **each)
+        removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
+        updates = client.update_entries(
+            [(old.id, old) for _, old in put_back],
+            old={now.id: now for now, _ in put_back},
+            cancel=self._stop_after(removed),
+            audit=logs["update"],
+            **each,
+        )
+        gone = {r.entry_id for r in removed if r.ok}
+        new = {r.entry_id: r.new for r in updates if r.ok}
+        before = [new.get(e.id, e) for e in listing if e.id not in gone]
+        adds, after = [], None
+        if readd:
+            self.lock.sending()  # a re-run after this process dies waits for these answers
+            batch = add_and_settle(
+                client,
+                [replace(e, id="") for e in readd],
+                before=before,
+                chunk_size=self.settings.chunk_size,
+                cancel=self._stop_after(updates),
+                audit=logs["add"],
+                **each,
+            )
+            adds, after = batch.results, batch.after
+            logs["add"].record_all(adds[i] for i in batch.settled)
+        unknown = any(r.outcome_unknown for r in (*removed, *updates))
+        if unknown or (after is None and any(r.ok for r in adds)):
+            try:
+                after = list(CACHE.fetch(client, self.profile).entries)
+            except ServiceFailure:
+                return removed, updates, adds, None
+        if after is not None and unknown:
+            listed = {e.id: e for e in after}
+            settled = settle_deletes(removed, {e.id: e for e in listing}, listed)
+            logs["delete"].record_all(
+                s for r, s in zip(removed, settled, strict=True) if r.outcome_unknown
+            )
+            now = settle_updates(updates, listed)
+            logs["update"].record_all(
+                s for r, s in zip(updates, now, strict=True) if r.outcome_unknown
+            )
+            removed, updates = settled, now
+        return removed, updates, adds, after
+
+    def _tick(self, _done: int, _total: int, result: Any) -> None:
+        self.done += 1
+        self.lock.sending()
+        if self.progress is not None:
+            self.progress(self.done, self.total, result)
+
+    def _stop_after(self, results: Sequence[Any]) -> threading.Event:
+        """The cancel event, set when a batch before stopped: nothing after it is sent."""
+        if any(r.cause is Cause.NOT_ATTEMPTED for r in results):
+            self.cancel.set()
+        return self.cancel
+
+
+def _entry(result: Any) -> Entry:
+    """The entry a result is about (a PUT's: the version it puts back)."""
+    return getattr(result, "entry", None) or result.new
+
+
+def _unsendable(entry: Entry) -> str:
+    problems = "; ".join(p.message for p in entry_problems(*entry.terms))
+    return problems and f"not sent: the service would refuse it ({problems})"
+
+
+def _stopped(result: Any) -> str:
+    if result.cause is Cause.NOT_ATTEMPTED:
+        return "not sent: the restore was stopped first (running it again puts it back)"
+    return result.reason or "not put back"
 
 
 def _named(source: str | Path | None) -> bool:
@@ -226,24 +422,19 @@ def _confirm_elsewhere(
     prompter: Prompter | None, snapshot: Snapshot, profile: str, host: str, base_url: str
 ) -> None:
     """A snapshot of another host, API prefix or profile goes back only once someone types
-    yes."""
+    yes (its host and profile are text from a file: shown, never acted on by a terminal)."""
     same_prefix = same_base_url(snapshot.base_url, base_url)
     if (snapshot.host, snapshot.profile) == (host, profile) and same_prefix:
         return
     if snapshot.host == host and not same_prefix:  # name the prefixes apart
-        host = base_url
-        there = shown(snapshot.base_url)
+        host, there = base_url, shown(snapshot.base_url)
     else:
         there = shown(snapshot.host)
-    # The snapshot's host and profile are text from a file: shown, never acted on by a terminal.
     theirs = shown(snapshot.profile)
-    warning = (
-        f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
-        f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r})."
-    )
     confirm(
         prompter,
-        warning,
+        f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
+        f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r}).",
         "restore it there",
         unasked=lambda why: (
             f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
@@ -256,7 +447,7 @@ def _confirm_elsewhere(
 
 
 def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entry]:
-    """What the dictionary holds now; without it a restore cannot know what is missing."""
+    """What the dictionary holds now, listed afresh; without it nothing can be compared."""
     try:
         return list(CACHE.fetch(client, profile).entries)
     except ListingUnsupportedError as exc:
@@ -269,79 +460,3 @@ def _listing(client: DictionaryClient, profile: str, dry_run: bool) -> list[Entr
         raise ServiceError(
             f"{exc}; {tail}.", cause=exc.cause, http_status=exc.http_status
         ) from None
-
-
-def _add(
-    client: DictionaryClient,
-    profile: str,
-    settings: OperationSettings,
-    wanted: list[Entry],
-    before: list[Entry],
-    progress: ProgressSink | None,
-    cancel: threading.Event | None,
-    trail: AuditLog,
-    lock: RestoreLock | None = None,
-) -> tuple[list[AddResult], list[Entry] | None]:
-    """The additions in bulk chunks on ``settings.workers`` threads (``add_entries``), each
-    audited as its chunk's answer comes; a chunk whose answer was lost is never sent again,
-    and is audited once the client's one listing has settled it (returned with the results,
-    when taken). Ctrl-C or ``cancel`` sends nothing new and waits for the chunks in flight."""
-    from dataclasses import replace
-
-    from ..models import AddResult, Cause
-    from ..models.terms import entry_problems
-
-    # What the service would refuse is not sent (a bulk request is all or nothing): each such
-    # entry is reported as not added, and the rest go back.
-    refused: dict[int, AddResult] = {}
-    for index, entry in enumerate(wanted):
-        problems = entry_problems(*entry.terms)
-        if problems:
-            why = "; ".join(p.message for p in problems)
-            reason = f"not sent: the service would refuse it ({why})"
-            refused[index] = AddResult(
-                "failure", entry, reason=reason, attempts=0, cause=Cause.INVALID
-            )
-    sendable = [e for i, e in enumerate(wanted) if i not in refused]
-
-    def report(done: int, total: int, result: AddResult) -> None:
-        if lock is not None:
-            lock.sending()  # chunks still going: a re-run after this process dies waits
-        if not result.outcome_unknown:
-            trail.record(result)
-        if progress is not None:
-            progress(done, total, result)  # type: ignore[arg-type]
-
-    if progress is not None:
-        label = f"Restoring {count(len(sendable), 'entry', 'entries')} at {client.host}"
-        progress.start(len(sendable), label)
-    if lock is not None:
-        lock.sending()  # a re-run after this process dies waits for these answers
-    try:
-        batch = add_and_settle(
-            client,
-            sendable,
-            chunk_size=settings.chunk_size,
-            workers=settings.workers,
-            progress=report,
-            cancel=cancel,
-            on_wait=getattr(progress, "waiting", None),
-            before=before,
-        )
-    finally:
-        if progress is not None:
-            progress.stop()
-        CACHE.invalidate(client, profile)  # new ids, unknown to the cached listing
-    for index in batch.settled:
-        trail.record(batch.results[index])
-    for result in batch.results:
-        if result.outcome_unknown and result.attempts:
-            trail.record(result)  # the listing could not settle it: audited as unknown
-    why = "interrupted" if batch.why == "interrupted" else "cancelled"
-    sent = iter(
-        replace(r, reason=f"not sent: the restore was {why} first (running it again adds it)")
-        if r.cause is Cause.NOT_ATTEMPTED and batch.why in ("interrupted", "cancelled", "")
-        else r
-        for r in batch.results
-    )
-    return [refused[i] if i in refused else next(sent) for i in range(len(wanted))], batch.after

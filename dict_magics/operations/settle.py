@@ -20,10 +20,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ServiceError
+from ..models import Cause
 from ..settings import BULK_CHUNK
 
 if TYPE_CHECKING:
-    from ..models import AddBatch, AddResult, Cause, DeleteResult, Entry, UpdateResult
+    from ..models import AddBatch, AddResult, DeleteResult, Entry, UpdateResult
     from ..service.client import DictionaryClient
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
 
 _R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 
+_RETRY = "list again before retrying"
 Claim = tuple[Hashable, int]
 """``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
 
@@ -72,43 +74,23 @@ def decide(
     return decided
 
 
-def _lost(cause: Cause) -> str:
-    return f"the answer was lost ({cause.value.replace('_', ' ')})"
-
-
-def _happened(result: _R, why: str) -> _R:
-    """``result`` decided a success by a listing: ``why`` follows "verified by listing: "."""
-    return replace(
-        result,
-        status="success",
-        outcome_unknown=False,
-        verified=True,
-        reason=f"verified by listing: {_lost(result.cause)}, and a listing afterwards {why}",
-    )
-
-
-def _not_happened(result: _R, why: str) -> _R:
-    """``result`` decided a failure by a listing: ``why`` follows the lost answer's cause."""
-    return replace(
-        result,
-        status="failure",
-        outcome_unknown=False,
-        reason=f"{_lost(result.cause)}{why}",
-    )
-
-
-def _not_seen(result: _R, why: str, late: str) -> _R:
-    """``result`` when the listing shows no effect of it: a failure (``why``), except after a
-    timeout. Then the service had the request and had not answered when we stopped waiting: a
-    slow one may still act on it after this listing, so the outcome stays unknown (``late``
-    says what to do: list again before sending it again)."""
-    if getattr(result.cause, "value", result.cause) != "timeout":
-        return _not_happened(result, why)
-    return replace(
-        result,
-        reason=f"{_lost(result.cause)}, and a listing right after shows no effect yet; the "
-        f"service may still act on it (it did not answer in time), so {late}",
-    )
+def _settled(
+    result: _R, verdict: bool | None, seen: str, unseen: str, late: str | None = _RETRY
+) -> _R:
+    """``result`` as the listing decided it: it happened (the listing afterwards ``seen``), it
+    did not (``unseen``), or ``None``: as it was. A timed-out request the listing shows no
+    effect of stays unknown (``late`` says what to do): a slow service may still act on it
+    after the listing; ``late=None``: the listing is proof even then."""
+    if verdict is None or not result.outcome_unknown:
+        return result
+    lost = f"the answer was lost ({result.cause.value.replace('_', ' ')})"
+    if verdict:
+        why = f"verified by listing: {lost}, and a listing afterwards {seen}"
+        return replace(result, status="success", outcome_unknown=False, verified=True, reason=why)
+    if late is not None and result.cause is Cause.TIMEOUT:
+        why = f"{lost}, and a listing right after shows no effect yet; the service may still "
+        return replace(result, reason=f"{why}act on it (it did not answer in time), so {late}")
+    return replace(result, status="failure", outcome_unknown=False, reason=f"{lost}{unseen}")
 
 
 def settle_deletes(
@@ -117,43 +99,21 @@ def settle_deletes(
     after: Mapping[str, Entry],
 ) -> list[DeleteResult]:
     """``results`` with each unknown deletion decided by the listing ``after`` the requests.
-
-    ``before`` is the listing the entries were looked up in (``None`` when there was none, then
-    each entry is taken to have been there): an entry it did not hold was never there, so its
-    absence afterwards proves nothing was deleted.
-    """
+    ``before``: the listing the entries were looked up in (``None``: there was none, each is
+    taken to have been there); an entry neither holds was never there to delete."""
     unknown = [r.outcome_unknown and r.entry_id is not None for r in results]
     claims = [(r.entry_id, -1) if u else None for r, u in zip(results, unknown, strict=True)]
-    if before is None:
-        listed_before: Iterable[Hashable] = [r.entry_id for r in results if r.entry_id]
-        listed_before = set(listed_before) | set(after)
-    else:
-        listed_before = before
+    listed = before if before is not None else {*after, *(r.entry_id for r in results)} - {None}
     known = [(r.entry_id, -1) for r, u in zip(results, unknown, strict=True) if r.ok and not u]
     settled = []
-    verdicts = decide(claims, listed_before, after, known)
-    for result, verdict in zip(results, verdicts, strict=True):
-        if verdict is None:
-            settled.append(result)
-        elif verdict:
-            settled.append(_happened(result, "no longer holds the entry"))
-        elif result.entry_id in after:
-            settled.append(
-                _not_seen(
-                    result,
-                    ", and a listing afterwards still holds the entry: it was not deleted, "
-                    "so it is safe to retry",
-                    "list again before retrying",
-                )
-            )
+    for result, verdict in zip(results, decide(claims, listed, after, known), strict=True):
+        if verdict is False and result.entry_id not in after:
+            never = "; no such entry: neither the listing before the request nor the one after "
+            settled.append(_settled(result, False, "", never + "holds it", late=None))
         else:
-            settled.append(
-                _not_happened(
-                    result,
-                    "; no such entry: neither the listing before the request nor the one "
-                    "after holds it",
-                )
-            )
+            still = ", and a listing afterwards still holds the entry: it was not deleted, so "
+            gone = "no longer holds the entry"
+            settled.append(_settled(result, verdict, gone, still + "it is safe to retry"))
     return settled
 
 
@@ -164,16 +124,12 @@ def settle_purge(
     failure (safe to retry); anything in between stays unknown."""
     if not result.outcome_unknown:
         return result
-    gone = decide([(e.id, -1) for e in before], [e.id for e in before], after)
     if not after:
-        return _happened(result, "is empty")
-    if before and not any(gone):
-        return _not_seen(
-            result,
-            ", and a listing afterwards still holds every entry: nothing was deleted, so it "
-            "is safe to retry",
-            "list again before retrying",
-        )
+        return _settled(result, True, "is empty", "")
+    ids = [e.id for e in before]
+    if before and not any(decide([(i, -1) for i in ids], ids, after)):
+        still = ", and a listing afterwards still holds every entry: nothing was deleted, so it "
+        return _settled(result, False, "", still + "is safe to retry")
     return replace(
         result,
         reason=f"{result.reason}; a listing afterwards still holds {len(after)} entries, some "
@@ -189,56 +145,34 @@ def settle_adds(
     again: str = "adding it again is safe",
 ) -> list[AddResult]:
     """Each unknown addition decided by how many entries with its terms the listing ``after``
-    holds, beyond those listed ``before`` and those known to have been added. ``again`` says
-    what to do about an addition that did not happen."""
+    holds, beyond those listed ``before`` and those known to have been added (counted, so two
+    unknown additions of one entry and one new listed are one success and one failure)."""
     claims = [(r.entry.terms, 1) if r.outcome_unknown else None for r in results]
     known = [(r.entry.terms, 1) for r in results if r.ok and not r.outcome_unknown]
     verdicts = decide(claims, (e.terms for e in before), (e.terms for e in after), known)
-    settled = []
-    for result, verdict in zip(results, verdicts, strict=True):
-        if verdict is None:
-            settled.append(result)
-        elif verdict:
-            settled.append(_happened(result, "holds the entry"))
-        else:
-            settled.append(
-                _not_seen(
-                    result,
-                    f", and a listing afterwards does not hold the entry: it was not added, "
-                    f"so {again}",
-                    "list again before adding it again (or it may be added twice)",
-                )
-            )
-    return settled
+    unseen = f", and a listing afterwards does not hold the entry: it was not added, so {again}"
+    late = "list again before adding it again (or it may be added twice)"
+    return [
+        _settled(r, v, "holds the entry", unseen, late)
+        for r, v in zip(results, verdicts, strict=True)
+    ]
 
 
 def settle_updates(
     results: Sequence[UpdateResult], after: Mapping[str, Entry]
 ) -> list[UpdateResult]:
-    """Each unknown update decided by the listing ``after``: the entry listed with the new terms
-    under its id is a success; with its old terms, a failure (safe to retry). An entry no longer
-    listed, or listed with other terms, stays unknown (someone else changed it). One id holds
-    one entry, so there is nothing to count here, unlike ``decide``."""
+    """Each unknown update decided by the listing ``after``: its id with the new terms is a
+    success, with the old ones a failure (safe to retry); gone or other terms stay unknown
+    (someone else changed it). One id holds one entry: nothing to count here."""
     settled = []
+    unseen = ", and a listing afterwards still holds the old terms: it was not changed, so it "
     for result in results:
-        now = after.get(result.entry_id) if result.outcome_unknown else None
-        if now is None:
-            settled.append(result)
-            continue
-        applied = now.terms == result.new.terms
-        if applied:
-            settled.append(_happened(result, "holds the new terms"))
-        elif result.old is not None and now.terms == result.old.terms:
-            settled.append(
-                _not_seen(
-                    result,
-                    ", and a listing afterwards still holds the old terms: it was not changed, "
-                    "so it is safe to retry",
-                    "list again before retrying",
-                )
-            )
-        else:
-            settled.append(result)
+        now = after.get(result.entry_id)
+        old = result.old.terms if result.old is not None else None
+        verdict = None if now is None else {result.new.terms: True, old: False}.get(now.terms)
+        settled.append(
+            _settled(result, verdict, "holds the new terms", unseen + "is safe to retry")
+        )
     return settled
 
 

@@ -1,29 +1,24 @@
 """Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
 
 A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
-written and ``fdatasync``ed before the first request goes (``localdata.write_new``).
-A crash mid-write can leave a short file; it does not end as we write (``]}`` on a line of its
-own) or does not parse, so it is never listed and never restored: whole snapshots only.
-The format is the contract in DESIGN.md ("Undo for every change")::
+written and ``fdatasync``ed before the first request goes (``localdata.write_new``). A file cut
+short by a crash does not end as we write it (``]}`` on a line of its own) or does not parse:
+it is never listed nor restored. The format is the contract in DESIGN.md::
 
     {"format": "dict-magics-snapshot/2", "taken_at": ISO-8601 UTC, "profile", "host",
      "base_url", "operation": "purge" | "delete" | "update" | "sync",
      "added": [{fromLang, fromText, toLang, toText}, ...],
      "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
-``entries`` are the entries as they were before being deleted or changed; ``added`` the terms
-of the entries the operation adds (a restore removes them). Version 1 (``.../1``: no
-``added``, operations purge and delete only) is still read. Plus, only when a deleted entry had
-twins (the same four terms under other ids), ``"copies": {id: n}``: how many entries with its
-terms the dictionary held, so a restore puts back one of two twins while the other is still
-there. Plus, for a delete, ``"listing_age"``: seconds between the listing the entries' terms
-come from and the snapshot (0: listed afresh just before; more only with the ``listing_max_age``
-setting, when an edit made elsewhere within that time is not in the snapshot).
-
-We write the header (``added`` included) on the first line and one entry per line, so listing
-many large snapshots reads each header line and counts lines instead of parsing every entry.
-Any other layout of the
-same JSON (a file edited by hand, pretty-printed) is read too, by parsing it whole.
+``entries``: each entry as it was before the change; ``added``: the terms of the entries the
+change adds. Optional fields, which older readers ignore: ``left`` (the versions, with ids, the
+change leaves under the ids it changes: an update's new terms, a sync's updated entries; a
+restore compares them with what is there now), ``undoes`` (a restore's own snapshot: the file
+it undid; "latest" never picks it), ``copies`` ({id: n} when a deleted entry had twins) and
+``listing_age`` (seconds between the listing the terms come from and the snapshot). Format 1
+(no ``added``; purge and delete only) is still read. The header is line 1 and each entry a line
+of its own, so a listing reads one line and counts the rest; any other layout of the same JSON
+(a file edited by hand) is parsed whole.
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _q
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .. import localdata
 from ..errors import LocalDataError, Remedy, ServiceError, UsageProblem
@@ -61,15 +56,13 @@ __all__ = [
 
 FORMAT = "dict-magics-snapshot/2"
 FORMAT_1 = "dict-magics-snapshot/1"
-READABLE = (FORMAT_1, FORMAT)
-OPERATIONS = ("purge", "delete", "update", "sync")
-OPERATIONS_1 = ("purge", "delete")
-HEADER_FIELDS = ("format", "taken_at", "profile", "host", "base_url", "operation")
+OPERATIONS = {FORMAT: ("purge", "delete", "update", "sync"), FORMAT_1: ("purge", "delete")}
 _HEADER_LIMIT = 64 * 1024
 _TAIL = b"\n]}\n"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
+_SEQUENCE = re.compile(r"-n([0-9]{1,18})-[0-9a-f]{6}\.json$")
 _ENTRY = '{"id": %s, "fromLang": %s, "fromText": %s, "toLang": %s, "toText": %s}'
-_TERMS = ("fromLang", "fromText", "toLang", "toText")
+SEQUENCE_FILE = "snapshot-sequence"
 
 
 def snapshot_dir() -> Path:
@@ -85,69 +78,30 @@ def write_snapshot(
     base_url: str,
     operation: Operation,
     added: Iterable[Entry] = (),
+    left: Iterable[Entry] | None = None,
+    undoes: str | Path | None = None,
     copies: dict[str, int] | None = None,
     listing_age: float | None = None,
 ) -> Snapshot:
-    """Keep ``entries`` on disk before they are deleted or changed (and the terms ``added``
-    will add): written and ``fdatasync``ed before this returns, or ``LocalDataError`` (then
-    nothing may be sent). ``copies``: how many entries shared a kept entry's terms;
-    ``listing_age``: how old the listing the terms come from was, in seconds."""
+    """Keep ``entries`` on disk before they are deleted or changed: written and ``fdatasync``ed
+    before this returns, or ``LocalDataError`` (then nothing may be sent)."""
+    if operation not in OPERATIONS[FORMAT]:
+        raise ValueError(f"operation must be one of {OPERATIONS[FORMAT]}, not {operation!r}")
     entries, added = list(entries), list(added)
-    age = None if listing_age is None else round(listing_age, 6)
-    path, taken_at = save_snapshot(
-        entries,
-        profile=profile,
-        host=host,
-        base_url=base_url,
-        operation=operation,
-        added=added,
-        copies=copies,
-        listing_age=age,
-    )
-    return Snapshot(
-        path,
-        taken_at,
-        profile,
-        host,
-        base_url,
-        operation,
-        entries,
-        dict(copies or {}),
-        added,
-        FORMAT,
-        age,
-    )
-
-
-def save_snapshot(
-    entries: list[Entry],
-    *,
-    profile: str,
-    host: str,
-    base_url: str,
-    operation: str,
-    added: Iterable[Entry] = (),
-    copies: dict[str, int] | None = None,
-    listing_age: float | None = None,
-) -> tuple[Path, datetime]:
-    """``write_snapshot``'s work: the file's path and time (what a delete needs)."""
-    if operation not in OPERATIONS:
-        raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
+    left = None if left is None else list(left)
     taken_at = datetime.now(timezone.utc)
+    fields = dict(profile=profile, host=host, base_url=base_url, operation=operation)
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
-        "profile": profile,
-        "host": host,
-        "base_url": base_url,
-        "operation": operation,
+        **fields,
         "added": [e.to_service(with_id=False) for e in added],
     }
-    if copies:
-        header["copies"] = copies
-    if listing_age is not None:
-        header["listing_age"] = round(listing_age, 6)
-    data = _serialise(header, entries)
+    age = None if listing_age is None else round(listing_age, 6)
+    undoes = None if undoes is None else str(undoes)
+    optional = {"left": left and [e.to_service() for e in left], "undoes": undoes}
+    optional.update(copies=copies or None, listing_age=age)
+    header.update((k, v) for k, v in optional.items() if v is not None)
     try:
         folder = snapshot_dir()
         stem = f"{taken_at:%Y%m%dT%H%M%S%fZ}-{_safe(profile)}-{_safe(host)}-{operation}"
@@ -155,24 +109,29 @@ def save_snapshot(
         for _ in range(8):  # a name taken (by chance, or by a link planted there): another
             path = folder / f"{stem}-{secrets.token_hex(3)}.json"
             try:
-                return localdata.write_new(path, data), taken_at
+                localdata.write_new(path, _serialise(header, entries))
+                break
             except FileExistsError:
                 continue
-        raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
+        else:
+            raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
     except OSError as exc:
         raise _not_saved(exc, operation) from None
+    return Snapshot(
+        path, taken_at, **fields, entries=entries, copies=dict(copies or {}), added=added,
+        listing_age=age, left=left, undoes=undoes,
+    )  # fmt: skip
 
 
-_SKIPPABLE = ("delete", "purge")
-"""What a user may run without a snapshot; an update, a sync or an undo always keeps one."""
-_COPYLESS_HELPS = {"bad_answer", "too_large", "refused"}
-"""Listing failures a delete without a copy could get past (an outage or refused credentials
-would stop the deletion too)."""
+def save_snapshot(entries: list[Entry], **fields: Any) -> tuple[Path, datetime]:
+    """``write_snapshot``, as a delete wants it: the file's path and time."""
+    kept = write_snapshot(entries, **fields)
+    return kept.path, kept.taken_at
 
 
 def _not_saved(exc: OSError, operation: str) -> LocalDataError:
     """A disk problem (exit 1); only a delete or a purge can go ahead without a copy."""
-    deleting = operation in _SKIPPABLE
+    deleting = operation in ("delete", "purge")
     before, nothing = ("deleting", "deleted") if deleting else (f"the {operation}", "sent")
     return LocalDataError(
         f"could not save a snapshot before {before} ({exc.strerror or exc}: "
@@ -184,33 +143,23 @@ def _not_saved(exc: OSError, operation: str) -> LocalDataError:
 
 def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
     """The error when the listing a snapshot needs could not be had (exit 1); it names going
-    ahead without a copy only where that could help."""
+    ahead without a copy only where that could help (not an outage, not refused credentials)."""
     cause = getattr(exc.cause, "value", exc.cause)
     if dry_run:
         text = f"{exc}; nothing was sent (dry run)."
     else:
         again = "" if cause == "auth" else " Try again."
         text = f"{exc}; so no snapshot could be taken first, and nothing was deleted.{again}"
-    return ServiceError(
-        text,
-        **exc.facts(),
-        option=Remedy.NO_SNAPSHOT if not dry_run and cause in _COPYLESS_HELPS else None,
-    )
-
-
-SEQUENCE_FILE = "snapshot-sequence"
-_SEQUENCE = re.compile(r"-n([0-9]{1,18})-[0-9a-f]{6}\.json$")
+    helps = not dry_run and cause in ("bad_answer", "too_large", "refused")
+    return ServiceError(text, **exc.facts(), option=Remedy.NO_SNAPSHOT if helps else None)
 
 
 def _next_sequence() -> int:
     """A number larger than any snapshot's started before in this data folder (it goes in the
-    file's name, ``...-n42-xxxxxx.json``).
-
-    One byte appended to ``<DICT_MAGICS_HOME>/snapshot-sequence``: an ``O_APPEND`` write places
-    itself at the end
-    of the file atomically, so the descriptor's offset after it is unique and increasing across
-    threads and processes, without a lock and without trusting the clock. A sequence file that
-    went missing is started again above the highest sequence of the snapshots there."""
+    file's name), without a lock and without trusting the clock: one byte appended to
+    ``snapshot-sequence`` (``O_APPEND`` places it at the end atomically, so the offset after
+    it is unique and increasing across threads and processes). A sequence file gone missing
+    starts again above the snapshots there."""
     path = localdata.home() / SEQUENCE_FILE
     fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -227,17 +176,11 @@ def _next_sequence() -> int:
 
 
 def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
-    """The header and ``"entries": [`` on line 1, then one entry per line, then ``]}``.
-
-    JSON escapes every newline inside a string, so each entry stays on its line. Entries are
-    formatted around the C string encoder: 3-4 times faster than encoding a dict per entry.
-    """
+    """The header and ``"entries": [`` on line 1, one entry per line (JSON escapes newlines
+    inside strings), then ``]}``; entries formatted around the C string encoder (3-4 times
+    faster than a dict each). A lone surrogate is written as its JSON escape."""
     head = json.JSONEncoder(ensure_ascii=False).encode(header)[:-1] + ', "entries": ['
-    body = ",\n".join(
-        _ENTRY % (_q(str(e.id)), _q(e.from_lang), _q(e.from_text), _q(e.to_lang), _q(e.to_text))
-        for e in entries
-    )
-    # A lone surrogate (JSON allows "\\ud800") cannot be UTF-8: written as that JSON escape.
+    body = ",\n".join(_ENTRY % (_q(str(e.id)), *map(_q, e.terms)) for e in entries)
     return (head + "\n" + body + _TAIL.decode()).encode("utf-8", "backslashreplace")
 
 
@@ -250,67 +193,40 @@ def read_snapshot(path: str | Path) -> Snapshot:
     """Read a snapshot back, checking every field; a bad file raises ``UsageProblem`` saying why."""
     path = Path(path).expanduser()
     data = _load_json(path)
-    info = _header(path, data, count=0)
-    raw = data.get("entries")
-    if not isinstance(raw, list):
-        raise UsageProblem(f"{path} is not a valid snapshot: 'entries' is not a list.")
-    entries = []
-    for number, item in enumerate(raw, start=1):
-        try:
-            entries.append(Entry.from_service(item))
-        except ValueError as exc:
-            raise UsageProblem(f"{path} is not a valid snapshot: entry #{number}: {exc}.") from None
+    info = _header(path, data)
+    raw, age = data.get("copies"), data.get("listing_age")  # malformed: ignored, as if absent
+    copies = raw if isinstance(raw, dict) else {}
+    age_ok = isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300
     return Snapshot(
-        info.path,
-        info.taken_at,
-        info.profile,
-        info.host,
-        info.base_url,
-        info.operation,
-        entries,
-        _copies(data.get("copies")),
-        _added(path, data),
-        data["format"],
-        _age(data.get("listing_age")),
+        *(info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation),
+        _entries(path, data, "entries"),
+        copies={str(k): v for k, v in copies.items() if type(v) is int and v > 1},
+        added=[] if data["format"] == FORMAT_1 else _entries(path, data, "added"),
+        format=data["format"],
+        listing_age=float(age) if age_ok else None,
+        left=_entries(path, data, "left") if "left" in data else None,
+        undoes=info.undoes,
     )
 
 
-def _added(path: Path, data: dict[str, Any]) -> list[Entry]:
-    """The terms a version-2 snapshot says its operation added (none in version 1)."""
-    raw = data.get("added", [])
-    if data["format"] == FORMAT_1:
-        return []
+def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
+    """The entries under ``name`` (``added`` ones have no id), or ``UsageProblem`` naming the
+    first bad one."""
+    raw = data.get(name, [])
     if not isinstance(raw, list):
-        raise UsageProblem(f"{path} is not a valid snapshot: 'added' is not a list.")
-    added = []
+        raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is not a list.")
+    found = []
     for number, item in enumerate(raw, start=1):
-        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in _TERMS):
+        try:
+            if name == "added" and isinstance(item, dict):
+                item = {**item, "id": ""}
+            found.append(Entry.from_service(item))
+        except ValueError as exc:
+            what = "entry" if name == "entries" else name
             raise UsageProblem(
-                f"{path} is not a valid snapshot: added #{number} lacks one of the four terms."
-            )
-        added.append(Entry("", *(item[k] for k in _TERMS)))
-    return added
-
-
-def _age(raw: Any) -> float | None:
-    """The optional ``listing_age`` header (seconds between the listing the entries' terms come
-    from and the snapshot); anything malformed is ignored, as for an older snapshot."""
-    if isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw < float("inf"):
-        return float(raw)
-    return None
-
-
-def _copies(raw: Any) -> dict[str, int]:
-    """The optional ``copies`` header (entry id -> how many entries with its four terms the
-    dictionary held when the snapshot was taken); anything malformed is ignored (a restore then
-    counts as version 1 did)."""
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k): v
-        for k, v in raw.items()
-        if isinstance(v, int) and not isinstance(v, bool) and v > 1
-    }
+                f"{path} is not a valid snapshot: {what} #{number}: {exc}."
+            ) from None
+    return found
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -337,25 +253,24 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
-    """Check the header fields of a parsed snapshot; raises ``UsageProblem`` naming the fault."""
+def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
+    """The header of a parsed snapshot, checked; ``UsageProblem`` naming the fault."""
     tag = data.get("format")
-    if tag not in READABLE:
+    if tag not in OPERATIONS:
         if isinstance(tag, str) and tag.startswith("dict-magics-snapshot/"):
             raise UsageProblem(
                 f"{path} is a snapshot in format {tag!r}, which this version of dict-magics "
-                f"cannot read (it reads {' and '.join(map(repr, READABLE))}): upgrade "
-                "dict-magics."
+                f"cannot read (it reads {FORMAT_1!r} and {FORMAT!r}): upgrade dict-magics."
             )
         raise UsageProblem(f"{path} is not a dict-magics snapshot (no format {FORMAT!r}).")
-    for name in HEADER_FIELDS[1:]:
+    for name in ("taken_at", "profile", "host", "base_url", "operation"):
         if not isinstance(data.get(name), str):
             raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is missing or not text.")
-    allowed = OPERATIONS if tag == FORMAT else OPERATIONS_1
-    if data["operation"] not in allowed:
+    if data["operation"] not in OPERATIONS[tag]:
+        allowed = ", ".join(map(repr, OPERATIONS[tag]))
         raise UsageProblem(
             f"{path} is not a valid snapshot: operation {data['operation']!r} is not one of "
-            f"{', '.join(repr(o) for o in allowed)}."
+            f"{allowed}."
         )
     try:
         taken_at = _parse_time(data["taken_at"])
@@ -365,19 +280,11 @@ def _header(path: Path, data: dict[str, Any], *, count: int) -> SnapshotInfo:
             "time."
         ) from None
     named = _SEQUENCE.search(path.name)
+    fields = [data[k] for k in ("profile", "host", "base_url", "operation")]
     sequence = int(named.group(1)) if named else None
     added = len(data["added"]) if isinstance(data.get("added"), list) else 0
-    return SnapshotInfo(
-        path,
-        taken_at,
-        data["profile"],
-        data["host"],
-        data["base_url"],
-        data["operation"],
-        count,
-        sequence,
-        added,
-    )
+    undoes = data.get("undoes") if isinstance(data.get("undoes"), str) else None
+    return SnapshotInfo(path, taken_at, *fields, count, sequence, added, undoes or None)
 
 
 def _parse_time(text: str) -> datetime:
@@ -391,21 +298,15 @@ def _parse_time(text: str) -> datetime:
 
 
 def list_snapshots(profile: str | None = None, host: str | None = None) -> list[SnapshotInfo]:
-    """The snapshots on disk, newest first, optionally of one profile and/or host.
-
-    Files that are not snapshots are left out (a listing should not fail because of one stray
-    file); temporary files of a write in progress or interrupted are never considered.
-    """
+    """The snapshots on disk, newest first (by the order this machine started them, not by a
+    clock that may have been wrong; older files without a sequence after, by time), optionally
+    of one profile and/or host. Files that are not whole snapshots are left out."""
     found = []
     for path in snapshot_dir().glob("*.json"):
-        if path.name.startswith(".") or not path.is_file():
-            continue
-        info = _info(path, profile, host)
-        if info is not None:
-            found.append(info)
-    # Newest first by the order they were started on this machine, not by their clock time: a
-    # snapshot taken while the clock was ahead must not hide a later one. Older snapshots (no
-    # sequence) come after, by time.
+        if not path.name.startswith(".") and path.is_file():
+            info = _info(path, profile, host)
+            if info is not None:
+                found.append(info)
     found.sort(
         key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
         reverse=True,
@@ -414,60 +315,38 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
 
 
 def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> SnapshotInfo | None:
-    """The newest snapshot of ``profile`` on ``host`` (of ``base_url`` first: two API prefixes
-    on one host are two dictionaries), or ``None`` when there is none."""
-    found = list_snapshots(profile=profile, host=host)
+    """The snapshot of the latest change of ``profile`` on ``host`` (of ``base_url`` first: two
+    API prefixes on one host are two dictionaries); never a restore's own snapshot, so a restore
+    run twice undoes the same change twice (the second time, nothing)."""
+    found = [i for i in list_snapshots(profile=profile, host=host) if i.undoes is None]
     same = [info for info in found if base_url is None or same_base_url(info.base_url, base_url)]
     return (same or found or [None])[0]
 
 
 def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | None:
-    """The header and entry count of one file, or ``None`` if it is not a wanted snapshot."""
+    """The header and entry count of one file of ``profile`` and ``host`` (line 1 and the lines
+    after it, as we write them; else the file parsed whole), or ``None``."""
     try:
         with path.open("rb") as handle:
-            info = _first_line_header(path, handle)
-            if info is not None:
-                if not _wanted(info, profile, host):
+            first = handle.readline(_HEADER_LIMIT)
+            if first.endswith(b'"entries": [\n'):
+                data = json.loads(first[:-1].decode("utf-8") + "]}")
+                if not isinstance(data, dict) or not _wanted(data, profile, host):
                     return None
-                count = _count_entries(handle)
-                if count is not None:
-                    return replace(info, count=count)
+                count, previous, tail = 0, b"\n", b""
+                while chunk := handle.read(1 << 20):
+                    count += (previous + chunk).count(b"\n{")
+                    previous, tail = chunk[-1:], (tail + chunk)[-len(_TAIL) :]
+                if tail == _TAIL:
+                    return _header(path, data, count)
         data = _load_json(path)
-        info = _header(path, data, count=0)
+        info = _header(path, data)
+        entries = data.get("entries")
+        whole = isinstance(entries, list) and _wanted(data, profile, host)
+        return replace(info, count=len(entries)) if whole else None
     except (UsageProblem, OSError, ValueError, RecursionError):  # a stray file: not listed
         return None
-    entries = data.get("entries")
-    if not isinstance(entries, list) or not _wanted(info, profile, host):
-        return None
-    return replace(info, count=len(entries))
 
 
-def _wanted(info: SnapshotInfo, profile: str | None, host: str | None) -> bool:
-    return (profile is None or info.profile == profile) and (host is None or info.host == host)
-
-
-def _first_line_header(path: Path, handle: BinaryIO) -> SnapshotInfo | None:
-    """The header, when line 1 is the header as we write it (``None`` for any other layout)."""
-    first = handle.readline(_HEADER_LIMIT)
-    if not first.endswith(b'"entries": [\n'):
-        return None
-    try:
-        data = json.loads(first[:-1].decode("utf-8") + "]}")
-    except (ValueError, RecursionError):  # RecursionError: a stray file nested very deep
-        return None
-    if not isinstance(data, dict):
-        return None
-    return _header(path, data, count=0)
-
-
-def _count_entries(handle: BinaryIO) -> int | None:
-    """Entries after the header line: one per line, so count line starts, in 1 MiB chunks.
-
-    ``None`` when the file does not end as we write it (then it is parsed whole instead).
-    """
-    count, previous, tail = 0, b"\n", b""
-    while chunk := handle.read(1 << 20):
-        count += (previous + chunk).count(b"\n{")
-        previous = chunk[-1:]
-        tail = (tail + chunk)[-len(_TAIL) :]
-    return count if tail == _TAIL else None
+def _wanted(data: dict[str, Any], profile: str | None, host: str | None) -> bool:
+    return profile in (None, data.get("profile")) and host in (None, data.get("host"))

@@ -11,9 +11,12 @@ several targets that are exactly the dictionary's entries of that source (an exp
 are that conflict, not invalid: export then sync plans no change.
 
 ``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
-source term, linear in rows + entries). ``apply_sync`` takes a fresh plan, keeps a format-2
-snapshot (entries as they were, terms it adds), sends bulk adds, PUTs and deletes, then one
-listing verifies everything the plan asked for.
+source term, linear in rows + entries). Applying keeps a format-2 snapshot of the entries it
+changes or deletes as the listing just before shows them (listed again after a question, which
+may have taken minutes), the terms it adds and the versions it leaves; then the deletions and
+PUTs go first (the window in which an edit elsewhere escapes the snapshot: from that listing to
+each request), bulk adds last, each audited with its entry and the snapshot; one listing
+verifies everything the plan asked for.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +46,7 @@ from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
 from .prompts import CONFIRM_WORD, Prompter, confirm, named
-from .settle import add_and_settle, settle_adds, settle_updates
+from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
@@ -242,8 +246,9 @@ def sync(
 
     Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
     ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
-    snapshot (the entries changed or deleted, as they were, and the terms added), bulk adds,
-    PUTs, deletes, and one listing that verifies (and settles answers that were lost).
+    snapshot (the entries changed or deleted as listed just before, the terms added, the
+    versions left), deletions, PUTs, bulk adds, and one listing that verifies (and settles
+    answers that were lost).
     """
     glossary = read_glossary(path, format=format, pair=pair, sheet=sheet)
     with connect(settings, client) as (client, profile):
@@ -265,19 +270,22 @@ def sync(
         if plan.updates:
             client.check_update()  # no PUT there (as `probe` found): refused before anything
         if plan.deletes and not yes:
-            _confirm(prompter, plan)
+            _confirm(prompter, plan)  # a person took time to answer: list again
+            before = list(CACHE.fetch(client, profile).entries)
+        live = {e.id: e for e in before}
         kept = write_snapshot(
-            [u.old for u in plan.updates] + plan.deletes,
+            [live[e.id] for e in [*plan.updates, *plan.deletes] if e.id in live],
             profile=profile,
             host=client.host,
             base_url=client.base_url,
             operation="sync",
             added=plan.adds,
+            left=[u.new for u in plan.updates],
         )
         run = _Apply(client, profile, settings, kept, warn, cancel)
+        deletes = run.deletes(plan.deletes, live)
+        updates = run.updates([replace(u, old=live.get(u.id, u.old)) for u in plan.updates])
         adds = run.adds(plan.adds, before, progress)
-        updates = run.updates(plan.updates)
-        deletes = run.deletes(plan.deletes)
         result = run.verify(plan, before, adds, updates, deletes)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
@@ -295,19 +303,18 @@ def _invalid_message(plan: SyncPlan) -> str:
 
 def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     """Deleting entries the file lacks goes ahead only once someone types yes."""
+    n = count(len(plan.deletes), "entry", "entries")
     warning = (
-        f"This sync deletes {len(plan.deletes)} entr{'y' if len(plan.deletes) == 1 else 'ies'} "
-        f"at {plan.host} (profile {plan.profile!r}) that {plan.path} lacks: {named(plan.deletes)}. "
-        "A snapshot is kept first."
+        f"This sync deletes {n} at {plan.host} (profile {plan.profile!r}) that {plan.path} "
+        f"lacks: {named(plan.deletes)}. A snapshot is kept first."
     )
     confirm(
         prompter,
         warning,
         "apply the sync",
         unasked=lambda why: (
-            f"refusing to delete {len(plan.deletes)} "
-            f"entr{'y' if len(plan.deletes) == 1 else 'ies'} at {plan.host} "
-            f"without a confirmation, but {why}. Nothing was sent."
+            f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
+            "Nothing was sent."
         ),
         declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
         option="yes",
@@ -334,12 +341,13 @@ class _Apply:
         self.cancel = cancel or threading.Event()
         self.interrupted = False
 
-    def _trail(self, operation: str) -> AuditLog:
+    def _trail(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
         return AuditLog(
             profile=self.profile,
             host=self.client.host,
             operation=operation,  # type: ignore[arg-type]
             snapshot=self.kept,
+            entries=entries,
             warn=self.warn,
         )
 
@@ -370,7 +378,7 @@ class _Apply:
                 progress.stop()
         if batch.interrupted:
             self.interrupted = True
-            self.cancel.set()  # Ctrl-C stopped the adds: send no update or deletion after them
+            self.cancel.set()  # Ctrl-C stopped the adds (the last requests of a sync)
         with self._trail("add") as trail:
             trail.record_all(batch.results)  # one write for the whole batch
         return list(batch.results)
@@ -399,7 +407,7 @@ class _Apply:
             CACHE.invalidate(self.client, self.profile)
         self.interrupted |= run.interrupted
         if run.interrupted or run.why:
-            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no deletion after it
+            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no addition after it
         results = [
             r
             if r is not None
@@ -418,28 +426,29 @@ class _Apply:
             trail.record_all(r for r in results if not r.outcome_unknown)
         return results
 
-    def deletes(self, entries: list[Entry]) -> list[DeleteResult]:
-        """The existing delete machinery (audited, settled); the sync's snapshot covers it."""
-        if not entries or self.cancel.is_set():
-            return []
-        from dataclasses import replace
+    def deletes(self, planned: list[Entry], live: dict[str, Entry]) -> list[DeleteResult]:
+        """DELETEs on the batch engine, each audited ahead with its entry as listed just before
+        and the snapshot that holds it; an entry that listing no longer holds is not sent."""
+        from ..models import Cause, DeleteResult
 
-        from ..service.client import RequestInterrupted
-        from .delete import delete
-
-        try:
-            result = delete(
-                replace(self.settings, raise_on_failure=False),
-                [e.id for e in entries],
-                client=self.client,
-                snapshot=False,
-                cancel=self.cancel,
-                warn=self.warn,
-            )
-        except RequestInterrupted as stopped:  # Ctrl-C during the one deletion: it is noted
-            result = stopped.result
-        self.interrupted |= bool(getattr(result, "interrupted", False)) or self.cancel.is_set()
-        return list(getattr(result, "results", [result]))
+        path, going = str(self.kept.path), [live[e.id] for e in planned if e.id in live]
+        results = [
+            DeleteResult("failure", e.id, reason="the listing just before does not hold it: "
+                         "nothing was sent", attempts=0, entry=e, absent=True, snapshot=path)
+            for e in planned if e.id not in live
+        ]  # fmt: skip
+        if going:
+            self.deleted = self._trail("delete", {e.id: e for e in going})  # settled in verify
+            with self.deleted as trail:
+                batch = self.client.delete_entries(
+                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=trail
+                )
+            CACHE.invalidate(self.client, self.profile)
+            self.interrupted |= batch.interrupted
+            if batch.interrupted or any(r.cause is Cause.NOT_ATTEMPTED for r in batch.results):
+                self.cancel.set()  # stopped: no update or addition after it
+            results += [replace(r, entry=live[r.entry_id], snapshot=path) for r in batch.results]
+        return results
 
     def verify(
         self,
@@ -461,6 +470,13 @@ class _Apply:
         except KeyboardInterrupt:  # what was sent is shown all the same
             return SyncResult(plan, adds, updates, deletes, **{**done, "interrupted": True})
         by_id = {e.id: e for e in after}
+        if any(r.outcome_unknown for r in deletes):
+            settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
+            with self.deleted as trail:  # the same log: each outcome pairs with its request
+                trail.record_all(
+                    s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
+                )
+            deletes = settled
         if any(r.outcome_unknown for r in adds):
             adds = settle_adds(adds, before, after, again="syncing again is safe")
         if any(r.outcome_unknown for r in updates):

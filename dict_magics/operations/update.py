@@ -1,8 +1,10 @@
 """Change one entry in place (PUT), its old version kept in a snapshot first.
 
-The entry is looked up in a (cached) listing: its old terms go into a format-2 snapshot
-(``operation: update``) before the request, so ``restore`` puts them back under the same id.
-Only the fields given change. An answer that was lost is settled by one listing.
+The entry is looked up in a fresh listing: its old terms go into a format-2 snapshot
+(``operation: update``, with the new terms as what it ``left``) before the request, so
+``restore`` puts them back under the same id unless someone changed the entry since. Only the
+fields given change. Terms another entry already holds are not sent (a duplicate, as ``add``
+has it). An answer that was lost is settled by one listing.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def update(
 ) -> UpdateResult | ChangePreview | NoChange:
     """Replace the given fields of entry ``entry_id``. Raises ``UsageProblem`` (nothing sent)
     for a bad id, no change asked for, no such entry, or terms the service would refuse. When
-    the entry already reads as asked (a fresh listing says so), nothing is sent and no snapshot
-    taken: the answer is a ``NoChange`` (running the same update twice is harmless)."""
+    the entry (or another one: a duplicate) already reads as asked, nothing is sent and no
+    snapshot taken: the answer is a ``NoChange`` naming it (an update run twice is harmless)."""
     text = check_id(entry_id)
     changes = (from_lang, from_text, to_lang, to_text)
     if all(c is None for c in changes):
@@ -62,10 +64,11 @@ def update(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
-        if new.terms == old.terms:
+        twins = sorted((e for e in listing if e.terms == new.terms), key=lambda e: e.id != text)
+        if twins:
             from ..models import NoChange
 
-            return NoChange("update", client.host, profile, old, [old])
+            return NoChange("update", client.host, profile, twins[0], twins, asked=text)
         if dry_run:
             from ..models import ChangePreview
 
@@ -76,6 +79,7 @@ def update(
             host=client.host,
             base_url=client.base_url,
             operation="update",
+            left=[new],
         )
         with AuditLog(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
