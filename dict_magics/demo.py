@@ -119,13 +119,23 @@ def running_kernel(nb: Any, env: dict[str, str], cwd: Path) -> Iterator[Any]:
 
 
 def cell_text(cell: Any) -> str:
-    """Everything a cell showed, as text: streams, plain-text results, errors; widgets named."""
-    parts = []
+    """Everything a cell showed, as text: streams, plain-text results, errors; widgets named.
+    Consecutive pieces of one stream are joined first: one print may arrive split anywhere."""
+    parts: list[str] = []
+    last_stream = None
     for out in cell.get("outputs", []):
-        data = out.get("data", {})
-        if out.get("output_type") == "stream":
-            parts.append(out.get("text", ""))
-        elif out.get("output_type") == "error":
+        data, kind = out.get("data", {}), out.get("output_type")
+        if kind == "stream":
+            text = out.get("text", "")
+            text = "".join(text) if isinstance(text, list) else text
+            if last_stream == out.get("name"):
+                parts[-1] += text
+            else:
+                parts.append(text)
+            last_stream = out.get("name")
+            continue
+        last_stream = None
+        if kind == "error":
             parts.append(f"{out.get('ename')}: {out.get('evalue')}")
         else:
             widget = "application/vnd.jupyter.widget-view+json" in data

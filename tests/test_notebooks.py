@@ -515,6 +515,9 @@ def test_differences_name_the_cell_and_ignore_dates_and_snapshot_names() -> None
     varies = ["output-varies"]
     assert differences(notebook("title\na\nb", varies), notebook("title\nb\na", varies)) == []
     assert differences(notebook("title\na", varies), notebook("title\na\nb", varies))
+    split = notebook("restored 3 entries")  # print(result): its text, then its newline
+    split.cells[0].outputs += [nbformat.v4.new_output("stream", text="\n3 entries; 0 again\n")]
+    assert differences(notebook("restored 3 entries\n3 entries; 0 again\n"), split) == []
 
 
 # -- nothing can redirect a demo notebook to a real account --------------------------------

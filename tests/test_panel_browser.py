@@ -322,7 +322,8 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
             result("put back 1 entry")
             assert set(sandbox.terms) == before
 
-            # Check: each sentence with the entries that apply, the fourth past the limit.
+            # Check: one element (the limit's unit) with the entries that apply, past the third
+            # not applied; the duplicate 会議 that came back is covered by the first.
             open_tool("Check a text")
             output.locator(".dict-magics-check textarea").fill(
                 "会議の請求書と見積書と納品書。金曜日。"
@@ -330,9 +331,9 @@ def test_panel_adds_finds_problems_syncs_a_file_and_checks_a_text(app: str, tmp_
             button("Check").click()
             report = output.locator(".dict-magics-check .dict-magics-check")
             expect(report.locator("mark")).to_have_count(5, timeout=UI_TIMEOUT_MS)
-            # 会議 (twice: the duplicate came back), 請求書 applied; 見積書, 納品書 past the limit
-            expect(report).to_contain_text("4 applied, 2 not applied")
-            expect(report).to_contain_text("not applied (limit 3)")
+            expect(report).to_contain_text("3 applied, 3 never applied (limit 3 per element)")
+            expect(report).to_contain_text("not applied (covered by entry")
+            expect(report).to_contain_text("not applied (limit 3 per element)")
             page.screenshot(path=str(ARTIFACTS / f"panel-{app}-check.png"), full_page=True)
 
             assert output.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
