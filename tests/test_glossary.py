@@ -265,7 +265,7 @@ def test_update_checks_before_sending(env_creds: SandboxServer) -> None:
         update(ONE, "7", to_text="y" * 256)
     with pytest.raises(UsageProblem, match="nothing to change"):
         update(ONE, "7")
-    with pytest.raises(UsageProblem, match="no entry 999"):
+    with pytest.raises(UsageProblem, match="entry 999 is not in the dictionary"):
         update(ONE, "999", to_text="x")
     assert {r.method for r in env_creds.requests} <= {"GET"}
 

@@ -122,8 +122,8 @@ def test_ctrl_c_during_a_syncs_updates_says_what_was_done_and_that_running_it_ag
     tmp_path: Path,
 ) -> None:
     """Ctrl-C while a sync sends its PUTs: exit 130, the word "interrupted", per kind what was
-    done of what was planned (deletions first, all done; additions last, not started), what was not sent, and that
-    the same sync run again finishes it, which it then does."""
+    done of what was planned (deletions first, all done; additions last, not started), what
+    was not sent, and that the same sync run again finishes it, which it then does."""
     path = tmp_path / "glossary.csv"
     with SandboxServer(600, latency=0.02) as box:
         _glossary(box, path)

@@ -841,6 +841,9 @@ class DictPanel(widgets.VBox):
             self._snapshots = {str(info.path): info for info in found}
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
+            latest = next((i for i in found if not i.undoes), None)  # a restore's own: named
+            if latest is not None:
+                self.snapshot_dropdown.value = str(latest.path)
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:

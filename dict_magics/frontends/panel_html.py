@@ -214,7 +214,8 @@ def impact_html(impact: Impact) -> str:
 def snapshot_label(info: SnapshotInfo) -> str:
     """A snapshot in the Restore choice: when, what it came from, how many entries."""
     when = info.taken_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    return f"{when} \u00b7 {info.operation} \u00b7 {entries(info.count)}"
+    what = "undo (restoring it undoes that undo)" if info.undoes else info.operation
+    return f"{when} \u00b7 {what} \u00b7 {entries(info.count)}"
 
 
 def confirm_restore_html(info: SnapshotInfo, host: str) -> str:
