@@ -94,7 +94,7 @@ class Notice(str):
     option: str | None
     profile: str | None
 
-    def __new__(cls, text: str, *, option: str | None = None, profile: str | None = None):
+    def __new__(cls, text: str, *, option: str | None = None, profile: str | None = None) -> Notice:
         notice = super().__new__(cls, text)
         notice.option = option
         notice.profile = profile

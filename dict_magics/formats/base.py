@@ -174,10 +174,10 @@ class Columns:
 
             entry_id = at(self.id).strip() or None
             if self.pair is None:
-                terms = [at(i) for i in self.indices]
+                from_lang, from_text, to_lang, to_text = (at(i) for i in self.indices)
             else:
-                terms = [self.pair[0], at(self.indices[0]), self.pair[1], at(self.indices[1])]
-            yield GlossaryRow(number, *terms, id=entry_id)
+                (from_lang, to_lang), (from_text, to_text) = self.pair, map(at, self.indices)
+            yield GlossaryRow(number, from_lang, from_text, to_lang, to_text, id=entry_id)
 
 
 def refuse_unwritable(

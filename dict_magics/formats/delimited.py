@@ -35,9 +35,7 @@ def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None
         ) from None
     except OSError as exc:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
-    delimiter = _delimiter(text, kind)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records = _records(path, reader)
+    records = _records(path, text, _delimiter(text, kind))
     header = next(records, None)
     if header is None:
         raise UsageProblem(f"{path} is empty: the first row must name the columns.")
@@ -54,9 +52,10 @@ def _delimiter(text: str, kind: str) -> str:
     return _DELIMITERS[kind][0]  # Columns then says what the header holds
 
 
-def _records(path: Path, reader: csv.Reader) -> Iterator[tuple[int, list[str]]]:
+def _records(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
     """(line, cells) per line; a record that spans lines or breaks the quoting rules stops
     the whole file, naming where."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     line = 0
     try:
         for record in reader:
@@ -75,7 +74,7 @@ def _records(path: Path, reader: csv.Reader) -> Iterator[tuple[int, list[str]]]:
                 f"{path}: the quote that opens a cell on line {line + 1} is never closed "
                 "(a stray quote?). Close or remove it; nothing was read."
             ) from None
-        named = _NAMED.get(reader.dialect.delimiter, repr(reader.dialect.delimiter))
+        named = _NAMED.get(delimiter, repr(delimiter))
         raise UsageProblem(
             f"{path}: line {line + 1}: {exc} (columns separated by {named}); a quoted cell "
             "must end at its closing quote. Nothing was read."

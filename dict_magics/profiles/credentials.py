@@ -181,7 +181,7 @@ def _read(profile: str, item: str) -> str | None:
         raise _translate(exc, "read", profile) from None
 
 
-def _checked(item: str, value: Secret, where: str) -> str:
+def _checked(item: str, value: str, where: str) -> str:
     """``value`` (a ``Secret`` from the moment it is read; still one if it is the secret key),
     refused if it holds bytes that are not UTF-8 (surrogate escapes), never quoting it: left
     in, it would fail much later, in a traceback that shows a byte of it."""

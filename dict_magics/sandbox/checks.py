@@ -16,7 +16,8 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from email.message import Message
 from typing import Any
 
 from ..models import codes
@@ -72,7 +73,7 @@ def _terms(data: Any, where: str = "") -> tuple[str, str, str, str]:
     for problem in entry_problems(*terms):
         if problem.kind in ("empty", "too-long", "bad-language"):
             raise coded(codes.INVALID_PARAMETERS, where + problem.message)
-    return terms  # type: ignore[return-value]
+    return terms
 
 
 def parse_terms(body: bytes, bulk: bool = False) -> list[tuple[str, str, str, str]]:
@@ -169,7 +170,7 @@ def check_key(access_key: str, expected: str) -> Rejected | None:
 
 
 def check_signed(
-    headers: Mapping[str, str], path: str, access_key: str, secret_key: str, nonces: NonceBook
+    headers: Message, path: str, access_key: str, secret_key: str, nonces: NonceBook
 ) -> Rejected | None:
     """Why a signed request is not authentic, or ``None``. The nonce rule comes last, so a
     forged request cannot use up a nonce."""
