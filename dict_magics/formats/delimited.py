@@ -1,10 +1,10 @@
 """CSV and TSV glossaries: UTF-8 with a BOM on write (Excel opens it right), ``utf-8-sig`` on
-read (with or without a BOM), every cell formula-guarded (``base.guard``).
+read, every cell formula-guarded (``base.guard``).
 
-Read strictly: a quote that opens a cell and runs past its line (a stray quote swallows the
-rows after it), or never closes, refuses the whole file, naming the lines. No term can hold a
-line break usefully, so no cell spans lines, and an export refuses such a term instead. A .csv
-may separate its columns with ``;`` or a tab (Excel in many locales): the header line decides.
+Read strictly: a quote that opens a cell and runs past its line (a stray quote swallowing the
+rows after it) or never closes refuses the file, naming the lines; no term holds a line break,
+so an export refuses one. A .csv may use ``;`` or a tab (Excel in many locales): the header
+line decides.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from ..errors import UsageProblem
 from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
-
-__all__ = ["read", "to_bytes"]
 
 _DELIMITERS = {"csv": (",", ";", "\t"), "tsv": ("\t",)}
 _NAMED = {",": "commas", ";": "semicolons", "\t": "tabs"}
@@ -43,8 +41,7 @@ def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None
 
 
 def _delimiter(text: str, kind: str) -> str:
-    """The first of the format's delimiters whose split of the header line names the columns
-    (the first line only: a term may hold any of them)."""
+    """The first delimiter whose split of the header line (terms may hold any) names columns."""
     line = text.split("\n", 1)[0].split("\r", 1)[0]
     for delimiter in _DELIMITERS[kind]:
         if Columns.named(next(csv.reader([line], delimiter=delimiter), [])):
@@ -53,8 +50,7 @@ def _delimiter(text: str, kind: str) -> str:
 
 
 def _records(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
-    """(line, cells) per line; a record that spans lines or breaks the quoting rules stops
-    the whole file, naming where."""
+    """(line, cells) per line; a record spanning lines or breaking the quoting refuses all."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     line = 0
     try:
