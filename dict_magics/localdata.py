@@ -161,14 +161,6 @@ def write_new(path: Path, data: bytes) -> Path:
     return path
 
 
-def private_file(path: Path) -> Path:
-    """Create ``path`` as an empty 0600 file if it does not exist; returns it. Raises
-    ``OSError`` if it is a symbolic link or not a regular file of this user."""
-    make_folders(path.parent)
-    os.close(open_private(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY))
-    return path
-
-
 def _fsync_dir(folder: Path) -> None:
     """Make the rename itself durable (not possible on every platform; best effort there)."""
     with contextlib.suppress(OSError):
