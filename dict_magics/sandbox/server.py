@@ -389,8 +389,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         add(f"--no-{name}", dest=name, action="store_false", help=f"no {what}")
     add("--limit-unit", choices=LIMIT_UNITS, help="what 3 entries a translation counts in")
     add("--case-insensitive", dest="case_sensitive", action="store_false", help="match any case")
-    parser.set_defaults(listing="data.entries", ids="integer", nonce_rule="increasing")
-    parser.set_defaults(errors="coded", limit_unit="element")
     return parser
 
 
@@ -398,7 +396,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     """Serve a sandbox until Ctrl-C (or SIGTERM), printing its URL and demo credentials."""
     parser = _parser(prog)
     args = parser.parse_args(argv)
-    options = vars(args).copy()
+    options = {k: v for k, v in vars(args).items() if v is not None}  # None: the default
     count, quiet, port = options.pop("entries"), options.pop("quiet"), args.port
     try:
         sandbox = SandboxServer(count, echo=not quiet, **options)
