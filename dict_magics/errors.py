@@ -1,44 +1,17 @@
 """One tree of errors, so every front end can tell a user's mistake from an outage.
 
-``DictMagicsError`` is the root. Its three branches say who can fix what went wrong:
-
-- ``UsageProblem``: the user's mistake (a bad id, option, term, missing credentials, a purge not
-  confirmed), caught before anything was sent. The magics raise IPython's one-line
-  ``UsageError``; the command line exits 2.
-- ``ServiceFailure``: the service or the network did not give what was needed (a listing
-  refused, no answer, a coded failure), or an operation did not succeed and the caller asked
-  for an exception (``OperationFailedError``). Exit 1: trying again later may work.
-- ``LocalDataError``: this computer could not keep what must be kept first (a snapshot on a
-  full disk, an unreadable data folder). Exit 1; nothing was sent after it.
-
-Lower layers raise these with the facts (``option`` names what would help, by its neutral
-name: a ``Remedy``); each front end words the hint its own way (``frontends/hints.py``), so no
-message below the front ends names a magic, a subcommand or a flag. Nothing here imports a
-heavy module.
+``DictMagicsError`` is the root; its branches say who can fix it: ``UsageProblem`` (the user;
+nothing was sent; exit 2, a one-line ``UsageError`` in the magics), ``ServiceFailure`` (the
+service or the network; exit 1, trying later may work) and ``LocalDataError`` (this computer
+could not keep what must be kept first; exit 1, nothing was sent after it). Lower layers name
+what would help as a ``Remedy``; each front end words it its own way, so no message below the
+front ends names a magic, a subcommand or a flag.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from typing import Any
-
-__all__ = [
-    "CredentialsError",
-    "DeletionFailedError",
-    "DictMagicsError",
-    "InvalidBaseUrlError",
-    "InvalidEntryError",
-    "InvalidIdError",
-    "ListingUnsupportedError",
-    "LocalDataError",
-    "Notice",
-    "OperationFailedError",
-    "Remedy",
-    "ServiceError",
-    "ServiceFailure",
-    "UsageProblem",
-    "exit_code",
-]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -48,40 +21,23 @@ class Remedy(str, Enum):
     """What would help, named neutrally; each front end words it (``%dict_restore``,
     ``dict-magics restore``, the panel's Undo). A ``str``, so ``exc.option == "yes"`` holds."""
 
-    LOGIN = "login"
-    """Log the profile in (``exc.profile`` names it)."""
-    RELOGIN = "relogin"
-    """Log the profile out, then in again (a keyring write left it half changed)."""
-    RESTORE = "restore"
-    """Put a snapshot back."""
-    SNAPSHOTS = "snapshots"
-    """List the snapshots kept."""
-    PURGE = "purge"
-    """The delete-everything operation, asked for by its own name."""
-    NO_SNAPSHOT = "no_snapshot"
-    """Go ahead without keeping a snapshot first (the ``snapshots`` setting off)."""
-    QUIET_NO_COPY = "quiet_no_copy"
-    """A delete that went ahead without a copy said so; asking for no copy silences that."""
-    WORKERS = "workers"
-    """The number of requests in flight."""
-    MAX_RETRIES = "max_retries"
-    """How many times a request is tried again."""
-    TIMEOUT = "timeout"
-    """How long a request may take."""
-    PAIR = "pair"
-    """The language pair of a file's source and target columns."""
-    FORMAT = "format"
-    """A glossary file's format, named rather than read from its extension."""
-    YES = "yes"
-    """Go ahead without the question (for scripts)."""
-    OVERWRITE = "overwrite"
-    """Replace an existing file."""
-    SKIP_INVALID = "skip_invalid"
-    """Apply the valid rows of a file only."""
-    DELETE_MISSING = "delete_missing"
-    """Have a sync also delete the entries of the file's pairs that the file lacks."""
-    SHEET = "sheet"
-    """Name the sheet of a workbook to read."""
+    LOGIN = "login"  # log the profile in (``exc.profile`` names it)
+    RELOGIN = "relogin"  # log out, then in again (a keyring write left it half changed)
+    RESTORE = "restore"  # put a snapshot back
+    SNAPSHOTS = "snapshots"  # list the snapshots kept
+    PURGE = "purge"  # the delete-everything operation, asked for by its own name
+    NO_SNAPSHOT = "no_snapshot"  # go ahead without keeping a snapshot first
+    QUIET_NO_COPY = "quiet_no_copy"  # ask for no copy: silences "deleted without a copy"
+    WORKERS = "workers"  # the number of requests in flight
+    MAX_RETRIES = "max_retries"  # how many times a request is tried again
+    TIMEOUT = "timeout"  # how long a request may take
+    PAIR = "pair"  # the language pair of a file's source and target columns
+    FORMAT = "format"  # a glossary file's format, named rather than read from its extension
+    YES = "yes"  # go ahead without the question (for scripts)
+    OVERWRITE = "overwrite"  # replace an existing file
+    SKIP_INVALID = "skip_invalid"  # apply the valid rows of a file only
+    DELETE_MISSING = "delete_missing"  # a sync also deletes what the file's pairs lack
+    SHEET = "sheet"  # name the sheet of a workbook to read
 
     def __str__(self) -> str:
         return self.value
@@ -94,7 +50,7 @@ class Notice(str):
     option: str | None
     profile: str | None
 
-    def __new__(cls, text: str, *, option: str | None = None, profile: str | None = None):
+    def __new__(cls, text: str, *, option: str | None = None, profile: str | None = None) -> Notice:
         notice = super().__new__(cls, text)
         notice.option = option
         notice.profile = profile
@@ -103,11 +59,8 @@ class Notice(str):
 
 class DictMagicsError(Exception):
     """The root of every error dict-magics raises on purpose; ``exit_code`` for the CLI.
-
-    ``option`` names what would get past this (a ``Remedy``: ``"no_snapshot"``,
-    ``"workers"``, ``"login"`` ...), for the front end to word as its command, flag or button;
-    ``None`` when nothing would. ``profile``: the profile it is about, when the words need it.
-    """
+    ``option``: what would get past this (a ``Remedy``), for the front end to word as its
+    command, flag or button; ``profile``: the profile it is about, when the words need it."""
 
     exit_code = EXIT_FAILED
 
@@ -140,12 +93,9 @@ class InvalidEntryError(UsageProblem, ValueError):
 
 
 class ServiceFailure(DictMagicsError):
-    """The service (or the way to it) did not give what was needed; nothing was changed by the
-    request that raised it unless the message says so.
-
-    ``cause`` is a ``dict_magics.models.Cause``; ``reason`` says the same in words; ``code`` and
-    ``vendor_message`` are the service's own error code and words when it sent them.
-    """
+    """The service (or the way to it) did not give what was needed. ``cause``: a
+    ``models.Cause``, ``reason`` the same in words; ``code`` and ``vendor_message``: the
+    service's own, when it sent them."""
 
     def __init__(
         self,
@@ -167,12 +117,7 @@ class ServiceFailure(DictMagicsError):
     def facts(self) -> dict[str, Any]:
         """The cause, HTTP status and the vendor's code and words, to pass on to an error that
         says what this failure meant for an operation."""
-        return {
-            "cause": self.cause,
-            "http_status": self.http_status,
-            "code": self.code,
-            "vendor_message": self.vendor_message,
-        }
+        return {k: getattr(self, k) for k in ("cause", "http_status", "code", "vendor_message")}
 
 
 class ServiceError(ServiceFailure):
@@ -184,11 +129,8 @@ class ListingUnsupportedError(ServiceError):
 
 
 class OperationFailedError(ServiceFailure):
-    """An operation reached the service (or tried to) and did not succeed, raised only on
-    request (``raise_on_failure``).
-
-    The message is the rendered result (never a secret); ``result`` is the result object.
-    """
+    """An operation did not succeed, raised only on request (``raise_on_failure``); the
+    message is the rendered ``result`` (never a secret)."""
 
     def __init__(self, result: Any) -> None:
         super().__init__(str(result))

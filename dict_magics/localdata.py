@@ -10,24 +10,13 @@ Nothing here ever holds a secret.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import stat
 import tempfile
 from pathlib import Path
-
-__all__ = [
-    "ENV_HOME",
-    "atomic_write",
-    "home",
-    "location",
-    "make_folders",
-    "open_private",
-    "private_file",
-    "private_folder",
-    "write_new",
-]
 
 ENV_HOME = "DICT_MAGICS_HOME"
 
@@ -70,14 +59,10 @@ def _is_private_folder(path: Path, *, follow: bool = False) -> bool:
 
 
 def private_folder(path: Path) -> Path:
-    """``path`` as a folder only this user can enter: created 0700 (and any missing parent, one
-    level at a time, so none gets ``mkdir -p``'s 0755), or tightened to 0700 if wider. Only for
-    folders of our own; raises ``OSError``.
-
-    A folder of ours inside the data folder (``snapshots``, ``nonces``, ...) that is a symbolic
-    link is refused, never followed, and its target's mode is left alone: a link planted there
-    would send snapshots or nonce state elsewhere. The data folder itself may be a link (the
-    user chose it)."""
+    """``path`` as a folder only this user can enter: created 0700 (missing parents too, each
+    0700), or tightened to 0700; raises ``OSError``. A folder of ours inside the data folder
+    that is a symbolic link is refused, never followed (a planted link would send snapshots
+    elsewhere); the data folder itself may be one (the user chose it)."""
     make_folders(path)
     if Path(path) == location():
         if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
@@ -176,23 +161,11 @@ def write_new(path: Path, data: bytes) -> Path:
     return path
 
 
-def private_file(path: Path) -> Path:
-    """Create ``path`` as an empty 0600 file if it does not exist; returns it. Raises
-    ``OSError`` if it is a symbolic link or not a regular file of this user."""
-    make_folders(path.parent)
-    os.close(open_private(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY))
-    return path
-
-
 def _fsync_dir(folder: Path) -> None:
     """Make the rename itself durable (not possible on every platform; best effort there)."""
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

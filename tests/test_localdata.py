@@ -69,11 +69,11 @@ def test_the_users_folders_around_ours_are_left_alone(
     monkeypatch.setenv(localdata.ENV_HOME, str(outside / "dm"))
     localdata.home("snapshots")
     localdata.atomic_write(outside / "export.json", b"{}")
-    localdata.private_file(outside / "notes.txt")
+    os.close(localdata.open_private(outside / "notes.txt", os.O_CREAT | os.O_WRONLY))
     assert _mode(outside) == 0o755
 
 
-def test_private_file_refuses_a_symbolic_link(tmp_path: Path) -> None:
+def test_open_private_refuses_a_symbolic_link(tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("the user's own file\n")
     os.chmod(victim, 0o644)
@@ -81,7 +81,7 @@ def test_private_file_refuses_a_symbolic_link(tmp_path: Path) -> None:
     link.parent.mkdir()
     link.symlink_to(victim)
     with pytest.raises(OSError, match="symbolic link"):
-        localdata.private_file(link)
+        localdata.open_private(link, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     assert victim.read_text() == "the user's own file\n" and _mode(victim) == 0o644
 
 

@@ -1,12 +1,9 @@
 """What every glossary format shares: names, limits, the formula guard and the column rules.
 
-Formula guard (csv, tsv, xlsx): a spreadsheet runs a cell that starts with ``= + - @`` (or a
-tab or carriage return, which some strip first) as a formula. On write such a cell gets a
-leading ``'``; so does a cell that itself starts with ``'``, so that reading can always strip
-exactly one: a cell read back that starts with ``'`` followed by one of ``= + - @ ' \\t \\r``
-loses that first ``'``, and every other cell is kept as it is. Round trips are therefore exact
-for every string (``'x`` is written ``''x`` and read ``'x``), and a hand-made ``'hello`` stays
-``'hello``.
+Formula guard (csv, tsv, xlsx): a spreadsheet runs a cell starting with ``= + - @`` (or a tab
+or CR) as a formula, so on write such a cell, and one starting with ``'``, gets a leading ``'``;
+on read, one leading ``'`` before one of ``= + - @ ' \\t \\r`` is dropped. Round trips are
+exact (``'x`` is written ``''x``) and a hand-made ``'hello`` stays ``'hello``.
 """
 
 from __future__ import annotations
@@ -19,8 +16,6 @@ from ..errors import Remedy, UsageProblem
 from ..models.glossary import GlossaryRow
 from ..models.records import Entry, csv_cell
 from ..models.terms import language_problem
-
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_ROWS", "Columns", "format_of", "parse_pair", "unguard"]
 
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -98,62 +93,53 @@ def too_many_rows(path: Path) -> UsageProblem:
     )
 
 
-_NAMES = ("id", "fromlang", "fromtext", "tolang", "totext", "source", "target")
+_TERMS = ("fromlang", "fromtext", "tolang", "totext")
+_NAMES = ("id", *_TERMS, "source", "target")
 
 
 class Columns:
-    """Where the terms are in a table, from its header row (names in any case).
-
-    Either ``fromLang, fromText, toLang, toText`` (and optionally ``id``), or ``source,
-    target`` with a pair given; other columns are ignored. A name we read that appears twice
-    is refused: which of the two is meant cannot be told.
-    """
+    """Where the terms are in a table, from its header row (names in any case): ``fromLang,
+    fromText, toLang, toText`` (and optionally ``id``), or ``source, target`` with a pair.
+    Other columns are ignored; one we read that appears twice is refused (which is meant?)."""
 
     def __init__(self, path: Path, header: Sequence[str], pair: tuple[str, str] | None) -> None:
         self.path = path
-        names = [unguard(h).strip().lower() for h in header]
         where: dict[str, int] = {}
-        for i, name in enumerate(names):
+        for i, name in enumerate(unguard(h).strip().lower() for h in header):
             if name in _NAMES and name in where:
                 raise UsageProblem(
                     f"{path}: the column {header[i].strip()!r} appears twice (columns "
                     f"{where[name] + 1} and {i + 1}); rename or remove one."
                 )
             where.setdefault(name, i)
-        self.id = where.get("id")
-        full = [where.get(n) for n in ("fromlang", "fromtext", "tolang", "totext")]
-        if all(i is not None for i in full):
+        self.id, self.pair = where.get("id"), pair
+        if all(name in where for name in _TERMS):
             if pair is not None:
                 raise UsageProblem(
                     f"{path} names its languages (fromLang and toLang columns); a language pair "
                     "is for a file with two columns, source and target."
                 )
-            self.indices: list[int] = full  # type: ignore[assignment]
-            self.pair = None
-            return
-        if "source" in where and "target" in where:
+            self.indices = [where[name] for name in _TERMS]
+        elif "source" in where and "target" in where:
             if pair is None:
                 raise UsageProblem(
                     f"{path} has source and target columns but no languages.",
                     option=Remedy.PAIR,
                 )
             self.indices = [where["source"], where["target"]]
-            self.pair = pair
-            return
-        shown = ", ".join(repr(h) for h in header[:8]) or "nothing"
-        raise UsageProblem(
-            f"{path}: the first row must name the columns fromLang, fromText, toLang, toText "
-            f"(and optionally id), or source, target with a language pair; it holds {shown}."
-        )
+        else:
+            shown = ", ".join(repr(h) for h in header[:8]) or "nothing"
+            raise UsageProblem(
+                f"{path}: the first row must name the columns fromLang, fromText, toLang, "
+                "toText (and optionally id), or source, target with a language pair; it holds "
+                f"{shown}."
+            )
 
     @staticmethod
     def named(header: Sequence[str]) -> bool:
         """Whether ``header`` names the term columns (either way)."""
         names = {unguard(h).strip().lower() for h in header}
-        return {"fromlang", "fromtext", "tolang", "totext"} <= names or {
-            "source",
-            "target",
-        } <= names
+        return set(_TERMS) <= names or {"source", "target"} <= names
 
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
         """A ``GlossaryRow`` per record that is not blank, each cell unguarded; more than
@@ -174,10 +160,10 @@ class Columns:
 
             entry_id = at(self.id).strip() or None
             if self.pair is None:
-                terms = [at(i) for i in self.indices]
+                from_lang, from_text, to_lang, to_text = (at(i) for i in self.indices)
             else:
-                terms = [self.pair[0], at(self.indices[0]), self.pair[1], at(self.indices[1])]
-            yield GlossaryRow(number, *terms, id=entry_id)
+                (from_lang, to_lang), (from_text, to_text) = self.pair, map(at, self.indices)
+            yield GlossaryRow(number, from_lang, from_text, to_lang, to_text, id=entry_id)
 
 
 def refuse_unwritable(

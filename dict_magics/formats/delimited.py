@@ -1,10 +1,10 @@
 """CSV and TSV glossaries: UTF-8 with a BOM on write (Excel opens it right), ``utf-8-sig`` on
-read (with or without a BOM), every cell formula-guarded (``base.guard``).
+read, every cell formula-guarded (``base.guard``).
 
-Read strictly: a quote that opens a cell and runs past its line (a stray quote swallows the
-rows after it), or never closes, refuses the whole file, naming the lines. No term can hold a
-line break usefully, so no cell spans lines, and an export refuses such a term instead. A .csv
-may separate its columns with ``;`` or a tab (Excel in many locales): the header line decides.
+Read strictly: a quote that opens a cell and runs past its line (a stray quote swallowing the
+rows after it) or never closes refuses the file, naming the lines; no term holds a line break,
+so an export refuses one. A .csv may use ``;`` or a tab (Excel in many locales): the header
+line decides.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from ..errors import UsageProblem
 from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
-
-__all__ = ["read", "to_bytes"]
 
 _DELIMITERS = {"csv": (",", ";", "\t"), "tsv": ("\t",)}
 _NAMED = {",": "commas", ";": "semicolons", "\t": "tabs"}
@@ -35,9 +33,7 @@ def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None
         ) from None
     except OSError as exc:
         raise UsageProblem(f"cannot read {path}: {exc.strerror or exc}.") from None
-    delimiter = _delimiter(text, kind)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records = _records(path, reader)
+    records = _records(path, text, _delimiter(text, kind))
     header = next(records, None)
     if header is None:
         raise UsageProblem(f"{path} is empty: the first row must name the columns.")
@@ -45,8 +41,7 @@ def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None
 
 
 def _delimiter(text: str, kind: str) -> str:
-    """The first of the format's delimiters whose split of the header line names the columns
-    (the first line only: a term may hold any of them)."""
+    """The first delimiter whose split of the header line (terms may hold any) names columns."""
     line = text.split("\n", 1)[0].split("\r", 1)[0]
     for delimiter in _DELIMITERS[kind]:
         if Columns.named(next(csv.reader([line], delimiter=delimiter), [])):
@@ -54,9 +49,9 @@ def _delimiter(text: str, kind: str) -> str:
     return _DELIMITERS[kind][0]  # Columns then says what the header holds
 
 
-def _records(path: Path, reader: csv.Reader) -> Iterator[tuple[int, list[str]]]:
-    """(line, cells) per line; a record that spans lines or breaks the quoting rules stops
-    the whole file, naming where."""
+def _records(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) per line; a record spanning lines or breaking the quoting refuses all."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     line = 0
     try:
         for record in reader:
@@ -75,7 +70,7 @@ def _records(path: Path, reader: csv.Reader) -> Iterator[tuple[int, list[str]]]:
                 f"{path}: the quote that opens a cell on line {line + 1} is never closed "
                 "(a stray quote?). Close or remove it; nothing was read."
             ) from None
-        named = _NAMED.get(reader.dialect.delimiter, repr(reader.dialect.delimiter))
+        named = _NAMED.get(delimiter, repr(delimiter))
         raise UsageProblem(
             f"{path}: line {line + 1}: {exc} (columns separated by {named}); a quoted cell "
             "must end at its closing quote. Nothing was read."

@@ -14,8 +14,6 @@ from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import check_size, format_of, parse_pair
 
-__all__ = ["read_glossary", "write_glossary"]
-
 
 def read_glossary(
     path: str | Path,
@@ -25,10 +23,9 @@ def read_glossary(
     sheet: str | None = None,
 ) -> Glossary:
     """The rows of ``path`` (format from ``format`` or the extension); ``pair`` (``en:de``)
-    names the languages of a two-column file or picks two languages of a TBX; ``sheet`` names
-    the sheet of an .xlsx (default: the one it opens at). Raises ``UsageProblem`` (one line)
-    for a file it will not read as its author meant: missing, too large, a zip bomb, a TBX
-    with entities, no recognisable columns, a quote that swallows lines."""
+    names the languages of a two-column file or picks two of a TBX; ``sheet``: an .xlsx's
+    sheet (default: the one it opens at). ``UsageProblem`` (one line) for a file it will not
+    read as its author meant (missing, too large, a zip bomb, entities, no columns known)."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     languages = parse_pair(pair) if isinstance(pair, str) or pair is None else pair
@@ -42,9 +39,7 @@ def write_glossary(
     path: str | Path, entries: Iterable[Entry], *, format: str | None = None
 ) -> Path:
     """Write ``entries`` (id and four terms) to ``path``; reading it back gives the same terms.
-
-    Written to a new file beside it and renamed over it, so a failure leaves no half file.
-    """
+    Written beside it and renamed over it, so a failure leaves no half file."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     entries = list(entries)

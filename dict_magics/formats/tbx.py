@@ -1,11 +1,9 @@
 """TBX-Basic glossaries: one concept entry per dictionary entry, two language sections.
 
-Read with defusedxml: a document that declares an entity, or refers to anything outside
-itself, is refused at the declaration (no billion laughs, no external fetch); a DOCTYPE alone
-is fine. Both TBX v3 (``tbx``/``conceptEntry``/``langSec``/``termSec``) and TBX v2
-(``martif``/``termEntry``/``langSet``/``tig``) are read; v3 is written. Without ``--pair`` a
-concept's first language section is the source and the second the target; with it, the two
-languages named are picked. Row numbers count concept entries from 1.
+Read with defusedxml: a document declaring an entity or referring outside itself is refused
+(a DOCTYPE alone is fine). TBX v3 (``conceptEntry``/``langSec``/``termSec``) and v2
+(``termEntry``/``langSet``/``tig``) are read, v3 written. Without a pair a concept's first
+language section is the source, its second the target. Rows count concept entries from 1.
 """
 
 from __future__ import annotations
@@ -20,14 +18,11 @@ from ..models.glossary import Glossary, GlossaryRow, InvalidRow
 from ..models.records import Entry
 from .base import MAX_ROWS, refuse_unwritable, too_many_rows
 
-__all__ = ["read", "to_bytes"]
-
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _CONCEPTS = ("conceptEntry", "termEntry")
 _SECTIONS = ("langSec", "langSet")
 _ID_PREFIX = "id-"
-# What XML 1.0 cannot hold at all (even escaped): C0 controls but tab, LF, CR; U+FFFE/FFFF;
-# lone surrogates.
+# What XML 1.0 cannot hold even escaped: C0 controls but tab, LF, CR; U+FFFE/FFFF; surrogates
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
@@ -55,8 +50,8 @@ def _parse(path: Path) -> Any:
 
 
 def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
-    """The concept entries of a TBX file (size already checked) as rows, and the concepts that
-    cannot be one dictionary entry (a language missing, several terms in one language)."""
+    """A TBX file's concept entries as rows, and those that cannot be one entry (a language
+    missing, several terms in one language)."""
     root = _parse(path)
     if _local(root.tag) not in ("tbx", "martif"):
         raise UsageProblem(f"{path} is not a TBX file (its root is <{_local(root.tag)}>).")
@@ -122,11 +117,6 @@ def _not_xml(text: str) -> str:
     return f"U+{ord(found.group()):04X}, which XML cannot hold" if found else ""
 
 
-def _text(value: str) -> str:
-    """Escaped for XML text, a CR as ``&#13;`` (a parser would turn a raw one into LF)."""
-    return escape(value).replace("\r", "&#13;")
-
-
 def to_bytes(entries: list[Entry], kind: str = "tbx") -> bytes:
     """A TBX-Basic (v3, DCA style) document: one concept entry per entry."""
     refuse_unwritable(entries, "tbx", _not_xml, ".xlsx or .csv")
@@ -142,12 +132,11 @@ def to_bytes(entries: list[Entry], kind: str = "tbx") -> bytes:
         ident = f" id={quoteattr(_ID_PREFIX + entry.id)}" if plain else ""
         out.append(f"<conceptEntry{ident}>")
         for code, term in ((entry.from_lang, entry.from_text), (entry.to_lang, entry.to_text)):
-            # quoteattr writes tab, LF and CR as character references
+            text = escape(term).replace("\r", "&#13;")  # a raw CR would be read as LF
             out.append(
-                f"<langSec xml:lang={quoteattr(code)}><termSec>"
-                f"<term>{_text(term)}</term></termSec></langSec>"
+                f"<langSec xml:lang={quoteattr(code)}><termSec><term>{text}</term></termSec>"
+                "</langSec>"
             )
         out.append("</conceptEntry>")
-    out.append("</body></text>")
-    out.append("</tbx>")
+    out += ["</body></text>", "</tbx>"]
     return ("\n".join(out) + "\n").encode("utf-8")

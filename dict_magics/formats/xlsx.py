@@ -1,11 +1,9 @@
 """Excel glossaries (openpyxl, the optional extra ``xlsx``): the active sheet (or one named),
 row 1 the header.
 
-Before openpyxl opens a file, its zip directory is read: too many parts, or more than
-``MAX_UNCOMPRESSED`` once inflated (a zip bomb), and the file is refused at once. The sizes
-are the declared ones, and Python's ``zipfile`` never inflates a part beyond its declared size,
-so a part that lies about its size cannot get past this either. openpyxl parses the sheets
-with defusedxml (a dependency), so no entity is expanded.
+Before openpyxl opens a file its zip directory is read: too many parts, or more than
+``MAX_UNCOMPRESSED`` inflated (a zip bomb), is refused at once (``zipfile`` never inflates a
+part past its declared size). openpyxl parses the sheets with defusedxml: no entity expanded.
 """
 
 from __future__ import annotations
@@ -21,8 +19,6 @@ from ..errors import Remedy, UsageProblem
 from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
-
-__all__ = ["MAX_UNCOMPRESSED", "read", "to_bytes"]
 
 MAX_UNCOMPRESSED = 128 * 1024 * 1024
 """The most an xlsx may inflate to (all its parts together)."""
@@ -41,8 +37,8 @@ def _openpyxl(what: str) -> Any:
 
 
 def check_zip(path: Path) -> None:
-    """Refuse a file that is not a zip, has too many parts or inflates too far; reads only
-    the zip's directory."""
+    """Refuse a file that is not a zip, has too many parts or inflates too far (read from the
+    zip's directory alone)."""
     try:
         with zipfile.ZipFile(path) as archive:
             parts = archive.infolist()

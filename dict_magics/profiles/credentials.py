@@ -1,9 +1,9 @@
 """Credential profiles: OS keyring items, environment overrides, and clear errors.
 
-A profile is three keyring items under service ``dict-magics``: ``<profile>:access_key``,
-``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` environment variables
-override the keyring for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``),
-so scripts and CI work with no keyring at all. ``keyring`` is imported only when it is needed.
+A profile is three items of keyring service ``dict-magics``: ``<profile>:access_key``,
+``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` variables override them
+for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``), so scripts and CI
+need no keyring. ``keyring`` is imported only when it is needed.
 """
 
 from __future__ import annotations
@@ -103,9 +103,8 @@ def _keyring() -> Any:
 
 
 def backend_info() -> BackendInfo:
-    """Describe the active keyring backend without reading any secret; ``CredentialsError``
-    when none can be loaded (a ``PYTHON_KEYRING_BACKEND`` naming no backend, a broken
-    keyring configuration): that is a keyring that fails, not a missing one."""
+    """The active keyring backend, read without a secret; ``CredentialsError`` when none can
+    be loaded (a bad ``PYTHON_KEYRING_BACKEND``): a keyring that fails, not a missing one."""
     keyring = _keyring()
     from keyring.backends import fail
 
@@ -119,12 +118,8 @@ def backend_info() -> BackendInfo:
     members = list(getattr(backend, "backends", None) or [backend])
     names = [f"{type(b).__module__}.{type(b).__qualname__}" for b in members]
     plaintext = any(
-        "plaintext" in type(b).__name__.lower()
-        or (
-            type(b).__module__.startswith("keyrings.alt")
-            and "crypt" not in type(b).__name__.lower()
-        )
-        for b in members
+        "plaintext" in n.lower() or (n.startswith("keyrings.alt") and "crypt" not in n.lower())
+        for n in names
     )
     available = not all(isinstance(b, fail.Keyring) for b in members)
     return BackendInfo(" + ".join(names), available, plaintext)
@@ -132,13 +127,10 @@ def backend_info() -> BackendInfo:
 
 def _env_hint(profile: str) -> str:
     """How to do without the keyring for ``profile``, naming only what is not set yet."""
-    if profile != default_profile():
-        return (
-            f"Meanwhile, set {ENV_PROFILE}={profile} with {ENV_BASE_URL}, {ENV_ACCESS_KEY} and "
-            f"{ENV_SECRET_KEY} to work without the keyring."
-        )
     unset = [var for var in _ENV_OF.values() if not os.environ.get(var, "").strip()]
-    if not unset:
+    if profile != default_profile():
+        unset = [f"{ENV_PROFILE}={profile} with {ENV_BASE_URL}, {ENV_ACCESS_KEY}", ENV_SECRET_KEY]
+    elif not unset:
         return "Meanwhile, the DICT_MAGICS_* variables set in the environment are used."
     return f"Meanwhile, set {' and '.join(unset)} to work without the keyring."
 
@@ -174,17 +166,18 @@ def _translate(exc: Exception, action: str, profile: str) -> CredentialsError:
     return CredentialsError(f"cannot {action} profile {profile!r}: {why} {_env_hint(profile)}")
 
 
-def _read(profile: str, item: str) -> str | None:
+def _read(profile: str, item: str, action: str = "read") -> Secret | None:
+    """A keyring item, a ``Secret`` from the moment it is read (it may be the secret key)."""
     try:
-        return _keyring().get_password(SERVICE, f"{profile}:{item}")
+        value = _keyring().get_password(SERVICE, f"{profile}:{item}")
     except Exception as exc:
-        raise _translate(exc, "read", profile) from None
+        raise _translate(exc, action, profile) from None
+    return None if value is None else Secret(value)
 
 
-def _checked(item: str, value: Secret, where: str) -> str:
-    """``value`` (a ``Secret`` from the moment it is read; still one if it is the secret key),
-    refused if it holds bytes that are not UTF-8 (surrogate escapes), never quoting it: left
-    in, it would fail much later, in a traceback that shows a byte of it."""
+def _checked(item: str, value: str, where: str) -> str:
+    """``value`` (still a ``Secret`` if it is the secret key), refused, unquoted, if it holds
+    bytes that are not UTF-8: left in, it would fail later in a traceback showing a byte."""
     if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         raise CredentialsError(
             f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
@@ -195,11 +188,8 @@ def _checked(item: str, value: Secret, where: str) -> str:
 
 def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
     """Credentials for ``profile``; ``base_url`` (from configuration) overrides the stored one.
-
-    Environment variables apply to the environment's profile only, so ``-p other`` still
-    reads ``other`` from the keyring. Raises ``CredentialsError`` saying what is missing. No
-    local variable here ever holds the secret as a plain ``str`` (tracebacks show locals).
-    """
+    The environment applies to its own profile only (``-p other`` reads the keyring). No local
+    here holds the secret as a plain ``str`` (tracebacks show locals)."""
     profile = check_profile(profile or default_profile())
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -218,7 +208,7 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
         if item in values:
             continue
         where = f"in the keyring item {SERVICE} / {profile}:{item}"
-        if found := _checked(item, Secret(_read(profile, item) or ""), where):
+        if found := _checked(item, _read(profile, item) or "", where):
             values[item], sources[item] = found, "keyring"
     missing = [item for item in ITEMS if item not in values]
     if missing:
@@ -245,7 +235,8 @@ def env_items(profile: str | None = None) -> dict[str, str]:
 
 def stored_base_url(profile: str) -> str | None:
     """The base URL kept in the keyring for ``profile`` (it is not a secret), or ``None``."""
-    return _read(check_profile(profile), "base_url") or None
+    found = _read(check_profile(profile), "base_url")
+    return str(found) if found else None
 
 
 def stored_items(profile: str) -> dict[str, bool]:
@@ -256,11 +247,8 @@ def stored_items(profile: str) -> dict[str, bool]:
 
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
     """Save a profile in the keyring after checking the base URL; returns what was saved.
-
-    All or nothing: the keys first and the base URL last (a profile is complete once its base
-    URL is there); if the keyring fails part way, the items written are put back as they were
-    (or removed), so a profile never mixes a new base URL with old keys.
-    """
+    All or nothing: the keys first, the base URL last (it completes a profile); if the keyring
+    fails part way, the items written are put back (or removed), never mixing old and new."""
     secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
@@ -269,11 +257,8 @@ def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Cred
         raise CredentialsError("both an access key and a secret key are needed.")
     for item in ("secret_key", "access_key"):
         _checked(item, values[item], "given")
+    previous = {item: _read(profile, item, "save") for item in values}
     keyring = _keyring()
-    try:  # a Secret each: one may be the old secret key
-        previous = {item: _read_secret(keyring, profile, item) for item in values}
-    except Exception as exc:
-        raise _translate(exc, "save", profile) from None
     written: list[str] = []
     try:
         for item, value in values.items():
@@ -290,11 +275,6 @@ def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Cred
         raise error from None
     sources = dict.fromkeys(ITEMS, "keyring")
     return Credentials(profile, base_url, values["access_key"], secret_key, sources)
-
-
-def _read_secret(keyring: Any, profile: str, item: str) -> Secret | None:
-    value = keyring.get_password(SERVICE, f"{profile}:{item}")
-    return None if value is None else Secret(value)
 
 
 def _roll_back(

@@ -1,11 +1,10 @@
 """Which profiles are stored: names and where they point, never a secret.
 
-Most keyring backends cannot enumerate their items, so the names are kept beside the profiles:
-one more, non-secret item of the ``dict-magics`` keyring service, username ``profiles``, a JSON
-list (a profile name never holds ``:``, so it cannot collide with ``<profile>:<item>``). Login
-adds a name, logout removes it; every ``DICT_MAGICS_HOME`` sees the same profiles. The list is
-an index, not the truth: ``stored_profiles`` checks each name, and looks at ``default`` and
-``$DICT_MAGICS_PROFILE`` too. Two logins at the same instant may lose one name.
+Most keyring backends cannot list their items, so the names are kept beside the profiles: item
+``profiles`` of keyring service ``dict-magics``, a JSON list (a profile name never holds ``:``,
+so it cannot collide with ``<profile>:<item>``). Login adds a name, logout removes it. The list
+is an index, not the truth: each name is checked, and ``default`` and ``$DICT_MAGICS_PROFILE``
+are looked at too. Two logins at the same instant may lose one name.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from ..models.secret import mask
 from . import credentials
 
 ITEM = "profiles"
-"""The keyring username (service ``dict-magics``) of the list of profile names."""
 
 
 @dataclass(frozen=True)
@@ -74,25 +72,21 @@ def _save(names: list[str]) -> None:
 
 def remember(profile: str) -> None:
     """Record ``profile`` as stored (after a login)."""
-    profile = credentials.check_profile(profile)
-    names = recorded()
+    profile, names = credentials.check_profile(profile), recorded()
     if profile not in names:
         _save([*names, profile])
 
 
 def forget(profile: str) -> None:
     """Drop ``profile`` from the index (after a logout)."""
-    profile = credentials.check_profile(profile)
-    names = recorded()
+    profile, names = credentials.check_profile(profile), recorded()
     if profile in names:
         _save([n for n in names if n != profile])
 
 
 def stored_profiles() -> list[StoredProfile]:
-    """Every profile with at least one item in the keyring, by name; holds no secret.
-
-    Raises ``CredentialsError`` when no keyring backend is available or it fails.
-    """
+    """Every profile with at least one item in the keyring, by name; ``CredentialsError``
+    when no keyring backend is available or it fails."""
     backend = credentials.backend_info()
     if not backend.available:
         raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")

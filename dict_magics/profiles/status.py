@@ -10,11 +10,7 @@ from ..models.probe import ProbeResult, stored
 from ..models.text import COLOUR, MARK, Rendered, escape, html_row, html_table, shown
 from . import credentials
 
-_SOURCE_WORDS = {
-    "env": "environment",
-    "keyring": "keyring",
-    "config": "%config DictMagics.base_url",
-}
+_SOURCE_WORDS = {"keyring": "keyring", "config": "%config DictMagics.base_url"}
 
 
 @dataclass(frozen=True)
@@ -28,12 +24,11 @@ class ProfileStatus(Rendered):
     env_vars: dict[str, str] = field(default_factory=dict)
     backend: credentials.BackendInfo | None = None
     problem: str | None = None
-    probe: ProbeResult | None = None
-    """What ``probe`` last found for this profile and service, if it ran."""
+    probe: ProbeResult | None = None  # what ``probe`` last found here, if it ran
 
     @property
     def ready(self) -> bool:
-        """True when a client could be built for this profile."""
+        """Whether a client could be built for this profile."""
         return self.problem is None
 
     @property
@@ -43,24 +38,22 @@ class ProfileStatus(Rendered):
         if source == "env":
             return f"environment variable {credentials.ENV_SECRET_KEY}"
         if source == "keyring":
-            name = self.backend.name if self.backend else "the keyring"
-            return f"keyring backend {name}"
+            return f"keyring backend {self.backend.name if self.backend else 'the keyring'}"
         return "not found"
 
     @property
     def warnings(self) -> list[str]:
         """What the user should know: a plaintext or missing keyring backend."""
-        if self.backend is None or self.backend.warning is None:
+        backend = self.backend
+        if backend is None or backend.warning is None:
             return []
-        if not self.backend.available:
-            if self.sources.get("secret_key") == "env":
-                return [
-                    "no keyring backend is available: the environment variables are used, "
-                    "and no profile can be stored in the keyring until one is installed"
-                ]
-            if self.problem:  # the problem already says what is missing and how to fix it
-                return []
-        return [self.backend.warning]
+        if not backend.available and self.sources.get("secret_key") == "env":
+            return [
+                "no keyring backend is available: the environment variables are used, "
+                "and no profile can be stored in the keyring until one is installed"
+            ]
+        # Without a backend, a problem already says what is missing and how to fix it.
+        return [] if not backend.available and self.problem else [backend.warning]
 
     def rows(self) -> list[tuple[str, str]]:
         """The status as (label, value) pairs, shared by the text and HTML views."""
@@ -68,14 +61,14 @@ class ProfileStatus(Rendered):
         def origin(item: str) -> str:
             source = self.sources.get(item)
             if source == "env":
-                return f" (from {self.env_vars.get(item, 'the environment')})"
-            return f" (from {_SOURCE_WORDS[source]})" if source else ""
+                source = self.env_vars.get(item, "the environment")
+            return f" (from {_SOURCE_WORDS.get(source, source)})" if source else ""
 
         held = "secret_key" in self.sources
         where = f"set, never shown (in the {self.secret_location})" if held else "not found"
-        backend = "unknown"
-        if self.backend is not None:
-            backend = self.backend.name + ("" if self.backend.available else " (not available)")
+        backend = self.backend.name if self.backend else "unknown"
+        if self.backend and not self.backend.available:
+            backend += " (not available)"
         rows = [
             ("profile", self.profile),
             ("base URL", (self.base_url or "not found") + origin("base_url")),
@@ -91,8 +84,7 @@ class ProfileStatus(Rendered):
         return rows
 
     def worded(self, words: Callable[[str], str]) -> ProfileStatus:
-        """This status with its problem said in a front end's words (what would help, as its
-        own command)."""
+        """This status with its problem in a front end's words (what would help, as its own)."""
         return self if self.problem is None else replace(self, problem=words(self.problem))
 
     def _head(self) -> str:
@@ -119,10 +111,8 @@ class ProfileStatus(Rendered):
 
 
 def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:
-    """Describe ``profile`` without sending anything; keyring trouble becomes ``problem``.
-
-    Raises ``DictMagicsError`` only for a profile name that cannot exist.
-    """
+    """Describe ``profile`` without sending anything; keyring trouble becomes ``problem``
+    (``DictMagicsError`` only for a profile name that cannot exist)."""
     profile = credentials.check_profile(profile or credentials.default_profile())
     env_vars = credentials.env_items(profile)
     try:

@@ -2,9 +2,8 @@
 tokens), how often (the rate limit), and what a request may carry; refusals in its shape.
 
 The signature is written here, not imported from the client: a stand-in for the vendor that
-shared the client's code would hide the client's bugs. Tokens are kept only as hashes. A coded
-refusal is ``{"status": "failure", "data": {"code", "message"}}``; the vendor does not document
-its HTTP status, so the sandbox sends a plausible one and a client must judge by the code.
+shared the client's code would hide the client's bugs. Tokens are kept only as hashes. The
+vendor does not document the HTTP status of a coded refusal: a client must judge by the code.
 """
 
 from __future__ import annotations
@@ -16,13 +15,19 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from email.message import Message
 from typing import Any
 
 from ..models import codes
 from ..models.terms import entry_problems
 
 TERM_FIELDS = ("fromLang", "fromText", "toLang", "toText")
+NONCE_RULES = ("increasing", "unique", "none")
+NONCE_WINDOW_S = 300.0
+"""The ``unique`` rule's window around the server's clock (it must forget old nonces)."""
+DEFAULT_TOKEN_S = 1800  # a token's lifetime when the request names none (the vendor's 30 min)
+MAX_TOKEN_S = 86_400
 
 
 class Rejected(Exception):
@@ -58,21 +63,18 @@ def parse_json(body: bytes, kind: type = dict) -> Any:
 def _terms(data: Any, where: str = "") -> tuple[str, str, str, str]:
     if not isinstance(data, dict):
         raise coded(codes.INVALID_TYPE, f"{where}must be a JSON object")
-    missing = [name for name in TERM_FIELDS if name not in data]
-    if missing:
+    if missing := [name for name in TERM_FIELDS if name not in data]:
         raise coded(codes.MISSING_ARGUMENT, f"{where}{', '.join(missing)}")
-    extra = sorted(set(data) - set(TERM_FIELDS))
-    if extra:
+    if extra := sorted(set(data) - set(TERM_FIELDS)):
         raise coded(codes.INVALID_PARAMETERS, f"{where}unexpected {', '.join(extra)}")
-    for name in TERM_FIELDS:
-        if not isinstance(data[name], str):
-            raise coded(codes.INVALID_TYPE, f"{where}{name} must be text")
+    if wrong := [name for name in TERM_FIELDS if not isinstance(data[name], str)]:
+        raise coded(codes.INVALID_TYPE, f"{where}{wrong[0]} must be text")
     terms = tuple(data[name] for name in TERM_FIELDS)
     # Hidden characters are the client's worry (lint); the vendor refuses these three.
     for problem in entry_problems(*terms):
         if problem.kind in ("empty", "too-long", "bad-language"):
             raise coded(codes.INVALID_PARAMETERS, where + problem.message)
-    return terms  # type: ignore[return-value]
+    return terms
 
 
 def parse_terms(body: bytes, bulk: bool = False) -> list[tuple[str, str, str, str]]:
@@ -89,8 +91,7 @@ def parse_terms(body: bytes, bulk: bool = False) -> list[tuple[str, str, str, st
 def parse_token_request(body: bytes) -> tuple[str, str, int | None]:
     """``accessKey``, ``secretKey`` and ``duration`` (``None`` when absent)."""
     data = parse_json(body)
-    missing = [name for name in ("accessKey", "secretKey") if not data.get(name)]
-    if missing:
+    if missing := [name for name in ("accessKey", "secretKey") if not data.get(name)]:
         raise coded(codes.MISSING_ARGUMENT, ", ".join(missing))
     if not isinstance(data["accessKey"], str) or not isinstance(data["secretKey"], str):
         raise coded(codes.INVALID_TYPE, "accessKey and secretKey must be text")
@@ -98,14 +99,6 @@ def parse_token_request(body: bytes) -> tuple[str, str, int | None]:
     if duration is not None and (type(duration) is not int or duration <= 0):
         raise coded(codes.INVALID_TYPE, "duration must be a positive whole number of seconds")
     return data["accessKey"], data["secretKey"], duration
-
-
-NONCE_RULES = ("increasing", "unique", "none")
-NONCE_WINDOW_S = 300.0
-"""The ``unique`` rule's window around the server's clock (it must forget old nonces)."""
-DEFAULT_TOKEN_S = 1800
-"""A token's lifetime when the request names none (the vendor documents 30 minutes)."""
-MAX_TOKEN_S = 86_400
 
 
 def sign(path: str, secret_key: str, nonce: str) -> str:
@@ -163,22 +156,18 @@ def check_key(access_key: str, expected: str) -> Rejected | None:
     """40003 for a key that cannot be one, 40002 for one the sandbox does not know."""
     if not (0 < len(access_key) <= 256 and access_key.isascii() and access_key.isprintable()):
         return coded(codes.KEY_INVALID, "the access key is malformed")
-    if not same(access_key, expected):
-        return coded(codes.KEY_UNKNOWN)
-    return None
+    return None if same(access_key, expected) else coded(codes.KEY_UNKNOWN)
 
 
 def check_signed(
-    headers: Mapping[str, str], path: str, access_key: str, secret_key: str, nonces: NonceBook
+    headers: Message, path: str, access_key: str, secret_key: str, nonces: NonceBook
 ) -> Rejected | None:
     """Why a signed request is not authentic, or ``None``. The nonce rule comes last, so a
     forged request cannot use up a nonce."""
-    named = {name: headers.get(name) for name in ("accessKey", "nonce", "signature")}
-    missing = [name for name, value in named.items() if not value]
-    if missing:
+    names = ("accessKey", "nonce", "signature")
+    sent_key, nonce, signature = (headers.get(name) or "" for name in names)
+    if missing := [name for name in names if not headers.get(name)]:
         return coded(codes.MISSING_ARGUMENT, f"header(s) required: {', '.join(missing)}")
-    sent_key, nonce, signature = named.values()
-    assert sent_key and nonce and signature
     problem = check_key(sent_key, access_key)
     if problem is not None:
         return problem

@@ -1,8 +1,6 @@
-"""Faults the sandbox can inject (``handler.write_fault`` puts each on the wire).
-
-A fault either answers in place of the service (nothing done), or lets the service act first
-and then garbles, delays or drops the answer ("applied"): the cases where a client must not
-claim a failure it cannot prove.
+"""Faults the sandbox can inject (``handler.write_fault`` puts each on the wire): an answer
+in place of the service's (nothing done), or one garbled, delayed or dropped after the service
+acted ("applied"): the cases where a client must not claim a failure it cannot prove.
 """
 
 from __future__ import annotations
@@ -64,18 +62,16 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULT_KINDS)}")
-        if self.method is not None:
-            self.method = self.method.upper()
-            if self.method not in METHODS:
-                raise ValueError(f"unknown method {self.method!r}; one of {', '.join(METHODS)}")
+        self.method = self.method and self.method.upper()
+        if self.method not in (None, *METHODS):
+            raise ValueError(f"unknown method {self.method!r}; one of {', '.join(METHODS)}")
         if self.kind == "malformed_listing":
             if self.method not in (None, "GET"):
                 raise ValueError(f"fault {self.kind!r} applies to GET only")
             self.method = "GET"
         if self.kind == "coded" and self.code is None:
             raise ValueError("fault 'coded' needs the vendor's error code (code=40103, say)")
-        if self.retry_after is not None:
-            self.retry_after = str(self.retry_after)
+        self.retry_after = None if self.retry_after is None else str(self.retry_after)
 
     @property
     def applied(self) -> bool:

@@ -1,8 +1,6 @@
 """The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
-the bytes of the answer, its own or a fault's (``write_fault``).
-
-HTTPS uses a throw-away CA made by ``trustme``: its certificate lives in a private temporary
-folder only while one sandbox runs, and the server certificate covers 127.0.0.1 and localhost.
+the bytes of the answer, its own or a fault's (``write_fault``). HTTPS uses a throw-away CA
+(``trustme``), kept in a private temporary folder while the sandbox runs.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import sys
 import tempfile
 import threading
 import time
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
@@ -42,6 +39,7 @@ POST_PATHS = {
     "/api/v1/token": "token",
     "/api/v1/translate": "translate",
 }
+JSON = "application/json"
 MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}
 """Bodies larger than 64 KiB are refused, except these."""
 
@@ -159,23 +157,17 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- writing (what faults write with too) ----------------------------------------------
 
-    def write(self, data: bytes) -> None:
-        self.wfile.write(data)
-
     def send(
-        self, code: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+        self, code: int, body: bytes, content_type: str = JSON, extra: dict[str, str] | None = None
     ) -> None:
-        head = [f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}"]
-        head += [f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
-        head += [f"{k}: {v}" for k, v in (extra or {}).items()]
-        self.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        self.wfile.write(head(code, len(body), content_type, extra) + body)
 
     def send_json(
         self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None
     ) -> None:
         # A term may hold a lone surrogate, as a real service's JSON may: sent as its escape.
         body = json.dumps(data, ensure_ascii=False).encode("utf-8", "backslashreplace")
-        self.send(code, body, "application/json", extra)
+        self.send(code, body, extra=extra)
 
     def answer(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
         """The service's own answer: a failure in the vendor's shape, or (``errors="plain"``)
@@ -236,8 +228,8 @@ class Handler(BaseHTTPRequestHandler):
                 if sandbox.rate_limit_answer == "429"
                 else coded(codes.FREQUENCY_LIMIT)
             )
-            extra = {"Retry-After": str(sandbox.retry_after)}
-            return self._refuse(refusal, self._named_entry(), "rate_limited", extra)
+            retry = {"Retry-After": str(sandbox.retry_after)}
+            return self._refuse(refusal, self._named_entry(), "rate_limited", **retry)
         if sandbox._faults.take(self.command, "drop_before"):
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             return self.reset()
@@ -266,16 +258,11 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
 
     def _refuse(
-        self,
-        problem: Rejected,
-        entry_id: str | None = None,
-        operation: str = "rejected",
-        extra: dict[str, str] | None = None,
+        self, problem: Rejected, entry_id: str | None, operation: str = "rejected", **extra: str
     ) -> None:
         self.server.sandbox._log(
             self, operation, problem.status, problem.message, entry_id, code=problem.code
         )
-        extra = dict(extra or {})
         if not self._skip_body():  # its body is unread: the connection is out of step
             self.close_connection = True
             extra["Connection"] = "close"
@@ -318,11 +305,14 @@ class Handler(BaseHTTPRequestHandler):
         """Authenticate the request and read its body: what the operation needs from it."""
         sandbox = self.server.sandbox
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type != "application/json":
+        if content_type != JSON:
             raise coded(codes.INVALID_PARAMETERS, "Content-Type must be application/json")
-        if name in ("list", "delete", "purge") and self._has_body():
-            raise Rejected(400, "no request body is allowed")
-        body = None if name in ("list", "delete", "purge") else self._read_body(name)
+        body = None
+        if name in ("list", "delete", "purge"):
+            if self._has_body():
+                raise Rejected(400, "no request body is allowed")
+        elif (body := self._read_body(limit := MAX_BODY.get(name, 64 << 10))) is None:
+            raise Rejected(400, f"send the body with a Content-Length, {limit} at most")
         if name == "token":  # the keys travel in the body instead of a signature
             access_key, secret_key, duration = parse_token_request(body or b"")
             problem = check_key(access_key, sandbox.access_key)
@@ -374,21 +364,14 @@ class Handler(BaseHTTPRequestHandler):
         length = (self.headers.get("Content-Length") or "0").strip()
         return bool(self.headers.get("Transfer-Encoding")) or length != "0"
 
-    def _framed_length(self, limit: int) -> int | None:
-        """The body's length when a Content-Length alone frames it, within ``limit``."""
-        if self.headers.get("Transfer-Encoding"):
-            return None
+    def _read_body(self, limit: int) -> bytes | None:
+        """The body when a Content-Length alone frames it, within ``limit`` (else ``None``)."""
         try:
             length = int(self.headers.get("Content-Length") or "0")
         except ValueError:
             return None
-        return length if 0 <= length <= limit else None
-
-    def _read_body(self, name: str) -> bytes:
-        limit = MAX_BODY.get(name, 64 << 10)
-        length = self._framed_length(limit)
-        if length is None:
-            raise Rejected(400, f"send the body with a Content-Length, {limit} at most")
+        if self.headers.get("Transfer-Encoding") or not 0 <= length <= limit:
+            return None
         self._body_read = True
         return self.rfile.read(length)
 
@@ -397,16 +380,16 @@ class Handler(BaseHTTPRequestHandler):
         in step."""
         if self._body_read or not self._has_body():
             return True
-        length = self._framed_length(max(MAX_BODY.values()))
-        if length is not None:
-            self._body_read = True
-            self.rfile.read(length)
-        return length is not None
+        return self._read_body(max(MAX_BODY.values())) is not None
 
 
-def _head(code: int, length: int, **headers: str) -> bytes:
-    lines = [f"HTTP/1.1 {code} {HTTPStatus(code).phrase}", "Content-Type: application/json"]
-    lines += [f"Content-Length: {length}"] + [f"{k}: {v}" for k, v in headers.items()]
+def head(
+    code: int, length: int, content_type: str = JSON, extra: dict[str, str] | None = None
+) -> bytes:
+    """An answer's status line and headers."""
+    lines = [f"HTTP/1.1 {code} {Handler.responses.get(code, ('',))[0]}"]
+    lines += [f"Content-Type: {content_type}", f"Content-Length: {length}"]
+    lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
@@ -414,7 +397,7 @@ def _drip(h: Handler, delay: float, data: bytes) -> bool:
     for byte in data:
         if not h.pause(delay):
             return False
-        h.write(bytes([byte]))
+        h.wfile.write(bytes([byte]))
     return True
 
 
@@ -438,17 +421,11 @@ def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
         case "no_status" | "other_status":
             h.send_json(200, {"result": "ok"} if f.kind == "no_status" else {"status": "deleted"})
         case "html":
-            h.send(
-                500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html"
-            )
+            h.send(500, b"<html><h1>500 Internal Server Error</h1></html>", "text/html")
         case "huge":
-            h.send(
-                200,
-                b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}',
-                "application/json",
-            )
+            h.send(200, b'{"status": "success", "pad": "' + b"x" * (1 << 20) + b'"}')
         case "deep_json":
-            h.send(200, b"[" * 50_000, "application/json")
+            h.send(200, b"[" * 50_000)
         case "redirect":
             h.send(307, b"", "text/plain", {"Location": f.location})
         case "drop_before" | "drop_after":
@@ -459,30 +436,30 @@ def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
         case "gzip" | "gzip_forced":
             if f.kind == "gzip" and "gzip" not in (h.headers.get("Accept-Encoding") or ""):
                 return h.send_json(code, data)
-            h.send(code, gzip.compress(body), "application/json", {"Content-Encoding": "gzip"})
+            h.send(code, gzip.compress(body), extra={"Content-Encoding": "gzip"})
         case "bom":
-            h.send(code, b"\xef\xbb\xbf" + body, "application/json")
+            h.send(code, b"\xef\xbb\xbf" + body)
         case "utf16":
             utf16 = json.dumps(data, ensure_ascii=False).encode("utf-16")
             h.send(code, utf16, "application/json; charset=utf-16")
         case "truncated":
-            h.write(_head(code, len(body) + 100) + body)
+            h.wfile.write(head(code, len(body) + 100) + body)
             h.close_connection = True
         case "empty_204":
-            h.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            h.wfile.write(b"HTTP/1.1 204 No Content\r\n\r\n")
         case "close_mid_headers":
-            h.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
+            h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
             h.close_connection = True
         case "drip":
-            h.write(_head(code, len(body)))
+            h.wfile.write(head(code, len(body)))
             _drip(h, f.delay, body)
         case "drip_headers":
-            if _drip(h, f.delay, _head(code, len(body))):
-                h.write(body)
+            if _drip(h, f.delay, head(code, len(body))):
+                h.wfile.write(body)
         case "continue_flood":
             h.close_connection = True
             while True:
-                h.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                h.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                 if not h.pause(f.delay, until_hangup=True):
                     return
         case "malformed_listing":

@@ -1,8 +1,8 @@
 """A real local stand-in for the translation service: ``SandboxServer`` on 127.0.0.1 only.
 
-It serves every endpoint the vendor documents, checks what the service checks and refuses in
-its shape. Each documented variant is a keyword of its own, named as ``probe`` reports it, so a
-client can be tested against services that differ in one rule; the defaults are the vendor's.
+Every endpoint the vendor documents, checked and refused as the service does. Each documented
+variant is a keyword, named as ``probe`` reports it, so a client can be tested against services
+that differ in one rule; the defaults are the vendor's.
 """
 
 from __future__ import annotations
@@ -54,10 +54,10 @@ class Received(NamedTuple):
 
 @dataclass(frozen=True)
 class LoggedRequest:
-    """One request the sandbox answered (or dropped), and what it did: ``operation`` (``list``,
-    ``add``, ``bulk``, ``update``, ``delete``, ``purge``, ``token``, ``translate``, ``rejected``,
-    ``rate_limited``, ``dropped``), the ``entry`` added, updated or deleted, the ``entries`` a
-    bulk added or a translation applied, a refusal's vendor ``code``. Never a token."""
+    """One request the sandbox answered (or dropped): its ``operation`` (``list``, ``add``,
+    ``bulk``, ``update``, ``delete``, ``purge``, ``token``, ``translate``, ``rejected``,
+    ``rate_limited``, ``dropped``), the ``entry`` or ``entries`` it touched, a refusal's
+    ``code``. Never a token."""
 
     method: str
     path: str
@@ -129,8 +129,7 @@ class SandboxServer:
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency, self.add_delay, self.echo, self.tls = latency, add_delay, echo, tls
         self.retry_after, self.rate_limit_answer = retry_after, rate_limit_answer
-        self.home: str | None = None
-        """A data folder (DICT_MAGICS_HOME) for this run's clients; ``env()`` names it."""
+        self.home: str | None = None  # a DICT_MAGICS_HOME for this run's clients (``env()``)
         self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
         self.nonce_rule = nonce_rule
         self._nonces = NonceBook(nonce_rule)
@@ -141,7 +140,7 @@ class SandboxServer:
         self._log_records: deque[LoggedRequest] = deque(maxlen=max_log)
         self._arrivals: deque[Received] = deque(maxlen=max_log)
         self._port = port
-        self._open = threading.Event()
+        self._open = threading.Event()  # cleared: requests wait (``pause``)
         self._open.set()
         self._server: Server | None = None
         self._tls: SandboxTLS | None = None
@@ -173,9 +172,7 @@ class SandboxServer:
                 server.server_close()
                 raise
         self._server = server
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -222,9 +219,8 @@ class SandboxServer:
         return self._running().accepted
 
     def env(self) -> dict[str, str]:
-        """The variables that point a client at this sandbox. With TLS also
-        ``REQUESTS_CA_BUNDLE`` (which beats a requests session's own ``verify``) and
-        ``SSL_CERT_FILE``; ``DICT_MAGICS_HOME`` when ``home`` is set."""
+        """The variables that point a client at this sandbox; with TLS ``REQUESTS_CA_BUNDLE``
+        (it beats a session's own ``verify``) and ``SSL_CERT_FILE``; ``DICT_MAGICS_HOME``."""
         env = {
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
@@ -264,8 +260,8 @@ class SandboxServer:
 
     @property
     def received(self) -> list[Received]:
-        """Every request that arrived, logged before anything is done about it (even while
-        paused): a request a killed client may have sent is here."""
+        """Every request that arrived, logged before anything is done (even while paused): a
+        request a killed client may have sent is here."""
         with self._log_lock:
             return list(self._arrivals)
 
@@ -275,9 +271,8 @@ class SandboxServer:
             self._arrivals.clear()
 
     def inject(self, kind: str, count: int = 1, **options: Any) -> None:
-        """Make the next ``count`` requests (of ``method`` only, when given) that the sandbox
-        would take meet fault ``kind`` (see ``FAULT_KINDS``); ``options``: ``status``,
-        ``retry_after``, ``delay``, ``location``, ``method``, ``code``, ``message``."""
+        """The next ``count`` requests the sandbox would take (of ``method``, if given) meet
+        fault ``kind`` (``FAULT_KINDS``); ``options``: ``Fault``'s other fields."""
         self._faults.add(Fault(kind, count, **options))
 
     def fail_next(
@@ -336,11 +331,10 @@ class SandboxServer:
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
     """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup).
 
-    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused (the demo's, with its own
-    data folder); otherwise one is started and returned, with a private temporary data folder
-    for this kernel (removed when it stops), so its snapshots and audit lines never reach the
-    user's own. Either way the session's profile and base URL are reset, so a stored profile
-    or real credentials can never send these notebooks' deletes to a real account.
+    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused; otherwise one is started
+    (and returned) with a temporary data folder, so its snapshots never reach the user's. The
+    session's profile and base URL are reset: no stored profile can send these deletes to a
+    real account.
     """
     given = os.environ.get(SANDBOX_MARKER)
     sandbox = None
@@ -395,8 +389,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         add(f"--no-{name}", dest=name, action="store_false", help=f"no {what}")
     add("--limit-unit", choices=LIMIT_UNITS, help="what 3 entries a translation counts in")
     add("--case-insensitive", dest="case_sensitive", action="store_false", help="match any case")
-    parser.set_defaults(listing="data.entries", ids="integer", nonce_rule="increasing")
-    parser.set_defaults(errors="coded", limit_unit="element")
     return parser
 
 
@@ -404,7 +396,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     """Serve a sandbox until Ctrl-C (or SIGTERM), printing its URL and demo credentials."""
     parser = _parser(prog)
     args = parser.parse_args(argv)
-    options = vars(args).copy()
+    options = {k: v for k, v in vars(args).items() if v is not None}  # None: the default
     count, quiet, port = options.pop("entries"), options.pop("quiet"), args.port
     try:
         sandbox = SandboxServer(count, echo=not quiet, **options)

@@ -88,9 +88,9 @@ def apply_entries(
                 order[entry] = None
             replaced[i].append((start, end, entry))
     results = []
-    for text, spans in zip(texts, replaced, strict=True):
+    for text, done in zip(texts, replaced, strict=True):
         out, at = "", 0
-        for start, end, entry in sorted(spans, key=lambda span: span[0]):
+        for start, end, entry in sorted(done, key=lambda span: span[0]):
             out, at = out + text[at:start] + entry.to_text, end
         results.append(out + text[at:])
     return results, tuple(order)
