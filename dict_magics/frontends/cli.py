@@ -458,7 +458,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         data["check"]["http_status"] = check.http_status
         if check.entries is not None:
             data["check"]["entries"] = check.entries
-        symbol = {True: "\u2713", False: "\u2717"}.get(check.works, "?")
+        symbol = "?" if check.works is None else "\u2713" if check.works else "\u2717"
         # The first mark is the check's: the status's own (settings complete) claims no success.
         text = f"{symbol} {text.partition(' ')[2]}\n{symbol} {check.message}"
         code = EXIT_OK if check.works else EXIT_FAILED
@@ -478,8 +478,9 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
     context.setdefault("prompter", prompter())
     if "progress" not in context and "quiet" in args:
         context["progress"] = _progress(args)
-    settings = _settings(args)
-    return COMMANDS[args.command].run(args, Context(settings, warn=warn, **context)), said
+    run = COMMANDS[args.command].run
+    assert run is not None  # only a command with an operation gets here
+    return run(args, Context(_settings(args), warn=warn, **context)), said
 
 
 def cmd_any(args: argparse.Namespace) -> int:

@@ -429,10 +429,10 @@ class DictMagics(Magics):
 
         settings = self._settings(args)
         context.setdefault("prompter", MagicPrompter())
+        run = COMMANDS[name].run
+        assert run is not None  # only a command with an operation gets here
         with _user_errors():
-            result = COMMANDS[name].run(
-                args, Context(settings, warn=_warn, corpus=self.corpus or None, **context)
-            )
+            result = run(args, Context(settings, warn=_warn, corpus=self.corpus or None, **context))
         return _in_magic_words(result)
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:

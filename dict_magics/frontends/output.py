@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -239,8 +240,14 @@ def _shape(result: Any, warnings: list[str]) -> dict[str, Any]:
 
     if isinstance(result, m.DeleteResult | m.BatchResult):
         return batch_json(result, warnings)
-    changes = {m.AddResult: add_json, m.UpdateResult: update_json, m.NoChange: no_change_json}
-    changes.update({m.RestoreResult: restore_json, m.SyncPlan: sync_json, m.SyncResult: sync_json})
+    changes: dict[type, Callable[[Any], dict[str, Any]]] = {
+        m.AddResult: add_json,
+        m.UpdateResult: update_json,
+        m.NoChange: no_change_json,
+        m.RestoreResult: restore_json,
+        m.SyncPlan: sync_json,
+        m.SyncResult: sync_json,
+    }
     for kind, shape in changes.items():
         if isinstance(result, kind):
             shaped = shape(result)  # a sync plan's own warnings (stray spaces...) come first
@@ -419,7 +426,7 @@ class TextProgress:
                 self._write(f"{self._count()}, finished in {elapsed:.1f} s")
 
     def _tick(self) -> None:
-        while not self._stopped.wait(self._every):  # type: ignore[arg-type]
+        while not self._stopped.wait(self._every):
             with self._lock:
                 self._write(self._count())
 

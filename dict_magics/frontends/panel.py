@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, Entry, EntryList, UpdateResult
+from ..models import DryRunResult, Entry, EntryList, UpdateResult
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.impact import after_change, impact, read_corpus
@@ -47,7 +47,7 @@ from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm, t
 from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
 
 if TYPE_CHECKING:
-    from ..models import DeleteResult, LintReport, PurgePlan, SnapshotInfo
+    from ..models import LintReport, PurgePlan, SnapshotInfo
     from ..service.client import DictionaryClient
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
@@ -275,9 +275,15 @@ class DictPanel(widgets.VBox):
         from ..operations.context import make_client
 
         client, creds = make_client(profile, workers=workers, **client_options)
-        settings = {"snapshots": snapshots, "listing_max_age": listing_max_age, "corpus": corpus}
         try:
-            return cls(client, profile=creds.profile, workers=workers, **settings)
+            return cls(
+                client,
+                profile=creds.profile,
+                workers=workers,
+                snapshots=snapshots,
+                listing_max_age=listing_max_age,
+                corpus=corpus,
+            )
         except BaseException:
             client.close()
             raise
@@ -382,8 +388,9 @@ class DictPanel(widgets.VBox):
         """Wait for running work, close the client and every widget of the panel, and delete
         the files uploaded to it."""
         self.wait()
-        if getattr(self, "_uploads", None) is not None:
-            self._uploads.cleanup()
+        uploads = getattr(self, "_uploads", None)
+        if uploads is not None:
+            uploads.cleanup()
         if getattr(self, "_client", None) is not None:
             self._client.close()
         for child in descendants(self):
@@ -700,17 +707,19 @@ class DictPanel(widgets.VBox):
 
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
+        assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
         self._record(replace(result, names=NAMES))
-        if result.snapshot and _may_be_gone(result):  # the result says Undo puts it back
-            self.undo = Undo(result.snapshot, view.entries(_may_be_gone(result)))
+        if result.snapshot and result.gone:  # the result says Undo puts it back
+            self.undo = Undo(result.snapshot, view.entries(result.gone))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
 
     def _work_purge(self, word: str) -> None:
         result = purging.purge(self._settings, ScriptedPrompter([word]), **self._operation_args())
+        assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
         self._record(replace(result, names=NAMES))
-        if result.snapshot and _may_be_gone(result):
+        if result.snapshot and result.gone:
             self.undo = Undo(result.snapshot, "every entry")
         self._after_change(None)
 
@@ -728,12 +737,12 @@ class DictPanel(widgets.VBox):
         """PUT the terms that changed (the operation keeps the entry as the service holds it
         in a snapshot first). A ``NoChange``: the entry already reads so."""
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
-        terms = {name: after for name, before, after in changed if before != after}
+        terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
         result = update(self._settings, old.id, **terms, **self._operation_args())
         self._record(replace(result, names=NAMES) if isinstance(result, UpdateResult) else result)
         if result.ok:
             show(self.edit_form, False)
-            if getattr(result, "snapshot", None):
+            if isinstance(result, UpdateResult) and result.snapshot:
                 self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
         self._after_change(None)
 
@@ -856,7 +865,7 @@ class DictPanel(widgets.VBox):
 
     def _use_listing(self, listing: EntryList) -> None:
         index = EntryIndex(listing.entries)
-        options = [("all", ALL_PAIRS)]
+        options: list[tuple[str, Any]] = [("all", ALL_PAIRS)]
         options += [(f"{view.pair(*pair)} ({found:,})", pair) for pair, found in index.pairs]
         with self._lock:
             self._index, self._listed, self.listing_supported = index, True, True
@@ -985,14 +994,6 @@ class DictPanel(widgets.VBox):
             f'<details class="dict-magics-history"><summary>{recent}</summary>'
             f'<ol style="margin:0.2em 0">{items}</ol></details>'
         )
-
-
-def _may_be_gone(result: DeleteResult | BatchResult) -> int:
-    """How many entries a delete or purge deleted or may have deleted (outcome unknown): the
-    result then names its snapshot and Undo, so Undo must put back that snapshot."""
-    if isinstance(result, BatchResult):
-        return len({r.entry_id for r in result.results if r.ok or r.outcome_unknown})
-    return int(result.ok or result.outcome_unknown)
 
 
 class ProgressBar:

@@ -118,6 +118,8 @@ class EntryRows(widgets.VBox):
     ``lock`` serialises redraws (from any thread) with ticks.
     """
 
+    children: tuple[Row, ...]
+
     def __init__(
         self, page: int, on_change: Callable[[], None], lock: threading.RLock, **kwargs: Any
     ) -> None:
@@ -138,7 +140,7 @@ class EntryRows(widgets.VBox):
     def shown(self) -> list[tuple[Entry, widgets.Checkbox]]:
         """The entries shown, in order, each with its check box."""
         with self.lock:
-            return [(row.entry, row.children[0]) for row in self.children]
+            return [(row.entry, row.children[0]) for row in self.children if row.entry]
 
     def draw(self, entries: Sequence[Entry]) -> None:
         """Show the first ``page`` of ``entries``, ticked where selected."""

@@ -312,14 +312,19 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
     """The plan as table rows (``to_pandas`` and the CSV-minded)."""
     rows: list[dict[str, Any]] = []
 
-    def put(action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""):
-        terms = entry.to_service() if entry is not None else dict.fromkeys(Entry.FIELDS, "")
+    def put(
+        action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""
+    ) -> None:
+        terms: dict[str, Any] = dict.fromkeys(Entry.FIELDS, "")
+        terms.update(entry.to_service() if entry is not None else {})
+        terms["id"] = terms["id"] or None
         rows.append(
-            {"action": action, "row": row, **terms, "oldToText": old or None, "reason": why or None}
+            dict(action=action, row=row, **terms, oldToText=old or None, reason=why or None)
         )
 
-    for entry, row in zip(plan.adds, plan.add_rows or [None] * len(plan.adds), strict=False):
-        put("add", row, entry)
+    add_rows: list[int | None] = [*plan.add_rows] or [None] * len(plan.adds)
+    for entry, number in zip(plan.adds, add_rows, strict=False):
+        put("add", number, entry)
     for update in plan.updates:
         put("update", update.row, update.new, update.old.to_text)
     for entry in plan.deletes:
@@ -329,9 +334,6 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
             put("conflict", conflict.row, entry, why="several entries share this source term")
     for bad in plan.invalid:
         put("invalid", bad.row, None, why=bad.reason)
-    for row in rows:
-        if row["id"] == "":
-            row["id"] = None
     return rows
 
 

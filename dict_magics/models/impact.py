@@ -105,7 +105,7 @@ class Impact(Rendered):
             lines.append(f"    after:  {_terms(c.after) or '(none)'}")
             lines += [f"    {why}" for why in c.reasons]
         if len(self.changed[:limit]) < len(self.changed):
-            lines.append(f"  \u2026 and {len(self.changed) - limit} more changed lines")
+            lines.append(f"  \u2026 and {len(self.changed[limit:])} more changed lines")
         return "\n".join(shown(line) for line in lines)
 
     def __str__(self) -> str:

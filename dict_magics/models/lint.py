@@ -559,7 +559,7 @@ def _report_text(report: LintReport, per_kind: int | None = None) -> str:
             lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
             lines += [f"      fix: {shown(f.fix)}"]
         if len(findings[:per_kind]) < len(findings):
-            lines.append(f"  \u2026 and {len(findings) - per_kind} more {kind} findings")
+            lines.append(f"  \u2026 and {len(findings[per_kind:])} more {kind} findings")
     if report.duplicate_ids:
         lines.append(
             f"duplicate_ids: {entries(len(report.duplicate_ids))} can go with nothing lost "

@@ -7,7 +7,6 @@ alike; ``repr`` lists the fields, for debugging.
 from __future__ import annotations
 
 import csv
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -66,6 +65,8 @@ class Cause(str, Enum):
     TLS = "tls", "TLS handshake failed"
     NOT_ATTEMPTED = "not_attempted", "not sent"  # Ctrl-C, Cancel, repeated auth failures
     ERROR = "error", "request error"  # anything else the network layer raised
+
+    label: str
 
     def __new__(cls, value: str, label: str = "") -> Cause:
         member = str.__new__(cls, value)
@@ -354,8 +355,13 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
+    @property
+    def gone(self) -> int:
+        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
+        return int(self.ok or self.outcome_unknown)
+
     def _kept(self, html: bool = False) -> str:
-        gone = (self.ok or self.outcome_unknown) * (1 if self.entry_id is not None else 2)
+        gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
 
     def __str__(self) -> str:
@@ -571,14 +577,6 @@ class BatchResult(Rendered):
                 first.setdefault(r.entry_id, r)
         return list(first.values())
 
-    def failures_by_cause(self) -> dict[Cause, list[DeleteResult]]:
-        """The failures grouped by machine-readable cause, largest group first."""
-        groups: dict[Cause, list[DeleteResult]] = {}
-        for r in self.failures:
-            groups.setdefault(r.cause, []).append(r)
-        order = Counter({c: len(rs) for c, rs in groups.items()})
-        return {c: groups[c] for c, _ in order.most_common()}
-
     def __len__(self) -> int:
         return len(self.results)
 
@@ -626,9 +624,13 @@ class BatchResult(Rendered):
             titled.append((f"{MARK[kind]} {len(results)} {what}", results))
         return titled
 
+    @property
+    def gone(self) -> int:
+        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
+        return len({r.entry_id for r in self.results if r.gone})
+
     def _kept(self, html: bool = False) -> str:
-        gone = {r.entry_id for r in self.results if r.ok or r.outcome_unknown}
-        return _kept(self.snapshot, len(gone), self.names, html)
+        return _kept(self.snapshot, self.gone, self.names, html)
 
     def __str__(self) -> str:
         """A summary line, what was deleted, the failures grouped by cause with a few examples
@@ -793,10 +795,10 @@ class RestoreResult(Rendered):
         if not self.ok:
             text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
-            verbs = (
+            plain = (
                 ("put back", "re-add", "remove") if would else ("put back", "re-added", "removed")
             )
-            verbs = tuple(would + v for v in verbs)
+            verbs = [would + v for v in plain]
             counts = (len(self.put_back), added, len(self.removed))
             tails = (" under their ids", "", " the change had added")
             parts = [

@@ -162,7 +162,8 @@ class AuditTable(Rendered, AuditLines):
 
     @staticmethod
     def _row(line: AuditLine) -> list[str]:
-        parts = [p for p in (line.entry_id, line.entry and line.entry.describe()) if p is not None]
+        described = line.entry.describe() if line.entry is not None else None
+        parts = [p for p in (line.entry_id, described) if p is not None]
         return [
             _when(line.time),
             line.profile,
