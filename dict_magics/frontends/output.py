@@ -336,17 +336,8 @@ def _escape_run(match: re.Match[str]) -> str:
         return run
     import unicodedata
 
-    unsafe = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
-    return "".join(_json_escape(ch) if unicodedata.category(ch) in unsafe else ch for ch in run)
-
-
-def _json_escape(ch: str) -> str:
-    """``ch`` as JSON's ``\\uXXXX`` (a surrogate pair beyond the first plane)."""
-    code = ord(ch)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    unsafe = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}  # json.dumps escapes them as \\uXXXX
+    return "".join(json.dumps(ch)[1:-1] if unicodedata.category(ch) in unsafe else ch for ch in run)
 
 
 # -- progress ------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..models import Entry
+from ..models.lint import id_order
 from .panel_html import ID_WIDTH, id_label, row_cells_html
 
 Pair = tuple[str, str]
@@ -85,10 +86,9 @@ class EntryIndex:
     def _rank(self, column: str) -> list[int]:
         """Each entry's place when every entry is sorted by ``column``."""
         entries, sources, targets = self.entries, self.sources, self.targets
-        ids = [e.id for e in entries]
         keys: list[Any]
-        if column == "id":  # numbers in number order, before any other id
-            keys = [(0, int(i), i) if i.isascii() and i.isdigit() else (1, 0, i) for i in ids]
+        if column == "id":
+            keys = [id_order(e.id) for e in entries]
         elif column == "languages":
             keys = [(e.from_lang, e.to_lang, s) for e, s in zip(entries, sources, strict=True)]
         elif column == "source":

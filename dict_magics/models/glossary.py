@@ -21,6 +21,7 @@ from .text import (
     MARK,
     Rendered,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -271,14 +272,7 @@ class SyncPlan(Rendered, ImpactMixin):
     def to_pandas(self) -> Any:
         """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
         the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "SyncPlan.to_pandas() needs pandas, which is not installed: pip install pandas "
-                "(or use .adds, .updates, .deletes)."
-            ) from None
-        return pd.DataFrame(plan_rows(self), columns=list(PLAN_COLUMNS), dtype=object)
+        return dataframe(plan_rows(self), PLAN_COLUMNS, "SyncPlan")
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import Rendered, bounded, count, escape, html_row, html_table, shown
+from .text import Rendered, bounded, count, dataframe, escape, html_row, html_table, shown
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
@@ -79,14 +79,7 @@ class Impact(Rendered):
 
     def to_pandas(self) -> Any:
         """One row per changed line: ``line``, ``text``, ``before``, ``after``, ``why``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "Impact.to_pandas() needs pandas, which is not installed: pip install pandas "
-                "(or use .changed or .to_json())."
-            ) from None
-        return pd.DataFrame(self.rows(), columns=list(_HEADINGS))
+        return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
 
     def _title(self) -> str:
         changed, same = len(self.changed), self.lines - len(self.changed)

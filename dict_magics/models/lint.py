@@ -15,7 +15,7 @@ import unicodedata
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -27,6 +27,7 @@ from .text import (
     Rendered,
     bounded,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -111,12 +112,7 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         """``{"kind", "entry_ids", "message", "fix"}``, as ``dict-magics lint --json`` prints."""
-        return {
-            "kind": self.kind,
-            "entry_ids": list(self.entry_ids),
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return {**asdict(self), "entry_ids": list(self.entry_ids)}
 
 
 @dataclass(frozen=True)
@@ -182,15 +178,8 @@ class LintReport(Rendered):
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame``, one row per finding: ``kind``, ``entry_ids`` (a list;
         ``.explode("entry_ids")`` gives one row per entry), ``message``, ``fix``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "LintReport.to_pandas() needs pandas, which is not installed: "
-                "pip install pandas (or use .findings, .by_kind() or .to_json())."
-            ) from None
-        rows = [f.to_json() for f in self.findings]
-        return pd.DataFrame(rows, columns=["kind", "entry_ids", "message", "fix"], dtype=object)
+        rows = (f.to_json() for f in self.findings)
+        return dataframe(rows, ("kind", "entry_ids", "message", "fix"), "LintReport")
 
     def __len__(self) -> int:
         return len(self.findings)

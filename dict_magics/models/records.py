@@ -23,6 +23,7 @@ from .text import (
     Rendered,
     bounded,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -150,16 +151,7 @@ class EntryList(Rendered):
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "EntryList.to_pandas() needs pandas, which is not installed: "
-                "pip install pandas (or use .entries, .ids or .to_csv())."
-            ) from None
-        return pd.DataFrame(
-            [e.to_service() for e in self.entries], columns=list(Entry.FIELDS), dtype=object
-        )
+        return dataframe((e.to_service() for e in self.entries), Entry.FIELDS, "EntryList")
 
     def to_csv(self, path: str | Path) -> Path:
         """Write the entries as CSV with the service's column names; returns the path.

@@ -82,6 +82,17 @@ def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str =
     )
 
 
+def dataframe(rows: Iterable[Any], columns: Sequence[str], what: str, dtype: Any = object) -> Any:
+    """A ``pandas.DataFrame`` of ``rows`` (pandas is optional: without it, how to get it)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            f"{what}.to_pandas() needs pandas, which is not installed: pip install pandas."
+        ) from None
+    return pd.DataFrame(list(rows), columns=list(columns), dtype=dtype)
+
+
 def _width(text: str) -> int:
     """Columns a terminal gives ``text``: wide characters (金曜日) two, combining marks none."""
     if text.isascii():
