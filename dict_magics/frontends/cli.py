@@ -1,11 +1,6 @@
-"""The ``dict-magics`` command: the magics' operations for terminals and scripts.
-
-The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
-operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
-code: 0 when what was asked for holds, 1 when something failed or its outcome is unknown, 2 for a
-user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
-Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
-"""
+"""The ``dict-magics`` command, built from ``commands.COMMANDS``; each command returns its exit
+code (0 holds, 1 failed or unknown, 2 usage, 130 Ctrl-C, 128 + signal). Heavy imports stay
+inside the commands."""
 
 from __future__ import annotations
 
@@ -156,10 +151,8 @@ def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
 
 
 def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
-    """SIGTERM and SIGHUP stop a command as Ctrl-C does: nothing new is sent, requests in flight
-    are waited for and audited, what was done is printed; the exit code is then 128 + the
-    signal. Killed outright, the process would lose the results of requests the service had
-    received."""
+    """SIGTERM and SIGHUP stop a command as Ctrl-C does (requests in flight are waited for and
+    audited, what was done is printed), then exit 128 + the signal."""
 
     def like_ctrl_c(signum: int, frame: Any) -> None:
         stopped.append(signum)
@@ -277,12 +270,8 @@ def _progress(args: argparse.Namespace) -> Any:
 
 
 def ids_to_retry(name: str) -> list[str]:
-    """The ids a saved ``delete --json`` (or ``--jsonl``) result did not surely delete.
-
-    Judged only by the machine-readable fields: a result is done when its ``outcome`` is
-    ``success`` or ``absent`` (from version 1, without ``outcome``: when ``ok`` is true).
-    Anything that is not such a result is refused before anything is sent.
-    """
+    """The ids a saved ``delete --json`` (or ``--jsonl``) result did not surely delete, judged by
+    ``outcome`` (or version 1's ``ok``); anything else is refused before anything is sent."""
     where = "stdin" if name == "-" else repr(name)
 
     def refused(why: str) -> UsageProblem:

@@ -1,11 +1,7 @@
 """Every command, declared once: the magics, the command line and docs/reference.md come from here.
 
-A ``Command`` holds a command's summary, help, arguments, examples, exit codes and ``--json``
-shape; ``magics.py`` builds a magic's parser from it on first use, ``cli.py`` the subcommands.
 In a help text a command between backticks (```restore```) is spelled as each front end spells
-it: ``%dict_restore``, ```dict-magics restore```. ``Hints`` words an ``errors.Remedy`` for each
-front end. ``python -m dict_magics.frontends.commands --markdown`` prints the reference.
-"""
+it; ``Hints`` words an ``errors.Remedy`` for each front end."""
 
 from __future__ import annotations
 

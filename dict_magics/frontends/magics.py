@@ -1,11 +1,7 @@
 """The IPython magics: parse a line, call one operation, show what it returns.
 
-Each magic's arguments and help are its row of ``commands.COMMANDS``; the parser (IPython's
-``MagicArgumentParser``) is built the first time the magic runs or its help is asked for
-(``%dict_delete?``), so ``%load_ext`` builds none and imports nothing heavy (requests, keyring,
-ipywidgets load on first use). Every mistake a user can fix comes back as one ``UsageError``
-line, before anything is sent.
-"""
+Parsers are built from ``commands.COMMANDS`` on first use, so ``%load_ext`` imports nothing
+heavy. A mistake the user can fix is one ``UsageError`` line, before anything is sent."""
 
 from __future__ import annotations
 
@@ -106,13 +102,8 @@ def split_line(line: str) -> list[str]:
 
 
 class _IdFormatter(DollarFormatter):
-    """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
-
-    ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
-    those ids, instead of whatever the collection's printed form would split into (a list's
-    brackets and quotes, a Series' index numbers). Each id travels through the parser as an
-    opaque token and is put back afterwards.
-    """
+    """IPython's ``{expr}`` / ``$name`` expansion, except that a collection (list, range, pandas
+    column...) becomes exactly its ids, not whatever its printed form would split into."""
 
     def __init__(self) -> None:
         import secrets

@@ -1,11 +1,8 @@
 """What the front ends print: the ``--json`` shapes, and the progress of a long batch.
 
-A deletion is always ``{"results": [...], "ok", "succeeded", "failed", ...}``, for one id as for
-many, and a purge is the same with one result, so a script never has to guess. Fields keep the
-contract's names (DESIGN.md); entries keep the service's (``fromLang`` ...). Progress is a widget
-bar in a notebook, a redrawn text bar on a terminal, and a whole line now and then in a log.
-The client's worker threads report results, so every display only sets values or writes lines.
-"""
+A deletion is always ``{"results": [...], "ok", ...}``, for one id, many, or the purge, so a
+script never has to guess. Progress displays are fed from worker threads: they only set values
+or write lines."""
 
 from __future__ import annotations
 
@@ -317,10 +314,8 @@ def _quiet_stdout() -> None:
 
 
 def dumps(data: dict[str, Any], **layout: Any) -> str:
-    """JSON keeping readable non-ASCII text as is (Japanese stays Japanese), with every
-    character a terminal would act on or hide (controls, bidi overrides, zero-width and other
-    format characters, line separators, lone surrogates) as a ``\\u`` escape: the same text
-    to any JSON reader, and safe to print."""
+    """JSON with readable text kept as is and every character a terminal would act on or hide
+    (controls, bidi overrides, line separators, lone surrogates) as a ``\\u`` escape."""
     text = json.dumps(data, ensure_ascii=False, **layout)
     return _UNSAFE_RUN.sub(_escape_run, text)
 
@@ -359,10 +354,8 @@ def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
 
 
 class TextProgress:
-    """``label [#####.....] 5/10 (1 failed)``, redrawn in place on a terminal; elsewhere the same
-    as whole lines, one at each quarter. With ``every`` (the command line's logs and CI jobs):
-    ``label: 5/10 done, 2.0/s, 1 failed`` every ``every`` seconds while the batch runs, so a
-    long one shows it is alive, and a last line at its end (none for a batch over sooner)."""
+    """``label [#####.....] 5/10 (1 failed)``, redrawn on a terminal, else a line each quarter;
+    with ``every`` (logs, CI) a ``5/10 done, 2.0/s`` line every ``every`` seconds instead."""
 
     def __init__(self, stream: IO[str] | None = None, every: float | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
@@ -513,10 +506,8 @@ class WidgetProgress:
 
 
 class JsonlResults:
-    """``--jsonl``: each result on its own line as it arrives, then a ``{"summary": ...}`` line
-    (``finish``); ``progress`` is fed too. A result only the end of the batch settled (one id,
-    which is not a batch; an unknown outcome a listing resolved; an id Ctrl-C left unsent) gets
-    its line then, so the last line for an id is always its final outcome."""
+    """``--jsonl``: each result on a line as it arrives, then a summary line (``finish``); a result
+    settled only at the end gets its line then, so an id's last line is its final outcome."""
 
     def __init__(self, output: Output, progress: Any = None) -> None:
         self._output, self._progress = output, progress

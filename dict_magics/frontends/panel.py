@@ -1,12 +1,7 @@
-"""The curation panel (``%dict_panel``): find entries, tick them, change or delete them after a
-confirmation that names their terms, and undo. Imported only when it is used.
+"""The curation panel (``%dict_panel``): find, tick, change or delete after a confirmation, undo.
 
-Nothing is sent by one click: every change only arms a confirmation (a purge also needs a typed
-word). Confirm runs the operation on a worker thread so the notebook stays responsive; that
-thread only sets widget traits (``with output:`` from a thread is not safe), and while it runs
-only Cancel is enabled. ipywidgets hides exceptions raised in callbacks in a log, so every
-handler shows its own in the status line. A service without a listing falls back to typed ids.
-"""
+A click only arms a confirmation; Confirm runs the operation on a worker thread that only sets
+widget traits. ipywidgets hides callback exceptions, so every handler shows its own."""
 
 from __future__ import annotations
 
@@ -114,10 +109,8 @@ class Undo:
 class DictPanel(widgets.VBox):
     """Curate a dictionary: search, tick, change or delete after confirming, undo, restore.
 
-    ``state`` is ``idle``, ``armed`` (``armed`` names what Confirm will do) or ``running``
-    (``running`` names the work in flight); ``wait()`` blocks until that work is done. The
-    panel owns ``client`` and closes it in ``close()``. The listing loads in the background.
-    """
+    ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks until background work ends.
+    The panel owns ``client`` and closes it in ``close()``."""
 
     def __init__(
         self,

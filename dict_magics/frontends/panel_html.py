@@ -1,8 +1,4 @@
-"""The panel's HTML and labels: table rows, counts, confirmations, status.
-
-Terms come from the service or a file, so every value is escaped in HTML and cleaned of
-control characters in plain text (a check box's label is plain text).
-"""
+"""The panel's HTML and labels; every value from the service or a file is escaped."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The panel's table: a search index over the listing, and one page of reusable rows.
-
-A listing of 10,000 entries is searched on every keystroke, so ``EntryIndex`` casefolds every
-key once and a sort orders integers (ranks computed once per column). ``EntryRows`` shows a
-page with two widgets per row (a check box labelled with the id, one HTML cell for the rest),
-reusing rows, since each widget and each message to the browser costs.
-"""
+"""The panel's table: a search index over the listing (keys folded once: a keystroke scans
+10,000 entries), and one page of reusable rows (each widget costs a browser message)."""
 
 from __future__ import annotations
 
@@ -30,11 +25,8 @@ SEPARATOR = "\x1f"
 
 
 class EntryIndex:
-    """Entries in the service's order, found by a text in either term (``Entry.matches``:
-    casefolded substring, surrounding spaces ignored) and a language pair.
-
-    Typing on (a search that extends the last one) scans only the last matches.
-    """
+    """Entries in the service's order, found by a text in either term and a language pair; a
+    search that extends the last one scans only the last matches."""
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
@@ -110,13 +102,8 @@ class Row(widgets.HBox):
 
 
 class EntryRows(widgets.VBox):
-    """One page of rows; ``selected`` holds the ticked ids in tick order (kept apart from the
-    rows, so it survives searching, sorting and paging).
-
-    A row keeps its entry: a redraw moves rows already showing an entry (one message) and
-    relabels only the others, the rows hidden longest first. ``on_change`` runs after a tick;
-    ``lock`` serialises redraws (from any thread) with ticks.
-    """
+    """One page of rows; ``selected`` holds the ticked ids in tick order (it survives searching,
+    sorting and paging). A redraw reuses rows already showing an entry."""
 
     children: tuple[Row, ...]
 

@@ -1,10 +1,5 @@
-"""A glossary file as read: rows with their row numbers, and the sync plan made from them.
-
-``formats`` reads a file into ``GlossaryRow`` values (row numbers as a spreadsheet counts them,
-so messages point at the right line); ``operations/sync.py`` compares them with a listing and
-gives a ``SyncPlan`` (terraform's plan: what apply would do, nothing sent); apply gives a
-``SyncResult``. How each shows itself is at the end of this module.
-"""
+"""A glossary file as read (rows with their row numbers), the sync plan made from it and what
+applying it did, and how each shows itself."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""What a change to the dictionary does to a user's own texts: ``Impact`` on a corpus.
-
-A corpus is a UTF-8 file of sample texts, one element per line (under ``request``, each line is
-a request of its own). Per line, the entries applied before and after the change, played by
-``check``'s own ``Matcher``: ``check`` of the corpus after the change reads as the "after".
-Only a line holding a source term the change touches (old or new) can change: one automaton
-over those terms finds them, and only they are matched again.
-"""
+"""What a change to the dictionary does to a user's own texts (``Impact`` on a corpus), played
+by ``check``'s own ``Matcher``; only lines holding a source term the change touches are
+matched again."""
 
 from __future__ import annotations
 

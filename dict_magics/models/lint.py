@@ -1,12 +1,6 @@
 """What is wrong in a dictionary, found from a listing alone: ``LintReport`` and its findings.
-
-Runs on any ``EntryList`` (``listing.lint()``), so an exported file can be checked offline. Every
-rule is a grouping or one pass over the entries; the one that compares terms with each other
-(``overlap``: a source term inside another) runs an Aho-Corasick automaton (``pyahocorasick``)
-over the source terms of each language pair, so it stays linear in the size of the dictionary
-(``benchmarks/bench_lint.py`` measures it beside a plain pairwise scan). The vendor's own rules
-(length, language codes, hidden characters) come from ``terms.py``.
-"""
+Each rule is one pass over the entries; ``overlap`` runs an Aho-Corasick automaton per pair,
+so it stays linear in the size of the dictionary."""
 
 from __future__ import annotations
 
@@ -461,15 +455,9 @@ def _overlaps(
 def _contained(
     terms: Iterable[str], norms: dict[str, str] | None = None
 ) -> dict[str, tuple[int, list[str]]]:
-    """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of
-    them. Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left
-    to the near-duplicate kind.
-
-    Terms come in reverse sorted order, so a chain of nested prefixes (``abcd``, ``abc``,
-    ``ab``) comes longest first: the automaton scans only the longest, and each shorter one
-    holds exactly the words that first end within it. A chain of 255 nested terms has 32,000
-    pairs (and a repeated character millions of matches); this costs one step per word of
-    the chain instead."""
+    """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of them
+    (spelling variants are left to near-duplicates). Terms come longest first, so a chain of
+    nested prefixes is scanned once, not pair by pair."""
     import ahocorasick
 
     norms = {} if norms is None else norms

@@ -1,8 +1,5 @@
-"""What the service holds and what a request did: entries, and results reported truthfully.
-
-Each shows itself (``str``, ``_repr_html_``) so that success, failure and unknown never look
-alike; ``repr`` lists the fields, for debugging.
-"""
+"""What the service holds and what a request did: entries, and results reported truthfully
+(success, failure and unknown never look alike)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What dict-magics keeps on disk, as records: snapshots (read back or listed) and audit lines.
-
-The files themselves are written and read in ``operations/snapshots.py`` and
-``operations/audit.py``; these are the values they hand over, and the tables that show them.
-"""
+"""What dict-magics keeps on disk, as records: snapshots and audit lines, and the tables that
+show them (the files are written and read in ``operations``)."""
 
 from __future__ import annotations
 

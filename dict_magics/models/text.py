@@ -1,7 +1,5 @@
-"""What every record's rendering shares: text made safe for a terminal, HTML escaping, counted
-nouns, the marks and colours of the outcomes, small tables. Every value from the service, a
-file or a person goes through ``shown`` (text) or ``escape`` (HTML) wherever it is shown.
-"""
+"""What every record's rendering shares. Every value from the service, a file or a person goes
+through ``shown`` (text) or ``escape`` (HTML) wherever it is shown."""
 
 from __future__ import annotations
 
