@@ -74,6 +74,18 @@ def _magic(func: Callable[..., Any], kind: Callable[..., Any] = line_magic) -> A
     return kind(needs_local_scope(no_var_expand(func)))
 
 
+def _plain(name: str, doc: str, progress: bool = False) -> Any:
+    """``%dict_<name>``: parse the line, run the command, return its result (``progress``: with
+    a progress bar)."""
+
+    def magic(self: DictMagics, line: str = "", local_ns: Any = None) -> Any:
+        shown = {"progress": _progress(self.shell)} if progress else {}
+        return self._run(name, self._args(name, line, local_ns), **shown)
+
+    magic.__name__, magic.__doc__ = f"dict_{name}", doc  # IPython registers it by this name
+    return _magic(magic)
+
+
 def _parse(name: str, line: str) -> Any:
     """The arguments of ``line``, a value typed in quotes without them (IPython's split keeps
     them); an unbalanced quote is a one-line UsageError too."""
@@ -501,10 +513,7 @@ class DictMagics(Magics):
         with _user_errors():
             return status(settings).worded(MAGIC.message)
 
-    @_magic
-    def dict_list(self, line: str = "", local_ns: Any = None) -> Any:
-        """The dictionary's entries (an EntryList)."""
-        return self._run("list", self._args("list", line, local_ns))
+    dict_list = _plain("list", "The dictionary's entries (an EntryList).")
 
     def _report(self, name: str, line: str, local_ns: Any) -> Any:
         """The command's report, or (``--json``) its JSON printed instead."""
@@ -562,32 +571,13 @@ class DictMagics(Magics):
                 said if said.lower().startswith("cancel") else f"Cancelled \u2014 {said}"
             ) from None
 
-    @_magic
-    def dict_restore(self, line: str = "", local_ns: Any = None) -> Any:
-        """Put back what a snapshot holds and the dictionary lacks (a RestoreResult)."""
-        return self._run(
-            "restore", self._args("restore", line, local_ns), progress=_progress(self.shell)
-        )
-
-    @_magic
-    def dict_add(self, line: str = "", local_ns: Any = None) -> Any:
-        """Add one entry (an AddResult naming the new id)."""
-        return self._run("add", self._args("add", line, local_ns))
-
-    @_magic
-    def dict_update(self, line: str = "", local_ns: Any = None) -> Any:
-        """Change one entry in place (an UpdateResult: old and new)."""
-        return self._run("update", self._args("update", line, local_ns))
-
-    @_magic
-    def dict_sync(self, line: str = "", local_ns: Any = None) -> Any:
-        """Make the dictionary match a glossary file (a SyncPlan, or a SyncResult)."""
-        return self._run("sync", self._args("sync", line, local_ns), progress=_progress(self.shell))
-
-    @_magic
-    def dict_export(self, line: str = "", local_ns: Any = None) -> Any:
-        """Write the dictionary to a glossary file (an ExportResult)."""
-        return self._run("export", self._args("export", line, local_ns))
+    dict_restore = _plain(
+        "restore", "Put back what a snapshot holds and the dictionary lacks.", progress=True
+    )
+    dict_add = _plain("add", "Add one entry (an AddResult naming the new id).")
+    dict_update = _plain("update", "Change one entry in place (an UpdateResult: old and new).")
+    dict_sync = _plain("sync", "Make the dictionary match a glossary file.", progress=True)
+    dict_export = _plain("export", "Write the dictionary to a glossary file (an ExportResult).")
 
     @_magic
     def dict_snapshots(self, line: str = "", local_ns: Any = None) -> Any:
@@ -602,10 +592,7 @@ class DictMagics(Magics):
             return type(found)(found[: args.limit])
         return found
 
-    @_magic
-    def dict_log(self, line: str = "", local_ns: Any = None) -> Any:
-        """The last requests that could change the dictionary (an AuditTable)."""
-        return self._run("log", self._args("log", line, local_ns))
+    dict_log = _plain("log", "The last requests that could change the dictionary.")
 
     @_magic
     def dict_panel(self, line: str = "", local_ns: Any = None) -> Any:
