@@ -9,7 +9,6 @@ import json
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import IO, Any, NoReturn
 
 from .. import settings as limits
@@ -481,13 +480,7 @@ def cmd_any(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
     """The result as JSON or text, and its exit code (``_code``)."""
-    from .. import models as m
-
-    named = isinstance(
-        result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult | m.UpdateResult
-    )
-    text = str(replace(result, names=CLI.names) if named else result)
-    args.output.show(shapes.to_json(result, said), text)
+    args.output.show(shapes.to_json(result, said), str(CLI.named(result)))
     return _code(result)
 
 

@@ -775,6 +775,11 @@ class Hints:
         text = text.rstrip()
         return f"{text} {hint}" if text.endswith((".", "!", "?")) else f"{text}. {hint}"
 
+    def named(self, result: Any) -> Any:
+        """``result`` naming what it names (the restore that undoes it, the flag that asks for
+        more) in these words, when it names anything."""
+        return replace(result, names=self.names) if hasattr(result, "names") else result
+
     def text(self, shown: Any) -> str:
         """What a prompter shows before a question: a purge plan in these words, else text."""
         from ..models.purge import PurgePlan

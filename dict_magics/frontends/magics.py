@@ -209,19 +209,6 @@ def _split_text(line: str) -> tuple[list[str], str]:
     return options, _unquoted(rest) or ""
 
 
-def _in_magic_words(result: Any) -> Any:
-    """A delete's, purge's, update's or sync plan's result, naming what it names (the restore
-    that undoes it, the flag that asks for more) as the magics do."""
-    from dataclasses import replace
-
-    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan, UpdateResult
-    from .commands import MAGIC
-
-    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult | UpdateResult):
-        return replace(result, names=MAGIC.names)
-    return result
-
-
 def _warn(message: str) -> None:
     """An operation's warning (not an error): one line on stderr, in the magics' words."""
     from .commands import MAGIC
@@ -428,7 +415,7 @@ class DictMagics(Magics):
     def _run(self, name: str, args: Any, **context: Any) -> Any:
         """Call the command's operation (``commands.COMMANDS[name].run``) and return its result,
         naming what it names in the magics' words."""
-        from .commands import COMMANDS, Context
+        from .commands import COMMANDS, MAGIC, Context
 
         settings = self._settings(args)
         context.setdefault("prompter", MagicPrompter())
@@ -436,7 +423,7 @@ class DictMagics(Magics):
         assert run is not None  # only a command with an operation gets here
         with _user_errors():
             result = run(args, Context(settings, warn=_warn, corpus=self.corpus or None, **context))
-        return _in_magic_words(result)
+        return MAGIC.named(result)
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:
         """The parsed line of ``%dict_delete``, its ids with collections put back."""

@@ -701,7 +701,7 @@ class DictPanel(widgets.VBox):
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(replace(result, names=NAMES))
+        self._record(result)
         if result.snapshot and result.gone:  # the result says Undo puts it back
             self.undo = Undo(result.snapshot, view.entries(result.gone))
         if result.ok and not self.listing_supported:
@@ -711,7 +711,7 @@ class DictPanel(widgets.VBox):
     def _work_purge(self, word: str) -> None:
         result = purging.purge(self._settings, ScriptedPrompter([word]), **self._operation_args())
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(replace(result, names=NAMES))
+        self._record(result)
         if result.snapshot and result.gone:
             self.undo = Undo(result.snapshot, "every entry")
         self._after_change(None)
@@ -732,7 +732,7 @@ class DictPanel(widgets.VBox):
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
         terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
         result = update(self._settings, old.id, **terms, **self._operation_args())
-        self._record(replace(result, names=NAMES) if isinstance(result, UpdateResult) else result)
+        self._record(result)
         if result.ok:
             show(self.edit_form, False)
             if isinstance(result, UpdateResult) and result.snapshot:
@@ -976,7 +976,8 @@ class DictPanel(widgets.VBox):
         self.status.value = view.status_html(message, kind)
 
     def _record(self, result: Any) -> None:
-        """Show ``result`` as the latest, and first in the list of recent ones."""
+        """Show ``result`` (in the panel's words) as the latest, first in the recent ones."""
+        result = PANEL.named(result)
         self.history.append(result)
         self.result.value = view.result_html(result)
         stamp = f'<span style="color:{view.GREY}">{time.strftime("%H:%M:%S")}</span>'
