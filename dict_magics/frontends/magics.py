@@ -76,11 +76,18 @@ def _magic(func: Callable[..., Any], kind: Callable[..., Any] = line_magic) -> A
 
 def _plain(name: str, doc: str, progress: bool = False) -> Any:
     """``%dict_<name>``: parse the line, run the command, return its result (``progress``: with
-    a progress bar)."""
+    a progress bar), or print its JSON instead where the magic has ``--json``."""
 
     def magic(self: DictMagics, line: str = "", local_ns: Any = None) -> Any:
+        args = self._args(name, line, local_ns)
         shown = {"progress": _progress(self.shell)} if progress else {}
-        return self._run(name, self._args(name, line, local_ns), **shown)
+        result = self._run(name, args, **shown)
+        if not getattr(args, "json", False):
+            return result
+        from .output import dumps
+
+        print(dumps(result.to_json(), indent=2))
+        return None
 
     magic.__name__, magic.__doc__ = f"dict_{name}", doc  # IPython registers it by this name
     return _magic(magic)
@@ -502,26 +509,8 @@ class DictMagics(Magics):
 
     dict_list = _plain("list", "The dictionary's entries (an EntryList).")
 
-    def _report(self, name: str, line: str, local_ns: Any) -> Any:
-        """The command's report, or (``--json``) its JSON printed instead."""
-        args = self._args(name, line, local_ns)
-        report = self._run(name, args)
-        if not args.json:
-            return report
-        from .output import dumps
-
-        print(dumps(report.to_json(), indent=2))
-        return None
-
-    @_magic
-    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
-        """Problems in the dictionary (a LintReport), or its JSON with --json."""
-        return self._report("lint", line, local_ns)
-
-    @_magic
-    def dict_probe(self, line: str = "", local_ns: Any = None) -> Any:
-        """What rules the service follows (a ProbeResult), or its JSON with --json."""
-        return self._report("probe", line, local_ns)
+    dict_lint = _plain("lint", "Problems in the dictionary (a LintReport), or its JSON.")
+    dict_probe = _plain("probe", "What rules the service follows (a ProbeResult), or its JSON.")
 
     @_magic
     def dict_delete(self, line: str = "", local_ns: Any = None) -> Any:
