@@ -402,6 +402,18 @@ def _terms(entry: Entry) -> str:
     return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
 
 
+def _update(u: PlannedUpdate) -> str:
+    return f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
+
+
+def _conflict(c: Conflict) -> str:
+    first, ids, targets = c.entries[0], [e.id for e in c.entries], [e.to_text for e in c.entries]
+    return (
+        f"{_pair(first)}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
+        f"{' | '.join(targets)}) share this source term; left alone"
+    )
+
+
 def _headline(plan: SyncPlan) -> str:
     counts = [
         count(len(plan.adds), "add"),
@@ -422,32 +434,9 @@ def _changes(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
     rows = plan.add_rows or [0] * len(plan.adds)
     kinds: list[tuple[str, str, list[tuple[str, str]]]] = [
         ("+", "add", [(f"row {r}", _terms(e)) for e, r in zip(plan.adds, rows, strict=False)]),
-        (
-            "~",
-            "update",
-            [
-                (
-                    f"row {u.row}, id {u.id}",
-                    f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}",
-                )
-                for u in plan.updates
-            ],
-        ),
+        ("~", "update", [(f"row {u.row}, id {u.id}", _update(u)) for u in plan.updates]),
         ("-", "delete", [(f"id {e.id}", _terms(e)) for e in plan.deletes]),
-        (
-            "!",
-            "conflict",
-            [
-                (
-                    f"row {c.row}",
-                    f"{_pair(c.entries[0])}  {c.entries[0].from_text}: {len(c.entries)} entries "
-                    f"(ids {', '.join(e.id for e in c.entries)}: "
-                    f"{' | '.join(e.to_text for e in c.entries)}) share this source term; "
-                    "left alone",
-                )
-                for c in plan.conflicts
-            ],
-        ),
+        ("!", "conflict", [(f"row {c.row}", _conflict(c)) for c in plan.conflicts]),
         ("x", "invalid row", [(f"row {bad.row}", bad.reason) for bad in plan.invalid]),
         ("?", "warning", [("", warning) for warning in plan.warnings]),
     ]

@@ -230,6 +230,11 @@ class _Answered(Rendered):
         """``success``, ``failure`` or ``unknown``."""
         return "unknown" if self.outcome_unknown else self.status
 
+    @property
+    def gone(self) -> int:
+        """1 when the change may have happened (done, or outcome unknown): a snapshot's."""
+        return int(self.ok or self.outcome_unknown)
+
     def _headline(self) -> str:
         raise NotImplementedError
 
@@ -343,11 +348,6 @@ class DeleteResult(_Answered):
         if kind == "absent":
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
-
-    @property
-    def gone(self) -> int:
-        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
-        return int(self.ok or self.outcome_unknown)
 
     def _kept(self, html: bool = False) -> str:
         gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
@@ -499,14 +499,10 @@ class UpdateResult(_Answered):
     """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
 
     def __str__(self) -> str:
-        return self.line() + _kept(
-            self.snapshot, self.ok or self.outcome_unknown, self.names, False
-        )
+        return self.line() + _kept(self.snapshot, self.gone, self.names, False)
 
     def _repr_html_(self) -> str:
-        return self.line_html() + _kept(
-            self.snapshot, self.ok or self.outcome_unknown, self.names, True
-        )
+        return self.line_html() + _kept(self.snapshot, self.gone, self.names, True)
 
     def _headline(self) -> str:
         new = self.new.describe()

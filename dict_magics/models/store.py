@@ -59,10 +59,10 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
+    """Each entry as it was before it was deleted or changed (with its id)."""
     copies: dict[str, int] = field(default_factory=dict)
     """Entry id -> entries with its four terms the dictionary held when this was taken (only
     where more than one): what a restore aims for."""
-    """Each entry as it was before it was deleted or changed (with its id)."""
     added: list[Entry] = field(default_factory=list)
     """The four terms of each entry the operation added (no id: the service picks it);
     a restore removes them."""
