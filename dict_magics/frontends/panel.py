@@ -842,7 +842,10 @@ class DictPanel(widgets.VBox):
         with self._lock:
             self._snapshots = {str(info.path): info for info in found}
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
+            chosen = self.snapshot_dropdown.value  # new options would select the newest
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
+            if chosen in self._snapshots:
+                self.snapshot_dropdown.value = chosen
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
