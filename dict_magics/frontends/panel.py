@@ -842,10 +842,11 @@ class DictPanel(widgets.VBox):
         with self._lock:
             self._snapshots = {str(info.path): info for info in found}
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
-            chosen = self.snapshot_dropdown.value  # new options would select the newest
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
-            if chosen in self._snapshots:
-                self.snapshot_dropdown.value = chosen
+            # As `restore` picks "latest": never a restore's own snapshot (that undoes it).
+            latest = next((str(info.path) for info in found if info.undoes is None), None)
+            if latest is not None:
+                self.snapshot_dropdown.value = latest
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
