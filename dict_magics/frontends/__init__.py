@@ -1,4 +1,2 @@
-"""The front ends: IPython magics, the widget panel, the command line, progress displays.
-
-They parse, prompt and show; every decision is made in ``dict_magics.operations``.
-"""
+"""The front ends (magics, panel, command line): they parse, prompt and show; ``operations``
+decides."""

@@ -1,11 +1,6 @@
-"""The ``dict-magics`` command: the magics' operations for terminals and scripts.
-
-The subcommands and their options are built from ``commands.COMMANDS``. A command shows its
-operation's result (``cmd_any``) or does what its own ``cmd_<name>`` says, and returns the exit
-code: 0 when what was asked for holds, 1 when something failed or its outcome is unknown, 2 for a
-user's mistake caught before any request (a ``DictMagicsError``; ``main`` prints it), 130 after
-Ctrl-C, 128 + the signal after SIGTERM or SIGHUP. Heavy modules load only inside the commands.
-"""
+"""The ``dict-magics`` command, built from ``commands.COMMANDS``; each command returns its exit
+code (0 holds, 1 failed or unknown, 2 usage, 130 Ctrl-C, 128 + signal). Heavy imports stay
+inside the commands."""
 
 from __future__ import annotations
 
@@ -14,7 +9,6 @@ import json
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import IO, Any, NoReturn
 
 from .. import settings as limits
@@ -156,10 +150,8 @@ def _interrupted(output: Output, exc: KeyboardInterrupt) -> int:
 
 
 def _stop_on_termination(stopped: list[int]) -> dict[int, Any]:
-    """SIGTERM and SIGHUP stop a command as Ctrl-C does: nothing new is sent, requests in flight
-    are waited for and audited, what was done is printed; the exit code is then 128 + the
-    signal. Killed outright, the process would lose the results of requests the service had
-    received."""
+    """SIGTERM and SIGHUP stop a command as Ctrl-C does (requests in flight are waited for and
+    audited, what was done is printed), then exit 128 + the signal."""
 
     def like_ctrl_c(signum: int, frame: Any) -> None:
         stopped.append(signum)
@@ -277,12 +269,8 @@ def _progress(args: argparse.Namespace) -> Any:
 
 
 def ids_to_retry(name: str) -> list[str]:
-    """The ids a saved ``delete --json`` (or ``--jsonl``) result did not surely delete.
-
-    Judged only by the machine-readable fields: a result is done when its ``outcome`` is
-    ``success`` or ``absent`` (from version 1, without ``outcome``: when ``ok`` is true).
-    Anything that is not such a result is refused before anything is sent.
-    """
+    """The ids a saved ``delete --json`` (or ``--jsonl``) result did not surely delete, judged by
+    ``outcome`` (or version 1's ``ok``); anything else is refused before anything is sent."""
     where = "stdin" if name == "-" else repr(name)
 
     def refused(why: str) -> UsageProblem:
@@ -458,7 +446,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         data["check"]["http_status"] = check.http_status
         if check.entries is not None:
             data["check"]["entries"] = check.entries
-        symbol = {True: "\u2713", False: "\u2717"}.get(check.works, "?")
+        symbol = "?" if check.works is None else "\u2713" if check.works else "\u2717"
         # The first mark is the check's: the status's own (settings complete) claims no success.
         text = f"{symbol} {text.partition(' ')[2]}\n{symbol} {check.message}"
         code = EXIT_OK if check.works else EXIT_FAILED
@@ -478,8 +466,9 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
     context.setdefault("prompter", prompter())
     if "progress" not in context and "quiet" in args:
         context["progress"] = _progress(args)
-    settings = _settings(args)
-    return COMMANDS[args.command].run(args, Context(settings, warn=warn, **context)), said
+    run = COMMANDS[args.command].run
+    assert run is not None  # only a command with an operation gets here
+    return run(args, Context(_settings(args), warn=warn, **context)), said
 
 
 def cmd_any(args: argparse.Namespace) -> int:
@@ -491,13 +480,7 @@ def cmd_any(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
     """The result as JSON or text, and its exit code (``_code``)."""
-    from .. import models as m
-
-    named = isinstance(
-        result, m.DeleteResult | m.BatchResult | m.SyncPlan | m.ProbeResult | m.UpdateResult
-    )
-    text = str(replace(result, names=CLI.names) if named else result)
-    args.output.show(shapes.to_json(result, said), text)
+    args.output.show(shapes.to_json(result, said), str(CLI.named(result)))
     return _code(result)
 
 

@@ -1,11 +1,7 @@
 """Every command, declared once: the magics, the command line and docs/reference.md come from here.
 
-A ``Command`` holds a command's summary, help, arguments, examples, exit codes and ``--json``
-shape; ``magics.py`` builds a magic's parser from it on first use, ``cli.py`` the subcommands.
 In a help text a command between backticks (```restore```) is spelled as each front end spells
-it: ``%dict_restore``, ```dict-magics restore```. ``Hints`` words an ``errors.Remedy`` for each
-front end. ``python -m dict_magics.frontends.commands --markdown`` prints the reference.
-"""
+it; ``Hints`` words an ``errors.Remedy`` for each front end."""
 
 from __future__ import annotations
 
@@ -778,6 +774,11 @@ class Hints:
         hint = hint.format(profile=getattr(said, "profile", None) or "default")
         text = text.rstrip()
         return f"{text} {hint}" if text.endswith((".", "!", "?")) else f"{text}. {hint}"
+
+    def named(self, result: Any) -> Any:
+        """``result`` naming what it names (the restore that undoes it, the flag that asks for
+        more) in these words, when it names anything."""
+        return replace(result, names=self.names) if hasattr(result, "names") else result
 
     def text(self, shown: Any) -> str:
         """What a prompter shows before a question: a purge plan in these words, else text."""

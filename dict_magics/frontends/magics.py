@@ -1,11 +1,7 @@
 """The IPython magics: parse a line, call one operation, show what it returns.
 
-Each magic's arguments and help are its row of ``commands.COMMANDS``; the parser (IPython's
-``MagicArgumentParser``) is built the first time the magic runs or its help is asked for
-(``%dict_delete?``), so ``%load_ext`` builds none and imports nothing heavy (requests, keyring,
-ipywidgets load on first use). Every mistake a user can fix comes back as one ``UsageError``
-line, before anything is sent.
-"""
+Parsers are built from ``commands.COMMANDS`` on first use, so ``%load_ext`` imports nothing
+heavy. A mistake the user can fix is one ``UsageError`` line, before anything is sent."""
 
 from __future__ import annotations
 
@@ -78,6 +74,25 @@ def _magic(func: Callable[..., Any], kind: Callable[..., Any] = line_magic) -> A
     return kind(needs_local_scope(no_var_expand(func)))
 
 
+def _plain(name: str, doc: str, progress: bool = False) -> Any:
+    """``%dict_<name>``: parse the line, run the command, return its result (``progress``: with
+    a progress bar), or print its JSON instead where the magic has ``--json``."""
+
+    def magic(self: DictMagics, line: str = "", local_ns: Any = None) -> Any:
+        args = self._args(name, line, local_ns)
+        shown = {"progress": _progress(self.shell)} if progress else {}
+        result = self._run(name, args, **shown)
+        if not getattr(args, "json", False):
+            return result
+        from .output import dumps
+
+        print(dumps(result.to_json(), indent=2))
+        return None
+
+    magic.__name__, magic.__doc__ = f"dict_{name}", doc  # IPython registers it by this name
+    return _magic(magic)
+
+
 def _parse(name: str, line: str) -> Any:
     """The arguments of ``line``, a value typed in quotes without them (IPython's split keeps
     them); an unbalanced quote is a one-line UsageError too."""
@@ -106,13 +121,8 @@ def split_line(line: str) -> list[str]:
 
 
 class _IdFormatter(DollarFormatter):
-    """IPython's ``{expr}`` / ``$name`` expansion, except that a collection becomes its ids.
-
-    ``%dict_delete {ids}`` with a list, tuple, set, range or pandas/numpy column deletes exactly
-    those ids, instead of whatever the collection's printed form would split into (a list's
-    brackets and quotes, a Series' index numbers). Each id travels through the parser as an
-    opaque token and is put back afterwards.
-    """
+    """IPython's ``{expr}`` / ``$name`` expansion, except that a collection (list, range, pandas
+    column...) becomes exactly its ids, not whatever its printed form would split into."""
 
     def __init__(self) -> None:
         import secrets
@@ -204,19 +214,6 @@ def _split_text(line: str) -> tuple[list[str], str]:
             options.append(value)
             rest = rest.strip()
     return options, _unquoted(rest) or ""
-
-
-def _in_magic_words(result: Any) -> Any:
-    """A delete's, purge's, update's or sync plan's result, naming what it names (the restore
-    that undoes it, the flag that asks for more) as the magics do."""
-    from dataclasses import replace
-
-    from ..models import BatchResult, DeleteResult, ProbeResult, SyncPlan, UpdateResult
-    from .commands import MAGIC
-
-    if isinstance(result, DeleteResult | BatchResult | SyncPlan | ProbeResult | UpdateResult):
-        return replace(result, names=MAGIC.names)
-    return result
 
 
 def _warn(message: str) -> None:
@@ -425,15 +422,15 @@ class DictMagics(Magics):
     def _run(self, name: str, args: Any, **context: Any) -> Any:
         """Call the command's operation (``commands.COMMANDS[name].run``) and return its result,
         naming what it names in the magics' words."""
-        from .commands import COMMANDS, Context
+        from .commands import COMMANDS, MAGIC, Context
 
         settings = self._settings(args)
         context.setdefault("prompter", MagicPrompter())
+        run = COMMANDS[name].run
+        assert run is not None  # only a command with an operation gets here
         with _user_errors():
-            result = COMMANDS[name].run(
-                args, Context(settings, warn=_warn, corpus=self.corpus or None, **context)
-            )
-        return _in_magic_words(result)
+            result = run(args, Context(settings, warn=_warn, corpus=self.corpus or None, **context))
+        return MAGIC.named(result)
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:
         """The parsed line of ``%dict_delete``, its ids with collections put back."""
@@ -510,31 +507,10 @@ class DictMagics(Magics):
         with _user_errors():
             return status(settings).worded(MAGIC.message)
 
-    @_magic
-    def dict_list(self, line: str = "", local_ns: Any = None) -> Any:
-        """The dictionary's entries (an EntryList)."""
-        return self._run("list", self._args("list", line, local_ns))
+    dict_list = _plain("list", "The dictionary's entries (an EntryList).")
 
-    def _report(self, name: str, line: str, local_ns: Any) -> Any:
-        """The command's report, or (``--json``) its JSON printed instead."""
-        args = self._args(name, line, local_ns)
-        report = self._run(name, args)
-        if not args.json:
-            return report
-        from .output import dumps
-
-        print(dumps(report.to_json(), indent=2))
-        return None
-
-    @_magic
-    def dict_lint(self, line: str = "", local_ns: Any = None) -> Any:
-        """Problems in the dictionary (a LintReport), or its JSON with --json."""
-        return self._report("lint", line, local_ns)
-
-    @_magic
-    def dict_probe(self, line: str = "", local_ns: Any = None) -> Any:
-        """What rules the service follows (a ProbeResult), or its JSON with --json."""
-        return self._report("probe", line, local_ns)
+    dict_lint = _plain("lint", "Problems in the dictionary (a LintReport), or its JSON.")
+    dict_probe = _plain("probe", "What rules the service follows (a ProbeResult), or its JSON.")
 
     @_magic
     def dict_delete(self, line: str = "", local_ns: Any = None) -> Any:
@@ -571,32 +547,13 @@ class DictMagics(Magics):
                 said if said.lower().startswith("cancel") else f"Cancelled \u2014 {said}"
             ) from None
 
-    @_magic
-    def dict_restore(self, line: str = "", local_ns: Any = None) -> Any:
-        """Put back what a snapshot holds and the dictionary lacks (a RestoreResult)."""
-        return self._run(
-            "restore", self._args("restore", line, local_ns), progress=_progress(self.shell)
-        )
-
-    @_magic
-    def dict_add(self, line: str = "", local_ns: Any = None) -> Any:
-        """Add one entry (an AddResult naming the new id)."""
-        return self._run("add", self._args("add", line, local_ns))
-
-    @_magic
-    def dict_update(self, line: str = "", local_ns: Any = None) -> Any:
-        """Change one entry in place (an UpdateResult: old and new)."""
-        return self._run("update", self._args("update", line, local_ns))
-
-    @_magic
-    def dict_sync(self, line: str = "", local_ns: Any = None) -> Any:
-        """Make the dictionary match a glossary file (a SyncPlan, or a SyncResult)."""
-        return self._run("sync", self._args("sync", line, local_ns), progress=_progress(self.shell))
-
-    @_magic
-    def dict_export(self, line: str = "", local_ns: Any = None) -> Any:
-        """Write the dictionary to a glossary file (an ExportResult)."""
-        return self._run("export", self._args("export", line, local_ns))
+    dict_restore = _plain(
+        "restore", "Put back what a snapshot holds and the dictionary lacks.", progress=True
+    )
+    dict_add = _plain("add", "Add one entry (an AddResult naming the new id).")
+    dict_update = _plain("update", "Change one entry in place (an UpdateResult: old and new).")
+    dict_sync = _plain("sync", "Make the dictionary match a glossary file.", progress=True)
+    dict_export = _plain("export", "Write the dictionary to a glossary file (an ExportResult).")
 
     @_magic
     def dict_snapshots(self, line: str = "", local_ns: Any = None) -> Any:
@@ -611,10 +568,7 @@ class DictMagics(Magics):
             return type(found)(found[: args.limit])
         return found
 
-    @_magic
-    def dict_log(self, line: str = "", local_ns: Any = None) -> Any:
-        """The last requests that could change the dictionary (an AuditTable)."""
-        return self._run("log", self._args("log", line, local_ns))
+    dict_log = _plain("log", "The last requests that could change the dictionary.")
 
     @_magic
     def dict_panel(self, line: str = "", local_ns: Any = None) -> Any:

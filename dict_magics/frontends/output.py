@@ -1,11 +1,8 @@
 """What the front ends print: the ``--json`` shapes, and the progress of a long batch.
 
-A deletion is always ``{"results": [...], "ok", "succeeded", "failed", ...}``, for one id as for
-many, and a purge is the same with one result, so a script never has to guess. Fields keep the
-contract's names (DESIGN.md); entries keep the service's (``fromLang`` ...). Progress is a widget
-bar in a notebook, a redrawn text bar on a terminal, and a whole line now and then in a log.
-The client's worker threads report results, so every display only sets values or writes lines.
-"""
+A deletion is always ``{"results": [...], "ok", ...}``, for one id, many, or the purge, so a
+script never has to guess. Progress displays are fed from worker threads: they only set values
+or write lines."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -239,8 +237,14 @@ def _shape(result: Any, warnings: list[str]) -> dict[str, Any]:
 
     if isinstance(result, m.DeleteResult | m.BatchResult):
         return batch_json(result, warnings)
-    changes = {m.AddResult: add_json, m.UpdateResult: update_json, m.NoChange: no_change_json}
-    changes.update({m.RestoreResult: restore_json, m.SyncPlan: sync_json, m.SyncResult: sync_json})
+    changes: dict[type, Callable[[Any], dict[str, Any]]] = {
+        m.AddResult: add_json,
+        m.UpdateResult: update_json,
+        m.NoChange: no_change_json,
+        m.RestoreResult: restore_json,
+        m.SyncPlan: sync_json,
+        m.SyncResult: sync_json,
+    }
     for kind, shape in changes.items():
         if isinstance(result, kind):
             shaped = shape(result)  # a sync plan's own warnings (stray spaces...) come first
@@ -310,10 +314,8 @@ def _quiet_stdout() -> None:
 
 
 def dumps(data: dict[str, Any], **layout: Any) -> str:
-    """JSON keeping readable non-ASCII text as is (Japanese stays Japanese), with every
-    character a terminal would act on or hide (controls, bidi overrides, zero-width and other
-    format characters, line separators, lone surrogates) as a ``\\u`` escape: the same text
-    to any JSON reader, and safe to print."""
+    """JSON with readable text kept as is and every character a terminal would act on or hide
+    (controls, bidi overrides, line separators, lone surrogates) as a ``\\u`` escape."""
     text = json.dumps(data, ensure_ascii=False, **layout)
     return _UNSAFE_RUN.sub(_escape_run, text)
 
@@ -329,17 +331,8 @@ def _escape_run(match: re.Match[str]) -> str:
         return run
     import unicodedata
 
-    unsafe = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
-    return "".join(_json_escape(ch) if unicodedata.category(ch) in unsafe else ch for ch in run)
-
-
-def _json_escape(ch: str) -> str:
-    """``ch`` as JSON's ``\\uXXXX`` (a surrogate pair beyond the first plane)."""
-    code = ord(ch)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    unsafe = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}  # json.dumps escapes them as \\uXXXX
+    return "".join(json.dumps(ch)[1:-1] if unicodedata.category(ch) in unsafe else ch for ch in run)
 
 
 # -- progress ------------------------------------------------------------------------------
@@ -361,10 +354,8 @@ def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
 
 
 class TextProgress:
-    """``label [#####.....] 5/10 (1 failed)``, redrawn in place on a terminal; elsewhere the same
-    as whole lines, one at each quarter. With ``every`` (the command line's logs and CI jobs):
-    ``label: 5/10 done, 2.0/s, 1 failed`` every ``every`` seconds while the batch runs, so a
-    long one shows it is alive, and a last line at its end (none for a batch over sooner)."""
+    """``label [#####.....] 5/10 (1 failed)``, redrawn on a terminal, else a line each quarter;
+    with ``every`` (logs, CI) a ``5/10 done, 2.0/s`` line every ``every`` seconds instead."""
 
     def __init__(self, stream: IO[str] | None = None, every: float | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
@@ -419,7 +410,7 @@ class TextProgress:
                 self._write(f"{self._count()}, finished in {elapsed:.1f} s")
 
     def _tick(self) -> None:
-        while not self._stopped.wait(self._every):  # type: ignore[arg-type]
+        while not self._stopped.wait(self._every):
             with self._lock:
                 self._write(self._count())
 
@@ -515,10 +506,8 @@ class WidgetProgress:
 
 
 class JsonlResults:
-    """``--jsonl``: each result on its own line as it arrives, then a ``{"summary": ...}`` line
-    (``finish``); ``progress`` is fed too. A result only the end of the batch settled (one id,
-    which is not a batch; an unknown outcome a listing resolved; an id Ctrl-C left unsent) gets
-    its line then, so the last line for an id is always its final outcome."""
+    """``--jsonl``: each result on a line as it arrives, then a summary line (``finish``); a result
+    settled only at the end gets its line then, so an id's last line is its final outcome."""
 
     def __init__(self, output: Output, progress: Any = None) -> None:
         self._output, self._progress = output, progress

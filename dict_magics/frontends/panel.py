@@ -1,12 +1,7 @@
-"""The curation panel (``%dict_panel``): find entries, tick them, change or delete them after a
-confirmation that names their terms, and undo. Imported only when it is used.
+"""The curation panel (``%dict_panel``): find, tick, change or delete after a confirmation, undo.
 
-Nothing is sent by one click: every change only arms a confirmation (a purge also needs a typed
-word). Confirm runs the operation on a worker thread so the notebook stays responsive; that
-thread only sets widget traits (``with output:`` from a thread is not safe), and while it runs
-only Cancel is enabled. ipywidgets hides exceptions raised in callbacks in a log, so every
-handler shows its own in the status line. A service without a listing falls back to typed ids.
-"""
+A click only arms a confirmation; Confirm runs the operation on a worker thread that only sets
+widget traits. ipywidgets hides callback exceptions, so every handler shows its own."""
 
 from __future__ import annotations
 
@@ -23,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import BatchResult, Entry, EntryList, UpdateResult
+from ..models import DryRunResult, Entry, EntryList, UpdateResult
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.impact import after_change, impact, read_corpus
@@ -47,7 +42,7 @@ from .panel_forms import AddForm, CheckForm, EditForm, ProblemsView, SyncForm, t
 from .panel_table import ALL_PAIRS, COLUMNS, EntryIndex, EntryRows
 
 if TYPE_CHECKING:
-    from ..models import DeleteResult, LintReport, PurgePlan, SnapshotInfo
+    from ..models import LintReport, PurgePlan, SnapshotInfo
     from ..service.client import DictionaryClient
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
@@ -114,10 +109,8 @@ class Undo:
 class DictPanel(widgets.VBox):
     """Curate a dictionary: search, tick, change or delete after confirming, undo, restore.
 
-    ``state`` is ``idle``, ``armed`` (``armed`` names what Confirm will do) or ``running``
-    (``running`` names the work in flight); ``wait()`` blocks until that work is done. The
-    panel owns ``client`` and closes it in ``close()``. The listing loads in the background.
-    """
+    ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks until background work ends.
+    The panel owns ``client`` and closes it in ``close()``."""
 
     def __init__(
         self,
@@ -275,9 +268,15 @@ class DictPanel(widgets.VBox):
         from ..operations.context import make_client
 
         client, creds = make_client(profile, workers=workers, **client_options)
-        settings = {"snapshots": snapshots, "listing_max_age": listing_max_age, "corpus": corpus}
         try:
-            return cls(client, profile=creds.profile, workers=workers, **settings)
+            return cls(
+                client,
+                profile=creds.profile,
+                workers=workers,
+                snapshots=snapshots,
+                listing_max_age=listing_max_age,
+                corpus=corpus,
+            )
         except BaseException:
             client.close()
             raise
@@ -382,8 +381,9 @@ class DictPanel(widgets.VBox):
         """Wait for running work, close the client and every widget of the panel, and delete
         the files uploaded to it."""
         self.wait()
-        if getattr(self, "_uploads", None) is not None:
-            self._uploads.cleanup()
+        uploads = getattr(self, "_uploads", None)
+        if uploads is not None:
+            uploads.cleanup()
         if getattr(self, "_client", None) is not None:
             self._client.close()
         for child in descendants(self):
@@ -700,17 +700,19 @@ class DictPanel(widgets.VBox):
 
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
-        self._record(replace(result, names=NAMES))
-        if result.snapshot and _may_be_gone(result):  # the result says Undo puts it back
-            self.undo = Undo(result.snapshot, view.entries(_may_be_gone(result)))
+        assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
+        self._record(result)
+        if result.snapshot and result.gone:  # the result says Undo puts it back
+            self.undo = Undo(result.snapshot, view.entries(result.gone))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
         self._after_change(interruption(result))
 
     def _work_purge(self, word: str) -> None:
         result = purging.purge(self._settings, ScriptedPrompter([word]), **self._operation_args())
-        self._record(replace(result, names=NAMES))
-        if result.snapshot and _may_be_gone(result):
+        assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
+        self._record(result)
+        if result.snapshot and result.gone:
             self.undo = Undo(result.snapshot, "every entry")
         self._after_change(None)
 
@@ -728,12 +730,12 @@ class DictPanel(widgets.VBox):
         """PUT the terms that changed (the operation keeps the entry as the service holds it
         in a snapshot first). A ``NoChange``: the entry already reads so."""
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
-        terms = {name: after for name, before, after in changed if before != after}
+        terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
         result = update(self._settings, old.id, **terms, **self._operation_args())
-        self._record(replace(result, names=NAMES) if isinstance(result, UpdateResult) else result)
+        self._record(result)
         if result.ok:
             show(self.edit_form, False)
-            if getattr(result, "snapshot", None):
+            if isinstance(result, UpdateResult) and result.snapshot:
                 self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
         self._after_change(None)
 
@@ -841,9 +843,10 @@ class DictPanel(widgets.VBox):
             self._snapshots = {str(info.path): info for info in found}
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
-            latest = next((i for i in found if not i.undoes), None)  # a restore's own: named
+            # As `restore` picks "latest": never a restore's own snapshot (that undoes it).
+            latest = next((str(info.path) for info in found if info.undoes is None), None)
             if latest is not None:
-                self.snapshot_dropdown.value = str(latest.path)
+                self.snapshot_dropdown.value = latest
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
@@ -859,7 +862,7 @@ class DictPanel(widgets.VBox):
 
     def _use_listing(self, listing: EntryList) -> None:
         index = EntryIndex(listing.entries)
-        options = [("all", ALL_PAIRS)]
+        options: list[tuple[str, Any]] = [("all", ALL_PAIRS)]
         options += [(f"{view.pair(*pair)} ({found:,})", pair) for pair, found in index.pairs]
         with self._lock:
             self._index, self._listed, self.listing_supported = index, True, True
@@ -977,7 +980,8 @@ class DictPanel(widgets.VBox):
         self.status.value = view.status_html(message, kind)
 
     def _record(self, result: Any) -> None:
-        """Show ``result`` as the latest, and first in the list of recent ones."""
+        """Show ``result`` (in the panel's words) as the latest, first in the recent ones."""
+        result = PANEL.named(result)
         self.history.append(result)
         self.result.value = view.result_html(result)
         stamp = f'<span style="color:{view.GREY}">{time.strftime("%H:%M:%S")}</span>'
@@ -988,14 +992,6 @@ class DictPanel(widgets.VBox):
             f'<details class="dict-magics-history"><summary>{recent}</summary>'
             f'<ol style="margin:0.2em 0">{items}</ol></details>'
         )
-
-
-def _may_be_gone(result: DeleteResult | BatchResult) -> int:
-    """How many entries a delete or purge deleted or may have deleted (outcome unknown): the
-    result then names its snapshot and Undo, so Undo must put back that snapshot."""
-    if isinstance(result, BatchResult):
-        return len({r.entry_id for r in result.results if r.ok or r.outcome_unknown})
-    return int(result.ok or result.outcome_unknown)
 
 
 class ProgressBar:

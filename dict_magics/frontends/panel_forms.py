@@ -1,8 +1,4 @@
-"""The panel's forms: edit one entry, add one, sync a glossary file, problems, check a text.
-
-They only hold widgets; the panel reads them, checks what was typed against the vendor's rules
-(``models/terms.py``) and asks before it sends anything.
-"""
+"""The panel's forms (edit, add, sync, problems, check): widgets only; the panel reads them."""
 
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
-"""The panel's HTML and labels: table rows, counts, confirmations, status.
-
-Terms come from the service or a file, so every value is escaped in HTML and cleaned of
-control characters in plain text (a check box's label is plain text).
-"""
+"""The panel's HTML and labels; every value from the service or a file is escaped."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import TYPE_CHECKING
 
 from ..errors import Remedy
+from ..models.text import GREY, entries, escape
 from ..models.text import shown as clean
 
 if TYPE_CHECKING:
@@ -29,15 +25,9 @@ TABLE_CSS = (
     "white-space:nowrap}.dict-magics-langs{color:#57606a}</style>"
 )
 """The table's style, sent once rather than with every row."""
-GREY = "#57606a"
 COLOURS = {"info": GREY, "warning": "#9a6700", "error": "#cf222e", "busy": "#0969da"}
 BOX = "max-height:12em;overflow:auto;margin:0.2em 0"
 NO_UNDO = "Snapshots are off: this cannot be undone."
-
-
-def entries(number: int) -> str:
-    """``1 entry``, ``1,204 entries``."""
-    return f"{number:,} {'entry' if number == 1 else 'entries'}"
 
 
 def header_html(profile: str, host: str, masked_key: str) -> str:
@@ -63,7 +53,7 @@ def term(code: str, text: str, css: str = "") -> str:
     """A term, marked with its language so the browser picks the right glyphs (Japanese or
     Chinese kanji); with a ``css`` class, clipped by the browser and whole in its tooltip."""
     lang = f' lang="{escape(code)}"' if code.replace("-", "").isalnum() else ""
-    shown = escape(clean(text))
+    shown = escape(text)
     tip = f' class="dict-magics-{css}" title="{shown}"' if css else ""
     return f"<span{tip}{lang}>{shown}</span>"
 
@@ -116,8 +106,7 @@ def confirm_delete_html(
         )
         return confirm(asked, of(profile), host, said)
     items = "".join(
-        f"<li>{escape(clean(e.describe()))} <span style='color:{GREY}'>id "
-        f"{escape(clean(e.id))}</span></li>"
+        f"<li>{escape(e.describe())} <span style='color:{GREY}'>id {escape(e.id)}</span></li>"
         for e in going[:CONFIRM_SHOWN]
     )
     keep = "A snapshot of them is saved first: <b>Undo</b> puts them back."
@@ -149,7 +138,7 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
 
 def edit_title_html(entry: Entry) -> str:
     langs = escape(pair(entry.from_lang, entry.to_lang))
-    return f"<b>Edit entry <code>{escape(clean(entry.id))}</code></b> ({langs}; the languages stay)"
+    return f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"
 
 
 def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapshots: bool) -> str:
@@ -167,7 +156,7 @@ def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapsho
                 f'<td class="dict-magics-new"><b>{term(code, after)}</b></td></tr>'
             )
     keep = "The entry as it is now is saved in a snapshot first: <b>Undo</b> puts it back."
-    asked = f"<b>Change entry <code>{escape(clean(old.id))}</code></b>"
+    asked = f"<b>Change entry <code>{escape(old.id)}</code></b>"
     return confirm(
         asked, of(profile), host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>"
     )
@@ -177,7 +166,7 @@ def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry])
     """An add: the four terms, and any entry that already has them."""
     twin = ""
     if same:
-        ids = ", ".join(escape(clean(e.id)) for e in same[:10])
+        ids = ", ".join(escape(e.id) for e in same[:10])
         twin = (
             f'<div style="color:#9a6700">An entry with these terms already exists (id {ids}): '
             "adding makes a duplicate.</div>"
@@ -247,4 +236,4 @@ def status_html(message: str, kind: str) -> str:
 def result_html(result: object) -> str:
     """A result as the magics show it (it renders itself)."""
     shown = getattr(result, "_repr_html_", lambda: None)()
-    return shown or f"<pre>{escape(clean(str(result)))}</pre>"
+    return shown or f"<pre>{escape(str(result))}</pre>"

@@ -1,10 +1,5 @@
-"""The panel's table: a search index over the listing, and one page of reusable rows.
-
-A listing of 10,000 entries is searched on every keystroke, so ``EntryIndex`` casefolds every
-key once and a sort orders integers (ranks computed once per column). ``EntryRows`` shows a
-page with two widgets per row (a check box labelled with the id, one HTML cell for the rest),
-reusing rows, since each widget and each message to the browser costs.
-"""
+"""The panel's table: a search index over the listing (keys folded once: a keystroke scans
+10,000 entries), and one page of reusable rows (each widget costs a browser message)."""
 
 from __future__ import annotations
 
@@ -18,6 +13,7 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..models import Entry
+from ..models.lint import id_order
 from .panel_html import ID_WIDTH, id_label, row_cells_html
 
 Pair = tuple[str, str]
@@ -29,11 +25,8 @@ SEPARATOR = "\x1f"
 
 
 class EntryIndex:
-    """Entries in the service's order, found by a text in either term (``Entry.matches``:
-    casefolded substring, surrounding spaces ignored) and a language pair.
-
-    Typing on (a search that extends the last one) scans only the last matches.
-    """
+    """Entries in the service's order, found by a text in either term and a language pair; a
+    search that extends the last one scans only the last matches."""
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
@@ -85,10 +78,9 @@ class EntryIndex:
     def _rank(self, column: str) -> list[int]:
         """Each entry's place when every entry is sorted by ``column``."""
         entries, sources, targets = self.entries, self.sources, self.targets
-        ids = [e.id for e in entries]
         keys: list[Any]
-        if column == "id":  # numbers in number order, before any other id
-            keys = [(0, int(i), i) if i.isascii() and i.isdigit() else (1, 0, i) for i in ids]
+        if column == "id":
+            keys = [id_order(e.id) for e in entries]
         elif column == "languages":
             keys = [(e.from_lang, e.to_lang, s) for e, s in zip(entries, sources, strict=True)]
         elif column == "source":
@@ -110,13 +102,10 @@ class Row(widgets.HBox):
 
 
 class EntryRows(widgets.VBox):
-    """One page of rows; ``selected`` holds the ticked ids in tick order (kept apart from the
-    rows, so it survives searching, sorting and paging).
+    """One page of rows; ``selected`` holds the ticked ids in tick order (it survives searching,
+    sorting and paging). A redraw reuses rows already showing an entry."""
 
-    A row keeps its entry: a redraw moves rows already showing an entry (one message) and
-    relabels only the others, the rows hidden longest first. ``on_change`` runs after a tick;
-    ``lock`` serialises redraws (from any thread) with ticks.
-    """
+    children: tuple[Row, ...]
 
     def __init__(
         self, page: int, on_change: Callable[[], None], lock: threading.RLock, **kwargs: Any
@@ -138,7 +127,7 @@ class EntryRows(widgets.VBox):
     def shown(self) -> list[tuple[Entry, widgets.Checkbox]]:
         """The entries shown, in order, each with its check box."""
         with self.lock:
-            return [(row.entry, row.children[0]) for row in self.children]
+            return [(row.entry, row.children[0]) for row in self.children if row.entry]
 
     def draw(self, entries: Sequence[Entry]) -> None:
         """Show the first ``page`` of ``entries``, ticked where selected."""

@@ -1,9 +1,5 @@
-"""The vendor's documented error codes, as plain data shared by the client and the sandbox.
-
-An error answer reads ``{"status": "failure", "data": {"code": 40005, "message": "Nonce value
-is too small"}}``. The vendor does not document the HTTP status that comes with it: whoever
-reads an answer judges by the code, never by the status.
-"""
+"""The vendor's documented error codes, shared by the client and the sandbox. The vendor does
+not document the HTTP status that comes with one: an answer is judged by its code."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""One dictionary entry: the record every other model, operation and view is built on.
-
-In a module of its own (``records`` re-exports it), so the analyses over entries (``lint``,
-``textcheck``) can use it while ``EntryList`` in ``records`` offers them as methods, with no
-import going round in a circle.
-"""
+"""One dictionary entry, and the id rule; a module of its own so ``lint`` and ``textcheck`` can
+use it while ``records.EntryList`` offers them as methods."""
 
 from __future__ import annotations
 

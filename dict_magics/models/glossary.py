@@ -1,10 +1,5 @@
-"""A glossary file as read: rows with their row numbers, and the sync plan made from them.
-
-``formats`` reads a file into ``GlossaryRow`` values (row numbers as a spreadsheet counts them,
-so messages point at the right line); ``operations/sync.py`` compares them with a listing and
-gives a ``SyncPlan`` (terraform's plan: what apply would do, nothing sent); apply gives a
-``SyncResult``. How each shows itself is at the end of this module.
-"""
+"""A glossary file as read (rows with their row numbers), the sync plan made from it and what
+applying it did, and how each shows itself."""
 
 from __future__ import annotations
 
@@ -21,6 +16,7 @@ from .text import (
     MARK,
     Rendered,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -271,14 +267,7 @@ class SyncPlan(Rendered, ImpactMixin):
     def to_pandas(self) -> Any:
         """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
         the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "SyncPlan.to_pandas() needs pandas, which is not installed: pip install pandas "
-                "(or use .adds, .updates, .deletes)."
-            ) from None
-        return pd.DataFrame(plan_rows(self), columns=list(PLAN_COLUMNS), dtype=object)
+        return dataframe(plan_rows(self), PLAN_COLUMNS, "SyncPlan")
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
@@ -312,14 +301,19 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
     """The plan as table rows (``to_pandas`` and the CSV-minded)."""
     rows: list[dict[str, Any]] = []
 
-    def put(action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""):
-        terms = entry.to_service() if entry is not None else dict.fromkeys(Entry.FIELDS, "")
+    def put(
+        action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""
+    ) -> None:
+        terms: dict[str, Any] = dict.fromkeys(Entry.FIELDS, "")
+        terms.update(entry.to_service() if entry is not None else {})
+        terms["id"] = terms["id"] or None
         rows.append(
-            {"action": action, "row": row, **terms, "oldToText": old or None, "reason": why or None}
+            dict(action=action, row=row, **terms, oldToText=old or None, reason=why or None)
         )
 
-    for entry, row in zip(plan.adds, plan.add_rows or [None] * len(plan.adds), strict=False):
-        put("add", row, entry)
+    add_rows: list[int | None] = [*plan.add_rows] or [None] * len(plan.adds)
+    for entry, number in zip(plan.adds, add_rows, strict=False):
+        put("add", number, entry)
     for update in plan.updates:
         put("update", update.row, update.new, update.old.to_text)
     for entry in plan.deletes:
@@ -329,9 +323,6 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
             put("conflict", conflict.row, entry, why="several entries share this source term")
     for bad in plan.invalid:
         put("invalid", bad.row, None, why=bad.reason)
-    for row in rows:
-        if row["id"] == "":
-            row["id"] = None
     return rows
 
 
@@ -411,6 +402,18 @@ def _terms(entry: Entry) -> str:
     return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
 
 
+def _update(u: PlannedUpdate) -> str:
+    return f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
+
+
+def _conflict(c: Conflict) -> str:
+    first, ids, targets = c.entries[0], [e.id for e in c.entries], [e.to_text for e in c.entries]
+    return (
+        f"{_pair(first)}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
+        f"{' | '.join(targets)}) share this source term; left alone"
+    )
+
+
 def _headline(plan: SyncPlan) -> str:
     counts = [
         count(len(plan.adds), "add"),
@@ -431,32 +434,9 @@ def _changes(plan: SyncPlan) -> Iterator[tuple[str, str, str]]:
     rows = plan.add_rows or [0] * len(plan.adds)
     kinds: list[tuple[str, str, list[tuple[str, str]]]] = [
         ("+", "add", [(f"row {r}", _terms(e)) for e, r in zip(plan.adds, rows, strict=False)]),
-        (
-            "~",
-            "update",
-            [
-                (
-                    f"row {u.row}, id {u.id}",
-                    f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}",
-                )
-                for u in plan.updates
-            ],
-        ),
+        ("~", "update", [(f"row {u.row}, id {u.id}", _update(u)) for u in plan.updates]),
         ("-", "delete", [(f"id {e.id}", _terms(e)) for e in plan.deletes]),
-        (
-            "!",
-            "conflict",
-            [
-                (
-                    f"row {c.row}",
-                    f"{_pair(c.entries[0])}  {c.entries[0].from_text}: {len(c.entries)} entries "
-                    f"(ids {', '.join(e.id for e in c.entries)}: "
-                    f"{' | '.join(e.to_text for e in c.entries)}) share this source term; "
-                    "left alone",
-                )
-                for c in plan.conflicts
-            ],
-        ),
+        ("!", "conflict", [(f"row {c.row}", _conflict(c)) for c in plan.conflicts]),
         ("x", "invalid row", [(f"row {bad.row}", bad.reason) for bad in plan.invalid]),
         ("?", "warning", [("", warning) for warning in plan.warnings]),
     ]

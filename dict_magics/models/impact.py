@@ -1,11 +1,6 @@
-"""What a change to the dictionary does to a user's own texts: ``Impact`` on a corpus.
-
-A corpus is a UTF-8 file of sample texts, one element per line (under ``request``, each line is
-a request of its own). Per line, the entries applied before and after the change, played by
-``check``'s own ``Matcher``: ``check`` of the corpus after the change reads as the "after".
-Only a line holding a source term the change touches (old or new) can change: one automaton
-over those terms finds them, and only they are matched again.
-"""
+"""What a change to the dictionary does to a user's own texts (``Impact`` on a corpus), played
+by ``check``'s own ``Matcher``; only lines holding a source term the change touches are
+matched again."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import Rendered, bounded, count, escape, html_row, html_table, shown
+from .text import Rendered, bounded, count, dataframe, escape, html_row, html_table, shown
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
@@ -79,14 +74,7 @@ class Impact(Rendered):
 
     def to_pandas(self) -> Any:
         """One row per changed line: ``line``, ``text``, ``before``, ``after``, ``why``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "Impact.to_pandas() needs pandas, which is not installed: pip install pandas "
-                "(or use .changed or .to_json())."
-            ) from None
-        return pd.DataFrame(self.rows(), columns=list(_HEADINGS))
+        return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
 
     def _title(self) -> str:
         changed, same = len(self.changed), self.lines - len(self.changed)
@@ -105,7 +93,7 @@ class Impact(Rendered):
             lines.append(f"    after:  {_terms(c.after) or '(none)'}")
             lines += [f"    {why}" for why in c.reasons]
         if len(self.changed[:limit]) < len(self.changed):
-            lines.append(f"  \u2026 and {len(self.changed) - limit} more changed lines")
+            lines.append(f"  \u2026 and {len(self.changed[limit:])} more changed lines")
         return "\n".join(shown(line) for line in lines)
 
     def __str__(self) -> str:

@@ -1,12 +1,6 @@
 """What is wrong in a dictionary, found from a listing alone: ``LintReport`` and its findings.
-
-Runs on any ``EntryList`` (``listing.lint()``), so an exported file can be checked offline. Every
-rule is a grouping or one pass over the entries; the one that compares terms with each other
-(``overlap``: a source term inside another) runs an Aho-Corasick automaton (``pyahocorasick``)
-over the source terms of each language pair, so it stays linear in the size of the dictionary
-(``benchmarks/bench_lint.py`` measures it beside a plain pairwise scan). The vendor's own rules
-(length, language codes, hidden characters) come from ``terms.py``.
-"""
+Each rule is one pass over the entries; ``overlap`` runs an Aho-Corasick automaton per pair,
+so it stays linear in the size of the dictionary."""
 
 from __future__ import annotations
 
@@ -15,7 +9,7 @@ import unicodedata
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -27,6 +21,7 @@ from .text import (
     Rendered,
     bounded,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -111,12 +106,7 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         """``{"kind", "entry_ids", "message", "fix"}``, as ``dict-magics lint --json`` prints."""
-        return {
-            "kind": self.kind,
-            "entry_ids": list(self.entry_ids),
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return {**asdict(self), "entry_ids": list(self.entry_ids)}
 
 
 @dataclass(frozen=True)
@@ -182,15 +172,8 @@ class LintReport(Rendered):
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame``, one row per finding: ``kind``, ``entry_ids`` (a list;
         ``.explode("entry_ids")`` gives one row per entry), ``message``, ``fix``."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "LintReport.to_pandas() needs pandas, which is not installed: "
-                "pip install pandas (or use .findings, .by_kind() or .to_json())."
-            ) from None
-        rows = [f.to_json() for f in self.findings]
-        return pd.DataFrame(rows, columns=["kind", "entry_ids", "message", "fix"], dtype=object)
+        rows = (f.to_json() for f in self.findings)
+        return dataframe(rows, ("kind", "entry_ids", "message", "fix"), "LintReport")
 
     def __len__(self) -> int:
         return len(self.findings)
@@ -472,15 +455,9 @@ def _overlaps(
 def _contained(
     terms: Iterable[str], norms: dict[str, str] | None = None
 ) -> dict[str, tuple[int, list[str]]]:
-    """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of
-    them. Spelling variants (equal once normalised, like ``invoice`` in ``invoice ``) are left
-    to the near-duplicate kind.
-
-    Terms come in reverse sorted order, so a chain of nested prefixes (``abcd``, ``abc``,
-    ``ab``) comes longest first: the automaton scans only the longest, and each shorter one
-    holds exactly the words that first end within it. A chain of 255 nested terms has 32,000
-    pairs (and a repeated character millions of matches); this costs one step per word of
-    the chain instead."""
+    """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of them
+    (spelling variants are left to near-duplicates). Terms come longest first, so a chain of
+    nested prefixes is scanned once, not pair by pair."""
     import ahocorasick
 
     norms = {} if norms is None else norms
@@ -559,7 +536,7 @@ def _report_text(report: LintReport, per_kind: int | None = None) -> str:
             lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
             lines += [f"      fix: {shown(f.fix)}"]
         if len(findings[:per_kind]) < len(findings):
-            lines.append(f"  \u2026 and {len(findings) - per_kind} more {kind} findings")
+            lines.append(f"  \u2026 and {len(findings[per_kind:])} more {kind} findings")
     if report.duplicate_ids:
         lines.append(
             f"duplicate_ids: {entries(len(report.duplicate_ids))} can go with nothing lost "

@@ -1,10 +1,5 @@
-"""What a purge will do, decided before anyone is asked: the plan every front end shows.
-
-``operations/purge.py`` builds it from the listing just taken; the magics, the command line and
-the panel show it (``purge_text`` / ``purge_html`` in their own words for the remedies it names)
-and hand the typed answer to ``accepts``. terraform's plan/apply: the change is shown before it
-is made, and the rule for "yes" is stated once.
-"""
+"""What a purge will do, decided before anyone is asked: the plan every front end shows, with
+the one rule for the typed "yes" (``accepts``)."""
 
 from __future__ import annotations
 
@@ -18,13 +13,9 @@ from .text import Rendered, entries, escape, remedy, shown
 
 @dataclass(frozen=True)
 class PurgePlan(Rendered):
-    """Every entry of ``profile`` at ``host`` is about to go.
-
-    ``count``: the entries the listing just taken holds (a row it repeats counted once), or
-    ``None`` when the service cannot list them. ``snapshot``: where the copy is kept (the file,
-    or before it is written the folder it goes in), ``None`` when none is. ``word``: what a
-    person types to confirm (the exact host counts too, surrounding spaces aside).
-    """
+    """Every entry of ``profile`` at ``host`` is about to go. ``count``: the entries listed
+    (``None``: no listing); ``snapshot``: where the copy is kept, if any; ``word``: what to type
+    (or the host)."""
 
     host: str
     profile: str

@@ -1,13 +1,9 @@
-"""What the service holds and what a request did: entries, and results reported truthfully.
-
-Each shows itself (``str``, ``_repr_html_``) so that success, failure and unknown never look
-alike; ``repr`` lists the fields, for debugging.
-"""
+"""What the service holds and what a request did: entries, and results reported truthfully
+(success, failure and unknown never look alike)."""
 
 from __future__ import annotations
 
 import csv
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,6 +20,7 @@ from .text import (
     Rendered,
     bounded,
     count,
+    dataframe,
     entries,
     escape,
     html_row,
@@ -66,6 +63,8 @@ class Cause(str, Enum):
     TLS = "tls", "TLS handshake failed"
     NOT_ATTEMPTED = "not_attempted", "not sent"  # Ctrl-C, Cancel, repeated auth failures
     ERROR = "error", "request error"  # anything else the network layer raised
+
+    label: str
 
     def __new__(cls, value: str, label: str = "") -> Cause:
         member = str.__new__(cls, value)
@@ -149,16 +148,7 @@ class EntryList(Rendered):
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "EntryList.to_pandas() needs pandas, which is not installed: "
-                "pip install pandas (or use .entries, .ids or .to_csv())."
-            ) from None
-        return pd.DataFrame(
-            [e.to_service() for e in self.entries], columns=list(Entry.FIELDS), dtype=object
-        )
+        return dataframe((e.to_service() for e in self.entries), Entry.FIELDS, "EntryList")
 
     def to_csv(self, path: str | Path) -> Path:
         """Write the entries as CSV with the service's column names; returns the path.
@@ -239,6 +229,11 @@ class _Answered(Rendered):
     def outcome(self) -> Outcome:
         """``success``, ``failure`` or ``unknown``."""
         return "unknown" if self.outcome_unknown else self.status
+
+    @property
+    def gone(self) -> int:
+        """1 when the change may have happened (done, or outcome unknown): a snapshot's."""
+        return int(self.ok or self.outcome_unknown)
 
     def _headline(self) -> str:
         raise NotImplementedError
@@ -355,7 +350,7 @@ class DeleteResult(_Answered):
         return f"{self.target} not deleted"
 
     def _kept(self, html: bool = False) -> str:
-        gone = (self.ok or self.outcome_unknown) * (1 if self.entry_id is not None else 2)
+        gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
 
     def __str__(self) -> str:
@@ -504,14 +499,10 @@ class UpdateResult(_Answered):
     """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
 
     def __str__(self) -> str:
-        return self.line() + _kept(
-            self.snapshot, self.ok or self.outcome_unknown, self.names, False
-        )
+        return self.line() + _kept(self.snapshot, self.gone, self.names, False)
 
     def _repr_html_(self) -> str:
-        return self.line_html() + _kept(
-            self.snapshot, self.ok or self.outcome_unknown, self.names, True
-        )
+        return self.line_html() + _kept(self.snapshot, self.gone, self.names, True)
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -571,14 +562,6 @@ class BatchResult(Rendered):
                 first.setdefault(r.entry_id, r)
         return list(first.values())
 
-    def failures_by_cause(self) -> dict[Cause, list[DeleteResult]]:
-        """The failures grouped by machine-readable cause, largest group first."""
-        groups: dict[Cause, list[DeleteResult]] = {}
-        for r in self.failures:
-            groups.setdefault(r.cause, []).append(r)
-        order = Counter({c: len(rs) for c, rs in groups.items()})
-        return {c: groups[c] for c, _ in order.most_common()}
-
     def __len__(self) -> int:
         return len(self.results)
 
@@ -626,9 +609,13 @@ class BatchResult(Rendered):
             titled.append((f"{MARK[kind]} {len(results)} {what}", results))
         return titled
 
+    @property
+    def gone(self) -> int:
+        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
+        return len({r.entry_id for r in self.results if r.gone})
+
     def _kept(self, html: bool = False) -> str:
-        gone = {r.entry_id for r in self.results if r.ok or r.outcome_unknown}
-        return _kept(self.snapshot, len(gone), self.names, html)
+        return _kept(self.snapshot, self.gone, self.names, html)
 
     def __str__(self) -> str:
         """A summary line, what was deleted, the failures grouped by cause with a few examples
@@ -793,10 +780,10 @@ class RestoreResult(Rendered):
         if not self.ok:
             text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
-            verbs = (
+            plain = (
                 ("put back", "re-add", "remove") if would else ("put back", "re-added", "removed")
             )
-            verbs = tuple(would + v for v in verbs)
+            verbs = [would + v for v in plain]
             counts = (len(self.put_back), added, len(self.removed))
             tails = (" under their ids", "", " the change had added")
             parts = [

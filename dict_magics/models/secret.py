@@ -1,10 +1,5 @@
-"""A secret key that stays a ``str`` everywhere it is used but never shows or stores itself.
-
-Tracebacks in verbose mode, debuggers and ``repr()`` of containers print local variables and
-their values; wrapping a secret as soon as it is read (from a prompt, the keyring or the
-environment) keeps it out of all of them. Pickling would write it to disk in clear (``%store``,
-a cache, a process pool), so every object holding a secret refuses to be pickled.
-"""
+"""A secret key that stays a ``str`` but never shows or stores itself: wrapped as soon as it is
+read, it stays out of tracebacks, debuggers and reprs, and refuses to be pickled."""
 
 from __future__ import annotations
 
@@ -15,11 +10,8 @@ from urllib.parse import quote, quote_plus
 
 
 class Unpicklable:
-    """Refuses pickling with a ``TypeError`` that says why; for objects that hold a secret.
-
-    ``copy.copy`` and ``copy.deepcopy`` do not pickle: each class that mixes this in says how
-    it is copied (``__copy__`` / ``__deepcopy__``).
-    """
+    """Refuses pickling with a ``TypeError`` that says why; for objects that hold a secret
+    (each says how it is copied: copies do not pickle)."""
 
     __slots__ = ()
 
@@ -37,10 +29,7 @@ class Unpicklable:
 
 
 class Secret(Unpicklable, str):
-    """A ``str`` whose ``repr`` is ``<secret hidden>``; its value is used as usual.
-
-    It cannot be pickled; a copy (shallow or deep) is the same immutable object.
-    """
+    """A ``str`` whose ``repr`` is ``<secret hidden>``; unpicklable, and its own copy."""
 
     __slots__ = ()
 

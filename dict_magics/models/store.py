@@ -1,8 +1,5 @@
-"""What dict-magics keeps on disk, as records: snapshots (read back or listed) and audit lines.
-
-The files themselves are written and read in ``operations/snapshots.py`` and
-``operations/audit.py``; these are the values they hand over, and the tables that show them.
-"""
+"""What dict-magics keeps on disk, as records: snapshots and audit lines, and the tables that
+show them (the files are written and read in ``operations``)."""
 
 from __future__ import annotations
 
@@ -62,10 +59,10 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
+    """Each entry as it was before it was deleted or changed (with its id)."""
     copies: dict[str, int] = field(default_factory=dict)
     """Entry id -> entries with its four terms the dictionary held when this was taken (only
     where more than one): what a restore aims for."""
-    """Each entry as it was before it was deleted or changed (with its id)."""
     added: list[Entry] = field(default_factory=list)
     """The four terms of each entry the operation added (no id: the service picks it);
     a restore removes them."""
@@ -162,7 +159,8 @@ class AuditTable(Rendered, AuditLines):
 
     @staticmethod
     def _row(line: AuditLine) -> list[str]:
-        parts = [p for p in (line.entry_id, line.entry and line.entry.describe()) if p is not None]
+        described = line.entry.describe() if line.entry is not None else None
+        parts = [p for p in (line.entry_id, described) if p is not None]
         return [
             _when(line.time),
             line.profile,

@@ -1,12 +1,6 @@
-"""What the service accepts as an entry's terms and languages: the vendor's rules, and no more.
-
-The vendor documents: ``fromText`` / ``toText`` non-empty and at most 255 characters; language
-codes ISO 639-1, except Chinese, which is ``zh-CN`` or ``zh-TW`` (plain ``zh`` is refused). Add,
-update, sync, restore and the client check these before sending, so whatever the service took,
-an undo can send back. Invisible characters (a ZWNJ in Persian, a ZWJ emoji, a tab, a bidi
-mark) break no documented rule: they are sent, and lint and the sync plan warn about them.
-A lone surrogate is not text at all (no request can carry it as UTF-8), so it is refused too.
-"""
+"""What the service accepts as an entry's terms and languages: the vendor's rules, and no more
+(terms of 1-255 characters, ISO 639-1 codes with ``zh-CN``/``zh-TW``). Checked before sending,
+so whatever the service took an undo can send back; invisible characters are warned about."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What every record's rendering shares: text made safe for a terminal, HTML escaping, counted
-nouns, the marks and colours of the outcomes, small tables. Every value from the service, a
-file or a person goes through ``shown`` (text) or ``escape`` (HTML) wherever it is shown.
-"""
+"""What every record's rendering shares. Every value from the service, a file or a person goes
+through ``shown`` (text) or ``escape`` (HTML) wherever it is shown."""
 
 from __future__ import annotations
 
@@ -80,6 +78,17 @@ def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str =
         f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(summary)}</b>'
         f"{listing}{after}</div>"
     )
+
+
+def dataframe(rows: Iterable[Any], columns: Sequence[str], what: str, dtype: Any = object) -> Any:
+    """A ``pandas.DataFrame`` of ``rows`` (pandas is optional: without it, how to get it)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            f"{what}.to_pandas() needs pandas, which is not installed: pip install pandas."
+        ) from None
+    return pd.DataFrame(list(rows), columns=list(columns), dtype=dtype)
 
 
 def _width(text: str) -> int:

@@ -395,15 +395,15 @@ def _report_text(report: CheckReport, limit: int | None = None) -> str:
         lines.append(f"  {label} {shown(segment.text.strip())}")
         lines += [f"    {_line(report, m)}" for m in segment.matches[:limit]]
         if len(segment.matches[:limit]) < len(segment.matches):
-            lines.append(f"    \u2026 and {len(segment.matches) - limit} more entries")
+            lines.append(f"    \u2026 and {len(segment.matches[limit:])} more entries")
     if len(numbered[:limit]) < len(numbered):
-        lines.append(f"  \u2026 and {len(numbered) - limit} more {_noun(report)}s with matches")
+        lines.append(f"  \u2026 and {len(numbered[limit:])} more {_noun(report)}s with matches")
     never = report.never_applied
     if never:
         lines.append(f"never applied in these texts ({len(never)})")
         lines += [f"  {MARK['failure']} {_entry(report.entries[i])}" for i in never[:limit]]
     if len(never[:limit]) < len(never):
-        lines.append(f"  \u2026 and {len(never) - limit} more never applied")
+        lines.append(f"  \u2026 and {len(never[limit:])} more never applied")
     return "\n".join(lines + [line for _, line in _engine_lines(report, limit)])
 
 
