@@ -60,7 +60,7 @@ class AuditLog:
         profile: str,
         host: str,
         operation: str,
-        snapshot: Any = None,
+        snapshot: str | Path | None = None,
         entries: dict[str, Entry] | None = None,
         warn: Warn = None,
         path: str | Path | None = None,
@@ -157,7 +157,7 @@ class AuditLog:
         """One JSON line in DESIGN's field order, made around the C string encoder (a dict
         encoded per line costs several times as much, twice per request)."""
         if self._fixed is None:
-            snapshot = getattr(self.snapshot, "path", self.snapshot)
+            snapshot = self.snapshot
             self._fixed = (
                 f', "profile": {_q(self.profile)}, "host": {_q(self.host)}, '
                 f'"operation": {_q(self.operation)}, "entry_id": ',

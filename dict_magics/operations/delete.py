@@ -30,7 +30,7 @@ from .context import (
     say,
 )
 from .settle import settle_deletes
-from .snapshots import listing_failed, save_snapshot
+from .snapshots import listing_failed, write_snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,7 +81,7 @@ def delete(
         elif keep and sent:
             going = [before[i] for i in dict.fromkeys(sent)]  # type: ignore[index]
             counts = Counter(e.terms for e in before.values())  # type: ignore[union-attr]
-            kept, _ = save_snapshot(
+            kept = write_snapshot(
                 going,
                 profile=profile,
                 host=client.host,

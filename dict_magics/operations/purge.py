@@ -19,9 +19,11 @@ from .audit import AuditLog
 from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
 from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
 from .settle import settle_purge
-from .snapshots import Snapshot, listing_failed, write_snapshot
+from .snapshots import listing_failed, write_snapshot
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
 
@@ -90,14 +92,14 @@ def purge(
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
             return _dry_run(host, profile, listing)
-        kept: Snapshot | None = None
+        kept: Path | None = None
         if not yes:
             kept = _keep(client, profile, listing) if keep and listing is not None else None
             stated = plan(
                 profile,
                 host,
                 None if listing is None else listing.entries,
-                None if kept is None else str(kept.path),
+                None if kept is None else str(kept),
             )
             try:
                 _ask(asker, stated)
@@ -105,7 +107,7 @@ def purge(
                 # Declined, nobody to ask, or Ctrl-C at the question: nothing was sent, and
                 # the plan said the copy goes if the person cancels.
                 if kept is not None:
-                    kept.path.unlink(missing_ok=True)
+                    kept.unlink(missing_ok=True)
                 raise
             if keep:
                 # A person took time to answer: list again, as close to the request as can be,
@@ -147,7 +149,7 @@ def _listing(
         return None
 
 
-def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapshot | None:
+def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Path | None:
     """The listing's entries in a snapshot, on disk before the purge is sent."""
     entries = _unique(listing.entries)
     if not entries:
@@ -168,7 +170,7 @@ def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult
 def _send(
     client: DictionaryClient,
     profile: str,
-    kept: Snapshot | None,
+    kept: Path | None,
     listing: EntryList | None,
     warn: Warn,
 ) -> DeleteResult:
@@ -216,9 +218,9 @@ def _send(
     return result
 
 
-def _described(result: DeleteResult, kept: Snapshot | None, listed: int | None) -> DeleteResult:
+def _described(result: DeleteResult, kept: Path | None, listed: int | None) -> DeleteResult:
     """The result with its snapshot and how many entries the listing before showed."""
     from dataclasses import replace
 
-    path = str(kept.path) if kept is not None else None
+    path = str(kept) if kept is not None else None
     return replace(result, snapshot=path, purged=listed if result.ok else None)

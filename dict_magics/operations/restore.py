@@ -297,7 +297,7 @@ class _Run:
             put_back=[r.new for r in updates if r.ok],
             removed=[r.entry for r in removed if r.done],
             now={now.id: now for now, _ in put_back},
-            snapshot=str(kept.path),
+            snapshot=str(kept),
         )
 
     def _requests(

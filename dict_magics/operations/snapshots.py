@@ -49,7 +49,6 @@ __all__ = [
     "list_snapshots",
     "listing_failed",
     "read_snapshot",
-    "save_snapshot",
     "snapshot_dir",
     "write_snapshot",
 ]
@@ -82,26 +81,27 @@ def write_snapshot(
     undoes: str | Path | None = None,
     copies: dict[str, int] | None = None,
     listing_age: float | None = None,
-) -> Snapshot:
+) -> Path:
     """Keep ``entries`` on disk before they are deleted or changed: written and ``fdatasync``ed
-    before this returns, or ``LocalDataError`` (then nothing may be sent)."""
+    before the file's path is returned, or ``LocalDataError`` (then nothing may be sent)."""
     if operation not in OPERATIONS[FORMAT]:
         raise ValueError(f"operation must be one of {OPERATIONS[FORMAT]}, not {operation!r}")
-    entries, added = list(entries), list(added)
-    left = None if left is None else list(left)
+    entries = list(entries)
     taken_at = datetime.now(timezone.utc)
-    fields = dict(profile=profile, host=host, base_url=base_url, operation=operation)
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
-        **fields,
+        "profile": profile,
+        "host": host,
+        "base_url": base_url,
+        "operation": operation,
         "added": [e.to_service(with_id=False) for e in added],
+        "left": None if left is None else [e.to_service() for e in left],
+        "undoes": None if undoes is None else str(undoes),
+        "copies": copies or None,
+        "listing_age": None if listing_age is None else round(listing_age, 6),
     }
-    age = None if listing_age is None else round(listing_age, 6)
-    undoes = None if undoes is None else str(undoes)
-    optional = {"left": left and [e.to_service() for e in left], "undoes": undoes}
-    optional.update(copies=copies or None, listing_age=age)
-    header.update((k, v) for k, v in optional.items() if v is not None)
+    header = {k: v for k, v in header.items() if v is not None}
     try:
         folder = snapshot_dir()
         stem = f"{taken_at:%Y%m%dT%H%M%S%fZ}-{_safe(profile)}-{_safe(host)}-{operation}"
@@ -117,16 +117,7 @@ def write_snapshot(
             raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
     except OSError as exc:
         raise _not_saved(exc, operation) from None
-    return Snapshot(
-        path, taken_at, **fields, entries=entries, copies=dict(copies or {}), added=added,
-        listing_age=age, left=left, undoes=undoes,
-    )  # fmt: skip
-
-
-def save_snapshot(entries: list[Entry], **fields: Any) -> tuple[Path, datetime]:
-    """``write_snapshot``, as a delete wants it: the file's path and time."""
-    kept = write_snapshot(entries, **fields)
-    return kept.path, kept.taken_at
+    return path
 
 
 def _not_saved(exc: OSError, operation: str) -> LocalDataError:

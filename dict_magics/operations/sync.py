@@ -329,7 +329,7 @@ class _Apply:
         client: DictionaryClient,
         profile: str,
         settings: OperationSettings,
-        kept: Any,
+        kept: Path,
         warn: Warn,
         cancel: threading.Event | None,
     ) -> None:
@@ -431,7 +431,7 @@ class _Apply:
         and the snapshot that holds it; an entry that listing no longer holds is not sent."""
         from ..models import Cause, DeleteResult
 
-        path, going = str(self.kept.path), [live[e.id] for e in planned if e.id in live]
+        path, going = str(self.kept), [live[e.id] for e in planned if e.id in live]
         results = [
             DeleteResult("failure", e.id, reason="the listing just before does not hold it: "
                          "nothing was sent", attempts=0, entry=e, absent=True, snapshot=path)
@@ -459,7 +459,7 @@ class _Apply:
         deletes: list[DeleteResult],
     ) -> SyncResult:
         """One listing: settles what is still unknown and checks every change reported done."""
-        done: Any = {"snapshot": str(self.kept.path), "interrupted": self.interrupted}
+        done: Any = {"snapshot": str(self.kept), "interrupted": self.interrupted}
         try:
             after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceError as exc:

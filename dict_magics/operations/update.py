@@ -89,7 +89,7 @@ def update(
             except RequestInterrupted as stopped:  # the answer came: audited before it goes on
                 CACHE.invalidate(client, profile)
                 trail.record(stopped.result)
-                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
+                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept))) from None
             CACHE.invalidate(client, profile)
             stopped = False
             if result.outcome_unknown:
@@ -98,8 +98,8 @@ def update(
                     (result,) = settle_updates([result], listing.by_id())
             trail.record(result)
             if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
-                raise RequestInterrupted(replace(result, snapshot=str(kept.path)))
-    return replace(result, snapshot=str(kept.path))
+                raise RequestInterrupted(replace(result, snapshot=str(kept)))
+    return replace(result, snapshot=str(kept))
 
 
 def _listed(client: DictionaryClient, profile: str, text: str) -> tuple[Entry, list[Entry]]:

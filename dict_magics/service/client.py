@@ -47,27 +47,25 @@ from ..models.entry import check_id
 from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
 from . import batch
-from .auth import (
-    AUTH_MODES,
-    TOKEN_PATH,
-    BearerAuth,
-    SignatureAuth,
-    nonces_for,
-    shared,
-    token_request_body,
-)
 from .http import (
     ANSWER_LIMIT,
     API_PREFIX,
+    AUTH_MODES,
     HTTP,
     IDEMPOTENT,
     LISTING_LIMIT,
+    TOKEN_PATH,
+    BearerAuth,
     RetryPolicy,
+    SignatureAuth,
     Verdict,
     host_of,
     judge,
+    nonces_for,
     normalize_base_url,
     parse_listing,
+    shared,
+    token_request_body,
 )
 
 _T = TypeVar("_T")
@@ -933,15 +931,16 @@ def _final(
         what = f"HTTP {first.http_status}" if first.http_status else first.reason
         outcome, cause = "unknown", first.cause
         reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
+    said = verdict.vendor_message
     return replace(
         verdict,
         outcome=outcome,
         cause=cause,
-        reason=redact(reason, *hidden),
+        reason=reason and redact(reason, *hidden),
         attempts=attempts,
         elapsed=time.monotonic() - started,
         key=key,
-        vendor_message=redact(verdict.vendor_message, *hidden),
+        vendor_message=said and redact(said, *hidden),
     )
 
 
