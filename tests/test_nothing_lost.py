@@ -331,14 +331,16 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
     cache = ListingCache(max_age=60.0, clock=lambda: now[0])
     client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key)
     try:
-        assert "5" in cache.lookup(client, "default", ["5"])
+        assert "5" in cache.current(client, "default").by_id()
         now[0] = 59.0
-        cache.lookup(client, "default", ["6"])
+        assert cache.recent(client, "default", ["6"], 60.0) is not None
+        cache.current(client, "default")
         assert methods(sandbox) == ["GET"]
         sandbox.add_entries([Entry("777", "en", "new", "de", "neu")])
-        assert "777" in cache.lookup(client, "default", ["777"])  # missing: listed again
+        assert cache.recent(client, "default", ["777"], 60.0) is None  # missing: list again
+        assert "777" in cache.fetch(client, "default").by_id()
         now[0] = 200.0
-        cache.lookup(client, "default", ["5"])  # too old: listed again
+        cache.current(client, "default")  # too old: listed again
         assert methods(sandbox) == ["GET"] * 3
         cache.deleted(client, "default", ["5"])
         assert "5" not in cache.cached(client, "default")

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, NoChange
     from ..service.client import DictionaryClient
 
-__all__ = ["add", "check_terms"]
-
 
 def check_terms(entry: Entry) -> None:
     """``InvalidEntryError`` (one line, nothing sent) when the service would refuse ``entry``."""

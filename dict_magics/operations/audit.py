@@ -30,8 +30,6 @@ from typing import Any
 from .. import localdata
 from ..models import AuditLine, AuditLines, Entry
 
-__all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
-
 FILENAME = "audit.jsonl"
 OPERATIONS = ("delete", "purge", "add", "update")
 OUTCOMES = ("success", "failure", "unknown", "absent")

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from ..profiles.credentials import Credentials
     from ..service.client import DictionaryClient
 
-__all__ = ["CredentialsCheck", "check_credentials", "check_stored"]
 
 NO_LISTING = "this service has no listing; cannot check without deleting"
 

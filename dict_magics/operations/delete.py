@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from ..models import BatchResult, DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["count", "delete", "interruption"]
-
 
 def count(number: int, one: str, many: str) -> str:
     """``1 entry``, ``2 entries``."""

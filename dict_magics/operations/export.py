@@ -18,8 +18,6 @@ from .listing import CACHE
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
-__all__ = ["export"]
-
 
 def export(
     settings: OperationSettings,

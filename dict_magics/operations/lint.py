@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from ..models import LintReport
     from ..service.client import DictionaryClient
 
-__all__ = ["lint"]
-
 
 def lint(settings: OperationSettings, *, client: DictionaryClient | None = None) -> LintReport:
     """Every problem the dictionary holds, with a suggested fix for each.

@@ -23,8 +23,6 @@ from pathlib import Path
 from .. import localdata
 from .context import Warn, say
 
-__all__ = ["RestoreLock"]
-
 _WIDTH = 24
 
 

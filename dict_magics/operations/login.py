@@ -19,8 +19,6 @@ from .check import CredentialsCheck, check_stored
 from .context import OperationSettings, profile_of
 from .prompts import NoAnswer, Prompter
 
-__all__ = ["CHECK_QUESTION", "LoginResult", "LogoutResult", "login", "logout"]
-
 CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
 
 

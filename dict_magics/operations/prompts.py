@@ -14,18 +14,6 @@ from typing import Any, Protocol
 
 from ..errors import UsageProblem
 
-__all__ = [
-    "CONFIRM_WORD",
-    "NOBODY_ASKED",
-    "NoAnswer",
-    "Prompter",
-    "ScriptedPrompter",
-    "confirm",
-    "confirm_plan",
-    "named",
-    "unanswerable",
-]
-
 NOBODY_ASKED = "nobody was asked (no prompter was given)"
 CONFIRM_WORD = "yes"
 """What a person types to let a sync's deletions, an undo's removals or a restore elsewhere go

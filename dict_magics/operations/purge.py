@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
 
-__all__ = ["plan", "purge"]
-
 
 def plan(
     profile: str,

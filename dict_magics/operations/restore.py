@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from ..models import Entry
     from ..service.client import DictionaryClient
 
-__all__ = ["RestorePlan", "missing_entries", "plan_restore", "restore"]
-
 
 def restore(
     settings: OperationSettings,

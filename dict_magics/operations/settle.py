@@ -27,15 +27,6 @@ if TYPE_CHECKING:
     from ..models import AddBatch, AddResult, DeleteResult, Entry, UpdateResult
     from ..service.client import DictionaryClient
 
-__all__ = [
-    "add_and_settle",
-    "decide",
-    "name_added",
-    "settle_adds",
-    "settle_deletes",
-    "settle_purge",
-    "settle_updates",
-]
 
 _R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 

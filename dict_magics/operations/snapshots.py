@@ -41,18 +41,6 @@ from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
 from ..service.http import same_base_url
 
-__all__ = [
-    "FORMAT",
-    "Snapshot",
-    "SnapshotInfo",
-    "latest_snapshot",
-    "list_snapshots",
-    "listing_failed",
-    "read_snapshot",
-    "snapshot_dir",
-    "write_snapshot",
-]
-
 FORMAT = "dict-magics-snapshot/2"
 FORMAT_1 = "dict-magics-snapshot/1"
 OPERATIONS = {FORMAT: ("purge", "delete", "update", "sync"), FORMAT_1: ("purge", "delete")}

@@ -8,8 +8,6 @@ from __future__ import annotations
 from ..profiles.status import ProfileStatus, profile_status
 from .context import OperationSettings, profile_of
 
-__all__ = ["status"]
-
 
 def status(settings: OperationSettings) -> ProfileStatus:
     """The status of the settings' profile, with the configured base URL applied.

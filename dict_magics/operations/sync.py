@@ -45,15 +45,13 @@ from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn, connect
 from .delete import count
 from .listing import CACHE
-from .prompts import CONFIRM_WORD, Prompter, confirm, named
+from .prompts import Prompter, confirm, named
 from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry, UpdateResult
     from ..service.client import DictionaryClient
-
-__all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
 
 
 Key = tuple[str, str, str]

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from ..models import ChangePreview, NoChange, UpdateResult
     from ..service.client import DictionaryClient
 
-__all__ = ["update"]
-
 
 def update(
     settings: OperationSettings,

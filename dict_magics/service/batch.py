@@ -16,8 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["AUTH_STOP_AFTER", "BatchRun", "run"]
-
 T = TypeVar("T")
 R = TypeVar("R")
 
