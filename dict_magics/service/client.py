@@ -346,10 +346,6 @@ class DictionaryClient(Unpicklable):
             token_duration=self.token_duration,
         )
 
-    @property
-    def max_retries(self) -> int:
-        return self.retry.total
-
     def __repr__(self) -> str:
         return (
             f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r}, "
@@ -380,16 +376,17 @@ class DictionaryClient(Unpicklable):
         final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, self.host), self.host)
-        facts = {"cause": final.cause, "http_status": final.http_status}
         if final.http_status in (404, 405, 501):  # only "no such endpoint" means no listing
             raise ListingUnsupportedError(
                 f"the service at {self.host} offers no listing of the dictionary "
                 f"(HTTP {final.http_status}: {final.reason})",
-                **facts,
+                cause=final.cause,
+                http_status=final.http_status,
             )
         raise ServiceError(
             f"could not list the dictionary at {self.host}: {final.reason}",
-            **facts,
+            cause=final.cause,
+            http_status=final.http_status,
             code=final.code,
             vendor_message=final.vendor_message,
         )
@@ -404,8 +401,7 @@ class DictionaryClient(Unpicklable):
     def delete_all(self, *, audit: Audit | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this."""
         with DeferredInterrupt() as deferred:
-            sending = audit and partial(audit.sending, "DELETE", None)
-            final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, sending=sending)
+            final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, audit=audit)
             deferred.result = DeleteResult(entry_id=None, **_fields(final, "purge"))
             _ended(audit, final, [deferred.result])
         return deferred.result
@@ -641,8 +637,7 @@ class DictionaryClient(Unpicklable):
     def _delete_one(
         self, text: str, stop: Callable[[], bool], audit: Audit | None = None
     ) -> DeleteResult:
-        sending = audit and partial(audit.sending, "DELETE", text)
-        final = self._exchange("DELETE", API_PREFIX + text, stop=stop, sending=sending)
+        final = self._exchange("DELETE", API_PREFIX + text, stop=stop, audit=audit, about=text)
         result = DeleteResult(entry_id=text, **_fields(final, "delete"))
         _ended(audit, final, [result])
         return result
@@ -659,7 +654,9 @@ class DictionaryClient(Unpicklable):
             API_PREFIX + text,
             body=_body(new.to_service(with_id=False)),
             stop=stop,
-            sending=audit and partial(audit.sending, "PUT", text, [new]),
+            audit=audit,
+            about=text,
+            entries=[new],
         )
         result = UpdateResult(entry_id=text, new=new, old=old, **_fields(final, "update"))
         _ended(audit, final, [result])
@@ -671,7 +668,8 @@ class DictionaryClient(Unpicklable):
             LIST_PATH,
             body=_body(entry.to_service(with_id=False)),
             stop=stop,
-            sending=audit and partial(audit.sending, "POST", None, [entry]),
+            audit=audit,
+            entries=[entry],
         )
         result = AddResult(entry=entry, **_fields(final, "add"))
         _ended(audit, final, [result])
@@ -689,7 +687,8 @@ class DictionaryClient(Unpicklable):
             BULK_PATH,
             body=_body([e.to_service(with_id=False) for e in chunk]),
             stop=stop,
-            sending=audit and partial(audit.sending, "POST", None, chunk),
+            audit=audit,
+            entries=chunk,
         )
         results = [AddResult(entry=e, **_fields(final, "bulk")) for e in chunk]
         _ended(audit, final, results)
@@ -746,12 +745,14 @@ class DictionaryClient(Unpicklable):
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
-        sending: Callable[[], str] | None = None,
+        audit: Audit | None = None,
+        about: str | None = None,
+        entries: Sequence[Entry] = (),
         bare: bool = False,
     ) -> Verdict:
         """Send until the answer is final, the retry policy is spent, or ``stop()``.
 
-        ``sending()`` is called once, right before the first attempt leaves (the audit). A 429
+        ``audit.sending(method, about, entries)`` once, right before the first attempt leaves. A 429
         or 40103 spends the rate-limit patience, not the retries; a 40005 is sent again at once
         with a fresh nonce; a refused token is renewed and the request sent once more. ``bare``:
         no credentials in the headers (the token request)."""
@@ -778,8 +779,8 @@ class DictionaryClient(Unpicklable):
                     reason = "not attempted: stopped (Ctrl-C or cancel) before it was sent"
                     return Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
                 return ended(_STOPPED)
-            if sending is not None and key is None:
-                key = sending()
+            if audit is not None and key is None:
+                key = audit.sending(method, about, entries)
             attempts += 1
             self.requests_sent += 1
             answer = self._http.send(
@@ -791,10 +792,10 @@ class DictionaryClient(Unpicklable):
                 self.rate_limit.limit(sent_at, after, policy.max_retry_after)
             elif verdict.http_status is not None:
                 self.rate_limit.passed(sent_at)
-            if isinstance(auth, BearerAuth) and not bare and verdict.cause is Cause.AUTH:
-                if not renewed:
+            if isinstance(auth, BearerAuth) and self._tokens and auth.token and not bare:
+                if verdict.cause is Cause.AUTH and not renewed:
                     renewed = True
-                    self._tokens.refused(auth.token)  # type: ignore[union-attr]
+                    self._tokens.refused(auth.token)
                     continue
             if verdict.nonce_too_small:
                 nonce_refusals += 1

@@ -321,9 +321,8 @@ def _failure(exc: BaseException) -> NetworkFailure:
     chain = _chain(exc)
     proxy = any(isinstance(e, urllib3.exceptions.ProxyError) for e in chain)
     if isinstance(exc, requests.exceptions.SSLError):
-        detail = next(
-            (str(e.reason or e).lower() for e in chain if hasattr(e, "verify_message")), None
-        )
+        found = [e for e in chain if hasattr(e, "verify_message")]  # ssl.SSLCertVerificationError
+        detail = str(getattr(found[0], "reason", None) or found[0]).lower() if found else ""
         detail = detail or "tls error"
         return NetworkFailure(FailureKind.TLS, False, detail=detail.replace("_", " "))
     if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
@@ -838,7 +837,7 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
         raise malformed("it has neither 'data.entries' nor 'entries'")
     if not isinstance(entries, list):
         raise malformed("its 'entries' is not a list")
-    parsed = []
+    parsed: list[Entry] = []
     append = parsed.append
     for index, item in enumerate(entries):
         get = item.get if type(item) is dict else None
