@@ -92,11 +92,11 @@ def add(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
             try:
-                result = client.add_entry(entry)
-            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                result = client.add_entry(entry, audit=trail)
+            except RequestInterrupted as interrupted:  # the answer came: audited, then passed on
                 CACHE.invalidate(client, profile)
-                trail.record(stopped.result)
-                raise stopped.passed_on(stopped.result) from None
+                trail.record(interrupted.result)
+                raise interrupted.passed_on(interrupted.result) from None
             CACHE.invalidate(client, profile)
             listing, stopped = listed_after(client, profile)
             if listing is not None:

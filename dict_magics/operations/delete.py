@@ -89,13 +89,23 @@ def delete(
                 listing_age=age,
             )
         known = before if before is not None else CACHE.cached(client, profile, unique)
-        where = {"profile": profile, "host": client.host, "snapshot": kept}
-        with AuditLog(operation="delete", entries=known, warn=warn, **where) as audit:
+        audit = AuditLog(
+            profile=profile,
+            host=client.host,
+            operation="delete",
+            snapshot=kept,
+            entries=known,
+            warn=warn,
+        )
+        with audit:
             run = _Run(client, profile, known, kept, audit)
-            result = run.send(sent, settings.workers, progress, cancel) if sent else None
-            if result is not None:
-                result = run.settle(result, before)
-        result = _with_absent(checked, result, absent, kept)
+            results, interrupted = run.send(sent, settings.workers, progress, cancel)
+            results, stopped = run.settle(results, before)
+        result = _in_order(checked, results, absent, kept, interrupted)
+    if stopped:  # Ctrl-C during the listing after: what was sent is audited, then shown
+        from ..service.client import RequestInterrupted
+
+        raise RequestInterrupted(result)
     return finish(result, settings)
 
 
@@ -119,33 +129,31 @@ def _listing(
         raise listing_failed(exc, dry_run) from None
 
 
-def _with_absent(
+def _in_order(
     ids: list[str],
-    result: DeleteResult | BatchResult | None,
+    sent: list[DeleteResult],
     absent: list[str],
     snapshot: Path | None,
+    interrupted: bool,
 ) -> DeleteResult | BatchResult:
     """The results in the order given, the ids not sent (not listed) in their places."""
     from ..models import BatchResult, Cause, DeleteResult
 
-    sent = [] if result is None else list(getattr(result, "results", [result]))
-    if not absent:
-        return replace(result, results=sent) if isinstance(result, BatchResult) else sent[0]
-    note = (
-        "the listing taken just before does not hold it: nothing was sent (nothing to delete; "
-        "no copy could be kept of an entry the listing does not show)"
-    )
-    made = {
-        i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.ABSENT, absent=True)
-        for i in absent
-    }
-    by_id = {r.entry_id: r for r in sent}
-    results = [made[i] if i in made else by_id[i] for i in ids]
+    if absent:
+        note = (
+            "the listing taken just before does not hold it: nothing was sent (nothing to "
+            "delete; no copy could be kept of an entry the listing does not show)"
+        )
+        made = {
+            i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.ABSENT, absent=True)
+            for i in absent
+        }
+        by_id = {r.entry_id: r for r in sent}
+        sent = [made[i] if i in made else by_id[i] for i in ids]
     if len(ids) == 1:
-        return results[0]
-    interrupted = bool(getattr(result, "interrupted", False))
+        return sent[0]
     path = None if snapshot is None else str(snapshot)
-    return BatchResult(results=results, interrupted=interrupted, snapshot=path)
+    return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
 
 
 def _cannot_undo(host: str) -> Notice:
@@ -201,12 +209,16 @@ class _Run:
         workers: int,
         progress: ProgressSink | None,
         cancel: threading.Event | None,
-    ) -> DeleteResult | BatchResult:
+    ) -> tuple[list[DeleteResult], bool]:
+        """The results of deleting ``ids`` (in their order), and whether the batch was
+        interrupted; Ctrl-C during one request is passed on once its result is cached."""
         from ..service.client import RequestInterrupted
 
+        if not ids:
+            return [], False
         if len(ids) == 1:
             try:
-                return self.named(self.client.delete_entry(ids[0], audit=self.audit))
+                return [self.named(self.client.delete_entry(ids[0], audit=self.audit))], False
             except RequestInterrupted as stopped:
                 result = self.named(stopped.result)
                 self._update_cache([result])
@@ -225,37 +237,34 @@ class _Run:
             )
         finally:
             sink.stop()
-        return replace(batch, results=[self.named(r) for r in batch.results], snapshot=self.path)
+        return [self.named(r) for r in batch.results], batch.interrupted
 
     def settle(
-        self, result: DeleteResult | BatchResult, before: dict[str, Entry] | None
-    ) -> DeleteResult | BatchResult:
-        """Unknown outcomes decided by one listing (when the service lists), then audited."""
-        batch = getattr(result, "results", None)
-        originals: list[DeleteResult] = [result] if batch is None else list(batch)  # type: ignore[list-item]
-        settled, stopped = originals, False
-        unknown = [r for r in originals if r.outcome_unknown]
+        self, results: list[DeleteResult], before: dict[str, Entry] | None
+    ) -> tuple[list[DeleteResult], bool]:
+        """Unknown outcomes decided by one listing (when the service lists), then audited; and
+        whether Ctrl-C ended the wait for that listing."""
+        settled, stopped = results, False
+        if not results:
+            return results, False
+        unknown = {r.entry_id for r in results if r.outcome_unknown}
         if unknown and not CACHE.unsupported(self.client, self.profile):
             listing, stopped = listed_after(self.client, self.profile)
             if listing is not None:
-                settled = settle_deletes(originals, before, listing.by_id())
-                changed = {r.entry_id for r in unknown}
+                settled = settle_deletes(results, before, listing.by_id())
                 self.audit.record_all(
-                    {r.entry_id: r for r in settled if r.entry_id in changed}.values()
+                    {r.entry_id: r for r in settled if r.entry_id in unknown}.values()
                 )
         self._update_cache(settled)
-        final = settled[0] if batch is None else replace(result, results=settled)
-        if stopped:  # Ctrl-C during the listing: what was sent is audited, then shown
-            from ..service.client import RequestInterrupted
-
-            raise RequestInterrupted(final)
-        return final
+        return settled, stopped
 
     def _update_cache(self, results: list[DeleteResult]) -> None:
         if any(r.outcome_unknown for r in results):
             CACHE.invalidate(self.client, self.profile)
         else:
-            CACHE.deleted(self.client, self.profile, [r.entry_id for r in results if r.ok])
+            CACHE.deleted(
+                self.client, self.profile, [r.entry_id for r in results if r.ok and r.entry_id]
+            )
 
 
 class _Sink:
@@ -279,7 +288,9 @@ class _Sink:
 
 def interruption(result: DeleteResult | BatchResult) -> str | None:
     """``interrupted: N not attempted`` for a batch that was stopped, else ``None``."""
-    if not getattr(result, "interrupted", False):
+    from ..models import BatchResult
+
+    if not isinstance(result, BatchResult) or not result.interrupted:
         return None
     never_sent = {r.entry_id for r in result.results if r.attempts == 0}
     return f"interrupted: {len(never_sent)} not attempted"

@@ -111,7 +111,7 @@ def purge(
                 # A person took time to answer: list again, as close to the request as can be,
                 # and keep what is there now if it changed (entries or their terms).
                 fresh = _listing(client, profile, required=True, dry_run=False)
-                if listing is None or fresh.entries != listing.entries:
+                if fresh is not None and (listing is None or fresh.entries != listing.entries):
                     listing, kept = fresh, _keep(client, profile, fresh)
         elif keep and listing is not None:
             kept = _keep(client, profile, listing)
@@ -179,16 +179,16 @@ def _send(
     from ..service.client import RequestInterrupted
 
     listed = None if listing is None else len(_unique(listing.entries))
-    where = {"profile": profile, "host": client.host, "snapshot": kept}
-    with AuditLog(operation="purge", warn=warn, **where) as audit:
+    audit = AuditLog(profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn)
+    with audit:
         try:
             result = _described(client.delete_all(audit=audit), kept, listed)
-        except RequestInterrupted as stopped:
+        except RequestInterrupted as interrupted:
             CACHE.invalidate(client, profile)
-            result = stopped.result
+            result = interrupted.result
             if result.attempts:
                 result = _described(result, kept, listed)
-            raise stopped.passed_on(result) from None
+            raise interrupted.passed_on(result) from None
         after = None
         stopped = False
         if listing is not None and (result.ok or result.outcome_unknown):

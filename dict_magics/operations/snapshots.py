@@ -1,24 +1,16 @@
-"""Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
+"""Snapshots: the entries about to be deleted or changed, on disk before the first request.
 
-A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
-written and ``fdatasync``ed before the first request goes (``localdata.write_new``). A file cut
-short by a crash does not end as we write it (``]}`` on a line of its own) or does not parse:
-it is never listed nor restored. The format is the contract in DESIGN.md::
+One JSON file in ``<DICT_MAGICS_HOME>/snapshots`` under a new name, written and ``fdatasync``ed
+before anything is sent (``localdata.write_new``); the format is DESIGN.md's::
 
-    {"format": "dict-magics-snapshot/2", "taken_at": ISO-8601 UTC, "profile", "host",
-     "base_url", "operation": "purge" | "delete" | "update" | "sync",
-     "added": [{fromLang, fromText, toLang, toText}, ...],
+    {"format": "dict-magics-snapshot/2", "taken_at", "profile", "host", "base_url",
+     "operation": "purge" | "delete" | "update" | "sync", "added": [terms, ...],
      "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
-``entries``: each entry as it was before the change; ``added``: the terms of the entries the
-change adds. Optional fields, which older readers ignore: ``left`` (the versions, with ids, the
-change leaves under the ids it changes: an update's new terms, a sync's updated entries; a
-restore compares them with what is there now), ``undoes`` (a restore's own snapshot: the file
-it undid; "latest" never picks it), ``copies`` ({id: n} when a deleted entry had twins) and
-``listing_age`` (seconds between the listing the terms come from and the snapshot). Format 1
-(no ``added``; purge and delete only) is still read. The header is line 1 and each entry a line
-of its own, so a listing reads one line and counts the rest; any other layout of the same JSON
-(a file edited by hand) is parsed whole.
+and optionally ``left`` (the versions a change leaves), ``undoes`` (a restore's own snapshot),
+``copies`` and ``listing_age``. Format 1 is still read. The header is line 1 and each entry a
+line of its own, so a listing reads one line and counts the rest; a file that does not end as
+we write it (``]}``: cut short by a crash) is never listed nor restored.
 """
 
 from __future__ import annotations
@@ -175,14 +167,15 @@ def read_snapshot(path: str | Path) -> Snapshot:
     info = _header(path, data)
     raw, age = data.get("copies"), data.get("listing_age")  # malformed: ignored, as if absent
     copies = raw if isinstance(raw, dict) else {}
-    age_ok = isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300
+    if not (isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300):
+        age = None
     return Snapshot(
         *(info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation),
         _entries(path, data, "entries"),
         copies={str(k): v for k, v in copies.items() if type(v) is int and v > 1},
         added=[] if data["format"] == FORMAT_1 else _entries(path, data, "added"),
         format=data["format"],
-        listing_age=float(age) if age_ok else None,
+        listing_age=None if age is None else float(age),
         left=_entries(path, data, "left") if "left" in data else None,
         undoes=info.undoes,
     )
@@ -259,11 +252,19 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
             "time."
         ) from None
     named = _SEQUENCE.search(path.name)
-    fields = [data[k] for k in ("profile", "host", "base_url", "operation")]
-    sequence = int(named.group(1)) if named else None
-    added = len(data["added"]) if isinstance(data.get("added"), list) else 0
-    undoes = data.get("undoes") if isinstance(data.get("undoes"), str) else None
-    return SnapshotInfo(path, taken_at, *fields, count, sequence, added, undoes or None)
+    added, undoes = data.get("added"), data.get("undoes")
+    return SnapshotInfo(
+        path,
+        taken_at,
+        data["profile"],
+        data["host"],
+        data["base_url"],
+        data["operation"],
+        count,
+        sequence=int(named.group(1)) if named else None,
+        added=len(added) if isinstance(added, list) else 0,
+        undoes=undoes if isinstance(undoes, str) and undoes else None,
+    )
 
 
 def _parse_time(text: str) -> datetime:
@@ -299,7 +300,7 @@ def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> Sna
     run twice undoes the same change twice (the second time, nothing)."""
     found = [i for i in list_snapshots(profile=profile, host=host) if i.undoes is None]
     same = [info for info in found if base_url is None or same_base_url(info.base_url, base_url)]
-    return (same or found or [None])[0]
+    return next(iter(same or found), None)
 
 
 def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | None:
@@ -321,8 +322,9 @@ def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | N
         data = _load_json(path)
         info = _header(path, data)
         entries = data.get("entries")
-        whole = isinstance(entries, list) and _wanted(data, profile, host)
-        return replace(info, count=len(entries)) if whole else None
+        if not isinstance(entries, list) or not _wanted(data, profile, host):
+            return None
+        return replace(info, count=len(entries))
     except (UsageProblem, OSError, ValueError, RecursionError):  # a stray file: not listed
         return None
 

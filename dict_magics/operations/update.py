@@ -83,17 +83,18 @@ def update(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
             try:
-                result = client.update_entry(text, new, old=old)
-            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                result = client.update_entry(text, new, old=old, audit=trail)
+            except RequestInterrupted as interrupted:  # the answer came: audited, then passed on
                 CACHE.invalidate(client, profile)
-                trail.record(stopped.result)
-                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept))) from None
+                trail.record(interrupted.result)
+                shown = replace(interrupted.result, snapshot=str(kept))
+                raise interrupted.passed_on(shown) from None
             CACHE.invalidate(client, profile)
             stopped = False
             if result.outcome_unknown:
-                listing, stopped = listed_after(client, profile)
-                if listing is not None:
-                    (result,) = settle_updates([result], listing.by_id())
+                after, stopped = listed_after(client, profile)
+                if after is not None:
+                    (result,) = settle_updates([result], after.by_id())
             trail.record(result)
             if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
                 raise RequestInterrupted(replace(result, snapshot=str(kept)))
