@@ -309,16 +309,20 @@ class _Run:
         """Deletions and PUTs first (their window: from the listing to the request), adds
         last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
         client, by_id = self.client, {e.id: e for e in remove}
+        workers = self.settings.workers
         wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
-        each = dict(workers=self.settings.workers, progress=self._tick, on_wait=wait)
-        batch = client.delete_entries(list(by_id), cancel=self.cancel, audit=logs["delete"], **each)
-        removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
+        deleted = client.delete_entries(
+            list(by_id), workers, self._tick, self.cancel, wait, audit=logs["delete"]
+        )
+        removed = [replace(r, entry=by_id[r.entry_id or ""]) for r in deleted.results]
         updates = client.update_entries(
             [(old.id, old) for _, old in put_back],
             old={now.id: now for now, _ in put_back},
+            workers=workers,
+            progress=self._tick,
             cancel=self._stop_after(removed),
+            on_wait=wait,
             audit=logs["update"],
-            **each,
         )
         gone = {r.entry_id for r in removed if r.ok}
         new = {r.entry_id: r.new for r in updates if r.ok}
@@ -333,7 +337,9 @@ class _Run:
                 chunk_size=self.settings.chunk_size,
                 cancel=self._stop_after(updates),
                 audit=logs["add"],
-                **each,
+                workers=workers,
+                progress=self._tick,
+                on_wait=wait,
             )
             adds, after = batch.results, batch.after
             logs["add"].record_all(adds[i] for i in batch.settled)

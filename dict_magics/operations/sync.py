@@ -42,7 +42,7 @@ from ..models.glossary import (
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
 from .audit import AuditLog
-from .context import OperationSettings, ProgressSink, Warn, connect
+from .context import OperationSettings, ProgressSink, Warn, connect, say
 from .delete import count
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
@@ -51,6 +51,7 @@ from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry, UpdateResult
+    from ..models.store import AuditOperation
     from ..service.client import DictionaryClient
 
 
@@ -119,14 +120,14 @@ def validate_rows(
         if len(targets) == 1 or _mirrors(same, (held or {}).get(same[0].source, ())):
             valid.append(same[0])
             continue
-        listed = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
+        targets_shown = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
         first = same[0]
         for row in same:
             invalid.append(
                 InvalidRow(
                     row.row,
                     f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has "
-                    f"{len(targets)} targets in the file: {listed}",
+                    f"{len(targets)} targets in the file: {targets_shown}",
                 )
             )
     valid.sort(key=lambda r: r.row)
@@ -271,8 +272,9 @@ def sync(
             _confirm(prompter, plan)  # a person took time to answer: list again
             before = list(CACHE.fetch(client, profile).entries)
         live = {e.id: e for e in before}
+        changed = [u.id for u in plan.updates] + [e.id for e in plan.deletes]
         kept = write_snapshot(
-            [live[e.id] for e in [*plan.updates, *plan.deletes] if e.id in live],
+            [live[i] for i in changed if i in live],
             profile=profile,
             host=client.host,
             base_url=client.base_url,
@@ -320,7 +322,8 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
 
 
 class _Apply:
-    """One sync's requests, each audited with the snapshot that undoes it."""
+    """One sync's requests, each audited ahead with the snapshot that undoes it; a stop (Ctrl-C,
+    refused credentials) sends nothing after it."""
 
     def __init__(
         self,
@@ -331,28 +334,25 @@ class _Apply:
         warn: Warn,
         cancel: threading.Event | None,
     ) -> None:
-        self.client = client
-        self.profile = profile
-        self.settings = settings
-        self.kept = kept
-        self.warn = warn
+        self.client, self.profile, self.settings = client, profile, settings
+        self.kept, self.warn = kept, warn
         self.cancel = cancel or threading.Event()
         self.interrupted = False
+        self.logs = {op: self._log(op) for op in ("delete", "update", "add")}
 
-    def _trail(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
+    def _log(self, operation: AuditOperation) -> AuditLog:
         return AuditLog(
             profile=self.profile,
             host=self.client.host,
-            operation=operation,  # type: ignore[arg-type]
+            operation=operation,
             snapshot=self.kept,
-            entries=entries,
             warn=self.warn,
         )
 
     def adds(
         self, entries: list[Entry], before: list[Entry], progress: ProgressSink | None
     ) -> list[AddResult]:
-        """Bulk POSTs in chunks; lost chunks are settled by the client (one listing)."""
+        """Bulk POSTs in chunks; lost chunks are settled by one listing."""
         if not entries:
             return []
         if progress is not None:
@@ -361,15 +361,18 @@ class _Apply:
                 f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
             )
         try:
-            batch = add_and_settle(
-                self.client,
-                entries,
-                chunk_size=self.settings.chunk_size,
-                workers=self.settings.workers,
-                progress=progress,  # type: ignore[arg-type]
-                cancel=self.cancel,
-                before=before,
-            )
+            with self.logs["add"] as log:
+                batch = add_and_settle(
+                    self.client,
+                    entries,
+                    chunk_size=self.settings.chunk_size,
+                    workers=self.settings.workers,
+                    progress=progress,
+                    cancel=self.cancel,
+                    before=before,
+                    audit=log,
+                )
+                log.record_all(batch.results[i] for i in batch.settled)
         finally:
             CACHE.invalidate(self.client, self.profile)
             if progress is not None:
@@ -377,8 +380,6 @@ class _Apply:
         if batch.interrupted:
             self.interrupted = True
             self.cancel.set()  # Ctrl-C stopped the adds (the last requests of a sync)
-        with self._trail("add") as trail:
-            trail.record_all(batch.results)  # one write for the whole batch
         return list(batch.results)
 
     def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
@@ -389,24 +390,25 @@ class _Apply:
         from ..service import batch
 
         def send(update: PlannedUpdate, stop: object) -> UpdateResult:
-            return self.client.update_entry(update.id, update.new, old=update.old)
+            return self.client.update_entry(update.id, update.new, old=update.old, audit=log)
 
         try:
-            run = batch.run(
-                planned,
-                send,
-                workers=min(self.settings.workers, len(planned)),
-                sent=lambda r: r.attempts > 0,
-                refused=lambda r: r.cause is Cause.AUTH,
-                cancel=self.cancel,
-                name="dict-magics-update",
-            )
+            with self.logs["update"] as log:
+                run = batch.run(
+                    planned,
+                    send,
+                    workers=min(self.settings.workers, len(planned)),
+                    sent=lambda r: r.attempts > 0,
+                    refused=lambda r: r.cause is Cause.AUTH,
+                    cancel=self.cancel,
+                    name="dict-magics-update",
+                )
         finally:
             CACHE.invalidate(self.client, self.profile)
         self.interrupted |= run.interrupted
         if run.interrupted or run.why:
             self.cancel.set()  # stopped (Ctrl-C, refused credentials): no addition after it
-        results = [
+        return [
             r
             if r is not None
             else UpdateResult(
@@ -420,32 +422,40 @@ class _Apply:
             )
             for r, u in zip(run.results, planned, strict=True)
         ]
-        with self._trail("update") as trail:
-            trail.record_all(r for r in results if not r.outcome_unknown)
-        return results
 
     def deletes(self, planned: list[Entry], live: dict[str, Entry]) -> list[DeleteResult]:
-        """DELETEs on the batch engine, each audited ahead with its entry as listed just before
-        and the snapshot that holds it; an entry that listing no longer holds is not sent."""
+        """DELETEs on the batch engine, each with its entry as listed just before; an entry
+        that listing no longer holds is not sent."""
         from ..models import Cause, DeleteResult
 
         path, going = str(self.kept), [live[e.id] for e in planned if e.id in live]
         results = [
-            DeleteResult("failure", e.id, reason="the listing just before does not hold it: "
-                         "nothing was sent", attempts=0, entry=e, absent=True, snapshot=path)
-            for e in planned if e.id not in live
-        ]  # fmt: skip
+            DeleteResult(
+                "failure",
+                e.id,
+                reason="the listing just before does not hold it: nothing was sent",
+                attempts=0,
+                entry=e,
+                absent=True,
+                snapshot=path,
+            )
+            for e in planned
+            if e.id not in live
+        ]
         if going:
-            self.deleted = self._trail("delete", {e.id: e for e in going})  # settled in verify
-            with self.deleted as trail:
+            log = self.logs["delete"]
+            log.entries = {e.id: e for e in going}
+            with log:
                 batch = self.client.delete_entries(
-                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=trail
+                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=log
                 )
             CACHE.invalidate(self.client, self.profile)
             self.interrupted |= batch.interrupted
             if batch.interrupted or any(r.cause is Cause.NOT_ATTEMPTED for r in batch.results):
                 self.cancel.set()  # stopped: no update or addition after it
-            results += [replace(r, entry=live[r.entry_id], snapshot=path) for r in batch.results]
+            results += [
+                replace(r, entry=live[r.entry_id or ""], snapshot=path) for r in batch.results
+            ]
         return results
 
     def verify(
@@ -461,8 +471,6 @@ class _Apply:
         try:
             after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceError as exc:
-            from .context import say
-
             say(self.warn, f"no listing after the sync could verify it ({exc})")
             return SyncResult(plan, adds, updates, deletes, **done)
         except KeyboardInterrupt:  # what was sent is shown all the same
@@ -470,20 +478,18 @@ class _Apply:
         by_id = {e.id: e for e in after}
         if any(r.outcome_unknown for r in deletes):
             settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
-            with self.deleted as trail:  # the same log: each outcome pairs with its request
-                trail.record_all(
+            with self.logs["delete"] as log:  # the same log: each outcome pairs with its request
+                log.record_all(
                     s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
                 )
             deletes = settled
         if any(r.outcome_unknown for r in adds):
             adds = settle_adds(adds, before, after, again="syncing again is safe")
         if any(r.outcome_unknown for r in updates):
-            settled = settle_updates(updates, by_id)
-            with self._trail("update") as trail:
-                for old, now in zip(updates, settled, strict=True):
-                    if old.outcome_unknown:
-                        trail.record(now)
-            updates = settled
+            now = settle_updates(updates, by_id)
+            with self.logs["update"] as log:
+                log.record_all(s for u, s in zip(updates, now, strict=True) if u.outcome_unknown)
+            updates = now
         mismatches = _mismatches(before, after, adds, updates, deletes)
         return SyncResult(
             plan, adds, updates, deletes, verified=not mismatches, mismatches=mismatches, **done
@@ -501,20 +507,20 @@ def _mismatches(
     found: list[str] = []
     gained = Counter(e.terms for e in after)
     gained.subtract(Counter(e.terms for e in before))
-    for result in adds:
-        if not result.ok:
+    for added in adds:
+        if not added.ok:
             continue
-        if gained[result.entry.terms] > 0:
-            gained[result.entry.terms] -= 1
+        if gained[added.entry.terms] > 0:
+            gained[added.entry.terms] -= 1
         else:
-            found.append(f"added {result.entry.describe()}, but the listing does not hold it")
+            found.append(f"added {added.entry.describe()}, but the listing does not hold it")
     by_id = {e.id: e for e in after}
-    for result in updates:
-        now = by_id.get(result.entry_id)
-        if result.ok and (now is None or now.terms != result.new.terms):
+    for updated in updates:
+        now = by_id.get(updated.entry_id)
+        if updated.ok and (now is None or now.terms != updated.new.terms):
             shown = "no such entry" if now is None else now.describe()
-            found.append(f"updated entry {result.entry_id}, but the listing shows {shown}")
-    for result in deletes:
-        if result.ok and result.entry_id in by_id:
-            found.append(f"deleted entry {result.entry_id}, but the listing still holds it")
+            found.append(f"updated entry {updated.entry_id}, but the listing shows {shown}")
+    for deleted in deletes:
+        if deleted.ok and deleted.entry_id in by_id:
+            found.append(f"deleted entry {deleted.entry_id}, but the listing still holds it")
     return found
