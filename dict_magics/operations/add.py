@@ -1,12 +1,6 @@
-"""Add one entry: its terms checked first, then one POST, then one listing names the new id.
-
-The service does not return a new entry's id. The listing after the request finds it (an entry
-with the four terms that the listing before did not hold) and settles an answer that was lost,
-so the request is never sent twice. An entry that would share its source term and pair with
-one already listed is still added (a person may mean it), with a warning: it makes a conflict.
-An entry whose four terms are already listed is not added again (lint would call the copy a
-``duplicate``): the answer is a ``NoChange`` naming it, so running the same add twice is
-harmless; the panel, which shows the copy and asks first, may still add it (``duplicate``).
+"""Add one entry: terms checked, one POST, then one listing names the new id (the service does
+not return it) and settles a lost answer, so the request is never sent twice. An entry whose
+four terms are already listed is not added again (``NoChange``) unless ``duplicate``.
 """
 
 from __future__ import annotations

@@ -55,11 +55,8 @@ R = TypeVar("R", bound="DeleteResult | BatchResult")
 
 @dataclass(frozen=True)
 class OperationSettings:
-    """Where requests go and how they are sent; refused with ``UsageProblem`` when out of bounds.
-
-    ``profile`` and ``base_url`` left empty mean: the default profile, and that profile's own
-    base URL. The messages name the options as both the magics and the command line spell them.
-    """
+    """Where requests go and how they are sent; ``UsageProblem`` when out of bounds.
+    ``profile`` and ``base_url`` empty: the default profile and its own base URL."""
 
     profile: str | None = None
     base_url: str | None = None
@@ -156,11 +153,8 @@ def _is_int(value: object) -> bool:
 
 
 class ProgressSink(Protocol):
-    """Where a batch reports itself; the front end decides what that looks like.
-
-    ``start`` comes before the first request, ``sink(done, total, result)`` after each result
-    (from the client's worker threads, one call at a time), ``stop`` after the last, always.
-    """
+    """Where a batch reports itself: ``start`` before the first request, ``sink(done,
+    total, result)`` after each result (one call at a time), ``stop`` after the last, always."""
 
     def start(self, total: int, label: str) -> None: ...
 
@@ -580,10 +574,9 @@ CACHE = ListingCache()
 
 
 def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
-    """A fresh listing to settle or name what was just sent, and whether Ctrl-C ended the wait
-    for it. ``None`` when the service gives none (then outcomes stay as they are). Ctrl-C here
-    must not lose what was sent: the caller audits the results it has, then passes the
-    interrupt on with them."""
+    """A fresh listing to settle or name what was just sent (``None``: the service gives
+    none), and whether Ctrl-C ended the wait: the caller audits what it has, then passes the
+    interrupt on."""
     try:
         return CACHE.fetch(client, profile), False
     except ServiceError:

@@ -1,11 +1,8 @@
 """Delete one entry or several: ids checked, entries looked up and kept, then the requests.
 
-Before the first DELETE the entries about to go are looked up in a fresh listing (or, when the
-``listing_max_age`` setting allows, this process's cached one) and written to a snapshot, so
-``restore`` can put them back; an id the listing does not hold is not sent (nothing to delete,
-nothing to keep). Every request is audited before it leaves. Outcomes left unknown are settled
-by one listing after. One id gives a ``DeleteResult``, several a ``BatchResult`` in the order
-given (an id repeated is sent once); a dry run changes nothing and gives a ``DryRunResult``.
+The entries about to go are looked up in a fresh listing (or a cached one ``listing_max_age``
+allows) and written to a snapshot before the first DELETE; an id the listing lacks is not sent.
+Every request is audited ahead; outcomes left unknown are settled by one listing after.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here and nowhere else: the dictionary is listed first and ``plan`` states it
-as a ``PurgePlan`` (how many entries are at stake, the profile, the host, the snapshot that
-keeps them, and the word that confirms: only ``delete-all`` or the exact host, surrounding
-spaces aside). Where the service has no listing, no snapshot can be taken, so a purge is refused
-unless snapshots are turned off. The magics, the command line and the panel render the plan in
-their own words and hand back what was typed; they decide nothing.
+The policy lives here: the dictionary is listed and ``plan`` states it as a ``PurgePlan`` (the
+entries at stake, the snapshot that keeps them, the word that confirms); where the service has
+no listing, a purge is refused unless snapshots are off. Front ends render the plan and hand
+back what was typed; they decide nothing.
 """
 
 from __future__ import annotations
@@ -70,13 +68,9 @@ def purge(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> DeleteResult | DryRunResult:
-    """Delete every entry once confirmed (``yes`` skips the question, for scripts), the whole
-    listing kept in a snapshot first unless ``snapshot`` or the settings say not to.
-
-    Raises ``DictMagicsError`` (no credentials, no listing for the snapshot, not confirmed,
-    nobody to ask) before any request that changes the dictionary, and
-    ``DeletionFailedError`` for a failure only if ``settings.raise_on_failure``.
-    """
+    """Delete every entry once confirmed (``yes`` skips the question), the listing kept in
+    a snapshot first unless ``snapshot`` or the settings say not to. ``DictMagicsError`` before
+    any change; ``DeletionFailedError`` only if ``settings.raise_on_failure``."""
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     with connect(settings, client) as (client, profile):

@@ -1,14 +1,10 @@
 """Undo a change from its snapshot: put back what it deleted or changed, remove what it added.
 
-Each entry is compared three ways, against a listing taken under the restore lock: as it was
-before the change (the snapshot's ``entries``), as the change left it (``left``; nothing for a
-deletion) and as it is now. An entry still as the change left it is put back (PUT, same id); one
-already as it was is skipped; one someone changed since is asked about (``yes``: left as it is,
-and said). Deleted entries come back by their four terms, counted, so twins are told apart and
-a restore run twice adds nothing the second time. A restore is a change like any other: it
-keeps its own snapshot first (``undoes``: the file it undid; "latest" never picks it, naming it
-undoes the undo), then sends deletions and PUTs on the batch engine's workers and re-adds in
-bulk chunks, each audited ahead; one listing afterwards settles lost answers and names new ids.
+Each entry is compared three ways under the restore lock: as it was (``entries``), as the change
+left it (``left``) and as a listing shows it now. Still as left: put back (PUT, same id); as it
+was: skipped; changed since: asked about. Deleted entries come back by their four terms,
+counted, so a restore run twice adds nothing the second time. A restore keeps its own snapshot
+first (``undoes``), audits every request ahead and settles lost answers with one listing.
 """
 
 from __future__ import annotations
@@ -59,10 +55,8 @@ def restore(
     warn: Warn = None,
 ) -> RestoreResult:
     """Undo the change snapshot ``source`` kept (default: this profile and host's latest).
-
-    Raises ``DictMagicsError`` before any request that changes the dictionary (no snapshot, an
-    unreadable one, no listing to compare with, another host's snapshot not confirmed), and
-    ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
+    ``DictMagicsError`` before any change (no snapshot, no listing, another host's snapshot not
+    confirmed); ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
     with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host, client.base_url)
         if not dry_run and yes and not _named(source):

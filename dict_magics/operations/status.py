@@ -1,7 +1,4 @@
-"""Where requests would go and with which key: ``%dict_status`` and ``dict-magics status``.
-
-Sends nothing and never holds the secret; keyring trouble is reported in the status itself.
-"""
+"""Where requests would go and with which key; sends nothing, never holds the secret."""
 
 from __future__ import annotations
 

@@ -1,22 +1,11 @@
 """Make the dictionary match a glossary file: the plan first (nothing sent), then apply.
 
-Matching (DESIGN, "Sync matching"): a file row matches the dictionary entry with the same
-``fromLang``, ``fromText`` and ``toLang``: the same ``toText`` is unchanged, another is an
-update (PUT, the id kept). No match is an add. Entries of the file's language pairs whose source
-term the file lacks are deleted only when asked (``delete_missing``). Several entries with one
-source term are a conflict: reported, left alone. A row the service would refuse (empty or too
-long, bad language code, control characters) or that gives one source term two targets is
-invalid, listed by row number, and never sent; identical rows count once. Rows giving one source
-several targets that are exactly the dictionary's entries of that source (an exported conflict)
-are that conflict, not invalid: export then sync plans no change.
-
-``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
-source term, linear in rows + entries). Applying keeps a format-2 snapshot of the entries it
-changes or deletes as the listing just before shows them (listed again after a question, which
-may have taken minutes), the terms it adds and the versions it leaves; then the deletions and
-PUTs go first (the window in which an edit elsewhere escapes the snapshot: from that listing to
-each request), bulk adds last, each audited with its entry and the snapshot; one listing
-verifies everything the plan asked for.
+A file row matches the entry with the same ``fromLang``, ``fromText`` and ``toLang`` (DESIGN,
+"Sync matching"): the same ``toText`` is unchanged, another an update (PUT, id kept), no match
+an add. Entries of the file's pairs whose source the file lacks are deleted only when asked.
+Several entries of one source are a conflict, left alone; rows the service would refuse or that
+give one source two targets are invalid and never sent. Applying keeps a snapshot first, sends
+deletions and PUTs, then bulk adds, each audited ahead, and verifies with one listing.
 """
 
 from __future__ import annotations
@@ -68,11 +57,8 @@ def plan_sync(
     delete_missing: bool = False,
     client: DictionaryClient | None = None,
 ) -> SyncPlan:
-    """What a sync of ``path`` would change, from the file and one listing; sends nothing else.
-
-    Raises ``UsageProblem`` for a file it will not read (before any request) and
-    ``ServiceError`` when the dictionary cannot be listed.
-    """
+    """What a sync of ``path`` would change, from the file and one listing; sends nothing
+    else (``UsageProblem`` for a file it will not read, ``ServiceError`` with no listing)."""
     plan = sync(
         settings,
         path,
@@ -97,14 +83,10 @@ def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
 def validate_rows(
     rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]] | None = None
 ) -> tuple[list[GlossaryRow], list[InvalidRow]]:
-    """(rows to sync, invalid rows): the service's term rules (``models.terms``), and one
-    source term with two targets in the file (every such row is invalid: which one is meant
-    cannot be told). Identical rows are kept once.
-
-    Except: when ``held`` (the dictionary's entries by source term) holds exactly the file's
-    targets for that source (the same multiset), the file only mirrors a conflict the
-    dictionary already has (an export of it): its first row is kept, and the plan reports the
-    conflict and leaves it alone."""
+    """(rows to sync, invalid rows): the service's term rules, and one source with two
+    targets in the file (which one is meant cannot be told), unless ``held`` (the dictionary's
+    entries by source) holds exactly those targets: an export of a conflict, reported and left
+    alone. Identical rows are kept once."""
     valid: list[GlossaryRow] = []
     invalid: list[InvalidRow] = []
     by_source: dict[Key, list[GlossaryRow]] = {}
@@ -241,14 +223,9 @@ def sync(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> SyncPlan | SyncResult:
-    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied.
-
-    Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
-    ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
-    snapshot (the entries changed or deleted as listed just before, the terms added, the
-    versions left), deletions, PUTs, bulk adds, and one listing that verifies (and settles
-    answers that were lost).
-    """
+    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied:
+    refused while invalid rows exist unless ``skip_invalid``, asked before deleting unless
+    ``yes``; then a snapshot, deletions, PUTs, bulk adds, and one listing that verifies."""
     glossary = read_glossary(path, format=format, pair=pair, sheet=sheet)
     with connect(settings, client) as (client, profile):
         before = list(CACHE.fetch(client, profile).entries)

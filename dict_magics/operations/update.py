@@ -1,10 +1,6 @@
-"""Change one entry in place (PUT), its old version kept in a snapshot first.
-
-The entry is looked up in a fresh listing: its old terms go into a format-2 snapshot
-(``operation: update``, with the new terms as what it ``left``) before the request, so
-``restore`` puts them back under the same id unless someone changed the entry since. Only the
-fields given change. Terms another entry already holds are not sent (a duplicate, as ``add``
-has it). An answer that was lost is settled by one listing.
+"""Change one entry in place (PUT), its old version kept in a snapshot first (with the new terms
+as what it ``left``, so a restore can tell a later edit). An answer that was lost is settled by
+one listing.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The one batch engine: deletes, bulk-add chunks and updates on worker threads.
 
-At most ``workers`` requests are in flight; the next item is handed out only when a worker is
-free, so Ctrl-C, a cancel or refused credentials stop the batch right after the requests in
-flight: nothing new starts, what was sent is waited for (each ends within its timeouts) and
-reported as it ended, and items never sent come back as ``None``. Results are in input order;
-``progress(done, total, result)`` runs on the calling thread after each one.
+At most ``workers`` requests are in flight, so Ctrl-C, a cancel or refused credentials stop the
+batch right after them: nothing new starts, what was sent is waited for and reported, items
+never sent come back as ``None``. Results are in input order.
 """
 
 from __future__ import annotations

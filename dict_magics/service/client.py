@@ -1,12 +1,10 @@
-"""The client: one method per endpoint (the dictionary's, and translation), with retries and
-honest results.
+"""The client: one method per endpoint, with retries and honest results.
 
-A change comes back as a result whose ``outcome`` is ``success`` only when the service said so,
-``failure`` only when it certainly did not act, ``unknown`` otherwise; the client raises only
-for a caller's mistake (before any request) and for a listing or translation it cannot produce.
-Each change is noted in the caller's ``audit``: ``sending`` before its first attempt leaves,
-``ended`` with its result. Ctrl-C during one request waits for its answer, then raises
-``RequestInterrupted`` carrying the true result.
+A change comes back ``success`` only when the service said so, ``failure`` only when it
+certainly did not act, ``unknown`` otherwise; the client raises only for a caller's mistake
+(before any request) and for a listing or translation it cannot produce. Each change is noted
+in the caller's ``audit`` before its first attempt leaves. Ctrl-C during one request waits for
+its answer, then raises ``RequestInterrupted`` carrying the true result.
 """
 
 from __future__ import annotations
