@@ -23,10 +23,9 @@ from IPython.utils.capture import capture_output
 from dict_magics.errors import LocalDataError, ServiceError, UsageProblem
 from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
-from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.context import ListingCache, OperationSettings, cache_key
 from dict_magics.operations.delete import delete
 from dict_magics.operations.history import AuditTable, SnapshotList, audit, snapshots
-from dict_magics.operations.listing import ListingCache, cache_key
 from dict_magics.operations.prompts import ScriptedPrompter
 from dict_magics.operations.purge import purge
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir

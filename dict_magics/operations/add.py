@@ -14,8 +14,7 @@ from ..models.terms import entry_problems
 from ..models.text import named_ids
 from ..service.client import RequestInterrupted
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect, say
-from .listing import CACHE, listed_after
+from .context import CACHE, OperationSettings, Warn, connect, listed_after, say
 from .settle import settle_adds
 
 if TYPE_CHECKING:

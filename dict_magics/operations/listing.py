@@ -5,29 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .context import (
-    CACHE,
-    MAX_AGE,
-    ListingCache,
-    OperationSettings,
-    cache_key,
-    connect,
-    listed_after,
-)
+from .context import CACHE, OperationSettings, connect
 
 if TYPE_CHECKING:
     from ..models import EntryList
     from ..service.client import DictionaryClient
 
-__all__ = [
-    "CACHE",
-    "MAX_AGE",
-    "ListingCache",
-    "cache_key",
-    "check_language_filter",
-    "list_entries",
-    "listed_after",
-]
+__all__ = ["CACHE", "check_language_filter", "list_entries"]
 
 
 def list_entries(

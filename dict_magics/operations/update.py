@@ -14,8 +14,7 @@ from ..models.entry import check_id
 from ..service.client import RequestInterrupted
 from .add import check_terms
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect
-from .listing import CACHE, listed_after
+from .context import CACHE, OperationSettings, Warn, connect, listed_after
 from .settle import settle_updates
 from .snapshots import write_snapshot
 

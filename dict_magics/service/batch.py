@@ -46,14 +46,11 @@ def run(
     cancel: threading.Event | None = None,
     name: str = "dict-magics-batch",
 ) -> BatchRun[R]:
-    """Send every item with ``send(item, stop)`` on ``workers`` threads.
-
-    ``stop()`` turns true once the batch stops: a ``send`` that has not sent yet returns a
-    result for which ``sent(result)`` is false (reported as never sent). After
-    ``AUTH_STOP_AFTER`` answers in a row that ``refused(result)`` (its reason, or True for
-    ``auth``), nothing more is sent. An exception
-    from ``send`` (a bug) stops the batch and is raised once the requests in flight have ended.
-    """
+    """Send every item with ``send(item, stop)`` on ``workers`` threads. ``stop()`` turns
+    true once the batch stops (a ``send`` not yet sent returns a result ``sent`` says false
+    of); after ``AUTH_STOP_AFTER`` answers in a row that ``refused`` (its reason, or True for
+    ``auth``) nothing more is sent. An exception from ``send`` (a bug) stops the batch and is
+    raised once the requests in flight have ended."""
     cancel = cancel or threading.Event()
     halt = threading.Event()
     why: list[str] = []

@@ -277,15 +277,13 @@ def _fields(final: Verdict, kind: str) -> dict[str, Any]:
 
 
 class DictionaryClient(Unpicklable):
-    """Lists, deletes, adds (one or in bulk) and updates user-dictionary entries; translates.
+    """Lists, deletes, adds (one or in bulk) and updates entries; translates. It cannot be
+    pickled: it holds the secret.
 
-    ``auth="signature"`` signs every request; ``auth="token"`` gets one token (shared in the
-    process, renewed before it ends and once after a refusal) and sends it as Bearer.
-    ``timeout`` is each of the connect and read timeouts of one attempt; ``max_retries`` and
-    the rest make the ``RetryPolicy``. ``bulk`` and ``update`` say whether the service has
-    those endpoints (``probe`` finds out): without bulk, entries are added one POST each;
-    without PUT, updates are refused before sending. It cannot be pickled: it holds the secret.
-    """
+    ``auth="token"`` sends one shared token as Bearer (renewed before it ends and once after a
+    refusal), ``"signature"`` signs every request. ``timeout`` is each of the connect and read
+    timeouts of one attempt; ``bulk`` and ``update``: whether the service has those endpoints
+    (``probe`` finds out)."""
 
     def __init__(
         self,
@@ -463,10 +461,8 @@ class DictionaryClient(Unpicklable):
         audit: Audit | None = None,
     ) -> AddBatch:
         """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads, each
-        checked first. A chunk whose answer is lost is not sent again (its entries stay
-        ``unknown``: ``operations.settle`` decides them from a listing). One result per entry,
-        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes. Where
-        the service has no bulk endpoint (``bulk``, or a 404/405 to one), one POST an entry."""
+        checked first; a chunk whose answer is lost is not sent again (``unknown``: a listing
+        settles it). Without a bulk endpoint (or after a 404/405 to it), one POST an entry."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -748,12 +744,10 @@ class DictionaryClient(Unpicklable):
         entries: Sequence[Entry] = (),
         bare: bool = False,
     ) -> Verdict:
-        """Send until the answer is final, the retry policy is spent, or ``stop()``.
-
-        ``audit.sending(method, about, entries)`` once, right before the first attempt leaves. A 429
-        or 40103 spends the rate-limit patience, not the retries; a 40005 is sent again at once
-        with a fresh nonce; a refused token is renewed and the request sent once more. ``bare``:
-        no credentials in the headers (the token request)."""
+        """Send until the answer is final, the retry policy is spent, or ``stop()``;
+        ``audit.sending(method, about, entries)`` right before the first attempt leaves. A 429
+        or 40103 spends the rate-limit patience, a 40005 is re-sent at once with a fresh nonce, a
+        refused token is renewed once. ``bare``: no credentials (the token request)."""
         policy, started = self.retry, time.monotonic()
         attempts = retries = nonce_refusals = 0
         renewed = reused = False

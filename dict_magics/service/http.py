@@ -83,10 +83,8 @@ def is_loopback(host: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def normalize_base_url(base_url: str) -> str:
-    """``base_url`` checked, without a trailing ``/``, ``/api/v1`` or default port.
-
-    https is required except for loopback; user info, queries and fragments are refused (they
-    would leak or be dropped silently)."""
+    """``base_url`` checked, without a trailing ``/``, ``/api/v1`` or default port: https
+    except for loopback; user info, queries and fragments refused (they would leak or be lost)."""
     text = (base_url or "").strip()
     try:
         parts = urlsplit(text)
@@ -136,13 +134,10 @@ def host_of(base_url: str) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to try again (what may be tried again is ``judge``'s call).
-
-    ``total`` re-sends after failures that allow one, with full-jitter exponential backoff from
-    ``backoff`` up to ``max_backoff``; a ``Retry-After`` wins, capped at ``max_retry_after``.
-    Answers that say "not acted on, later" (429, 40103) spend ``rate_limit_patience`` seconds
-    instead; a nonce refused as too small (40005) is re-sent at once up to ``nonce_resends``
-    times. Neither counts against ``total``."""
+    """How often and how long to try again (what may be tried again is ``judge``'s call):
+    ``total`` re-sends with full-jitter exponential backoff, a ``Retry-After`` capped at
+    ``max_retry_after``. 429 and 40103 spend ``rate_limit_patience`` seconds instead, a 40005
+    is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
 
     total: int = settings.RETRIES
     backoff: float = 0.5
@@ -532,11 +527,6 @@ class TokenState(Unpicklable):
         self.failure: Exception | None = None
         """Why the last token request failed, until one succeeds."""
         self._quiet_until = 0.0
-        self.fetched = 0
-        """How many tokens were obtained (for tests and benchmarks)."""
-
-    def __repr__(self) -> str:
-        return f"TokenState(fetched={self.fetched})"
 
     def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
         """A token good for a while yet: the one held, or a new one from ``fetch()`` (``(token,
@@ -556,7 +546,6 @@ class TokenState(Unpicklable):
             life = _lifetime(value, asked)
             self._token = Secret(value)
             self._renew_at = time.monotonic() + life - min(RENEW_AHEAD_S, life * RENEW_FRACTION)
-            self.fetched += 1
             return self._token
 
     def refused(self, token: str) -> None:
