@@ -666,16 +666,21 @@ def judge(
     return _judge_failure(method, answer, host, timeout)
 
 
+_CONNECT = "could not connect to {where}"
+_NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
     FailureKind.DNS: (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
     FailureKind.TLS: (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
-    FailureKind.REFUSED: (Cause.UNAVAILABLE, "could not connect to {where} (connection refused)"
-                          ", so the request never reached the service"),
-    FailureKind.CONNECT_TIMEOUT: (Cause.UNAVAILABLE, "could not connect to {where} within "
-                                  "{timeout:g} s, so the request never reached the service"),
-    FailureKind.PROXY: (Cause.ERROR, "the proxy for {host} would not open a connection; nothing "
-                        "was sent"),
-}  # fmt: skip
+    FailureKind.REFUSED: (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
+    FailureKind.CONNECT_TIMEOUT: (
+        Cause.UNAVAILABLE,
+        f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}",
+    ),
+    FailureKind.PROXY: (
+        Cause.ERROR,
+        "the proxy for {host} would not open a connection; nothing was sent",
+    ),
+}
 
 
 def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
