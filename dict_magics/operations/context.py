@@ -196,9 +196,8 @@ def split_ids(text: str) -> list[str]:
 
 
 def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
-    """The ids in each argument; an empty argument (``""``) is refused, since whoever typed it
-    meant an id and would otherwise see it silently dropped. ``check=False``: split only (the
-    caller puts values back first, then checks)."""
+    """The ids in each argument; an empty argument is refused (whoever typed it meant an
+    id). ``check=False``: split only (the caller checks later)."""
     for value in values:
         if not value.strip():
             raise InvalidIdError(
@@ -496,9 +495,8 @@ class ListingCache:
     def recent(
         self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
     ) -> tuple[EntryList, float] | None:
-        """The cached listing and its age in seconds, when it is at most ``max_age`` seconds old
-        (whatever ``self.max_age``) and holds every one of ``ids``; else ``None`` (an id it
-        lacks may have been added elsewhere since: only a new listing can tell). No request."""
+        """The cached listing and its age when at most ``max_age`` seconds old and holding
+        every one of ``ids`` (one it lacks may have been added since); else ``None``."""
         from ..models import EntryList
 
         key = cache_key(client, profile)

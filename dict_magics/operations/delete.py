@@ -220,20 +220,27 @@ class _Run:
                 result = self.named(stopped.result)
                 self._update_cache([result])
                 raise stopped.passed_on(result) from None
-        sink = _Sink(self, progress)
         total = len(set(ids))
-        sink.start(total, f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}")
+        if progress is not None:
+            label = f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}"
+            progress.start(total, label)
+
+        def named(done: int, total: int, result: DeleteResult) -> None:
+            if progress is not None:
+                progress(done, total, self.named(result))
+
         try:
             batch = self.client.delete_entries(
                 ids,
                 workers=workers,
-                progress=sink,
+                progress=named,
                 cancel=cancel,
                 on_wait=getattr(progress, "waiting", None),
                 audit=self.audit,
             )
         finally:
-            sink.stop()
+            if progress is not None:
+                progress.stop()
         return [self.named(r) for r in batch.results], batch.interrupted
 
     def settle(
@@ -262,25 +269,6 @@ class _Run:
             CACHE.deleted(
                 self.client, self.profile, [r.entry_id for r in results if r.ok and r.entry_id]
             )
-
-
-class _Sink:
-    """The progress sink the client calls: names each result, then passes it on."""
-
-    def __init__(self, run: _Run, progress: ProgressSink | None) -> None:
-        self.run, self.progress = run, progress
-
-    def start(self, total: int, label: str) -> None:
-        if self.progress is not None:
-            self.progress.start(total, label)
-
-    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
-        if self.progress is not None:
-            self.progress(done, total, self.run.named(result))
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
 
 
 def interruption(result: DeleteResult | BatchResult) -> str | None:

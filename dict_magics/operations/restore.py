@@ -144,9 +144,8 @@ def plan_restore(snapshot: Snapshot, listing: Sequence[Entry]) -> RestorePlan:
 def missing_entries(
     snapshot: Sequence[Entry], listing: Sequence[Entry], copies: Mapping[str, int] | None = None
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present), counting copies: the dictionary should hold as many entries
-    of each four terms as it did when the snapshot was taken (more where ``copies`` says twins
-    were left in place); what the listing holds counts toward that."""
+    """(to add, already present), counted by four terms: the dictionary should hold
+    as many of each as when the snapshot was taken (more where ``copies`` says twins stayed)."""
     copies = copies or {}
     held = Counter(e.terms for e in snapshot)
     had = Counter(held)

@@ -126,11 +126,9 @@ def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
 
 
 def _next_sequence() -> int:
-    """A number larger than any snapshot's started before in this data folder (it goes in the
-    file's name), without a lock and without trusting the clock: one byte appended to
-    ``snapshot-sequence`` (``O_APPEND`` places it at the end atomically, so the offset after
-    it is unique and increasing across threads and processes). A sequence file gone missing
-    starts again above the snapshots there."""
+    """A number above any snapshot's started before in this data folder, without a lock
+    or the clock: one byte appended (``O_APPEND``) to ``snapshot-sequence``, the offset after it
+    is unique and increasing; a sequence file gone missing starts above the snapshots there."""
     path = localdata.home() / SEQUENCE_FILE
     fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -278,9 +276,8 @@ def _parse_time(text: str) -> datetime:
 
 
 def list_snapshots(profile: str | None = None, host: str | None = None) -> list[SnapshotInfo]:
-    """The snapshots on disk, newest first (by the order this machine started them, not by a
-    clock that may have been wrong; older files without a sequence after, by time), optionally
-    of one profile and/or host. Files that are not whole snapshots are left out."""
+    """The snapshots on disk (of one profile and/or host), newest first by the order this
+    machine started them; files that are not whole snapshots are left out."""
     found = []
     for path in snapshot_dir().glob("*.json"):
         if not path.name.startswith(".") and path.is_file():
@@ -295,9 +292,8 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
 
 
 def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> SnapshotInfo | None:
-    """The snapshot of the latest change of ``profile`` on ``host`` (of ``base_url`` first: two
-    API prefixes on one host are two dictionaries); never a restore's own snapshot, so a restore
-    run twice undoes the same change twice (the second time, nothing)."""
+    """The snapshot of the latest change of ``profile`` on ``host`` (of ``base_url``
+    first), never a restore's own: a restore run twice undoes the same change twice."""
     found = [i for i in list_snapshots(profile=profile, host=host) if i.undoes is None]
     same = [info for info in found if base_url is None or same_base_url(info.base_url, base_url)]
     return next(iter(same or found), None)

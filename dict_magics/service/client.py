@@ -412,10 +412,9 @@ class DictionaryClient(Unpicklable):
         *,
         audit: Audit | None = None,
     ) -> BatchResult:
-        """Delete several entries on ``workers`` threads, each id once; results in input order.
-        Ctrl-C or ``cancel`` starts nothing new and waits for the requests in flight; ids never
-        sent come back ``not_attempted``, as do the rest once the first answers all refuse the
-        credentials."""
+        """Delete several entries on ``workers`` threads, each id once, results in input
+        order; Ctrl-C, ``cancel`` or refused credentials start nothing new (ids never sent
+        come back ``not_attempted``)."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
             raise InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
@@ -579,10 +578,9 @@ class DictionaryClient(Unpicklable):
         field_id: str = "1",
         contract_id: str | None = None,
     ) -> list[str]:
-        """Each element of ``texts`` as the engine translates it (billed), in order, in as few
-        requests as the limits allow: at most 200 words an element, under 270 KB a request. An
-        element over the limits is a ``UsageProblem`` naming it, before anything is sent; a
-        request that fails is a ``ServiceError``."""
+        """Each element of ``texts`` as the engine translates it (billed), in as few requests
+        as the limits allow; ``UsageProblem`` before sending for an element over them,
+        ``ServiceError`` for a request that fails."""
         sizes = check_translatable(texts)
         chunks: list[list[str]] = []
         total = MAX_TEXT_BYTES
@@ -616,9 +614,8 @@ class DictionaryClient(Unpicklable):
     def attempt(
         self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
     ) -> tuple[Verdict, str]:
-        """One signed attempt, never sent again, and the nonce it carried: how ``probe`` asks
-        what the service does with an old or reused ``nonce`` (else a fresh one), or with a
-        signature that cannot be right (``forged``). For read-only requests."""
+        """One signed read-only attempt, never re-sent, and its nonce: how ``probe`` asks what
+        the service does with an old or reused ``nonce``, or a ``forged`` signature."""
         nonce = nonce or self._signature.nonces()
         secret = Secret(f"not-{self._secret}") if forged else self._secret
         auth = SignatureAuth(self.access_key, secret, lambda: nonce)

@@ -529,9 +529,8 @@ class TokenState(Unpicklable):
         self._quiet_until = 0.0
 
     def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
-        """A token good for a while yet: the one held, or a new one from ``fetch()`` (``(token,
-        lifetime asked)``; it raises if none can be had: that exception is raised again,
-        unasked, for ``PAUSE_S``). One thread fetches, the rest wait."""
+        """A token good for a while yet: the one held or a new one from ``fetch()``; a
+        failure is raised again, unasked, for ``PAUSE_S``. One thread fetches, the rest wait."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
