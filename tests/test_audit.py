@@ -84,7 +84,7 @@ def test_a_request_has_a_sending_line_then_its_outcome_paired_by_key() -> None:
         "http_status": 200,
         "attempts": 2,
         "reason": None,
-        "snapshot": str(snap.path),
+        "snapshot": str(snap),
     }
     [line] = read_audit()
     assert (line.entry_id, line.outcome, line.attempts, line.entry) == ("17", "success", 2, FRIDAY)

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.auth import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import API_PREFIX, FailureKind, NetworkFailure, Reply, judge
+from dict_magics.service.http import API_PREFIX, FailureKind, NetworkFailure, Reply, judge, sign
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:

@@ -38,7 +38,7 @@ def creds_for(sandbox: SandboxServer, profile: str = "default", **changes: str) 
 def cache() -> Iterator[ClientCache]:
     made = ClientCache(size=3)
     yield made
-    made.close_all()
+    made.forget()
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_forget_and_close_all_close_what_they_drop(
     b = cache.get(creds_for(sandbox, "b"), **SETTINGS)
     assert cache.forget("a") == 1 and a.closed and not b.closed
     assert cache.forget("nobody") == 0
-    cache.close_all()
+    cache.forget()
     assert b.closed and len(cache) == 0
 
 

@@ -257,7 +257,7 @@ def test_environment_hint_names_only_what_is_missing(
 
 def _holders() -> list[object]:
     from dict_magics.models.secret import Secret
-    from dict_magics.service.auth import SignatureAuth
+    from dict_magics.service.http import SignatureAuth
 
     creds = credentials.Credentials("default", "https://api.example.com", "AK-1234567", SECRET)
     return [Secret(SECRET), creds, SignatureAuth("AK-1234567", SECRET, str)]

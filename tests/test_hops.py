@@ -4,9 +4,9 @@ Structural, not timed: every call into the package on every thread is traced whi
 runs in the real shell against a sandbox over loopback (dataclass records count: their generated
 code runs in their module). No call may come back into a module already lower on the same stack,
 and the number of modules entered may not grow. Issue 29 asks for 12 with the front ends' two
-(magics, commands); below the front ends the path is now 11 modules: context, models.entry,
-delete, profiles.credentials, service.client, http (the wire: what is sent and what an answer
-means), auth, models.records, snapshots, localdata, audit (20 in version 3).
+(magics, commands); below the front ends the path is now 10 modules: context, models.entry,
+delete, profiles.credentials, service.client, http (the wire: who signs what is sent, and what
+an answer means), models.records, snapshots, localdata, audit (20 in version 3).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from tools.hops import trace_delete
 
-BELOW_FRONT_ENDS = 11
+BELOW_FRONT_ENDS = 10
 """Modules below the front ends that one delete enters today."""
 FRONT_ENDS = ["dict_magics.frontends.magics", "dict_magics.frontends.commands"]
 """The front ends' share: the magic, and its row of the commands table (parser, operation)."""

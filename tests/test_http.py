@@ -14,7 +14,6 @@ import time
 import pytest
 
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.auth import SignatureAuth, nonces_for, sign
 from dict_magics.service.http import (
     ANSWER_LIMIT,
     API_PREFIX,
@@ -23,7 +22,10 @@ from dict_magics.service.http import (
     FailureKind,
     NetworkFailure,
     Reply,
+    SignatureAuth,
     decode_json,
+    nonces_for,
+    sign,
 )
 
 TIMEOUT = 0.5

@@ -73,7 +73,7 @@ def test_no_public_object_shows_the_secret_in_its_repr(ip, monkeypatch: pytest.M
     from dict_magics.profiles import credentials
     from dict_magics.profiles.status import profile_status
     from dict_magics.sandbox import SandboxServer
-    from dict_magics.service.auth import SignatureAuth
+    from dict_magics.service.http import SignatureAuth
 
     with SandboxServer(5) as sandbox:
         secret = sandbox.secret_key

@@ -18,7 +18,7 @@ def test_dict_snapshots_shows_the_newest_20_unless_told(ip: Any) -> None:
     entry = Entry("1", "en", "a", "de", "b")
     made = [write_snapshot([entry], operation="delete", **WHERE) for _ in range(25)]
     shown = run(ip, "%dict_snapshots")
-    assert len(shown.result) == 20 and shown.result[0].path == made[-1].path
+    assert len(shown.result) == 20 and shown.result[0].path == made[-1]
     assert "the 20 newest of 25 snapshots" in shown.stdout
     assert len(run(ip, "%dict_snapshots -n 0").result) == 25
     assert len(run(ip, "%dict_snapshots -n 3").result) == 3

@@ -20,7 +20,7 @@ import requests
 
 from dict_magics import localdata
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.auth import NonceSource, SignatureAuth, nonces_for, sign
+from dict_magics.service.http import NonceSource, SignatureAuth, nonces_for, sign
 
 
 def test_rfc4231_case_2() -> None:
@@ -181,7 +181,7 @@ def test_a_state_file_that_cannot_be_used_falls_back_to_this_process(
     else:
         monkeypatch.setenv(localdata.ENV_HOME, str(victim / "home"))  # cannot be a folder
         source = NonceSource(f"AK-{kind}")
-    with caplog.at_level(logging.WARNING, logger="dict_magics.service.auth"):
+    with caplog.at_level(logging.WARNING, logger="dict_magics.service.http"):
         values = [int(source()) for _ in range(20)]
     assert values == sorted(set(values))
     assert victim.read_text() == "the user's own file\n"

@@ -23,10 +23,9 @@ from IPython.utils.capture import capture_output
 from dict_magics.errors import LocalDataError, ServiceError, UsageProblem
 from dict_magics.models import BatchResult, DeleteResult, DryRunResult, Entry
 from dict_magics.operations.audit import audit_path, read_audit
-from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.context import ListingCache, OperationSettings, cache_key
 from dict_magics.operations.delete import delete
 from dict_magics.operations.history import AuditTable, SnapshotList, audit, snapshots
-from dict_magics.operations.listing import ListingCache, cache_key
 from dict_magics.operations.prompts import ScriptedPrompter
 from dict_magics.operations.purge import purge
 from dict_magics.operations.snapshots import list_snapshots, read_snapshot, snapshot_dir
@@ -331,14 +330,16 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
     cache = ListingCache(max_age=60.0, clock=lambda: now[0])
     client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key)
     try:
-        assert "5" in cache.lookup(client, "default", ["5"])
+        assert "5" in cache.current(client, "default").by_id()
         now[0] = 59.0
-        cache.lookup(client, "default", ["6"])
+        assert cache.recent(client, "default", ["6"], 60.0) is not None
+        cache.current(client, "default")
         assert methods(sandbox) == ["GET"]
         sandbox.add_entries([Entry("777", "en", "new", "de", "neu")])
-        assert "777" in cache.lookup(client, "default", ["777"])  # missing: listed again
+        assert cache.recent(client, "default", ["777"], 60.0) is None  # missing: list again
+        assert "777" in cache.fetch(client, "default").by_id()
         now[0] = 200.0
-        cache.lookup(client, "default", ["5"])  # too old: listed again
+        cache.current(client, "default")  # too old: listed again
         assert methods(sandbox) == ["GET"] * 3
         cache.deleted(client, "default", ["5"])
         assert "5" not in cache.cached(client, "default")

@@ -336,7 +336,7 @@ def test_the_default_restore_keeps_to_this_api_prefix_on_a_shared_host(
     result = restore(OperationSettings())
     assert [e.from_text for e in result.added] == ["金曜日"]  # entry 1, this prefix's
     with pytest.raises(UsageProblem) as refused:
-        restore(OperationSettings(), theirs.path, prompter=ScriptedPrompter(reason="no stdin"))
+        restore(OperationSettings(), theirs, prompter=ScriptedPrompter(reason="no stdin"))
     assert refused.value.option == "yes" and "/tenant-b" in str(refused.value)
     assert sum(1 for r in env_creds.requests if r.method == "POST") == 1  # the first only
 
@@ -358,7 +358,7 @@ def test_one_service_spelled_two_ways_is_one_prefix_for_the_default_restore(
     refused_asking = ScriptedPrompter(reason="no stdin")
     result = restore(OperationSettings(), prompter=refused_asking)
     assert [e.from_text for e in result.added] == ["spelled"]
-    assert restore(OperationSettings(), kept.path, prompter=refused_asking).skipped
+    assert restore(OperationSettings(), kept, prompter=refused_asking).skipped
 
 
 def test_the_default_https_port_is_no_other_service() -> None:
@@ -379,7 +379,7 @@ def test_the_default_https_port_is_no_other_service() -> None:
     )
     spelled = normalize_base_url("https://api.example.com:443")
     found = latest_snapshot("default", host_of(spelled), spelled)
-    assert found is not None and found.path == kept.path
+    assert found is not None and found.path == kept
 
 
 def test_yes_never_restores_another_prefixs_snapshot_picked_by_default(
@@ -401,8 +401,8 @@ def test_yes_never_restores_another_prefixs_snapshot_picked_by_default(
     env_creds.clear_log()
     with pytest.raises(UsageProblem) as refused:
         restore(OperationSettings(), yes=True)
-    assert "/tenant-b" in str(refused.value) and theirs.path.name in str(refused.value)
+    assert "/tenant-b" in str(refused.value) and theirs.name in str(refused.value)
     assert not any(r.method == "POST" for r in env_creds.requests)
     # Named, it goes back with --yes as any snapshot does.
-    result = restore(OperationSettings(), theirs.path, yes=True)
+    result = restore(OperationSettings(), theirs, yes=True)
     assert [e.from_text for e in result.added] == ["other prefix"]

@@ -137,8 +137,8 @@ def test_two_identical_entries_in_a_snapshot_one_present_one_added(
         base_url=env_creds.url,
         operation="purge",
     )
-    assert read_snapshot(snap.path).copies == {}
-    result = restore(OperationSettings(), snap.path)
+    assert read_snapshot(snap).copies == {}
+    result = restore(OperationSettings(), snap)
     assert len(result.added) == 1 and len(result.skipped) == 1
     assert _terms(env_creds)[twin.terms] == 2
 

@@ -38,7 +38,7 @@ SERVICE = {"profile": "default", "host": "127.0.0.1:8080", "base_url": "http://1
 
 
 def _write(entries=ENTRIES, operation="delete", **overrides) -> snapshots.Snapshot:
-    return write_snapshot(entries, operation=operation, **{**SERVICE, **overrides})
+    return read_snapshot(write_snapshot(entries, operation=operation, **{**SERVICE, **overrides}))
 
 
 def _mode(path: Path) -> int:
@@ -149,7 +149,7 @@ def test_no_secret_or_key_in_the_file(sandbox) -> None:
             entries, profile="default", host=client.host, base_url=sandbox.url, operation="delete"
         )
         assert client.delete_entries([e.id for e in entries]).ok
-    text = snap.path.read_text(encoding="utf-8")
+    text = snap.read_text(encoding="utf-8")
     assert sandbox.secret_key not in text
     assert sandbox.access_key not in text
     assert "secret" not in text.lower() and "key" not in text.lower()
@@ -453,7 +453,7 @@ def test_format_2_keeps_what_was_changed_and_what_was_added(operation: str) -> N
     snap = write_snapshot(
         old, profile="p", host="h", base_url="http://h", operation=operation, added=added
     )
-    back = read_snapshot(snap.path)
+    back = read_snapshot(snap)
     assert back.operation == operation and back.format == "dict-magics-snapshot/2"
     assert back.entries == old
     assert [e.terms for e in back.added] == [e.terms for e in added]

@@ -1,12 +1,6 @@
-"""Add one entry: its terms checked first, then one POST, then one listing names the new id.
-
-The service does not return a new entry's id. The listing after the request finds it (an entry
-with the four terms that the listing before did not hold) and settles an answer that was lost,
-so the request is never sent twice. An entry that would share its source term and pair with
-one already listed is still added (a person may mean it), with a warning: it makes a conflict.
-An entry whose four terms are already listed is not added again (lint would call the copy a
-``duplicate``): the answer is a ``NoChange`` naming it, so running the same add twice is
-harmless; the panel, which shows the copy and asks first, may still add it (``duplicate``).
+"""Add one entry: terms checked, one POST, then one listing names the new id (the service does
+not return it) and settles a lost answer, so the request is never sent twice. An entry whose
+four terms are already listed is not added again (``NoChange``) unless ``duplicate``.
 """
 
 from __future__ import annotations
@@ -20,15 +14,12 @@ from ..models.terms import entry_problems
 from ..models.text import named_ids
 from ..service.client import RequestInterrupted
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect, say
-from .listing import CACHE, listed_after
+from .context import CACHE, OperationSettings, Warn, connect, listed_after, say
 from .settle import settle_adds
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, NoChange
     from ..service.client import DictionaryClient
-
-__all__ = ["add", "check_terms"]
 
 
 def check_terms(entry: Entry) -> None:
@@ -94,11 +85,11 @@ def add(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
             try:
-                result = client.add_entry(entry)
-            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                result = client.add_entry(entry, audit=trail)
+            except RequestInterrupted as interrupted:  # the answer came: audited, then passed on
                 CACHE.invalidate(client, profile)
-                trail.record(stopped.result)
-                raise stopped.passed_on(stopped.result) from None
+                trail.record(interrupted.result)
+                raise interrupted.passed_on(interrupted.result) from None
             CACHE.invalidate(client, profile)
             listing, stopped = listed_after(client, profile)
             if listing is not None:

@@ -1,17 +1,12 @@
 """The audit log, written ahead: a line before each change leaves, a line with its outcome after.
 
-``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) gets JSON lines::
-
-    {"time", "profile", "host", "operation", "entry_id", "entry", "outcome", "http_status",
-     "attempts", "reason", "snapshot", "request"}
-
-``outcome`` is ``sending`` on the line written before a request's first attempt leaves; the
-line with its outcome (``success``, ``failure``, ``unknown``, ``absent``) follows, with the same
-``request`` key (a later one, once a listing settled it, wins). Each is one ``write`` of whole
-lines on an ``O_APPEND`` descriptor held open for the operation, so it is in the kernel before
-the request leaves: a process killed at any point leaves a line for every request the service
-may have received. ``read_audit`` pairs the lines; a request with no outcome reads as unknown
-(the process ended). Lines of version 3 (no ``request``) read as they are.
+``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) holds JSON lines with DESIGN's fields (``time``,
+``profile``, ``host``, ``operation``, ``entry_id``, ``entry``, ``outcome``, ``http_status``,
+``attempts``, ``reason``, ``snapshot``, ``request``). ``outcome: sending`` is written, in one
+``write`` on an ``O_APPEND`` descriptor, before a request's first attempt leaves; the outcome
+line follows with the same ``request`` key (a later one, once a listing settled it, wins). A
+process killed at any point leaves a line for every request the service may have received;
+``read_audit`` reads a request with no outcome as unknown.
 """
 
 from __future__ import annotations
@@ -30,8 +25,6 @@ from typing import Any
 from .. import localdata
 from ..models import AuditLine, AuditLines, Entry
 
-__all__ = ["AuditLine", "AuditLines", "AuditLog", "audit_path", "read_audit"]
-
 FILENAME = "audit.jsonl"
 OPERATIONS = ("delete", "purge", "add", "update")
 OUTCOMES = ("success", "failure", "unknown", "absent")
@@ -49,10 +42,9 @@ def audit_path() -> Path:
 
 
 class AuditLog:
-    """The audit lines of one operation: use it as a context manager around its requests and
-    hand it to the client as ``audit=``. ``entries`` (by id) name the terms of a DELETE's
-    entry. A log that cannot be written is one warning (``warn``), never a reason to lose the
-    results of what was done."""
+    """The audit lines of one operation, handed to the client as ``audit=`` inside a ``with``.
+    ``entries`` (by id) name a DELETE's terms. A log that cannot be written is one warning,
+    never a reason to lose the results of what was done."""
 
     def __init__(
         self,
@@ -60,7 +52,7 @@ class AuditLog:
         profile: str,
         host: str,
         operation: str,
-        snapshot: Any = None,
+        snapshot: str | Path | None = None,
         entries: dict[str, Entry] | None = None,
         warn: Warn = None,
         path: str | Path | None = None,
@@ -124,11 +116,10 @@ class AuditLog:
             self._write([self._outcome(f"{key}.{i}", r) for i, r in enumerate(results)])
 
     def record(self, result: Any) -> None:
-        """An outcome known later (a listing settled it), or of a request the client was not
-        handed this log for; a result never sent is not a request and is skipped."""
         self.record_all([result])
 
     def record_all(self, results: Iterable[Any]) -> None:
+        """Outcomes known later (a listing settled them); a result never sent is skipped."""
         lines = []
         for result in results:
             if result.attempts or getattr(result, "absent", False):
@@ -155,9 +146,9 @@ class AuditLog:
         reason: str | None,
     ) -> str:
         """One JSON line in DESIGN's field order, made around the C string encoder (a dict
-        encoded per line costs several times as much, twice per request)."""
+        encoded per line costs several times as much)."""
         if self._fixed is None:
-            snapshot = getattr(self.snapshot, "path", self.snapshot)
+            snapshot = self.snapshot
             self._fixed = (
                 f', "profile": {_q(self.profile)}, "host": {_q(self.host)}, '
                 f'"operation": {_q(self.operation)}, "entry_id": ',
@@ -280,11 +271,6 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
                 yield part
     if carry.strip():
         yield carry
-
-
-def parse_line(raw: bytes) -> AuditLine | None:
-    """An ``AuditLine`` from one line of the log, or ``None`` if it is torn or not one."""
-    return _from_json(_json(raw))
 
 
 def _from_json(data: Any) -> AuditLine | None:

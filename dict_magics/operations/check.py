@@ -1,8 +1,5 @@
-"""Do the credentials work? One read-only request answers it: ``%dict_login`` offers it right
-after storing a profile, and ``dict-magics status --check`` runs it on demand.
-
-The request is the listing, the only one that changes nothing. Where the service has no
-listing the check says it cannot tell, rather than send anything that could delete an entry.
+"""Do the credentials work? One listing (the only request that changes nothing) tells; where
+the service has no listing the check says it cannot tell rather than send anything else.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ if TYPE_CHECKING:
     from ..profiles.credentials import Credentials
     from ..service.client import DictionaryClient
 
-__all__ = ["CredentialsCheck", "check_credentials", "check_stored"]
 
 NO_LISTING = "this service has no listing; cannot check without deleting"
 

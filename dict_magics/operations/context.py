@@ -1,13 +1,7 @@
-"""What every operation is given: its settings, the ids as typed, where a batch reports, and
+"""What every operation is given (its settings, the ids as typed, where a batch reports) and
 what the process keeps for it: one client per credentials and settings, one listing per
-dictionary.
-
-``OperationSettings`` is built by each front end from its own configuration (``%config
-DictMagics``, command-line options, the panel's arguments) and checked here, once, against the
-bounds in ``dict_magics.settings``. Ids typed on a line, as arguments or in a file (one id a
-line) are read here too (``split_args``, ``ids_from_text``...), so an id list means the same
-thing wherever it is typed, each id checked once (``models.entry.check_id``). Standard library
-only at import: the magics import it at load.
+dictionary. Ids are read here once (``split_args``, ``ids_from_text``) so an id list means the
+same wherever it is typed. Standard library only at import: the magics import it at load.
 """
 
 from __future__ import annotations
@@ -55,53 +49,14 @@ if TYPE_CHECKING:
     from ..profiles.credentials import Credentials
     from ..service.client import DictionaryClient
 
-__all__ = [
-    "AUTH_ENV",
-    "CACHE",
-    "CACHE_ENV",
-    "CLIENTS",
-    "ID_SEPARATORS",
-    "LISTING_MAX_AGE_ENV",
-    "MAX_AGE",
-    "MAX_CLIENTS",
-    "ClientCache",
-    "ClientKey",
-    "ListingCache",
-    "OperationSettings",
-    "ProgressSink",
-    "Warn",
-    "auth_mode",
-    "cache_key",
-    "client_from",
-    "close_all",
-    "connect",
-    "enabled",
-    "fingerprint",
-    "finish",
-    "forget",
-    "ids_from_bytes",
-    "ids_from_text",
-    "lease",
-    "listed_after",
-    "listing_max_age",
-    "make_client",
-    "profile_of",
-    "say",
-    "shared",
-    "split_args",
-    "split_ids",
-]
 
-R = TypeVar("R", "DeleteResult", "BatchResult")
+R = TypeVar("R", bound="DeleteResult | BatchResult")
 
 
 @dataclass(frozen=True)
 class OperationSettings:
-    """Where requests go and how they are sent; refused with ``UsageProblem`` when out of bounds.
-
-    ``profile`` and ``base_url`` left empty mean: the default profile, and that profile's own
-    base URL. The messages name the options as both the magics and the command line spell them.
-    """
+    """Where requests go and how they are sent; ``UsageProblem`` when out of bounds.
+    ``profile`` and ``base_url`` empty: the default profile and its own base URL."""
 
     profile: str | None = None
     base_url: str | None = None
@@ -137,7 +92,7 @@ class OperationSettings:
                 f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
                 option="chunk_size",
             )
-        if not timeout_ok(self.timeout):
+        if not _seconds(self.timeout) or not self.timeout > 0:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
             )
@@ -174,7 +129,7 @@ def listing_max_age(value: float | None = None) -> float:
         shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
     else:
         chosen, shown = value, repr(value)
-    if not age_ok(chosen):
+    if not _seconds(chosen):
         raise UsageProblem(
             f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
             f"snapshot), not {shown}.",
@@ -183,8 +138,8 @@ def listing_max_age(value: float | None = None) -> float:
     return float(chosen)
 
 
-def age_ok(value: object) -> bool:
-    """A listing age is a finite number of seconds, 0 or more."""
+def _seconds(value: object) -> bool:
+    """A finite number of seconds, 0 or more."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
@@ -197,22 +152,9 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def timeout_ok(value: object) -> bool:
-    """A timeout is a finite number of seconds above zero."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
-
-
 class ProgressSink(Protocol):
-    """Where a batch reports itself; the front end decides what that looks like.
-
-    ``start`` comes before the first request, ``sink(done, total, result)`` after each result
-    (from the client's worker threads, one call at a time), ``stop`` after the last, always.
-    """
+    """Where a batch reports itself: ``start`` before the first request, ``sink(done,
+    total, result)`` after each result (one call at a time), ``stop`` after the last, always."""
 
     def start(self, total: int, label: str) -> None: ...
 
@@ -220,8 +162,8 @@ class ProgressSink(Protocol):
 
     def stop(self) -> None: ...
 
-    # Optional: ``waiting(seconds, reason)``, called (from a worker thread) when every worker
-    # pauses for the service's rate limit, so the display can say why nothing moves.
+    # Optional: ``waiting(seconds, reason)`` (from a worker thread): every worker pauses for the
+    # service's rate limit.
 
 
 Warn = Callable[[str], None] | None
@@ -236,7 +178,7 @@ def say(warn: Warn, message: str) -> None:
 
 def finish(result: R, settings: OperationSettings) -> R:
     """The result, or ``DeletionFailedError`` for one that failed when the settings ask for it."""
-    if settings.raise_on_failure and not getattr(result, "done", result.ok):
+    if settings.raise_on_failure and not result.done:
         raise DeletionFailedError(result)
     return result
 
@@ -254,9 +196,8 @@ def split_ids(text: str) -> list[str]:
 
 
 def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
-    """The ids in each argument; an empty argument (``""``) is refused, since whoever typed it
-    meant an id and would otherwise see it silently dropped. ``check=False``: split only (the
-    caller puts values back first, then checks)."""
+    """The ids in each argument; an empty argument is refused (whoever typed it meant an
+    id). ``check=False``: split only (the caller checks later)."""
     for value in values:
         if not value.strip():
             raise InvalidIdError(
@@ -290,29 +231,10 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
 
 
 # -- what the process keeps: clients and listings ---------------------------------------------
-# What the process keeps for the operations: one client per credentials and settings, and one
-# listing per dictionary.
-#
-# Every front end gets its client here, so they all resolve profiles, environment overrides and
-# the configured base URL the same way. Clients are kept between operations: one connection pool
-# per profile, service, credentials and settings, shared by every cell, the panel and every
-# operation. A client made for each command pays a new TCP connection (and TLS handshake) for
-# every cell: at 20 ms of round trip that doubles what a request on a kept-alive connection
-# costs. Credentials are still resolved for every operation: a login, a logout, another secret or
-# a ``%config`` change gives another key, so a fresh client, and the profile's previous client is
-# closed. Keys hold a hash of the access key and secret keyed by a random value of this process,
-# never the secret. At most ``MAX_CLIENTS`` are kept (the least recently used one is closed).
-# The number of workers is not part of the key: a client's pool serves up to 64 workers.
-#
-# ``ListingCache`` keeps one listing per profile, base URL and access key, kept current from what
-# this tool deletes, so a loop of one-id deletes need not list the whole dictionary each time (a
-# delete that keeps a snapshot lists afresh unless ``listing_max_age`` allows a cached listing). A
-# listing is fetched again when older than ``MAX_AGE`` seconds, when an id asked about is not in
-# it, or after an addition (whose new id is never returned).
-#
-# ``DICT_MAGICS_CLIENT_CACHE=off`` makes ``lease`` build a client per operation and close it
-# after (the behaviour before this cache; the benchmarks measure both). Nothing heavy is imported
-# until a client is made.
+# One client per profile, service, credentials and settings, kept between cells (a new client
+# per command pays a new TCP and TLS handshake). Credentials are read again for every operation,
+# so a login, a logout or a ``%config`` change gets a fresh client and closes the profile's old
+# one. ``DICT_MAGICS_CLIENT_CACHE=off``: a client per operation, closed after.
 
 
 def _credentials() -> Any:
@@ -324,10 +246,9 @@ def _credentials() -> Any:
 
 MAX_CLIENTS = 8
 CACHE_ENV = "DICT_MAGICS_CLIENT_CACHE"
-_OFF = frozenset({"0", "off", "no", "false"})
 _KEY = secrets.token_bytes(32)
-"""What credential fingerprints are keyed with: random per process, so a fingerprint that
-leaked (a debugger, a crash dump) cannot be checked against a guessed secret elsewhere."""
+"""Fingerprints are keyed with this random value of the process: one that leaked cannot be
+checked against a guessed secret elsewhere."""
 
 
 def fingerprint(access_key: str, secret_key: str) -> str:
@@ -359,11 +280,9 @@ class ClientKey:
 
 
 class ClientCache:
-    """Clients by ``ClientKey``, least recently used first; thread-safe."""
+    """Clients by ``ClientKey``, least recently used first (at most ``size``); thread-safe."""
 
     def __init__(self, size: int = MAX_CLIENTS) -> None:
-        if size < 1:
-            raise ValueError(f"a client cache holds at least 1 client, not {size!r}")
         self.size = size
         self._clients: OrderedDict[ClientKey, DictionaryClient] = OrderedDict()
         self._lock = threading.Lock()
@@ -371,38 +290,32 @@ class ClientCache:
     def __len__(self) -> int:
         return len(self._clients)
 
-    def __repr__(self) -> str:
-        return f"ClientCache({len(self)} of {self.size})"
-
-    def get(
-        self,
-        creds: Credentials,
-        *,
-        timeout: float,
-        max_retries: int,
-        workers: int,
-        auth: str = "signature",
-    ) -> DictionaryClient:
-        """The kept client for these credentials and settings, made on first use, its pool big
-        enough for ``workers``. Clients of the profile made from other credentials (or another
-        base URL) are closed. ``workers`` is no part of the key."""
-        key = ClientKey.of(creds, timeout=timeout, max_retries=max_retries, auth=auth)
-        stale: list[DictionaryClient] = []
+    def get(self, creds: Credentials, **options: Any) -> DictionaryClient:
+        """The kept client for these credentials and settings (``timeout``, ``max_retries``,
+        ``workers``, ``auth``), made on first use; the profile's clients made from other
+        credentials or for another base URL are closed. ``workers`` is no part of the key."""
+        key = ClientKey.of(
+            creds,
+            timeout=options["timeout"],
+            max_retries=options["max_retries"],
+            auth=options.get("auth", "signature"),
+        )
         with self._lock:
             client = self._clients.get(key)
             if client is not None:
                 self._clients.move_to_end(key)
                 return client
-            client = client_from(
-                creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
-            )
-            for old in [k for k in self._clients if _superseded(old=k, new=key)]:
-                stale.append(self._clients.pop(old))
-            self._clients[key] = client
+            stale = [
+                self._clients.pop(k)
+                for k in list(self._clients)
+                if k.profile == key.profile
+                and (k.base_url, k.credentials) != (key.base_url, key.credentials)
+            ]
+            client = self._clients[key] = client_from(creds, **options)
             while len(self._clients) > self.size:
                 stale.append(self._clients.popitem(last=False)[1])
-        for old_client in stale:
-            old_client.close()
+        for old in stale:
+            old.close()
         return client
 
     def kept(self) -> list[DictionaryClient]:
@@ -410,23 +323,15 @@ class ClientCache:
         with self._lock:
             return list(self._clients.values())
 
-    def forget(self, profile: str) -> int:
-        """Close the clients of ``profile`` (after a logout: no secret stays in memory for
-        it); returns how many."""
+    def forget(self, profile: str | None = None) -> int:
+        """Close the clients of ``profile`` (``None``: all); returns how many. After a logout
+        no secret stays in memory for the profile."""
         with self._lock:
-            keys = [k for k in self._clients if k.profile == profile]
+            keys = [k for k in self._clients if profile in (None, k.profile)]
             gone = [self._clients.pop(k) for k in keys]
         for client in gone:
             client.close()
         return len(gone)
-
-    def close_all(self) -> None:
-        """Close every kept client (``%unload_ext``)."""
-        with self._lock:
-            gone = list(self._clients.values())
-            self._clients.clear()
-        for client in gone:
-            client.close()
 
     def _after_fork(self) -> None:
         # The child shares the parent's sockets: it drops them unused and makes its own.
@@ -434,40 +339,19 @@ class ClientCache:
         self._clients = OrderedDict()
 
 
-def _superseded(*, old: ClientKey, new: ClientKey) -> bool:
-    """The profile now resolves to other credentials or another service than ``old``'s."""
-    same_profile = old.profile == new.profile
-    return same_profile and (old.base_url != new.base_url or old.credentials != new.credentials)
-
-
 CLIENTS = ClientCache()
 if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(after_in_child=CLIENTS._after_fork)
 
 
-def enabled() -> bool:
-    """Whether clients are kept between operations (``DICT_MAGICS_CLIENT_CACHE``)."""
-    return os.environ.get(CACHE_ENV, "").strip().lower() not in _OFF
-
-
-def shared(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
-) -> DictionaryClient:
-    """The process's kept client for ``creds`` and these settings: the caller never closes it."""
-    return CLIENTS.get(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
-
-
 @contextmanager
-def lease(
-    creds: Credentials, *, timeout: float, max_retries: int, workers: int, auth: str = "signature"
-) -> Iterator[DictionaryClient]:
-    """A client for one operation: the kept one, or (cache off) a new one closed afterwards."""
-    if enabled():
-        yield shared(creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth)
+def lease(creds: Credentials, **options: Any) -> Iterator[DictionaryClient]:
+    """A client for one operation: the kept one, or (cache off) a new one closed afterwards.
+    ``options``: ``timeout``, ``max_retries``, ``workers``, ``auth``."""
+    if os.environ.get(CACHE_ENV, "").strip().lower() not in ("0", "off", "no", "false"):
+        yield CLIENTS.get(creds, **options)
         return
-    client = client_from(
-        creds, timeout=timeout, max_retries=max_retries, workers=workers, auth=auth
-    )
+    client = client_from(creds, **options)
     try:
         yield client
     finally:
@@ -480,8 +364,8 @@ def forget(profile: str) -> int:
 
 
 def close_all() -> None:
-    """Close every kept client."""
-    CLIENTS.close_all()
+    """Close every kept client (``%unload_ext``)."""
+    CLIENTS.forget()
 
 
 def profile_of(settings: OperationSettings) -> str:
@@ -490,24 +374,12 @@ def profile_of(settings: OperationSettings) -> str:
 
 
 def make_client(
-    profile: str | None = None,
-    *,
-    base_url: str | None = None,
-    timeout: float = TIMEOUT,
-    max_retries: int = RETRIES,
-    workers: int = WORKERS,
-    **options: Any,
+    profile: str | None = None, *, base_url: str | None = None, **options: Any
 ) -> tuple[DictionaryClient, Credentials]:
-    """A client for ``profile`` and the credentials it was built from.
-
-    ``base_url`` (from configuration) overrides the profile's stored one. Raises a
-    ``DictMagicsError`` (missing credentials, keyring trouble, bad base URL or settings) before
-    anything is sent; the caller closes the client. ``options`` go to ``DictionaryClient``.
-    """
+    """A new client for ``profile`` (``base_url`` overrides the stored one) and its credentials;
+    ``DictMagicsError`` before anything is sent. The caller closes the client."""
     creds = _credentials().load(profile, base_url=base_url or None)
-    return client_from(
-        creds, timeout=timeout, max_retries=max_retries, workers=workers, **options
-    ), creds
+    return client_from(creds, **options), creds
 
 
 def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
@@ -527,12 +399,8 @@ def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
 def connect(
     settings: OperationSettings, client: DictionaryClient | None = None
 ) -> Iterator[tuple[DictionaryClient, str]]:
-    """``(client, profile)`` for one operation: the client kept for the profile's current
-    credentials and settings (``ClientCache``), so cells reuse its connections.
-
-    Credentials are read again at each call, so a login, logout, other secret or ``%config``
-    change gets a fresh client. A front end that keeps a client of its own passes it.
-    """
+    """``(client, profile)`` for one operation: ``client`` when the front end keeps its own,
+    else the one kept for the profile's current credentials and settings."""
     profile = profile_of(settings)
     if client is not None:
         yield client, profile
@@ -568,7 +436,7 @@ class _Held:
     """By id, in the service's order; ``None`` when the service has no listing."""
     host: str
     taken: float
-    unsupported: ListingUnsupportedError | None = None
+    unsupported: bool = False
 
 
 class ListingCache:
@@ -596,9 +464,9 @@ class ListingCache:
             asked, seen = self._clock(), self._changes.get(key, 0)
         try:
             listing = client.list_entries()
-        except ListingUnsupportedError as exc:
+        except ListingUnsupportedError:
             with self._lock:
-                self._held[key] = _Held(None, client.host, asked, exc)
+                self._held[key] = _Held(None, client.host, asked, unsupported=True)
             raise
         except BaseException:
             self.forget(key)
@@ -627,9 +495,8 @@ class ListingCache:
     def recent(
         self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
     ) -> tuple[EntryList, float] | None:
-        """The cached listing and its age in seconds, when it is at most ``max_age`` seconds old
-        (whatever ``self.max_age``) and holds every one of ``ids``; else ``None`` (an id it
-        lacks may have been added elsewhere since: only a new listing can tell). No request."""
+        """The cached listing and its age when at most ``max_age`` seconds old and holding
+        every one of ``ids`` (one it lacks may have been added since); else ``None``."""
         from ..models import EntryList
 
         key = cache_key(client, profile)
@@ -641,30 +508,6 @@ class ListingCache:
             if not 0 <= age <= max_age or not all(i in held.entries for i in ids):
                 return None
             return EntryList(list(held.entries.values()), held.host), age
-
-    def lookup(
-        self, client: DictionaryClient, profile: str, ids: Iterable[str] = ()
-    ) -> dict[str, Entry]:
-        """The entries of ``ids`` that the dictionary holds, by id: from the cached listing when
-        it is fresh and holds every one of them, else from a new one. Only those entries are
-        copied, so a loop of one-id cells costs the same whatever the dictionary's size. Raises
-        as ``DictionaryClient.list_entries`` does (a service without a listing is remembered as
-        such for ``max_age``)."""
-        key = cache_key(client, profile)
-        wanted = list(ids)
-        with self._lock:
-            held = self._fresh(key)
-            if held is not None:
-                if held.unsupported is not None:
-                    was = held.unsupported
-                    raise ListingUnsupportedError(
-                        was.reason, cause=was.cause, http_status=was.http_status
-                    )
-                assert held.entries is not None
-                if all(i in held.entries for i in wanted):
-                    return {i: held.entries[i] for i in wanted}
-        fresh = self.fetch(client, profile).by_id()
-        return {i: fresh[i] for i in wanted if i in fresh}
 
     def cached(
         self, client: DictionaryClient, profile: str, ids: Iterable[str] | None = None
@@ -685,7 +528,7 @@ class ListingCache:
         key = cache_key(client, profile)
         with self._lock:
             held = self._fresh(key)
-            return held is not None and held.unsupported is not None
+            return held is not None and held.unsupported
 
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""
@@ -729,10 +572,9 @@ CACHE = ListingCache()
 
 
 def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
-    """A fresh listing to settle or name what was just sent, and whether Ctrl-C ended the wait
-    for it. ``None`` when the service gives none (then outcomes stay as they are). Ctrl-C here
-    must not lose what was sent: the caller audits the results it has, then passes the
-    interrupt on with them."""
+    """A fresh listing to settle or name what was just sent (``None``: the service gives
+    none), and whether Ctrl-C ended the wait: the caller audits what it has, then passes the
+    interrupt on."""
     try:
         return CACHE.fetch(client, profile), False
     except ServiceError:

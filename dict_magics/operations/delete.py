@@ -1,11 +1,8 @@
 """Delete one entry or several: ids checked, entries looked up and kept, then the requests.
 
-Before the first DELETE the entries about to go are looked up in a fresh listing (or, when the
-``listing_max_age`` setting allows, this process's cached one) and written to a snapshot, so
-``restore`` can put them back; an id the listing does not hold is not sent (nothing to delete,
-nothing to keep). Every request is audited before it leaves. Outcomes left unknown are settled
-by one listing after. One id gives a ``DeleteResult``, several a ``BatchResult`` in the order
-given (an id repeated is sent once); a dry run changes nothing and gives a ``DryRunResult``.
+The entries about to go are looked up in a fresh listing (or a cached one ``listing_max_age``
+allows) and written to a snapshot before the first DELETE; an id the listing lacks is not sent.
+Every request is audited ahead; outcomes left unknown are settled by one listing after.
 """
 
 from __future__ import annotations
@@ -30,15 +27,13 @@ from .context import (
     say,
 )
 from .settle import settle_deletes
-from .snapshots import listing_failed, save_snapshot
+from .snapshots import listing_failed, write_snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..models import BatchResult, DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
-
-__all__ = ["count", "delete", "interruption"]
 
 
 def count(number: int, one: str, many: str) -> str:
@@ -81,7 +76,7 @@ def delete(
         elif keep and sent:
             going = [before[i] for i in dict.fromkeys(sent)]  # type: ignore[index]
             counts = Counter(e.terms for e in before.values())  # type: ignore[union-attr]
-            kept, _ = save_snapshot(
+            kept = write_snapshot(
                 going,
                 profile=profile,
                 host=client.host,
@@ -91,13 +86,23 @@ def delete(
                 listing_age=age,
             )
         known = before if before is not None else CACHE.cached(client, profile, unique)
-        where = {"profile": profile, "host": client.host, "snapshot": kept}
-        with AuditLog(operation="delete", entries=known, warn=warn, **where) as audit:
+        audit = AuditLog(
+            profile=profile,
+            host=client.host,
+            operation="delete",
+            snapshot=kept,
+            entries=known,
+            warn=warn,
+        )
+        with audit:
             run = _Run(client, profile, known, kept, audit)
-            result = run.send(sent, settings.workers, progress, cancel) if sent else None
-            if result is not None:
-                result = run.settle(result, before)
-        result = _with_absent(checked, result, absent, kept)
+            results, interrupted = run.send(sent, settings.workers, progress, cancel)
+            results, stopped = run.settle(results, before)
+        result = _in_order(checked, results, absent, kept, interrupted)
+    if stopped:  # Ctrl-C during the listing after: what was sent is audited, then shown
+        from ..service.client import RequestInterrupted
+
+        raise RequestInterrupted(result)
     return finish(result, settings)
 
 
@@ -121,33 +126,31 @@ def _listing(
         raise listing_failed(exc, dry_run) from None
 
 
-def _with_absent(
+def _in_order(
     ids: list[str],
-    result: DeleteResult | BatchResult | None,
+    sent: list[DeleteResult],
     absent: list[str],
     snapshot: Path | None,
+    interrupted: bool,
 ) -> DeleteResult | BatchResult:
     """The results in the order given, the ids not sent (not listed) in their places."""
     from ..models import BatchResult, Cause, DeleteResult
 
-    sent = [] if result is None else list(getattr(result, "results", [result]))
-    if not absent:
-        return replace(result, results=sent) if isinstance(result, BatchResult) else sent[0]
-    note = (
-        "the listing taken just before does not hold it: nothing was sent (nothing to delete; "
-        "no copy could be kept of an entry the listing does not show)"
-    )
-    made = {
-        i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.ABSENT, absent=True)
-        for i in absent
-    }
-    by_id = {r.entry_id: r for r in sent}
-    results = [made[i] if i in made else by_id[i] for i in ids]
+    if absent:
+        note = (
+            "the listing taken just before does not hold it: nothing was sent (nothing to "
+            "delete; no copy could be kept of an entry the listing does not show)"
+        )
+        made = {
+            i: DeleteResult("failure", i, reason=note, attempts=0, cause=Cause.ABSENT, absent=True)
+            for i in absent
+        }
+        by_id = {r.entry_id: r for r in sent}
+        sent = [made[i] if i in made else by_id[i] for i in ids]
     if len(ids) == 1:
-        return results[0]
-    interrupted = bool(getattr(result, "interrupted", False))
+        return sent[0]
     path = None if snapshot is None else str(snapshot)
-    return BatchResult(results=results, interrupted=interrupted, snapshot=path)
+    return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
 
 
 def _cannot_undo(host: str) -> Notice:
@@ -203,85 +206,76 @@ class _Run:
         workers: int,
         progress: ProgressSink | None,
         cancel: threading.Event | None,
-    ) -> DeleteResult | BatchResult:
+    ) -> tuple[list[DeleteResult], bool]:
+        """The results of deleting ``ids`` (in their order), and whether the batch was
+        interrupted; Ctrl-C during one request is passed on once its result is cached."""
         from ..service.client import RequestInterrupted
 
+        if not ids:
+            return [], False
         if len(ids) == 1:
             try:
-                return self.named(self.client.delete_entry(ids[0], audit=self.audit))
+                return [self.named(self.client.delete_entry(ids[0], audit=self.audit))], False
             except RequestInterrupted as stopped:
                 result = self.named(stopped.result)
                 self._update_cache([result])
                 raise stopped.passed_on(result) from None
-        sink = _Sink(self, progress)
         total = len(set(ids))
-        sink.start(total, f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}")
+        if progress is not None:
+            label = f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}"
+            progress.start(total, label)
+
+        def named(done: int, total: int, result: DeleteResult) -> None:
+            if progress is not None:
+                progress(done, total, self.named(result))
+
         try:
             batch = self.client.delete_entries(
                 ids,
                 workers=workers,
-                progress=sink,
+                progress=named,
                 cancel=cancel,
                 on_wait=getattr(progress, "waiting", None),
                 audit=self.audit,
             )
         finally:
-            sink.stop()
-        return replace(batch, results=[self.named(r) for r in batch.results], snapshot=self.path)
+            if progress is not None:
+                progress.stop()
+        return [self.named(r) for r in batch.results], batch.interrupted
 
     def settle(
-        self, result: DeleteResult | BatchResult, before: dict[str, Entry] | None
-    ) -> DeleteResult | BatchResult:
-        """Unknown outcomes decided by one listing (when the service lists), then audited."""
-        batch = getattr(result, "results", None)
-        originals: list[DeleteResult] = [result] if batch is None else list(batch)  # type: ignore[list-item]
-        settled, stopped = originals, False
-        unknown = [r for r in originals if r.outcome_unknown]
+        self, results: list[DeleteResult], before: dict[str, Entry] | None
+    ) -> tuple[list[DeleteResult], bool]:
+        """Unknown outcomes decided by one listing (when the service lists), then audited; and
+        whether Ctrl-C ended the wait for that listing."""
+        settled, stopped = results, False
+        if not results:
+            return results, False
+        unknown = {r.entry_id for r in results if r.outcome_unknown}
         if unknown and not CACHE.unsupported(self.client, self.profile):
             listing, stopped = listed_after(self.client, self.profile)
             if listing is not None:
-                settled = settle_deletes(originals, before, listing.by_id())
-                changed = {r.entry_id for r in unknown}
+                settled = settle_deletes(results, before, listing.by_id())
                 self.audit.record_all(
-                    {r.entry_id: r for r in settled if r.entry_id in changed}.values()
+                    {r.entry_id: r for r in settled if r.entry_id in unknown}.values()
                 )
         self._update_cache(settled)
-        final = settled[0] if batch is None else replace(result, results=settled)
-        if stopped:  # Ctrl-C during the listing: what was sent is audited, then shown
-            from ..service.client import RequestInterrupted
-
-            raise RequestInterrupted(final)
-        return final
+        return settled, stopped
 
     def _update_cache(self, results: list[DeleteResult]) -> None:
         if any(r.outcome_unknown for r in results):
             CACHE.invalidate(self.client, self.profile)
         else:
-            CACHE.deleted(self.client, self.profile, [r.entry_id for r in results if r.ok])
-
-
-class _Sink:
-    """The progress sink the client calls: names each result, then passes it on."""
-
-    def __init__(self, run: _Run, progress: ProgressSink | None) -> None:
-        self.run, self.progress = run, progress
-
-    def start(self, total: int, label: str) -> None:
-        if self.progress is not None:
-            self.progress.start(total, label)
-
-    def __call__(self, done: int, total: int, result: DeleteResult) -> None:
-        if self.progress is not None:
-            self.progress(done, total, self.run.named(result))
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+            CACHE.deleted(
+                self.client, self.profile, [r.entry_id for r in results if r.ok and r.entry_id]
+            )
 
 
 def interruption(result: DeleteResult | BatchResult) -> str | None:
     """``interrupted: N not attempted`` for a batch that was stopped, else ``None``."""
-    if not getattr(result, "interrupted", False):
+    from ..models import BatchResult
+
+    if not isinstance(result, BatchResult) or not result.interrupted:
         return None
     never_sent = {r.entry_id for r in result.results if r.attempts == 0}
     return f"interrupted: {len(never_sent)} not attempted"

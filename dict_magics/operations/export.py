@@ -1,7 +1,5 @@
-"""Write the dictionary to a glossary file (csv, tsv, xlsx, tbx): one listing, one file.
-
-Reading the file back gives exactly the terms listed (``formats`` guards formulas and escapes
-what a format needs), so ``sync`` of an unedited export plans no change.
+"""Write the dictionary to a glossary file (csv, tsv, xlsx, tbx): one listing, one file that
+reads back as exactly the terms listed, so ``sync`` of an unedited export plans no change.
 """
 
 from __future__ import annotations
@@ -17,8 +15,6 @@ from .listing import CACHE
 
 if TYPE_CHECKING:
     from ..service.client import DictionaryClient
-
-__all__ = ["export"]
 
 
 def export(

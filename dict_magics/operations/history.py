@@ -1,7 +1,5 @@
-"""What dict-magics kept on disk, as tables: the snapshots, and the last lines of the audit log.
-
-Both are plain lists (of ``SnapshotInfo`` and ``AuditLine``) that render themselves in a
-notebook and as text; nothing here sends a request.
+"""What dict-magics kept on disk, as tables that render themselves: the snapshots and the last
+lines of the audit log. Nothing here sends a request.
 """
 
 from __future__ import annotations

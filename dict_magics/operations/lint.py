@@ -1,8 +1,5 @@
-"""Find what is wrong in the dictionary: ``%dict_lint`` and ``dict-magics lint``.
-
-One listing (the cached one when it is fresh), then ``EntryList.lint()``: nothing is changed
-and nothing but the listing is requested.
-"""
+"""Find what is wrong in the dictionary: one listing (the cached one when fresh), then
+``EntryList.lint()``."""
 
 from __future__ import annotations
 
@@ -15,15 +12,9 @@ if TYPE_CHECKING:
     from ..models import LintReport
     from ..service.client import DictionaryClient
 
-__all__ = ["lint"]
-
 
 def lint(settings: OperationSettings, *, client: DictionaryClient | None = None) -> LintReport:
-    """Every problem the dictionary holds, with a suggested fix for each.
-
-    Raises ``DictMagicsError`` before any request, ``ListingUnsupportedError`` where the service
-    has no listing and ``ServiceError`` for a listing it cannot give.
-    """
+    """Every problem the dictionary holds, with a suggested fix for each."""
     with connect(settings, client) as (client, profile):
         listing = CACHE.current(client, profile)
     return listing.lint()

@@ -1,16 +1,10 @@
 """One restore at a time per profile and host, and none before an earlier one's additions land.
 
-A restore decides what to add from a listing. Two restores at once would both see the same
-entries missing and both add them; so each holds ``RestoreLock`` (a ``filelock`` lock file in
-``<DICT_MAGICS_HOME>/locks``, released by the system when its process dies) from that listing to
-its last answer.
-
-A process killed mid-restore leaves POSTs in flight: a slow service may still add those entries
-a moment later, after the lock is gone. Before each POST the holder notes in a small file beside
-the lock the time by which that request's answer is due (one ``pwrite``, no sync: the file only
-has to outlive the process, not the machine). A finished restore removes the note; the next
-holder that finds one waits until that time has passed (at most one request deadline) before it
-lists, so it sees those additions rather than adding them again.
+Two restores at once would both list the same entries as missing and both add them: each holds
+``RestoreLock`` (a ``filelock`` file, released by the system when its process dies) from its
+listing to its last answer. A killed restore may leave POSTs in flight, so before each POST the
+holder notes when its answer is due in a file beside the lock; the next holder waits until then
+(at most one request deadline) before it lists.
 """
 
 from __future__ import annotations
@@ -19,11 +13,13 @@ import hashlib
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import localdata
 from .context import Warn, say
 
-__all__ = ["RestoreLock"]
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 _WIDTH = 24
 
@@ -36,7 +32,7 @@ class RestoreLock:
         self.name = f"restore-{digest[:24]}"
         self.timeout = timeout
         self._warn = warn
-        self._lock = None
+        self._lock: BaseFileLock | None = None
         self._note: int | None = None
         self._due = 0.0
         self.waited = 0.0
@@ -50,17 +46,17 @@ class RestoreLock:
         from filelock import FileLock, Timeout
 
         lock_path, note_path = self._paths()
-        self._lock = FileLock(str(lock_path), mode=0o600)
+        self._lock = lock = FileLock(str(lock_path), mode=0o600)
         try:
-            self._lock.acquire(timeout=0.2)
+            lock.acquire(timeout=0.2)
         except Timeout:
             say(self._warn, "another restore of this profile and host is running: waiting for it")
-            self._lock.acquire()
+            lock.acquire()
         try:
             self._wait_for_an_earlier_run(note_path)
             self._note = localdata.open_private(note_path, os.O_RDWR | os.O_CREAT)
         except BaseException:
-            self._lock.release()
+            lock.release()
             raise
         return self
 

@@ -1,9 +1,6 @@
-"""Store a profile's keys in the keyring, or remove them: what ``%dict_login`` and
-``dict-magics login`` (and their logouts) do, and the lines both show afterwards.
-
-Whatever the options do not give is asked for through the front end's ``Prompter``; the secret
-key is only ever typed at a hidden prompt (or piped to the command line), never an option. Once
-stored, the keys can be checked with one read-only request (``operations.check``).
+"""Store a profile's keys in the keyring, or remove them, and the lines every front end shows
+afterwards. What the options do not give is asked through the ``Prompter``; the secret key is
+typed only at a hidden prompt (or piped), never an option.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
 from .context import OperationSettings, profile_of
 from .prompts import NoAnswer, Prompter
-
-__all__ = ["CHECK_QUESTION", "LoginResult", "LogoutResult", "login", "logout"]
 
 CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
 
@@ -106,13 +101,9 @@ def login(
     secret_key: str | None = None,
     check: bool | None = False,
 ) -> LoginResult:
-    """Store the profile of ``settings``, asking for what is not given.
-
-    The base URL offered by default is ``settings.base_url``, else the stored one. Raises
-    ``DictMagicsError`` (no keyring, bad base URL, nothing typed) with nothing stored.
-    Afterwards ``check`` True lists the dictionary once with what was stored, to prove it works;
-    None asks first (Enter means yes; nobody to ask means no); False sends nothing.
-    """
+    """Store the profile of ``settings``, asking for what is not given (``DictMagicsError``
+    with nothing stored). ``check``: True lists once with what was stored; None asks first
+    (Enter means yes); False sends nothing."""
     profile = profile_of(settings)
     credentials.check_backend(profile, "store")  # before anyone types a secret in vain
     if not base_url:

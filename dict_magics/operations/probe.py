@@ -1,13 +1,9 @@
-"""Ask the service what its rules are (``%dict_probe``, ``dict-magics probe``), changing nothing
-that was there.
+"""Ask the service what its rules are, changing nothing that was there.
 
-Requests that may be refused are read-only (a listing signed with an old nonce, with a reused
-one, with a wrong signature) or aimed at entries of the probe's own: marker entries whose terms
-hold a word it invents, added (in bulk if it can), listed, one changed in place, then deleted.
-The listings before and after must match in ids and terms. With ``translate`` a few marker
-words go to the engine (billed), which shows what its limit of 3 counts in and whether its
-matching minds case. A probe stopped early (Ctrl-C, a failure) names the markers it leaves.
-It never purges.
+Requests that may be refused are read-only (listings signed with an old or reused nonce, or a
+wrong signature) or aimed at the probe's own marker entries: added, listed, one changed in
+place, deleted; the listings before and after must match. With ``translate`` a few marker words
+go to the engine (billed). A probe stopped early names the markers it leaves. It never purges.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""How an operation asks the person in front of it something, whatever the front end.
-
-A front end supplies a ``Prompter``: the magics ask through ``input``/``getpass``, the command
-line on its terminal, the panel hands over what was typed in its box. When nobody can answer
-(no stdin, a pipe, a headless run), the prompter raises ``NoAnswer`` saying why, and the
-operation turns that into one message that says what to do instead. Standard library and
-``errors`` only.
+"""How an operation asks the person in front of it, whatever the front end: a ``Prompter``
+raises ``NoAnswer`` when nobody can answer (no stdin, a headless run), and the operation turns
+that into one message that says what to do instead.
 """
 
 from __future__ import annotations
@@ -13,18 +9,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import UsageProblem
-
-__all__ = [
-    "CONFIRM_WORD",
-    "NOBODY_ASKED",
-    "NoAnswer",
-    "Prompter",
-    "ScriptedPrompter",
-    "confirm",
-    "confirm_plan",
-    "named",
-    "unanswerable",
-]
 
 NOBODY_ASKED = "nobody was asked (no prompter was given)"
 CONFIRM_WORD = "yes"
@@ -75,10 +59,9 @@ def confirm(
     declined: str,
     option: str | None = None,
 ) -> None:
-    """Show ``warning``, ask "Type yes to ``action``" and return only when ``CONFIRM_WORD`` was
-    typed (case and spaces aside); else raise ``UsageProblem``: ``unasked(why)`` when nobody
-    can answer (``option`` names the setting that skips the question), ``declined`` for any
-    other answer. The one way an operation asks before a change it must not make unasked."""
+    """Show ``warning``, ask "Type yes to ``action``" and return only when ``yes`` was typed;
+    else ``UsageProblem``: ``unasked(why)`` when nobody can answer (``option`` names the setting
+    that skips the question), ``declined`` for any other answer."""
     question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
     answer = _answer(prompter, warning, question, unasked, option)
     if answer.strip().lower() != CONFIRM_WORD:
@@ -131,11 +114,8 @@ def unanswerable(prompter: object) -> str | None:
 
 
 class ScriptedPrompter:
-    """Answers given in advance, in order: the panel's typed word, a script, a test.
-
-    When the answers run out it raises ``NoAnswer(reason)``. ``asked`` records
-    ``(kind, text)`` for every question (and every warning shown by ``confirm``).
-    """
+    """Answers given in advance, in order (the panel's typed word, a script, a test);
+    ``NoAnswer(reason)`` once they run out. ``asked`` records every question and warning."""
 
     def __init__(self, answers: Iterable[str] = (), *, reason: str = "no answer was given"):
         self.answers = list(answers)

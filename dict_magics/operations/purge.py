@@ -1,11 +1,9 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here and nowhere else: the dictionary is listed first and ``plan`` states it
-as a ``PurgePlan`` (how many entries are at stake, the profile, the host, the snapshot that
-keeps them, and the word that confirms: only ``delete-all`` or the exact host, surrounding
-spaces aside). Where the service has no listing, no snapshot can be taken, so a purge is refused
-unless snapshots are turned off. The magics, the command line and the panel render the plan in
-their own words and hand back what was typed; they decide nothing.
+The policy lives here: the dictionary is listed and ``plan`` states it as a ``PurgePlan`` (the
+entries at stake, the snapshot that keeps them, the word that confirms); where the service has
+no listing, a purge is refused unless snapshots are off. Front ends render the plan and hand
+back what was typed; they decide nothing.
 """
 
 from __future__ import annotations
@@ -19,13 +17,13 @@ from .audit import AuditLog
 from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
 from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
 from .settle import settle_purge
-from .snapshots import Snapshot, listing_failed, write_snapshot
+from .snapshots import listing_failed, write_snapshot
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
-
-__all__ = ["plan", "purge"]
 
 
 def plan(
@@ -70,13 +68,9 @@ def purge(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> DeleteResult | DryRunResult:
-    """Delete every entry once confirmed (``yes`` skips the question, for scripts), the whole
-    listing kept in a snapshot first unless ``snapshot`` or the settings say not to.
-
-    Raises ``DictMagicsError`` (no credentials, no listing for the snapshot, not confirmed,
-    nobody to ask) before any request that changes the dictionary, and
-    ``DeletionFailedError`` for a failure only if ``settings.raise_on_failure``.
-    """
+    """Delete every entry once confirmed (``yes`` skips the question), the listing kept in
+    a snapshot first unless ``snapshot`` or the settings say not to. ``DictMagicsError`` before
+    any change; ``DeletionFailedError`` only if ``settings.raise_on_failure``."""
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     with connect(settings, client) as (client, profile):
@@ -90,14 +84,14 @@ def purge(
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
             return _dry_run(host, profile, listing)
-        kept: Snapshot | None = None
+        kept: Path | None = None
         if not yes:
             kept = _keep(client, profile, listing) if keep and listing is not None else None
             stated = plan(
                 profile,
                 host,
                 None if listing is None else listing.entries,
-                None if kept is None else str(kept.path),
+                None if kept is None else str(kept),
             )
             try:
                 _ask(asker, stated)
@@ -105,13 +99,13 @@ def purge(
                 # Declined, nobody to ask, or Ctrl-C at the question: nothing was sent, and
                 # the plan said the copy goes if the person cancels.
                 if kept is not None:
-                    kept.path.unlink(missing_ok=True)
+                    kept.unlink(missing_ok=True)
                 raise
             if keep:
                 # A person took time to answer: list again, as close to the request as can be,
                 # and keep what is there now if it changed (entries or their terms).
                 fresh = _listing(client, profile, required=True, dry_run=False)
-                if listing is None or fresh.entries != listing.entries:
+                if fresh is not None and (listing is None or fresh.entries != listing.entries):
                     listing, kept = fresh, _keep(client, profile, fresh)
         elif keep and listing is not None:
             kept = _keep(client, profile, listing)
@@ -147,7 +141,7 @@ def _listing(
         return None
 
 
-def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Snapshot | None:
+def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Path | None:
     """The listing's entries in a snapshot, on disk before the purge is sent."""
     entries = _unique(listing.entries)
     if not entries:
@@ -168,7 +162,7 @@ def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult
 def _send(
     client: DictionaryClient,
     profile: str,
-    kept: Snapshot | None,
+    kept: Path | None,
     listing: EntryList | None,
     warn: Warn,
 ) -> DeleteResult:
@@ -179,16 +173,16 @@ def _send(
     from ..service.client import RequestInterrupted
 
     listed = None if listing is None else len(_unique(listing.entries))
-    where = {"profile": profile, "host": client.host, "snapshot": kept}
-    with AuditLog(operation="purge", warn=warn, **where) as audit:
+    audit = AuditLog(profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn)
+    with audit:
         try:
             result = _described(client.delete_all(audit=audit), kept, listed)
-        except RequestInterrupted as stopped:
+        except RequestInterrupted as interrupted:
             CACHE.invalidate(client, profile)
-            result = stopped.result
+            result = interrupted.result
             if result.attempts:
                 result = _described(result, kept, listed)
-            raise stopped.passed_on(result) from None
+            raise interrupted.passed_on(result) from None
         after = None
         stopped = False
         if listing is not None and (result.ok or result.outcome_unknown):
@@ -216,9 +210,9 @@ def _send(
     return result
 
 
-def _described(result: DeleteResult, kept: Snapshot | None, listed: int | None) -> DeleteResult:
+def _described(result: DeleteResult, kept: Path | None, listed: int | None) -> DeleteResult:
     """The result with its snapshot and how many entries the listing before showed."""
     from dataclasses import replace
 
-    path = str(kept.path) if kept is not None else None
+    path = str(kept) if kept is not None else None
     return replace(result, snapshot=path, purged=listed if result.ok else None)

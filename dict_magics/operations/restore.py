@@ -1,14 +1,10 @@
 """Undo a change from its snapshot: put back what it deleted or changed, remove what it added.
 
-Each entry is compared three ways, against a listing taken under the restore lock: as it was
-before the change (the snapshot's ``entries``), as the change left it (``left``; nothing for a
-deletion) and as it is now. An entry still as the change left it is put back (PUT, same id); one
-already as it was is skipped; one someone changed since is asked about (``yes``: left as it is,
-and said). Deleted entries come back by their four terms, counted, so twins are told apart and
-a restore run twice adds nothing the second time. A restore is a change like any other: it
-keeps its own snapshot first (``undoes``: the file it undid; "latest" never picks it, naming it
-undoes the undo), then sends deletions and PUTs on the batch engine's workers and re-adds in
-bulk chunks, each audited ahead; one listing afterwards settles lost answers and names new ids.
+Each entry is compared three ways under the restore lock: as it was (``entries``), as the change
+left it (``left``) and as a listing shows it now. Still as left: put back (PUT, same id); as it
+was: skipped; changed since: asked about. Deleted entries come back by their four terms,
+counted, so a restore run twice adds nothing the second time. A restore keeps its own snapshot
+first (``undoes``), audits every request ahead and settles lost answers with one listing.
 """
 
 from __future__ import annotations
@@ -45,8 +41,6 @@ if TYPE_CHECKING:
     from ..models import Entry
     from ..service.client import DictionaryClient
 
-__all__ = ["RestorePlan", "missing_entries", "plan_restore", "restore"]
-
 
 def restore(
     settings: OperationSettings,
@@ -61,10 +55,8 @@ def restore(
     warn: Warn = None,
 ) -> RestoreResult:
     """Undo the change snapshot ``source`` kept (default: this profile and host's latest).
-
-    Raises ``DictMagicsError`` before any request that changes the dictionary (no snapshot, an
-    unreadable one, no listing to compare with, another host's snapshot not confirmed), and
-    ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
+    ``DictMagicsError`` before any change (no snapshot, no listing, another host's snapshot not
+    confirmed); ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
     with connect(settings, client) as (client, profile):
         snapshot = _snapshot(source, profile, client.host, client.base_url)
         if not dry_run and yes and not _named(source):
@@ -152,9 +144,8 @@ def plan_restore(snapshot: Snapshot, listing: Sequence[Entry]) -> RestorePlan:
 def missing_entries(
     snapshot: Sequence[Entry], listing: Sequence[Entry], copies: Mapping[str, int] | None = None
 ) -> tuple[list[Entry], list[Entry]]:
-    """(to add, already present), counting copies: the dictionary should hold as many entries
-    of each four terms as it did when the snapshot was taken (more where ``copies`` says twins
-    were left in place); what the listing holds counts toward that."""
+    """(to add, already present), counted by four terms: the dictionary should hold
+    as many of each as when the snapshot was taken (more where ``copies`` says twins stayed)."""
     copies = copies or {}
     held = Counter(e.terms for e in snapshot)
     had = Counter(held)
@@ -297,7 +288,7 @@ class _Run:
             put_back=[r.new for r in updates if r.ok],
             removed=[r.entry for r in removed if r.done],
             now={now.id: now for now, _ in put_back},
-            snapshot=str(kept.path),
+            snapshot=str(kept),
         )
 
     def _requests(
@@ -311,16 +302,20 @@ class _Run:
         """Deletions and PUTs first (their window: from the listing to the request), adds
         last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
         client, by_id = self.client, {e.id: e for e in remove}
+        workers = self.settings.workers
         wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
-        each = dict(workers=self.settings.workers, progress=self._tick, on_wait=wait)
-        batch = client.delete_entries(list(by_id), cancel=self.cancel, audit=logs["delete"], **each)
-        removed = [replace(r, entry=by_id[r.entry_id]) for r in batch.results]
+        deleted = client.delete_entries(
+            list(by_id), workers, self._tick, self.cancel, wait, audit=logs["delete"]
+        )
+        removed = [replace(r, entry=by_id[r.entry_id or ""]) for r in deleted.results]
         updates = client.update_entries(
             [(old.id, old) for _, old in put_back],
             old={now.id: now for now, _ in put_back},
+            workers=workers,
+            progress=self._tick,
             cancel=self._stop_after(removed),
+            on_wait=wait,
             audit=logs["update"],
-            **each,
         )
         gone = {r.entry_id for r in removed if r.ok}
         new = {r.entry_id: r.new for r in updates if r.ok}
@@ -335,7 +330,9 @@ class _Run:
                 chunk_size=self.settings.chunk_size,
                 cancel=self._stop_after(updates),
                 audit=logs["add"],
-                **each,
+                workers=workers,
+                progress=self._tick,
+                on_wait=wait,
             )
             adds, after = batch.results, batch.after
             logs["add"].record_all(adds[i] for i in batch.settled)

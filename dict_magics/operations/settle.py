@@ -1,15 +1,10 @@
 """Settling outcomes left unknown: one listing after the requests says what really happened.
 
-A request whose answer was lost may or may not have been acted on. The listing taken after the
-requests decides, by one rule for every kind of change (``decide``): count what the listing
-holds per key as a multiset, subtract what the listing before held and what is known to have
-changed, and give the difference out, in input order, to the requests whose outcome is unknown.
-A deletion claims one key fewer (its id), an addition one more (its four terms: two identical
-entries are two claims), an update one more of its id with the new terms. Counting, rather than
-asking "is it there", is what keeps twins apart: two unknown additions of the same terms and one
-new entry listed are one success and one failure. Outcomes the listing cannot decide stay
-unknown, and so does a request that timed out when the listing shows no effect of it: the
-service may still act on it after the listing (a slow service), so that proves nothing.
+One rule for every change (``decide``): count each key in the listing as a multiset, subtract
+the listing before and the changes known, and give the difference out in input order to the
+requests whose outcome is unknown (a deletion claims one id fewer, an addition one more of its
+terms, so twins stay apart). A request that timed out stays unknown when the listing shows no
+effect yet: a slow service may still act on it.
 """
 
 from __future__ import annotations
@@ -27,15 +22,6 @@ if TYPE_CHECKING:
     from ..models import AddBatch, AddResult, DeleteResult, Entry, UpdateResult
     from ..service.client import DictionaryClient
 
-__all__ = [
-    "add_and_settle",
-    "decide",
-    "name_added",
-    "settle_adds",
-    "settle_deletes",
-    "settle_purge",
-    "settle_updates",
-]
 
 _R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 
@@ -50,12 +36,9 @@ def decide(
     after: Iterable[Hashable],
     known: Iterable[Claim] = (),
 ) -> list[bool | None]:
-    """For each claim: ``True`` when the listings show it happened, ``False`` when they show it
-    did not, ``None`` for no claim (an outcome already known).
-
-    ``before`` and ``after`` are the keys listed before and after the requests (a multiset:
-    repeat a key for each entry), ``known`` the changes known to have happened meanwhile.
-    """
+    """For each claim ``(key, +1 | -1)``: ``True`` when the listings show it happened,
+    ``False`` when not, ``None`` for no claim. ``before`` and ``after`` are multisets of keys;
+    ``known``: changes known to have happened meanwhile."""
     change = Counter(list(after))  # keys: a mapping counts each of its keys once
     change.subtract(Counter(list(before)))
     for key, delta in known:
@@ -77,10 +60,9 @@ def decide(
 def _settled(
     result: _R, verdict: bool | None, seen: str, unseen: str, late: str | None = _RETRY
 ) -> _R:
-    """``result`` as the listing decided it: it happened (the listing afterwards ``seen``), it
-    did not (``unseen``), or ``None``: as it was. A timed-out request the listing shows no
-    effect of stays unknown (``late`` says what to do): a slow service may still act on it
-    after the listing; ``late=None``: the listing is proof even then."""
+    """``result`` as the listing decided it (``None``: as it was). A timed-out request the
+    listing shows no effect of stays unknown (``late`` says what to do) unless ``late`` is
+    ``None``: a slow service may still act on it after the listing."""
     if verdict is None or not result.outcome_unknown:
         return result
     lost = f"the answer was lost ({result.cause.value.replace('_', ' ')})"
@@ -162,8 +144,7 @@ def settle_updates(
     results: Sequence[UpdateResult], after: Mapping[str, Entry]
 ) -> list[UpdateResult]:
     """Each unknown update decided by the listing ``after``: its id with the new terms is a
-    success, with the old ones a failure (safe to retry); gone or other terms stay unknown
-    (someone else changed it). One id holds one entry: nothing to count here."""
+    success, with the old ones a failure; gone or other terms stay unknown."""
     settled = []
     unseen = ", and a listing afterwards still holds the old terms: it was not changed, so it "
     for result in results:
@@ -179,10 +160,9 @@ def settle_updates(
 def name_added(
     added: Sequence[Entry], before: Sequence[Entry], after: Sequence[Entry] | None
 ) -> list[Entry]:
-    """``added`` (entries the service accepted; it answers with no id) each with its new id,
-    where the listing ``after`` tells it unambiguously: the entries with its four terms listed
-    ``after`` under ids not listed ``before`` number exactly the copies added (identical copies
-    are interchangeable). Otherwise (or with no listing) the id is empty, never an old one."""
+    """``added`` each with its new id where the listing ``after`` tells it unambiguously
+    (as many new entries with its terms as copies added); else the id is empty, never an old
+    one."""
     old_ids = {e.id for e in before}
     fresh: dict[tuple[str, str, str, str], list[str]] = {}
     for entry in after or ():
@@ -207,10 +187,9 @@ def add_and_settle(
     chunk_size: int = BULK_CHUNK,
     **options: Any,
 ) -> AddBatch:
-    """``client.add_entries``, then one listing settles the entries whose bulk answer was lost,
-    against ``before`` (the listing the caller has) or one taken first. A bulk request acts on
-    all its entries or on none: when a listing shows some of a lost chunk and not others, the
-    ones it shows may be someone else's and stay unknown."""
+    """``client.add_entries``, then one listing settles the entries whose bulk answer was
+    lost. A bulk request acts on all its entries or none: a lost chunk the listing shows only in
+    part stays unknown (what it shows may be someone else's)."""
     from ..service.client import check_entries
 
     check_entries(list(entries))  # before the listing: nothing is sent for a bad entry

@@ -1,24 +1,16 @@
-"""Snapshots: the entries about to be deleted or changed, kept on disk before the first request.
+"""Snapshots: the entries about to be deleted or changed, on disk before the first request.
 
-A snapshot is one JSON file in ``<DICT_MAGICS_HOME>/snapshots``, created under its own new name,
-written and ``fdatasync``ed before the first request goes (``localdata.write_new``). A file cut
-short by a crash does not end as we write it (``]}`` on a line of its own) or does not parse:
-it is never listed nor restored. The format is the contract in DESIGN.md::
+One JSON file in ``<DICT_MAGICS_HOME>/snapshots`` under a new name, written and ``fdatasync``ed
+before anything is sent (``localdata.write_new``); the format is DESIGN.md's::
 
-    {"format": "dict-magics-snapshot/2", "taken_at": ISO-8601 UTC, "profile", "host",
-     "base_url", "operation": "purge" | "delete" | "update" | "sync",
-     "added": [{fromLang, fromText, toLang, toText}, ...],
+    {"format": "dict-magics-snapshot/2", "taken_at", "profile", "host", "base_url",
+     "operation": "purge" | "delete" | "update" | "sync", "added": [terms, ...],
      "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
-``entries``: each entry as it was before the change; ``added``: the terms of the entries the
-change adds. Optional fields, which older readers ignore: ``left`` (the versions, with ids, the
-change leaves under the ids it changes: an update's new terms, a sync's updated entries; a
-restore compares them with what is there now), ``undoes`` (a restore's own snapshot: the file
-it undid; "latest" never picks it), ``copies`` ({id: n} when a deleted entry had twins) and
-``listing_age`` (seconds between the listing the terms come from and the snapshot). Format 1
-(no ``added``; purge and delete only) is still read. The header is line 1 and each entry a line
-of its own, so a listing reads one line and counts the rest; any other layout of the same JSON
-(a file edited by hand) is parsed whole.
+and optionally ``left`` (the versions a change leaves), ``undoes`` (a restore's own snapshot),
+``copies`` and ``listing_age``. Format 1 is still read. The header is line 1 and each entry a
+line of its own, so a listing reads one line and counts the rest; a file that does not end as
+we write it (``]}``: cut short by a crash) is never listed nor restored.
 """
 
 from __future__ import annotations
@@ -40,19 +32,6 @@ from ..errors import LocalDataError, Remedy, ServiceError, UsageProblem
 from ..models import Entry, Snapshot, SnapshotInfo
 from ..models.store import Operation
 from ..service.http import same_base_url
-
-__all__ = [
-    "FORMAT",
-    "Snapshot",
-    "SnapshotInfo",
-    "latest_snapshot",
-    "list_snapshots",
-    "listing_failed",
-    "read_snapshot",
-    "save_snapshot",
-    "snapshot_dir",
-    "write_snapshot",
-]
 
 FORMAT = "dict-magics-snapshot/2"
 FORMAT_1 = "dict-magics-snapshot/1"
@@ -82,26 +61,27 @@ def write_snapshot(
     undoes: str | Path | None = None,
     copies: dict[str, int] | None = None,
     listing_age: float | None = None,
-) -> Snapshot:
+) -> Path:
     """Keep ``entries`` on disk before they are deleted or changed: written and ``fdatasync``ed
-    before this returns, or ``LocalDataError`` (then nothing may be sent)."""
+    before the file's path is returned, or ``LocalDataError`` (then nothing may be sent)."""
     if operation not in OPERATIONS[FORMAT]:
         raise ValueError(f"operation must be one of {OPERATIONS[FORMAT]}, not {operation!r}")
-    entries, added = list(entries), list(added)
-    left = None if left is None else list(left)
+    entries = list(entries)
     taken_at = datetime.now(timezone.utc)
-    fields = dict(profile=profile, host=host, base_url=base_url, operation=operation)
     header: dict[str, Any] = {
         "format": FORMAT,
         "taken_at": taken_at.isoformat(timespec="microseconds"),
-        **fields,
+        "profile": profile,
+        "host": host,
+        "base_url": base_url,
+        "operation": operation,
         "added": [e.to_service(with_id=False) for e in added],
+        "left": None if left is None else [e.to_service() for e in left],
+        "undoes": None if undoes is None else str(undoes),
+        "copies": copies or None,
+        "listing_age": None if listing_age is None else round(listing_age, 6),
     }
-    age = None if listing_age is None else round(listing_age, 6)
-    undoes = None if undoes is None else str(undoes)
-    optional = {"left": left and [e.to_service() for e in left], "undoes": undoes}
-    optional.update(copies=copies or None, listing_age=age)
-    header.update((k, v) for k, v in optional.items() if v is not None)
+    header = {k: v for k, v in header.items() if v is not None}
     try:
         folder = snapshot_dir()
         stem = f"{taken_at:%Y%m%dT%H%M%S%fZ}-{_safe(profile)}-{_safe(host)}-{operation}"
@@ -117,16 +97,7 @@ def write_snapshot(
             raise FileExistsError(errno.EEXIST, "no free snapshot name", str(folder))
     except OSError as exc:
         raise _not_saved(exc, operation) from None
-    return Snapshot(
-        path, taken_at, **fields, entries=entries, copies=dict(copies or {}), added=added,
-        listing_age=age, left=left, undoes=undoes,
-    )  # fmt: skip
-
-
-def save_snapshot(entries: list[Entry], **fields: Any) -> tuple[Path, datetime]:
-    """``write_snapshot``, as a delete wants it: the file's path and time."""
-    kept = write_snapshot(entries, **fields)
-    return kept.path, kept.taken_at
+    return path
 
 
 def _not_saved(exc: OSError, operation: str) -> LocalDataError:
@@ -155,11 +126,9 @@ def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
 
 
 def _next_sequence() -> int:
-    """A number larger than any snapshot's started before in this data folder (it goes in the
-    file's name), without a lock and without trusting the clock: one byte appended to
-    ``snapshot-sequence`` (``O_APPEND`` places it at the end atomically, so the offset after
-    it is unique and increasing across threads and processes). A sequence file gone missing
-    starts again above the snapshots there."""
+    """A number above any snapshot's started before in this data folder, without a lock
+    or the clock: one byte appended (``O_APPEND``) to ``snapshot-sequence``, the offset after it
+    is unique and increasing; a sequence file gone missing starts above the snapshots there."""
     path = localdata.home() / SEQUENCE_FILE
     fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -196,14 +165,15 @@ def read_snapshot(path: str | Path) -> Snapshot:
     info = _header(path, data)
     raw, age = data.get("copies"), data.get("listing_age")  # malformed: ignored, as if absent
     copies = raw if isinstance(raw, dict) else {}
-    age_ok = isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300
+    if not (isinstance(age, int | float) and not isinstance(age, bool) and 0 <= age < 1e300):
+        age = None
     return Snapshot(
         *(info.path, info.taken_at, info.profile, info.host, info.base_url, info.operation),
         _entries(path, data, "entries"),
         copies={str(k): v for k, v in copies.items() if type(v) is int and v > 1},
         added=[] if data["format"] == FORMAT_1 else _entries(path, data, "added"),
         format=data["format"],
-        listing_age=float(age) if age_ok else None,
+        listing_age=None if age is None else float(age),
         left=_entries(path, data, "left") if "left" in data else None,
         undoes=info.undoes,
     )
@@ -280,11 +250,19 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
             "time."
         ) from None
     named = _SEQUENCE.search(path.name)
-    fields = [data[k] for k in ("profile", "host", "base_url", "operation")]
-    sequence = int(named.group(1)) if named else None
-    added = len(data["added"]) if isinstance(data.get("added"), list) else 0
-    undoes = data.get("undoes") if isinstance(data.get("undoes"), str) else None
-    return SnapshotInfo(path, taken_at, *fields, count, sequence, added, undoes or None)
+    added, undoes = data.get("added"), data.get("undoes")
+    return SnapshotInfo(
+        path,
+        taken_at,
+        data["profile"],
+        data["host"],
+        data["base_url"],
+        data["operation"],
+        count,
+        sequence=int(named.group(1)) if named else None,
+        added=len(added) if isinstance(added, list) else 0,
+        undoes=undoes if isinstance(undoes, str) and undoes else None,
+    )
 
 
 def _parse_time(text: str) -> datetime:
@@ -298,9 +276,8 @@ def _parse_time(text: str) -> datetime:
 
 
 def list_snapshots(profile: str | None = None, host: str | None = None) -> list[SnapshotInfo]:
-    """The snapshots on disk, newest first (by the order this machine started them, not by a
-    clock that may have been wrong; older files without a sequence after, by time), optionally
-    of one profile and/or host. Files that are not whole snapshots are left out."""
+    """The snapshots on disk (of one profile and/or host), newest first by the order this
+    machine started them; files that are not whole snapshots are left out."""
     found = []
     for path in snapshot_dir().glob("*.json"):
         if not path.name.startswith(".") and path.is_file():
@@ -315,12 +292,11 @@ def list_snapshots(profile: str | None = None, host: str | None = None) -> list[
 
 
 def latest_snapshot(profile: str, host: str, base_url: str | None = None) -> SnapshotInfo | None:
-    """The snapshot of the latest change of ``profile`` on ``host`` (of ``base_url`` first: two
-    API prefixes on one host are two dictionaries); never a restore's own snapshot, so a restore
-    run twice undoes the same change twice (the second time, nothing)."""
+    """The snapshot of the latest change of ``profile`` on ``host`` (of ``base_url``
+    first), never a restore's own: a restore run twice undoes the same change twice."""
     found = [i for i in list_snapshots(profile=profile, host=host) if i.undoes is None]
     same = [info for info in found if base_url is None or same_base_url(info.base_url, base_url)]
-    return (same or found or [None])[0]
+    return next(iter(same or found), None)
 
 
 def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | None:
@@ -342,8 +318,9 @@ def _info(path: Path, profile: str | None, host: str | None) -> SnapshotInfo | N
         data = _load_json(path)
         info = _header(path, data)
         entries = data.get("entries")
-        whole = isinstance(entries, list) and _wanted(data, profile, host)
-        return replace(info, count=len(entries)) if whole else None
+        if not isinstance(entries, list) or not _wanted(data, profile, host):
+            return None
+        return replace(info, count=len(entries))
     except (UsageProblem, OSError, ValueError, RecursionError):  # a stray file: not listed
         return None
 

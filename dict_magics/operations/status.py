@@ -1,14 +1,9 @@
-"""Where requests would go and with which key: ``%dict_status`` and ``dict-magics status``.
-
-Sends nothing and never holds the secret; keyring trouble is reported in the status itself.
-"""
+"""Where requests would go and with which key; sends nothing, never holds the secret."""
 
 from __future__ import annotations
 
 from ..profiles.status import ProfileStatus, profile_status
 from .context import OperationSettings, profile_of
-
-__all__ = ["status"]
 
 
 def status(settings: OperationSettings) -> ProfileStatus:

@@ -1,22 +1,11 @@
 """Make the dictionary match a glossary file: the plan first (nothing sent), then apply.
 
-Matching (DESIGN, "Sync matching"): a file row matches the dictionary entry with the same
-``fromLang``, ``fromText`` and ``toLang``: the same ``toText`` is unchanged, another is an
-update (PUT, the id kept). No match is an add. Entries of the file's language pairs whose source
-term the file lacks are deleted only when asked (``delete_missing``). Several entries with one
-source term are a conflict: reported, left alone. A row the service would refuse (empty or too
-long, bad language code, control characters) or that gives one source term two targets is
-invalid, listed by row number, and never sent; identical rows count once. Rows giving one source
-several targets that are exactly the dictionary's entries of that source (an exported conflict)
-are that conflict, not invalid: export then sync plans no change.
-
-``plan_sync`` is one listing and pure computation (``make_plan``: dictionaries keyed by the
-source term, linear in rows + entries). Applying keeps a format-2 snapshot of the entries it
-changes or deletes as the listing just before shows them (listed again after a question, which
-may have taken minutes), the terms it adds and the versions it leaves; then the deletions and
-PUTs go first (the window in which an edit elsewhere escapes the snapshot: from that listing to
-each request), bulk adds last, each audited with its entry and the snapshot; one listing
-verifies everything the plan asked for.
+A file row matches the entry with the same ``fromLang``, ``fromText`` and ``toLang`` (DESIGN,
+"Sync matching"): the same ``toText`` is unchanged, another an update (PUT, id kept), no match
+an add. Entries of the file's pairs whose source the file lacks are deleted only when asked.
+Several entries of one source are a conflict, left alone; rows the service would refuse or that
+give one source two targets are invalid and never sent. Applying keeps a snapshot first, sends
+deletions and PUTs, then bulk adds, each audited ahead, and verifies with one listing.
 """
 
 from __future__ import annotations
@@ -42,18 +31,17 @@ from ..models.glossary import (
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
 from .audit import AuditLog
-from .context import OperationSettings, ProgressSink, Warn, connect
+from .context import OperationSettings, ProgressSink, Warn, connect, say
 from .delete import count
 from .listing import CACHE
-from .prompts import CONFIRM_WORD, Prompter, confirm, named
+from .prompts import Prompter, confirm, named
 from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry, UpdateResult
+    from ..models.store import AuditOperation
     from ..service.client import DictionaryClient
-
-__all__ = ["CONFIRM_WORD", "make_plan", "plan_sync", "sync", "validate_rows"]
 
 
 Key = tuple[str, str, str]
@@ -69,11 +57,8 @@ def plan_sync(
     delete_missing: bool = False,
     client: DictionaryClient | None = None,
 ) -> SyncPlan:
-    """What a sync of ``path`` would change, from the file and one listing; sends nothing else.
-
-    Raises ``UsageProblem`` for a file it will not read (before any request) and
-    ``ServiceError`` when the dictionary cannot be listed.
-    """
+    """What a sync of ``path`` would change, from the file and one listing; sends nothing
+    else (``UsageProblem`` for a file it will not read, ``ServiceError`` with no listing)."""
     plan = sync(
         settings,
         path,
@@ -98,14 +83,10 @@ def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
 def validate_rows(
     rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]] | None = None
 ) -> tuple[list[GlossaryRow], list[InvalidRow]]:
-    """(rows to sync, invalid rows): the service's term rules (``models.terms``), and one
-    source term with two targets in the file (every such row is invalid: which one is meant
-    cannot be told). Identical rows are kept once.
-
-    Except: when ``held`` (the dictionary's entries by source term) holds exactly the file's
-    targets for that source (the same multiset), the file only mirrors a conflict the
-    dictionary already has (an export of it): its first row is kept, and the plan reports the
-    conflict and leaves it alone."""
+    """(rows to sync, invalid rows): the service's term rules, and one source with two
+    targets in the file (which one is meant cannot be told), unless ``held`` (the dictionary's
+    entries by source) holds exactly those targets: an export of a conflict, reported and left
+    alone. Identical rows are kept once."""
     valid: list[GlossaryRow] = []
     invalid: list[InvalidRow] = []
     by_source: dict[Key, list[GlossaryRow]] = {}
@@ -121,14 +102,14 @@ def validate_rows(
         if len(targets) == 1 or _mirrors(same, (held or {}).get(same[0].source, ())):
             valid.append(same[0])
             continue
-        listed = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
+        targets_shown = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
         first = same[0]
         for row in same:
             invalid.append(
                 InvalidRow(
                     row.row,
                     f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has "
-                    f"{len(targets)} targets in the file: {listed}",
+                    f"{len(targets)} targets in the file: {targets_shown}",
                 )
             )
     valid.sort(key=lambda r: r.row)
@@ -242,14 +223,9 @@ def sync(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> SyncPlan | SyncResult:
-    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied.
-
-    Applying refuses (``UsageProblem``, nothing sent) while invalid rows exist unless
-    ``skip_invalid``, and asks before deleting anything unless ``yes``. Then: a format-2
-    snapshot (the entries changed or deleted as listed just before, the terms added, the
-    versions left), deletions, PUTs, bulk adds, and one listing that verifies (and settles
-    answers that were lost).
-    """
+    """The plan (``apply`` false: one listing, nothing else sent) or the plan applied:
+    refused while invalid rows exist unless ``skip_invalid``, asked before deleting unless
+    ``yes``; then a snapshot, deletions, PUTs, bulk adds, and one listing that verifies."""
     glossary = read_glossary(path, format=format, pair=pair, sheet=sheet)
     with connect(settings, client) as (client, profile):
         before = list(CACHE.fetch(client, profile).entries)
@@ -273,8 +249,9 @@ def sync(
             _confirm(prompter, plan)  # a person took time to answer: list again
             before = list(CACHE.fetch(client, profile).entries)
         live = {e.id: e for e in before}
+        changed = [u.id for u in plan.updates] + [e.id for e in plan.deletes]
         kept = write_snapshot(
-            [live[e.id] for e in [*plan.updates, *plan.deletes] if e.id in live],
+            [live[i] for i in changed if i in live],
             profile=profile,
             host=client.host,
             base_url=client.base_url,
@@ -322,39 +299,37 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
 
 
 class _Apply:
-    """One sync's requests, each audited with the snapshot that undoes it."""
+    """One sync's requests, each audited ahead with the snapshot that undoes it; a stop (Ctrl-C,
+    refused credentials) sends nothing after it."""
 
     def __init__(
         self,
         client: DictionaryClient,
         profile: str,
         settings: OperationSettings,
-        kept: Any,
+        kept: Path,
         warn: Warn,
         cancel: threading.Event | None,
     ) -> None:
-        self.client = client
-        self.profile = profile
-        self.settings = settings
-        self.kept = kept
-        self.warn = warn
+        self.client, self.profile, self.settings = client, profile, settings
+        self.kept, self.warn = kept, warn
         self.cancel = cancel or threading.Event()
         self.interrupted = False
+        self.logs = {op: self._log(op) for op in ("delete", "update", "add")}
 
-    def _trail(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
+    def _log(self, operation: AuditOperation) -> AuditLog:
         return AuditLog(
             profile=self.profile,
             host=self.client.host,
-            operation=operation,  # type: ignore[arg-type]
+            operation=operation,
             snapshot=self.kept,
-            entries=entries,
             warn=self.warn,
         )
 
     def adds(
         self, entries: list[Entry], before: list[Entry], progress: ProgressSink | None
     ) -> list[AddResult]:
-        """Bulk POSTs in chunks; lost chunks are settled by the client (one listing)."""
+        """Bulk POSTs in chunks; lost chunks are settled by one listing."""
         if not entries:
             return []
         if progress is not None:
@@ -363,15 +338,18 @@ class _Apply:
                 f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
             )
         try:
-            batch = add_and_settle(
-                self.client,
-                entries,
-                chunk_size=self.settings.chunk_size,
-                workers=self.settings.workers,
-                progress=progress,  # type: ignore[arg-type]
-                cancel=self.cancel,
-                before=before,
-            )
+            with self.logs["add"] as log:
+                batch = add_and_settle(
+                    self.client,
+                    entries,
+                    chunk_size=self.settings.chunk_size,
+                    workers=self.settings.workers,
+                    progress=progress,
+                    cancel=self.cancel,
+                    before=before,
+                    audit=log,
+                )
+                log.record_all(batch.results[i] for i in batch.settled)
         finally:
             CACHE.invalidate(self.client, self.profile)
             if progress is not None:
@@ -379,8 +357,6 @@ class _Apply:
         if batch.interrupted:
             self.interrupted = True
             self.cancel.set()  # Ctrl-C stopped the adds (the last requests of a sync)
-        with self._trail("add") as trail:
-            trail.record_all(batch.results)  # one write for the whole batch
         return list(batch.results)
 
     def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
@@ -391,24 +367,25 @@ class _Apply:
         from ..service import batch
 
         def send(update: PlannedUpdate, stop: object) -> UpdateResult:
-            return self.client.update_entry(update.id, update.new, old=update.old)
+            return self.client.update_entry(update.id, update.new, old=update.old, audit=log)
 
         try:
-            run = batch.run(
-                planned,
-                send,
-                workers=min(self.settings.workers, len(planned)),
-                sent=lambda r: r.attempts > 0,
-                refused=lambda r: r.cause is Cause.AUTH,
-                cancel=self.cancel,
-                name="dict-magics-update",
-            )
+            with self.logs["update"] as log:
+                run = batch.run(
+                    planned,
+                    send,
+                    workers=min(self.settings.workers, len(planned)),
+                    sent=lambda r: r.attempts > 0,
+                    refused=lambda r: r.cause is Cause.AUTH,
+                    cancel=self.cancel,
+                    name="dict-magics-update",
+                )
         finally:
             CACHE.invalidate(self.client, self.profile)
         self.interrupted |= run.interrupted
         if run.interrupted or run.why:
             self.cancel.set()  # stopped (Ctrl-C, refused credentials): no addition after it
-        results = [
+        return [
             r
             if r is not None
             else UpdateResult(
@@ -422,32 +399,40 @@ class _Apply:
             )
             for r, u in zip(run.results, planned, strict=True)
         ]
-        with self._trail("update") as trail:
-            trail.record_all(r for r in results if not r.outcome_unknown)
-        return results
 
     def deletes(self, planned: list[Entry], live: dict[str, Entry]) -> list[DeleteResult]:
-        """DELETEs on the batch engine, each audited ahead with its entry as listed just before
-        and the snapshot that holds it; an entry that listing no longer holds is not sent."""
+        """DELETEs on the batch engine, each with its entry as listed just before; an entry
+        that listing no longer holds is not sent."""
         from ..models import Cause, DeleteResult
 
-        path, going = str(self.kept.path), [live[e.id] for e in planned if e.id in live]
+        path, going = str(self.kept), [live[e.id] for e in planned if e.id in live]
         results = [
-            DeleteResult("failure", e.id, reason="the listing just before does not hold it: "
-                         "nothing was sent", attempts=0, entry=e, absent=True, snapshot=path)
-            for e in planned if e.id not in live
-        ]  # fmt: skip
+            DeleteResult(
+                "failure",
+                e.id,
+                reason="the listing just before does not hold it: nothing was sent",
+                attempts=0,
+                entry=e,
+                absent=True,
+                snapshot=path,
+            )
+            for e in planned
+            if e.id not in live
+        ]
         if going:
-            self.deleted = self._trail("delete", {e.id: e for e in going})  # settled in verify
-            with self.deleted as trail:
+            log = self.logs["delete"]
+            log.entries = {e.id: e for e in going}
+            with log:
                 batch = self.client.delete_entries(
-                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=trail
+                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=log
                 )
             CACHE.invalidate(self.client, self.profile)
             self.interrupted |= batch.interrupted
             if batch.interrupted or any(r.cause is Cause.NOT_ATTEMPTED for r in batch.results):
                 self.cancel.set()  # stopped: no update or addition after it
-            results += [replace(r, entry=live[r.entry_id], snapshot=path) for r in batch.results]
+            results += [
+                replace(r, entry=live[r.entry_id or ""], snapshot=path) for r in batch.results
+            ]
         return results
 
     def verify(
@@ -459,12 +444,10 @@ class _Apply:
         deletes: list[DeleteResult],
     ) -> SyncResult:
         """One listing: settles what is still unknown and checks every change reported done."""
-        done: Any = {"snapshot": str(self.kept.path), "interrupted": self.interrupted}
+        done: Any = {"snapshot": str(self.kept), "interrupted": self.interrupted}
         try:
             after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceError as exc:
-            from .context import say
-
             say(self.warn, f"no listing after the sync could verify it ({exc})")
             return SyncResult(plan, adds, updates, deletes, **done)
         except KeyboardInterrupt:  # what was sent is shown all the same
@@ -472,20 +455,18 @@ class _Apply:
         by_id = {e.id: e for e in after}
         if any(r.outcome_unknown for r in deletes):
             settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
-            with self.deleted as trail:  # the same log: each outcome pairs with its request
-                trail.record_all(
+            with self.logs["delete"] as log:  # the same log: each outcome pairs with its request
+                log.record_all(
                     s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
                 )
             deletes = settled
         if any(r.outcome_unknown for r in adds):
             adds = settle_adds(adds, before, after, again="syncing again is safe")
         if any(r.outcome_unknown for r in updates):
-            settled = settle_updates(updates, by_id)
-            with self._trail("update") as trail:
-                for old, now in zip(updates, settled, strict=True):
-                    if old.outcome_unknown:
-                        trail.record(now)
-            updates = settled
+            now = settle_updates(updates, by_id)
+            with self.logs["update"] as log:
+                log.record_all(s for u, s in zip(updates, now, strict=True) if u.outcome_unknown)
+            updates = now
         mismatches = _mismatches(before, after, adds, updates, deletes)
         return SyncResult(
             plan, adds, updates, deletes, verified=not mismatches, mismatches=mismatches, **done
@@ -503,20 +484,20 @@ def _mismatches(
     found: list[str] = []
     gained = Counter(e.terms for e in after)
     gained.subtract(Counter(e.terms for e in before))
-    for result in adds:
-        if not result.ok:
+    for added in adds:
+        if not added.ok:
             continue
-        if gained[result.entry.terms] > 0:
-            gained[result.entry.terms] -= 1
+        if gained[added.entry.terms] > 0:
+            gained[added.entry.terms] -= 1
         else:
-            found.append(f"added {result.entry.describe()}, but the listing does not hold it")
+            found.append(f"added {added.entry.describe()}, but the listing does not hold it")
     by_id = {e.id: e for e in after}
-    for result in updates:
-        now = by_id.get(result.entry_id)
-        if result.ok and (now is None or now.terms != result.new.terms):
+    for updated in updates:
+        now = by_id.get(updated.entry_id)
+        if updated.ok and (now is None or now.terms != updated.new.terms):
             shown = "no such entry" if now is None else now.describe()
-            found.append(f"updated entry {result.entry_id}, but the listing shows {shown}")
-    for result in deletes:
-        if result.ok and result.entry_id in by_id:
-            found.append(f"deleted entry {result.entry_id}, but the listing still holds it")
+            found.append(f"updated entry {updated.entry_id}, but the listing shows {shown}")
+    for deleted in deletes:
+        if deleted.ok and deleted.entry_id in by_id:
+            found.append(f"deleted entry {deleted.entry_id}, but the listing still holds it")
     return found

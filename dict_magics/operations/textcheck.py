@@ -1,7 +1,5 @@
-"""Which entries apply to each element of a text (``%dict_check``, ``dict-magics check``): one
-listing (the cached one when fresh), then the limit is played locally. With ``translate`` the
-elements also go to the engine (billed: asked first unless ``yes``), and its answer is set
-beside the prediction.
+"""Which entries apply to each element of a text: one listing, the limit played locally; with
+``translate`` the engine's answer (billed: asked first) is set beside the prediction.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Change one entry in place (PUT), its old version kept in a snapshot first.
-
-The entry is looked up in a fresh listing: its old terms go into a format-2 snapshot
-(``operation: update``, with the new terms as what it ``left``) before the request, so
-``restore`` puts them back under the same id unless someone changed the entry since. Only the
-fields given change. Terms another entry already holds are not sent (a duplicate, as ``add``
-has it). An answer that was lost is settled by one listing.
+"""Change one entry in place (PUT), its old version kept in a snapshot first (with the new terms
+as what it ``left``, so a restore can tell a later edit). An answer that was lost is settled by
+one listing.
 """
 
 from __future__ import annotations
@@ -18,16 +14,13 @@ from ..models.entry import check_id
 from ..service.client import RequestInterrupted
 from .add import check_terms
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect
-from .listing import CACHE, listed_after
+from .context import CACHE, OperationSettings, Warn, connect, listed_after
 from .settle import settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import ChangePreview, NoChange, UpdateResult
     from ..service.client import DictionaryClient
-
-__all__ = ["update"]
 
 
 def update(
@@ -85,21 +78,22 @@ def update(
             profile=profile, host=client.host, operation="update", snapshot=kept, warn=warn
         ) as trail:
             try:
-                result = client.update_entry(text, new, old=old)
-            except RequestInterrupted as stopped:  # the answer came: audited before it goes on
+                result = client.update_entry(text, new, old=old, audit=trail)
+            except RequestInterrupted as interrupted:  # the answer came: audited, then passed on
                 CACHE.invalidate(client, profile)
-                trail.record(stopped.result)
-                raise stopped.passed_on(replace(stopped.result, snapshot=str(kept.path))) from None
+                trail.record(interrupted.result)
+                shown = replace(interrupted.result, snapshot=str(kept))
+                raise interrupted.passed_on(shown) from None
             CACHE.invalidate(client, profile)
             stopped = False
             if result.outcome_unknown:
-                listing, stopped = listed_after(client, profile)
-                if listing is not None:
-                    (result,) = settle_updates([result], listing.by_id())
+                after, stopped = listed_after(client, profile)
+                if after is not None:
+                    (result,) = settle_updates([result], after.by_id())
             trail.record(result)
             if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
-                raise RequestInterrupted(replace(result, snapshot=str(kept.path)))
-    return replace(result, snapshot=str(kept.path))
+                raise RequestInterrupted(replace(result, snapshot=str(kept)))
+    return replace(result, snapshot=str(kept))
 
 
 def _listed(client: DictionaryClient, profile: str, text: str) -> tuple[Entry, list[Entry]]:

@@ -1,10 +1,8 @@
 """The one batch engine: deletes, bulk-add chunks and updates on worker threads.
 
-At most ``workers`` requests are in flight; the next item is handed out only when a worker is
-free, so Ctrl-C, a cancel or refused credentials stop the batch right after the requests in
-flight: nothing new starts, what was sent is waited for (each ends within its timeouts) and
-reported as it ended, and items never sent come back as ``None``. Results are in input order;
-``progress(done, total, result)`` runs on the calling thread after each one.
+At most ``workers`` requests are in flight, so Ctrl-C, a cancel or refused credentials stop the
+batch right after them: nothing new starts, what was sent is waited for and reported, items
+never sent come back as ``None``. Results are in input order.
 """
 
 from __future__ import annotations
@@ -15,8 +13,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
-
-__all__ = ["AUTH_STOP_AFTER", "BatchRun", "run"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -50,14 +46,11 @@ def run(
     cancel: threading.Event | None = None,
     name: str = "dict-magics-batch",
 ) -> BatchRun[R]:
-    """Send every item with ``send(item, stop)`` on ``workers`` threads.
-
-    ``stop()`` turns true once the batch stops: a ``send`` that has not sent yet returns a
-    result for which ``sent(result)`` is false (reported as never sent). After
-    ``AUTH_STOP_AFTER`` answers in a row that ``refused(result)`` (its reason, or True for
-    ``auth``), nothing more is sent. An exception
-    from ``send`` (a bug) stops the batch and is raised once the requests in flight have ended.
-    """
+    """Send every item with ``send(item, stop)`` on ``workers`` threads. ``stop()`` turns
+    true once the batch stops (a ``send`` not yet sent returns a result ``sent`` says false
+    of); after ``AUTH_STOP_AFTER`` answers in a row that ``refused`` (its reason, or True for
+    ``auth``) nothing more is sent. An exception from ``send`` (a bug) stops the batch and is
+    raised once the requests in flight have ended."""
     cancel = cancel or threading.Event()
     halt = threading.Event()
     why: list[str] = []

@@ -1,12 +1,10 @@
-"""The client: one method per endpoint (the dictionary's, and translation), with retries and
-honest results.
+"""The client: one method per endpoint, with retries and honest results.
 
-A change comes back as a result whose ``outcome`` is ``success`` only when the service said so,
-``failure`` only when it certainly did not act, ``unknown`` otherwise; the client raises only
-for a caller's mistake (before any request) and for a listing or translation it cannot produce.
-Each change is noted in the caller's ``audit``: ``sending`` before its first attempt leaves,
-``ended`` with its result. Ctrl-C during one request waits for its answer, then raises
-``RequestInterrupted`` carrying the true result.
+A change comes back ``success`` only when the service said so, ``failure`` only when it
+certainly did not act, ``unknown`` otherwise; the client raises only for a caller's mistake
+(before any request) and for a listing or translation it cannot produce. Each change is noted
+in the caller's ``audit`` before its first attempt leaves. Ctrl-C during one request waits for
+its answer, then raises ``RequestInterrupted`` carrying the true result.
 """
 
 from __future__ import annotations
@@ -47,27 +45,25 @@ from ..models.entry import check_id
 from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
 from . import batch
-from .auth import (
-    AUTH_MODES,
-    TOKEN_PATH,
-    BearerAuth,
-    SignatureAuth,
-    nonces_for,
-    shared,
-    token_request_body,
-)
 from .http import (
     ANSWER_LIMIT,
     API_PREFIX,
+    AUTH_MODES,
     HTTP,
     IDEMPOTENT,
     LISTING_LIMIT,
+    TOKEN_PATH,
+    BearerAuth,
     RetryPolicy,
+    SignatureAuth,
     Verdict,
     host_of,
     judge,
+    nonces_for,
     normalize_base_url,
     parse_listing,
+    shared,
+    token_request_body,
 )
 
 _T = TypeVar("_T")
@@ -281,15 +277,13 @@ def _fields(final: Verdict, kind: str) -> dict[str, Any]:
 
 
 class DictionaryClient(Unpicklable):
-    """Lists, deletes, adds (one or in bulk) and updates user-dictionary entries; translates.
+    """Lists, deletes, adds (one or in bulk) and updates entries; translates. It cannot be
+    pickled: it holds the secret.
 
-    ``auth="signature"`` signs every request; ``auth="token"`` gets one token (shared in the
-    process, renewed before it ends and once after a refusal) and sends it as Bearer.
-    ``timeout`` is each of the connect and read timeouts of one attempt; ``max_retries`` and
-    the rest make the ``RetryPolicy``. ``bulk`` and ``update`` say whether the service has
-    those endpoints (``probe`` finds out): without bulk, entries are added one POST each;
-    without PUT, updates are refused before sending. It cannot be pickled: it holds the secret.
-    """
+    ``auth="token"`` sends one shared token as Bearer (renewed before it ends and once after a
+    refusal), ``"signature"`` signs every request. ``timeout`` is each of the connect and read
+    timeouts of one attempt; ``bulk`` and ``update``: whether the service has those endpoints
+    (``probe`` finds out)."""
 
     def __init__(
         self,
@@ -348,10 +342,6 @@ class DictionaryClient(Unpicklable):
             token_duration=self.token_duration,
         )
 
-    @property
-    def max_retries(self) -> int:
-        return self.retry.total
-
     def __repr__(self) -> str:
         return (
             f"DictionaryClient(base_url={self.base_url!r}, access_key={mask(self.access_key)!r}, "
@@ -382,16 +372,17 @@ class DictionaryClient(Unpicklable):
         final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, self.host), self.host)
-        facts = {"cause": final.cause, "http_status": final.http_status}
         if final.http_status in (404, 405, 501):  # only "no such endpoint" means no listing
             raise ListingUnsupportedError(
                 f"the service at {self.host} offers no listing of the dictionary "
                 f"(HTTP {final.http_status}: {final.reason})",
-                **facts,
+                cause=final.cause,
+                http_status=final.http_status,
             )
         raise ServiceError(
             f"could not list the dictionary at {self.host}: {final.reason}",
-            **facts,
+            cause=final.cause,
+            http_status=final.http_status,
             code=final.code,
             vendor_message=final.vendor_message,
         )
@@ -406,8 +397,7 @@ class DictionaryClient(Unpicklable):
     def delete_all(self, *, audit: Audit | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this."""
         with DeferredInterrupt() as deferred:
-            sending = audit and partial(audit.sending, "DELETE", None)
-            final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, sending=sending)
+            final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, audit=audit)
             deferred.result = DeleteResult(entry_id=None, **_fields(final, "purge"))
             _ended(audit, final, [deferred.result])
         return deferred.result
@@ -422,10 +412,9 @@ class DictionaryClient(Unpicklable):
         *,
         audit: Audit | None = None,
     ) -> BatchResult:
-        """Delete several entries on ``workers`` threads, each id once; results in input order.
-        Ctrl-C or ``cancel`` starts nothing new and waits for the requests in flight; ids never
-        sent come back ``not_attempted``, as do the rest once the first answers all refuse the
-        credentials."""
+        """Delete several entries on ``workers`` threads, each id once, results in input
+        order; Ctrl-C, ``cancel`` or refused credentials start nothing new (ids never sent
+        come back ``not_attempted``)."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
             raise InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
@@ -471,10 +460,8 @@ class DictionaryClient(Unpicklable):
         audit: Audit | None = None,
     ) -> AddBatch:
         """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads, each
-        checked first. A chunk whose answer is lost is not sent again (its entries stay
-        ``unknown``: ``operations.settle`` decides them from a listing). One result per entry,
-        in input order; Ctrl-C, ``cancel`` and refused credentials stop as for deletes. Where
-        the service has no bulk endpoint (``bulk``, or a 404/405 to one), one POST an entry."""
+        checked first; a chunk whose answer is lost is not sent again (``unknown``: a listing
+        settles it). Without a bulk endpoint (or after a 404/405 to it), one POST an entry."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -591,10 +578,9 @@ class DictionaryClient(Unpicklable):
         field_id: str = "1",
         contract_id: str | None = None,
     ) -> list[str]:
-        """Each element of ``texts`` as the engine translates it (billed), in order, in as few
-        requests as the limits allow: at most 200 words an element, under 270 KB a request. An
-        element over the limits is a ``UsageProblem`` naming it, before anything is sent; a
-        request that fails is a ``ServiceError``."""
+        """Each element of ``texts`` as the engine translates it (billed), in as few requests
+        as the limits allow; ``UsageProblem`` before sending for an element over them,
+        ``ServiceError`` for a request that fails."""
         sizes = check_translatable(texts)
         chunks: list[list[str]] = []
         total = MAX_TEXT_BYTES
@@ -628,9 +614,8 @@ class DictionaryClient(Unpicklable):
     def attempt(
         self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
     ) -> tuple[Verdict, str]:
-        """One signed attempt, never sent again, and the nonce it carried: how ``probe`` asks
-        what the service does with an old or reused ``nonce`` (else a fresh one), or with a
-        signature that cannot be right (``forged``). For read-only requests."""
+        """One signed read-only attempt, never re-sent, and its nonce: how ``probe`` asks what
+        the service does with an old or reused ``nonce``, or a ``forged`` signature."""
         nonce = nonce or self._signature.nonces()
         secret = Secret(f"not-{self._secret}") if forged else self._secret
         auth = SignatureAuth(self.access_key, secret, lambda: nonce)
@@ -643,8 +628,7 @@ class DictionaryClient(Unpicklable):
     def _delete_one(
         self, text: str, stop: Callable[[], bool], audit: Audit | None = None
     ) -> DeleteResult:
-        sending = audit and partial(audit.sending, "DELETE", text)
-        final = self._exchange("DELETE", API_PREFIX + text, stop=stop, sending=sending)
+        final = self._exchange("DELETE", API_PREFIX + text, stop=stop, audit=audit, about=text)
         result = DeleteResult(entry_id=text, **_fields(final, "delete"))
         _ended(audit, final, [result])
         return result
@@ -661,7 +645,9 @@ class DictionaryClient(Unpicklable):
             API_PREFIX + text,
             body=_body(new.to_service(with_id=False)),
             stop=stop,
-            sending=audit and partial(audit.sending, "PUT", text, [new]),
+            audit=audit,
+            about=text,
+            entries=[new],
         )
         result = UpdateResult(entry_id=text, new=new, old=old, **_fields(final, "update"))
         _ended(audit, final, [result])
@@ -673,7 +659,8 @@ class DictionaryClient(Unpicklable):
             LIST_PATH,
             body=_body(entry.to_service(with_id=False)),
             stop=stop,
-            sending=audit and partial(audit.sending, "POST", None, [entry]),
+            audit=audit,
+            entries=[entry],
         )
         result = AddResult(entry=entry, **_fields(final, "add"))
         _ended(audit, final, [result])
@@ -691,7 +678,8 @@ class DictionaryClient(Unpicklable):
             BULK_PATH,
             body=_body([e.to_service(with_id=False) for e in chunk]),
             stop=stop,
-            sending=audit and partial(audit.sending, "POST", None, chunk),
+            audit=audit,
+            entries=chunk,
         )
         results = [AddResult(entry=e, **_fields(final, "bulk")) for e in chunk]
         _ended(audit, final, results)
@@ -748,15 +736,15 @@ class DictionaryClient(Unpicklable):
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
         stop: Callable[[], bool] = lambda: False,
-        sending: Callable[[], str] | None = None,
+        audit: Audit | None = None,
+        about: str | None = None,
+        entries: Sequence[Entry] = (),
         bare: bool = False,
     ) -> Verdict:
-        """Send until the answer is final, the retry policy is spent, or ``stop()``.
-
-        ``sending()`` is called once, right before the first attempt leaves (the audit). A 429
-        or 40103 spends the rate-limit patience, not the retries; a 40005 is sent again at once
-        with a fresh nonce; a refused token is renewed and the request sent once more. ``bare``:
-        no credentials in the headers (the token request)."""
+        """Send until the answer is final, the retry policy is spent, or ``stop()``;
+        ``audit.sending(method, about, entries)`` right before the first attempt leaves. A 429
+        or 40103 spends the rate-limit patience, a 40005 is re-sent at once with a fresh nonce, a
+        refused token is renewed once. ``bare``: no credentials (the token request)."""
         policy, started = self.retry, time.monotonic()
         attempts = retries = nonce_refusals = 0
         renewed = reused = False
@@ -780,8 +768,8 @@ class DictionaryClient(Unpicklable):
                     reason = "not attempted: stopped (Ctrl-C or cancel) before it was sent"
                     return Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
                 return ended(_STOPPED)
-            if sending is not None and key is None:
-                key = sending()
+            if audit is not None and key is None:
+                key = audit.sending(method, about, entries)
             attempts += 1
             self.requests_sent += 1
             answer = self._http.send(
@@ -793,10 +781,10 @@ class DictionaryClient(Unpicklable):
                 self.rate_limit.limit(sent_at, after, policy.max_retry_after)
             elif verdict.http_status is not None:
                 self.rate_limit.passed(sent_at)
-            if isinstance(auth, BearerAuth) and not bare and verdict.cause is Cause.AUTH:
-                if not renewed:
+            if isinstance(auth, BearerAuth) and self._tokens and auth.token and not bare:
+                if verdict.cause is Cause.AUTH and not renewed:
                     renewed = True
-                    self._tokens.refused(auth.token)  # type: ignore[union-attr]
+                    self._tokens.refused(auth.token)
                     continue
             if verdict.nonce_too_small:
                 nonce_refusals += 1
@@ -933,15 +921,16 @@ def _final(
         what = f"HTTP {first.http_status}" if first.http_status else first.reason
         outcome, cause = "unknown", first.cause
         reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
+    said = verdict.vendor_message
     return replace(
         verdict,
         outcome=outcome,
         cause=cause,
-        reason=redact(reason, *hidden),
+        reason=reason and redact(reason, *hidden),
         attempts=attempts,
         elapsed=time.monotonic() - started,
         key=key,
-        vendor_message=redact(verdict.vendor_message, *hidden),
+        vendor_message=said and redact(said, *hidden),
     )
 
 

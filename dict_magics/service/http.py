@@ -1,42 +1,64 @@
-"""The wire: what is sent to the service and what its answer means.
+"""The wire: one attempt on a ``requests.Session``, who signs it, and what its answer means.
 
-``HTTP.send`` makes one attempt on one kept-alive ``requests.Session`` and returns a ``Reply``
-(a whole answer, read up to a size limit) or a ``NetworkFailure`` saying whether the request may
-have reached the service; it never raises for the network. Credentials never follow a redirect,
-plain http goes only to loopback, and loopback traffic ignores proxies from the environment.
+``HTTP.send`` makes one attempt and returns a ``Reply`` (a whole answer, read up to a size
+limit) or a ``NetworkFailure`` saying whether the request may have reached the service; it never
+raises for the network. Credentials never follow a redirect, plain http goes only to loopback,
+and loopback traffic ignores proxies from the environment.
+
+``SignatureAuth`` signs as requests prepares the request: a fresh nonce from ``NonceSource``
+(each key's last nonce kept under ``flock`` in the data folder, so two processes with one key do
+not collide) and ``hex(HMAC-SHA256(secret, nonce + path))``. Token auth gets one token per
+service and keys in the process (``TokenState``) and sends it as Bearer. Neither the secret nor
+a token shows in a repr, a log, an exception or a pickle.
 
 ``judge`` reads one attempt as a ``Verdict``: ``success`` only for a readable JSON ``status:
-success`` with a 2xx code; ``failure`` only when the answer says the service did not act (a JSON
-``failure``, a vendor code, a 4xx, a 307/308) or the request certainly never left; anything else
-after sending is ``unknown``. The vendor's codes are judged by the code, whatever the HTTP
-status. ``Verdict.again`` says whether it may be sent again: DELETE, GET and PUT do the same
-however often they are sent; a POST acts each time, so it goes again only when it certainly never
-left or the service said it did not act (429, 503, 40103). ``RetryPolicy`` says how often and
-how long to try again.
+success`` with a 2xx code; ``failure`` only when the answer says the service did not act or the
+request certainly never left; anything else after sending is ``unknown``. ``Verdict.again``
+says whether it may be sent again (a POST only when it certainly did not act);
+``RetryPolicy`` says how often and how long.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import functools
+import hashlib
+import hmac
 import ipaddress
 import json
+import logging
 import os
 import random
 import re
+import secrets
+import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 from urllib.parse import urlsplit
 
-from .. import settings
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from requests.auth import AuthBase
+
+from .. import localdata, settings
 from ..errors import InvalidBaseUrlError, InvalidIdError, ServiceError
 from ..models import Cause, Entry, Outcome, codes
+from ..models.codes import MAX_NONCE
 from ..models.entry import MAX_ID, check_id
+from ..models.secret import Secret, Unpicklable
 
+try:
+    import fcntl
+except ImportError:  # Windows: nonces are shared by this process's threads only
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
 API_PREFIX = "/api/v1/dictionary/"
 ANSWER_LIMIT = 64 * 1024
 """The largest answer read for a change (the service answers a few bytes)."""
@@ -61,10 +83,8 @@ def is_loopback(host: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def normalize_base_url(base_url: str) -> str:
-    """``base_url`` checked, without a trailing ``/``, ``/api/v1`` or default port.
-
-    https is required except for loopback; user info, queries and fragments are refused (they
-    would leak or be dropped silently)."""
+    """``base_url`` checked, without a trailing ``/``, ``/api/v1`` or default port: https
+    except for loopback; user info, queries and fragments refused (they would leak or be lost)."""
     text = (base_url or "").strip()
     try:
         parts = urlsplit(text)
@@ -114,13 +134,10 @@ def host_of(base_url: str) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to try again (what may be tried again is ``judge``'s call).
-
-    ``total`` re-sends after failures that allow one, with full-jitter exponential backoff from
-    ``backoff`` up to ``max_backoff``; a ``Retry-After`` wins, capped at ``max_retry_after``.
-    Answers that say "not acted on, later" (429, 40103) spend ``rate_limit_patience`` seconds
-    instead; a nonce refused as too small (40005) is re-sent at once up to ``nonce_resends``
-    times. Neither counts against ``total``."""
+    """How often and how long to try again (what may be tried again is ``judge``'s call):
+    ``total`` re-sends with full-jitter exponential backoff, a ``Retry-After`` capped at
+    ``max_retry_after``. 429 and 40103 spend ``rate_limit_patience`` seconds instead, a 40005
+    is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
 
     total: int = settings.RETRIES
     backoff: float = 0.5
@@ -181,9 +198,6 @@ class HTTP:
     threads at once); ``send`` makes one attempt."""
 
     def __init__(self, base_url: str, session: Any = None) -> None:
-        import requests
-        from requests.adapters import HTTPAdapter
-
         self.base_url = base_url
         self.loopback = is_loopback(urlsplit(base_url).hostname or "")
         self.session = session or requests.Session()
@@ -209,8 +223,6 @@ class HTTP:
     ) -> Reply | NetworkFailure:
         """One attempt: ``(connect, read)`` timeouts of ``timeout`` each, and the body read
         until ``limit`` bytes or ``timeout`` seconds after its headers came."""
-        import requests
-
         verify = self._verify()
         if isinstance(verify, NetworkFailure):
             return verify
@@ -252,9 +264,6 @@ class HTTP:
 def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
     """The body, at most ``limit`` bytes, before ``deadline``; the connection goes back to the
     pool once the body is read whole."""
-    import requests
-    import urllib3
-
     status, headers = response.status_code, dict(response.headers)
     common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
@@ -304,15 +313,11 @@ def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
 
 def _failure(exc: BaseException) -> NetworkFailure:
     """What requests raised, as whether the request may have left."""
-    import requests
-    import urllib3
-
     chain = _chain(exc)
     proxy = any(isinstance(e, urllib3.exceptions.ProxyError) for e in chain)
     if isinstance(exc, requests.exceptions.SSLError):
-        detail = next(
-            (str(e.reason or e).lower() for e in chain if hasattr(e, "verify_message")), None
-        )
+        found = [e for e in chain if hasattr(e, "verify_message")]  # ssl.SSLCertVerificationError
+        detail = str(getattr(found[0], "reason", None) or found[0]).lower() if found else ""
         detail = detail or "tls error"
         return NetworkFailure(FailureKind.TLS, False, detail=detail.replace("_", " "))
     if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
@@ -346,6 +351,229 @@ def _chain(exc: BaseException) -> list[BaseException]:
             if isinstance(inner, BaseException):
                 todo.append(inner)
     return seen
+
+
+# -- who sends a request: signatures, nonces, tokens ------------------------------------------
+
+AUTH_MODES = ("signature", "token")
+TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
+RENEW_FRACTION = 0.2
+"""A token is renewed once less than this part of its life is left, or ``RENEW_AHEAD_S``."""
+RENEW_AHEAD_S = 60.0
+PAUSE_S = 10.0
+"""After a token request failed, every request gets that failure for this long, unasked: a
+batch must not ask per entry (a lockout risk where the keys are refused)."""
+
+MAX_SKIP_MS = 60_000
+"""The most ``skip_ahead`` moves the values past the clock at once."""
+
+
+class NonceSource:
+    """Unix time in milliseconds, each value above every value drawn before for this key."""
+
+    def __init__(self, access_key: str) -> None:
+        digest = hashlib.sha256(("dict-magics nonces\0" + access_key).encode("utf-8", "replace"))
+        self.path = localdata.location("nonces", digest.hexdigest()[:32] + ".nonce")
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+        self._last = 0
+        self._floor = 0
+        self._shared = fcntl is not None
+
+    def __repr__(self) -> str:
+        return f"NonceSource({self.path.name[:12]}\u2026)"
+
+    def __call__(self) -> str:
+        with self._lock:
+            value = max(time.time_ns() // 1_000_000, self._last + 1, self._floor)
+            if self._shared:
+                try:
+                    value = self._draw_shared(value)
+                except OSError as exc:
+                    self._shared = False
+                    log.warning(
+                        "cannot keep nonces in %s (%s): they are now unique within this process "
+                        "only, so another process using this access key may be refused",
+                        self.path.parent,
+                        exc.strerror or exc,
+                    )
+            self._last = value
+            return str(value)
+
+    def skip_ahead(self, ms: int) -> None:
+        """Make the next values at least ``ms`` (at most ``MAX_SKIP_MS``) past the clock: the
+        service keeps refusing them as too small, so it accepted larger ones elsewhere."""
+        self._floor = max(self._floor, time.time_ns() // 1_000_000 + min(ms, MAX_SKIP_MS))
+
+    def _draw_shared(self, value: int) -> int:
+        """Above the state file's value too, written back (under ``flock``)."""
+        if self._fd is None or self._pid != os.getpid():  # a forked child opens its own
+            localdata.home("nonces")
+            self._fd = localdata.open_private(self.path, os.O_RDWR | os.O_CREAT)
+            self._pid = os.getpid()
+        fd = self._fd
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            raw = os.pread(fd, 32, 0)
+            last = int(raw) if raw.strip().isdigit() and int(raw) < MAX_NONCE else 0
+            value = max(value, last + 1)
+            os.pwrite(fd, b"%020d\n" % value, 0)
+            if len(raw) > 21:  # a damaged, longer content: cut off
+                os.ftruncate(fd, 21)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return value
+
+
+_sources: dict[tuple[str, str], NonceSource] = {}
+_sources_lock = threading.Lock()
+
+
+def nonces_for(access_key: str) -> NonceSource:
+    """The one nonce source of ``access_key`` (and data folder) in this process."""
+    key = (str(localdata.location()), access_key)
+    with _sources_lock:
+        source = _sources.get(key)
+        if source is None:
+            source = _sources[key] = NonceSource(access_key)
+        return source
+
+
+def sign(path: str, secret_key: str, nonce: str) -> str:
+    """Lowercase hex HMAC-SHA256 keyed by ``secret_key`` over ``nonce + path`` (UTF-8)."""
+    message = (nonce + path).encode("utf-8")
+    return hmac.new(secret_key.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+class SignatureAuth(Unpicklable, AuthBase):
+    """accessKey, nonce and signature headers, drawn and signed as the request is prepared."""
+
+    def __init__(self, access_key: str, secret_key: str, nonces: Callable[[], str]) -> None:
+        self.access_key = access_key
+        self.nonces = nonces
+        self._mac = hmac.new(secret_key.encode("utf-8"), digestmod=hashlib.sha256)
+
+    def __call__(self, request: Any) -> Any:
+        nonce = self.nonces()
+        mac = self._mac.copy()
+        mac.update((nonce + request.path_url).encode("utf-8"))
+        headers = request.headers
+        headers["Content-Type"] = "application/json"
+        headers["accessKey"] = self.access_key
+        headers["nonce"] = nonce
+        headers["signature"] = mac.hexdigest()
+        return request
+
+    def __copy__(self) -> SignatureAuth:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SignatureAuth:
+        return self
+
+    def __repr__(self) -> str:
+        return f"SignatureAuth(access_key={self.access_key!r}, secret_key=<hidden>)"
+
+
+class BearerAuth(Unpicklable, AuthBase):
+    """``Authorization: Bearer <token>`` (no token: the token request, keys in its body)."""
+
+    def __init__(self, token: Secret | None = None) -> None:
+        self.token = token
+
+    def __call__(self, request: Any) -> Any:
+        request.headers["Content-Type"] = "application/json"
+        if self.token is not None:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+        return request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(token=<hidden>)"
+
+
+class SecretBody(Unpicklable, bytes):
+    """The token request's body (it holds the secret): bytes that never show themselves."""
+
+    def __repr__(self) -> str:
+        return "<token request body hidden>"
+
+    __str__ = __repr__
+
+
+def token_request_body(access_key: str, secret_key: str, duration: int) -> SecretBody:
+    """``{accessKey, secretKey, duration}`` as the token endpoint takes it."""
+    data = {"accessKey": access_key, "secretKey": secret_key, "duration": int(duration)}
+    return SecretBody(json.dumps(data).encode("utf-8"))
+
+
+def _lifetime(token: str, asked: float) -> float:
+    """Seconds the token lives: its JWT ``exp`` claim when readable, else what was asked."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        left = float(claims["exp"]) - time.time()
+    except (IndexError, ValueError, KeyError, TypeError, OverflowError):
+        return asked
+    return max(0.0, min(left, asked)) if left == left else asked
+
+
+class TokenState(Unpicklable):
+    """The one token of a service and keys in this process, and when to renew it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._token: Secret | None = None
+        self._renew_at = 0.0
+        self.failure: Exception | None = None
+        """Why the last token request failed, until one succeeds."""
+        self._quiet_until = 0.0
+
+    def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
+        """A token good for a while yet: the one held or a new one from ``fetch()``; a
+        failure is raised again, unasked, for ``PAUSE_S``. One thread fetches, the rest wait."""
+        with self._lock:
+            if self._token is not None and time.monotonic() < self._renew_at:
+                return self._token
+            if self.failure is not None and time.monotonic() < self._quiet_until:
+                raise self.failure
+            try:
+                value, asked = fetch()
+            except Exception as exc:
+                self.failure, self._quiet_until = exc, time.monotonic() + PAUSE_S
+                raise
+            self.failure = None
+            life = _lifetime(value, asked)
+            self._token = Secret(value)
+            self._renew_at = time.monotonic() + life - min(RENEW_AHEAD_S, life * RENEW_FRACTION)
+            return self._token
+
+    def refused(self, token: str) -> None:
+        """The service refused ``token``: the next request gets a new one (unless another
+        thread renewed it already)."""
+        with self._lock:
+            if self._token is not None and hmac.compare_digest(self._token, token):
+                self._token = None
+
+    def forget(self) -> None:
+        """Drop the token held (and a failure): the next request asks for a new one."""
+        with self._lock:
+            self._token = self.failure = None
+
+
+_KEY = secrets.token_bytes(32)
+_states: dict[str, TokenState] = {}
+_states_lock = threading.Lock()
+
+
+def shared(base_url: str, access_key: str, secret_key: str) -> TokenState:
+    """The token state every client of ``base_url`` with these keys shares in this process,
+    found by a hash keyed with a random value of this process, never by the secret itself."""
+    digest = hmac.new(_KEY, digestmod=hashlib.sha256)
+    for part in (base_url, access_key, str(secret_key)):
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    with _states_lock:
+        return _states.setdefault(digest.hexdigest(), TokenState())
 
 
 # -- what an answer means --------------------------------------------------------------------
@@ -437,16 +665,21 @@ def judge(
     return _judge_failure(method, answer, host, timeout)
 
 
+_CONNECT = "could not connect to {where}"
+_NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
     FailureKind.DNS: (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
     FailureKind.TLS: (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
-    FailureKind.REFUSED: (Cause.UNAVAILABLE, "could not connect to {where} (connection refused)"
-                          ", so the request never reached the service"),
-    FailureKind.CONNECT_TIMEOUT: (Cause.UNAVAILABLE, "could not connect to {where} within "
-                                  "{timeout:g} s, so the request never reached the service"),
-    FailureKind.PROXY: (Cause.ERROR, "the proxy for {host} would not open a connection; nothing "
-                        "was sent"),
-}  # fmt: skip
+    FailureKind.REFUSED: (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
+    FailureKind.CONNECT_TIMEOUT: (
+        Cause.UNAVAILABLE,
+        f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}",
+    ),
+    FailureKind.PROXY: (
+        Cause.ERROR,
+        "the proxy for {host} would not open a connection; nothing was sent",
+    ),
+}
 
 
 def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: float) -> Verdict:
@@ -597,7 +830,7 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
         raise malformed("it has neither 'data.entries' nor 'entries'")
     if not isinstance(entries, list):
         raise malformed("its 'entries' is not a list")
-    parsed = []
+    parsed: list[Entry] = []
     append = parsed.append
     for index, item in enumerate(entries):
         get = item.get if type(item) is dict else None
