@@ -177,17 +177,17 @@ class RateLimit:
 
     Unpaced until the first. Each pauses every worker until its ``Retry-After`` (without one
     0.5 s, doubling up to 8 s). Once per pause (a refusal of a request sent at the pace in force,
-    after some got through at it) the pace drops a tenth under what got through in the second
-    before. As that may have been one burst, each answer let through then raises the pace by 2
-    requests a second (doubling it in a third of a second) up to half the pace refused, and by
-    1 / pace beyond (one request a second, each second)."""
+    after some got through at it) the pace is halved, but not below a tenth under what got
+    through in the second before. Each answer let through then adds 1 / pace to it (one request
+    a second, each second); 2 after the first refusal, which may have followed a mere burst
+    (doubling the pace in a third of a second of use)."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
         self.not_before = 0.0
         self.rate: float | None = None
         self.limited = 0
-        self._ceiling = math.inf  # where the pace's growth turns from doubling to additive
+        self._growing = False  # since the first refusal: the pace doubles while used
         self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
         self._through = 0  # answers let through of requests sent at the pace in force
         self._last = 0.0  # when the last request went
@@ -223,7 +223,7 @@ class RateLimit:
             if sent_at >= self._set_at:
                 self._through += 1
                 if self.rate is not None:
-                    self.rate += 2.0 if self.rate < self._ceiling else 1.0 / self.rate
+                    self.rate += 2.0 if self._growing else 1.0 / self.rate
 
     def limit(self, sent_at: float, retry_after: float | None, cap: float) -> None:
         """A 429 / 40103 for a request sent at ``sent_at``: pause everyone, slow down."""
@@ -238,8 +238,8 @@ class RateLimit:
             self.not_before = max(self.not_before, now + retry_after)
             if sent_at >= self._set_at and self._through:  # the pace in force was used: too fast
                 passed = sum(1 for t in self._passed if t >= now - 1.0)
-                self._ceiling = self.rate / 2 if self.rate else math.inf
-                self.rate = max(1.0, 0.9 * passed)
+                self._growing = self.rate is None
+                self.rate = max(1.0, 0.9 * passed, (self.rate or 0.0) / 2)
                 self._set_at = self.not_before
                 self._through = 0
             listeners = list(self.listeners) if told else []
