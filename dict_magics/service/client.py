@@ -178,9 +178,9 @@ class RateLimit:
     Unpaced until the first. Each pauses every worker until its ``Retry-After`` (without one
     0.5 s, doubling up to 8 s). Once per pause (a refusal of a request sent at the pace in force,
     after some got through at it) the pace is halved, but not below a tenth under what got
-    through in the second before. Each answer let through then adds 1 / pace to it (one request
-    a second, each second); 2 after the first refusal, which may have followed a mere burst
-    (doubling the pace in a third of a second of use)."""
+    through at it in the second before. Each answer let through then adds 1 / pace to it (one
+    request a second, each second); 2 after the first refusal, which may have followed a mere
+    burst (doubling the pace in a third of a second of use)."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
@@ -237,7 +237,8 @@ class RateLimit:
             told = now + retry_after > self.not_before + 0.05
             self.not_before = max(self.not_before, now + retry_after)
             if sent_at >= self._set_at and self._through:  # the pace in force was used: too fast
-                passed = sum(1 for t in self._passed if t >= now - 1.0)
+                since = max(now - 1.0, self._set_at)  # at the pace in force, lately
+                passed = sum(1 for t in self._passed if t >= since)
                 self._growing = self.rate is None
                 self.rate = max(1.0, 0.9 * passed, (self.rate or 0.0) / 2)
                 self._set_at = self.not_before
