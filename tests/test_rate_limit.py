@@ -34,7 +34,7 @@ def test_a_429_pauses_every_worker_until_its_retry_after() -> None:
     limit.limit(time.monotonic(), 0.3, cap=30)
     limit.limit(time.monotonic(), 0.3, cap=30)  # the same pause: heard once
     assert heard == [0.3] and 0.2 < limit.waiting() <= 0.3
-    assert limit.rate == 20.0  # what passed in the second before
+    assert limit.rate == 0.9 * 20  # a tenth under what passed in the second before
     went: list[float] = []
     threads = [threading.Thread(target=lambda: went.append(limit.wait(never))) for _ in range(3)]
     started = time.monotonic()
@@ -54,6 +54,33 @@ def test_a_429_of_a_request_sent_before_the_pace_was_lowered_lowers_it_no_furthe
     pace = limit.rate
     limit.limit(early, 0.0, cap=30)  # type: ignore[arg-type]
     assert limit.rate == pace and limit.limited == 2
+
+
+def test_the_pace_set_after_a_burst_doubles_with_use_then_grows_additively() -> None:
+    limit = RateLimit()
+    for _ in range(20):
+        limit.passed(limit.wait(never))  # type: ignore[arg-type]
+    limit.limit(time.monotonic(), 0.0, cap=30)  # after a burst: 20 passed, the pace 18
+    for _ in range(20):  # each answer let through adds 2 requests a second
+        limit.passed(time.monotonic())
+    assert limit.rate == 18 + 2 * 20
+    limit.limit(time.monotonic(), 0.0, cap=30)  # too fast: once per pause, not per refusal
+    lowered = limit.rate
+    assert lowered is not None and 58 / 2 <= lowered <= max(58 / 2, 0.9 * 40)
+    limit.limit(time.monotonic() - 1, 0.0, cap=30)  # sent before it was lowered: in flight
+    assert limit.rate == lowered
+    limit.passed(time.monotonic())  # from now on one request a second, each second
+    assert limit.rate == pytest.approx(lowered + 1 / lowered)
+
+
+def test_a_refusal_before_any_request_got_through_at_the_pace_only_pauses() -> None:
+    limit = RateLimit()
+    for _ in range(10):
+        limit.passed(limit.wait(never))  # type: ignore[arg-type]
+    limit.limit(time.monotonic(), 0.0, cap=30)
+    pace = limit.rate
+    limit.limit(limit.wait(never), 0.2, cap=30)  # type: ignore[arg-type]
+    assert limit.rate == pace and limit.limited == 2 and limit.waiting() > 0
 
 
 def test_a_429_without_retry_after_pauses_with_growing_backoff_up_to_the_cap() -> None:
@@ -111,7 +138,8 @@ def test_a_429_storm_ends_with_every_entry_deleted_and_few_429s(
 
 
 def test_cancel_while_every_worker_waits_out_a_long_retry_after() -> None:
-    with SandboxServer(100, rate_limit=50, burst=5, retry_after=30) as sandbox:
+    # The lenient nonce rule: a 40005 answered after the cancel would end as a nonce refusal.
+    with SandboxServer(100, rate_limit=50, burst=5, retry_after=30, nonce_rule="unique") as sandbox:
         client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key)
         cancel = threading.Event()
         started = time.monotonic()

@@ -169,25 +169,25 @@ class DeferredInterrupt:
 
 
 class RateLimit:
-    """The pace every worker of a client keeps to, learned from 429 / 40103 answers.
+    """The pace every worker of a client keeps to, learned from 429 / 40103 answers (AIMD).
 
-    Unpaced until the first. Each pauses every worker until its ``Retry-After`` (a shared "not
-    before"); the first sets the pace to what passed in the second before, which then doubles
-    every tenth of a second it is used, until the next; from then on each sets the pace a tenth
-    under what the service let through since the last pause, and a pace used for a second grows
-    3 %. Without a ``Retry-After`` a pause is 0.5 s, doubling up to 8 s."""
+    Unpaced until the first. Each pauses every worker until its ``Retry-After`` (without one
+    0.5 s, doubling up to 8 s). Once per pause (a refusal of a request sent at the pace in force,
+    after some got through at it) the pace is halved, but not below a tenth under what got
+    through at it in the second before. Each answer let through then adds 1 / pace to it (one
+    request a second, each second); 2 after the first refusal, which may have followed a mere
+    burst (doubling the pace in a third of a second of use)."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
         self.not_before = 0.0
         self.rate: float | None = None
         self.limited = 0
-        self._growing = False
-        self._epoch = 0
-        self._next = 0.0
-        self._lowered = 0.0
+        self._growing = False  # since the first refusal: the pace doubles while used
+        self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
+        self._through = 0  # answers let through of requests sent at the pace in force
+        self._last = 0.0  # when the last request went
         self._passed: deque[float] = deque()
-        self._window = [0.0, 0]
         self._streak = 0
         self.listeners: list[WaitListener] = [on_wait] if on_wait else []
 
@@ -197,21 +197,16 @@ class RateLimit:
 
     def wait(self, stop: Callable[[], bool]) -> float | None:
         """When this request may go (waited for); ``None`` if ``stop()`` came first."""
-        while True:
+        while not stop():
             with self._lock:
-                epoch, now = self._epoch, time.monotonic()
-                slot = max(now, self.not_before)
-                if self.rate is not None:
-                    slot = max(slot, self._next)
-                    self._next = slot + 1.0 / self.rate
-            while (left := slot - time.monotonic()) > 0 and epoch == self._epoch:
-                if stop():
-                    return None
-                time.sleep(min(left, 0.05))
-            if stop():
-                return None
-            if epoch == self._epoch:  # no pause since the slot was taken
-                return slot
+                now = time.monotonic()
+                gap = 1.0 / self.rate if self.rate else 0.0
+                slot = max(self.not_before, self._last + gap)
+                if now >= slot:  # a sleep's overrun of up to one gap is made up
+                    self._last = max(slot, now - gap)
+                    return now
+            time.sleep(min(slot - now, 0.05))
+        return None
 
     def passed(self, sent_at: float) -> None:
         """An answer that was not 429: the pace let it through."""
@@ -221,15 +216,10 @@ class RateLimit:
             self._passed.append(now)
             while self._passed[0] < now - 1.0:
                 self._passed.popleft()
-            if self.rate is None or sent_at < self._lowered:
-                return
-            self._window[1] += 1
-            elapsed = now - self._window[0]
-            if elapsed < (0.1 if self._growing else 1.0) or self._window[1] < 5:
-                return
-            if self._window[1] / elapsed >= 0.8 * self.rate:  # the pace was used: it may grow
-                self.rate *= 2 if self._growing else 1.03
-            self._window = [now, 0]
+            if sent_at >= self._set_at:
+                self._through += 1
+                if self.rate is not None:
+                    self.rate += 2.0 if self._growing else 1.0 / self.rate
 
     def limit(self, sent_at: float, retry_after: float | None, cap: float) -> None:
         """A 429 / 40103 for a request sent at ``sent_at``: pause everyone, slow down."""
@@ -242,19 +232,13 @@ class RateLimit:
             retry_after = min(retry_after, cap)
             told = now + retry_after > self.not_before + 0.05
             self.not_before = max(self.not_before, now + retry_after)
-            if sent_at >= self._lowered:  # sent at the pace now in force: too fast
-                since = max(now - 1.0, self._lowered)  # since the pace was last set
+            if sent_at >= self._set_at and self._through:  # the pace in force was used: too fast
+                since = max(now - 1.0, self._set_at)  # at the pace in force, lately
                 passed = sum(1 for t in self._passed if t >= since)
-                if self.rate is None:
-                    self.rate, self._growing = max(1.0, float(passed)), True
-                else:  # a little under what the service let through lately
-                    seen = passed / (now - since) if now - since >= 0.2 else 0.0
-                    held = self.rate / 2 if self._growing else 0.0  # the level before held
-                    self.rate = max(1.0, 0.9 * min(self.rate, max(seen, held)))
-                    self._growing = False
-                self._lowered = self._next = self.not_before
-                self._window = [self.not_before, 0]
-            self._epoch += 1
+                self._growing = self.rate is None
+                self.rate = max(1.0, 0.9 * passed, (self.rate or 0.0) / 2)
+                self._set_at = self.not_before
+                self._through = 0
             listeners = list(self.listeners) if told else []
         for listener in listeners:
             listener(retry_after, "the service's rate limit")
