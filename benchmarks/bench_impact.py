@@ -107,7 +107,7 @@ def _rounds(variants: dict[str, Any], rounds: int) -> dict[str, tuple[float, flo
 
 
 def bench_impact(mode: Mode) -> None:
-    n, rows, rounds = (2_000, 200, 2) if mode is QUICK else (10_000, 1_000, 5)
+    n, rows, rounds = (1_000, 100, 2) if mode is QUICK else (10_000, 1_000, 5)
     section(f"[12] impact: a {rows:,}-row sync plan on a {n:,}-line corpus, {n:,} entries")
     figures: dict[str, Any] = {"entries": n, "lines": n, "rows": rows}
     for nested in (False, True):

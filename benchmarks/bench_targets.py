@@ -51,10 +51,10 @@ def bench_targets(mode: Mode) -> None:
     shell.display_formatter.active_types = shell.display_formatter.format_types
     if "dict_magics" not in shell.extension_manager.loaded:
         shell.run_line_magic("load_ext", "dict_magics")
-    quick = mode.bulk_ids < 400
+    quick = mode.bulk_ids < 400  # a smoke run: every figure, small sizes
     ratios: dict[str, float] = {}
     with environ({"DICT_MAGICS_HOME": tempfile.mkdtemp(prefix="dict-magics-targets-")}):
-        ratios["bulk"] = _bulk(shell, 100 if quick else 400, 1 if quick else 2)
+        ratios["bulk"] = _bulk(shell, 50 if quick else 400, 1 if quick else 2)
         ratios["call"] = _cells(shell, SandboxSpec(400), "%dict_delete --no-snapshot {}", quick)
         ratios["cell"] = _cells(
             shell, SandboxSpec(400, tls=True, rtt=0.02), "%dict_delete {}", quick
@@ -131,7 +131,7 @@ def _cells(shell: Any, spec: SandboxSpec, template: str, quick: bool) -> float:
     (a DELETE; with a snapshot, a GET of the listing and the DELETE) on one reused Session."""
     import requests
 
-    calls, rounds = (10, 2) if quick else (30, 5)
+    calls, rounds = (6, 2) if quick else (30, 5)
     snapshot = "--no-snapshot" not in template
     spec = replace(spec, entries=calls * 2 * (rounds + 1) + 10)
     times: dict[str, list[float]] = {"magic": [], "hand": []}

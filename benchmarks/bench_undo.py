@@ -169,8 +169,8 @@ def child_window(entries: str) -> None:
 def bench_undo(mode: Mode, runs: list[tuple[str, int, float]] | None = None) -> None:
     full = mode.restore_rounds > 1
     runs = runs or [("adds", 200_000, 0.0), ("mixed", 20_000, 0.02)] if full else []
-    runs = runs or [("adds", 400, 0.0), ("mixed", 200, 0.0)]
-    window = 10_000 if full else 400
+    runs = runs or [("adds", 150, 0.0), ("mixed", 80, 0.0)]
+    window = 10_000 if full else 200
     section(f"[13] undo of a big sync against its apply, before -> after; {window:,}-entry window")
     print(f"  load average at the start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for shape, rows, rtt in runs:

@@ -56,10 +56,10 @@ class Mode:
 
 FULL = Mode(21, 15, 40, 400, 3, (1_000, 10_000, 100_000), 5, 9, 20, 600, 3, 100_000, 7)
 QUICK = Mode(
-    5, 4, 10, 100, 1, (100, 300, 1_000), 2, 2, 5, 150, 1, 10_000, 2,
+    5, 4, 10, 50, 1, (100, 300, 1_000), 2, 2, 5, 150, 1, 3_000, 2,
     lint_entries=2_000, lint_naive_entries=300, lint_rounds=2,
     check_entries=1_000, check_chars=10_000, check_rounds=2,
-    restore_entries=1_000, restore_rounds=1,
+    restore_entries=300, restore_rounds=1,
 )  # fmt: skip
 
 
