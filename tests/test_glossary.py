@@ -330,6 +330,12 @@ def test_cli_sync_json_shape(env_creds: SandboxServer, tmp_path: Path, capsys) -
     assert set(data["conflicts"][0]) == {"entries", "row"}
     assert set(data["invalid"][0]) == {"row", "reason"}
     assert "id" not in data["adds"][0]
+    env_creds.clear_log()
+    assert main(["sync", str(path), "--dry-run", "--json"]) == 0  # the plan, as without --apply
+    assert json.loads(capsys.readouterr().out)["applied"] is False
+    assert main(["sync", str(path), "--dry-run", "--apply"]) == 2
+    assert "contradict" in capsys.readouterr().err
+    assert {r.method for r in env_creds.requests} == {"GET"}
     code = main(["sync", str(path), "--apply", "--skip-invalid", "--json", "-w", "1"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["applied"] is True and data["verified"] is True

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 
 from dict_magics.errors import InvalidIdError
 from dict_magics.models.entry import check_id
-from dict_magics.operations.context import OperationSettings
+from dict_magics.operations.context import OperationSettings, split_args
 from dict_magics.operations.delete import delete
 from dict_magics.sandbox import SandboxServer
 
@@ -37,8 +37,21 @@ NOT_IDS = [
 
 @pytest.mark.parametrize("bad", [*NOT_IDS, True, False, 1.0, -1, 2**63, None, b"17"])
 def test_check_id_refuses_all_but_ascii_digits(bad: object) -> None:
-    with pytest.raises(InvalidIdError, match="ASCII digits"):
+    with pytest.raises(InvalidIdError, match="is not an entry id: ids are whole numbers"):
         check_id(bad)
+
+
+def test_a_too_big_id_says_the_bound_not_the_digits() -> None:
+    for big in ("9" * 20, 2**63):
+        with pytest.raises(InvalidIdError, match="at most 9,223,372,036,854,775,807"):
+            check_id(big)
+
+
+@pytest.mark.parametrize("typed", ["\u00a017", "17\u2003", "17\u3000", "17\u200b"])
+def test_only_ascii_spaces_and_commas_separate_typed_ids(typed: str) -> None:
+    assert split_args(["17 18,19\t20"]) == ["17", "18", "19", "20"]
+    with pytest.raises(InvalidIdError, match="ASCII digits"):
+        split_args([typed])
 
 
 @settings(max_examples=300, deadline=None)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import point_at, run_cli
+from conftest import paired_audit, point_at, run_cli
 from IPython.utils.capture import capture_output
 from test_sandbox_variants import VENDOR
 
@@ -173,11 +173,29 @@ def test_a_failing_probe_names_its_markers_and_the_delete_that_removes_them(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     left = sorted(set(env_creds.entries) - {i for i, _ in before}, key=int)
     assert len(left) == 6
-    command = f"`dict-magics delete` {' '.join(left)}"
+    command = f"`dict-magics delete {' '.join(left)}`"
     assert command in proc.stdout, proc.stdout
     env_creds.clear_faults()
     assert run_cli(env_creds, "delete", *left).returncode == 0
     assert as_listed(env_creds) == before and not purged(env_creds)
+
+
+def test_a_marker_deleted_whose_answer_was_lost_is_settled_by_the_listing(
+    env_creds: SandboxServer,
+) -> None:
+    """The service deletes a marker, then the connection drops: the probe's last listing shows
+    it gone, so nothing is left, the dictionary is unchanged, and the audit says so."""
+    before = as_listed(env_creds)
+    env_creds.inject("drop_after", count=1, method="DELETE")
+    proc = run_cli(env_creds, "probe", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["unchanged"] is True and "left" not in data and "stopped" not in data
+    assert as_listed(env_creds) == before and not purged(env_creds)
+    deletes = [line for line in paired_audit() if line["operation"] == "delete"]
+    assert len(deletes) == 6 and all(line["entry"] for line in deletes)  # each names its marker
+    assert all(line["outcome"] == "success" for line in deletes)
+    assert any("verified by listing" in (line.get("reason") or "") for line in deletes)
 
 
 def test_ctrl_c_mid_probe_names_its_markers(tmp_path: Path) -> None:

@@ -179,6 +179,10 @@ def _update(a: argparse.Namespace, c: Context) -> Any:
 def _sync(a: argparse.Namespace, c: Context) -> Any:
     from ..operations.sync import sync
 
+    if a.apply and a.dry_run:
+        from ..errors import UsageProblem
+
+        raise UsageProblem("--apply and --dry-run contradict each other: nothing was sent.")
     lines = _corpus(a, c, True)
     given = _given(a, "apply", "delete_missing", "pair", "format", "sheet", "skip_invalid", "yes")
     asks = {"prompter": c.prompter, "progress": c.progress, "warn": c.warn}
@@ -551,6 +555,8 @@ _COMMANDS = (
         (
             PROFILE,
             arg("--apply", action="store_true", help="make the changes (else: the plan only)"),
+            arg("--dry-run", action="store_true",
+                help="the plan only, as without --apply (for habit's sake)"),
             arg("--delete-missing", action="store_true",
                 help="also delete entries of the file's language pairs that the file lacks"),
             arg("--pair", metavar="FROM:TO", help="languages of a two-column (source, target) "
@@ -612,7 +618,8 @@ _COMMANDS = (
     ),
     Command(
         "check", "show which entries apply to each element of a text (at most 3 per element)",
-        "Plays the service's rule on one listing (no translation request). Each line is one "
+        "Plays the service's rule on one listing (without --translate: no translation "
+        "request). Each line is one "
         "element, as one item of a translation request's text. Per element and language pair "
         "the entries whose source term occurs in it: the earliest three applied, the rest not "
         "applied (limit 3), a term inside an applied longer term covered; then the entries that "
@@ -798,6 +805,7 @@ def _spelled(front: str, *tables: Mapping[str, str]) -> dict[str, str]:
 _NAMES = {
     "delete": "`delete`",
     "list": "`list`",
+    "find_marker": "`list --match`",
     "restore": "`restore`",
     "no_snapshot": "--no-snapshot",
     "delete_missing": "run the sync again with --delete-missing",

@@ -86,9 +86,10 @@ def check_id(value: object) -> str:
         number = -1
     if not 0 <= number <= MAX_ID:
         purge = isinstance(value, str) and value.strip().lower() == "dictionary-all"
+        digits = number > MAX_ID or (isinstance(value, str) and value.isascii() and value.isdigit())
+        rule = f"at most {MAX_ID:,}" if digits else "written in ASCII digits (0-9) only"
         raise InvalidIdError(
-            f"{_short(value)} is not an entry id: ids are whole numbers written in ASCII "
-            "digits (0-9) only; nothing was sent.",
+            f"{_short(value)} is not an entry id: ids are whole numbers {rule}; nothing was sent.",
             option=Remedy.PURGE if purge else None,  # the front ends name the purge command
         )
     return str(number)

@@ -92,10 +92,19 @@ class ProbeResult(Rendered):
         """What removes the markers left: a delete of their ids, and a listing that finds the
         ones whose id is unknown."""
         names = {"delete": "`delete`", **self.names}
+
+        def command(name: str, rest: str) -> str:  # `dict-magics delete 9 10`, %dict_delete 9 10
+            spelled = names[name]
+            quoted = spelled.startswith("`")
+            return f"`{spelled.strip('`')} {rest}`" if quoted else f"{spelled} {rest}"
+
         ids = [e.id for e in self.left if e.id]
-        said = [f"{names['delete']} {' '.join(ids)}"] if ids else []
+        said = [command("delete", " ".join(ids))] if ids else []
         if len(ids) < len(self.left):
-            said.append(f"a delete of each entry a listing shows holding {self.marker!r}")
+            where = f"a listing shows holding {self.marker!r}"  # in a front end's words if named
+            if "find_marker" in names:
+                where = f"{command('find_marker', self.marker)} shows"
+            said.append(f"a delete of each entry {where}")
         return ", and ".join(said)
 
     def rows(self) -> list[tuple[str, str]]:

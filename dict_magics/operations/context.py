@@ -185,7 +185,7 @@ def finish(result: R, settings: OperationSettings) -> R:
 
 # -- ids as people type them --------------------------------------------------------------------
 
-ID_SEPARATORS = re.compile(r"[\s,]+")
+ID_SEPARATORS = re.compile(r"[\s,]+", re.ASCII)  # a no-break space is no separator: refused
 COMMENT = re.compile(r"(?:^|\s)#.*")
 BOM = "\ufeff"
 

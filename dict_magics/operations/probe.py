@@ -22,6 +22,7 @@ from .audit import AuditLog
 from .context import OperationSettings, Warn, connect, profile_of
 from .listing import CACHE
 from .prompts import Prompter
+from .settle import settle_deletes
 from .textcheck import confirm_billed
 
 if TYPE_CHECKING:
@@ -132,13 +133,19 @@ class _Probe:
             self.extra += token.requests_sent
         if translate:
             self.engine(before)
-        with self.audit("delete") as trail:
-            gone = client.delete_entries([e.id for e in self.left], workers=1, audit=trail)
-        self.left = [e for e, r in zip(self.left, gone.results, strict=True) if not r.done]
-        _stop_if(gone.interrupted)
+        markers = {e.id: e for e in self.left}
+        with self.audit("delete", markers) as trail:
+            gone = client.delete_entries(list(markers), workers=1, audit=trail)
+            _stop_if(gone.interrupted)
+            after = client.list_entries()  # settles a deletion whose answer was lost
+            held = {e.id: e for e in after}
+            if any(r.outcome_unknown for r in gone.results):
+                settled = settle_deletes(gone.results, markers, held)
+                pairs = zip(gone.results, settled, strict=True)
+                trail.record_all(s for r, s in pairs if r.outcome_unknown)
+        self.left = [e for e in self.left if e.id in held]
         if self.left:
             raise ServiceError("the service did not delete every marker entry")
-        after = client.list_entries()
         same = sorted((e.id, e.terms) for e in after) == sorted((e.id, e.terms) for e in before)
         return self.result(unchanged=same)
 
@@ -194,9 +201,10 @@ class _Probe:
         unit = "sentence" if "4" in applied else "element" if "5" in applied else "request"
         self.found["limit_unit"] = unit
 
-    def audit(self, operation: str) -> AuditLog:
+    def audit(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
+        host, profile = self.client.host, self.profile
         return AuditLog(
-            profile=self.profile, host=self.client.host, operation=operation, warn=self.warn
+            profile=profile, host=host, operation=operation, entries=entries, warn=self.warn
         )
 
     def result(self, **more: Any) -> ProbeResult:
