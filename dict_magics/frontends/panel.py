@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import DryRunResult, Entry, EntryList, UpdateResult
+from ..models import DryRunResult, Entry, EntryList
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.impact import after_change, impact, read_corpus
@@ -85,16 +85,23 @@ def descendants(box: widgets.Box) -> list[widgets.Widget]:
 @dataclass(frozen=True)
 class Armed:
     """What Confirm will start: ``work`` on the worker thread, saying ``what`` while it runs.
-    ``message`` is the confirmation, ``hint`` the status beside it; a purge runs only once the
+    ``message`` is the confirmation, ``check`` what to check in it; a purge runs only once the
     word its ``plan`` accepts is typed."""
 
     kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
     message: str
-    hint: str
     what: str
     work: Callable[..., None]
+    check: str = "the change"
     total: int = 0
     plan: PurgePlan | None = None
+
+    @property
+    def hint(self) -> str:
+        """The status beside the confirmation."""
+        if self.plan is not None:
+            return f"Type {self.plan.word} (or the host) to enable Confirm, or press Cancel."
+        return f"Check {self.check}, then press Confirm or Cancel."
 
 
 @dataclass(frozen=True)
@@ -466,8 +473,7 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(deletes=going) if going else ""
         what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
-        hint = "Check what will be deleted, then press Confirm or Cancel."
-        self._arm(Armed("delete", message, hint, what, work, total=len(ids)))
+        self._arm(Armed("delete", message, what, work, "what will be deleted", total=len(ids)))
 
     def _impact_html(self, **change: list[Entry]) -> str:
         """What a change to the listing shown does to the corpus, when one is configured."""
@@ -496,9 +502,8 @@ class DictPanel(widgets.VBox):
         folder = str(snapshot_dir()) if self._keeps else None
         plan = purging.plan(self.profile, self.host, listed, folder)
         message = view.confirm_purge_html(plan, NAMES)
-        hint = f"Type {plan.word} (or the host) to enable Confirm, or press Cancel."
         what = f"Deleting every entry on {self.host}\u2026"
-        if self._arm(Armed("purge", message, hint, what, self._work_purge, plan=plan)):
+        if self._arm(Armed("purge", message, what, self._work_purge, plan=plan)):
             self.purge_word_text.placeholder = f"type {plan.word}"
             self.purge_word_text.tooltip = f"type {plan.word} to enable Confirm"
 
@@ -510,8 +515,7 @@ class DictPanel(widgets.VBox):
         message = view.confirm_restore_html(info, self.host)
         what = f"Restoring {view.snapshot_label(info)} to {self.host}\u2026"
         work = functools.partial(self._work_restore, str(info.path))
-        hint = "Check the snapshot, then press Confirm or Cancel."
-        self._arm(Armed("restore", message, hint, what, work, total=info.count))
+        self._arm(Armed("restore", message, what, work, "the snapshot", total=info.count))
 
     def _on_undo(self, _button: widgets.Button) -> None:
         with self._lock:
@@ -554,9 +558,7 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(updates=[new])
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
-        self._arm(
-            Armed("update", message, "Check the change, then press Confirm or Cancel.", what, work)
-        )
+        self._arm(Armed("update", message, what, work))
 
     def _on_add(self, _button: widgets.Button) -> None:
         new = self.add_form.typed()
@@ -568,8 +570,7 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(adds=[new])
         # A copy of an entry is added only when the confirmation named the entry it copies.
         work = functools.partial(self._work_add, new, bool(same))
-        hint = "Check the entry, then press Confirm or Cancel."
-        self._arm(Armed("add", message, hint, f"Adding an entry on {self.host}\u2026", work))
+        self._arm(Armed("add", message, f"Adding an entry on {self.host}\u2026", work, "the entry"))
 
     def _on_sync_plan(self, _button: widgets.Button) -> None:
         with self._lock:
@@ -701,30 +702,23 @@ class DictPanel(widgets.VBox):
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(result)
-        if result.snapshot and result.gone:  # the result says Undo puts it back
-            self.undo = Undo(result.snapshot, view.entries(result.gone))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
-        self._after_change(interruption(result))
+        self._changed(result, view.entries(result.gone), interruption(result))
 
     def _work_purge(self, word: str) -> None:
         result = purging.purge(self._settings, ScriptedPrompter([word]), **self._operation_args())
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(result)
-        if result.snapshot and result.gone:
-            self.undo = Undo(result.snapshot, "every entry")
-        self._after_change(None)
+        self._changed(result, "every entry")
 
     def _work_restore(self, source: str) -> None:
         """Put back ``source``, a snapshot of this profile and host (so no second question)."""
         asked = ScriptedPrompter(reason=ALREADY_ASKED)
         args = self._operation_args(batch=True)
         result = restore(self._settings, source, yes=True, prompter=asked, **args)
-        self._record(result)
         if result.ok and self.undo is not None and Path(self.undo.snapshot) == Path(source):
             self.undo = None  # what Undo would put back is back
-        self._after_change(self._cancelled())
+        self._changed(result, note=self._cancelled())
 
     def _work_update(self, old: Entry, new: Entry) -> None:
         """PUT the terms that changed (the operation keeps the entry as the service holds it
@@ -732,21 +726,17 @@ class DictPanel(widgets.VBox):
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
         terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
         result = update(self._settings, old.id, **terms, **self._operation_args())
-        self._record(result)
         if result.ok:
             show(self.edit_form, False)
-            if isinstance(result, UpdateResult) and result.snapshot:
-                self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
-        self._after_change(None)
+        self._changed(result, f"the old terms of entry {old.id}" if result.ok else None)
 
     def _work_add(self, new: Entry, duplicate: bool) -> None:
         """Add ``new`` (a listing after names its id). An entry with the same terms that
         appeared since the panel's listing makes a ``NoChange``, nothing sent."""
         result = add(self._settings, *new.terms, duplicate=duplicate, **self._operation_args())
-        self._record(result)
         if result.ok:
             self.add_form.from_text.value = self.add_form.to_text.value = ""
-        self._after_change(None)
+        self._changed(result)
 
     def _work_plan(
         self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
@@ -772,8 +762,7 @@ class DictPanel(widgets.VBox):
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options, skip_invalid)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
-            hint = "Check the plan, then press Confirm or Cancel."
-            self._follow = Armed("sync", message, hint, what, work, total=total)
+            self._follow = Armed("sync", message, what, work, "the plan", total=total)
 
     def _work_sync(
         self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
@@ -783,11 +772,8 @@ class DictPanel(widgets.VBox):
         result = sync(self._settings, path, apply=True, yes=True, prompter=asked, **args)
         if isinstance(result, SyncResult):
             result = replace(result, plan=replace(result.plan, path=name))
-            if result.snapshot:
-                self.undo = Undo(result.snapshot, f"the sync of {name}")
-        self._record(result)
         self.sync_form.plan_html.value = ""
-        self._after_change(self._cancelled())
+        self._changed(result, f"the sync of {name}", self._cancelled())
 
     def _work_lint(self) -> None:
         self._linted = True
@@ -823,6 +809,15 @@ class DictPanel(widgets.VBox):
         report = EntryList(self._index.entries, self.host).check(text, unit=unit)
         self.check_form.report_html.value = view.result_html(report)
         self._set_status("", "info")
+
+    def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
+        """Show ``result``; when it kept a snapshot of what it took, Undo puts back ``undo``
+        (what it took, in words); then list again."""
+        self._record(result)
+        snapshot = getattr(result, "snapshot", None)
+        if undo is not None and snapshot and getattr(result, "gone", True):
+            self.undo = Undo(snapshot, undo)
+        self._after_change(note)
 
     def _cancelled(self) -> str | None:
         return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
