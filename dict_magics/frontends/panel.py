@@ -161,9 +161,11 @@ class DictPanel(widgets.VBox):
         self._uploads: tempfile.TemporaryDirectory[str] | None = None
         self._history_html: list[str] = []  # the recent results, newest first
 
-        def button(text: str, tip: str, on_click: Callable[..., None], **more: Any) -> Any:
+        def button(
+            text: str, tip: str, on_click: Callable[..., None], idle: bool = True, **more: Any
+        ) -> Any:
             made = widgets.Button(description=text, tooltip=tip, **more)
-            made.on_click(self._guard(on_click))
+            made.on_click(self._guard(self._when_idle(on_click) if idle else on_click))
             return made
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
@@ -178,6 +180,7 @@ class DictPanel(widgets.VBox):
                 column,
                 f"Sort by {column} (again: the other way)",
                 functools.partial(self._on_sort, column),
+                idle=False,
                 layout=widgets.Layout(
                     margin="0 0.3em 0 0",
                     width=FIXED.get(column, "auto"),
@@ -192,8 +195,9 @@ class DictPanel(widgets.VBox):
         rows_layout = widgets.Layout(max_height="24em", overflow="auto")
         self.rows = EntryRows(PAGE, self._selection_changed, self._lock, layout=rows_layout)
         self.rows.add_class("dict-magics-entries")
-        self.prev_button = button("\u25c0 Previous", "", lambda _: self.show_page(self.page - 1))
-        self.next_button = button("Next \u25b6", "", lambda _: self.show_page(self.page + 1))
+        turn = self.show_page
+        self.prev_button = button("\u25c0 Previous", "", lambda _: turn(self.page - 1), idle=False)
+        self.next_button = button("Next \u25b6", "", lambda _: turn(self.page + 1), idle=False)
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
         parts = [widgets.HBox([self.search_text, self.pair_dropdown])]
@@ -220,7 +224,7 @@ class DictPanel(widgets.VBox):
             (self.problems.find_button, self._on_find_problems),
             (self.check_form.check_button, self._on_check),
         ]:
-            clicked.on_click(self._guard(handler))
+            clicked.on_click(self._guard(self._when_idle(handler)))
         self.tools = widgets.Accordion(
             children=[self.add_form, self.sync_form, self.problems, self.check_form],
             titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
@@ -232,8 +236,10 @@ class DictPanel(widgets.VBox):
         self.restore_button = button("Restore\u2026", "Asks first", self._on_restore)
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
-        self.confirm_button = button("Confirm", "", self._on_confirm, button_style="danger")
-        self.cancel_button = button("Cancel", "", self._on_cancel)
+        self.confirm_button = button(
+            "Confirm", "", self._on_confirm, idle=False, button_style="danger"
+        )
+        self.cancel_button = button("Cancel", "", self._on_cancel, idle=False)
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
         self.confirm_box = widgets.VBox([self.confirm_message, answer], layout=red)
@@ -421,6 +427,18 @@ class DictPanel(widgets.VBox):
     def _idle(self) -> bool:
         return self.state == "idle"
 
+    def _when_idle(self, handler: Callable[..., Any]) -> Callable[..., None]:
+        """``handler``, run only while the panel is idle (with the lock held): a click that
+        arrives while a confirmation or background work is showing does nothing."""
+
+        @functools.wraps(handler)
+        def idle_only(*args: Any) -> None:
+            with self._lock:
+                if self._idle():
+                    handler(*args)
+
+        return idle_only
+
     def _on_search(self, _change: dict[str, Any]) -> None:
         if not self._quiet:
             self.page = 0
@@ -437,20 +455,15 @@ class DictPanel(widgets.VBox):
             self._refresh()
 
     def _on_select_all(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle():
-                self.rows.select(self._index.entries[i].id for i in self._matches)
-                self._selection_changed()
+        self.rows.select(self._index.entries[i].id for i in self._matches)
+        self._selection_changed()
 
     def _on_clear(self, _button: widgets.Button) -> None:
-        if self._idle():
-            self.rows.clear()
-            self._selection_changed()
+        self.rows.clear()
+        self._selection_changed()
 
     def _on_refresh(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle():
-                self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
+        self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     def _ticked_entries(self) -> list[Entry]:
         with self._lock:
@@ -518,14 +531,13 @@ class DictPanel(widgets.VBox):
         self._arm(Armed("restore", message, what, work, "the snapshot", total=info.count))
 
     def _on_undo(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle() and self.undo is not None:
-                work = functools.partial(self._work_restore, self.undo.snapshot)
-                self._begin("undo", f"Putting back {self.undo.what} on {self.host}\u2026", work)
+        if self.undo is not None:
+            work = functools.partial(self._work_restore, self.undo.snapshot)
+            self._begin("undo", f"Putting back {self.undo.what} on {self.host}\u2026", work)
 
     def _on_edit(self, _button: widgets.Button) -> None:
         chosen = self._ticked_entries()
-        if not self._idle() or not self.listing_supported:
+        if not self.listing_supported:
             return
         if len(chosen) != 1:
             self._set_status("Tick exactly one entry to edit it.", "error")
@@ -536,8 +548,7 @@ class DictPanel(widgets.VBox):
         self._refresh()
 
     def _on_close_edit(self, _button: widgets.Button) -> None:
-        if self._idle():
-            show(self.edit_form, False)
+        show(self.edit_form, False)
 
     def _refused(self, entry: Entry) -> bool:
         """Say why the service would refuse ``entry``'s terms, if it would."""
@@ -573,54 +584,44 @@ class DictPanel(widgets.VBox):
         self._arm(Armed("add", message, f"Adding an entry on {self.host}\u2026", work, "the entry"))
 
     def _on_sync_plan(self, _button: widgets.Button) -> None:
-        with self._lock:
-            form, upload = self.sync_form, self.sync_form.uploaded()
-            if not self._idle():
-                return
-            if upload is None:
-                self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
-                return
-            if self._uploads is None:
-                self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
-            name, content = upload
-            path = Path(self._uploads.name) / name
-            path.write_bytes(content)
-            pair = form.pair_text.value.strip() or None
-            options = {"pair": pair, "delete_missing": form.delete_missing.value}
-            form.plan_html.value = ""
-            work = functools.partial(self._work_plan, path, name, options, form.skip_invalid.value)
-            self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
+        form, upload = self.sync_form, self.sync_form.uploaded()
+        if upload is None:
+            self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
+            return
+        if self._uploads is None:
+            self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
+        name, content = upload
+        path = Path(self._uploads.name) / name
+        path.write_bytes(content)
+        pair = form.pair_text.value.strip() or None
+        options = {"pair": pair, "delete_missing": form.delete_missing.value}
+        form.plan_html.value = ""
+        work = functools.partial(self._work_plan, path, name, options, form.skip_invalid.value)
+        self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
 
     def _on_find_problems(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if not self._idle() or not self._listed:
-                self._set_status("Problems need a listing of the entries.", "error")
-                return
-            what = f"Looking for problems in {view.entries(len(self._index))}\u2026"
-            self._begin("lint", what, self._work_lint)
+        if not self._listed:
+            self._set_status("Problems need a listing of the entries.", "error")
+            return
+        what = f"Looking for problems in {view.entries(len(self._index))}\u2026"
+        self._begin("lint", what, self._work_lint)
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
-        with self._lock:
-            if not self._idle():
-                return
-            self.rows.clear()
-            self.rows.select(ids)
-            self._selection_changed()
+        self.rows.clear()
+        self.rows.select(ids)
+        self._selection_changed()
         selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
     def _on_check(self, _button: widgets.Button) -> None:
         text = self.check_form.text.value
-        with self._lock:
-            if not self._idle():
-                return
-            if not text.strip():
-                self._set_status("Paste a text to check first.", "error")
-            elif not self._listed:
-                self._set_status("The check needs a listing of the entries.", "error")
-            else:
-                work = functools.partial(self._work_check, text)
-                self._begin("check", "Checking the text against the entries\u2026", work)
+        if not text.strip():
+            self._set_status("Paste a text to check first.", "error")
+        elif not self._listed:
+            self._set_status("The check needs a listing of the entries.", "error")
+        else:
+            work = functools.partial(self._work_check, text)
+            self._begin("check", "Checking the text against the entries\u2026", work)
 
     def _on_cancel(self, _button: widgets.Button) -> None:
         with self._lock:
@@ -800,7 +801,7 @@ class DictPanel(widgets.VBox):
                 description=description, tooltip=tip, disabled=not self._idle()
             )
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            buttons[kind].on_click(self._guard(select))
+            buttons[kind].on_click(self._guard(self._when_idle(select)))
         self.problems.set_buttons(buttons)
         return report
 
