@@ -59,11 +59,6 @@ ALREADY_ASKED = "the panel asked already"
 """Why an operation the panel runs may not ask a question of its own: Confirm was it."""
 
 
-def worded(said: BaseException | str) -> str:
-    """An error or warning in the panel's words (its buttons, the magics for what it lacks)."""
-    return PANEL.message(said)
-
-
 def parse_ids(text: str) -> list[str]:
     """Split what the user typed on spaces and commas, keeping the first of any duplicates."""
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
@@ -505,7 +500,7 @@ class DictPanel(widgets.VBox):
             try:
                 check_id(entry_id)
             except InvalidIdError as exc:
-                problems.append(worded(exc))
+                problems.append(PANEL.message(exc))
         return problems
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
@@ -673,7 +668,7 @@ class DictPanel(widgets.VBox):
         try:
             work()
         except (DictMagicsError, ServiceError) as exc:
-            self._set_status(worded(exc), "error")
+            self._set_status(PANEL.message(exc), "error")
         except Exception as exc:
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
             if self.running != "list":
@@ -826,7 +821,7 @@ class DictPanel(widgets.VBox):
     def _after_change(self, note: str | None) -> None:
         """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
-        notes = [worded(n) for n in (note, *self._warnings) if n]
+        notes = [PANEL.message(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:
