@@ -434,18 +434,13 @@ class DictMagics(Magics):
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:
         """The parsed line of ``%dict_delete``, its ids with collections put back."""
-        from ..errors import DictMagicsError
-
         formatter = _IdFormatter()
         if "{" in line or "$" in line:
             try:
-                line = formatter.vformat(line, args=[], kwargs=self._namespace(local_ns))
+                with _user_errors():
+                    line = formatter.vformat(line, args=[], kwargs=self._namespace(local_ns))
             except UsageError:
                 raise
-            except DictMagicsError as exc:
-                from .commands import MAGIC
-
-                raise UsageError(MAGIC.message(exc)) from None
             except Exception as exc:
                 raise UsageError(
                     f"cannot expand the ids ({type(exc).__name__}: {exc}); nothing was sent. "

@@ -739,7 +739,7 @@ class DictPanel(widgets.VBox):
     ) -> None:
         plan = plan_sync(self._settings, path, client=self._client, **options)
         plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
-        shown = view.result_html(plan)
+        shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
         if plan.invalid and not skip_invalid:
             self._set_status(
@@ -782,7 +782,7 @@ class DictPanel(widgets.VBox):
         duplicates it ticks every copy but the lowest id of each group (what can go with
         nothing lost), else every entry the kind names."""
         report = EntryList(self._index.entries, self.host).lint()
-        self.problems.report_html.value = view.result_html(report)
+        self.problems.report_html.value = report._repr_html_()
         buttons = {}
         for kind in report.by_kind():
             ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
@@ -803,7 +803,7 @@ class DictPanel(widgets.VBox):
     def _work_check(self, text: str) -> None:
         unit = limit_unit(self._settings)
         report = EntryList(self._index.entries, self.host).check(text, unit=unit)
-        self.check_form.report_html.value = view.result_html(report)
+        self.check_form.report_html.value = report._repr_html_()
         self._set_status("", "info")
 
     def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
@@ -974,7 +974,7 @@ class DictPanel(widgets.VBox):
         """Show ``result`` (in the panel's words) as the latest, first in the recent ones."""
         result = PANEL.named(result)
         self.history.append(result)
-        self.result.value = view.result_html(result)
+        self.result.value = result._repr_html_()
         stamp = f'<span style="color:{view.GREY}">{time.strftime("%H:%M:%S")}</span>'
         self._history_html = [f"<li>{stamp} {self.result.value}</li>", *self._history_html][:10]
         recent = f"Recent results ({len(self._history_html)}, newest first)"
@@ -996,11 +996,8 @@ class ProgressBar:
         show(self.bar, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
-        self.bar.max, self.bar.value, self.bar.description = (
-            max(total, 1),
-            done,
-            f"{done} / {total}",
-        )
+        self.bar.max, self.bar.value = max(total, 1), done
+        self.bar.description = f"{done} / {total}"
 
     def stop(self) -> None:
         """The bar stays at its last value, beside the result."""

@@ -218,9 +218,3 @@ def status_html(message: str, kind: str) -> str:
         return ""
     css = f"dict-magics-status dict-magics-status-{kind}"
     return f'<div class="{css}" style="color:{COLOURS[kind]}">{escape(message)}</div>'
-
-
-def result_html(result: object) -> str:
-    """A result as the magics show it (it renders itself)."""
-    shown = getattr(result, "_repr_html_", lambda: None)()
-    return shown or f"<pre>{escape(str(result))}</pre>"
