@@ -45,23 +45,18 @@ def __getattr__(name: str) -> Any:
 def parser(name: str) -> Any:
     """The parser of ``%dict_<name>``, built from its row of the commands table on first use."""
     if name not in _PARSERS:
-        import textwrap
-
         from IPython.core.magic_arguments import MagicArgumentParser
 
-        from .commands import COMMANDS, spelled
+        from .commands import COMMANDS
 
         command = COMMANDS[name]
-        paragraphs = [command.title, command.help]
-        text = "\n\n".join(textwrap.fill(spelled(p, "magic"), 88) for p in paragraphs)
-        examples = "".join(f"\n  {line}" for line in command.examples_for("magic"))
+        examples = command.examples_for("magic")
         built = MagicArgumentParser(
-            prog=f"dict_{name}", description=text, epilog=f"\nExamples::\n{examples}"
+            prog=f"dict_{name}",
+            description=command.description("magic"),
+            epilog=f"\nExamples::\n{examples}",
         )
-        for a in command.args:
-            if a.in_front("magic"):
-                words = spelled(a.help, "magic").replace("%", "%%")  # argparse formats help
-                built.add_argument(*a.flags, help=words, **a.options)
+        command.add_arguments(built, "magic")
         _PARSERS[name] = built
     return _PARSERS[name]
 
