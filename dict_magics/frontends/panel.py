@@ -299,6 +299,7 @@ class DictPanel(widgets.VBox):
             base_url=settings.base_url,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
+            auth=settings.auth,
             workers=settings.workers,
             snapshots=settings.snapshots,
             listing_max_age=settings.listing_max_age,
