@@ -813,6 +813,23 @@ def test_from_profile_reads_the_environment(
         panel.close()
 
 
+def test_the_magic_s_panel_signs_as_its_settings_say(
+    sandbox: SandboxServer, memory_keyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dict_magics.operations.context import OperationSettings
+
+    for name, value in sandbox.env().items():
+        monkeypatch.setenv(name, value)
+    panel = DictPanel.from_settings(OperationSettings(auth="token"))  # %config DictMagics.auth
+    try:
+        assert panel.wait(WAIT_S) and len(panel.entries) == 100
+        assert sandbox.tokens_issued == 1
+        listed = [r for r in sandbox.requests if r.path != "/api/v1/token"]
+        assert listed and not any("signature" in r.headers for r in listed)
+    finally:
+        panel.close()
+
+
 def test_from_profile_reads_a_keyring_profile(sandbox: SandboxServer, memory_keyring) -> None:
     credentials.store("work", sandbox.url, sandbox.access_key, sandbox.secret_key)
     panel = DictPanel.from_profile("work")

@@ -8,6 +8,7 @@ import argparse
 import json
 import signal
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
@@ -16,7 +17,7 @@ from ..errors import DictMagicsError, UsageProblem, exit_code
 from ..operations.context import OperationSettings, split_args
 from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
 from . import output as shapes
-from .commands import CLI, COMMANDS, EXIT_CODES, PROG, spelled
+from .commands import CLI, COMMANDS, EXIT_CODES, PROG
 from .output import Output
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -49,18 +50,12 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def _wrapped(*paragraphs: str) -> str:
-    import textwrap
-
-    return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs if p)
-
-
 def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     """The whole command line, from the commands table, with ``--help`` on every command."""
     output = output or Output()
     parser = _Parser(
         prog=PROG,
-        description=_wrapped(DESCRIPTION)
+        description=textwrap.fill(DESCRIPTION, 88)
         + "\n\nexit codes:\n"
         + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES)
         + '  with --json, an error is printed on stdout too, as {"error", "exit"}',
@@ -76,12 +71,11 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
     for command in COMMANDS.values():
         if command.only == "magic":
             continue
-        examples = "".join(f"\n  {line}" for line in command.examples_for("cli"))
-        exits = f"exit codes: {command.exits}." if command.exits else ""
+        examples = command.examples_for("cli")
         sub = subparsers.add_parser(
             command.name,
             help=command.summary,
-            description=_wrapped(command.title, spelled(command.help, "cli"), exits),
+            description=command.description("cli"),
             epilog=f"examples:{examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             allow_abbrev=False,
@@ -89,13 +83,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
             output=output,
         )
         sub.set_defaults(func=HANDLERS.get(command.name, cmd_any))
-        for a in command.args:
-            if a.in_front("cli"):
-                options = dict(a.options)
-                if a.flags[-1] in ("--profile", "--json"):  # given before the command too
-                    options["default"] = argparse.SUPPRESS
-                words = spelled(a.help, "cli").replace("%", "%%")
-                sub.add_argument(*a.flags, help=words, **options)
+        command.add_arguments(sub, "cli")
     return parser
 
 

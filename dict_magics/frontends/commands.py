@@ -58,9 +58,30 @@ class Command:
         """The summary as the first sentence of the command's help."""
         return f"{self.summary[0].upper()}{self.summary[1:]}."
 
-    def examples_for(self, front: str) -> list[str]:
-        """A magic's examples are the lines that name one (``%dict_...``)."""
-        return [line for line in self.examples if ("%dict_" in line) == (front == "magic")]
+    def description(self, front: str) -> str:
+        """The title and help (on the command line, the exit codes too) as ``front`` spells
+        them, filled for a terminal."""
+        import textwrap
+
+        exits = f"exit codes: {self.exits}." if self.exits and front == "cli" else ""
+        paragraphs = (self.title, spelled(self.help, front), exits)
+        return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs if p)
+
+    def examples_for(self, front: str) -> str:
+        """The examples of ``front``, one an indented line (a magic's name one: ``%dict_``)."""
+        mine = [line for line in self.examples if ("%dict_" in line) == (front == "magic")]
+        return "".join(f"\n  {line}" for line in mine)
+
+    def add_arguments(self, parser: argparse.ArgumentParser, front: str) -> None:
+        """The arguments ``front`` has, their help as it spells it; on the command line
+        ``--profile`` and ``--json`` may come before the command too."""
+        for a in self.args:
+            if a.in_front(front):
+                options = dict(a.options)
+                if front == "cli" and a.flags[-1] in ("--profile", "--json"):
+                    options["default"] = argparse.SUPPRESS
+                words = spelled(a.help, front).replace("%", "%%")  # argparse formats help
+                parser.add_argument(*a.flags, help=words, **options)
 
 
 @dataclass(frozen=True)

@@ -45,23 +45,18 @@ def __getattr__(name: str) -> Any:
 def parser(name: str) -> Any:
     """The parser of ``%dict_<name>``, built from its row of the commands table on first use."""
     if name not in _PARSERS:
-        import textwrap
-
         from IPython.core.magic_arguments import MagicArgumentParser
 
-        from .commands import COMMANDS, spelled
+        from .commands import COMMANDS
 
         command = COMMANDS[name]
-        paragraphs = [command.title, command.help]
-        text = "\n\n".join(textwrap.fill(spelled(p, "magic"), 88) for p in paragraphs)
-        examples = "".join(f"\n  {line}" for line in command.examples_for("magic"))
+        examples = command.examples_for("magic")
         built = MagicArgumentParser(
-            prog=f"dict_{name}", description=text, epilog=f"\nExamples::\n{examples}"
+            prog=f"dict_{name}",
+            description=command.description("magic"),
+            epilog=f"\nExamples::\n{examples}",
         )
-        for a in command.args:
-            if a.in_front("magic"):
-                words = spelled(a.help, "magic").replace("%", "%%")  # argparse formats help
-                built.add_argument(*a.flags, help=words, **a.options)
+        command.add_arguments(built, "magic")
         _PARSERS[name] = built
     return _PARSERS[name]
 
@@ -434,18 +429,13 @@ class DictMagics(Magics):
 
     def _ids(self, line: str, local_ns: Mapping[str, Any] | None) -> Any:
         """The parsed line of ``%dict_delete``, its ids with collections put back."""
-        from ..errors import DictMagicsError
-
         formatter = _IdFormatter()
         if "{" in line or "$" in line:
             try:
-                line = formatter.vformat(line, args=[], kwargs=self._namespace(local_ns))
+                with _user_errors():
+                    line = formatter.vformat(line, args=[], kwargs=self._namespace(local_ns))
             except UsageError:
                 raise
-            except DictMagicsError as exc:
-                from .commands import MAGIC
-
-                raise UsageError(MAGIC.message(exc)) from None
             except Exception as exc:
                 raise UsageError(
                     f"cannot expand the ids ({type(exc).__name__}: {exc}); nothing was sent. "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from ..errors import DictMagicsError, InvalidIdError, ListingUnsupportedError, ServiceError
-from ..models import DryRunResult, Entry, EntryList, UpdateResult
+from ..models import DryRunResult, Entry, EntryList
 from ..models.entry import check_id
 from ..models.glossary import SyncResult
 from ..models.impact import after_change, impact, read_corpus
@@ -59,11 +59,6 @@ ALREADY_ASKED = "the panel asked already"
 """Why an operation the panel runs may not ask a question of its own: Confirm was it."""
 
 
-def worded(said: BaseException | str) -> str:
-    """An error or warning in the panel's words (its buttons, the magics for what it lacks)."""
-    return PANEL.message(said)
-
-
 def parse_ids(text: str) -> list[str]:
     """Split what the user typed on spaces and commas, keeping the first of any duplicates."""
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
@@ -85,16 +80,23 @@ def descendants(box: widgets.Box) -> list[widgets.Widget]:
 @dataclass(frozen=True)
 class Armed:
     """What Confirm will start: ``work`` on the worker thread, saying ``what`` while it runs.
-    ``message`` is the confirmation, ``hint`` the status beside it; a purge runs only once the
+    ``message`` is the confirmation, ``check`` what to check in it; a purge runs only once the
     word its ``plan`` accepts is typed."""
 
     kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
     message: str
-    hint: str
     what: str
     work: Callable[..., None]
+    check: str = "the change"
     total: int = 0
     plan: PurgePlan | None = None
+
+    @property
+    def hint(self) -> str:
+        """The status beside the confirmation."""
+        if self.plan is not None:
+            return f"Type {self.plan.word} (or the host) to enable Confirm, or press Cancel."
+        return f"Check {self.check}, then press Confirm or Cancel."
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,11 @@ class DictPanel(widgets.VBox):
         self._uploads: tempfile.TemporaryDirectory[str] | None = None
         self._history_html: list[str] = []  # the recent results, newest first
 
-        def button(text: str, tip: str, on_click: Callable[..., None], **more: Any) -> Any:
+        def button(
+            text: str, tip: str, on_click: Callable[..., None], idle: bool = True, **more: Any
+        ) -> Any:
             made = widgets.Button(description=text, tooltip=tip, **more)
-            made.on_click(self._guard(on_click))
+            made.on_click(self._guard(self._when_idle(on_click) if idle else on_click))
             return made
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
@@ -171,6 +175,7 @@ class DictPanel(widgets.VBox):
                 column,
                 f"Sort by {column} (again: the other way)",
                 functools.partial(self._on_sort, column),
+                idle=False,
                 layout=widgets.Layout(
                     margin="0 0.3em 0 0",
                     width=FIXED.get(column, "auto"),
@@ -185,8 +190,9 @@ class DictPanel(widgets.VBox):
         rows_layout = widgets.Layout(max_height="24em", overflow="auto")
         self.rows = EntryRows(PAGE, self._selection_changed, self._lock, layout=rows_layout)
         self.rows.add_class("dict-magics-entries")
-        self.prev_button = button("\u25c0 Previous", "", lambda _: self.show_page(self.page - 1))
-        self.next_button = button("Next \u25b6", "", lambda _: self.show_page(self.page + 1))
+        turn = self.show_page
+        self.prev_button = button("\u25c0 Previous", "", lambda _: turn(self.page - 1), idle=False)
+        self.next_button = button("Next \u25b6", "", lambda _: turn(self.page + 1), idle=False)
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
         parts = [widgets.HBox([self.search_text, self.pair_dropdown])]
@@ -213,7 +219,7 @@ class DictPanel(widgets.VBox):
             (self.problems.find_button, self._on_find_problems),
             (self.check_form.check_button, self._on_check),
         ]:
-            clicked.on_click(self._guard(handler))
+            clicked.on_click(self._guard(self._when_idle(handler)))
         self.tools = widgets.Accordion(
             children=[self.add_form, self.sync_form, self.problems, self.check_form],
             titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
@@ -225,8 +231,10 @@ class DictPanel(widgets.VBox):
         self.restore_button = button("Restore\u2026", "Asks first", self._on_restore)
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
-        self.confirm_button = button("Confirm", "", self._on_confirm, button_style="danger")
-        self.cancel_button = button("Cancel", "", self._on_cancel)
+        self.confirm_button = button(
+            "Confirm", "", self._on_confirm, idle=False, button_style="danger"
+        )
+        self.cancel_button = button("Cancel", "", self._on_cancel, idle=False)
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
         self.confirm_box = widgets.VBox([self.confirm_message, answer], layout=red)
@@ -291,6 +299,7 @@ class DictPanel(widgets.VBox):
             base_url=settings.base_url,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
+            auth=settings.auth,
             workers=settings.workers,
             snapshots=settings.snapshots,
             listing_max_age=settings.listing_max_age,
@@ -414,6 +423,18 @@ class DictPanel(widgets.VBox):
     def _idle(self) -> bool:
         return self.state == "idle"
 
+    def _when_idle(self, handler: Callable[..., Any]) -> Callable[..., None]:
+        """``handler``, run only while the panel is idle (with the lock held): a click that
+        arrives while a confirmation or background work is showing does nothing."""
+
+        @functools.wraps(handler)
+        def idle_only(*args: Any) -> None:
+            with self._lock:
+                if self._idle():
+                    handler(*args)
+
+        return idle_only
+
     def _on_search(self, _change: dict[str, Any]) -> None:
         if not self._quiet:
             self.page = 0
@@ -430,20 +451,15 @@ class DictPanel(widgets.VBox):
             self._refresh()
 
     def _on_select_all(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle():
-                self.rows.select(self._index.entries[i].id for i in self._matches)
-                self._selection_changed()
+        self.rows.select(self._index.entries[i].id for i in self._matches)
+        self._selection_changed()
 
     def _on_clear(self, _button: widgets.Button) -> None:
-        if self._idle():
-            self.rows.clear()
-            self._selection_changed()
+        self.rows.clear()
+        self._selection_changed()
 
     def _on_refresh(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle():
-                self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
+        self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     def _ticked_entries(self) -> list[Entry]:
         with self._lock:
@@ -466,8 +482,7 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(deletes=going) if going else ""
         what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
-        hint = "Check what will be deleted, then press Confirm or Cancel."
-        self._arm(Armed("delete", message, hint, what, work, total=len(ids)))
+        self._arm(Armed("delete", message, what, work, "what will be deleted", total=len(ids)))
 
     def _impact_html(self, **change: list[Entry]) -> str:
         """What a change to the listing shown does to the corpus, when one is configured."""
@@ -486,7 +501,7 @@ class DictPanel(widgets.VBox):
             try:
                 check_id(entry_id)
             except InvalidIdError as exc:
-                problems.append(worded(exc))
+                problems.append(PANEL.message(exc))
         return problems
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
@@ -496,9 +511,8 @@ class DictPanel(widgets.VBox):
         folder = str(snapshot_dir()) if self._keeps else None
         plan = purging.plan(self.profile, self.host, listed, folder)
         message = view.confirm_purge_html(plan, NAMES)
-        hint = f"Type {plan.word} (or the host) to enable Confirm, or press Cancel."
         what = f"Deleting every entry on {self.host}\u2026"
-        if self._arm(Armed("purge", message, hint, what, self._work_purge, plan=plan)):
+        if self._arm(Armed("purge", message, what, self._work_purge, plan=plan)):
             self.purge_word_text.placeholder = f"type {plan.word}"
             self.purge_word_text.tooltip = f"type {plan.word} to enable Confirm"
 
@@ -510,18 +524,16 @@ class DictPanel(widgets.VBox):
         message = view.confirm_restore_html(info, self.host)
         what = f"Restoring {view.snapshot_label(info)} to {self.host}\u2026"
         work = functools.partial(self._work_restore, str(info.path))
-        hint = "Check the snapshot, then press Confirm or Cancel."
-        self._arm(Armed("restore", message, hint, what, work, total=info.count))
+        self._arm(Armed("restore", message, what, work, "the snapshot", total=info.count))
 
     def _on_undo(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if self._idle() and self.undo is not None:
-                work = functools.partial(self._work_restore, self.undo.snapshot)
-                self._begin("undo", f"Putting back {self.undo.what} on {self.host}\u2026", work)
+        if self.undo is not None:
+            work = functools.partial(self._work_restore, self.undo.snapshot)
+            self._begin("undo", f"Putting back {self.undo.what} on {self.host}\u2026", work)
 
     def _on_edit(self, _button: widgets.Button) -> None:
         chosen = self._ticked_entries()
-        if not self._idle() or not self.listing_supported:
+        if not self.listing_supported:
             return
         if len(chosen) != 1:
             self._set_status("Tick exactly one entry to edit it.", "error")
@@ -532,8 +544,7 @@ class DictPanel(widgets.VBox):
         self._refresh()
 
     def _on_close_edit(self, _button: widgets.Button) -> None:
-        if self._idle():
-            show(self.edit_form, False)
+        show(self.edit_form, False)
 
     def _refused(self, entry: Entry) -> bool:
         """Say why the service would refuse ``entry``'s terms, if it would."""
@@ -554,9 +565,7 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(updates=[new])
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
-        self._arm(
-            Armed("update", message, "Check the change, then press Confirm or Cancel.", what, work)
-        )
+        self._arm(Armed("update", message, what, work))
 
     def _on_add(self, _button: widgets.Button) -> None:
         new = self.add_form.typed()
@@ -568,58 +577,47 @@ class DictPanel(widgets.VBox):
         message += self._impact_html(adds=[new])
         # A copy of an entry is added only when the confirmation named the entry it copies.
         work = functools.partial(self._work_add, new, bool(same))
-        hint = "Check the entry, then press Confirm or Cancel."
-        self._arm(Armed("add", message, hint, f"Adding an entry on {self.host}\u2026", work))
+        self._arm(Armed("add", message, f"Adding an entry on {self.host}\u2026", work, "the entry"))
 
     def _on_sync_plan(self, _button: widgets.Button) -> None:
-        with self._lock:
-            form, upload = self.sync_form, self.sync_form.uploaded()
-            if not self._idle():
-                return
-            if upload is None:
-                self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
-                return
-            if self._uploads is None:
-                self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
-            name, content = upload
-            path = Path(self._uploads.name) / name
-            path.write_bytes(content)
-            pair = form.pair_text.value.strip() or None
-            options = {"pair": pair, "delete_missing": form.delete_missing.value}
-            form.plan_html.value = ""
-            work = functools.partial(self._work_plan, path, name, options, form.skip_invalid.value)
-            self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
+        form, upload = self.sync_form, self.sync_form.uploaded()
+        if upload is None:
+            self._set_status("Choose a glossary file first (csv, tsv, xlsx or tbx).", "error")
+            return
+        if self._uploads is None:
+            self._uploads = tempfile.TemporaryDirectory(prefix="dict-magics-panel-")
+        name, content = upload
+        path = Path(self._uploads.name) / name
+        path.write_bytes(content)
+        pair = form.pair_text.value.strip() or None
+        options = {"pair": pair, "delete_missing": form.delete_missing.value}
+        form.plan_html.value = ""
+        work = functools.partial(self._work_plan, path, name, options, form.skip_invalid.value)
+        self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
 
     def _on_find_problems(self, _button: widgets.Button) -> None:
-        with self._lock:
-            if not self._idle() or not self._listed:
-                self._set_status("Problems need a listing of the entries.", "error")
-                return
-            what = f"Looking for problems in {view.entries(len(self._index))}\u2026"
-            self._begin("lint", what, self._work_lint)
+        if not self._listed:
+            self._set_status("Problems need a listing of the entries.", "error")
+            return
+        what = f"Looking for problems in {view.entries(len(self._index))}\u2026"
+        self._begin("lint", what, self._work_lint)
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
-        with self._lock:
-            if not self._idle():
-                return
-            self.rows.clear()
-            self.rows.select(ids)
-            self._selection_changed()
+        self.rows.clear()
+        self.rows.select(ids)
+        self._selection_changed()
         selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
     def _on_check(self, _button: widgets.Button) -> None:
         text = self.check_form.text.value
-        with self._lock:
-            if not self._idle():
-                return
-            if not text.strip():
-                self._set_status("Paste a text to check first.", "error")
-            elif not self._listed:
-                self._set_status("The check needs a listing of the entries.", "error")
-            else:
-                work = functools.partial(self._work_check, text)
-                self._begin("check", "Checking the text against the entries\u2026", work)
+        if not text.strip():
+            self._set_status("Paste a text to check first.", "error")
+        elif not self._listed:
+            self._set_status("The check needs a listing of the entries.", "error")
+        else:
+            work = functools.partial(self._work_check, text)
+            self._begin("check", "Checking the text against the entries\u2026", work)
 
     def _on_cancel(self, _button: widgets.Button) -> None:
         with self._lock:
@@ -671,7 +669,7 @@ class DictPanel(widgets.VBox):
         try:
             work()
         except (DictMagicsError, ServiceError) as exc:
-            self._set_status(worded(exc), "error")
+            self._set_status(PANEL.message(exc), "error")
         except Exception as exc:
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
             if self.running != "list":
@@ -701,30 +699,23 @@ class DictPanel(widgets.VBox):
     def _work_delete(self, ids: tuple[str, ...]) -> None:
         result = delete(self._settings, ids, **self._operation_args(batch=True))
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(result)
-        if result.snapshot and result.gone:  # the result says Undo puts it back
-            self.undo = Undo(result.snapshot, view.entries(result.gone))
         if result.ok and not self.listing_supported:
             self.ids_text.value = ""
-        self._after_change(interruption(result))
+        self._changed(result, view.entries(result.gone), interruption(result))
 
     def _work_purge(self, word: str) -> None:
         result = purging.purge(self._settings, ScriptedPrompter([word]), **self._operation_args())
         assert not isinstance(result, DryRunResult)  # the panel asks for no dry run
-        self._record(result)
-        if result.snapshot and result.gone:
-            self.undo = Undo(result.snapshot, "every entry")
-        self._after_change(None)
+        self._changed(result, "every entry")
 
     def _work_restore(self, source: str) -> None:
         """Put back ``source``, a snapshot of this profile and host (so no second question)."""
         asked = ScriptedPrompter(reason=ALREADY_ASKED)
         args = self._operation_args(batch=True)
         result = restore(self._settings, source, yes=True, prompter=asked, **args)
-        self._record(result)
         if result.ok and self.undo is not None and Path(self.undo.snapshot) == Path(source):
             self.undo = None  # what Undo would put back is back
-        self._after_change(self._cancelled())
+        self._changed(result, note=self._cancelled())
 
     def _work_update(self, old: Entry, new: Entry) -> None:
         """PUT the terms that changed (the operation keeps the entry as the service holds it
@@ -732,28 +723,24 @@ class DictPanel(widgets.VBox):
         changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
         terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
         result = update(self._settings, old.id, **terms, **self._operation_args())
-        self._record(result)
         if result.ok:
             show(self.edit_form, False)
-            if isinstance(result, UpdateResult) and result.snapshot:
-                self.undo = Undo(result.snapshot, f"the old terms of entry {old.id}")
-        self._after_change(None)
+        self._changed(result, f"the old terms of entry {old.id}" if result.ok else None)
 
     def _work_add(self, new: Entry, duplicate: bool) -> None:
         """Add ``new`` (a listing after names its id). An entry with the same terms that
         appeared since the panel's listing makes a ``NoChange``, nothing sent."""
         result = add(self._settings, *new.terms, duplicate=duplicate, **self._operation_args())
-        self._record(result)
         if result.ok:
             self.add_form.from_text.value = self.add_form.to_text.value = ""
-        self._after_change(None)
+        self._changed(result)
 
     def _work_plan(
         self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
     ) -> None:
         plan = plan_sync(self._settings, path, client=self._client, **options)
         plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
-        shown = view.result_html(plan)
+        shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
         if plan.invalid and not skip_invalid:
             self._set_status(
@@ -772,8 +759,7 @@ class DictPanel(widgets.VBox):
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options, skip_invalid)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
-            hint = "Check the plan, then press Confirm or Cancel."
-            self._follow = Armed("sync", message, hint, what, work, total=total)
+            self._follow = Armed("sync", message, what, work, "the plan", total=total)
 
     def _work_sync(
         self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
@@ -783,11 +769,8 @@ class DictPanel(widgets.VBox):
         result = sync(self._settings, path, apply=True, yes=True, prompter=asked, **args)
         if isinstance(result, SyncResult):
             result = replace(result, plan=replace(result.plan, path=name))
-            if result.snapshot:
-                self.undo = Undo(result.snapshot, f"the sync of {name}")
-        self._record(result)
         self.sync_form.plan_html.value = ""
-        self._after_change(self._cancelled())
+        self._changed(result, f"the sync of {name}", self._cancelled())
 
     def _work_lint(self) -> None:
         self._linted = True
@@ -800,7 +783,7 @@ class DictPanel(widgets.VBox):
         duplicates it ticks every copy but the lowest id of each group (what can go with
         nothing lost), else every entry the kind names."""
         report = EntryList(self._index.entries, self.host).lint()
-        self.problems.report_html.value = view.result_html(report)
+        self.problems.report_html.value = report._repr_html_()
         buttons = {}
         for kind in report.by_kind():
             ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
@@ -814,15 +797,24 @@ class DictPanel(widgets.VBox):
                 description=description, tooltip=tip, disabled=not self._idle()
             )
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            buttons[kind].on_click(self._guard(select))
+            buttons[kind].on_click(self._guard(self._when_idle(select)))
         self.problems.set_buttons(buttons)
         return report
 
     def _work_check(self, text: str) -> None:
         unit = limit_unit(self._settings)
         report = EntryList(self._index.entries, self.host).check(text, unit=unit)
-        self.check_form.report_html.value = view.result_html(report)
+        self.check_form.report_html.value = report._repr_html_()
         self._set_status("", "info")
+
+    def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
+        """Show ``result``; when it kept a snapshot of what it took, Undo puts back ``undo``
+        (what it took, in words); then list again."""
+        self._record(result)
+        snapshot = getattr(result, "snapshot", None)
+        if undo is not None and snapshot and getattr(result, "gone", True):
+            self.undo = Undo(snapshot, undo)
+        self._after_change(note)
 
     def _cancelled(self) -> str | None:
         return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
@@ -830,7 +822,7 @@ class DictPanel(widgets.VBox):
     def _after_change(self, note: str | None) -> None:
         """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
-        notes = [worded(n) for n in (note, *self._warnings) if n]
+        notes = [PANEL.message(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:
@@ -983,7 +975,7 @@ class DictPanel(widgets.VBox):
         """Show ``result`` (in the panel's words) as the latest, first in the recent ones."""
         result = PANEL.named(result)
         self.history.append(result)
-        self.result.value = view.result_html(result)
+        self.result.value = result._repr_html_()
         stamp = f'<span style="color:{view.GREY}">{time.strftime("%H:%M:%S")}</span>'
         self._history_html = [f"<li>{stamp} {self.result.value}</li>", *self._history_html][:10]
         recent = f"Recent results ({len(self._history_html)}, newest first)"
@@ -1005,11 +997,8 @@ class ProgressBar:
         show(self.bar, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
-        self.bar.max, self.bar.value, self.bar.description = (
-            max(total, 1),
-            done,
-            f"{done} / {total}",
-        )
+        self.bar.max, self.bar.value = max(total, 1), done
+        self.bar.description = f"{done} / {total}"
 
     def stop(self) -> None:
         """The bar stays at its last value, beside the result."""

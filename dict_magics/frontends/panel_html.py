@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import Remedy
+from ..models.purge import purge_html
 from ..models.text import GREY, entries, escape
 from ..models.text import shown as clean
 
@@ -116,24 +116,11 @@ def confirm_delete_html(
 
 
 def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
-    """The purge: how many go, where the copy is kept (``names``: the panel's words for what
-    puts them back), and what to type to enable Confirm."""
-    if plan.count is None:
-        how_many = "EVERY entry"
-        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
-    elif plan.count == 0:
-        how_many, keep = "every entry (the listing shows none)", "There is nothing to keep."
-    else:
-        how_many = f"all {entries(plan.count)}"
-        keep = f"No snapshot is kept ({escape(names[Remedy.NO_SNAPSHOT])}): this cannot be undone."
-    if plan.snapshot is not None:
-        keep = (
-            f"A snapshot is kept at <code>{escape(plan.snapshot)}</code> (removed if you "
-            f"cancel; {escape(names[Remedy.RESTORE])} puts them back)."
-        )
+    """The purge as the plan renders itself (``names``: the panel's words for what puts them
+    back), and what to type to enable Confirm."""
     word, host = escape(plan.word), escape(plan.host)
     ask = f" To enable Confirm, type <code>{word}</code> (or <code>{host}</code>) below."
-    return confirm(f"<b>Delete {how_many}</b>", of(plan.profile), plan.host, keep + ask)
+    return purge_html(plan, names, after=ask)
 
 
 def edit_title_html(entry: Entry) -> str:
@@ -231,9 +218,3 @@ def status_html(message: str, kind: str) -> str:
         return ""
     css = f"dict-magics-status dict-magics-status-{kind}"
     return f'<div class="{css}" style="color:{COLOURS[kind]}">{escape(message)}</div>'
-
-
-def result_html(result: object) -> str:
-    """A result as the magics show it (it renders itself)."""
-    shown = getattr(result, "_repr_html_", lambda: None)()
-    return shown or f"<pre>{escape(str(result))}</pre>"
