@@ -38,8 +38,8 @@ class Applied:
 
 
 class ApplyChanges:
-    """One change's requests against ``listing`` (the entries as listed just before), audited
-    with ``snapshot``; ``sending`` is told before each request leaves (a restore's lock)."""
+    """One change's requests, audited with ``snapshot``; ``sending`` is told before each request
+    leaves (a restore's lock)."""
 
     def __init__(
         self,
@@ -53,16 +53,15 @@ class ApplyChanges:
         cancel: threading.Event | None = None,
         warn: Warn = None,
     ) -> None:
-        self.client, self.profile, self.settings, self.snapshot = (
-            client,
-            profile,
-            settings,
-            snapshot,
-        )
-        self.progress, self.sending, self.warn = progress, sending, warn
+        self.client, self.profile, self.settings = client, profile, settings
+        self.progress, self.sending = progress, sending or (lambda: None)
         self.cancel = cancel or threading.Event()
+        self.logs = [
+            AuditLog(profile=profile, host=client.host, operation=op, snapshot=snapshot, warn=warn)
+            for op in ("delete", "update", "add")
+        ]
         self.done = self.total = 0
-        self.before: list[Entry] = []  # the listing as the adds found it
+        self.result = Applied()
 
     def run(
         self,
@@ -74,89 +73,57 @@ class ApplyChanges:
         label: str = "",
         verify: bool = False,
     ) -> Applied:
-        """Send ``deletes``, the ``updates`` ((as listed, new) pairs), then ``adds``; list once
-        afterwards when something is unknown, a new id is to be named, or ``verify`` asks."""
+        """Send ``deletes`` (as listed just before in ``listing``), ``updates`` ((as listed, new)
+        pairs), then ``adds``; list once afterwards when something is unknown, a new id is to be
+        named, or ``verify`` asks."""
         self.total = len(deletes) + len(updates) + len(adds)
         if self.progress is not None:
             self.progress.start(self.total, label)
-        logs = [
-            AuditLog(
-                profile=self.profile,
-                host=self.client.host,
-                operation=op,
-                snapshot=self.snapshot,
-                entries={e.id: e for e in deletes},
-                warn=self.warn,
-            )
-            for op in ("delete", "update", "add")
-        ]
+        self.logs[0].entries = {e.id: e for e in deletes}
         wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
-        if wait is not None:
-            self.client.rate_limit.listeners.append(wait)
+        listeners = self.client.rate_limit.listeners
+        listeners += [wait] if wait is not None else []
         try:
-            with logs[0], logs[1], logs[2]:
-                applied = self._send(deletes, updates, adds, listing, logs)
-                self._settle(applied, listing, logs, verify)
+            with self.logs[0], self.logs[1], self.logs[2]:
+                self._deletes(deletes)
+                self._updates(updates)
+                gone = {r.entry_id for r in self.result.deletes if r.ok}
+                new = {r.entry_id: r.new for r in self.result.updates if r.ok}
+                before = [new.get(e.id, e) for e in listing if e.id not in gone]
+                self._adds(adds, before)
+                self._settle(listing, before, verify)
         finally:
             CACHE.invalidate(self.client, self.profile)
             if wait is not None:
-                self.client.rate_limit.listeners.remove(wait)
+                listeners.remove(wait)
             if self.progress is not None:
                 self.progress.stop()
-        return applied
+        return self.result
 
-    def _send(
-        self,
-        deletes: Sequence[Entry],
-        updates: Sequence[tuple[Entry, Entry]],
-        adds: Sequence[Entry],
-        listing: Sequence[Entry],
-        logs: list[AuditLog],
-    ) -> Applied:
-        client, workers, done = self.client, self.settings.workers, Applied()
-        by_id = {e.id: e for e in deletes}
-        if deletes:
-            self._tell()
-            gone = client.delete_entries(
-                list(by_id), workers, self._tick, self.cancel, audit=logs[0]
-            )
-            path = str(self.snapshot)
-            done.deletes = [
-                replace(r, entry=by_id[r.entry_id or ""], snapshot=path) for r in gone.results
-            ]
-            self._stop_if(done, gone.interrupted, done.deletes)
-        if updates:
-            done.updates = self._updates(updates, logs[1], done)
-        if adds:
-            gone_ids = {r.entry_id for r in done.deletes if r.ok}
-            new = {r.entry_id: r.new for r in done.updates if r.ok}
-            self.before = [new.get(e.id, e) for e in listing if e.id not in gone_ids]
-            self._tell()  # a re-run after this process dies waits for these answers
-            added = add_and_settle(
-                client,
-                [replace(e, id="") for e in adds],
-                before=self.before,
-                chunk_size=self.settings.chunk_size,
-                workers=workers,
-                progress=self._tick,
-                cancel=self.cancel,
-                audit=logs[2],
-            )
-            logs[2].record_all(added.results[i] for i in added.settled)
-            done.adds, done.after = list(added.results), added.after
-            done.interrupted |= added.interrupted
-        return done
+    def _deletes(self, deletes: Sequence[Entry]) -> None:
+        if not deletes:
+            return
+        self.sending()
+        by_id, log = {e.id: e for e in deletes}, self.logs[0]
+        run = self.client.delete_entries(
+            list(by_id), self.settings.workers, self._tick, self.cancel, audit=log
+        )
+        path = str(log.snapshot)
+        self.result.deletes = [
+            replace(r, entry=by_id[r.entry_id or ""], snapshot=path) for r in run.results
+        ]
+        self._stop_if(run.interrupted, self.result.deletes)
 
-    def _updates(
-        self, updates: Sequence[tuple[Entry, Entry]], log: AuditLog, done: Applied
-    ) -> list[UpdateResult]:
+    def _updates(self, updates: Sequence[tuple[Entry, Entry]]) -> None:
         """The PUTs on the batch engine (at most ``workers`` in flight)."""
 
         def send(update: tuple[Entry, Entry], stop: object) -> UpdateResult:
-            self._tell()
+            self.sending()
             now, new = update
-            return self.client.update_entry(new.id, new, old=now, audit=log)
+            return self.client.update_entry(new.id, new, old=now, audit=self.logs[1])
 
+        if not updates:
+            return
         run = batch.run(
             updates,
             send,
@@ -167,10 +134,9 @@ class ApplyChanges:
             cancel=self.cancel,
             name="dict-magics-update",
         )
-        results = [
+        self.result.updates = [
             r
-            if r is not None
-            else UpdateResult(
+            or UpdateResult(
                 "failure",
                 new.id,
                 new,
@@ -181,16 +147,31 @@ class ApplyChanges:
             )
             for r, (now, new) in zip(run.results, updates, strict=True)
         ]
-        self._stop_if(done, run.interrupted, results, bool(run.why))
-        return results
+        self._stop_if(run.interrupted, self.result.updates, bool(run.why))
 
-    def _settle(
-        self, done: Applied, listing: Sequence[Entry], logs: list[AuditLog], verify: bool
-    ) -> None:
+    def _adds(self, adds: Sequence[Entry], before: list[Entry]) -> None:
+        if not adds:
+            return
+        self.sending()  # a re-run after this process dies waits for these answers
+        run = add_and_settle(
+            self.client,
+            [replace(e, id="") for e in adds],
+            before=before,
+            chunk_size=self.settings.chunk_size,
+            workers=self.settings.workers,
+            progress=self._tick,
+            cancel=self.cancel,
+            audit=self.logs[2],
+        )
+        self.logs[2].record_all(run.results[i] for i in run.settled)
+        self.result.adds, self.result.after = list(run.results), run.after
+        self.result.interrupted |= run.interrupted
+
+    def _settle(self, listing: Sequence[Entry], before: list[Entry], verify: bool) -> None:
         """One listing settles what is unknown, each outcome audited in its request's log."""
+        done = self.result
         unknown = any(r.outcome_unknown for r in (*done.deletes, *done.updates, *done.adds))
-        named = done.after is None and any(r.ok for r in done.adds)
-        if not (verify or unknown or named):
+        if not (verify or unknown or (done.after is None and any(r.ok for r in done.adds))):
             return
         try:
             done.after = list(CACHE.fetch(self.client, self.profile).entries)
@@ -201,35 +182,25 @@ class ApplyChanges:
             done.after, done.interrupted = None, True
             return
         by_id = {e.id: e for e in done.after}
-        if any(r.outcome_unknown for r in done.deletes):
-            now = settle_deletes(done.deletes, {e.id: e for e in listing}, by_id)
-            logs[0].record_all(
-                s for r, s in zip(done.deletes, now, strict=True) if r.outcome_unknown
-            )
-            done.deletes = now
-        if any(r.outcome_unknown for r in done.updates):
-            settled = settle_updates(done.updates, by_id)
-            logs[1].record_all(
-                s for r, s in zip(done.updates, settled, strict=True) if r.outcome_unknown
-            )
-            done.updates = settled
-        if any(r.outcome_unknown for r in done.adds):
-            done.adds = settle_adds(done.adds, self.before, done.after)
-
-    def _tell(self) -> None:
-        if self.sending is not None:
-            self.sending()
+        settled = settle_deletes(done.deletes, {e.id: e for e in listing}, by_id)
+        self.logs[0].record_all(
+            s for r, s in zip(done.deletes, settled, strict=True) if r.outcome_unknown
+        )
+        now = settle_updates(done.updates, by_id)
+        self.logs[1].record_all(
+            s for r, s in zip(done.updates, now, strict=True) if r.outcome_unknown
+        )
+        done.deletes, done.updates = settled, now
+        done.adds = settle_adds(done.adds, before, done.after)
 
     def _tick(self, _done: int, _total: int, result: Any) -> None:
         self.done += 1
-        self._tell()
+        self.sending()
         if self.progress is not None:
             self.progress(self.done, self.total, result)
 
-    def _stop_if(
-        self, done: Applied, interrupted: bool, results: Sequence[Any], refused: bool = False
-    ) -> None:
+    def _stop_if(self, interrupted: bool, results: Sequence[Any], refused: bool = False) -> None:
         """A batch that stopped stops what follows: nothing after it is sent."""
-        done.interrupted |= interrupted
+        self.result.interrupted |= interrupted
         if interrupted or refused or any(r.cause is Cause.NOT_ATTEMPTED for r in results):
             self.cancel.set()
