@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ServiceFailure
 from ..models import Cause, UpdateResult
+from ..models.text import entries as counted
 from ..service import batch
 from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn
@@ -38,15 +39,14 @@ class Applied:
 
 
 class ApplyChanges:
-    """One change's requests, audited with ``snapshot``; ``sending`` is told before each request
-    leaves (a restore's lock)."""
+    """One change's requests; ``sending`` is told before each request leaves (a restore's
+    lock)."""
 
     def __init__(
         self,
         client: DictionaryClient,
         profile: str,
         settings: OperationSettings,
-        snapshot: Path,
         *,
         progress: ProgressSink | None = None,
         sending: Callable[[], None] | None = None,
@@ -55,31 +55,38 @@ class ApplyChanges:
     ) -> None:
         self.client, self.profile, self.settings = client, profile, settings
         self.progress, self.sending = progress, sending or (lambda: None)
-        self.cancel = cancel or threading.Event()
-        self.logs = [
-            AuditLog(profile=profile, host=client.host, operation=op, snapshot=snapshot, warn=warn)
-            for op in ("delete", "update", "add")
-        ]
+        self.cancel, self.warn = cancel or threading.Event(), warn
         self.done = self.total = 0
         self.result = Applied()
 
     def run(
         self,
+        snapshot: Path,
         deletes: Sequence[Entry],
         updates: Sequence[tuple[Entry, Entry]],
         adds: Sequence[Entry],
         listing: Sequence[Entry],
         *,
-        label: str = "",
+        doing: str = "Applying",
         verify: bool = False,
     ) -> Applied:
         """Send ``deletes`` (as listed just before in ``listing``), ``updates`` ((as listed, new)
-        pairs), then ``adds``; list once afterwards when something is unknown, a new id is to be
-        named, or ``verify`` asks."""
+        pairs), then ``adds``, audited with ``snapshot`` (on disk already); list once afterwards
+        when something is unknown, a new id is to be named, or ``verify`` asks."""
         self.total = len(deletes) + len(updates) + len(adds)
         if self.progress is not None:
-            self.progress.start(self.total, label)
-        self.logs[0].entries = {e.id: e for e in deletes}
+            self.progress.start(self.total, f"{doing} {counted(self.total)} at {self.client.host}")
+        self.logs = [
+            AuditLog(
+                profile=self.profile,
+                host=self.client.host,
+                operation=op,
+                snapshot=snapshot,
+                entries={e.id: e for e in deletes},
+                warn=self.warn,
+            )
+            for op in ("delete", "update", "add")
+        ]
         wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
         listeners = self.client.rate_limit.listeners
         listeners += [wait] if wait is not None else []

@@ -73,19 +73,16 @@ def restore(
                 plan = _ask(prompter, plan, snapshot, client.host, profile)
             result = plan.result(snapshot, False)
             if plan.put_back or plan.readd or plan.remove:
-                result = _send(
+                run = ApplyChanges(
                     client,
                     profile,
                     settings,
-                    lock,
-                    plan,
-                    snapshot,
-                    listing,
-                    result,
                     progress=progress,
+                    sending=lock.sending,
                     cancel=cancel,
                     warn=warn,
                 )
+                result = _send(run, plan, snapshot, listing, result)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -225,18 +222,15 @@ def _ask(
 
 
 def _send(
-    client: DictionaryClient,
-    profile: str,
-    settings: OperationSettings,
-    lock: RestoreLock,
+    run: ApplyChanges,
     plan: RestorePlan,
     snapshot: Snapshot,
     listing: list[Entry],
     result: RestoreResult,
-    **options: Any,
 ) -> RestoreResult:
-    """Its own snapshot first, then what the plan sends (``ApplyChanges``); an entry the service
-    would refuse is not sent."""
+    """Its own snapshot first, then what the plan sends; an entry the service would refuse is
+    not sent."""
+    client = run.client
     refused = {
         e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
     }
@@ -249,7 +243,7 @@ def _send(
         client.check_update()
     kept = write_snapshot(
         [now for now, _ in put_back] + plan.remove,
-        profile=profile,
+        profile=run.profile,
         host=client.host,
         base_url=client.base_url,
         operation="sync",
@@ -257,11 +251,7 @@ def _send(
         left=[old for _, old in put_back],
         undoes=snapshot.path,
     )
-    total = counted(len(put_back) + len(readd) + len(plan.remove))
-    run = ApplyChanges(client, profile, settings, kept, sending=lock.sending, **options)
-    done = run.run(
-        plan.remove, put_back, readd, listing, label=f"Restoring {total} at {client.host}"
-    )
+    done = run.run(kept, plan.remove, put_back, readd, listing, doing="Restoring")
     sent = (*done.deletes, *done.updates, *done.adds)
     return replace(
         result,

@@ -257,16 +257,14 @@ def sync(
             left=[u.new for u in plan.updates],
         )
         deletes = [live[e.id] for e in plan.deletes if e.id in live]
-        n = count(len(deletes) + len(plan.updates) + len(plan.adds), "change", "changes")
-        run = ApplyChanges(
-            client, profile, settings, kept, progress=progress, cancel=cancel, warn=warn
-        )
+        run = ApplyChanges(client, profile, settings, progress=progress, cancel=cancel, warn=warn)
         done = run.run(
+            kept,
             deletes,
             [(live.get(u.id, u.old), u.new) for u in plan.updates],
             plan.adds,
             before,
-            label=f"Syncing {n} at {client.host}",
+            doing="Syncing",
             verify=True,
         )
         if done.unlisted:
