@@ -178,7 +178,8 @@ class ApplyChanges:
         """One listing settles what is unknown, each outcome audited in its request's log."""
         done = self.result
         unknown = any(r.outcome_unknown for r in (*done.deletes, *done.updates, *done.adds))
-        if not (verify or unknown or (done.after is None and any(r.ok for r in done.adds))):
+        adds_listed = done.after is not None  # the adds' own listing settled them already
+        if not (verify or unknown or (not adds_listed and any(r.ok for r in done.adds))):
             return
         try:
             done.after = list(CACHE.fetch(self.client, self.profile).entries)
@@ -197,8 +198,9 @@ class ApplyChanges:
         self.logs[1].record_all(
             s for r, s in zip(done.updates, now, strict=True) if r.outcome_unknown
         )
-        done.deletes, done.updates = settled, now
-        done.adds = settle_adds(done.adds, before, done.after)
+        added = done.adds if adds_listed else settle_adds(done.adds, before, done.after)
+        self.logs[2].record_all(s for r, s in zip(done.adds, added, strict=True) if r is not s)
+        done.deletes, done.updates, done.adds = settled, now, added
 
     def _tick(self, _done: int, _total: int, result: Any) -> None:
         self.done += 1
