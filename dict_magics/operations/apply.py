@@ -89,7 +89,8 @@ class ApplyChanges:
         ]
         wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
         listeners = self.client.rate_limit.listeners
-        listeners += [wait] if wait is not None else []
+        if wait is not None:
+            listeners.append(wait)
         try:
             with self.logs[0], self.logs[1], self.logs[2]:
                 self._deletes(deletes)
