@@ -342,9 +342,9 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
         cache.current(client, "default")  # too old: listed again
         assert methods(sandbox) == ["GET"] * 3
         cache.deleted(client, "default", ["5"])
-        assert "5" not in cache.cached(client, "default")
+        assert "5" not in (cache.cached(client, "default") or {"5": None})
         cache.invalidate(client, "default")
-        assert cache.cached(client, "default") == {}
+        assert cache.cached(client, "default") is None
         key = cache_key(client, "default")
         assert key == ("default", client.base_url, sandbox.access_key)  # plain: no secret in it
         other = cache_key(DictionaryClient(sandbox.url, "another-key", "x" * 8), "default")

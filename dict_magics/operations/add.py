@@ -15,7 +15,7 @@ from ..models.text import named_ids
 from ..service.client import RequestInterrupted
 from .audit import AuditLog
 from .context import CACHE, OperationSettings, Warn, connect, listed_after, say
-from .settle import settle_adds
+from .settle import name_added, settle_adds
 
 if TYPE_CHECKING:
     from ..models import AddResult, ChangePreview, NoChange
@@ -98,17 +98,9 @@ def add(
                     (result,) = settle_adds(
                         [result], before, after, again="adding it again is safe"
                     )
-                result = _named(result, before, after)
+                if result.ok:  # its new id, when exactly one new entry has its terms
+                    result = replace(result, entry=name_added([result.entry], before, after)[0])
             trail.record(result)
             if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
                 raise RequestInterrupted(result)
     return result
-
-
-def _named(result: AddResult, before: list[Entry], after: list[Entry]) -> AddResult:
-    """The result with the new entry's id, when exactly one new entry has its terms."""
-    if not result.ok:
-        return result
-    known = {e.id for e in before}
-    new = [e for e in after if e.terms == result.entry.terms and e.id not in known]
-    return replace(result, entry=new[0]) if len(new) == 1 else result

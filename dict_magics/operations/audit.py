@@ -17,13 +17,13 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime, timezone
 from json.encoder import encode_basestring as _q
 from pathlib import Path
 from typing import Any
 
 from .. import localdata
 from ..models import AuditLine, AuditLines, Entry
+from .snapshots import parse_time
 
 FILENAME = "audit.jsonl"
 OPERATIONS = ("delete", "purge", "add", "update")
@@ -274,49 +274,41 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
 
 
 def _from_json(data: Any) -> AuditLine | None:
+    """One line read back, checked field by field; ``None`` for a line that is not ours."""
     try:
-        return _checked(data)
+        if not isinstance(data, dict):
+            return None
+        if (
+            not all(isinstance(data[k], str) for k in ("profile", "host", "time"))
+            or not all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
+            or data["operation"] not in OPERATIONS
+            or data["outcome"] not in OUTCOMES
+            or type(data["attempts"]) is not int
+            or not (data["http_status"] is None or type(data["http_status"]) is int)
+        ):
+            return None
+        entry_id = data["entry_id"]
+        if entry_id is not None and (
+            isinstance(entry_id, bool) or not isinstance(entry_id, int | str)
+        ):
+            return None
+        entry_id = None if entry_id is None else str(entry_id)
+        entry = None
+        if data["entry"] is not None:
+            terms = {k: data["entry"][k] for k in Entry.FIELDS[1:]}
+            entry = Entry.from_service({"id": entry_id or "", **terms})
+        return AuditLine(
+            parse_time(data["time"]),
+            data["profile"],
+            data["host"],
+            data["operation"],
+            entry_id,
+            entry,
+            data["outcome"],
+            data["http_status"],
+            data["attempts"],
+            data["reason"],
+            data["snapshot"],
+        )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-
-
-def _checked(data: Any) -> AuditLine | None:
-    if not isinstance(data, dict):
-        return None
-    if (
-        not all(isinstance(data[k], str) for k in ("profile", "host", "time"))
-        or not all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
-        or data["operation"] not in OPERATIONS
-        or data["outcome"] not in OUTCOMES
-        or not _is_int(data["attempts"])
-        or not (data["http_status"] is None or _is_int(data["http_status"]))
-    ):
-        return None
-    entry_id = data["entry_id"]
-    if entry_id is not None and (isinstance(entry_id, bool) or not isinstance(entry_id, int | str)):
-        return None
-    entry_id = None if entry_id is None else str(entry_id)
-    entry = None
-    if data["entry"] is not None:
-        terms = {k: data["entry"][k] for k in Entry.FIELDS[1:]}
-        entry = Entry.from_service({"id": entry_id or "", **terms})
-    when = datetime.fromisoformat(data["time"].replace("Z", "+00:00"))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return AuditLine(
-        when,
-        data["profile"],
-        data["host"],
-        data["operation"],
-        entry_id,
-        entry,
-        data["outcome"],
-        data["http_status"],
-        data["attempts"],
-        data["reason"],
-        data["snapshot"],
-    )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -485,12 +485,12 @@ class ListingCache:
         tool deleted), else a new one. Raises as ``fetch`` does."""
         from ..models import EntryList
 
-        key = cache_key(client, profile)
-        with self._lock:
-            held = self._fresh(key)
-            if held is not None and held.entries is not None:
-                return EntryList(list(held.entries.values()), held.host)
-        return self.fetch(client, profile)
+        held = self.cached(client, profile)
+        return (
+            self.fetch(client, profile)
+            if held is None
+            else EntryList([*held.values()], client.host)
+        )
 
     def recent(
         self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
@@ -509,19 +509,11 @@ class ListingCache:
                 return None
             return EntryList(list(held.entries.values()), held.host), age
 
-    def cached(
-        self, client: DictionaryClient, profile: str, ids: Iterable[str] | None = None
-    ) -> dict[str, Entry]:
-        """What a fresh cached listing holds of ``ids`` (``None``: all of it), without any
-        request (empty when there is none)."""
-        key = cache_key(client, profile)
+    def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry] | None:
+        """The fresh cached listing by id, without any request (``None``: there is none)."""
         with self._lock:
-            held = self._fresh(key)
-            if held is None or held.entries is None:
-                return {}
-            if ids is None:
-                return dict(held.entries)
-            return {i: held.entries[i] for i in ids if i in held.entries}
+            held = self._fresh(cache_key(client, profile))
+            return None if held is None or held.entries is None else dict(held.entries)
 
     def unsupported(self, client: DictionaryClient, profile: str) -> bool:
         """True when this service was found to have no listing less than ``max_age`` ago."""

@@ -85,7 +85,7 @@ def delete(
                 copies={e.id: counts[e.terms] for e in going if counts[e.terms] > 1},
                 listing_age=age,
             )
-        known = before if before is not None else CACHE.cached(client, profile, unique)
+        known = before if before is not None else CACHE.cached(client, profile) or {}
         audit = AuditLog(
             profile=profile,
             host=client.host,

@@ -21,7 +21,6 @@ from ..errors import (
     OperationFailedError,
     Remedy,
     ServiceError,
-    ServiceFailure,
     UsageProblem,
 )
 from ..models import Cause, RestoreResult
@@ -29,12 +28,12 @@ from ..models.terms import entry_problems
 from ..models.text import entries as counted
 from ..models.text import shown
 from ..service.http import same_base_url
-from .audit import AuditLog
+from .apply import ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect
 from .listing import CACHE
 from .locks import RestoreLock
 from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
-from .settle import add_and_settle, name_added, settle_deletes, settle_updates
+from .settle import name_added
 from .snapshots import Snapshot, latest_snapshot, read_snapshot, write_snapshot
 
 if TYPE_CHECKING:
@@ -74,8 +73,16 @@ def restore(
                 plan = _ask(prompter, plan, snapshot, client.host, profile)
             result = plan.result(snapshot, False)
             if plan.put_back or plan.readd or plan.remove:
-                run = _Run(client, profile, settings, lock, progress, cancel, warn)
-                result = run.send(plan, snapshot, listing, result)
+                run = ApplyChanges(
+                    client,
+                    profile,
+                    settings,
+                    progress=progress,
+                    sending=lock.sending,
+                    cancel=cancel,
+                    warn=warn,
+                )
+                result = _send(run, plan, snapshot, listing, result)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -214,158 +221,48 @@ def _ask(
     return plan
 
 
-class _Run:
-    """One restore's requests: its own snapshot first, then deletions, PUTs and bulk adds, each
-    audited ahead; one listing afterwards settles what is unknown and names the new ids."""
-
-    def __init__(
-        self,
-        client: DictionaryClient,
-        profile: str,
-        settings: OperationSettings,
-        lock: RestoreLock,
-        progress: ProgressSink | None,
-        cancel: threading.Event | None,
-        warn: Warn,
-    ) -> None:
-        self.client, self.profile, self.settings, self.lock = client, profile, settings, lock
-        self.progress, self.warn = progress, warn
-        self.cancel = cancel or threading.Event()
-        self.done = self.total = 0
-
-    def send(
-        self, plan: RestorePlan, snapshot: Snapshot, listing: list[Entry], result: RestoreResult
-    ) -> RestoreResult:
-        refused = {
-            e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
-        }
-        failed = list(refused.items())
-        put_back = [(now, old) for now, old in plan.put_back if old not in refused]
-        readd = [e for e in plan.readd if e not in refused]
-        if not (put_back or readd or plan.remove):
-            return replace(result, failed=failed)
-        kept = write_snapshot(
-            [now for now, _ in put_back] + plan.remove,
-            profile=self.profile,
-            host=self.client.host,
-            base_url=self.client.base_url,
-            operation="sync",
-            added=readd,
-            left=[old for _, old in put_back],
-            undoes=snapshot.path,
-        )
-        self.total = len(put_back) + len(readd) + len(plan.remove)
-        if self.progress is not None:
-            self.progress.start(
-                self.total, f"Restoring {counted(self.total)} at {self.client.host}"
-            )
-        logs = {
-            op: AuditLog(
-                profile=self.profile,
-                host=self.client.host,
-                operation=op,
-                snapshot=kept,
-                entries={e.id: e for e in plan.remove},
-                warn=self.warn,
-            )
-            for op in ("delete", "update", "add")
-        }
-        try:
-            with logs["delete"], logs["update"], logs["add"]:
-                removed, updates, adds, after = self._requests(
-                    put_back, readd, plan.remove, listing, logs
-                )
-        finally:
-            CACHE.invalidate(self.client, self.profile)
-            if self.progress is not None:
-                self.progress.stop()
-        done = (*removed, *updates, *adds)
-        return replace(
-            result,
-            added=name_added([r.entry for r in adds if r.ok], listing, after),
-            failed=failed + [(_entry(r), _stopped(r)) for r in done if r.outcome == "failure"],
-            unknown=[_entry(r) for r in done if r.outcome_unknown],
-            put_back=[r.new for r in updates if r.ok],
-            removed=[r.entry for r in removed if r.done],
-            now={now.id: now for now, _ in put_back},
-            snapshot=str(kept),
-        )
-
-    def _requests(
-        self,
-        put_back: list[tuple[Entry, Entry]],
-        readd: list[Entry],
-        remove: list[Entry],
-        listing: list[Entry],
-        logs: dict[str, AuditLog],
-    ) -> tuple[list[Any], list[Any], list[Any], list[Entry] | None]:
-        """Deletions and PUTs first (their window: from the listing to the request), adds
-        last; a batch that stopped (Ctrl-C, Cancel, refused credentials) stops the rest."""
-        client, by_id = self.client, {e.id: e for e in remove}
-        workers = self.settings.workers
-        wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
-        deleted = client.delete_entries(
-            list(by_id), workers, self._tick, self.cancel, wait, audit=logs["delete"]
-        )
-        removed = [replace(r, entry=by_id[r.entry_id or ""]) for r in deleted.results]
-        updates = client.update_entries(
-            [(old.id, old) for _, old in put_back],
-            old={now.id: now for now, _ in put_back},
-            workers=workers,
-            progress=self._tick,
-            cancel=self._stop_after(removed),
-            on_wait=wait,
-            audit=logs["update"],
-        )
-        gone = {r.entry_id for r in removed if r.ok}
-        new = {r.entry_id: r.new for r in updates if r.ok}
-        before = [new.get(e.id, e) for e in listing if e.id not in gone]
-        adds, after = [], None
-        if readd:
-            self.lock.sending()  # a re-run after this process dies waits for these answers
-            batch = add_and_settle(
-                client,
-                [replace(e, id="") for e in readd],
-                before=before,
-                chunk_size=self.settings.chunk_size,
-                cancel=self._stop_after(updates),
-                audit=logs["add"],
-                workers=workers,
-                progress=self._tick,
-                on_wait=wait,
-            )
-            adds, after = batch.results, batch.after
-            logs["add"].record_all(adds[i] for i in batch.settled)
-        unknown = any(r.outcome_unknown for r in (*removed, *updates))
-        if unknown or (after is None and any(r.ok for r in adds)):
-            try:
-                after = list(CACHE.fetch(client, self.profile).entries)
-            except ServiceFailure:
-                return removed, updates, adds, None
-        if after is not None and unknown:
-            listed = {e.id: e for e in after}
-            settled = settle_deletes(removed, {e.id: e for e in listing}, listed)
-            logs["delete"].record_all(
-                s for r, s in zip(removed, settled, strict=True) if r.outcome_unknown
-            )
-            now = settle_updates(updates, listed)
-            logs["update"].record_all(
-                s for r, s in zip(updates, now, strict=True) if r.outcome_unknown
-            )
-            removed, updates = settled, now
-        return removed, updates, adds, after
-
-    def _tick(self, _done: int, _total: int, result: Any) -> None:
-        self.done += 1
-        self.lock.sending()
-        if self.progress is not None:
-            self.progress(self.done, self.total, result)
-
-    def _stop_after(self, results: Sequence[Any]) -> threading.Event:
-        """The cancel event, set when a batch before stopped: nothing after it is sent."""
-        if any(r.cause is Cause.NOT_ATTEMPTED for r in results):
-            self.cancel.set()
-        return self.cancel
+def _send(
+    run: ApplyChanges,
+    plan: RestorePlan,
+    snapshot: Snapshot,
+    listing: list[Entry],
+    result: RestoreResult,
+) -> RestoreResult:
+    """Its own snapshot first, then what the plan sends; an entry the service would refuse is
+    not sent."""
+    client = run.client
+    refused = {
+        e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
+    }
+    failed = list(refused.items())
+    put_back = [(now, old) for now, old in plan.put_back if old not in refused]
+    readd = [e for e in plan.readd if e not in refused]
+    if not (put_back or readd or plan.remove):
+        return replace(result, failed=failed)
+    if put_back:
+        client.check_update()
+    kept = write_snapshot(
+        [now for now, _ in put_back] + plan.remove,
+        profile=run.profile,
+        host=client.host,
+        base_url=client.base_url,
+        operation="sync",
+        added=readd,
+        left=[old for _, old in put_back],
+        undoes=snapshot.path,
+    )
+    done = run.run(kept, plan.remove, put_back, readd, listing, doing="Restoring")
+    sent = (*done.deletes, *done.updates, *done.adds)
+    return replace(
+        result,
+        added=name_added([r.entry for r in done.adds if r.ok], listing, done.after),
+        failed=failed + [(_entry(r), _stopped(r)) for r in sent if r.outcome == "failure"],
+        unknown=[_entry(r) for r in sent if r.outcome_unknown],
+        put_back=[r.new for r in done.updates if r.ok],
+        removed=[_entry(r) for r in done.deletes if r.done],
+        now={now.id: now for now, _ in put_back},
+        snapshot=str(kept),
+    )
 
 
 def _entry(result: Any) -> Entry:

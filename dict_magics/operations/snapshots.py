@@ -243,7 +243,7 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
             f"{allowed}."
         )
     try:
-        taken_at = _parse_time(data["taken_at"])
+        taken_at = parse_time(data["taken_at"])
     except ValueError:
         raise UsageProblem(
             f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
@@ -265,7 +265,7 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
     )
 
 
-def _parse_time(text: str) -> datetime:
+def parse_time(text: str) -> datetime:
     """ISO-8601, ``Z`` accepted (Python 3.10 does not); a time without a zone is taken as UTC."""
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

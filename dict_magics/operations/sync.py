@@ -13,11 +13,10 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OperationFailedError, ServiceError, UsageProblem
+from ..errors import OperationFailedError, UsageProblem
 from ..formats import read_glossary
 from ..models.glossary import (
     Conflict,
@@ -30,17 +29,15 @@ from ..models.glossary import (
 )
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
-from .audit import AuditLog
+from .apply import Applied, ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect, say
 from .delete import count
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
-from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
 from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry, UpdateResult
-    from ..models.store import AuditOperation
     from ..service.client import DictionaryClient
 
 
@@ -259,11 +256,20 @@ def sync(
             added=plan.adds,
             left=[u.new for u in plan.updates],
         )
-        run = _Apply(client, profile, settings, kept, warn, cancel)
-        deletes = run.deletes(plan.deletes, live)
-        updates = run.updates([replace(u, old=live.get(u.id, u.old)) for u in plan.updates])
-        adds = run.adds(plan.adds, before, progress)
-        result = run.verify(plan, before, adds, updates, deletes)
+        deletes = [live[e.id] for e in plan.deletes if e.id in live]
+        run = ApplyChanges(client, profile, settings, progress=progress, cancel=cancel, warn=warn)
+        done = run.run(
+            kept,
+            deletes,
+            [(live.get(u.id, u.old), u.new) for u in plan.updates],
+            plan.adds,
+            before,
+            doing="Syncing",
+            verify=True,
+        )
+        if done.unlisted:
+            say(warn, f"no listing after the sync could verify it ({done.unlisted})")
+        result = _verify(plan, before, done, _absent(plan.deletes, live, kept), kept)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -298,179 +304,43 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     )
 
 
-class _Apply:
-    """One sync's requests, each audited ahead with the snapshot that undoes it; a stop (Ctrl-C,
-    refused credentials) sends nothing after it."""
+def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path) -> list[DeleteResult]:
+    """The entries to delete that the listing just before no longer holds: not sent."""
+    from ..models import DeleteResult
 
-    def __init__(
-        self,
-        client: DictionaryClient,
-        profile: str,
-        settings: OperationSettings,
-        kept: Path,
-        warn: Warn,
-        cancel: threading.Event | None,
-    ) -> None:
-        self.client, self.profile, self.settings = client, profile, settings
-        self.kept, self.warn = kept, warn
-        self.cancel = cancel or threading.Event()
-        self.interrupted = False
-        self.logs = {op: self._log(op) for op in ("delete", "update", "add")}
-
-    def _log(self, operation: AuditOperation) -> AuditLog:
-        return AuditLog(
-            profile=self.profile,
-            host=self.client.host,
-            operation=operation,
-            snapshot=self.kept,
-            warn=self.warn,
+    return [
+        DeleteResult(
+            "failure",
+            e.id,
+            reason="the listing just before does not hold it: nothing was sent",
+            attempts=0,
+            entry=e,
+            absent=True,
+            snapshot=str(kept),
         )
+        for e in planned
+        if e.id not in live
+    ]
 
-    def adds(
-        self, entries: list[Entry], before: list[Entry], progress: ProgressSink | None
-    ) -> list[AddResult]:
-        """Bulk POSTs in chunks; lost chunks are settled by one listing."""
-        if not entries:
-            return []
-        if progress is not None:
-            progress.start(
-                len(entries),
-                f"Adding {count(len(entries), 'entry', 'entries')} at {self.client.host}",
-            )
-        try:
-            with self.logs["add"] as log:
-                batch = add_and_settle(
-                    self.client,
-                    entries,
-                    chunk_size=self.settings.chunk_size,
-                    workers=self.settings.workers,
-                    progress=progress,
-                    cancel=self.cancel,
-                    before=before,
-                    audit=log,
-                )
-                log.record_all(batch.results[i] for i in batch.settled)
-        finally:
-            CACHE.invalidate(self.client, self.profile)
-            if progress is not None:
-                progress.stop()
-        if batch.interrupted:
-            self.interrupted = True
-            self.cancel.set()  # Ctrl-C stopped the adds (the last requests of a sync)
-        return list(batch.results)
 
-    def updates(self, planned: list[PlannedUpdate]) -> list[UpdateResult]:
-        """The PUTs on the batch engine (at most ``workers`` in flight; Ctrl-C stops it)."""
-        if not planned:
-            return []
-        from ..models import Cause, UpdateResult
-        from ..service import batch
-
-        def send(update: PlannedUpdate, stop: object) -> UpdateResult:
-            return self.client.update_entry(update.id, update.new, old=update.old, audit=log)
-
-        try:
-            with self.logs["update"] as log:
-                run = batch.run(
-                    planned,
-                    send,
-                    workers=min(self.settings.workers, len(planned)),
-                    sent=lambda r: r.attempts > 0,
-                    refused=lambda r: r.cause is Cause.AUTH,
-                    cancel=self.cancel,
-                    name="dict-magics-update",
-                )
-        finally:
-            CACHE.invalidate(self.client, self.profile)
-        self.interrupted |= run.interrupted
-        if run.interrupted or run.why:
-            self.cancel.set()  # stopped (Ctrl-C, refused credentials): no addition after it
-        return [
-            r
-            if r is not None
-            else UpdateResult(
-                "failure",
-                u.id,
-                u.new,
-                u.old,
-                reason="not sent: the sync was stopped first",
-                attempts=0,
-                cause=Cause.NOT_ATTEMPTED,
-            )
-            for r, u in zip(run.results, planned, strict=True)
-        ]
-
-    def deletes(self, planned: list[Entry], live: dict[str, Entry]) -> list[DeleteResult]:
-        """DELETEs on the batch engine, each with its entry as listed just before; an entry
-        that listing no longer holds is not sent."""
-        from ..models import Cause, DeleteResult
-
-        path, going = str(self.kept), [live[e.id] for e in planned if e.id in live]
-        results = [
-            DeleteResult(
-                "failure",
-                e.id,
-                reason="the listing just before does not hold it: nothing was sent",
-                attempts=0,
-                entry=e,
-                absent=True,
-                snapshot=path,
-            )
-            for e in planned
-            if e.id not in live
-        ]
-        if going:
-            log = self.logs["delete"]
-            log.entries = {e.id: e for e in going}
-            with log:
-                batch = self.client.delete_entries(
-                    [e.id for e in going], self.settings.workers, cancel=self.cancel, audit=log
-                )
-            CACHE.invalidate(self.client, self.profile)
-            self.interrupted |= batch.interrupted
-            if batch.interrupted or any(r.cause is Cause.NOT_ATTEMPTED for r in batch.results):
-                self.cancel.set()  # stopped: no update or addition after it
-            results += [
-                replace(r, entry=live[r.entry_id or ""], snapshot=path) for r in batch.results
-            ]
-        return results
-
-    def verify(
-        self,
-        plan: SyncPlan,
-        before: list[Entry],
-        adds: list[AddResult],
-        updates: list[UpdateResult],
-        deletes: list[DeleteResult],
-    ) -> SyncResult:
-        """One listing: settles what is still unknown and checks every change reported done."""
-        done: Any = {"snapshot": str(self.kept), "interrupted": self.interrupted}
-        try:
-            after = list(CACHE.fetch(self.client, self.profile).entries)
-        except ServiceError as exc:
-            say(self.warn, f"no listing after the sync could verify it ({exc})")
-            return SyncResult(plan, adds, updates, deletes, **done)
-        except KeyboardInterrupt:  # what was sent is shown all the same
-            return SyncResult(plan, adds, updates, deletes, **{**done, "interrupted": True})
-        by_id = {e.id: e for e in after}
-        if any(r.outcome_unknown for r in deletes):
-            settled = settle_deletes(deletes, {e.id: e for e in before}, by_id)
-            with self.logs["delete"] as log:  # the same log: each outcome pairs with its request
-                log.record_all(
-                    s for d, s in zip(deletes, settled, strict=True) if d.outcome_unknown
-                )
-            deletes = settled
-        if any(r.outcome_unknown for r in adds):
-            adds = settle_adds(adds, before, after, again="syncing again is safe")
-        if any(r.outcome_unknown for r in updates):
-            now = settle_updates(updates, by_id)
-            with self.logs["update"] as log:
-                log.record_all(s for u, s in zip(updates, now, strict=True) if u.outcome_unknown)
-            updates = now
-        mismatches = _mismatches(before, after, adds, updates, deletes)
-        return SyncResult(
-            plan, adds, updates, deletes, verified=not mismatches, mismatches=mismatches, **done
-        )
+def _verify(
+    plan: SyncPlan, before: list[Entry], done: Applied, absent: list[DeleteResult], kept: Path
+) -> SyncResult:
+    """The result, checked against the listing afterwards: every change reported done."""
+    deletes = absent + done.deletes
+    shown: Any = {"snapshot": str(kept), "interrupted": done.interrupted}
+    if done.after is None:
+        return SyncResult(plan, done.adds, done.updates, deletes, **shown)
+    mismatches = _mismatches(before, done.after, done.adds, done.updates, deletes)
+    return SyncResult(
+        plan,
+        done.adds,
+        done.updates,
+        deletes,
+        verified=not mismatches,
+        mismatches=mismatches,
+        **shown,
+    )
 
 
 def _mismatches(

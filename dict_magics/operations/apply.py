@@ -1,0 +1,216 @@
+"""Apply a change: deletions, then PUTs, then bulk adds, each audited ahead with the snapshot
+that undoes it; a batch that stops (Ctrl-C, Cancel, refused credentials) sends nothing after
+it, and one listing afterwards settles what is unknown. Sync and restore both end here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ServiceFailure
+from ..models import Cause, UpdateResult
+from ..models.text import entries as counted
+from ..service import batch
+from .audit import AuditLog
+from .context import OperationSettings, ProgressSink, Warn
+from .listing import CACHE
+from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
+
+if TYPE_CHECKING:
+    from ..models import AddResult, DeleteResult, Entry
+    from ..service.client import DictionaryClient
+
+
+@dataclass
+class Applied:
+    """What each request did; ``after``: the listing that settled them (``None``: none could be
+    had, ``unlisted`` says why)."""
+
+    deletes: list[DeleteResult] = field(default_factory=list)
+    updates: list[UpdateResult] = field(default_factory=list)
+    adds: list[AddResult] = field(default_factory=list)
+    after: list[Entry] | None = None
+    interrupted: bool = False
+    unlisted: str = ""
+
+
+class ApplyChanges:
+    """One change's requests; ``sending`` is told before each request leaves (a restore's
+    lock)."""
+
+    def __init__(
+        self,
+        client: DictionaryClient,
+        profile: str,
+        settings: OperationSettings,
+        *,
+        progress: ProgressSink | None = None,
+        sending: Callable[[], None] | None = None,
+        cancel: threading.Event | None = None,
+        warn: Warn = None,
+    ) -> None:
+        self.client, self.profile, self.settings = client, profile, settings
+        self.progress, self.sending = progress, sending or (lambda: None)
+        self.cancel, self.warn = cancel or threading.Event(), warn
+        self.done = self.total = 0
+        self.result = Applied()
+
+    def run(
+        self,
+        snapshot: Path,
+        deletes: Sequence[Entry],
+        updates: Sequence[tuple[Entry, Entry]],
+        adds: Sequence[Entry],
+        listing: Sequence[Entry],
+        *,
+        doing: str = "Applying",
+        verify: bool = False,
+    ) -> Applied:
+        """Send ``deletes`` (as listed just before in ``listing``), ``updates`` ((as listed, new)
+        pairs), then ``adds``, audited with ``snapshot`` (on disk already); list once afterwards
+        when something is unknown, a new id is to be named, or ``verify`` asks."""
+        self.total = len(deletes) + len(updates) + len(adds)
+        if self.progress is not None:
+            self.progress.start(self.total, f"{doing} {counted(self.total)} at {self.client.host}")
+        self.logs = [
+            AuditLog(
+                profile=self.profile,
+                host=self.client.host,
+                operation=op,
+                snapshot=snapshot,
+                entries={e.id: e for e in deletes},
+                warn=self.warn,
+            )
+            for op in ("delete", "update", "add")
+        ]
+        wait = getattr(self.progress, "waiting", None)  # told of rate-limit pauses
+        listeners = self.client.rate_limit.listeners
+        if wait is not None:
+            listeners.append(wait)
+        try:
+            with self.logs[0], self.logs[1], self.logs[2]:
+                self._deletes(deletes)
+                self._updates(updates)
+                gone = {r.entry_id for r in self.result.deletes if r.ok}
+                new = {r.entry_id: r.new for r in self.result.updates if r.ok}
+                before = [new.get(e.id, e) for e in listing if e.id not in gone]
+                self._adds(adds, before)
+                self._settle(listing, before, verify)
+        finally:
+            CACHE.invalidate(self.client, self.profile)
+            if wait is not None:
+                listeners.remove(wait)
+            if self.progress is not None:
+                self.progress.stop()
+        return self.result
+
+    def _deletes(self, deletes: Sequence[Entry]) -> None:
+        if not deletes:
+            return
+        self.sending()
+        by_id, log = {e.id: e for e in deletes}, self.logs[0]
+        run = self.client.delete_entries(
+            list(by_id), self.settings.workers, self._tick, self.cancel, audit=log
+        )
+        path = str(log.snapshot)
+        self.result.deletes = [
+            replace(r, entry=by_id[r.entry_id or ""], snapshot=path) for r in run.results
+        ]
+        self._stop_if(run.interrupted, self.result.deletes)
+
+    def _updates(self, updates: Sequence[tuple[Entry, Entry]]) -> None:
+        """The PUTs on the batch engine (at most ``workers`` in flight)."""
+
+        def send(update: tuple[Entry, Entry], stop: object) -> UpdateResult:
+            self.sending()
+            now, new = update
+            return self.client.update_entry(new.id, new, old=now, audit=self.logs[1])
+
+        if not updates:
+            return
+        run = batch.run(
+            updates,
+            send,
+            workers=min(self.settings.workers, len(updates)),
+            sent=lambda r: r.attempts > 0,
+            refused=lambda r: r.cause in (Cause.AUTH, Cause.NONCE),
+            progress=self._tick,
+            cancel=self.cancel,
+            name="dict-magics-update",
+        )
+        self.result.updates = [
+            r
+            or UpdateResult(
+                "failure",
+                new.id,
+                new,
+                now,
+                reason="not sent: stopped first (running it again sends it)",
+                attempts=0,
+                cause=Cause.NOT_ATTEMPTED,
+            )
+            for r, (now, new) in zip(run.results, updates, strict=True)
+        ]
+        self._stop_if(run.interrupted, self.result.updates, bool(run.why))
+
+    def _adds(self, adds: Sequence[Entry], before: list[Entry]) -> None:
+        if not adds:
+            return
+        self.sending()  # a re-run after this process dies waits for these answers
+        run = add_and_settle(
+            self.client,
+            [replace(e, id="") for e in adds],
+            before=before,
+            chunk_size=self.settings.chunk_size,
+            workers=self.settings.workers,
+            progress=self._tick,
+            cancel=self.cancel,
+            audit=self.logs[2],
+        )
+        self.logs[2].record_all(run.results[i] for i in run.settled)
+        self.result.adds, self.result.after = list(run.results), run.after
+        self.result.interrupted |= run.interrupted
+
+    def _settle(self, listing: Sequence[Entry], before: list[Entry], verify: bool) -> None:
+        """One listing settles what is unknown, each outcome audited in its request's log."""
+        done = self.result
+        unknown = any(r.outcome_unknown for r in (*done.deletes, *done.updates, *done.adds))
+        adds_listed = done.after is not None  # the adds' own listing settled them already
+        if not (verify or unknown or (not adds_listed and any(r.ok for r in done.adds))):
+            return
+        try:
+            done.after = list(CACHE.fetch(self.client, self.profile).entries)
+        except ServiceFailure as exc:
+            done.after, done.unlisted = None, str(exc)
+            return
+        except KeyboardInterrupt:  # what was sent is shown all the same
+            done.after, done.interrupted = None, True
+            return
+        by_id = {e.id: e for e in done.after}
+        settled = settle_deletes(done.deletes, {e.id: e for e in listing}, by_id)
+        self.logs[0].record_all(
+            s for r, s in zip(done.deletes, settled, strict=True) if r.outcome_unknown
+        )
+        now = settle_updates(done.updates, by_id)
+        self.logs[1].record_all(
+            s for r, s in zip(done.updates, now, strict=True) if r.outcome_unknown
+        )
+        added = done.adds if adds_listed else settle_adds(done.adds, before, done.after)
+        self.logs[2].record_all(s for r, s in zip(done.adds, added, strict=True) if r is not s)
+        done.deletes, done.updates, done.adds = settled, now, added
+
+    def _tick(self, _done: int, _total: int, result: Any) -> None:
+        self.done += 1
+        self.sending()
+        if self.progress is not None:
+            self.progress(self.done, self.total, result)
+
+    def _stop_if(self, interrupted: bool, results: Sequence[Any], refused: bool = False) -> None:
+        """A batch that stopped stops what follows: nothing after it is sent."""
+        self.result.interrupted |= interrupted
+        if interrupted or refused or any(r.cause is Cause.NOT_ATTEMPTED for r in results):
+            self.cancel.set()
