@@ -17,6 +17,7 @@ from .text import (
     COLOUR,
     GREY,
     MARK,
+    Outcomes,
     Rendered,
     bounded,
     count,
@@ -26,7 +27,6 @@ from .text import (
     html_row,
     html_table,
     outcome_box,
-    outcome_item,
     remedy,
     shown,
     text_table,
@@ -393,7 +393,7 @@ class AddResult(_Answered):
 
 
 @dataclass(frozen=True)
-class AddBatch(Rendered):
+class AddBatch(Outcomes):
     """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
     the positions whose answer was lost and that a listing then decided (``after``, which names
     the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
@@ -405,6 +405,7 @@ class AddBatch(Rendered):
     requests: int = 0
     settled: tuple[int, ...] = ()
     after: list[Entry] | None = field(default=None, repr=False, compare=False)
+    _css = "add-batch"
 
     @property
     def added(self) -> list[Entry]:
@@ -453,26 +454,16 @@ class AddBatch(Rendered):
             return "success"
         return "unknown" if self.unknown and not self.failed else "failure"
 
-    def _groups(self) -> Iterator[tuple[list[AddResult], int]]:
-        """The additions made, failed, and unknown: the first of each, and how many more."""
+    def _items(self) -> list[tuple[str, str, str]]:
+        """The first entries added (with their ids when a listing named them), then those that
+        failed or may not have been added, with why."""
+        items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
-            yield results[: self._SHOWN], max(0, len(results) - self._SHOWN)
-
-    def __str__(self) -> str:
-        """A summary line, the first entries added (with their ids when a listing named them),
-        then every addition that failed or may not have happened, a few of each."""
-        lines = [f"{MARK[self._kind()]} {self._summary()}"]
-        for results, more in self._groups():
-            lines += [f"  {r}" for r in results]
-            lines += [f"    \u2026 and {more:,} more"] * bool(more)
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        items = []
-        for results, more in self._groups():
-            items += [outcome_item(r.outcome, r.line(details=False)[2:]) for r in results]
-            items += [f"<li>&hellip; and {more:,} more</li>"] * bool(more)
-        return outcome_box("add-batch", self._kind(), self._summary(), "".join(items))
+            first = results[: self._SHOWN]
+            items += [(r.outcome, r._headline(), (r.reason or "") * (not r.ok)) for r in first]
+            more = len(results) - self._SHOWN
+            items += [("", f"\u2026 and {more:,} more", "")] * (more > 0)
+        return items
 
 
 @dataclass(frozen=True)
@@ -740,7 +731,7 @@ class DryRunResult(Rendered, ImpactMixin):
 
 
 @dataclass(frozen=True)
-class RestoreResult(Rendered):
+class RestoreResult(Outcomes):
     """What a restore did (or, in a dry run, would do): entries added back, put back under their
     ids (``now``: what they read before, by id), removed (the change had added them), already as
     they were (``skipped``), left as they are because someone changed them since (``changed``:
@@ -760,6 +751,7 @@ class RestoreResult(Rendered):
     changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
     now: Mapping[str, Entry] = field(default_factory=dict)
     snapshot: str | None = None
+    _css = "restore"
 
     @property
     def ok(self) -> bool:
@@ -803,7 +795,8 @@ class RestoreResult(Rendered):
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """(kind, entry in words, note): failures, unknowns, entries left, then the changes."""
+        """(kind, entry in words, note): failures, unknowns, entries left, the changes, then
+        the snapshot that undoes it."""
         items = [("failure", e.describe(), reason) for e, reason in self.failed]
         unknown = "outcome unknown: it may or may not have been added or put back (run the "
         unknown += "restore again: it sends only what is not back yet)"
@@ -832,28 +825,9 @@ class RestoreResult(Rendered):
                 elif was is not None:
                     text += f" (was {was.describe()})"
                 items.append(("success", text, ""))
+        if len(self.added) > SHOWN:
+            items.append(("", f"... and {entries(len(self.added) - SHOWN)} more", ""))
+        if self.snapshot:
+            kept = f"Kept first at {self.snapshot}: restoring that file undoes this restore."
+            items.append(("", kept, ""))
         return items
-
-    def _more(self) -> int:
-        return max(0, len(self.added) - SHOWN)
-
-    def _kept(self) -> str:
-        return f"Kept first at {self.snapshot}: restoring that file undoes this restore."
-
-    def __str__(self) -> str:
-        """A summary line, then what did not go back (with reasons) and what did."""
-        lines = [f"{MARK[self._kind()]} {self._summary()}"]
-        for kind, what, note in self._items():
-            lines.append(
-                f"  {MARK[kind]} {shown(what)}" + (f" \u2014 {shown(note)}" if note else "")
-            )
-        if self._more():
-            lines.append(f"  ... and {entries(self._more())} more")
-        return "\n".join(lines + [f"  {shown(self._kept())}"] * bool(self.snapshot))
-
-    def _repr_html_(self) -> str:
-        items = "".join(outcome_item(k, what, note) for k, what, note in self._items())
-        if self._more():
-            items += f"<li>... and {entries(self._more())} more</li>"
-        kept = f"<div>{escape(self._kept())}</div>" if self.snapshot else ""
-        return outcome_box("restore", self._kind(), self._summary(), items, kept)

@@ -162,3 +162,37 @@ class Rendered:
 
     def _repr_html_(self) -> str:
         return f'<div class="dict-magics-{self._css}">{escape(str(self))}</div>'
+
+
+class Outcomes(Rendered):
+    """A result told as its summary, marked by its outcome (``_kind``), over one line per item
+    (``_items``: kind, what, note; kind ``""``: an unmarked line), alike in a terminal and a
+    notebook; ``_tail`` adds what follows (trusted HTML when ``html``)."""
+
+    __slots__ = ()
+
+    def _kind(self) -> str:
+        raise NotImplementedError
+
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def _items(self) -> list[tuple[str, str, str]]:
+        return []
+
+    def _tail(self, html: bool) -> str:
+        return ""
+
+    def __str__(self) -> str:
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}"]
+        for kind, what, note in self._items():
+            mark = f"{MARK[kind]} " if kind else ""
+            lines.append(f"  {mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        return "\n".join(lines) + self._tail(False)
+
+    def _repr_html_(self) -> str:
+        items = "".join(
+            outcome_item(k, what, note) if k else f"<li>{escape(what)}</li>"
+            for k, what, note in self._items()
+        )
+        return outcome_box(self._css, self._kind(), self._summary(), items, self._tail(True))
