@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Remedy
-from .impact import Impact, ImpactMixin, after_change
+from .impact import ImpactMixin, after_change
 from .records import AddResult, Cause, DeleteResult, Entry
 from .text import (
     COLOUR,
@@ -102,10 +102,6 @@ class ChangePreview(Rendered, ImpactMixin):
     new: Entry
     old: Entry | None = None
     alongside: list[Entry] = field(default_factory=list)
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing the preview was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def ok(self) -> bool:
@@ -267,10 +263,6 @@ class SyncPlan(Rendered, ImpactMixin):
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing the plan was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def changes(self) -> int:

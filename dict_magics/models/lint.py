@@ -328,10 +328,7 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
                 good_codes.add(code)
             else:
                 bad_codes[code] = [entry.id]
-        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
-            if not _suspect(text):
-                continue
-            found += _term_findings(entry, name, text)
+        found += _term_findings(entry)
     for code, ids in bad_codes.items():
         chinese = code.lower() == "zh"
         count = len(ids)
@@ -352,17 +349,19 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
 def spacing_findings(entry: Entry) -> list[Finding]:
     """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
     what lint would report right after it."""
-    return [
-        finding
-        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text))
-        if _suspect(text)
-        for finding in _term_findings(entry, name, text)
-        if finding.kind in ("whitespace", "control")
-    ]
+    return [f for f in _term_findings(entry) if f.kind in ("whitespace", "control")]
 
 
-def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
-    """The vendor's term rules (``terms.py``) and stray spaces, for one term of one entry."""
+def _term_findings(entry: Entry) -> list[Finding]:
+    """The vendor's term rules (``terms.py``) and stray spaces, for each term of one entry."""
+    found = []
+    for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
+        if _suspect(text):
+            found += _one_term(entry, name, text)
+    return found
+
+
+def _one_term(entry: Entry, name: str, text: str) -> list[Finding]:
     found = []
     where = f"{entry.from_lang}\u2192{entry.to_lang}"
     problem = term_problem(text, name)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Remedy
 from .entry import Entry
-from .impact import Impact, ImpactMixin, after_change
+from .impact import ImpactMixin, after_change
 from .text import (
     COLOUR,
     GREY,
@@ -20,6 +20,7 @@ from .text import (
     Outcomes,
     Rendered,
     bounded,
+    clip,
     count,
     dataframe,
     entries,
@@ -122,29 +123,14 @@ class EntryList(Rendered):
 
         return lint_entries(self.entries, self.host)
 
-    def check(
-        self,
-        texts: str | Sequence[str],
-        *,
-        unit: str = "element",
-        case_sensitive: bool = True,
-        from_lang: str | None = None,
-        to_lang: str | None = None,
-    ) -> CheckReport:
+    def check(self, texts: str | Sequence[str], **how: Any) -> CheckReport:
         """Which entries would apply to each element of ``texts`` (a string: its lines; a
         list: its items) under the limit of 3 per ``unit`` (``element``, ``request`` or
-        ``sentence``), of one language pair when given; offline, nothing is sent."""
+        ``sentence``), of one language pair when given (``from_lang``, ``to_lang``), with
+        ``case_sensitive``; offline, nothing is sent."""
         from .textcheck import check_text
 
-        return check_text(
-            self.entries,
-            texts,
-            unit=unit,
-            case_sensitive=case_sensitive,
-            from_lang=from_lang,
-            to_lang=to_lang,
-            host=self.host,
-        )
+        return check_text(self.entries, texts, host=self.host, **how)
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
@@ -195,16 +181,12 @@ class EntryList(Rendered):
         p.text(self.text(limit=200))  # the first rows only, like the HTML
 
     def _repr_html_(self) -> str:
-        rows = bounded(html_row(_clip(v) for v in (e.id, *e.terms)) for e in self.entries)
+        rows = bounded(html_row(clip(v) for v in (e.id, *e.terms)) for e in self.entries)
         more = f"<div>{escape(self._more(len(rows)))}</div>" if len(rows) < len(self) else ""
         return (
             f'<div class="dict-magics-entries"><div><b>{escape(self._title())}</b></div>'
             f"{html_table(self._HEADINGS, rows)}{more}</div>"
         )
-
-
-def _clip(text: str, size: int = 200) -> str:
-    return text if len(text) <= size else text[:size] + "\u2026"
 
 
 class _Answered(Rendered):
@@ -258,11 +240,18 @@ class _Answered(Rendered):
             f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
         )
 
+    snapshot: str | None = None
+    names: Mapping[str, str] | None = None
+
+    def _kept(self, html: bool) -> str:
+        return _kept(self.snapshot, self.gone, self.names, html)
+
     def __str__(self) -> str:
-        return self.line()
+        """The line, then where the snapshot holding the entry is and what puts it back."""
+        return self.line() + self._kept(False)
 
     def _repr_html_(self) -> str:
-        return self.line_html()
+        return self.line_html() + self._kept(True)
 
 
 def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
@@ -349,16 +338,9 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
-    def _kept(self, html: bool = False) -> str:
+    def _kept(self, html: bool) -> str:
         gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
-
-    def __str__(self) -> str:
-        """The line, then where the snapshot holding the entry is and what puts it back."""
-        return self.line() + self._kept()
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + self._kept(html=True)
 
 
 @dataclass(frozen=True)
@@ -488,12 +470,6 @@ class UpdateResult(_Answered):
     vendor_message: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
-
-    def __str__(self) -> str:
-        return self.line() + _kept(self.snapshot, self.gone, self.names, False)
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + _kept(self.snapshot, self.gone, self.names, True)
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -660,10 +636,6 @@ class DryRunResult(Rendered, ImpactMixin):
     listing_age: float | None = None
     """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
     ``listing_max_age`` setting let this process's cached listing stand in)."""
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing a delete's dry run was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def ok(self) -> bool:

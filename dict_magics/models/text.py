@@ -26,6 +26,11 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def clip(text: str, size: int = 200) -> str:
+    """``text`` cut to ``size`` characters, an ellipsis saying so."""
+    return text if len(text) <= size else text[:size] + "\u2026"
+
+
 def escape(text: object) -> str:
     """``text`` for HTML: shown as in a terminal (a bidi override would reverse a path in a
     notebook too), then every markup character escaped."""

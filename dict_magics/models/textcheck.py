@@ -215,16 +215,14 @@ def check_text(
     """Play the limit of ``entries`` (those of ``from_lang`` / ``to_lang`` when given, exactly
     as the service spells them) on ``texts``: a string (each non-blank line an element) or a
     list of strings (each an element)."""
-    elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else texts
+    elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else [*texts]
     chosen = [
         e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
     ]
-    segments = Matcher(chosen, case_sensitive=case_sensitive).segments(list(elements), unit)
+    segments = Matcher(chosen, case_sensitive=case_sensitive).segments(elements, unit)
     matched = {m.entry.id: m.entry for s in segments for m in s.matches}
-    return CheckReport(
-        segments, unit, matched, len(chosen), host, from_lang, to_lang, case_sensitive,
-        list(elements),
-    )  # fmt: skip
+    asked = (from_lang, to_lang, case_sensitive, elements)
+    return CheckReport(segments, unit, matched, len(chosen), host, *asked)
 
 
 @dataclass(frozen=True)
