@@ -292,7 +292,8 @@ class SyncPlan(Rendered, ImpactMixin):
     def to_pandas(self) -> Any:
         """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
         the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
-        return dataframe(plan_rows(self), PLAN_COLUMNS, "SyncPlan")
+        columns = ("action", "row", *Entry.FIELDS, "oldToText", "reason")
+        return dataframe(_plan_rows(self), columns, "SyncPlan")
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
@@ -317,21 +318,7 @@ class SyncPlan(Rendered, ImpactMixin):
         return after_change(before, adds=self.adds, updates=updates, deletes=self.deletes)
 
 
-PLAN_COLUMNS = (
-    "action",
-    "row",
-    "id",
-    "fromLang",
-    "fromText",
-    "toLang",
-    "toText",
-    "oldToText",
-    "reason",
-)
-
-
-def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
-    """The plan as table rows (``to_pandas`` and the CSV-minded)."""
+def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def put(
@@ -499,14 +486,9 @@ def _conflict(c: Conflict) -> str:
 
 
 def _headline(plan: SyncPlan) -> str:
-    counts = [
-        count(len(plan.adds), "add"),
-        count(len(plan.updates), "update"),
-        count(len(plan.deletes), "delete"),
-        f"{plan.unchanged:,} unchanged",
-        count(len(plan.conflicts), "conflict"),
-        count(len(plan.invalid), "invalid row"),
-    ]
+    nouns = ("add", "update", "delete", "unchanged", "conflict", "invalid row")
+    numbers = zip(plan.counts().values(), nouns, strict=True)
+    counts = [count(n, w, w if w == "unchanged" else None) for n, w in numbers]
     where = f" at {plan.host}" if plan.host else ""
     profile = f" (profile {plan.profile})" if plan.profile else ""
     sheet = f", sheet {plan.sheet!r}" if plan.sheet else ""

@@ -60,6 +60,7 @@ class Impact(Rendered):
     lines: int
     changed: list[ChangedLine] = field(default_factory=list)
     unit: str = "element"
+    _pretty = 20
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN's ``"impact"``: ``{"lines", "changed": [{"line", "text", "before", ...}]}``."""
@@ -95,12 +96,6 @@ class Impact(Rendered):
         if len(self.changed[:limit]) < len(self.changed):
             lines.append(f"  \u2026 and {len(self.changed[limit:])} more changed lines")
         return "\n".join(shown(line) for line in lines)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text(limit=20))
 
     def _repr_html_(self) -> str:
         rows = bounded(html_row((n, clip(t, 120), b, a, w)) for n, t, b, a, w in self.rows())

@@ -185,11 +185,25 @@ class LintReport(Rendered):
         counts = ", ".join(f"{k}={n}" for k, n in self.counts.items() if n)
         return f"LintReport({len(self.findings)} findings in {self.total} entries: {counts})"
 
-    def __str__(self) -> str:
-        return _report_text(self)
+    _pretty = 10  # a notebook shows the first findings of each kind
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(_report_text(self, per_kind=10))  # a notebook shows the first of each kind
+    def text(self, limit: int | None = None) -> str:
+        """The title with the counts, then each kind's findings with their fixes (the first
+        ``limit`` when given), and the ids a duplicate cleanup would delete."""
+        lines = [_title(self)]
+        for kind, findings in self.by_kind().items():
+            lines.append(f"{kind} ({len(findings)})")
+            for f in findings[:limit]:
+                lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
+                lines += [f"      fix: {shown(f.fix)}"]
+            if len(findings[:limit]) < len(findings):
+                lines.append(f"  \u2026 and {len(findings[limit:])} more {kind} findings")
+        if self.duplicate_ids:
+            lines.append(
+                f"duplicate_ids: {entries(len(self.duplicate_ids))} can go with nothing lost "
+                "(each group keeps its lowest id)"
+            )
+        return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         return _report_html(self)
@@ -523,25 +537,6 @@ def _title(report: LintReport) -> str:
         return shown(f"{MARK['success']} no problems found in {checked}")
     counts = ", ".join(f"{n:,} {kind}" for kind, n in report.counts.items() if n)
     return shown(f"{MARK['failure']} {count(len(report), 'finding')} in {checked}: {counts}")
-
-
-def _report_text(report: LintReport, per_kind: int | None = None) -> str:
-    """The title with the counts, then each kind's findings with their fixes (the first
-    ``per_kind`` when given), and the ids a duplicate cleanup would delete."""
-    lines = [_title(report)]
-    for kind, findings in report.by_kind().items():
-        lines.append(f"{kind} ({len(findings)})")
-        for f in findings[:per_kind]:
-            lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
-            lines += [f"      fix: {shown(f.fix)}"]
-        if len(findings[:per_kind]) < len(findings):
-            lines.append(f"  \u2026 and {len(findings[per_kind:])} more {kind} findings")
-    if report.duplicate_ids:
-        lines.append(
-            f"duplicate_ids: {entries(len(report.duplicate_ids))} can go with nothing lost "
-            "(each group keeps its lowest id)"
-        )
-    return "\n".join(lines)
 
 
 def _report_html(report: LintReport) -> str:

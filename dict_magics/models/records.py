@@ -154,6 +154,7 @@ class EntryList(Rendered):
         return f"EntryList({len(self.entries)} entries, host={self.host!r})"
 
     _HEADINGS = ("id", "from", "source", "to", "target")
+    _pretty = 200  # the first rows only, like the HTML
 
     def _title(self) -> str:
         where = f" at {shown(self.host)}" if self.host else ""
@@ -173,12 +174,6 @@ class EntryList(Rendered):
         if len(listed) < len(self):
             lines.append(self._more(len(listed)))
         return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text(limit=200))  # the first rows only, like the HTML
 
     def _repr_html_(self) -> str:
         rows = bounded(html_row(clip(v) for v in (e.id, *e.terms)) for e in self.entries)
@@ -240,11 +235,8 @@ class _Answered(Rendered):
             f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
         )
 
-    snapshot: str | None = None
-    names: Mapping[str, str] | None = None
-
     def _kept(self, html: bool) -> str:
-        return _kept(self.snapshot, self.gone, self.names, html)
+        return ""
 
     def __str__(self) -> str:
         """The line, then where the snapshot holding the entry is and what puts it back."""
@@ -470,6 +462,9 @@ class UpdateResult(_Answered):
     vendor_message: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
+
+    def _kept(self, html: bool) -> str:
+        return _kept(self.snapshot, self.gone, self.names, html)
 
     def _headline(self) -> str:
         new = self.new.describe()

@@ -156,14 +156,24 @@ class Rendered:
 
     __slots__ = ()
     _css = "result"
+    _pretty: int | None = None
+    """How much of ``text`` IPython's printer shows (rows, findings of each kind...), if not
+    all of it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_repr_pretty_" not in cls.__dict__:
             cls._repr_pretty_ = cls._repr_pretty_  # type: ignore[method-assign]
 
+    def text(self, limit: int | None = None) -> str:
+        """The record as text (the first ``limit`` rows, where it has rows)."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.text()
+
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
+        p.text(str(self) if self._pretty is None else self.text(self._pretty))
 
     def _repr_html_(self) -> str:
         return f'<div class="dict-magics-{self._css}">{escape(str(self))}</div>'
