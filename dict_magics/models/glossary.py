@@ -465,22 +465,18 @@ _MARK_COLOUR = {"+": COLOUR["success"], "~": COLOUR["unknown"], "-": COLOUR["fai
 _MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"], "?": COLOUR["unknown"]}
 
 
-def _pair(entry: Entry) -> str:
-    return f"{entry.from_lang}\u2192{entry.to_lang}"
-
-
 def _terms(entry: Entry) -> str:
-    return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+    return f"{entry.pair}  {entry.from_text} \u2192 {entry.to_text}"
 
 
 def _update(u: PlannedUpdate) -> str:
-    return f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
+    return f"{u.new.pair}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
 
 
 def _conflict(c: Conflict) -> str:
     first, ids, targets = c.entries[0], [e.id for e in c.entries], [e.to_text for e in c.entries]
     return (
-        f"{_pair(first)}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
+        f"{first.pair}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
         f"{' | '.join(targets)}) share this source term; left alone"
     )
 

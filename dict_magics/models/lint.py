@@ -233,10 +233,6 @@ def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
     return LintReport(found, len(ordered), host, by_id)
 
 
-def _pair(entry: Entry) -> str:
-    return f"{entry.from_lang}\u2192{entry.to_lang}"
-
-
 def _more(names: list[str], total: int | None = None) -> str:
     """The first names, and how many more of ``total`` (default: all of ``names``) there are."""
     total = len(names) if total is None else total
@@ -260,7 +256,7 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
                         "duplicate",
                         tuple(ids),
                         f"{len(ids)} entries hold the same terms: "
-                        f"{group[0].from_text} \u2192 {target} ({_pair(group[0])})",
+                        f"{group[0].from_text} \u2192 {target} ({group[0].pair})",
                         f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
                     )
                 )
@@ -270,7 +266,7 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
                 Finding(
                     "conflict",
                     tuple(e.id for e in group),
-                    f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
+                    f"{group[0].from_text!r} ({group[0].pair}) has {len(targets)} targets: "
                     + _more(listed),
                     "keep the entry with the right target and delete the others: which one "
                     "the service applies is not defined",
@@ -303,7 +299,7 @@ def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -
             Finding(
                 "near-duplicate",
                 tuple(ids),
-                f"{len(spellings)} spellings of one source term ({_pair(spellings[0][0])}) "
+                f"{len(spellings)} spellings of one source term ({spellings[0][0].pair}) "
                 "differ only in width, case or spaces: " + _more(listed),
                 "keep one spelling and delete the others, unless each is meant (the service "
                 "matches source terms exactly, case included)",
@@ -377,7 +373,7 @@ def _term_findings(entry: Entry) -> list[Finding]:
 
 def _one_term(entry: Entry, name: str, text: str) -> list[Finding]:
     found = []
-    where = f"{entry.from_lang}\u2192{entry.to_lang}"
+    where = entry.pair
     problem = term_problem(text, name)
     if problem is not None and problem.kind == "too-long":
         found.append(
