@@ -549,13 +549,15 @@ class BatchResult(Rendered):
                 text += "; the same deletion run again finishes it"
         return text
 
-    def _deleted(self) -> list[DeleteResult]:
-        """The deletions that happened, each id once, in input order."""
-        return list({r.entry_id: r for r in self.results if r.ok}.values())
+    def _deleted(self) -> tuple[list[DeleteResult], int]:
+        """The first deletions that happened (each id once, in input order), and how many
+        more."""
+        done = list({r.entry_id: r for r in self.results if r.ok}.values())
+        return done[:SHOWN], len(done) - SHOWN
 
-    def _groups(self) -> list[tuple[str, list[DeleteResult]]]:
-        """(title, results): the failures (each id once) by outcome and cause, largest group
-        first; absent ids last."""
+    def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
+        """(title, first results, how many more): the failures (each id once) by outcome and
+        cause, largest group first; absent ids last."""
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
@@ -568,7 +570,8 @@ class BatchResult(Rendered):
             what = "absent: not in the dictionary" if kind == "absent" else cause.label
             if kind != "absent":
                 what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
-            titled.append((f"{MARK[kind]} {len(results)} {what}", results))
+            first, more = results[: self._EXAMPLES], len(results) - self._EXAMPLES
+            titled.append((f"{MARK[kind]} {len(results)} {what}", first, more))
         return titled
 
     @property
@@ -583,27 +586,22 @@ class BatchResult(Rendered):
         """A summary line, what was deleted, the failures grouped by cause with a few examples
         each, then where the snapshot is and what puts the entries back."""
         lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
-        deleted = self._deleted()
-        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted[:SHOWN]]
-        if len(deleted) > SHOWN:
-            lines.append(f"    \u2026 and {len(deleted) - SHOWN} more deleted")
-        for title, results in self._groups():
-            lines.append(f"  {title}")
-            lines += [f"    {r.line()}" for r in results[: self._EXAMPLES]]
-            if len(results) > self._EXAMPLES:
-                lines.append(f"    \u2026 and {len(results) - self._EXAMPLES} more")
+        deleted, more = self._deleted()
+        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted]
+        lines += [f"    \u2026 and {more} more deleted"] * (more > 0)
+        for title, results, more in self._groups():
+            lines += [f"  {title}", *(f"    {r.line()}" for r in results)]
+            lines += [f"    \u2026 and {more} more"] * (more > 0)
         return "\n".join(lines) + self._kept()
 
     def _repr_html_(self) -> str:
-        deleted = self._deleted()
-        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted[:SHOWN])
-        if len(deleted) > SHOWN:
-            items += f"<li>&hellip; and {len(deleted) - SHOWN} more deleted</li>"
+        deleted, more = self._deleted()
+        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted)
+        items += f"<li>&hellip; and {more} more deleted</li>" * (more > 0)
         groups = ""
-        for title, results in self._groups():
-            lines = "".join(f"<li>{r.line_html()}</li>" for r in results[: self._EXAMPLES])
-            if len(results) > self._EXAMPLES:
-                lines += f"<li>&hellip; and {len(results) - self._EXAMPLES} more</li>"
+        for title, results, more in self._groups():
+            lines = "".join(f"<li>{r.line_html()}</li>" for r in results)
+            lines += f"<li>&hellip; and {more} more</li>" * (more > 0)
             groups += (
                 f'<div class="dict-magics-group" style="color:{COLOUR[results[0].outcome]}">'
                 f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
