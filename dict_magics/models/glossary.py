@@ -103,10 +103,6 @@ class ChangePreview(Rendered, ImpactMixin):
     old: Entry | None = None
     alongside: list[Entry] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return True
-
     _css = "dry-run"
 
     def _text(self) -> str:

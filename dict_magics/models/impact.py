@@ -167,6 +167,11 @@ class ImpactMixin:
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False, kw_only=True)
     corpus_impact: Impact | None = field(default=None, repr=False, compare=False, kw_only=True)
 
+    @property
+    def ok(self) -> bool:
+        """A preview itself always succeeds: nothing was changed."""
+        return True
+
     def _held(self) -> Sequence[Entry] | None:
         return self.listing
 

@@ -630,11 +630,6 @@ class DryRunResult(Rendered, ImpactMixin):
     """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
     ``listing_max_age`` setting let this process's cached listing stand in)."""
 
-    @property
-    def ok(self) -> bool:
-        """A dry run itself always succeeds; nothing was changed."""
-        return True
-
     _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
 
     def _summary(self) -> str:
