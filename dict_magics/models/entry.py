@@ -68,9 +68,14 @@ class Entry:
             return needle in self.from_text.casefold() or needle in self.to_text.casefold()
         return True
 
+    @property
+    def pair(self) -> str:
+        """``ja→en``: the languages, as every message writes them."""
+        return f"{self.from_lang}\u2192{self.to_lang}"
+
     def describe(self) -> str:
         """``金曜日 → FRI (ja→en)``: the entry as a person recognises it."""
-        return f"{self.from_text} \u2192 {self.to_text} ({self.from_lang}\u2192{self.to_lang})"
+        return f"{self.from_text} \u2192 {self.to_text} ({self.pair})"
 
 
 def check_id(value: object) -> str:

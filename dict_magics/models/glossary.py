@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Remedy
-from .impact import Impact, ImpactMixin, after_change
+from .impact import ImpactMixin, after_change
 from .records import AddResult, Cause, DeleteResult, Entry
 from .text import (
     COLOUR,
     MARK,
+    Outcomes,
     Rendered,
     count,
     dataframe,
@@ -22,8 +23,6 @@ from .text import (
     html_row,
     html_table,
     named_ids,
-    outcome_box,
-    outcome_item,
     remedy,
     shown,
 )
@@ -103,23 +102,38 @@ class ChangePreview(Rendered, ImpactMixin):
     new: Entry
     old: Entry | None = None
     alongside: list[Entry] = field(default_factory=list)
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing the preview was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
-
-    @property
-    def ok(self) -> bool:
-        return True
 
     _css = "dry-run"
 
+    def _text(self) -> str:
+        """What would be sent, and to where."""
+        new = self.new.describe()
+        if self.operation == "update" and self.old is not None:
+            line = (
+                f"dry run: would update entry {self.new.id} at {self.host}: "
+                f"{self.old.describe()} \u21d2 {new}"
+            )
+        else:
+            line = f"dry run: would add {new} at {self.host}"
+        others = [e.id for e in self.alongside if e.to_text != self.new.to_text]
+        twins = [e.id for e in self.alongside if e.to_text == self.new.to_text]
+        if others:
+            has = "has" if len(others) == 1 else "have"
+            line += (
+                f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
+            )
+        if twins:
+            has = "holds" if len(twins) == 1 else "hold"
+            line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
+        return shown(line + "; nothing was sent")
+
     def __str__(self) -> str:
-        return _preview_text(self) + self._impact_text()
+        return self._text() + self._impact_text()
 
     def _repr_html_(self) -> str:
-        text = f'<div class="dict-magics-dry-run">{escape(_preview_text(self))}</div>'
-        return text + self._impact_html()
+        return (
+            f'<div class="dict-magics-dry-run">{escape(self._text())}</div>' + self._impact_html()
+        )
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         if self.old is not None:
@@ -157,7 +171,16 @@ class NoChange(Rendered):
     _css = "unchanged"
 
     def __str__(self) -> str:
-        return _no_change_text(self)
+        """Which entry already holds the terms: nothing was sent."""
+        many = len(self.existing) != 1
+        where = f"{named_ids(self.ids)} at {self.host} already"
+        if self.operation == "add" or self.asked not in ("", self.entry.id):
+            verb = "added" if self.operation == "add" else f"updated (entry {self.asked})"
+            what = f"not {verb}: {where} {'hold' if many else 'holds'} {self.entry.describe()}"
+            what += " (another copy would be a duplicate)"
+        else:
+            what = f"no change: {where} {'read' if many else 'reads'} {self.entry.describe()}"
+        return shown(f"{MARK['absent']} {what}; nothing was sent")
 
 
 @dataclass(frozen=True)
@@ -172,7 +195,9 @@ class ExportResult(Rendered):
     _css = "export"
 
     def __str__(self) -> str:
-        return _export_text(self)
+        return shown(
+            f"\u2713 exported {entries(self.count)} from {self.host} to {self.path} ({self.format})"
+        )
 
 
 @dataclass(frozen=True)
@@ -234,10 +259,6 @@ class SyncPlan(Rendered, ImpactMixin):
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
     to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing the plan was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
 
     @property
     def changes(self) -> int:
@@ -267,38 +288,33 @@ class SyncPlan(Rendered, ImpactMixin):
     def to_pandas(self) -> Any:
         """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
         the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
-        return dataframe(plan_rows(self), PLAN_COLUMNS, "SyncPlan")
+        columns = ("action", "row", *Entry.FIELDS, "oldToText", "reason")
+        return dataframe(_plan_rows(self), columns, "SyncPlan")
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"SyncPlan({self.path!r}, host={self.host!r}, {counts})"
 
     def __str__(self) -> str:
-        return _plan_text(self) + self._impact_text()
+        lines = [_headline(self)]
+        lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(self)]
+        notes = [f"  ({shown(note)})" for note in _notes(self)]
+        return "\n".join(lines + notes) + self._impact_text()
 
     def _repr_html_(self) -> str:
-        return _plan_html(self) + self._impact_html()
+        rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(self)]
+        notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(self))
+        return (
+            f'<div class="dict-magics-sync-plan"><b>{escape(_headline(self))}</b>'
+            f"{html_table((), rows)}{notes}</div>" + self._impact_html()
+        )
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         updates = [u.new for u in self.updates]
         return after_change(before, adds=self.adds, updates=updates, deletes=self.deletes)
 
 
-PLAN_COLUMNS = (
-    "action",
-    "row",
-    "id",
-    "fromLang",
-    "fromText",
-    "toLang",
-    "toText",
-    "oldToText",
-    "reason",
-)
-
-
-def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
-    """The plan as table rows (``to_pandas`` and the CSV-minded)."""
+def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def put(
@@ -327,7 +343,7 @@ def plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class SyncResult(Rendered):
+class SyncResult(Outcomes):
     """What applying a plan did: each request's result, the snapshot kept first, and what the
     one listing afterwards proved (``verified``: ``True`` when the dictionary holds exactly
     what the plan asked for, ``False`` when it does not, ``None`` when it could not be listed).
@@ -345,6 +361,7 @@ class SyncResult(Rendered):
     applied: bool = True
     interrupted: bool = False
     """Ctrl-C (or a cancel) stopped it: what was sent was waited for, the rest not sent."""
+    _css = "sync"
 
     @property
     def results(self) -> list[Any]:
@@ -377,11 +394,61 @@ class SyncResult(Rendered):
             f"verified={self.verified}, snapshot={self.snapshot!r})"
         )
 
-    def __str__(self) -> str:
-        return _result_text(self) + self.plan._impact_text()
+    def _tail(self, html: bool) -> str:
+        return self.plan._impact_html() if html else self.plan._impact_text()
 
-    def _repr_html_(self) -> str:
-        return _result_html(self) + self.plan._impact_html()
+    def _kind(self) -> str:
+        if self.failed:
+            return "failure"
+        if self.unknown or (self.verified is not True and self.plan.changes):
+            return "unknown" if self.verified is None else "failure"
+        return "success"
+
+    def _summary(self) -> str:
+        plan = self.plan
+        if not self.applied:
+            return f"not applied: nothing was sent to {plan.host}"
+        if not plan.changes:
+            return f"nothing to change at {plan.host}: the dictionary already matches {plan.path}"
+        kinds = (
+            (self.adds, plan.adds, "added", "add"),
+            (self.updates, plan.updates, "updated", "update"),
+            (self.deletes, plan.deletes, "deleted", "deletion"),
+        )
+        done = ", ".join(
+            f"{sum(r.ok for r in rs)}/{len(planned)} {verb}" for rs, planned, verb, _ in kinds
+        )
+        how = "interrupted" if self.interrupted else "applied"
+        text = f"sync of {plan.path} {how} at {plan.host}: {done}"
+        left = [
+            (len(p) - sum(r.cause is not Cause.NOT_ATTEMPTED for r in rs), n)
+            for rs, p, _, n in kinds
+        ]
+        unsent = ", ".join(count(number, noun) for number, noun in left if number)
+        text += f"; not sent: {unsent}" if unsent else ""
+        if self.verified is True:
+            text += "; a listing afterwards shows every change"
+        elif self.verified is False:
+            differ = count(len(self.mismatches), "difference")
+            text += f"; a listing afterwards disagrees ({differ})"
+        else:
+            text += "; no listing afterwards could verify it"
+        # True: what was done is unchanged in a new plan, what was not is planned again.
+        return text + "; the same sync run again finishes it" * self.interrupted
+
+    def _items(self) -> list[tuple[str, str, str]]:
+        """What did not succeed, with reasons (the requests never sent are counted, not
+        listed), and the snapshot that undoes it."""
+        items = []
+        for r in self.results:
+            if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
+                entry = getattr(r, "entry", None) or getattr(r, "new", None)
+                what = entry.describe() if entry else f"entry {getattr(r, 'entry_id', '?')}"
+                items.append((r.outcome, what, r.reason or r.outcome))
+        items += [("failure", mismatch, "") for mismatch in self.mismatches[:_SHOWN]]
+        if self.snapshot:
+            items.append(("", f"snapshot (restore it to undo): {self.snapshot}", ""))
+        return items
 
 
 # -- how plans and results show themselves ------------------------------------------------------
@@ -394,35 +461,26 @@ _MARK_COLOUR = {"+": COLOUR["success"], "~": COLOUR["unknown"], "-": COLOUR["fai
 _MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"], "?": COLOUR["unknown"]}
 
 
-def _pair(entry: Entry) -> str:
-    return f"{entry.from_lang}\u2192{entry.to_lang}"
-
-
 def _terms(entry: Entry) -> str:
-    return f"{_pair(entry)}  {entry.from_text} \u2192 {entry.to_text}"
+    return f"{entry.pair}  {entry.from_text} \u2192 {entry.to_text}"
 
 
 def _update(u: PlannedUpdate) -> str:
-    return f"{_pair(u.new)}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
+    return f"{u.new.pair}  {u.new.from_text}: {u.old.to_text} \u2192 {u.new.to_text}"
 
 
 def _conflict(c: Conflict) -> str:
     first, ids, targets = c.entries[0], [e.id for e in c.entries], [e.to_text for e in c.entries]
     return (
-        f"{_pair(first)}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
+        f"{first.pair}  {first.from_text}: {len(ids)} entries (ids {', '.join(ids)}: "
         f"{' | '.join(targets)}) share this source term; left alone"
     )
 
 
 def _headline(plan: SyncPlan) -> str:
-    counts = [
-        count(len(plan.adds), "add"),
-        count(len(plan.updates), "update"),
-        count(len(plan.deletes), "delete"),
-        f"{plan.unchanged:,} unchanged",
-        count(len(plan.conflicts), "conflict"),
-        count(len(plan.invalid), "invalid row"),
-    ]
+    nouns = ("add", "update", "delete", "unchanged", "conflict", "invalid row")
+    numbers = zip(plan.counts().values(), nouns, strict=True)
+    counts = [count(n, w, w if w == "unchanged" else None) for n, w in numbers]
     where = f" at {plan.host}" if plan.host else ""
     profile = f" (profile {plan.profile})" if plan.profile else ""
     sheet = f", sheet {plan.sheet!r}" if plan.sheet else ""
@@ -468,125 +526,3 @@ def _notes(plan: SyncPlan) -> list[str]:
         )
     notes.append("nothing to change" if plan.empty else "this is a plan: nothing was sent")
     return notes
-
-
-def _plan_text(plan: SyncPlan) -> str:
-    lines = [_headline(plan)]
-    lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(plan)]
-    return "\n".join(lines + [f"  ({shown(note)})" for note in _notes(plan)])
-
-
-def _plan_html(plan: SyncPlan) -> str:
-    rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(plan)]
-    notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(plan))
-    return (
-        f'<div class="dict-magics-sync-plan"><b>{escape(_headline(plan))}</b>'
-        f"{html_table((), rows)}{notes}</div>"
-    )
-
-
-def _result_kind(result: SyncResult) -> str:
-    if result.failed:
-        return "failure"
-    if result.unknown or (result.verified is not True and result.plan.changes):
-        return "unknown" if result.verified is None else "failure"
-    return "success"
-
-
-def _summary(result: SyncResult) -> str:
-    plan = result.plan
-    if not result.applied:
-        return f"not applied: nothing was sent to {plan.host}"
-    if not plan.changes:
-        return f"nothing to change at {plan.host}: the dictionary already matches {plan.path}"
-    kinds = (
-        (result.adds, plan.adds, "added", "add"),
-        (result.updates, plan.updates, "updated", "update"),
-        (result.deletes, plan.deletes, "deleted", "deletion"),
-    )
-    done = ", ".join(
-        f"{sum(r.ok for r in rs)}/{len(planned)} {verb}" for rs, planned, verb, _ in kinds
-    )
-    how = "interrupted" if result.interrupted else "applied"
-    text = f"sync of {plan.path} {how} at {plan.host}: {done}"
-    left = [
-        (len(p) - sum(r.cause is not Cause.NOT_ATTEMPTED for r in rs), n) for rs, p, _, n in kinds
-    ]
-    unsent = ", ".join(count(number, noun) for number, noun in left if number)
-    text += f"; not sent: {unsent}" if unsent else ""
-    if result.verified is True:
-        text += "; a listing afterwards shows every change"
-    elif result.verified is False:
-        text += f"; a listing afterwards disagrees ({count(len(result.mismatches), 'difference')})"
-    else:
-        text += "; no listing afterwards could verify it"
-    # True: what was done is unchanged in a new plan, what was not is planned again.
-    return text + "; the same sync run again finishes it" * result.interrupted
-
-
-def _problems(result: SyncResult) -> Iterator[tuple[str, str]]:
-    """What did not succeed, with reasons (the requests never sent are counted, not listed)."""
-    for r in result.results:
-        if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
-            entry = getattr(r, "entry", None) or getattr(r, "new", None)
-            what = entry.describe() if entry is not None else f"entry {getattr(r, 'entry_id', '?')}"
-            yield r.outcome, f"{what} \u2014 {r.reason or r.outcome}"
-    for mismatch in result.mismatches[:_SHOWN]:
-        yield "failure", mismatch
-
-
-def _result_text(result: SyncResult) -> str:
-    """A summary line, what did not succeed (with reasons), and the snapshot that undoes it."""
-    lines = [f"{MARK[_result_kind(result)]} {shown(_summary(result))}"]
-    lines += [f"  {MARK[kind]} {shown(what)}" for kind, what in _problems(result)]
-    if result.snapshot:
-        lines.append(f"  snapshot (restore it to undo): {shown(result.snapshot)}")
-    return "\n".join(lines)
-
-
-def _result_html(result: SyncResult) -> str:
-    items = "".join(outcome_item(kind, what) for kind, what in _problems(result))
-    if result.snapshot:
-        items += f"<li>snapshot (restore it to undo): <code>{escape(result.snapshot)}</code></li>"
-    return outcome_box("sync", _result_kind(result), _summary(result), items)
-
-
-def _export_text(result: ExportResult) -> str:
-    return shown(
-        f"\u2713 exported {entries(result.count)} from {result.host} to {result.path} "
-        f"({result.format})"
-    )
-
-
-def _preview_text(preview: ChangePreview) -> str:
-    """A dry run of an add or an update: what would be sent, and to where."""
-    new = preview.new.describe()
-    if preview.operation == "update" and preview.old is not None:
-        line = (
-            f"dry run: would update entry {preview.new.id} at {preview.host}: "
-            f"{preview.old.describe()} \u21d2 {new}"
-        )
-    else:
-        line = f"dry run: would add {new} at {preview.host}"
-    others = [e.id for e in preview.alongside if e.to_text != preview.new.to_text]
-    twins = [e.id for e in preview.alongside if e.to_text == preview.new.to_text]
-    if others:
-        has = "has" if len(others) == 1 else "have"
-        line += f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
-    if twins:
-        has = "holds" if len(twins) == 1 else "hold"
-        line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
-    return shown(line + "; nothing was sent")
-
-
-def _no_change_text(result: NoChange) -> str:
-    """An add or an update that had nothing to do: which entry already holds the terms."""
-    many = len(result.existing) != 1
-    where = f"{named_ids(result.ids)} at {result.host} already"
-    if result.operation == "add" or result.asked not in ("", result.entry.id):
-        verb = "added" if result.operation == "add" else f"updated (entry {result.asked})"
-        what = f"not {verb}: {where} {'hold' if many else 'holds'} {result.entry.describe()}"
-        what += " (another copy would be a duplicate)"
-    else:
-        what = f"no change: {where} {'read' if many else 'reads'} {result.entry.describe()}"
-    return shown(f"{MARK['absent']} {what}; nothing was sent")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import Rendered, bounded, count, dataframe, escape, html_row, html_table, shown
+from .text import Rendered, bounded, clip, count, dataframe, escape, html_row, html_table, shown
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
@@ -60,6 +60,7 @@ class Impact(Rendered):
     lines: int
     changed: list[ChangedLine] = field(default_factory=list)
     unit: str = "element"
+    _pretty = 20
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN's ``"impact"``: ``{"lines", "changed": [{"line", "text", "before", ...}]}``."""
@@ -88,7 +89,7 @@ class Impact(Rendered):
         """The title, then each changed line (the first ``limit``): before, after, why."""
         lines = [self._title()]
         for c in self.changed[:limit]:
-            lines.append(f"  line {c.line}: {_clip(c.text)}")
+            lines.append(f"  line {c.line}: {clip(c.text, 120)}")
             lines.append(f"    before: {_terms(c.before) or '(none)'}")
             lines.append(f"    after:  {_terms(c.after) or '(none)'}")
             lines += [f"    {why}" for why in c.reasons]
@@ -96,14 +97,8 @@ class Impact(Rendered):
             lines.append(f"  \u2026 and {len(self.changed[limit:])} more changed lines")
         return "\n".join(shown(line) for line in lines)
 
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text(limit=20))
-
     def _repr_html_(self) -> str:
-        rows = bounded(html_row((n, _clip(t), b, a, w)) for n, t, b, a, w in self.rows())
+        rows = bounded(html_row((n, clip(t, 120), b, a, w)) for n, t, b, a, w in self.rows())
         more = len(self.changed) - len(rows)
         tail = f"<div>\u2026 and {more} more changed lines</div>" if more else ""
         return (
@@ -163,13 +158,19 @@ def after_change(
     return kept + [replace(e, id="") for e in adds]
 
 
+@dataclass(frozen=True)
 class ImpactMixin:
     """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
-    showing its impact sends nothing; each record says what the listing becomes (``_after``)."""
+    showing its impact sends nothing; each record says what the listing becomes (``_after``).
+    ``corpus_impact``: its impact on the corpus a front end was given, shown after it."""
 
-    __slots__ = ()
-    listing: Sequence[Entry] | None
-    corpus_impact: Impact | None
+    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False, kw_only=True)
+    corpus_impact: Impact | None = field(default=None, repr=False, compare=False, kw_only=True)
+
+    @property
+    def ok(self) -> bool:
+        """A preview itself always succeeds: nothing was changed."""
+        return True
 
     def _held(self) -> Sequence[Entry] | None:
         return self.listing
@@ -197,7 +198,7 @@ class ImpactMixin:
     def with_impact(self, corpus: str | Path | Sequence[str], **how: Any) -> Any:
         """This record holding its impact on ``corpus`` (``corpus_impact``), shown after it:
         what ``--corpus`` gives."""
-        return replace(self, corpus_impact=self.impact(corpus, **how))  # type: ignore[type-var]
+        return replace(self, corpus_impact=self.impact(corpus, **how))
 
     def _impact_text(self) -> str:
         return f"\n{self.corpus_impact}" if self.corpus_impact is not None else ""
@@ -266,7 +267,3 @@ def _named(entry: Entry) -> str:
 
 def _terms(entries: Sequence[Entry]) -> str:
     return ", ".join(f"{e.from_text} \u2192 {e.to_text}" for e in entries)
-
-
-def _clip(text: str, size: int = 120) -> str:
-    return text if len(text) <= size else text[:size] + "\u2026"

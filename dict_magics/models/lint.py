@@ -185,11 +185,25 @@ class LintReport(Rendered):
         counts = ", ".join(f"{k}={n}" for k, n in self.counts.items() if n)
         return f"LintReport({len(self.findings)} findings in {self.total} entries: {counts})"
 
-    def __str__(self) -> str:
-        return _report_text(self)
+    _pretty = 10  # a notebook shows the first findings of each kind
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(_report_text(self, per_kind=10))  # a notebook shows the first of each kind
+    def text(self, limit: int | None = None) -> str:
+        """The title with the counts, then each kind's findings with their fixes (the first
+        ``limit`` when given), and the ids a duplicate cleanup would delete."""
+        lines = [_title(self)]
+        for kind, findings in self.by_kind().items():
+            lines.append(f"{kind} ({len(findings)})")
+            for f in findings[:limit]:
+                lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
+                lines += [f"      fix: {shown(f.fix)}"]
+            if len(findings[:limit]) < len(findings):
+                lines.append(f"  \u2026 and {len(findings[limit:])} more {kind} findings")
+        if self.duplicate_ids:
+            lines.append(
+                f"duplicate_ids: {entries(len(self.duplicate_ids))} can go with nothing lost "
+                "(each group keeps its lowest id)"
+            )
+        return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         return _report_html(self)
@@ -219,10 +233,6 @@ def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
     return LintReport(found, len(ordered), host, by_id)
 
 
-def _pair(entry: Entry) -> str:
-    return f"{entry.from_lang}\u2192{entry.to_lang}"
-
-
 def _more(names: list[str], total: int | None = None) -> str:
     """The first names, and how many more of ``total`` (default: all of ``names``) there are."""
     total = len(names) if total is None else total
@@ -246,7 +256,7 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
                         "duplicate",
                         tuple(ids),
                         f"{len(ids)} entries hold the same terms: "
-                        f"{group[0].from_text} \u2192 {target} ({_pair(group[0])})",
+                        f"{group[0].from_text} \u2192 {target} ({group[0].pair})",
                         f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
                     )
                 )
@@ -256,7 +266,7 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
                 Finding(
                     "conflict",
                     tuple(e.id for e in group),
-                    f"{group[0].from_text!r} ({_pair(group[0])}) has {len(targets)} targets: "
+                    f"{group[0].from_text!r} ({group[0].pair}) has {len(targets)} targets: "
                     + _more(listed),
                     "keep the entry with the right target and delete the others: which one "
                     "the service applies is not defined",
@@ -289,7 +299,7 @@ def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -
             Finding(
                 "near-duplicate",
                 tuple(ids),
-                f"{len(spellings)} spellings of one source term ({_pair(spellings[0][0])}) "
+                f"{len(spellings)} spellings of one source term ({spellings[0][0].pair}) "
                 "differ only in width, case or spaces: " + _more(listed),
                 "keep one spelling and delete the others, unless each is meant (the service "
                 "matches source terms exactly, case included)",
@@ -328,10 +338,7 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
                 good_codes.add(code)
             else:
                 bad_codes[code] = [entry.id]
-        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
-            if not _suspect(text):
-                continue
-            found += _term_findings(entry, name, text)
+        found += _term_findings(entry)
     for code, ids in bad_codes.items():
         chinese = code.lower() == "zh"
         count = len(ids)
@@ -352,19 +359,21 @@ def _term_rules(entries: list[Entry]) -> list[Finding]:
 def spacing_findings(entry: Entry) -> list[Finding]:
     """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
     what lint would report right after it."""
-    return [
-        finding
-        for name, text in (("fromText", entry.from_text), ("toText", entry.to_text))
-        if _suspect(text)
-        for finding in _term_findings(entry, name, text)
-        if finding.kind in ("whitespace", "control")
-    ]
+    return [f for f in _term_findings(entry) if f.kind in ("whitespace", "control")]
 
 
-def _term_findings(entry: Entry, name: str, text: str) -> list[Finding]:
-    """The vendor's term rules (``terms.py``) and stray spaces, for one term of one entry."""
+def _term_findings(entry: Entry) -> list[Finding]:
+    """The vendor's term rules (``terms.py``) and stray spaces, for each term of one entry."""
     found = []
-    where = f"{entry.from_lang}\u2192{entry.to_lang}"
+    for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
+        if _suspect(text):
+            found += _one_term(entry, name, text)
+    return found
+
+
+def _one_term(entry: Entry, name: str, text: str) -> list[Finding]:
+    found = []
+    where = entry.pair
     problem = term_problem(text, name)
     if problem is not None and problem.kind == "too-long":
         found.append(
@@ -524,25 +533,6 @@ def _title(report: LintReport) -> str:
         return shown(f"{MARK['success']} no problems found in {checked}")
     counts = ", ".join(f"{n:,} {kind}" for kind, n in report.counts.items() if n)
     return shown(f"{MARK['failure']} {count(len(report), 'finding')} in {checked}: {counts}")
-
-
-def _report_text(report: LintReport, per_kind: int | None = None) -> str:
-    """The title with the counts, then each kind's findings with their fixes (the first
-    ``per_kind`` when given), and the ids a duplicate cleanup would delete."""
-    lines = [_title(report)]
-    for kind, findings in report.by_kind().items():
-        lines.append(f"{kind} ({len(findings)})")
-        for f in findings[:per_kind]:
-            lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
-            lines += [f"      fix: {shown(f.fix)}"]
-        if len(findings[:per_kind]) < len(findings):
-            lines.append(f"  \u2026 and {len(findings[per_kind:])} more {kind} findings")
-    if report.duplicate_ids:
-        lines.append(
-            f"duplicate_ids: {entries(len(report.duplicate_ids))} can go with nothing lost "
-            "(each group keeps its lowest id)"
-        )
-    return "\n".join(lines)
 
 
 def _report_html(report: LintReport) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import Remedy
 from ..settings import PURGE_WORD
-from .text import Rendered, entries, escape, remedy, shown
+from .text import Rendered, entries, remedy, shown
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,10 @@ class PurgePlan(Rendered):
             f"snapshot={self.snapshot!r})"
         )
 
+    _css = "confirm"
+
     def __str__(self) -> str:
         return purge_text(self)
-
-    def _repr_html_(self) -> str:
-        return purge_html(self)
 
 
 def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
@@ -84,31 +83,4 @@ def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
         return text + "there is nothing to keep in a snapshot."
     return text + (
         f"no snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}), so it cannot be undone."
-    )
-
-
-def purge_html(plan: PurgePlan, names: Mapping[str, str] | None = None, after: str = "") -> str:
-    """The same for a notebook or the panel; ``after``: HTML the caller adds inside the box."""
-    if plan.count is None:
-        what = "EVERY entry"
-        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
-    else:
-        what = (
-            f"all {entries(plan.count)}" if plan.count else "every entry (the listing shows none)"
-        )
-        keep = "There is nothing to keep in a snapshot."
-        if plan.count:
-            keep = (
-                f"No snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}): this cannot be undone."
-            )
-    if plan.snapshot is not None:
-        keep = (
-            f"A snapshot is kept at <code>{escape(plan.snapshot)}</code> (removed if you "
-            f"cancel; {escape(remedy(names, Remedy.RESTORE))} puts them back)."
-        )
-    else:
-        keep = escape(keep)
-    return (
-        f'<div class="dict-magics-confirm"><b>Delete {what}</b> of profile '
-        f"<code>{escape(plan.profile)}</code> on <b>{escape(plan.host)}</b>? {keep}{after}</div>"
     )

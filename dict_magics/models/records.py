@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import Remedy
 from .entry import Entry
-from .impact import Impact, ImpactMixin, after_change
+from .impact import ImpactMixin, after_change
 from .text import (
     COLOUR,
     GREY,
     MARK,
+    Outcomes,
     Rendered,
     bounded,
+    clip,
     count,
     dataframe,
     entries,
@@ -26,7 +28,6 @@ from .text import (
     html_row,
     html_table,
     outcome_box,
-    outcome_item,
     remedy,
     shown,
     text_table,
@@ -122,29 +123,14 @@ class EntryList(Rendered):
 
         return lint_entries(self.entries, self.host)
 
-    def check(
-        self,
-        texts: str | Sequence[str],
-        *,
-        unit: str = "element",
-        case_sensitive: bool = True,
-        from_lang: str | None = None,
-        to_lang: str | None = None,
-    ) -> CheckReport:
+    def check(self, texts: str | Sequence[str], **how: Any) -> CheckReport:
         """Which entries would apply to each element of ``texts`` (a string: its lines; a
         list: its items) under the limit of 3 per ``unit`` (``element``, ``request`` or
-        ``sentence``), of one language pair when given; offline, nothing is sent."""
+        ``sentence``), of one language pair when given (``from_lang``, ``to_lang``), with
+        ``case_sensitive``; offline, nothing is sent."""
         from .textcheck import check_text
 
-        return check_text(
-            self.entries,
-            texts,
-            unit=unit,
-            case_sensitive=case_sensitive,
-            from_lang=from_lang,
-            to_lang=to_lang,
-            host=self.host,
-        )
+        return check_text(self.entries, texts, host=self.host, **how)
 
     def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` with the service's column names (pandas is optional)."""
@@ -168,6 +154,7 @@ class EntryList(Rendered):
         return f"EntryList({len(self.entries)} entries, host={self.host!r})"
 
     _HEADINGS = ("id", "from", "source", "to", "target")
+    _pretty = 200  # the first rows only, like the HTML
 
     def _title(self) -> str:
         where = f" at {shown(self.host)}" if self.host else ""
@@ -188,23 +175,13 @@ class EntryList(Rendered):
             lines.append(self._more(len(listed)))
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text(limit=200))  # the first rows only, like the HTML
-
     def _repr_html_(self) -> str:
-        rows = bounded(html_row(_clip(v) for v in (e.id, *e.terms)) for e in self.entries)
+        rows = bounded(html_row(clip(v) for v in (e.id, *e.terms)) for e in self.entries)
         more = f"<div>{escape(self._more(len(rows)))}</div>" if len(rows) < len(self) else ""
         return (
             f'<div class="dict-magics-entries"><div><b>{escape(self._title())}</b></div>'
             f"{html_table(self._HEADINGS, rows)}{more}</div>"
         )
-
-
-def _clip(text: str, size: int = 200) -> str:
-    return text if len(text) <= size else text[:size] + "\u2026"
 
 
 class _Answered(Rendered):
@@ -258,11 +235,15 @@ class _Answered(Rendered):
             f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
         )
 
+    def _kept(self, html: bool) -> str:
+        return ""
+
     def __str__(self) -> str:
-        return self.line()
+        """The line, then where the snapshot holding the entry is and what puts it back."""
+        return self.line() + self._kept(False)
 
     def _repr_html_(self) -> str:
-        return self.line_html()
+        return self.line_html() + self._kept(True)
 
 
 def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
@@ -349,16 +330,9 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
-    def _kept(self, html: bool = False) -> str:
+    def _kept(self, html: bool) -> str:
         gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
-
-    def __str__(self) -> str:
-        """The line, then where the snapshot holding the entry is and what puts it back."""
-        return self.line() + self._kept()
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + self._kept(html=True)
 
 
 @dataclass(frozen=True)
@@ -393,7 +367,7 @@ class AddResult(_Answered):
 
 
 @dataclass(frozen=True)
-class AddBatch(Rendered):
+class AddBatch(Outcomes):
     """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
     the positions whose answer was lost and that a listing then decided (``after``, which names
     the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
@@ -405,6 +379,7 @@ class AddBatch(Rendered):
     requests: int = 0
     settled: tuple[int, ...] = ()
     after: list[Entry] | None = field(default=None, repr=False, compare=False)
+    _css = "add-batch"
 
     @property
     def added(self) -> list[Entry]:
@@ -453,26 +428,16 @@ class AddBatch(Rendered):
             return "success"
         return "unknown" if self.unknown and not self.failed else "failure"
 
-    def _groups(self) -> Iterator[tuple[list[AddResult], int]]:
-        """The additions made, failed, and unknown: the first of each, and how many more."""
+    def _items(self) -> list[tuple[str, str, str]]:
+        """The first entries added (with their ids when a listing named them), then those that
+        failed or may not have been added, with why."""
+        items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
-            yield results[: self._SHOWN], max(0, len(results) - self._SHOWN)
-
-    def __str__(self) -> str:
-        """A summary line, the first entries added (with their ids when a listing named them),
-        then every addition that failed or may not have happened, a few of each."""
-        lines = [f"{MARK[self._kind()]} {self._summary()}"]
-        for results, more in self._groups():
-            lines += [f"  {r}" for r in results]
-            lines += [f"    \u2026 and {more:,} more"] * bool(more)
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        items = []
-        for results, more in self._groups():
-            items += [outcome_item(r.outcome, r.line(details=False)[2:]) for r in results]
-            items += [f"<li>&hellip; and {more:,} more</li>"] * bool(more)
-        return outcome_box("add-batch", self._kind(), self._summary(), "".join(items))
+            first = results[: self._SHOWN]
+            items += [(r.outcome, r._headline(), (r.reason or "") * (not r.ok)) for r in first]
+            more = len(results) - self._SHOWN
+            items += [("", f"\u2026 and {more:,} more", "")] * (more > 0)
+        return items
 
 
 @dataclass(frozen=True)
@@ -498,11 +463,8 @@ class UpdateResult(_Answered):
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
 
-    def __str__(self) -> str:
-        return self.line() + _kept(self.snapshot, self.gone, self.names, False)
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + _kept(self.snapshot, self.gone, self.names, True)
+    def _kept(self, html: bool) -> str:
+        return _kept(self.snapshot, self.gone, self.names, html)
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -587,13 +549,15 @@ class BatchResult(Rendered):
                 text += "; the same deletion run again finishes it"
         return text
 
-    def _deleted(self) -> list[DeleteResult]:
-        """The deletions that happened, each id once, in input order."""
-        return list({r.entry_id: r for r in self.results if r.ok}.values())
+    def _deleted(self) -> tuple[list[DeleteResult], int]:
+        """The first deletions that happened (each id once, in input order), and how many
+        more."""
+        done = list({r.entry_id: r for r in self.results if r.ok}.values())
+        return done[:SHOWN], len(done) - SHOWN
 
-    def _groups(self) -> list[tuple[str, list[DeleteResult]]]:
-        """(title, results): the failures (each id once) by outcome and cause, largest group
-        first; absent ids last."""
+    def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
+        """(title, first results, how many more): the failures (each id once) by outcome and
+        cause, largest group first; absent ids last."""
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
@@ -606,7 +570,8 @@ class BatchResult(Rendered):
             what = "absent: not in the dictionary" if kind == "absent" else cause.label
             if kind != "absent":
                 what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
-            titled.append((f"{MARK[kind]} {len(results)} {what}", results))
+            first, more = results[: self._EXAMPLES], len(results) - self._EXAMPLES
+            titled.append((f"{MARK[kind]} {len(results)} {what}", first, more))
         return titled
 
     @property
@@ -621,27 +586,22 @@ class BatchResult(Rendered):
         """A summary line, what was deleted, the failures grouped by cause with a few examples
         each, then where the snapshot is and what puts the entries back."""
         lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
-        deleted = self._deleted()
-        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted[:SHOWN]]
-        if len(deleted) > SHOWN:
-            lines.append(f"    \u2026 and {len(deleted) - SHOWN} more deleted")
-        for title, results in self._groups():
-            lines.append(f"  {title}")
-            lines += [f"    {r.line()}" for r in results[: self._EXAMPLES]]
-            if len(results) > self._EXAMPLES:
-                lines.append(f"    \u2026 and {len(results) - self._EXAMPLES} more")
+        deleted, more = self._deleted()
+        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted]
+        lines += [f"    \u2026 and {more} more deleted"] * (more > 0)
+        for title, results, more in self._groups():
+            lines += [f"  {title}", *(f"    {r.line()}" for r in results)]
+            lines += [f"    \u2026 and {more} more"] * (more > 0)
         return "\n".join(lines) + self._kept()
 
     def _repr_html_(self) -> str:
-        deleted = self._deleted()
-        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted[:SHOWN])
-        if len(deleted) > SHOWN:
-            items += f"<li>&hellip; and {len(deleted) - SHOWN} more deleted</li>"
+        deleted, more = self._deleted()
+        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted)
+        items += f"<li>&hellip; and {more} more deleted</li>" * (more > 0)
         groups = ""
-        for title, results in self._groups():
-            lines = "".join(f"<li>{r.line_html()}</li>" for r in results[: self._EXAMPLES])
-            if len(results) > self._EXAMPLES:
-                lines += f"<li>&hellip; and {len(results) - self._EXAMPLES} more</li>"
+        for title, results, more in self._groups():
+            lines = "".join(f"<li>{r.line_html()}</li>" for r in results)
+            lines += f"<li>&hellip; and {more} more</li>" * (more > 0)
             groups += (
                 f'<div class="dict-magics-group" style="color:{COLOUR[results[0].outcome]}">'
                 f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
@@ -669,15 +629,6 @@ class DryRunResult(Rendered, ImpactMixin):
     listing_age: float | None = None
     """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
     ``listing_max_age`` setting let this process's cached listing stand in)."""
-    listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False)
-    """The listing a delete's dry run was made from (what ``impact`` measures against)."""
-    corpus_impact: Impact | None = field(default=None, repr=False, compare=False)
-    """Its impact on the corpus a front end was given (``--corpus``), shown after it."""
-
-    @property
-    def ok(self) -> bool:
-        """A dry run itself always succeeds; nothing was changed."""
-        return True
 
     _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
 
@@ -740,7 +691,7 @@ class DryRunResult(Rendered, ImpactMixin):
 
 
 @dataclass(frozen=True)
-class RestoreResult(Rendered):
+class RestoreResult(Outcomes):
     """What a restore did (or, in a dry run, would do): entries added back, put back under their
     ids (``now``: what they read before, by id), removed (the change had added them), already as
     they were (``skipped``), left as they are because someone changed them since (``changed``:
@@ -760,6 +711,7 @@ class RestoreResult(Rendered):
     changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
     now: Mapping[str, Entry] = field(default_factory=dict)
     snapshot: str | None = None
+    _css = "restore"
 
     @property
     def ok(self) -> bool:
@@ -803,7 +755,8 @@ class RestoreResult(Rendered):
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """(kind, entry in words, note): failures, unknowns, entries left, then the changes."""
+        """(kind, entry in words, note): failures, unknowns, entries left, the changes, then
+        the snapshot that undoes it."""
         items = [("failure", e.describe(), reason) for e, reason in self.failed]
         unknown = "outcome unknown: it may or may not have been added or put back (run the "
         unknown += "restore again: it sends only what is not back yet)"
@@ -832,28 +785,9 @@ class RestoreResult(Rendered):
                 elif was is not None:
                     text += f" (was {was.describe()})"
                 items.append(("success", text, ""))
+        if len(self.added) > SHOWN:
+            items.append(("", f"... and {entries(len(self.added) - SHOWN)} more", ""))
+        if self.snapshot:
+            kept = f"Kept first at {self.snapshot}: restoring that file undoes this restore."
+            items.append(("", kept, ""))
         return items
-
-    def _more(self) -> int:
-        return max(0, len(self.added) - SHOWN)
-
-    def _kept(self) -> str:
-        return f"Kept first at {self.snapshot}: restoring that file undoes this restore."
-
-    def __str__(self) -> str:
-        """A summary line, then what did not go back (with reasons) and what did."""
-        lines = [f"{MARK[self._kind()]} {self._summary()}"]
-        for kind, what, note in self._items():
-            lines.append(
-                f"  {MARK[kind]} {shown(what)}" + (f" \u2014 {shown(note)}" if note else "")
-            )
-        if self._more():
-            lines.append(f"  ... and {entries(self._more())} more")
-        return "\n".join(lines + [f"  {shown(self._kept())}"] * bool(self.snapshot))
-
-    def _repr_html_(self) -> str:
-        items = "".join(outcome_item(k, what, note) for k, what, note in self._items())
-        if self._more():
-            items += f"<li>... and {entries(self._more())} more</li>"
-        kept = f"<div>{escape(self._kept())}</div>" if self.snapshot else ""
-        return outcome_box("restore", self._kind(), self._summary(), items, kept)

@@ -26,6 +26,11 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def clip(text: str, size: int = 200) -> str:
+    """``text`` cut to ``size`` characters, an ellipsis saying so."""
+    return text if len(text) <= size else text[:size] + "\u2026"
+
+
 def escape(text: object) -> str:
     """``text`` for HTML: shown as in a terminal (a bidi override would reverse a path in a
     notebook too), then every markup character escaped."""
@@ -151,14 +156,58 @@ class Rendered:
 
     __slots__ = ()
     _css = "result"
+    _pretty: int | None = None
+    """How much of ``text`` IPython's printer shows (rows, findings of each kind...), if not
+    all of it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_repr_pretty_" not in cls.__dict__:
             cls._repr_pretty_ = cls._repr_pretty_  # type: ignore[method-assign]
 
+    def text(self, limit: int | None = None) -> str:
+        """The record as text (the first ``limit`` rows, where it has rows)."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.text()
+
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
+        p.text(str(self) if self._pretty is None else self.text(self._pretty))
 
     def _repr_html_(self) -> str:
         return f'<div class="dict-magics-{self._css}">{escape(str(self))}</div>'
+
+
+class Outcomes(Rendered):
+    """A result told as its summary, marked by its outcome (``_kind``), over one line per item
+    (``_items``: kind, what, note; kind ``""``: an unmarked line), alike in a terminal and a
+    notebook; ``_tail`` adds what follows (trusted HTML when ``html``)."""
+
+    __slots__ = ()
+
+    def _kind(self) -> str:
+        raise NotImplementedError
+
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def _items(self) -> list[tuple[str, str, str]]:
+        return []
+
+    def _tail(self, html: bool) -> str:
+        return ""
+
+    def __str__(self) -> str:
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}"]
+        for kind, what, note in self._items():
+            mark = f"{MARK[kind]} " if kind else ""
+            lines.append(f"  {mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        return "\n".join(lines) + self._tail(False)
+
+    def _repr_html_(self) -> str:
+        items = "".join(
+            outcome_item(k, what, note) if k else f"<li>{escape(what)}</li>"
+            for k, what, note in self._items()
+        )
+        return outcome_box(self._css, self._kind(), self._summary(), items, self._tail(True))

@@ -215,16 +215,14 @@ def check_text(
     """Play the limit of ``entries`` (those of ``from_lang`` / ``to_lang`` when given, exactly
     as the service spells them) on ``texts``: a string (each non-blank line an element) or a
     list of strings (each an element)."""
-    elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else texts
+    elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else [*texts]
     chosen = [
         e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
     ]
-    segments = Matcher(chosen, case_sensitive=case_sensitive).segments(list(elements), unit)
+    segments = Matcher(chosen, case_sensitive=case_sensitive).segments(elements, unit)
     matched = {m.entry.id: m.entry for s in segments for m in s.matches}
-    return CheckReport(
-        segments, unit, matched, len(chosen), host, from_lang, to_lang, case_sensitive,
-        list(elements),
-    )  # fmt: skip
+    asked = (from_lang, to_lang, case_sensitive, elements)
+    return CheckReport(segments, unit, matched, len(chosen), host, *asked)
 
 
 @dataclass(frozen=True)
@@ -324,11 +322,27 @@ class CheckReport(Rendered):
         counts = ", ".join(f"{len(v)} {k}" for k, v in self.outcomes().items())
         return f"CheckReport({len(self.segments)} per {self.unit}, {counts})"
 
-    def __str__(self) -> str:
-        return _report_text(self)
+    _pretty = 20  # a notebook shows the first segments
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(_report_text(self, limit=20))  # a notebook shows the first segments
+    def text(self, limit: int | None = None) -> str:
+        """The title, each segment with a match (the first ``limit`` when given) and its entries,
+        then the entries never applied."""
+        lines = [_title(self)]
+        numbered = _numbered(self)
+        for label, segment in numbered[:limit]:
+            lines.append(f"  {label} {shown(segment.text.strip())}")
+            lines += [f"    {_line(self, m)}" for m in segment.matches[:limit]]
+            if len(segment.matches[:limit]) < len(segment.matches):
+                lines.append(f"    \u2026 and {len(segment.matches[limit:])} more entries")
+        if len(numbered[:limit]) < len(numbered):
+            lines.append(f"  \u2026 and {len(numbered[limit:])} more {_noun(self)}s with matches")
+        never = self.never_applied
+        if never:
+            lines.append(f"never applied in these texts ({len(never)})")
+            lines += [f"  {MARK['failure']} {_entry(self.entries[i])}" for i in never[:limit]]
+        if len(never[:limit]) < len(never):
+            lines.append(f"  \u2026 and {len(never[limit:])} more never applied")
+        return "\n".join(lines + [line for _, line in _engine_lines(self, limit)])
 
     def _repr_html_(self) -> str:
         return _report_html(self)
@@ -384,27 +398,6 @@ def _line(report: CheckReport, match: Match) -> str:
 
 def _entry(entry: Entry) -> str:
     return shown(f"{entry.id}: {entry.describe()}")
-
-
-def _report_text(report: CheckReport, limit: int | None = None) -> str:
-    """The title, each segment with a match (the first ``limit`` when given) and its entries,
-    then the entries never applied."""
-    lines = [_title(report)]
-    numbered = _numbered(report)
-    for label, segment in numbered[:limit]:
-        lines.append(f"  {label} {shown(segment.text.strip())}")
-        lines += [f"    {_line(report, m)}" for m in segment.matches[:limit]]
-        if len(segment.matches[:limit]) < len(segment.matches):
-            lines.append(f"    \u2026 and {len(segment.matches[limit:])} more entries")
-    if len(numbered[:limit]) < len(numbered):
-        lines.append(f"  \u2026 and {len(numbered[limit:])} more {_noun(report)}s with matches")
-    never = report.never_applied
-    if never:
-        lines.append(f"never applied in these texts ({len(never)})")
-        lines += [f"  {MARK['failure']} {_entry(report.entries[i])}" for i in never[:limit]]
-    if len(never[:limit]) < len(never):
-        lines.append(f"  \u2026 and {len(never[limit:])} more never applied")
-    return "\n".join(lines + [line for _, line in _engine_lines(report, limit)])
 
 
 def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[str, str]]:

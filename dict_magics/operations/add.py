@@ -65,7 +65,9 @@ def add(
         if dry_run:
             from ..models import ChangePreview
 
-            return ChangePreview("add", client.host, profile, entry, None, alongside, before)
+            return ChangePreview(
+                "add", client.host, profile, entry, None, alongside, listing=before
+            )
         others = [e.id for e in alongside if e.to_text != to_text]
         if others:
             say(

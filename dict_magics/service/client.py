@@ -84,17 +84,15 @@ MAX_TEXT_BYTES = 270 * 1024
 """A translation request's elements together stay under this many bytes (UTF-8)."""
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(f"[{_CJK}]|[^\\s\u3000-\u303f{_CJK}]+")
-_UNKNOWN = {
-    "delete": ". The request may have reached the service, so the entry may be gone; sending "
-    "it again is safe (it answers 'no such entry' if so)",
-    "purge": ". The request may have reached the service, so the entries may be gone; a "
-    "listing shows what is left",
-    "add": ". The request may have reached the service, so the entry may have been added; it "
-    "is not sent again blindly (a listing shows whether it is there)",
-    "bulk": ". The request may have reached the service, so the entries of this chunk may have "
-    "been added; it is not sent again blindly (a listing settles it)",
-    "update": ". The request may have reached the service, so the entry may hold the new terms; "
-    "sending it again is safe (an update does the same however often it is sent)",
+_UNKNOWN = {  # each follows ". The request may have reached the service, so "
+    "delete": "the entry may be gone; sending it again is safe (it answers 'no such entry' if so)",
+    "purge": "the entries may be gone; a listing shows what is left",
+    "add": "the entry may have been added; it is not sent again blindly (a listing shows "
+    "whether it is there)",
+    "bulk": "the entries of this chunk may have been added; it is not sent again blindly (a "
+    "listing settles it)",
+    "update": "the entry may hold the new terms; sending it again is safe (an update does the "
+    "same however often it is sent)",
 }
 _STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
 
@@ -250,7 +248,9 @@ def _fields(final: Verdict, kind: str) -> dict[str, Any]:
     return {
         "status": "success" if final.outcome == "success" else "failure",
         "http_status": final.http_status,
-        "reason": final.reason + _UNKNOWN[kind] if unknown else final.reason,  # type: ignore[operator]
+        "reason": f"{final.reason}. The request may have reached the service, so {_UNKNOWN[kind]}"
+        if unknown
+        else final.reason,
         "outcome_unknown": unknown,
         "attempts": final.attempts,
         "elapsed": final.elapsed,
@@ -363,13 +363,7 @@ class DictionaryClient(Unpicklable):
                 cause=final.cause,
                 http_status=final.http_status,
             )
-        raise ServiceError(
-            f"could not list the dictionary at {self.host}: {final.reason}",
-            cause=final.cause,
-            http_status=final.http_status,
-            code=final.code,
-            vendor_message=final.vendor_message,
-        )
+        raise _failed(final, f"could not list the dictionary at {self.host}: {final.reason}")
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
         """Delete one entry; ``InvalidIdError`` (before any request) for a bad id."""
@@ -380,10 +374,10 @@ class DictionaryClient(Unpicklable):
 
     def delete_all(self, *, audit: Audit | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this."""
+        make = partial(DeleteResult, entry_id=None)
         with DeferredInterrupt() as deferred:
-            final = self._exchange("DELETE", PURGE_PATH, stop=deferred.stop.is_set, audit=audit)
-            deferred.result = DeleteResult(entry_id=None, **_fields(final, "purge"))
-            _ended(audit, final, [deferred.result])
+            stop = deferred.stop.is_set
+            deferred.result = self._change("purge", PURGE_PATH, make, stop, audit)[1]
         return deferred.result
 
     def delete_entries(
@@ -425,8 +419,6 @@ class DictionaryClient(Unpicklable):
     def add_entry(self, entry: Entry, *, audit: Audit | None = None) -> AddResult:
         """Add ``entry`` with one ``POST`` (never sent twice once it may have reached the
         service: such an outcome is ``unknown``)."""
-        if not isinstance(entry, Entry):
-            raise DictMagicsError(f"add_entry needs an Entry, not {type(entry).__name__}.")
         check_entries([entry])
         with DeferredInterrupt() as deferred:
             deferred.result = self._add_one(entry, deferred.stop.is_set, audit)
@@ -451,9 +443,6 @@ class DictionaryClient(Unpicklable):
                 "add_entries takes a list of Entry objects; use add_entry for one."
             )
         entries = list(entries)
-        wrong = next((e for e in entries if not isinstance(e, Entry)), None)
-        if wrong is not None:
-            raise DictMagicsError(f"add_entries needs Entry objects, not {type(wrong).__name__}.")
         if not (_is_int(chunk_size) and 1 <= chunk_size <= settings.MAX_BULK_CHUNK):
             raise DictMagicsError(
                 f"chunk_size must be {settings.span(1, settings.MAX_BULK_CHUNK)}, not "
@@ -585,13 +574,8 @@ class DictionaryClient(Unpicklable):
             found = inner.get("translationResult") if isinstance(inner, dict) else None
             if final.outcome != "success" or not _translations(found, len(chunk)):
                 why = final.reason or "the answer holds no translatedText for each element"
-                raise ServiceError(
-                    f"could not translate at {self.host}: {why}",
-                    cause=final.cause if final.reason else Cause.BAD_ANSWER,
-                    http_status=final.http_status,
-                    code=final.code,
-                    vendor_message=final.vendor_message,
-                )
+                cause = final.cause if final.reason else Cause.BAD_ANSWER
+                raise _failed(final, f"could not translate at {self.host}: {why}", cause)
             out += [item["translatedText"] for item in found]  # type: ignore[union-attr]
         return out
 
@@ -609,13 +593,35 @@ class DictionaryClient(Unpicklable):
 
     # -- one request of each kind ------------------------------------------------------------
 
+    def _change(
+        self,
+        kind: str,
+        path: str,
+        make: Callable[..., _R],
+        stop: Callable[[], bool],
+        audit: Audit | None,
+        *,
+        about: str | None = None,
+        entries: Sequence[Entry] = (),
+    ) -> tuple[Verdict, _R]:
+        """Send one change (``kind``: a key of ``_UNKNOWN``) with ``entries`` as its body, and
+        note it in ``audit``; ``make(**fields)`` builds its result (or a list of them)."""
+        data = [e.to_service(with_id=False) for e in entries]
+        body = _body(data if kind == "bulk" else data[0]) if data else None
+        method = {"delete": "DELETE", "purge": "DELETE", "update": "PUT"}.get(kind, "POST")
+        final = self._exchange(
+            method, path, body=body, stop=stop, audit=audit, about=about, entries=entries
+        )
+        result = make(**_fields(final, kind))
+        if audit is not None and final.key is not None:
+            audit.ended(final.key, result if isinstance(result, list) else [result])
+        return final, result
+
     def _delete_one(
         self, text: str, stop: Callable[[], bool], audit: Audit | None = None
     ) -> DeleteResult:
-        final = self._exchange("DELETE", API_PREFIX + text, stop=stop, audit=audit, about=text)
-        result = DeleteResult(entry_id=text, **_fields(final, "delete"))
-        _ended(audit, final, [result])
-        return result
+        make = partial(DeleteResult, entry_id=text)
+        return self._change("delete", API_PREFIX + text, make, stop, audit, about=text)[1]
 
     def _update_one(
         self,
@@ -624,54 +630,33 @@ class DictionaryClient(Unpicklable):
         audit: Audit | None = None,
     ) -> UpdateResult:
         text, new, old = item
-        final = self._exchange(
-            "PUT",
-            API_PREFIX + text,
-            body=_body(new.to_service(with_id=False)),
-            stop=stop,
-            audit=audit,
-            about=text,
-            entries=[new],
-        )
-        result = UpdateResult(entry_id=text, new=new, old=old, **_fields(final, "update"))
-        _ended(audit, final, [result])
-        return result
+        make = partial(UpdateResult, entry_id=text, new=new, old=old)
+        path = API_PREFIX + text
+        return self._change("update", path, make, stop, audit, about=text, entries=[new])[1]
 
     def _add_one(self, entry: Entry, stop: Callable[[], bool], audit: Audit | None) -> AddResult:
-        final = self._exchange(
-            "POST",
-            LIST_PATH,
-            body=_body(entry.to_service(with_id=False)),
-            stop=stop,
-            audit=audit,
-            entries=[entry],
-        )
-        result = AddResult(entry=entry, **_fields(final, "add"))
-        _ended(audit, final, [result])
-        return result
+        make = partial(AddResult, entry=entry)
+        return self._change("add", LIST_PATH, make, stop, audit, entries=[entry])[1]
 
     def _add_chunk(
         self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
     ) -> list[AddResult]:
         """One bulk POST: every entry of the chunk ends as the request did. Without a bulk
         endpoint (a 404 or 405 to it: nothing was added), one POST per entry."""
-        if not self.bulk:
-            return [self._add_one(entry, stop, audit) for entry in chunk]
-        final = self._exchange(
-            "POST",
-            BULK_PATH,
-            body=_body([e.to_service(with_id=False) for e in chunk]),
-            stop=stop,
-            audit=audit,
-            entries=chunk,
-        )
-        results = [AddResult(entry=e, **_fields(final, "bulk")) for e in chunk]
-        _ended(audit, final, results)
-        if final.outcome == "failure" and final.http_status in (404, 405):
+        if self.bulk:
+            final, results = self._change(
+                "bulk",
+                BULK_PATH,
+                lambda **fields: [AddResult(entry=e, **fields) for e in chunk],
+                stop,
+                audit,
+                entries=chunk,
+            )
+            if final.outcome != "failure" or final.http_status not in (404, 405):
+                return results
             self.bulk = False
             self._single_posts()
-            return [self._add_one(entry, stop, audit) for entry in chunk]
-        return results
+        return [self._add_one(entry, stop, audit) for entry in chunk]
 
     def _single_posts(self) -> None:
         """Said once per client: entries go one POST each (slower, not an error)."""
@@ -877,8 +862,11 @@ def _problem(
 
 
 def check_entries(entries: Sequence[Entry]) -> None:
-    """``InvalidEntryError`` naming the first entry the service would refuse, and why."""
+    """``InvalidEntryError`` naming the first entry the service would refuse, and why (a
+    ``DictMagicsError`` for what is not an ``Entry`` at all)."""
     for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, Entry):
+            raise DictMagicsError(f"an add or update needs an Entry, not {type(entry).__name__}.")
         problems = entry_problems(*entry.terms)
         if problems:
             where = f"entry {number} of {len(entries)}" if len(entries) > 1 else "the entry"
@@ -918,9 +906,14 @@ def _final(
     )
 
 
-def _ended(audit: Audit | None, final: Verdict, results: Sequence[Any]) -> None:
-    if audit is not None and final.key is not None:
-        audit.ended(final.key, results)
+def _failed(final: Verdict, message: str, cause: Cause | None = None) -> ServiceError:
+    return ServiceError(
+        message,
+        cause=cause or final.cause,
+        http_status=final.http_status,
+        code=final.code,
+        vendor_message=final.vendor_message,
+    )
 
 
 def _body(data: Any) -> bytes:
@@ -938,8 +931,6 @@ def _translations(found: Any, count: int) -> bool:
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
     text = check_id(entry_id)
-    if not isinstance(entry, Entry):
-        raise DictMagicsError(f"an update needs an Entry, not {type(entry).__name__}.")
     check_entries([entry])
     return text, Entry(text, *entry.terms)
 
