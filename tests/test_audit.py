@@ -233,12 +233,17 @@ REASON = "x" * 1500  # long lines: a torn or interleaved write would show
 
 def _check_whole(expected: dict[str, int]) -> None:
     """Every line is whole JSON, every writer's requests are all there, each with its sending
-    line before its outcome, in the writer's order."""
+    line before its outcome, in the writer's order. An empty line may appear: a log opened
+    while another process's write was still growing the file takes its last byte for a torn
+    line and ends it first (readers skip empty lines; a record glued to a torn one would be
+    lost instead)."""
     raw = audit_path().read_bytes()
     assert raw.endswith(b"\n")
     seen: dict[str, list[int]] = {}
     sent: set[str] = set()
     for text in raw.split(b"\n")[:-1]:
+        if not text:
+            continue
         line = json.loads(text)
         assert list(line) == FIELDS
         if line["outcome"] == "sending":

@@ -85,7 +85,8 @@ class AuditLog:
             os.close(fd)
 
     def _open(self) -> None:
-        """The descriptor, a torn last line (a crash mid-write) ended first."""
+        """The descriptor, a torn last line (a crash mid-write) ended first. Another process
+        still writing may look torn here: that costs an empty line, which readers skip."""
         if self.path is None:
             self.path = audit_path()
         fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
