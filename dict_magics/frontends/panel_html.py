@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..models.purge import purge_html
+from ..models.purge import purge_text
 from ..models.text import GREY, entries, escape
 from ..models.text import shown as clean
 
@@ -120,7 +120,7 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
     back), and what to type to enable Confirm."""
     word, host = escape(plan.word), escape(plan.host)
     ask = f" To enable Confirm, type <code>{word}</code> (or <code>{host}</code>) below."
-    return purge_html(plan, names, after=ask)
+    return f'<div class="dict-magics-confirm">{escape(purge_text(plan, names))}{ask}</div>'
 
 
 def edit_title_html(entry: Entry) -> str:
