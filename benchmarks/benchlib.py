@@ -26,6 +26,11 @@ SCRIPT = Path(__file__).resolve().with_name("run.py")
 WORK = Path(tempfile.gettempdir()) / "dict-magics-bench"
 RESULTS: dict[str, Any] = {}
 
+# Every benchmark (and each process it starts) keeps its snapshots, audit lines and nonces in a
+# data folder of its own: a run against sandboxes never writes into the user's real one.
+WORK.mkdir(parents=True, exist_ok=True)
+os.environ["DICT_MAGICS_HOME"] = tempfile.mkdtemp(prefix="home-", dir=WORK)
+
 
 @dataclass(frozen=True)
 class Mode:
