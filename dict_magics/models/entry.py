@@ -4,7 +4,7 @@ use it while ``records.EntryList`` offers them as methods."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["MAX_ID", "Entry", "check_id"]
 
@@ -78,12 +78,17 @@ class Entry:
         return f"{self.from_text} \u2192 {self.to_text} ({self.pair})"
 
 
+def is_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that is not a ``bool``: ``True`` is neither an id nor a count."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def check_id(value: object) -> str:
     """``str(int(value))`` for an id written in ASCII digits (or an ``int`` >= 0), so ``017`` is
     entry 17 and no text can ever reach another path; ``InvalidIdError`` for anything else."""
     from ..errors import InvalidIdError, Remedy
 
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         number = int(value)
     elif isinstance(value, str) and 0 < len(value) <= 19 and value.isascii() and value.isdigit():
         number = int(str.__str__(value))

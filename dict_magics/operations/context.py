@@ -28,7 +28,7 @@ from ..errors import (
     ServiceError,
     UsageProblem,
 )
-from ..models.entry import check_id
+from ..models.entry import check_id, is_int
 from ..settings import (
     AUTH,
     BULK_CHUNK,
@@ -76,18 +76,18 @@ class OperationSettings:
     (``0``: always list afresh first); ``None``: ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0."""
 
     def __post_init__(self) -> None:
-        if not _is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
+        if not is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
             raise UsageProblem(
                 f"workers must be {span(MIN_WORKERS, MAX_WORKERS)}, not {self.workers!r}.",
                 option=Remedy.WORKERS,
             )
-        if not _is_int(self.max_retries) or not MIN_RETRIES <= self.max_retries <= MAX_RETRIES:
+        if not is_int(self.max_retries) or not MIN_RETRIES <= self.max_retries <= MAX_RETRIES:
             raise UsageProblem(
                 f"max retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}.",
                 option=Remedy.MAX_RETRIES,
             )
         object.__setattr__(self, "auth", auth_mode(self.auth))
-        if not _is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
+        if not is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
             raise UsageProblem(
                 f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
                 option="chunk_size",
@@ -146,10 +146,6 @@ def _seconds(value: object) -> bool:
         and math.isfinite(value)
         and value >= 0
     )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class ProgressSink(Protocol):

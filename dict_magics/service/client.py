@@ -41,7 +41,7 @@ from ..models import (
     EntryList,
     UpdateResult,
 )
-from ..models.entry import check_id
+from ..models.entry import check_id, is_int
 from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
 from . import batch
@@ -443,7 +443,7 @@ class DictionaryClient(Unpicklable):
                 "add_entries takes a list of Entry objects; use add_entry for one."
             )
         entries = list(entries)
-        if not (_is_int(chunk_size) and 1 <= chunk_size <= settings.MAX_BULK_CHUNK):
+        if not (is_int(chunk_size) and 1 <= chunk_size <= settings.MAX_BULK_CHUNK):
             raise DictMagicsError(
                 f"chunk_size must be {settings.span(1, settings.MAX_BULK_CHUNK)}, not "
                 f"{chunk_size!r}.",
@@ -936,12 +936,8 @@ def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
 
 
 def _check_workers(workers: object) -> None:
-    if not _is_int(workers) or workers < 1:  # type: ignore[operator]
+    if not is_int(workers) or workers < 1:
         raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _was_sent(result: Any) -> bool:
