@@ -57,7 +57,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         prog=PROG,
         description=textwrap.fill(DESCRIPTION, 88)
         + "\n\nexit codes:\n"
-        + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES)
+        + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES.items())
         + '  with --json, an error is printed on stdout too, as {"error", "exit"}',
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -272,55 +272,45 @@ def ids_to_retry(name: str) -> list[str]:
     except UnicodeDecodeError:
         raise refused("it is not UTF-8 text") from None
     try:
-        data = json.loads(text)
-        lines = None
-    except ValueError:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if not lines:
-            raise refused("it is empty") from None
-    if lines is not None:  # --jsonl: one result a line, then the summary
-        results = []
-        for number, line in enumerate(lines, 1):
+        documents = [json.loads(text)]
+    except ValueError:  # --jsonl: one result a line, then the summary
+        documents = []
+        for number, line in enumerate(text.splitlines(), 1):
             try:
-                item = json.loads(line)
+                documents += [json.loads(line)] if line.strip() else []
             except ValueError:
                 raise refused(f"line {number} is not JSON") from None
-            if isinstance(item, dict) and "error" in item:
-                raise refused(f"line {number} records an error, not a result")
-            if not (isinstance(item, dict) and "summary" in item):
-                results.append(item)
-    elif not isinstance(data, dict):
-        raise refused("it is not a JSON object")
-    elif "error" in data:
-        raise refused("it records an error, not results")
-    elif "entry_id" in data:
-        results = [data]  # one result, as version 1 printed it
-    elif isinstance(data.get("results"), list):
-        results = data["results"]
-    else:
-        raise refused("it has no 'results' list")
+        if not documents:
+            raise refused("it is empty") from None
+    results = []
+    for data in documents:
+        if not isinstance(data, dict):
+            raise refused("it is not a JSON object")
+        if "error" in data:
+            raise refused("it records an error, not results")
+        if "entry_id" in data:
+            results.append(data)  # a --jsonl line, or one result as version 1 printed it
+        elif isinstance(data.get("results"), list):
+            results += data["results"]
+        elif "summary" not in data:
+            raise refused("it has no 'results' list")
     final: dict[str, bool] = {}
     for index, item in enumerate(results, 1):
-        if not isinstance(item, dict):
-            raise refused(f"result {index} is not a JSON object")
-        entry_id = item.get("entry_id")
-        if entry_id is None and "entry_id" in item:
+        entry_id = item.get("entry_id") if isinstance(item, dict) else None
+        if isinstance(item, dict) and "entry_id" in item and entry_id is None:
             raise refused(f"it is the result of a purge; run `{PROG} purge` again")
         if not isinstance(entry_id, str) or not entry_id:
             raise refused(f"result {index} has no 'entry_id'")
         # A refusal saying the entry does not exist (404, refused: saved before "absent"
         # existed) can never succeed either.
         gone = item.get("http_status") == 404 and item.get("cause") == "refused"
-        outcome = item.get("outcome")
-        if outcome is not None:
-            if outcome not in OUTCOMES:
-                raise refused(f"result {index} has an unknown outcome {outcome!r}")
-            done = outcome in ("success", "absent") or gone
-        elif isinstance(item.get("ok"), bool):
-            done = item["ok"] or gone
-        else:
+        outcome, ok = item.get("outcome"), item.get("ok")
+        if outcome is None and not isinstance(ok, bool):
             raise refused(f"result {index} has neither 'outcome' nor 'ok'")
-        final[entry_id] = done  # in a --jsonl stream, the last line for an id is final
+        if outcome is not None and outcome not in OUTCOMES:
+            raise refused(f"result {index} has an unknown outcome {outcome!r}")
+        done = outcome in ("success", "absent") if outcome is not None else ok
+        final[entry_id] = bool(done or gone)  # in a --jsonl stream, the last line is final
     return [entry_id for entry_id, done in final.items() if not done]
 
 

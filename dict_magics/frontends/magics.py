@@ -183,28 +183,26 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {
-        *("-p", "--profile", "--from-lang", "--to-lang", "--unit"),
-        *("--field-id", "--contract-id"),
+    from .commands import COMMANDS
+
+    flags = {  # each option of the magic, and whether it takes a value
+        flag: a.options.get("action") != "store_true"
+        for a in COMMANDS["check"].args
+        if a.in_front("magic")
+        for flag in a.flags
     }
-    flags = {"--translate", "-y", "--yes"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
         word, _, tail = rest.partition(" ")
-        if word == "--":
-            rest = tail.strip()
-            break
         name, equals, _ = word.partition("=")
-        if name in flags:
-            options.append(word)
-            rest = tail.strip()
-            continue
-        if name not in takes_value:
+        if word != "--" and name not in flags:
+            break
+        rest = tail.strip()
+        if word == "--":
             break
         options.append(word)
-        rest = tail.strip()
-        if not equals and rest:
+        if flags[name] and not equals and rest:
             value, _, rest = rest.partition(" ")
             options.append(value)
             rest = rest.strip()
@@ -309,8 +307,8 @@ class DictMagics(Magics):
     ).tag(config=True)
     snapshots = Bool(
         True,
-        help="Keep the entries about to be deleted in a snapshot file first, so %dict_restore "
-        "can put them back (--no-snapshot turns it off for one line).",
+        help="Keep what a change takes in a snapshot file first, so %dict_restore can put it "
+        "back (--no-snapshot: off for one line).",
     ).tag(config=True)
     auth = Unicode(
         "",
@@ -321,15 +319,14 @@ class DictMagics(Magics):
         None,
         allow_none=True,
         help="Seconds a delete may take its snapshot's terms from this session's own listing "
-        "(kept current by its own changes) instead of listing afresh: saves a round trip per "
-        "cell, but misses an edit made elsewhere within that time. 0: always list afresh; "
-        "None: $DICT_MAGICS_LISTING_MAX_AGE, else 0. A purge always lists afresh.",
+        "instead of listing afresh (missing an edit made elsewhere meanwhile). 0: always list "
+        "afresh; None: $DICT_MAGICS_LISTING_MAX_AGE, else 0.",
     ).tag(config=True)
     corpus = Unicode(
         "",
-        help="A UTF-8 file of sample texts, one a line: a sync's plan, a dry run of a delete, "
-        "add or update, and the panel's confirmations show what the change does to them "
-        "(--corpus overrides; empty: $DICT_MAGICS_CORPUS, else none).",
+        help="A UTF-8 file of sample texts, one a line: dry runs, sync plans and the panel's "
+        "confirmations show what a change does to them (--corpus overrides; empty: "
+        "$DICT_MAGICS_CORPUS).",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
