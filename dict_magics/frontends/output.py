@@ -326,11 +326,11 @@ class TextProgress:
     def start(self, total: int, label: str) -> None:
         self.label, self.total, self._started = label, total, time.monotonic()
         self._stopped.clear()
-        if self._every is None:
-            self._draw()
-        else:
-            self._thread = threading.Thread(target=self._tick, name="dict-magics-progress")
-            self._thread.daemon = True
+        self._draw()
+        if self._every is not None:
+            self._thread = threading.Thread(
+                target=self._tick, name="dict-magics-progress", daemon=True
+            )
             self._thread.start()
 
     def __call__(self, done: int, total: int, result: Any) -> None:
@@ -338,17 +338,13 @@ class TextProgress:
             self.done, self.total = done, total
             self.failed += 0 if result.ok else 1
             self.note = ""
-            if self._every is None:
-                self._draw()
+            self._draw()
 
     def waiting(self, seconds: float, reason: str) -> None:
         """Say that every worker waits (the service's rate limit), until the next result."""
         with self._lock:
             self.note = f"waiting {seconds:.0f} s: {reason}"
-            if self._every is None:
-                self._draw()
-            else:
-                self._write(f"{self.label}: {self.note}")
+            self._draw()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -381,7 +377,11 @@ class TextProgress:
 
     def _draw(self) -> None:
         """A terminal redraws when the percentage, failures or note change; a log gets a line
-        at each quarter (or note)."""
+        at each quarter (or note); with ``every``, only a note is written at once."""
+        if self._every is not None:
+            if self.note:
+                self._write(f"{self.label}: {self.note}")
+            return
         percent = 100 * self.done // self.total if self.total else 100
         key = (percent, self.failed, self.note) if self._live else (percent // 25, 0, self.note)
         if key != self._shown:
