@@ -195,17 +195,6 @@ def _read(name: str, what: str) -> bytes:
     return sys.stdin.buffer.read()
 
 
-def _text(name: str, what: str) -> str:
-    """The UTF-8 text of file ``name`` (``-``: stdin), a byte-order mark dropped."""
-    try:
-        return _read(name, what).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        where = "stdin" if name == "-" else repr(name)
-        raise UsageProblem(
-            f"{what} on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
-        ) from None
-
-
 class Terminal:
     """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
 
@@ -452,8 +441,7 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
 def cmd_any(args: argparse.Namespace) -> int:
     """A command that shows its operation's result: JSON or text; exit 0 only when it
     succeeded, or when it changed nothing (a plan, a dry run, nothing to change)."""
-    result, said = _run(args)
-    return _show(args, result, said)
+    return _show(args, *_run(args))
 
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
@@ -548,7 +536,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    args.text = _text(args.file, "the text")
+    try:
+        args.text = _read(args.file, "the text").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if args.file == "-" else repr(args.file)
+        raise UsageProblem(
+            f"the text on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
+        ) from None
     return cmd_any(args)
 
 

@@ -7,6 +7,7 @@ or write lines."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
@@ -251,20 +252,13 @@ class Output:
             try:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
-            except BrokenPipeError:
-                _quiet_stdout()
-
-
-def _quiet_stdout() -> None:
-    """A reader that went away (``| head``) is not an error: drop the rest of our output."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
+            except BrokenPipeError:  # a reader that went away (| head): drop the rest
+                try:
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, sys.stdout.fileno())
+                    os.close(devnull)
+                except (OSError, ValueError):
+                    pass
 
 
 def dumps(data: dict[str, Any], **layout: Any) -> str:

@@ -121,15 +121,14 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
     if plan.count is None:
         what = "EVERY entry"
         keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
+    elif plan.count:
+        what = f"all {entries(plan.count)}"
+        keep = f"No snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}): it cannot be undone."
     else:
-        what = (
-            f"all {entries(plan.count)}" if plan.count else "every entry (the listing shows none)"
+        what, keep = (
+            "every entry (the listing shows none)",
+            "There is nothing to keep in a snapshot.",
         )
-        keep = "There is nothing to keep in a snapshot."
-        if plan.count:
-            keep = (
-                f"No snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}): it cannot be undone."
-            )
     keep = escape(keep)
     if plan.snapshot is not None:
         keep = (
