@@ -236,8 +236,7 @@ class DictPanel(widgets.VBox):
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
         self.confirm_box = widgets.VBox([self.confirm_message, answer], layout=red)
-        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="0 / 0")
-        self._sink = ProgressBar(self.progress)
+        self.progress = ProgressBar(value=0, min=0, max=1, description="0 / 0")
         self.status, self.result, self.history_view = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.result.add_class("dict-magics-latest")  # the newest result
         self.search_text.observe(self._guard(self._on_search), names="value")
@@ -623,7 +622,7 @@ class DictPanel(widgets.VBox):
             "what has not been sent yet; requests already sent are waited for.</div>"
         )
         self._set_status(what, "busy")
-        self._sink.start(total if total > 1 else 0, what)
+        self.progress.start(total if total > 1 else 0, what)
         self._refresh()
         self._worker.start()
 
@@ -652,7 +651,7 @@ class DictPanel(widgets.VBox):
         """What every operation gets: the panel's client and where its warnings go; a batch
         also the progress bar and what Cancel sets."""
         args = {"client": self._client, "warn": self._warnings.append}
-        return {**args, "progress": self._sink, "cancel": self._cancel} if batch else args
+        return {**args, "progress": self.progress, "cancel": self._cancel} if batch else args
 
     def _list(self, _button: widgets.Button | None = None) -> None:
         self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
@@ -940,19 +939,17 @@ class DictPanel(widgets.VBox):
         )
 
 
-class ProgressBar:
-    """The panel's progress sink: its own bar, set from the worker thread (traits only)."""
-
-    def __init__(self, bar: widgets.IntProgress) -> None:
-        self.bar = bar
+class ProgressBar(widgets.IntProgress):
+    """The panel's bar, and the progress sink of its operations: set from the worker thread
+    (traits only); it stays at its last value, beside the result."""
 
     def start(self, total: int, label: str) -> None:
         self(0, total, None)
-        show(self.bar, total > 1)
+        show(self, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
-        self.bar.max, self.bar.value = max(total, 1), done
-        self.bar.description = f"{done} / {total}"
+        self.max, self.value = max(total, 1), done
+        self.description = f"{done} / {total}"
 
     def stop(self) -> None:
-        """The bar stays at its last value, beside the result."""
+        pass
