@@ -136,11 +136,9 @@ def _measured(result: Any, lines: list[str] | None, c: Context) -> Any:
     from ..models import SyncResult
     from ..models.impact import ImpactMixin
 
-    if lines is None:
-        return result
-    if isinstance(result, SyncResult):
+    if lines is not None and isinstance(result, SyncResult):
         return replace(result, plan=_measured(result.plan, lines, c))
-    if not isinstance(result, ImpactMixin):
+    if lines is None or not isinstance(result, ImpactMixin):
         return result
     try:
         return result.with_impact(lines, unit=limit_unit(c.settings))
@@ -259,7 +257,7 @@ def positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0 or value == float("inf"):
+    if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
     return value
 

@@ -411,22 +411,21 @@ class WidgetProgress:
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def plain(self) -> str:
-        failed = f", {self.failed} failed" if self.failed else ""
         state = "finished" if self._closed else "running"
-        return (
-            f"{self.label}: {self.bar.value}/{self.total}{failed} ({state}; a progress bar "
-            "widget, drawn when the notebook runs in Jupyter)"
-        )
+        drawn = "a progress bar widget, drawn when the notebook runs in Jupyter"
+        return f"{self._count()} ({state}; {drawn})"
 
     def _bundle(self) -> dict[str, Any]:
         return {**(self.box._repr_mimebundle_() or {}), "text/plain": self.plain()}
 
-    def _html(self, done: int = 0) -> str:
+    def _count(self) -> str:
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"{self.label}: {self.bar.value}/{self.total}{failed}"
+
+    def _html(self) -> str:
         from html import escape
 
-        failed = f", {self.failed} failed" if self.failed else ""
-        note = f" \u2014 {self.note}" if self.note else ""
-        return escape(f"{self.label}: {done}/{self.total}{failed}{note}")
+        return escape(self._count() + (f" \u2014 {self.note}" if self.note else ""))
 
     def __call__(self, done: int, total: int, result: Any) -> None:
         with self._lock:  # trait updates are safe from any thread
@@ -435,12 +434,12 @@ class WidgetProgress:
             if self.failed:
                 self.bar.bar_style = "warning"
             self.note = ""
-            self.text.value = self._html(done)
+            self.text.value = self._html()
 
     def waiting(self, seconds: float, reason: str) -> None:
         with self._lock:
             self.note = f"waiting {seconds:.0f} s: {reason}"
-            self.text.value = self._html(self.bar.value)
+            self.text.value = self._html()
 
     def stop(self) -> None:
         """Green when every entry went, red otherwise; the saved output says so in words."""
