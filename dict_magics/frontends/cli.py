@@ -329,13 +329,8 @@ def cmd_login(args: argparse.Namespace) -> int:
         access_key=args.access_key,
         secret_key=secret,
     )
-    data = {
-        "profile": done.profile,
-        "base_url": done.base_url,
-        "access_key": done.masked_access_key,
-        "keyring_backend": done.backend,
-    }
-    args.output.show(data, "\n".join(done.lines))
+    data = {**shapes.pick(done, "profile", "base_url"), "access_key": done.masked_access_key}
+    args.output.show({**data, "keyring_backend": done.backend}, "\n".join(done.lines))
     return EXIT_OK
 
 
@@ -390,17 +385,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     found = status(settings).worded(CLI.message)
     backend = found.backend
     data: dict[str, Any] = {
-        "profile": found.profile,
-        "ready": found.ready,
-        "base_url": found.base_url,
+        **shapes.pick(found, "profile", "ready", "base_url"),
         "access_key": found.masked_access_key,
-        "sources": found.sources,
+        **shapes.pick(found, "sources"),
         "secret_key": found.secret_location,
         "keyring_backend": backend.name if backend else None,
         "keyring_available": backend.available if backend else False,
         "keyring_plaintext": backend.plaintext if backend else False,
-        "problem": found.problem,
-        "warnings": found.warnings,
+        **shapes.pick(found, "problem", "warnings"),
         "probe": found.probe and {**found.probe.to_json(), "date": found.probe.date},
     }
     text = str(found)
@@ -409,8 +401,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         from ..operations.check import check_credentials
 
         check = check_credentials(settings)
-        data["check"] = {"works": check.works, "message": check.message}
-        data["check"]["http_status"] = check.http_status
+        data["check"] = shapes.pick(check, "works", "message", "http_status")
         if check.entries is not None:
             data["check"]["entries"] = check.entries
         symbol = "?" if check.works is None else "\u2713" if check.works else "\u2717"

@@ -40,7 +40,8 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, Enum) else value
 
 
-def _pick(obj: Any, *names: str) -> dict[str, Any]:
+def pick(obj: Any, *names: str) -> dict[str, Any]:
+    """``names`` of ``obj``, as JSON."""
     return {name: _plain(getattr(obj, name)) for name in names}
 
 
@@ -54,8 +55,8 @@ def result_json(r: m.DeleteResult) -> dict[str, Any]:
     return {
         "status": "absent" if r.absent else r.status,
         "ok": r.done,
-        **_pick(r, "outcome", "entry_id", "entry", *ANSWER, "code", "vendor_message"),
-        **_pick(r, "outcome_unknown", "verified", "attempts"),
+        **pick(r, "outcome", "entry_id", "entry", *ANSWER, "code", "vendor_message"),
+        **pick(r, "outcome_unknown", "verified", "attempts"),
         "elapsed": round(r.elapsed, 6),
         "snapshot": r.snapshot,
     }
@@ -95,9 +96,9 @@ def summary_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | N
 
 def restore_json(result: m.RestoreResult) -> dict[str, Any]:
     return {
-        **_pick(result, "ok", "dry_run", "added", "skipped"),
+        **pick(result, "ok", "dry_run", "added", "skipped"),
         "failed": [{"entry": _plain(e), "reason": why} for e, why in result.failed],
-        **_pick(result, "unknown", "put_back", "removed"),
+        **pick(result, "unknown", "put_back", "removed"),
         "changed": [{"entry": _plain(e), "now": _plain(now)} for e, now in result.changed],
         "snapshot": result.snapshot,
     }
@@ -107,9 +108,9 @@ def add_json(result: m.AddResult) -> dict[str, Any]:
     """One addition: the outcome, and the entry with its new id when a listing found it."""
     return {
         "operation": "add",
-        **_pick(result, "ok", "outcome", "entry"),
+        **pick(result, "ok", "outcome", "entry"),
         "id": result.entry.id or None,
-        **_pick(result, *ANSWER, "verified", "attempts"),
+        **pick(result, *ANSWER, "verified", "attempts"),
     }
 
 
@@ -117,9 +118,9 @@ def update_json(result: m.UpdateResult) -> dict[str, Any]:
     """One update: the outcome, the id, the entry before and after."""
     return {
         "operation": "update",
-        **_pick(result, "ok", "outcome"),
+        **pick(result, "ok", "outcome"),
         "id": result.entry_id,
-        **_pick(result, "old", "new", *ANSWER, "verified", "attempts", "snapshot"),
+        **pick(result, "old", "new", *ANSWER, "verified", "attempts", "snapshot"),
     }
 
 
@@ -142,12 +143,12 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     data: dict[str, Any] = {
         "applied": applied and bool(getattr(result, "applied", False)),
         "ok": result.ok,
-        **_pick(plan, "path", "host", "profile", "adds"),
-        "updates": [_pick(u, "id", "old", "new", "row") for u in plan.updates],
-        **_pick(plan, "deletes", "unchanged"),
-        "conflicts": [_pick(c, "entries", "row") for c in plan.conflicts],
-        "invalid": [_pick(bad, "row", "reason") for bad in plan.invalid],
-        **_pick(plan, "sheet", "other_sheets", "warnings"),
+        **pick(plan, "path", "host", "profile", "adds"),
+        "updates": [pick(u, "id", "old", "new", "row") for u in plan.updates],
+        **pick(plan, "deletes", "unchanged"),
+        "conflicts": [pick(c, "entries", "row") for c in plan.conflicts],
+        "invalid": [pick(bad, "row", "reason") for bad in plan.invalid],
+        **pick(plan, "sheet", "other_sheets", "warnings"),
         "missing": len(plan.missing),
         "counts": plan.counts(),
         "verified": None,
@@ -156,7 +157,7 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     }
     if applied:
         done: m.SyncResult = result  # type: ignore[assignment]
-        data.update(_pick(done, "verified", "snapshot", "mismatches"))
+        data.update(pick(done, "verified", "snapshot", "mismatches"))
         data["results"] = (
             [add_json(r) for r in done.adds]
             + [update_json(r) for r in done.updates]
@@ -172,9 +173,9 @@ WHERE = ("operation", "host", "profile")
 def audit_json(line: m.AuditLine) -> dict[str, Any]:
     """One audit line in the audit file's own field names (its entry without the id)."""
     return {
-        **_pick(line, "time", "profile", "host", "operation", "entry_id"),
+        **pick(line, "time", "profile", "host", "operation", "entry_id"),
         "entry": line.entry and line.entry.to_service(with_id=False),
-        **_pick(line, "outcome", "http_status", "attempts", "reason", "snapshot"),
+        **pick(line, "outcome", "http_status", "attempts", "reason", "snapshot"),
     }
 
 
@@ -204,16 +205,16 @@ def _shape(result: Any, warnings: list[str]) -> dict[str, Any]:
             shaped = shape(result)  # a sync plan's own warnings (stray spaces...) come first
             return {**shaped, "warnings": [*shaped.get("warnings", []), *warnings]}
     if isinstance(result, m.DryRunResult):
-        return {**DRY_RUN, **_pick(result, *WHERE, "listed", "entries", "missing")}
+        return {**DRY_RUN, **pick(result, *WHERE, "listed", "entries", "missing")}
     if isinstance(result, m.ChangePreview):
-        return {**DRY_RUN, **_pick(result, *WHERE, "old", "new", "alongside")}
+        return {**DRY_RUN, **pick(result, *WHERE, "old", "new", "alongside")}
     if isinstance(result, m.EntryList):
-        return {**_pick(result, "entries"), "total": len(result)}
+        return {**pick(result, "entries"), "total": len(result)}
     if isinstance(result, m.ExportResult):
-        return {"ok": True, **_pick(result, "path", "format", "count", "host")}
+        return {"ok": True, **pick(result, "path", "format", "count", "host")}
     if isinstance(result, m.SnapshotList):
         fields = ("path", "taken_at", "profile", "host", "base_url", "operation", "count", "added")
-        return {"snapshots": [_pick(info, *fields) for info in result]}
+        return {"snapshots": [pick(info, *fields) for info in result]}
     if isinstance(result, m.AuditTable):
         return {"lines": [audit_json(line) for line in result], "skipped": result.skipped}
     return result.to_json()  # a LintReport, a CheckReport
