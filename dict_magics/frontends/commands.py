@@ -317,7 +317,8 @@ _COMMANDS = (
     Command(
         "login", "store a profile (base URL, access key, secret key) in the OS keyring",
         "What the options do not give is asked for. The secret key is never an option: it is "
-        "typed at a hidden prompt, or read from the first line of stdin when that is no terminal.",
+        "typed at a hidden prompt; where stdin is not a terminal, the secret key is read from the "
+        "first line of stdin.",
         (
             arg("-p", "--profile", help="profile to store (default: the current one)"),
             arg("--base-url", metavar="URL",
