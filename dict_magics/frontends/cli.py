@@ -15,9 +15,9 @@ from typing import IO, Any, NoReturn
 from .. import settings as limits
 from ..errors import DictMagicsError, UsageProblem, exit_code
 from ..operations.context import OperationSettings, split_args
-from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
+from ..operations.prompts import Prompter, ScriptedPrompter
 from . import output as shapes
-from .commands import CLI, COMMANDS, EXIT_CODES, PROG
+from .commands import CLI, COMMANDS, EXIT_CODES, PROG, TextPrompter
 from .output import Output
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -195,34 +195,20 @@ def _read(name: str, what: str) -> bytes:
     return sys.stdin.buffer.read()
 
 
-class Terminal:
-    """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
-
-    def ask(self, question: str) -> str:
-        sys.stderr.write(question)
-        sys.stderr.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise NoAnswer("stdin was closed")
-        return line.rstrip("\r\n")
-
-    def ask_secret(self, question: str) -> str:
-        import getpass
-
-        try:
-            return getpass.getpass(question)
-        except EOFError:
-            raise NoAnswer("stdin was closed") from None
-
-    def confirm(self, warning: object, question: str) -> str:
-        sys.stderr.write(CLI.text(warning) + "\n")
-        return self.ask(question)
+def _read_line(question: str) -> str:
+    """A line of stdin, the question on stderr (stdout may be a result's JSON)."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
 
 
 def prompter(hint: str = "") -> Prompter:
     """Questions on the terminal; where stdin is none, a prompter saying why (and ``hint``)."""
     if _is_terminal(sys.stdin):
-        return Terminal()
+        return TextPrompter(CLI, _read_line, to_stderr=True)
     state = "closed" if sys.stdin is None else "not a terminal"
     return ScriptedPrompter(reason=f"stdin is {state}{hint}")
 

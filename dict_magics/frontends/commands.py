@@ -774,6 +774,47 @@ class Hints:
         return self.message(shown)
 
 
+class TextPrompter:
+    """A front end's ``Prompter``: what is at stake printed in ``hints``' words (on stderr with
+    ``to_stderr``), answers read by ``read`` (default ``input``), keys by ``getpass``; ``closed``
+    (no stdin) is a ``NoAnswer`` saying ``nobody``; ``unanswerable`` tells before asking."""
+
+    def __init__(
+        self,
+        hints: Hints,
+        read: Callable[[str], str] | None = None,
+        *,
+        to_stderr: bool = False,
+        nobody: str = "stdin was closed",
+        closed: tuple[type[BaseException], ...] = (EOFError,),
+        unanswerable: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self.hints, self.read, self.to_stderr = hints, read, to_stderr
+        self.nobody, self.closed, self.unanswerable = nobody, closed, unanswerable
+
+    def ask(self, question: str) -> str:
+        return self._answer(self.read or input, question)  # input as it is now (patched in tests)
+
+    def ask_secret(self, question: str) -> str:
+        import getpass
+
+        return self._answer(getpass.getpass, question)
+
+    def confirm(self, warning: object, question: str) -> str:
+        import sys
+
+        print(self.hints.text(warning), file=sys.stderr if self.to_stderr else sys.stdout)
+        return self.ask(question)
+
+    def _answer(self, read: Callable[[str], str], question: str) -> str:
+        from ..operations.prompts import NoAnswer
+
+        try:
+            return read(question)
+        except self.closed:
+            raise NoAnswer(self.nobody) from None
+
+
 def _spelled(front: str, *tables: Mapping[str, str]) -> dict[str, str]:
     return {key: spelled(text, front) for table in tables for key, text in table.items()}
 

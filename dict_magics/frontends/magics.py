@@ -216,49 +216,20 @@ def _warn(message: str) -> None:
     print(f"Warning: {MAGIC.message(message)}", file=sys.stderr)
 
 
-class MagicPrompter:
-    """The magics' ``Prompter``: ``input`` and ``getpass`` where the front end has stdin.
-    ``answers`` keeps what was typed at each confirmation, and ``shown`` what it confirmed,
-    so a magic can tell a question the user declined from any other refusal."""
+def _no_stdin() -> str | None:
+    """Why nobody can answer here (a kernel that allows no input); ``None`` when someone may."""
+    from IPython import get_ipython
 
-    def __init__(self) -> None:
-        self.answers: list[str] = []
-        self.shown: list[object] = []
+    kernel = getattr(get_ipython(), "kernel", None)
+    return _NO_STDIN if not getattr(kernel, "_allow_stdin", True) else None
 
-    def ask(self, question: str) -> str:
-        return self._read(input, question)
 
-    def ask_secret(self, question: str) -> str:
-        import getpass
+def _prompter() -> Any:
+    """The magics' ``Prompter``: ``input`` and ``getpass`` where the front end has stdin."""
+    from .commands import MAGIC, TextPrompter
 
-        return self._read(getpass.getpass, question)
-
-    def unanswerable(self) -> str | None:
-        """Why nobody can answer here (a kernel that allows no input), before anything is
-        asked; ``None`` when someone may."""
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
-            return _NO_STDIN
-        return None
-
-    def confirm(self, warning: object, question: str) -> str:
-        from .commands import MAGIC
-
-        self.shown.append(warning)
-        print(MAGIC.text(warning))
-        self.answers.append(self.ask(question))
-        return self.answers[-1]
-
-    @staticmethod
-    def _read(read: Callable[[str], str], question: str) -> str:
-        from ..operations.prompts import NoAnswer
-
-        try:
-            return read(question)
-        except (StdinNotImplementedError, EOFError):
-            raise NoAnswer(_NO_STDIN) from None
+    closed = (StdinNotImplementedError, EOFError)
+    return TextPrompter(MAGIC, nobody=_NO_STDIN, closed=closed, unanswerable=_no_stdin)
 
 
 def _progress(shell: Any) -> Any:
@@ -417,7 +388,7 @@ class DictMagics(Magics):
         from .commands import COMMANDS, MAGIC, Context
 
         settings = self._settings(args)
-        context.setdefault("prompter", MagicPrompter())
+        context.setdefault("prompter", _prompter())
         run = COMMANDS[name].run
         assert run is not None  # only a command with an operation gets here
         with _user_errors():
@@ -468,7 +439,7 @@ class DictMagics(Magics):
         with _user_errors():
             done = login(
                 settings,
-                MagicPrompter(),
+                _prompter(),
                 base_url=args.base_url,
                 access_key=args.access_key,
                 check=args.check,
@@ -520,19 +491,12 @@ class DictMagics(Magics):
     @_magic
     def dict_purge(self, line: str = "", local_ns: Any = None) -> Any:
         """Delete EVERY entry, after a typed confirmation (a DeleteResult)."""
-        from ..models.purge import PurgePlan
-
-        prompter = MagicPrompter()
         try:
-            return self._run("purge", self._args("purge", line, local_ns), prompter=prompter)
+            return self._run("purge", self._args("purge", line, local_ns))
         except UsageError as exc:  # a declined question is said as the cancellation it is
-            plan = prompter.shown[-1] if prompter.answers else None
-            said = str(exc)
-            if not isinstance(plan, PurgePlan) or plan.accepts(prompter.answers[-1]):
+            if not str(exc).startswith("purge not confirmed"):
                 raise
-            raise UsageError(
-                said if said.lower().startswith("cancel") else f"Cancelled \u2014 {said}"
-            ) from None
+            raise UsageError(f"Cancelled \u2014 {exc}") from None
 
     dict_restore = _plain(
         "restore", "Put back what a snapshot holds and the dictionary lacks.", progress=True
