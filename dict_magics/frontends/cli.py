@@ -213,17 +213,6 @@ def prompter(hint: str = "") -> Prompter:
     return ScriptedPrompter(reason=f"stdin is {state}{hint}")
 
 
-def _warnings() -> tuple[list[str], Callable[[str], None]]:
-    """A list that collects the operation's warnings, and the ``warn`` that also prints them."""
-    said: list[str] = []
-
-    def warn(message: str) -> None:
-        said.append(CLI.message(message))
-        print(f"{PROG}: warning: {said[-1]}", file=sys.stderr, flush=True)
-
-    return said, warn
-
-
 def _progress(args: argparse.Namespace) -> Any:
     """A redrawn bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
     if args.quiet or sys.stderr is None:
@@ -406,7 +395,12 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
     warnings it said."""
     from .commands import Context
 
-    said, warn = _warnings()
+    said: list[str] = []
+
+    def warn(message: str) -> None:
+        said.append(CLI.message(message))
+        print(f"{PROG}: warning: {said[-1]}", file=sys.stderr, flush=True)
+
     context.setdefault("prompter", prompter())
     if "progress" not in context and "quiet" in args:
         context["progress"] = _progress(args)

@@ -757,12 +757,11 @@ class DictPanel(widgets.VBox):
             tip = f"Tick every entry with a {kind} finding"
             if kind == "duplicate":
                 tip = "Tick every duplicate but the lowest id of each group"
-            description = f"Select {kind} ({len(ids):,})"
-            buttons[kind] = widgets.Button(
-                description=description, tooltip=tip, disabled=self.state != "idle"
-            )
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            buttons[kind].on_click(self._guard(select, idle=True))
+            idle = self.state == "idle"
+            buttons[kind] = self._button(
+                f"Select {kind} ({len(ids):,})", tip, select, disabled=not idle
+            )
         self.problems.set_buttons(buttons)
         return report
 
