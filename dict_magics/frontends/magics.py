@@ -277,27 +277,22 @@ class DictMagics(Magics):
         False, help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops."
     ).tag(config=True)
     snapshots = Bool(
-        True,
-        help="Keep what a change takes in a snapshot file first, so %dict_restore can put it "
-        "back (--no-snapshot: off for one line).",
+        True, help="Keep what a change takes in a snapshot first (--no-snapshot: not this once)."
     ).tag(config=True)
     auth = Unicode(
         "",
-        help="'signature' (every request signed) or 'token' (one token request, then a Bearer "
-        "token kept in memory only); empty: $DICT_MAGICS_AUTH, else 'signature'.",
+        help="'signature' or 'token' (a Bearer token); empty: $DICT_MAGICS_AUTH, else signature.",
     ).tag(config=True)
     listing_max_age = _Seconds(
         None,
         allow_none=True,
-        help="Seconds a delete may take its snapshot's terms from this session's own listing "
-        "instead of listing afresh (missing an edit made elsewhere meanwhile). 0: always list "
-        "afresh; None: $DICT_MAGICS_LISTING_MAX_AGE, else 0.",
+        help="Seconds a delete may snapshot from this session's listing instead of a fresh one "
+        "(0: always afresh; None: $DICT_MAGICS_LISTING_MAX_AGE, else 0).",
     ).tag(config=True)
     corpus = Unicode(
         "",
-        help="A UTF-8 file of sample texts, one a line: dry runs, sync plans and the panel's "
-        "confirmations show what a change does to them (--corpus overrides; empty: "
-        "$DICT_MAGICS_CORPUS).",
+        help="Sample texts (UTF-8, one a line) dry runs, sync plans and the panel show a change's "
+        "effect on (--corpus overrides; empty: $DICT_MAGICS_CORPUS).",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
