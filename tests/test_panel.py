@@ -837,7 +837,7 @@ def test_from_profile_reads_a_keyring_profile(sandbox: SandboxServer, memory_key
         assert panel.wait(WAIT_S)
         assert "<code>work</code>" in panel.header.value
         panel.delete_all_button.click()
-        assert "<code>work</code>" in panel.confirm_message.value
+        assert "profile &#x27;work&#x27;" in panel.confirm_message.value
     finally:
         panel.close()
 

@@ -15,9 +15,9 @@ from typing import IO, Any, NoReturn
 from .. import settings as limits
 from ..errors import DictMagicsError, UsageProblem, exit_code
 from ..operations.context import OperationSettings, split_args
-from ..operations.prompts import NoAnswer, Prompter, ScriptedPrompter
+from ..operations.prompts import Prompter, ScriptedPrompter
 from . import output as shapes
-from .commands import CLI, COMMANDS, EXIT_CODES, PROG
+from .commands import CLI, COMMANDS, EXIT_CODES, PROG, TextPrompter
 from .output import Output
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -57,7 +57,7 @@ def build_parser(output: Output | None = None) -> argparse.ArgumentParser:
         prog=PROG,
         description=textwrap.fill(DESCRIPTION, 88)
         + "\n\nexit codes:\n"
-        + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES)
+        + "".join(f"  {code} {meaning}\n" for code, meaning in EXIT_CODES.items())
         + '  with --json, an error is printed on stdout too, as {"error", "exit"}',
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -195,58 +195,22 @@ def _read(name: str, what: str) -> bytes:
     return sys.stdin.buffer.read()
 
 
-def _text(name: str, what: str) -> str:
-    """The UTF-8 text of file ``name`` (``-``: stdin), a byte-order mark dropped."""
-    try:
-        return _read(name, what).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        where = "stdin" if name == "-" else repr(name)
-        raise UsageProblem(
-            f"{what} on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
-        ) from None
-
-
-class Terminal:
-    """The command line's ``Prompter`` on a terminal: prompts on stderr, keys never echoed."""
-
-    def ask(self, question: str) -> str:
-        sys.stderr.write(question)
-        sys.stderr.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise NoAnswer("stdin was closed")
-        return line.rstrip("\r\n")
-
-    def ask_secret(self, question: str) -> str:
-        import getpass
-
-        try:
-            return getpass.getpass(question)
-        except EOFError:
-            raise NoAnswer("stdin was closed") from None
-
-    def confirm(self, warning: object, question: str) -> str:
-        sys.stderr.write(CLI.text(warning) + "\n")
-        return self.ask(question)
+def _read_line(question: str) -> str:
+    """A line of stdin, the question on stderr (stdout may be a result's JSON)."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
 
 
 def prompter(hint: str = "") -> Prompter:
     """Questions on the terminal; where stdin is none, a prompter saying why (and ``hint``)."""
     if _is_terminal(sys.stdin):
-        return Terminal()
+        return TextPrompter(CLI, _read_line, to_stderr=True)
     state = "closed" if sys.stdin is None else "not a terminal"
     return ScriptedPrompter(reason=f"stdin is {state}{hint}")
-
-
-def _warnings() -> tuple[list[str], Callable[[str], None]]:
-    """A list that collects the operation's warnings, and the ``warn`` that also prints them."""
-    said: list[str] = []
-
-    def warn(message: str) -> None:
-        said.append(CLI.message(message))
-        print(f"{PROG}: warning: {said[-1]}", file=sys.stderr, flush=True)
-
-    return said, warn
 
 
 def _progress(args: argparse.Namespace) -> Any:
@@ -272,55 +236,45 @@ def ids_to_retry(name: str) -> list[str]:
     except UnicodeDecodeError:
         raise refused("it is not UTF-8 text") from None
     try:
-        data = json.loads(text)
-        lines = None
-    except ValueError:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if not lines:
-            raise refused("it is empty") from None
-    if lines is not None:  # --jsonl: one result a line, then the summary
-        results = []
-        for number, line in enumerate(lines, 1):
+        documents = [json.loads(text)]
+    except ValueError:  # --jsonl: one result a line, then the summary
+        documents = []
+        for number, line in enumerate(text.splitlines(), 1):
             try:
-                item = json.loads(line)
+                documents += [json.loads(line)] if line.strip() else []
             except ValueError:
                 raise refused(f"line {number} is not JSON") from None
-            if isinstance(item, dict) and "error" in item:
-                raise refused(f"line {number} records an error, not a result")
-            if not (isinstance(item, dict) and "summary" in item):
-                results.append(item)
-    elif not isinstance(data, dict):
-        raise refused("it is not a JSON object")
-    elif "error" in data:
-        raise refused("it records an error, not results")
-    elif "entry_id" in data:
-        results = [data]  # one result, as version 1 printed it
-    elif isinstance(data.get("results"), list):
-        results = data["results"]
-    else:
-        raise refused("it has no 'results' list")
+        if not documents:
+            raise refused("it is empty") from None
+    results = []
+    for data in documents:
+        if not isinstance(data, dict):
+            raise refused("it is not a JSON object")
+        if "error" in data:
+            raise refused("it records an error, not results")
+        if "entry_id" in data:
+            results.append(data)  # a --jsonl line, or one result as version 1 printed it
+        elif isinstance(data.get("results"), list):
+            results += data["results"]
+        elif "summary" not in data:
+            raise refused("it has no 'results' list")
     final: dict[str, bool] = {}
     for index, item in enumerate(results, 1):
-        if not isinstance(item, dict):
-            raise refused(f"result {index} is not a JSON object")
-        entry_id = item.get("entry_id")
-        if entry_id is None and "entry_id" in item:
+        entry_id = item.get("entry_id") if isinstance(item, dict) else None
+        if isinstance(item, dict) and "entry_id" in item and entry_id is None:
             raise refused(f"it is the result of a purge; run `{PROG} purge` again")
         if not isinstance(entry_id, str) or not entry_id:
             raise refused(f"result {index} has no 'entry_id'")
         # A refusal saying the entry does not exist (404, refused: saved before "absent"
         # existed) can never succeed either.
         gone = item.get("http_status") == 404 and item.get("cause") == "refused"
-        outcome = item.get("outcome")
-        if outcome is not None:
-            if outcome not in OUTCOMES:
-                raise refused(f"result {index} has an unknown outcome {outcome!r}")
-            done = outcome in ("success", "absent") or gone
-        elif isinstance(item.get("ok"), bool):
-            done = item["ok"] or gone
-        else:
+        outcome, ok = item.get("outcome"), item.get("ok")
+        if outcome is None and not isinstance(ok, bool):
             raise refused(f"result {index} has neither 'outcome' nor 'ok'")
-        final[entry_id] = done  # in a --jsonl stream, the last line for an id is final
+        if outcome is not None and outcome not in OUTCOMES:
+            raise refused(f"result {index} has an unknown outcome {outcome!r}")
+        done = outcome in ("success", "absent") if outcome is not None else ok
+        final[entry_id] = bool(done or gone)  # in a --jsonl stream, the last line is final
     return [entry_id for entry_id, done in final.items() if not done]
 
 
@@ -350,13 +304,8 @@ def cmd_login(args: argparse.Namespace) -> int:
         access_key=args.access_key,
         secret_key=secret,
     )
-    data = {
-        "profile": done.profile,
-        "base_url": done.base_url,
-        "access_key": done.masked_access_key,
-        "keyring_backend": done.backend,
-    }
-    args.output.show(data, "\n".join(done.lines))
+    data = {**shapes.pick(done, "profile", "base_url"), "access_key": done.masked_access_key}
+    args.output.show({**data, "keyring_backend": done.backend}, "\n".join(done.lines))
     return EXIT_OK
 
 
@@ -411,17 +360,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     found = status(settings).worded(CLI.message)
     backend = found.backend
     data: dict[str, Any] = {
-        "profile": found.profile,
-        "ready": found.ready,
-        "base_url": found.base_url,
+        **shapes.pick(found, "profile", "ready", "base_url"),
         "access_key": found.masked_access_key,
-        "sources": found.sources,
+        **shapes.pick(found, "sources"),
         "secret_key": found.secret_location,
         "keyring_backend": backend.name if backend else None,
         "keyring_available": backend.available if backend else False,
         "keyring_plaintext": backend.plaintext if backend else False,
-        "problem": found.problem,
-        "warnings": found.warnings,
+        **shapes.pick(found, "problem", "warnings"),
         "probe": found.probe and {**found.probe.to_json(), "date": found.probe.date},
     }
     text = str(found)
@@ -430,8 +376,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         from ..operations.check import check_credentials
 
         check = check_credentials(settings)
-        data["check"] = {"works": check.works, "message": check.message}
-        data["check"]["http_status"] = check.http_status
+        data["check"] = shapes.pick(check, "works", "message", "http_status")
         if check.entries is not None:
             data["check"]["entries"] = check.entries
         symbol = "?" if check.works is None else "\u2713" if check.works else "\u2717"
@@ -450,7 +395,12 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
     warnings it said."""
     from .commands import Context
 
-    said, warn = _warnings()
+    said: list[str] = []
+
+    def warn(message: str) -> None:
+        said.append(CLI.message(message))
+        print(f"{PROG}: warning: {said[-1]}", file=sys.stderr, flush=True)
+
     context.setdefault("prompter", prompter())
     if "progress" not in context and "quiet" in args:
         context["progress"] = _progress(args)
@@ -462,8 +412,7 @@ def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
 def cmd_any(args: argparse.Namespace) -> int:
     """A command that shows its operation's result: JSON or text; exit 0 only when it
     succeeded, or when it changed nothing (a plan, a dry run, nothing to change)."""
-    result, said = _run(args)
-    return _show(args, result, said)
+    return _show(args, *_run(args))
 
 
 def _show(args: argparse.Namespace, result: Any, said: list[str]) -> int:
@@ -558,7 +507,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    args.text = _text(args.file, "the text")
+    try:
+        args.text = _read(args.file, "the text").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if args.file == "-" else repr(args.file)
+        raise UsageProblem(
+            f"the text on {where} is not UTF-8 (byte {exc.start}). Nothing was sent."
+        ) from None
     return cmd_any(args)
 
 

@@ -136,11 +136,9 @@ def _measured(result: Any, lines: list[str] | None, c: Context) -> Any:
     from ..models import SyncResult
     from ..models.impact import ImpactMixin
 
-    if lines is None:
-        return result
-    if isinstance(result, SyncResult):
+    if lines is not None and isinstance(result, SyncResult):
         return replace(result, plan=_measured(result.plan, lines, c))
-    if not isinstance(result, ImpactMixin):
+    if lines is None or not isinstance(result, ImpactMixin):
         return result
     try:
         return result.with_impact(lines, unit=limit_unit(c.settings))
@@ -259,7 +257,7 @@ def positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0 or value == float("inf"):
+    if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
     return value
 
@@ -318,10 +316,9 @@ _PREVIEW = '{"dry_run": true, "ok", "operation", "host", "profile", "old", "new"
 _COMMANDS = (
     Command(
         "login", "store a profile (base URL, access key, secret key) in the OS keyring",
-        "What the options do not give is asked for. The secret key is never an option and never "
-        "shown: it is typed at a hidden prompt or, when stdin is not a terminal, the secret key "
-        'is read from the first line of stdin (printf %s "$SECRET" | dict-magics login ...). '
-        "The profile is stored either way; a check of the keys is one read-only listing.",
+        "What the options do not give is asked for. The secret key is never an option: it is "
+        "typed at a hidden prompt; where stdin is not a terminal, the secret key is read from the "
+        "first line of stdin.",
         (
             arg("-p", "--profile", help="profile to store (default: the current one)"),
             arg("--base-url", metavar="URL",
@@ -346,9 +343,8 @@ _COMMANDS = (
     ),
     Command(
         "status", "show where requests would go and with which credentials (never the secret)",
-        "The profile, base URL, masked access key and which keyring backend (or environment "
-        "variable) holds the secret key; a warning for a plaintext or missing keyring. Sends "
-        "nothing, unless --check.",
+        "The profile, base URL, masked access key and where the secret key is kept (keyring "
+        "backend or environment variable). Sends nothing, unless --check.",
         (
             arg("-p", "--profile", help="profile to describe (default: the current one)"),
             arg("--check", only="cli", action="store_true",
@@ -365,9 +361,8 @@ _COMMANDS = (
     ),
     Command(
         "profiles", "list the profiles stored in the keyring (never a secret)",
-        "Name, base URL and masked access key of each profile `login` stored (it keeps their "
-        "names in a non-secret item: most keyrings cannot list theirs). Exit code 0, also with "
-        "none stored or no keyring at all.",
+        "Name, base URL and masked access key of each profile `login` stored. Exit code 0, also "
+        "with none stored or no keyring at all.",
         (JSON,),
         (f"{PROG} profiles", f"{PROG} profiles --json"),
         json='{"profiles": [{"name", "base_url", "access_key", "complete", "missing", '
@@ -376,9 +371,8 @@ _COMMANDS = (
     ),
     Command(
         "list", "list the dictionary's entries, filtered",
-        "One read-only request. --match is case-insensitive and looks in both terms. In a "
-        "notebook the EntryList it returns feeds the other magics and pandas: {found.ids}, "
-        "found.to_pandas(), found.to_csv('entries.csv').",
+        "One read-only request; --match looks in both terms, ignoring case. In a notebook the "
+        "EntryList feeds the other magics and pandas: {found.ids}, found.to_pandas().",
         (
             PROFILE,
             arg("--match", metavar="TEXT", help="only entries whose terms contain TEXT"),
@@ -398,13 +392,9 @@ _COMMANDS = (
     ),
     Command(
         "delete", "delete one entry or several (a snapshot of them first)",
-        "Every id is checked before the first request (ASCII digits; 017 is entry 17). The "
-        "entries are looked up and kept in a snapshot (`restore` puts them back), and the "
-        "results name their terms. Several ids go in parallel with a progress bar; the summary "
-        "lists every failure with its reason. An id not in the dictionary is absent: nothing "
-        'to do, no failure (--json: "status", "outcome" and "cause" "absent"). In a '
-        "notebook, a list, an EntryList's {found.ids} or a pandas column {df['id']} gives its "
-        "ids.",
+        "Every id is checked before the first request. The entries are kept in a snapshot first "
+        "(`restore` puts them back). An id not in the dictionary is absent: nothing to do, no "
+        "failure. In a notebook a list, {found.ids} or a pandas column {df['id']} gives the ids.",
         (
             PROFILE,
             arg("ids", nargs="*", metavar="ID",
@@ -436,10 +426,9 @@ _COMMANDS = (
     ),
     Command(
         "purge", "delete EVERY entry (after a typed confirmation; a snapshot of all first)",
-        "Lists the dictionary and keeps it in a snapshot (`restore` puts it back), then asks "
-        "you to type delete-all (or the host name), stating how many entries on which host and "
-        "profile; anything else cancels with nothing deleted. Where nobody can answer it is "
-        "refused unless --yes; where the service has no listing it needs --no-snapshot.",
+        "Keeps every entry in a snapshot (`restore` puts them back), then asks you to type "
+        "delete-all (or the host name); anything else cancels. Where nobody can answer it needs "
+        "--yes; where the service has no listing, --no-snapshot.",
         (
             PROFILE,
             arg("-y", "--yes", action="store_true", help="do not ask: delete every entry at once"),
@@ -456,14 +445,10 @@ _COMMANDS = (
     ),
     Command(
         "restore", "undo the change a snapshot kept (default: the latest change here)",
-        "Lists first, then adds back what the change deleted (only what is missing, so running "
-        "it twice changes nothing the second time), puts back under its id each entry still as "
-        "the change left it, and removes what it added (after a question, or --yes). An entry "
-        "someone changed since is shown (now / will put back) and asked about; --yes leaves it "
-        "as it is. A restore keeps its own snapshot first: naming that file undoes the restore. "
-        "An answer that was lost is settled by a listing, never sent again blindly. A snapshot "
-        "of another host or profile needs a confirmation, or --yes. In a notebook, after "
-        'kept = %dict_snapshots, "{kept[0].path}" names the newest.',
+        "Adds back what the change deleted (only what is missing: a second run changes nothing), "
+        "puts back each entry it changed, and removes what it added (after a question, or "
+        "--yes). An entry changed since is asked about (--yes leaves it), as is a snapshot of "
+        "another host or profile. A restore keeps its own snapshot: restoring that undoes it.",
         (
             PROFILE,
             workers("additions in flight"),
@@ -486,8 +471,7 @@ _COMMANDS = (
     ),
     Command(
         "snapshots", "list the snapshots kept on this machine, newest first",
-        "A snapshot is taken before every delete, purge, update and sync; `restore` puts one "
-        "back. Nothing is sent.",
+        "One is taken before every delete, purge, update and sync. Nothing is sent.",
         (
             arg("-p", "--profile", help="only the snapshots of this profile (default: all)"),
             arg("-n", "--limit", only="magic", type=int, default=SNAPSHOTS_SHOWN,
@@ -513,10 +497,8 @@ _COMMANDS = (
     Command(
         "add", "add one entry (terms checked first; the result names the new id)",
         "Nothing is sent unless the terms pass the vendor's rules (not empty, at most 255 "
-        "characters, language codes the service takes: zh-CN or zh-TW for Chinese). The service "
-        "returns no id: one listing afterwards finds it and settles an answer that was lost (the "
-        "request is never sent twice). An entry with the same four terms already there is not "
-        "added again (nothing sent, exit 0).",
+        "characters, known language codes). One listing afterwards finds the new id. An entry "
+        "with the same four terms already there is not added again (nothing sent, exit 0).",
         (
             PROFILE,
             arg("from_lang", metavar="FROM_LANG", help="source language code (e.g. en, zh-CN)"),
@@ -537,10 +519,9 @@ _COMMANDS = (
     ),
     Command(
         "update", "change one entry in place (its old terms kept in a snapshot first)",
-        "Replaces the given fields with a PUT (the id stays); the old terms are kept in a "
-        "snapshot first, so `restore` puts them back under the same id. The new terms are "
-        "checked before anything is sent; an entry that already reads as asked, or terms "
-        "another entry already holds (a duplicate), are left alone (nothing sent, exit 0).",
+        "Replaces the given fields with a PUT; the id stays and `restore` puts the old terms "
+        "back. An entry that already reads as asked, or terms another entry holds, are left "
+        "alone (nothing sent, exit 0).",
         (
             PROFILE,
             arg("--from-text", metavar="T", help="new source term"),
@@ -564,15 +545,11 @@ _COMMANDS = (
     ),
     Command(
         "sync", "make the dictionary match a glossary file (the plan only, unless --apply)",
-        "A row (fromLang, fromText, toLang, toText and optionally id; or source, target with "
-        "--pair) matches the entry with the same fromLang, fromText and toLang: the same toText "
-        "is unchanged, another an update (PUT), no match an add (bulk). Entries of the file's "
-        "pairs that it lacks are deleted only with --delete-missing (after a question, or "
-        "--yes). Several entries with one source term are a conflict, left alone; invalid rows "
-        "are listed by row number and refused unless --skip-invalid. Applying keeps a snapshot "
-        "first (`restore` undoes it) and ends with one listing that verifies every change. "
-        "With a corpus (--corpus) the plan, and the result once applied, ends with what the "
-        "change does to those texts.",
+        "A row matches the entry with the same fromLang, fromText and toLang: the same toText "
+        "is unchanged, another an update, no match an add. Entries of the file's pairs that it "
+        "lacks go only with --delete-missing; conflicts are left alone; invalid rows are refused "
+        "unless --skip-invalid. Applying keeps a snapshot first (`restore` undoes it) and ends "
+        "with one listing that verifies every change.",
         (
             PROFILE,
             arg("--apply", action="store_true", help="make the changes (else: the plan only)"),
@@ -605,10 +582,8 @@ _COMMANDS = (
     ),
     Command(
         "export", "write the dictionary to a glossary file (.csv, .tsv, .xlsx, .tbx)",
-        "Columns id, fromLang, fromText, toLang, toText. A .csv opens right in Excel (UTF-8 with "
-        "a BOM) and no cell is read as a formula (a leading ' before = + - @, which reading "
-        "strips again): `sync` of the unedited file plans no change. .xlsx needs pip install "
-        "'dict-magics[xlsx]'. An existing FILE is refused unless --force.",
+        "Columns id, fromLang, fromText, toLang, toText; a .csv opens right in Excel and no cell "
+        "is read as a formula. .xlsx needs pip install 'dict-magics[xlsx]'.",
         (
             PROFILE,
             FORMAT,
@@ -624,11 +599,9 @@ _COMMANDS = (
     ),
     Command(
         "lint", "find problems in the dictionary, with a fix for each",
-        "One read-only listing. Kinds: duplicate, conflict (one source, several targets), "
-        "near-duplicate (equal after width, case and space folding), too-long, bad-language, "
-        "whitespace, control, overlap (a source term inside another). In a notebook "
-        "%dict_delete --dry-run {report.duplicate_ids} previews removing the duplicates; "
-        "found.lint() checks any listing offline.",
+        "One read-only listing. Kinds: duplicate, conflict, near-duplicate, too-long, "
+        "bad-language, whitespace, control, overlap. In a notebook found.lint() checks any "
+        "listing offline.",
         (PROFILE, arg("--json", action="store_true", help="print the report as JSON"), *NETWORK),
         ("%dict_lint", "report = %dict_lint -p work", "%dict_lint --json", f"{PROG} lint",
          f"{PROG} lint --json | jq -r '.findings[] | select(.kind == \"duplicate\")'"),
@@ -639,15 +612,10 @@ _COMMANDS = (
     ),
     Command(
         "check", "show which entries apply to each element of a text (at most 3 per element)",
-        "Plays the service's rule on one listing (without --translate: no translation "
-        "request). Each line is one "
-        "element, as one item of a translation request's text. Per element and language pair "
-        "the entries whose source term occurs in it: the earliest three applied, the rest not "
-        "applied (limit 3), a term inside an applied longer term covered; then the entries that "
-        "match but never apply. --unit request counts the 3 across all the lines, --unit "
-        "sentence per sentence (ending at \u3002 \uff01 \uff1f, or . ! ? before a space or the "
-        "end). In a notebook %dict_check TEXT checks one element, a %%dict_check cell one element "
-        "per line (options on its first line).",
+        "Plays the service's rule on one listing (no translation request without --translate). "
+        "Per element (a line) and language pair, the earliest three entries whose source term "
+        "occurs in it apply, the rest do not (limit 3). In a notebook a %%dict_check cell checks "
+        "one element per line (options on its first line).",
         (
             PROFILE, FROM_LANG, TO_LANG,
             arg("--unit", choices=UNITS,
@@ -684,17 +652,10 @@ _COMMANDS = (
     ),
     Command(
         "probe", "ask the service which rules it follows, changing nothing that was there",
-        "Run it first against a new account or service. It lists the dictionary, sends three "
-        "read-only listings (signed with an old nonce, a reused one, a wrong signature), adds "
-        "marker entries of its own (their terms hold a word it invents), lists them, changes "
-        "one in place, asks for a token, deletes its markers and lists again: the dictionary "
-        "ends with exactly the entries, ids and terms it began with. It never purges. Stopped "
-        "early (Ctrl-C, a failure), it names the markers it leaves and the `delete` that "
-        "removes them. --translate also sends a few marker words to the engine (billed: asked "
-        "first unless --yes), to find what the limit of 3 counts per and whether its matching "
-        "minds case. What it finds is kept for the profile and service: `check` and impact "
-        "count the limit as found, entries are added one POST each without bulk, updates are "
-        "refused without PUT, and `status` shows it.",
+        "Run it first against a new account or service. It adds, changes and deletes marker "
+        "entries of its own, and the dictionary ends with exactly the entries it began with; "
+        "stopped early, it names the markers it leaves. What it finds is kept for the profile: "
+        "`check`, `add` and `update` follow it, and `status` shows it.",
         (
             PROFILE,
             arg("--translate", action="store_true",
@@ -745,22 +706,16 @@ _COMMANDS = (
 # fmt: on
 COMMANDS: dict[str, Command] = {c.name: c for c in _COMMANDS}
 
-EXIT_CODES = (
-    (
-        0,
-        "what was asked for holds: done, or nothing to do (an id to delete that is not in the "
-        "dictionary is absent)",
-    ),
-    (1, "something failed or its outcome is unknown, or the service cannot give a listing"),
-    (
-        2,
-        "usage error (bad id or option, an id to update that is not in the dictionary, missing "
-        "credentials, purge not confirmed): nothing sent",
-    ),
-    (130, "interrupted by Ctrl-C (a batch prints what it did first)"),
-    (143, "stopped by SIGTERM, as by Ctrl-C"),
-    (129, "stopped by SIGHUP, as by Ctrl-C"),
-)
+EXIT_CODES = {
+    0: "what was asked for holds: done, or nothing to do (an id to delete that is not in the "
+    "dictionary is absent)",
+    1: "something failed or its outcome is unknown, or the service cannot give a listing",
+    2: "usage error (bad id or option, an id to update that is not in the dictionary, missing "
+    "credentials, purge not confirmed): nothing sent",
+    130: "interrupted by Ctrl-C (a batch prints what it did first)",
+    143: "stopped by SIGTERM, as by Ctrl-C",
+    129: "stopped by SIGHUP, as by Ctrl-C",
+}
 
 
 def spelled(text: str, front: str) -> str:
@@ -817,6 +772,47 @@ class Hints:
 
             return purge_text(shown, self.names)
         return self.message(shown)
+
+
+class TextPrompter:
+    """A front end's ``Prompter``: what is at stake printed in ``hints``' words (on stderr with
+    ``to_stderr``), answers read by ``read`` (default ``input``), keys by ``getpass``; ``closed``
+    (no stdin) is a ``NoAnswer`` saying ``nobody``; ``unanswerable`` tells before asking."""
+
+    def __init__(
+        self,
+        hints: Hints,
+        read: Callable[[str], str] | None = None,
+        *,
+        to_stderr: bool = False,
+        nobody: str = "stdin was closed",
+        closed: tuple[type[BaseException], ...] = (EOFError,),
+        unanswerable: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self.hints, self.read, self.to_stderr = hints, read, to_stderr
+        self.nobody, self.closed, self.unanswerable = nobody, closed, unanswerable
+
+    def ask(self, question: str) -> str:
+        return self._answer(self.read or input, question)  # input as it is now (patched in tests)
+
+    def ask_secret(self, question: str) -> str:
+        import getpass
+
+        return self._answer(getpass.getpass, question)
+
+    def confirm(self, warning: object, question: str) -> str:
+        import sys
+
+        print(self.hints.text(warning), file=sys.stderr if self.to_stderr else sys.stdout)
+        return self.ask(question)
+
+    def _answer(self, read: Callable[[str], str], question: str) -> str:
+        from ..operations.prompts import NoAnswer
+
+        try:
+            return read(question)
+        except self.closed:
+            raise NoAnswer(self.nobody) from None
 
 
 def _spelled(front: str, *tables: Mapping[str, str]) -> dict[str, str]:
@@ -918,7 +914,7 @@ def _usage(a: Arg) -> str:
 
 def markdown() -> str:
     """docs/reference.md: every command, its arguments, exit codes and ``--json`` shape."""
-    codes = "; ".join(f"**{code}** {meaning}" for code, meaning in EXIT_CODES)
+    codes = "; ".join(f"**{code}** {meaning}" for code, meaning in EXIT_CODES.items())
     out = [
         "# Command reference",
         "",

@@ -183,28 +183,26 @@ def _split_text(line: str) -> tuple[list[str], str]:
     """The options at the start of a ``%dict_check`` line, and the text after them verbatim
     (quotes and apostrophes as typed). ``--`` ends the options; a word that is not one of them
     starts the text."""
-    takes_value = {
-        *("-p", "--profile", "--from-lang", "--to-lang", "--unit"),
-        *("--field-id", "--contract-id"),
+    from .commands import COMMANDS
+
+    flags = {  # each option of the magic, and whether it takes a value
+        flag: a.options.get("action") != "store_true"
+        for a in COMMANDS["check"].args
+        if a.in_front("magic")
+        for flag in a.flags
     }
-    flags = {"--translate", "-y", "--yes"}
     options: list[str] = []
     rest = line.strip()
     while rest.startswith("-"):
         word, _, tail = rest.partition(" ")
-        if word == "--":
-            rest = tail.strip()
-            break
         name, equals, _ = word.partition("=")
-        if name in flags:
-            options.append(word)
-            rest = tail.strip()
-            continue
-        if name not in takes_value:
+        if word != "--" and name not in flags:
+            break
+        rest = tail.strip()
+        if word == "--":
             break
         options.append(word)
-        rest = tail.strip()
-        if not equals and rest:
+        if flags[name] and not equals and rest:
             value, _, rest = rest.partition(" ")
             options.append(value)
             rest = rest.strip()
@@ -218,49 +216,20 @@ def _warn(message: str) -> None:
     print(f"Warning: {MAGIC.message(message)}", file=sys.stderr)
 
 
-class MagicPrompter:
-    """The magics' ``Prompter``: ``input`` and ``getpass`` where the front end has stdin.
-    ``answers`` keeps what was typed at each confirmation, and ``shown`` what it confirmed,
-    so a magic can tell a question the user declined from any other refusal."""
+def _no_stdin() -> str | None:
+    """Why nobody can answer here (a kernel that allows no input); ``None`` when someone may."""
+    from IPython import get_ipython
 
-    def __init__(self) -> None:
-        self.answers: list[str] = []
-        self.shown: list[object] = []
+    kernel = getattr(get_ipython(), "kernel", None)
+    return _NO_STDIN if not getattr(kernel, "_allow_stdin", True) else None
 
-    def ask(self, question: str) -> str:
-        return self._read(input, question)
 
-    def ask_secret(self, question: str) -> str:
-        import getpass
+def _prompter() -> Any:
+    """The magics' ``Prompter``: ``input`` and ``getpass`` where the front end has stdin."""
+    from .commands import MAGIC, TextPrompter
 
-        return self._read(getpass.getpass, question)
-
-    def unanswerable(self) -> str | None:
-        """Why nobody can answer here (a kernel that allows no input), before anything is
-        asked; ``None`` when someone may."""
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        if kernel is not None and not getattr(kernel, "_allow_stdin", True):
-            return _NO_STDIN
-        return None
-
-    def confirm(self, warning: object, question: str) -> str:
-        from .commands import MAGIC
-
-        self.shown.append(warning)
-        print(MAGIC.text(warning))
-        self.answers.append(self.ask(question))
-        return self.answers[-1]
-
-    @staticmethod
-    def _read(read: Callable[[str], str], question: str) -> str:
-        from ..operations.prompts import NoAnswer
-
-        try:
-            return read(question)
-        except (StdinNotImplementedError, EOFError):
-            raise NoAnswer(_NO_STDIN) from None
+    closed = (StdinNotImplementedError, EOFError)
+    return TextPrompter(MAGIC, nobody=_NO_STDIN, closed=closed, unanswerable=_no_stdin)
 
 
 def _progress(shell: Any) -> Any:
@@ -308,28 +277,22 @@ class DictMagics(Magics):
         False, help="Raise DeletionFailedError when a deletion fails, so a pipeline run stops."
     ).tag(config=True)
     snapshots = Bool(
-        True,
-        help="Keep the entries about to be deleted in a snapshot file first, so %dict_restore "
-        "can put them back (--no-snapshot turns it off for one line).",
+        True, help="Keep what a change takes in a snapshot first (--no-snapshot: not this once)."
     ).tag(config=True)
     auth = Unicode(
         "",
-        help="'signature' (every request signed) or 'token' (one token request, then a Bearer "
-        "token kept in memory only); empty: $DICT_MAGICS_AUTH, else 'signature'.",
+        help="'signature' or 'token' (a Bearer token); empty: $DICT_MAGICS_AUTH, else signature.",
     ).tag(config=True)
     listing_max_age = _Seconds(
         None,
         allow_none=True,
-        help="Seconds a delete may take its snapshot's terms from this session's own listing "
-        "(kept current by its own changes) instead of listing afresh: saves a round trip per "
-        "cell, but misses an edit made elsewhere within that time. 0: always list afresh; "
-        "None: $DICT_MAGICS_LISTING_MAX_AGE, else 0. A purge always lists afresh.",
+        help="Seconds a delete may snapshot from this session's listing instead of a fresh one "
+        "(0: always afresh; None: $DICT_MAGICS_LISTING_MAX_AGE, else 0).",
     ).tag(config=True)
     corpus = Unicode(
         "",
-        help="A UTF-8 file of sample texts, one a line: a sync's plan, a dry run of a delete, "
-        "add or update, and the panel's confirmations show what the change does to them "
-        "(--corpus overrides; empty: $DICT_MAGICS_CORPUS, else none).",
+        help="Sample texts (UTF-8, one a line) dry runs, sync plans and the panel show a change's "
+        "effect on (--corpus overrides; empty: $DICT_MAGICS_CORPUS).",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -420,7 +383,7 @@ class DictMagics(Magics):
         from .commands import COMMANDS, MAGIC, Context
 
         settings = self._settings(args)
-        context.setdefault("prompter", MagicPrompter())
+        context.setdefault("prompter", _prompter())
         run = COMMANDS[name].run
         assert run is not None  # only a command with an operation gets here
         with _user_errors():
@@ -471,7 +434,7 @@ class DictMagics(Magics):
         with _user_errors():
             done = login(
                 settings,
-                MagicPrompter(),
+                _prompter(),
                 base_url=args.base_url,
                 access_key=args.access_key,
                 check=args.check,
@@ -523,19 +486,12 @@ class DictMagics(Magics):
     @_magic
     def dict_purge(self, line: str = "", local_ns: Any = None) -> Any:
         """Delete EVERY entry, after a typed confirmation (a DeleteResult)."""
-        from ..models.purge import PurgePlan
-
-        prompter = MagicPrompter()
         try:
-            return self._run("purge", self._args("purge", line, local_ns), prompter=prompter)
+            return self._run("purge", self._args("purge", line, local_ns))
         except UsageError as exc:  # a declined question is said as the cancellation it is
-            plan = prompter.shown[-1] if prompter.answers else None
-            said = str(exc)
-            if not isinstance(plan, PurgePlan) or plan.accepts(prompter.answers[-1]):
+            if not str(exc).startswith("purge not confirmed"):
                 raise
-            raise UsageError(
-                said if said.lower().startswith("cancel") else f"Cancelled \u2014 {said}"
-            ) from None
+            raise UsageError(f"Cancelled \u2014 {exc}") from None
 
     dict_restore = _plain(
         "restore", "Put back what a snapshot holds and the dictionary lacks.", progress=True

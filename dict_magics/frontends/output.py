@@ -7,11 +7,15 @@ or write lines."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,13 +24,29 @@ if TYPE_CHECKING:
 __all__ = ["JsonlResults", "Output", "TextProgress", "WidgetProgress", "dumps", "progress_for"]
 
 
-def _pick(obj: Any, *names: str) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in names}
+def _plain(value: Any) -> Any:
+    """A result's field as JSON: an entry in the service's field names (``id`` only when known:
+    an add has none yet), a path or a time as text, a cause as its value."""
+    from ..models import Entry
+
+    if isinstance(value, Entry):
+        return value.to_service(with_id=bool(value.id))
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value.value if isinstance(value, Enum) else value
 
 
-def _entry(entry: m.Entry | None, with_id: bool = True) -> dict[str, str] | None:
-    """An entry in the service's field names; ``id`` only when known (an add has none yet)."""
-    return None if entry is None else entry.to_service(with_id=with_id and bool(entry.id))
+def pick(obj: Any, *names: str) -> dict[str, Any]:
+    """``names`` of ``obj``, as JSON."""
+    return {name: _plain(getattr(obj, name)) for name in names}
+
+
+ANSWER = ("http_status", "reason", "cause")
+"""What the service answered a change (``verified``/``attempts`` follow)."""
 
 
 def result_json(r: m.DeleteResult) -> dict[str, Any]:
@@ -35,11 +55,8 @@ def result_json(r: m.DeleteResult) -> dict[str, Any]:
     return {
         "status": "absent" if r.absent else r.status,
         "ok": r.done,
-        **_pick(r, "outcome", "entry_id"),
-        "entry": _entry(r.entry),
-        **_pick(r, "http_status", "reason"),
-        "cause": r.cause.value,
-        **_pick(r, "code", "vendor_message", "outcome_unknown", "verified", "attempts"),
+        **pick(r, "outcome", "entry_id", "entry", *ANSWER, "code", "vendor_message"),
+        **pick(r, "outcome_unknown", "verified", "attempts"),
         "elapsed": round(r.elapsed, 6),
         "snapshot": r.snapshot,
     }
@@ -77,49 +94,13 @@ def summary_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | N
     return {"summary": data}
 
 
-def _dry_run(result: m.DryRunResult | m.ChangePreview) -> dict[str, Any]:
-    return {"dry_run": True, "ok": True, **_pick(result, "operation", "host", "profile")}
-
-
-def dryrun_json(result: m.DryRunResult) -> dict[str, Any]:
-    """What a delete or purge would do; nothing was changed."""
-    return {
-        **_dry_run(result),
-        "listed": result.listed,
-        "entries": [_entry(e) for e in result.entries],
-        "missing": list(result.missing),
-    }
-
-
-def preview_json(preview: m.ChangePreview) -> dict[str, Any]:
-    """A dry run of an add or an update."""
-    return {
-        **_dry_run(preview),
-        "old": _entry(preview.old),
-        "new": _entry(preview.new),
-        "alongside": [_entry(e) for e in preview.alongside],
-    }
-
-
 def restore_json(result: m.RestoreResult) -> dict[str, Any]:
     return {
-        **_pick(result, "ok", "dry_run"),
-        "added": [_entry(e) for e in result.added],
-        "skipped": [_entry(e) for e in result.skipped],
-        "failed": [{"entry": _entry(e), "reason": why} for e, why in result.failed],
-        "unknown": [_entry(e) for e in result.unknown],
-        "put_back": [_entry(e) for e in result.put_back],
-        "removed": [_entry(e) for e in result.removed],
-        "changed": [{"entry": _entry(e), "now": _entry(now)} for e, now in result.changed],
+        **pick(result, "ok", "dry_run", "added", "skipped"),
+        "failed": [{"entry": _plain(e), "reason": why} for e, why in result.failed],
+        **pick(result, "unknown", "put_back", "removed"),
+        "changed": [{"entry": _plain(e), "now": _plain(now)} for e, now in result.changed],
         "snapshot": result.snapshot,
-    }
-
-
-def _change(result: m.AddResult | m.UpdateResult) -> dict[str, Any]:
-    return {
-        **_pick(result, "http_status", "reason"),
-        "cause": result.cause.value,
-        **_pick(result, "verified", "attempts"),
     }
 
 
@@ -127,10 +108,9 @@ def add_json(result: m.AddResult) -> dict[str, Any]:
     """One addition: the outcome, and the entry with its new id when a listing found it."""
     return {
         "operation": "add",
-        **_pick(result, "ok", "outcome"),
-        "entry": _entry(result.entry),
+        **pick(result, "ok", "outcome", "entry"),
         "id": result.entry.id or None,
-        **_change(result),
+        **pick(result, *ANSWER, "verified", "attempts"),
     }
 
 
@@ -138,12 +118,9 @@ def update_json(result: m.UpdateResult) -> dict[str, Any]:
     """One update: the outcome, the id, the entry before and after."""
     return {
         "operation": "update",
-        **_pick(result, "ok", "outcome"),
+        **pick(result, "ok", "outcome"),
         "id": result.entry_id,
-        "old": _entry(result.old),
-        "new": _entry(result.new),
-        **_change(result),
-        "snapshot": result.snapshot,
+        **pick(result, "old", "new", *ANSWER, "verified", "attempts", "snapshot"),
     }
 
 
@@ -155,8 +132,8 @@ def no_change_json(result: m.NoChange) -> dict[str, Any]:
     data.update(ids=result.ids, http_status=None, reason=None, cause=None, verified=True)
     data["attempts"] = 0
     if result.operation == "add":
-        return {**data, "entry": _entry(first), "id": first.id or None}
-    return {**data, "id": first.id, "old": _entry(first), "new": _entry(first), "snapshot": None}
+        return {**data, "entry": _plain(first), "id": first.id or None}
+    return {**data, "id": first.id, "old": _plain(first), "new": _plain(first), "snapshot": None}
 
 
 def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
@@ -166,21 +143,12 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     data: dict[str, Any] = {
         "applied": applied and bool(getattr(result, "applied", False)),
         "ok": result.ok,
-        **_pick(plan, "path", "host", "profile"),
-        "adds": [_entry(e) for e in plan.adds],
-        "updates": [
-            {"id": u.id, "old": _entry(u.old), "new": _entry(u.new), "row": u.row}
-            for u in plan.updates
-        ],
-        "deletes": [_entry(e) for e in plan.deletes],
-        "unchanged": plan.unchanged,
-        "conflicts": [
-            {"entries": [_entry(e) for e in c.entries], "row": c.row} for c in plan.conflicts
-        ],
-        "invalid": [{"row": bad.row, "reason": bad.reason} for bad in plan.invalid],
-        "sheet": plan.sheet,
-        "other_sheets": list(plan.other_sheets),
-        "warnings": list(plan.warnings),
+        **pick(plan, "path", "host", "profile", "adds"),
+        "updates": [pick(u, "id", "old", "new", "row") for u in plan.updates],
+        **pick(plan, "deletes", "unchanged"),
+        "conflicts": [pick(c, "entries", "row") for c in plan.conflicts],
+        "invalid": [pick(bad, "row", "reason") for bad in plan.invalid],
+        **pick(plan, "sheet", "other_sheets", "warnings"),
         "missing": len(plan.missing),
         "counts": plan.counts(),
         "verified": None,
@@ -189,7 +157,7 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     }
     if applied:
         done: m.SyncResult = result  # type: ignore[assignment]
-        data.update(_pick(done, "verified", "snapshot"), mismatches=list(done.mismatches))
+        data.update(pick(done, "verified", "snapshot", "mismatches"))
         data["results"] = (
             [add_json(r) for r in done.adds]
             + [update_json(r) for r in done.updates]
@@ -198,29 +166,16 @@ def sync_json(result: m.SyncPlan | m.SyncResult) -> dict[str, Any]:
     return data
 
 
-def export_json(result: m.ExportResult) -> dict[str, Any]:
-    return {"ok": True, "path": str(result.path), **_pick(result, "format", "count", "host")}
-
-
-def listing_json(listing: m.EntryList) -> dict[str, Any]:
-    return {"entries": [_entry(e) for e in listing], "total": len(listing)}
-
-
-def snapshot_json(info: m.SnapshotInfo) -> dict[str, Any]:
-    return {
-        "path": str(info.path),
-        "taken_at": info.taken_at.isoformat(),
-        **_pick(info, "profile", "host", "base_url", "operation", "count", "added"),
-    }
+DRY_RUN = {"dry_run": True, "ok": True}
+WHERE = ("operation", "host", "profile")
 
 
 def audit_json(line: m.AuditLine) -> dict[str, Any]:
-    """One audit line in the audit file's own field names."""
+    """One audit line in the audit file's own field names (its entry without the id)."""
     return {
-        "time": line.time.isoformat(),
-        **_pick(line, "profile", "host", "operation", "entry_id"),
-        "entry": _entry(line.entry, with_id=False),
-        **_pick(line, "outcome", "http_status", "attempts", "reason", "snapshot"),
+        **pick(line, "time", "profile", "host", "operation", "entry_id"),
+        "entry": line.entry and line.entry.to_service(with_id=False),
+        **pick(line, "outcome", "http_status", "attempts", "reason", "snapshot"),
     }
 
 
@@ -250,15 +205,16 @@ def _shape(result: Any, warnings: list[str]) -> dict[str, Any]:
             shaped = shape(result)  # a sync plan's own warnings (stray spaces...) come first
             return {**shaped, "warnings": [*shaped.get("warnings", []), *warnings]}
     if isinstance(result, m.DryRunResult):
-        return dryrun_json(result)
+        return {**DRY_RUN, **pick(result, *WHERE, "listed", "entries", "missing")}
     if isinstance(result, m.ChangePreview):
-        return preview_json(result)
+        return {**DRY_RUN, **pick(result, *WHERE, "old", "new", "alongside")}
     if isinstance(result, m.EntryList):
-        return listing_json(result)
+        return {**pick(result, "entries"), "total": len(result)}
     if isinstance(result, m.ExportResult):
-        return export_json(result)
+        return {"ok": True, **pick(result, "path", "format", "count", "host")}
     if isinstance(result, m.SnapshotList):
-        return {"snapshots": [snapshot_json(info) for info in result]}
+        fields = ("path", "taken_at", "profile", "host", "base_url", "operation", "count", "added")
+        return {"snapshots": [pick(info, *fields) for info in result]}
     if isinstance(result, m.AuditTable):
         return {"lines": [audit_json(line) for line in result], "skipped": result.skipped}
     return result.to_json()  # a LintReport, a CheckReport
@@ -297,20 +253,13 @@ class Output:
             try:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
-            except BrokenPipeError:
-                _quiet_stdout()
-
-
-def _quiet_stdout() -> None:
-    """A reader that went away (``| head``) is not an error: drop the rest of our output."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
+            except BrokenPipeError:  # a reader that went away (| head): drop the rest
+                try:
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, sys.stdout.fileno())
+                    os.close(devnull)
+                except (OSError, ValueError):
+                    pass
 
 
 def dumps(data: dict[str, Any], **layout: Any) -> str:
@@ -372,11 +321,11 @@ class TextProgress:
     def start(self, total: int, label: str) -> None:
         self.label, self.total, self._started = label, total, time.monotonic()
         self._stopped.clear()
-        if self._every is None:
-            self._draw()
-        else:
-            self._thread = threading.Thread(target=self._tick, name="dict-magics-progress")
-            self._thread.daemon = True
+        self._draw()
+        if self._every is not None:
+            self._thread = threading.Thread(
+                target=self._tick, name="dict-magics-progress", daemon=True
+            )
             self._thread.start()
 
     def __call__(self, done: int, total: int, result: Any) -> None:
@@ -384,17 +333,13 @@ class TextProgress:
             self.done, self.total = done, total
             self.failed += 0 if result.ok else 1
             self.note = ""
-            if self._every is None:
-                self._draw()
+            self._draw()
 
     def waiting(self, seconds: float, reason: str) -> None:
         """Say that every worker waits (the service's rate limit), until the next result."""
         with self._lock:
             self.note = f"waiting {seconds:.0f} s: {reason}"
-            if self._every is None:
-                self._draw()
-            else:
-                self._write(f"{self.label}: {self.note}")
+            self._draw()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -427,7 +372,11 @@ class TextProgress:
 
     def _draw(self) -> None:
         """A terminal redraws when the percentage, failures or note change; a log gets a line
-        at each quarter (or note)."""
+        at each quarter (or note); with ``every``, only a note is written at once."""
+        if self._every is not None:
+            if self.note:
+                self._write(f"{self.label}: {self.note}")
+            return
         percent = 100 * self.done // self.total if self.total else 100
         key = (percent, self.failed, self.note) if self._live else (percent // 25, 0, self.note)
         if key != self._shown:
@@ -463,22 +412,21 @@ class WidgetProgress:
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def plain(self) -> str:
-        failed = f", {self.failed} failed" if self.failed else ""
         state = "finished" if self._closed else "running"
-        return (
-            f"{self.label}: {self.bar.value}/{self.total}{failed} ({state}; a progress bar "
-            "widget, drawn when the notebook runs in Jupyter)"
-        )
+        drawn = "a progress bar widget, drawn when the notebook runs in Jupyter"
+        return f"{self._count()} ({state}; {drawn})"
 
     def _bundle(self) -> dict[str, Any]:
         return {**(self.box._repr_mimebundle_() or {}), "text/plain": self.plain()}
 
-    def _html(self, done: int = 0) -> str:
+    def _count(self) -> str:
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"{self.label}: {self.bar.value}/{self.total}{failed}"
+
+    def _html(self) -> str:
         from html import escape
 
-        failed = f", {self.failed} failed" if self.failed else ""
-        note = f" \u2014 {self.note}" if self.note else ""
-        return escape(f"{self.label}: {done}/{self.total}{failed}{note}")
+        return escape(self._count() + (f" \u2014 {self.note}" if self.note else ""))
 
     def __call__(self, done: int, total: int, result: Any) -> None:
         with self._lock:  # trait updates are safe from any thread
@@ -487,12 +435,12 @@ class WidgetProgress:
             if self.failed:
                 self.bar.bar_style = "warning"
             self.note = ""
-            self.text.value = self._html(done)
+            self.text.value = self._html()
 
     def waiting(self, seconds: float, reason: str) -> None:
         with self._lock:
             self.note = f"waiting {seconds:.0f} s: {reason}"
-            self.text.value = self._html(self.bar.value)
+            self.text.value = self._html()
 
     def stop(self) -> None:
         """Green when every entry went, red otherwise; the saved output says so in words."""

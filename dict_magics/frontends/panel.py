@@ -5,6 +5,7 @@ widget traits. ipywidgets hides callback exceptions, so every handler shows its 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import tempfile
 import threading
@@ -64,6 +65,17 @@ def parse_ids(text: str) -> list[str]:
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
+def invalid(ids: list[str]) -> list[str]:
+    """Why each id that is not one is not (before anything is armed)."""
+    problems = []
+    for entry_id in ids:
+        try:
+            check_id(entry_id)
+        except InvalidIdError as exc:
+            problems.append(PANEL.message(exc))
+    return problems
+
+
 def show(widget: widgets.Widget, visible: bool) -> None:
     """Show or hide ``widget`` (one message, only when it changes)."""
     if widget.layout.display != ("" if visible else "none"):
@@ -90,13 +102,6 @@ class Armed:
     check: str = "the change"
     total: int = 0
     plan: PurgePlan | None = None
-
-    @property
-    def hint(self) -> str:
-        """The status beside the confirmation."""
-        if self.plan is not None:
-            return f"Type {self.plan.word} (or the host) to enable Confirm, or press Cancel."
-        return f"Check {self.check}, then press Confirm or Cancel."
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class DictPanel(widgets.VBox):
             profile=profile, workers=workers, snapshots=snapshots, listing_max_age=listing_max_age
         )
         self._corpus = corpus  # lines a confirmation shows the change's impact on
+        self._keeps = snapshots  # a change keeps a snapshot first (so Undo can put it back)
         self._client = client
         self.profile, self.workers = profile, workers
         self.state: Literal["idle", "armed", "running"] = "idle"
@@ -137,8 +143,7 @@ class DictPanel(widgets.VBox):
         self.history: deque[Any] = deque(maxlen=10)  # the latest results, newest last
         self.listing_supported = True  # False once the service says it has none
         self.page = 0  # counted from 0
-        # The column the table is sorted by (None: as listed), and whether descending.
-        self.sorted_by: tuple[str | None, bool] = (None, False)
+        self.sorted_by: tuple[str | None, bool] = (None, False)  # column (None: as listed), desc.
         # Guards the state, the listing and the controls that show them; re-entrant because
         # setting a trait calls observers that take it again.
         self._lock = threading.RLock()
@@ -147,24 +152,16 @@ class DictPanel(widgets.VBox):
         self._worker: threading.Thread | None = None
         self._cancel = threading.Event()
         self._warnings: list[str] = []
-        self._index = EntryIndex([])
-        self._listed = False
-        self._matches: list[int] = []
+        self._index, self._listed, self._matches = EntryIndex([]), False, list[int]()
         self._snapshots: dict[str, SnapshotInfo] = {}
         self._quiet = False  # the pair filter's options are being replaced
         self._linted = False  # Problems follows every listing once it was asked for
         self._uploads: tempfile.TemporaryDirectory[str] | None = None
         self._history_html: list[str] = []  # the recent results, newest first
-
-        def button(
-            text: str, tip: str, on_click: Callable[..., None], idle: bool = True, **more: Any
-        ) -> Any:
-            made = widgets.Button(description=text, tooltip=tip, **more)
-            made.on_click(self._guard(self._when_idle(on_click) if idle else on_click))
-            return made
+        button = self._button
 
         self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
-        self.refresh_button = button("Refresh", "List the entries again", self._on_refresh)
+        self.refresh_button = button("Refresh", "List the entries again", self._list)
         self.search_text = text_input("Search", "search either term", "24em")
         self.pair_dropdown = widgets.Dropdown(options=[("all", ALL_PAIRS)], description="Languages")
         self.count_html = widgets.HTML()
@@ -195,9 +192,13 @@ class DictPanel(widgets.VBox):
         self.next_button = button("Next \u25b6", "", lambda _: turn(self.page + 1), idle=False)
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
-        parts = [widgets.HBox([self.search_text, self.pair_dropdown])]
-        parts += [widgets.HBox([self.count_html, self.select_all_button, self.clear_button])]
-        self.search_box = widgets.VBox([*parts, table_header, self.rows, self.pager])
+        self.search_box = widgets.VBox(
+            [
+                widgets.HBox([self.search_text, self.pair_dropdown]),
+                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
+                *(table_header, self.rows, self.pager),
+            ]
+        )
         self.ids_text = text_input("Entry ids", "entry ids, separated by spaces or commas", "28em")
         self.delete_button = button("Delete selected (0)", "Asks first", self._on_delete)
         self.edit_button = button("Edit selected\u2026", "One ticked entry", self._on_edit)
@@ -206,20 +207,17 @@ class DictPanel(widgets.VBox):
             "Delete all\u2026", every, self._on_delete_all, button_style="danger"
         )
         self.undo_button = button("Undo", "Put back what the last change took", self._on_undo)
-        self.edit_form = EditForm()
-        self.add_form = AddForm()
-        self.sync_form = SyncForm()
-        self.problems = ProblemsView()
-        self.check_form = CheckForm()
+        self.edit_form, self.add_form, self.sync_form = EditForm(), AddForm(), SyncForm()
+        self.problems, self.check_form = ProblemsView(), CheckForm()
         for clicked, handler in [
             (self.edit_form.review_button, self._on_review_edit),
-            (self.edit_form.close_button, self._on_close_edit),
+            (self.edit_form.close_button, lambda _: show(self.edit_form, False)),
             (self.add_form.add_button, self._on_add),
             (self.sync_form.plan_button, self._on_sync_plan),
             (self.problems.find_button, self._on_find_problems),
             (self.check_form.check_button, self._on_check),
         ]:
-            clicked.on_click(self._guard(self._when_idle(handler)))
+            clicked.on_click(self._guard(handler, idle=True))
         self.tools = widgets.Accordion(
             children=[self.add_form, self.sync_form, self.problems, self.check_form],
             titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
@@ -238,53 +236,50 @@ class DictPanel(widgets.VBox):
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
         self.confirm_box = widgets.VBox([self.confirm_message, answer], layout=red)
-        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="0 / 0")
-        self._sink = ProgressBar(self.progress)
-        self.status = widgets.HTML()
-        self.result = widgets.HTML()
+        self.progress = ProgressBar(value=0, min=0, max=1, description="0 / 0")
+        self.status, self.result, self.history_view = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.result.add_class("dict-magics-latest")  # the newest result
-        self.history_view = widgets.HTML()
         self.search_text.observe(self._guard(self._on_search), names="value")
         self.pair_dropdown.observe(self._guard(self._on_search), names="value")
         self.purge_word_text.observe(self._guard(lambda _change: self._refresh()), names="value")
         actions = [self.delete_button, self.edit_button, self.delete_all_button, self.undo_button]
-        parts = [widgets.HBox([self.header, self.refresh_button]), self.search_box, self.ids_text]
-        parts += [widgets.HBox(actions), self.edit_form, self.tools]
-        parts += [widgets.HBox([self.snapshot_dropdown, self.restore_button]), self.confirm_box]
         super().__init__(
-            [*parts, self.progress, self.status, self.result, self.history_view], **kwargs
+            [
+                widgets.HBox([self.header, self.refresh_button]),
+                *(self.search_box, self.ids_text, widgets.HBox(actions), self.edit_form),
+                self.tools,
+                widgets.HBox([self.snapshot_dropdown, self.restore_button]),
+                *(self.confirm_box, self.progress, self.status, self.result, self.history_view),
+            ],
+            **kwargs,
         )
         for hidden in (self.progress, self.ids_text, self.edit_form):
             show(hidden, False)
         with self._lock:
-            self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
+            self._list()
+
+    def _button(
+        self, text: str, tip: str, on_click: Callable[..., None], idle: bool = True, **more: Any
+    ) -> Any:
+        """A button whose clicks show their own errors; with ``idle``, only while idle."""
+        made = widgets.Button(description=text, tooltip=tip, **more)
+        made.on_click(self._guard(on_click, idle))
+        return made
 
     @classmethod
     def from_profile(
-        cls,
-        profile: str | None = None,
-        *,
-        workers: int = WORKERS,
-        snapshots: bool = True,
-        listing_max_age: float | None = None,
-        corpus: Sequence[str] | None = None,
-        **client_options: Any,
+        cls, profile: str | None = None, *, corpus: Sequence[str] | None = None, **options: Any
     ) -> DictPanel:
-        """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables); the
-        ``client_options`` go to ``DictionaryClient``. Raises ``CredentialsError`` if nothing
-        is stored."""
+        """The panel of a stored profile (or of the ``DICT_MAGICS_*`` variables); ``options``:
+        the panel's (``workers``, ``snapshots``, ``listing_max_age``), the rest go to
+        ``DictionaryClient``. Raises ``CredentialsError`` if nothing is stored."""
         from ..operations.context import make_client
 
-        client, creds = make_client(profile, workers=workers, **client_options)
+        mine = {k: options.pop(k) for k in ("snapshots", "listing_max_age") if k in options}
+        workers = options.pop("workers", WORKERS)
+        client, creds = make_client(profile, workers=workers, **options)
         try:
-            return cls(
-                client,
-                profile=creds.profile,
-                workers=workers,
-                snapshots=snapshots,
-                listing_max_age=listing_max_age,
-                corpus=corpus,
-            )
+            return cls(client, profile=creds.profile, workers=workers, corpus=corpus, **mine)
         except BaseException:
             client.close()
             raise
@@ -293,17 +288,11 @@ class DictPanel(widgets.VBox):
     def from_settings(cls, settings: OperationSettings, corpus: str | None = None) -> DictPanel:
         """The panel for ``settings`` (what ``%dict_panel`` shows); ``corpus``: a file of
         sample texts, read before anything is sent."""
+        names = ("base_url", "timeout", "max_retries", "auth", "workers", "snapshots")
+        options = {name: getattr(settings, name) for name in names}
         lines = read_corpus(corpus) if corpus else None
         return cls.from_profile(
-            settings.profile,
-            base_url=settings.base_url,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            auth=settings.auth,
-            workers=settings.workers,
-            snapshots=settings.snapshots,
-            listing_max_age=settings.listing_max_age,
-            corpus=lines,
+            settings.profile, listing_max_age=settings.listing_max_age, corpus=lines, **options
         )
 
     # -- public ------------------------------------------------------------------------------
@@ -401,14 +390,18 @@ class DictPanel(widgets.VBox):
 
     # -- handlers (main thread) ----------------------------------------------------------------
 
-    def _guard(self, handler: Callable[..., Any]) -> Callable[..., None]:
-        """Show any exception of ``handler`` in the status line; the panel stays usable (idle
-        again, unless background work still runs)."""
+    def _guard(self, handler: Callable[..., Any], idle: bool = False) -> Callable[..., None]:
+        """``handler``, any exception of it shown in the status line (the panel stays usable:
+        idle again, unless background work still runs). With ``idle`` it runs only while the
+        panel is idle: a click that arrives while a confirmation or work is showing does nothing.
+        """
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
             try:
-                handler(*args)
+                with self._lock if idle else contextlib.nullcontext():
+                    if not idle or self.state == "idle":
+                        handler(*args)
             except Exception as exc:
                 worker = self._worker
                 with self._lock:
@@ -419,21 +412,6 @@ class DictPanel(widgets.VBox):
                 self._refresh()
 
         return guarded
-
-    def _idle(self) -> bool:
-        return self.state == "idle"
-
-    def _when_idle(self, handler: Callable[..., Any]) -> Callable[..., None]:
-        """``handler``, run only while the panel is idle (with the lock held): a click that
-        arrives while a confirmation or background work is showing does nothing."""
-
-        @functools.wraps(handler)
-        def idle_only(*args: Any) -> None:
-            with self._lock:
-                if self._idle():
-                    handler(*args)
-
-        return idle_only
 
     def _on_search(self, _change: dict[str, Any]) -> None:
         if not self._quiet:
@@ -451,15 +429,11 @@ class DictPanel(widgets.VBox):
             self._refresh()
 
     def _on_select_all(self, _button: widgets.Button) -> None:
-        self.rows.select(self._index.entries[i].id for i in self._matches)
-        self._selection_changed()
+        self.select([self._index.entries[i].id for i in self._matches])
 
     def _on_clear(self, _button: widgets.Button) -> None:
         self.rows.clear()
         self._selection_changed()
-
-    def _on_refresh(self, _button: widgets.Button) -> None:
-        self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     def _ticked_entries(self) -> list[Entry]:
         with self._lock:
@@ -472,7 +446,7 @@ class DictPanel(widgets.VBox):
             ids, problems, missing = [e.id for e in going], [], "Tick one or more entries first."
         else:
             going, ids = [], parse_ids(self.ids_text.value)
-            problems, missing = self._invalid(ids), "Type one or more entry ids first."
+            problems, missing = invalid(ids), "Type one or more entry ids first."
         if problems or not ids:
             self._set_status(
                 "Nothing armed: " + " ".join(problems) if problems else missing, "error"
@@ -492,17 +466,6 @@ class DictPanel(widgets.VBox):
             before = list(self._index.entries)
         after, unit = after_change(before, **change), limit_unit(self._settings)
         return view.impact_html(impact(before, after, self._corpus, unit=unit))
-
-    @staticmethod
-    def _invalid(ids: list[str]) -> list[str]:
-        """Why each id that is not one is not (before anything is armed)."""
-        problems = []
-        for entry_id in ids:
-            try:
-                check_id(entry_id)
-            except InvalidIdError as exc:
-                problems.append(PANEL.message(exc))
-        return problems
 
     def _on_delete_all(self, _button: widgets.Button) -> None:
         # The plan (count, copy, word) comes from the listing shown; once confirmed the
@@ -542,9 +505,6 @@ class DictPanel(widgets.VBox):
         show(self.edit_form, True)
         self._set_status("Change the terms, then press Review change\u2026", "info")
         self._refresh()
-
-    def _on_close_edit(self, _button: widgets.Button) -> None:
-        show(self.edit_form, False)
 
     def _refused(self, entry: Entry) -> bool:
         """Say why the service would refuse ``entry``'s terms, if it would."""
@@ -589,10 +549,13 @@ class DictPanel(widgets.VBox):
         name, content = upload
         path = Path(self._uploads.name) / name
         path.write_bytes(content)
-        pair = form.pair_text.value.strip() or None
-        options = {"pair": pair, "delete_missing": form.delete_missing.value}
+        options = {
+            "pair": form.pair_text.value.strip() or None,
+            "delete_missing": form.delete_missing.value,
+            "skip_invalid": form.skip_invalid.value,
+        }
         form.plan_html.value = ""
-        work = functools.partial(self._work_plan, path, name, options, form.skip_invalid.value)
+        work = functools.partial(self._work_plan, path, name, options)
         self._begin("plan", f"Planning the sync of {name} with {self.host}\u2026", work)
 
     def _on_find_problems(self, _button: widgets.Button) -> None:
@@ -604,8 +567,7 @@ class DictPanel(widgets.VBox):
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
         self.rows.clear()
-        self.rows.select(ids)
-        self._selection_changed()
+        self.select(ids)
         selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
@@ -660,7 +622,7 @@ class DictPanel(widgets.VBox):
             "what has not been sent yet; requests already sent are waited for.</div>"
         )
         self._set_status(what, "busy")
-        self._sink.start(total if total > 1 else 0, what)
+        self.progress.start(total if total > 1 else 0, what)
         self._refresh()
         self._worker.start()
 
@@ -689,7 +651,10 @@ class DictPanel(widgets.VBox):
         """What every operation gets: the panel's client and where its warnings go; a batch
         also the progress bar and what Cancel sets."""
         args = {"client": self._client, "warn": self._warnings.append}
-        return {**args, "progress": self._sink, "cancel": self._cancel} if batch else args
+        return {**args, "progress": self.progress, "cancel": self._cancel} if batch else args
+
+    def _list(self, _button: widgets.Button | None = None) -> None:
+        self._begin("list", f"Listing the entries of {self.host}\u2026", self._work_refresh)
 
     def _work_refresh(self) -> None:
         if self._reload():
@@ -735,10 +700,12 @@ class DictPanel(widgets.VBox):
             self.add_form.from_text.value = self.add_form.to_text.value = ""
         self._changed(result)
 
-    def _work_plan(
-        self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
-    ) -> None:
-        plan = plan_sync(self._settings, path, client=self._client, **options)
+    def _work_plan(self, path: Path, name: str, options: dict[str, Any]) -> None:
+        """Plan the sync of ``path`` (uploaded as ``name``); arm its confirmation if it changes
+        anything and no invalid row stops it."""
+        skip_invalid = options["skip_invalid"]
+        planned = {k: v for k, v in options.items() if k != "skip_invalid"}
+        plan = plan_sync(self._settings, path, client=self._client, **planned)
         plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
         shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
@@ -757,14 +724,12 @@ class DictPanel(widgets.VBox):
                 shown += view.impact_html(plan.impact(self._corpus, unit=unit))
             message = view.confirm_sync_html(shown, self.profile, self.host, self._keeps)
             what = f"Applying the sync of {name} to {self.host}\u2026"
-            work = functools.partial(self._work_sync, path, name, options, skip_invalid)
+            work = functools.partial(self._work_sync, path, name, options)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
             self._follow = Armed("sync", message, what, work, "the plan", total=total)
 
-    def _work_sync(
-        self, path: Path, name: str, options: dict[str, Any], skip_invalid: bool
-    ) -> None:
-        args = {**options, **self._operation_args(batch=True), "skip_invalid": skip_invalid}
+    def _work_sync(self, path: Path, name: str, options: dict[str, Any]) -> None:
+        args = {**options, **self._operation_args(batch=True)}
         asked = ScriptedPrompter(reason=ALREADY_ASKED)  # the confirmation listed what goes
         result = sync(self._settings, path, apply=True, yes=True, prompter=asked, **args)
         if isinstance(result, SyncResult):
@@ -792,12 +757,11 @@ class DictPanel(widgets.VBox):
             tip = f"Tick every entry with a {kind} finding"
             if kind == "duplicate":
                 tip = "Tick every duplicate but the lowest id of each group"
-            description = f"Select {kind} ({len(ids):,})"
-            buttons[kind] = widgets.Button(
-                description=description, tooltip=tip, disabled=not self._idle()
-            )
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            buttons[kind].on_click(self._guard(self._when_idle(select)))
+            idle = self.state == "idle"
+            buttons[kind] = self._button(
+                f"Select {kind} ({len(ids):,})", tip, select, disabled=not idle
+            )
         self.problems.set_buttons(buttons)
         return report
 
@@ -809,24 +773,20 @@ class DictPanel(widgets.VBox):
 
     def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
         """Show ``result``; when it kept a snapshot of what it took, Undo puts back ``undo``
-        (what it took, in words); then list again."""
+        (what it took, in words); then list again and say what there is to say."""
         self._record(result)
         snapshot = getattr(result, "snapshot", None)
         if undo is not None and snapshot and getattr(result, "gone", True):
             self.undo = Undo(snapshot, undo)
-        self._after_change(note)
-
-    def _cancelled(self) -> str | None:
-        return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
-
-    def _after_change(self, note: str | None) -> None:
-        """List again (the dictionary changed), then say what there is to say."""
         listed = self._reload()
         notes = [PANEL.message(n) for n in (note, *self._warnings) if n]
         if notes:
             self._set_status(" ".join(notes), "warning")
         elif listed:
             self._set_status("", "info")
+
+    def _cancelled(self) -> str | None:
+        return "Cancelled: what was not sent was not restored." if self._cancel.is_set() else None
 
     def _reload(self) -> bool:
         """List the snapshots and the entries; ``False`` (status set) if the listing failed."""
@@ -842,7 +802,12 @@ class DictPanel(widgets.VBox):
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
-            self._use_typed_ids(str(exc))
+            self._use_listing(None)
+            self._set_status(
+                f"{exc} Type the ids of the entries to delete instead; without a listing their "
+                "terms are unknown and a deletion cannot be undone.",
+                "warning",
+            )
             return False
         except ServiceError as exc:
             self._set_status(f"Could not list the entries: {exc}. Press Refresh to retry.", "error")
@@ -852,12 +817,13 @@ class DictPanel(widgets.VBox):
 
     # -- the listing and the table -----------------------------------------------------------
 
-    def _use_listing(self, listing: EntryList) -> None:
-        index = EntryIndex(listing.entries)
+    def _use_listing(self, listing: EntryList | None) -> None:
+        """Show ``listing``; ``None``: the service has none, so ids are typed instead."""
+        index, listed = EntryIndex(listing.entries if listing else []), listing is not None
         options: list[tuple[str, Any]] = [("all", ALL_PAIRS)]
         options += [(f"{view.pair(*pair)} ({found:,})", pair) for pair, found in index.pairs]
         with self._lock:
-            self._index, self._listed, self.listing_supported = index, True, True
+            self._index, self._listed, self.listing_supported = index, listed, listed
             chosen = self.pair_dropdown.value
             self._quiet = True
             try:
@@ -866,27 +832,14 @@ class DictPanel(widgets.VBox):
                 self.pair_dropdown.value = chosen if chosen in values else ALL_PAIRS
             finally:
                 self._quiet = False
-            self.rows.keep_only(e.id for e in listing.entries)
-            show(self.search_box, True)
-            show(self.ids_text, False)
+            self.rows.keep_only(e.id for e in index.entries)
+            show(self.search_box, listed)
+            show(self.ids_text, not listed)
             self._redraw()
-            if self._linted:
+            if not listed:
+                self.delete_button.description = "Delete"
+            elif self._linted:
                 self._show_problems()
-
-    def _use_typed_ids(self, why: str) -> None:
-        with self._lock:
-            self._index, self._listed, self.listing_supported = EntryIndex([]), False, False
-            self._matches = []
-            self.rows.clear()
-            self.rows.draw([])
-            show(self.search_box, False)
-            show(self.ids_text, True)
-            self.delete_button.description = "Delete"
-        self._set_status(
-            f"{why} Type the ids of the entries to delete instead; without a listing their "
-            "terms are unknown and a deletion cannot be undone.",
-            "warning",
-        )
 
     def _redraw(self) -> None:
         """Filter, sort and draw the page: what each keystroke, sort and page costs."""
@@ -918,28 +871,27 @@ class DictPanel(widgets.VBox):
 
     # -- the controls -----------------------------------------------------------------------
 
-    @property
-    def _keeps(self) -> bool:
-        """Whether a change keeps a snapshot first (so Undo can put it back)."""
-        return self._settings.snapshots
-
     def _arm(self, armed: Armed) -> bool:
         """Show the confirmation of ``armed``; only from idle."""
         with self._lock:
-            if not self._idle():
+            if self.state != "idle":
                 return False
             self.state, self._armed = "armed", armed
             self.confirm_message.value = armed.message
             self.purge_word_text.value = ""
             show(self.progress, False)
-            self._set_status(armed.hint, "info")
+            hint = f"Check {armed.check}, then press Confirm or Cancel."
+            if armed.plan is not None:
+                hint = f"Type {armed.plan.word} (or the host) to enable Confirm, or press Cancel."
+            self._set_status(hint, "info")
             self._refresh()
         return True
 
     def _refresh(self) -> None:
         """Make every control match the state: the one place that enables or disables them."""
         with self._lock:
-            idle, armed, listing = self._idle(), self.state == "armed", self.listing_supported
+            idle, armed = self.state == "idle", self.state == "armed"
+            listing = self.listing_supported
             plan = self._armed.plan if self._armed else None
             selected = len(self.rows.selected)
             self.ids_text.disabled = self.refresh_button.disabled = not idle
@@ -986,19 +938,17 @@ class DictPanel(widgets.VBox):
         )
 
 
-class ProgressBar:
-    """The panel's progress sink: its own bar, set from the worker thread (traits only)."""
-
-    def __init__(self, bar: widgets.IntProgress) -> None:
-        self.bar = bar
+class ProgressBar(widgets.IntProgress):
+    """The panel's bar, and the progress sink of its operations: set from the worker thread
+    (traits only); it stays at its last value, beside the result."""
 
     def start(self, total: int, label: str) -> None:
         self(0, total, None)
-        show(self.bar, total > 1)
+        show(self, total > 1)
 
     def __call__(self, done: int, total: int, result: object) -> None:
-        self.bar.max, self.bar.value = max(total, 1), done
-        self.bar.description = f"{done} / {total}"
+        self.max, self.value = max(total, 1), done
+        self.description = f"{done} / {total}"
 
     def stop(self) -> None:
-        """The bar stays at its last value, beside the result."""
+        pass

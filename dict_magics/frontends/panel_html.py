@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import Remedy
-from ..models.text import GREY, entries, escape, remedy
+from ..models.purge import purge_text
+from ..models.text import GREY, entries, escape
 from ..models.text import shown as clean
 
 if TYPE_CHECKING:
@@ -116,31 +116,12 @@ def confirm_delete_html(
 
 
 def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
-    """What the purge deletes, where, whether a snapshot keeps it (``names``: the panel's words
-    for what puts them back), and what to type to enable Confirm."""
-    if plan.count is None:
-        what = "EVERY entry"
-        keep = "How many is unknown: the dictionary could not be listed. This cannot be undone."
-    else:
-        what = (
-            f"all {entries(plan.count)}" if plan.count else "every entry (the listing shows none)"
-        )
-        keep = "There is nothing to keep in a snapshot."
-        if plan.count:
-            keep = (
-                f"No snapshot is kept ({remedy(names, Remedy.NO_SNAPSHOT)}): it cannot be undone."
-            )
-    keep = escape(keep)
-    if plan.snapshot is not None:
-        keep = (
-            f"A snapshot is kept at <code>{escape(plan.snapshot)}</code> (removed if you cancel; "
-            f"{escape(remedy(names, Remedy.RESTORE))} puts them back)."
-        )
+    """The purge plan as every front end words it (``names``: the panel's words for what puts
+    the entries back), and what to type to enable Confirm."""
     word, host = escape(plan.word), escape(plan.host)
     return (
-        f'<div class="dict-magics-confirm"><b>Delete {what}</b> of profile '
-        f"<code>{escape(plan.profile)}</code> on <b>{host}</b>? {keep} To enable Confirm, type "
-        f"<code>{word}</code> (or <code>{host}</code>) below.</div>"
+        f'<div class="dict-magics-confirm">{escape(purge_text(plan, names))} To enable Confirm, '
+        f"type <code>{word}</code> (or <code>{host}</code>) below.</div>"
     )
 
 

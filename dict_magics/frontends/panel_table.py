@@ -70,29 +70,23 @@ class EntryIndex:
         return found
 
     def order(self, found: Sequence[int], column: str, descending: bool = False) -> list[int]:
-        """``found`` (positions) sorted by ``column``; ties keep the service's order."""
+        """``found`` (positions) sorted by ``column``; ties keep the service's order. Each
+        entry's place by a column is worked out once per listing."""
         if column not in self.ranks:
-            self.ranks[column] = self._rank(column)
+            entries, sources, targets = self.entries, self.sources, self.targets
+            keys: dict[str, Callable[[int], Any]] = {
+                "id": lambda i: id_order(entries[i].id),
+                "languages": lambda i: (entries[i].from_lang, entries[i].to_lang, sources[i]),
+                "source": lambda i: (sources[i], targets[i]),
+                "target": lambda i: (targets[i], sources[i]),
+            }
+            if column not in keys:
+                raise ValueError(f"column must be one of {COLUMNS}, not {column!r}")
+            ranks = [0] * len(entries)
+            for rank, position in enumerate(sorted(range(len(entries)), key=keys[column])):
+                ranks[position] = rank
+            self.ranks[column] = ranks
         return sorted(found, key=self.ranks[column].__getitem__, reverse=descending)
-
-    def _rank(self, column: str) -> list[int]:
-        """Each entry's place when every entry is sorted by ``column``."""
-        entries, sources, targets = self.entries, self.sources, self.targets
-        keys: list[Any]
-        if column == "id":
-            keys = [id_order(e.id) for e in entries]
-        elif column == "languages":
-            keys = [(e.from_lang, e.to_lang, s) for e, s in zip(entries, sources, strict=True)]
-        elif column == "source":
-            keys = list(zip(sources, targets, strict=True))
-        elif column == "target":
-            keys = list(zip(targets, sources, strict=True))
-        else:
-            raise ValueError(f"column must be one of {COLUMNS}, not {column!r}")
-        ranks = [0] * len(keys)
-        for rank, position in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
-            ranks[position] = rank
-        return ranks
 
 
 class Row(widgets.HBox):
