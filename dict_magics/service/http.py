@@ -1,21 +1,10 @@
-"""The wire: one attempt on a ``requests.Session``, who signs it, and what its answer means.
+"""The wire: one attempt (``HTTP.send``), who signs it, and what its answer means (``judge``).
 
-``HTTP.send`` makes one attempt and returns a ``Reply`` (a whole answer, read up to a size
-limit) or a ``NetworkFailure`` saying whether the request may have reached the service; it never
-raises for the network. Credentials never follow a redirect, plain http goes only to loopback,
-and loopback traffic ignores proxies from the environment.
-
-``SignatureAuth`` signs as requests prepares the request: a fresh nonce from ``NonceSource``
-(each key's last nonce kept under ``flock`` in the data folder, so two processes with one key do
-not collide) and ``hex(HMAC-SHA256(secret, nonce + path))``. Token auth gets one token per
-service and keys in the process (``TokenState``) and sends it as Bearer. Neither the secret nor
-a token shows in a repr, a log, an exception or a pickle.
-
-``judge`` reads one attempt as a ``Verdict``: ``success`` only for a readable JSON ``status:
-success`` with a 2xx code; ``failure`` only when the answer says the service did not act or the
-request certainly never left; anything else after sending is ``unknown``. ``Verdict.again``
-says whether it may be sent again (a POST only when it certainly did not act);
-``RetryPolicy`` says how often and how long.
+``send`` never raises for the network: a ``NetworkFailure`` says whether the request may have
+left. Credentials never follow a redirect; plain http goes only to loopback. Nonces are kept
+under ``flock`` in the data folder, so two processes with one key do not collide. ``judge``
+says ``success`` only for a JSON ``status: success`` with a 2xx code, ``failure`` only when
+the service certainly did not act, else ``unknown``.
 """
 
 from __future__ import annotations
@@ -70,8 +59,7 @@ _DEFAULT_PORT = {"https": 443, "http": 80}
 
 
 def is_loopback(host: str) -> bool:
-    """``localhost``, 127.0.0.0/8 and ``::1``: the only hosts plain http may go to (a trailing
-    dot makes a DNS name, which is looked up, not loopback)."""
+    """``localhost``, 127.0.0.0/8 and ``::1``: the only hosts plain http may go to."""
     host = host.strip("[]").lower()
     if host == "localhost":
         return True
@@ -134,10 +122,9 @@ def host_of(base_url: str) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to try again (what may be tried again is ``judge``'s call):
-    ``total`` re-sends with full-jitter exponential backoff, a ``Retry-After`` capped at
-    ``max_retry_after``. 429 and 40103 spend ``rate_limit_patience`` seconds instead, a 40005
-    is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
+    """How often and how long to try again: ``total`` re-sends with full-jitter backoff or a
+    capped ``Retry-After``. 429 / 40103 spend ``rate_limit_patience`` seconds instead, and a
+    40005 is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
 
     total: int = settings.RETRIES
     backoff: float = 0.5
@@ -170,8 +157,7 @@ class FailureKind(str, Enum):
 
 @dataclass(frozen=True)
 class Reply:
-    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` (``empty``,
-    ``not_json``, ``bad_gzip``, ``too_large``)."""
+    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` saying why."""
 
     status: int
     headers: Mapping[str, str]
@@ -182,8 +168,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class NetworkFailure:
-    """No whole answer. ``sent`` is False only when the request certainly never left;
-    ``status`` and ``headers`` are set when the answer's headers did arrive."""
+    """No whole answer. ``sent``: False only when the request certainly never left."""
 
     kind: FailureKind
     sent: bool
@@ -194,8 +179,7 @@ class NetworkFailure:
 
 
 class HTTP:
-    """One kept-alive ``requests.Session`` for one service (pooled for up to ``MAX_WORKERS``
-    threads at once); ``send`` makes one attempt."""
+    """One kept-alive ``requests.Session`` for one service, pooled for ``MAX_WORKERS``."""
 
     def __init__(self, base_url: str, session: Any = None) -> None:
         self.base_url = base_url
@@ -221,8 +205,7 @@ class HTTP:
         timeout: float,
         limit: int = ANSWER_LIMIT,
     ) -> Reply | NetworkFailure:
-        """One attempt: ``(connect, read)`` timeouts of ``timeout`` each, and the body read
-        until ``limit`` bytes or ``timeout`` seconds after its headers came."""
+        """One attempt; the body is read up to ``limit`` bytes, ``timeout`` after its head."""
         verify = self._verify()
         if isinstance(verify, NetworkFailure):
             return verify
@@ -247,8 +230,8 @@ class HTTP:
             response.close()
 
     def _verify(self) -> Any:
-        """The CAs to trust: the session's, else the environment's (read for loopback too,
-        where the environment is not trusted for proxies), else the system's."""
+        """The CAs to trust: the session's, else the environment's (for loopback too, whose
+        session ignores the environment), else the system's."""
         if self.session.verify is not True or not self.base_url.startswith("https:"):
             return self.session.verify
         for variable in CA_VARIABLES:
@@ -262,8 +245,7 @@ class HTTP:
 
 
 def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
-    """The body, at most ``limit`` bytes, before ``deadline``; the connection goes back to the
-    pool once the body is read whole."""
+    """The body, at most ``limit`` bytes, before ``deadline``."""
     status, headers = response.status_code, dict(response.headers)
     common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
@@ -290,8 +272,8 @@ def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
 
 
 def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
-    """``(data, problem, body)``: the JSON in ``body``, gzip undone (sent although identity was
-    asked) up to ``limit`` bytes; ``json.loads`` reads UTF-8 (BOM or not), UTF-16 and UTF-32."""
+    """``(data, problem, body)``: the JSON in ``body``, gzip (sent unasked) undone up to
+    ``limit`` bytes."""
     if body[:2] == b"\x1f\x8b":
         unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
@@ -357,15 +339,11 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 AUTH_MODES = ("signature", "token")
 TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
-RENEW_FRACTION = 0.2
-"""A token is renewed once less than this part of its life is left, or ``RENEW_AHEAD_S``."""
+RENEW_FRACTION = 0.2  # renewed with less than this part of its life left, or RENEW_AHEAD_S
 RENEW_AHEAD_S = 60.0
 PAUSE_S = 10.0
-"""After a token request failed, every request gets that failure for this long, unasked: a
-batch must not ask per entry (a lockout risk where the keys are refused)."""
-
+"""A failed token request is not repeated for this long: a batch must not ask per entry."""
 MAX_SKIP_MS = 60_000
-"""The most ``skip_ahead`` moves the values past the clock at once."""
 
 
 class NonceSource:
@@ -402,12 +380,12 @@ class NonceSource:
             return str(value)
 
     def skip_ahead(self, ms: int) -> None:
-        """Make the next values at least ``ms`` (at most ``MAX_SKIP_MS``) past the clock: the
-        service keeps refusing them as too small, so it accepted larger ones elsewhere."""
+        """Move the next values ``ms`` (at most ``MAX_SKIP_MS``) past the clock: the service
+        keeps refusing them as too small, so it accepted larger ones elsewhere."""
         self._floor = max(self._floor, time.time_ns() // 1_000_000 + min(ms, MAX_SKIP_MS))
 
     def _draw_shared(self, value: int) -> int:
-        """Above the state file's value too, written back (under ``flock``)."""
+        """Above the state file's value too, written back under ``flock``."""
         if self._fd is None or self._pid != os.getpid():  # a forked child opens its own
             localdata.home("nonces")
             self._fd = localdata.open_private(self.path, os.O_RDWR | os.O_CREAT)
@@ -476,7 +454,7 @@ class SignatureAuth(Unpicklable, AuthBase):
 
 
 class BearerAuth(Unpicklable, AuthBase):
-    """``Authorization: Bearer <token>`` (no token: the token request, keys in its body)."""
+    """``Authorization: Bearer <token>`` (none for the token request)."""
 
     def __init__(self, token: Secret | None = None) -> None:
         self.token = token
@@ -492,7 +470,7 @@ class BearerAuth(Unpicklable, AuthBase):
 
 
 class SecretBody(Unpicklable, bytes):
-    """The token request's body (it holds the secret): bytes that never show themselves."""
+    """The token request's body: it holds the secret, so it never shows itself."""
 
     def __repr__(self) -> str:
         return "<token request body hidden>"
@@ -529,8 +507,8 @@ class TokenState(Unpicklable):
         self._quiet_until = 0.0
 
     def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
-        """A token good for a while yet: the one held or a new one from ``fetch()``; a
-        failure is raised again, unasked, for ``PAUSE_S``. One thread fetches, the rest wait."""
+        """The token held if good for a while yet, else a new one from ``fetch()`` (one thread
+        fetches, the rest wait); a failure is raised again, unasked, for ``PAUSE_S``."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
@@ -548,8 +526,7 @@ class TokenState(Unpicklable):
             return self._token
 
     def refused(self, token: str) -> None:
-        """The service refused ``token``: the next request gets a new one (unless another
-        thread renewed it already)."""
+        """The service refused ``token``: the next request gets a new one."""
         with self._lock:
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
@@ -566,8 +543,8 @@ _states_lock = threading.Lock()
 
 
 def shared(base_url: str, access_key: str, secret_key: str) -> TokenState:
-    """The token state every client of ``base_url`` with these keys shares in this process,
-    found by a hash keyed with a random value of this process, never by the secret itself."""
+    """The token state the clients of ``base_url`` with these keys share, found by a hash
+    keyed with a random value of this process (never by the secret itself)."""
     digest = hmac.new(_KEY, digestmod=hashlib.sha256)
     for part in (base_url, access_key, str(secret_key)):
         data = part.encode("utf-8", "surrogatepass")
@@ -601,8 +578,8 @@ FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 
 @dataclass(frozen=True)
 class Retry:
-    """Send again. ``maybe_applied``: this attempt may have been acted on, so a later "no such
-    entry" proves nothing. ``after``: the server's ``Retry-After`` in seconds, if given."""
+    """Send again. ``maybe_applied``: this attempt may have acted, so a later "no such entry"
+    proves nothing. ``after``: the ``Retry-After`` in seconds."""
 
     maybe_applied: bool = False
     after: float | None = None
@@ -610,8 +587,7 @@ class Retry:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What one attempt's answer means; ``again`` when it may be tried again. The client's
-    verdict on a whole request also counts its ``attempts`` and time, and its audit ``key``."""
+    """What one attempt's answer means (or, from the client, a whole request's)."""
 
     outcome: Outcome
     cause: Cause
@@ -812,8 +788,8 @@ def _unreadable(
 
 
 def parse_listing(data: Any, where: str) -> list[Entry]:
-    """The entries of a listing, under ``data.entries`` (the vendor's client) or a top-level
-    ``entries`` (its reference page); ``ServiceError`` naming what is malformed."""
+    """The entries under ``data.entries`` or a top-level ``entries`` (both documented);
+    ``ServiceError`` naming what is malformed."""
 
     def malformed(problem: str) -> ServiceError:
         text = excerpt(problem.encode("utf-8", "replace"))
