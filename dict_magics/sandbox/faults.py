@@ -1,6 +1,5 @@
-"""Faults the sandbox can inject (``handler.write_fault`` puts each on the wire): an answer
-in place of the service's (nothing done), or one garbled, delayed or dropped after the service
-acted ("applied"): the cases where a client must not claim a failure it cannot prove.
+"""Faults the sandbox can inject: an answer in place of the service's (nothing done), or one
+garbled, delayed or dropped after it acted, where a client must not claim a failure.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
-the bytes of the answer, its own or a fault's (``write_fault``). HTTPS uses a throw-away CA
-(``trustme``), kept in a private temporary folder while the sandbox runs.
+the bytes of the answer, its own or a fault's. HTTPS uses a throw-away CA (``trustme``).
 """
 
 from __future__ import annotations
@@ -40,13 +39,11 @@ POST_PATHS = {
     "/api/v1/translate": "translate",
 }
 JSON = "application/json"
-MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}
-"""Bodies larger than 64 KiB are refused, except these."""
+MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}  # the rest: 64 KiB
 
 
 def entry_of(path: str) -> str | None:
-    """The entry a DELETE or PUT path names (``None``: the purge), as the contract routes it:
-    one percent-decoded segment after the prefix, and only ``dictionary-all`` is the purge."""
+    """The entry a DELETE or PUT path names: one percent-decoded segment (``None``: the purge)."""
     segment = path[len(ENTRY_PREFIX) :]
     if not path.startswith(ENTRY_PREFIX) or "/" in segment or not segment:
         raise Rejected(404, "no such endpoint")
@@ -62,7 +59,7 @@ TRUSTME_MISSING = "the TLS sandbox needs trustme: pip install trustme"
 
 
 class TrustmeMissing(RuntimeError):
-    """TLS was asked for, but ``trustme`` (in the project's test extra) is not installed."""
+    """TLS was asked for, but ``trustme`` is not installed."""
 
 
 def load_trustme() -> ModuleType:
@@ -170,8 +167,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send(code, body, extra=extra)
 
     def answer(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
-        """The service's own answer: a failure in the vendor's shape, or (``errors="plain"``)
-        only an HTTP status and a plain-text message."""
+        """The service's own answer (with ``errors="plain"``, a failure as plain text)."""
         if self.server.sandbox.errors == "plain" and data.get("status") == "failure":
             message = data.get("data", {}).get("message", "")
             self.send(code, message.encode("utf-8", "backslashreplace"), "text/plain", extra)
@@ -188,8 +184,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.server.sandbox._server is self.server
 
     def pause(self, seconds: float, *, until_hangup: bool = False) -> bool:
-        """Wait ``seconds``; False (at once) when the sandbox stops or, with ``until_hangup``,
-        when the client hangs up."""
+        """Wait ``seconds``; False at once if the sandbox stops (or the client hangs up)."""
         end = time.monotonic() + seconds
         while self.running():
             left = end - time.monotonic()
@@ -376,8 +371,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length)
 
     def _skip_body(self) -> bool:
-        """Drop a refused request's unread body; False when the stream cannot be brought back
-        in step."""
+        """Drop a refused request's unread body; False when the stream is out of step."""
         if self._body_read or not self._has_body():
             return True
         return self._read_body(max(MAX_BODY.values())) is not None
@@ -402,8 +396,7 @@ def _drip(h: Handler, delay: float, data: bytes) -> bool:
 
 
 def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
-    """Answer (or not) as ``f`` says; ``code`` and ``data`` are the service's own answer when
-    the fault is applied."""
+    """Answer (or not) as ``f`` says; ``code`` and ``data``: the service's own answer."""
     body = json.dumps(data, ensure_ascii=False).encode("utf-8")
     retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
     quoted = (f.message or "").replace("{authorization}", h.headers.get("Authorization", ""))

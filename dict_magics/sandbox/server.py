@@ -1,8 +1,7 @@
 """A real local stand-in for the translation service: ``SandboxServer`` on 127.0.0.1 only.
 
-Every endpoint the vendor documents, checked and refused as the service does. Each documented
-variant is a keyword, named as ``probe`` reports it, so a client can be tested against services
-that differ in one rule; the defaults are the vendor's.
+Each documented variant is a keyword, named as ``probe`` reports it; the defaults are the
+vendor's.
 """
 
 from __future__ import annotations
@@ -55,9 +54,7 @@ class Received(NamedTuple):
 @dataclass(frozen=True)
 class LoggedRequest:
     """One request the sandbox answered (or dropped): its ``operation`` (``list``, ``add``,
-    ``bulk``, ``update``, ``delete``, ``purge``, ``token``, ``translate``, ``rejected``,
-    ``rate_limited``, ``dropped``), the ``entry`` or ``entries`` it touched, a refusal's
-    ``code``. Never a token."""
+    ``rejected``, ``dropped``...), the ``entry`` or ``entries`` it touched. Never a token."""
 
     method: str
     path: str
@@ -75,13 +72,9 @@ class LoggedRequest:
 class SandboxServer:
     """The service on ``127.0.0.1``, with faults on demand; a context manager.
 
-    ``entries``: a count (ids 1..N), ids (terms generated), ``Entry`` objects or dicts in the
-    service's field names. Variants: ``listing`` ``"data.entries"`` | ``"entries"`` (top level)
-    | ``False`` (404); ``ids`` ``"integer"`` | ``"string"``; ``nonce_rule`` ``"increasing"`` |
-    ``"unique"`` | ``"none"``; ``errors`` ``"coded"`` | ``"plain"`` (a status and a text, no
-    code); ``bulk``, ``update``, ``token``: the endpoint exists (else 404, 405, 404);
-    ``limit_unit`` and ``case_sensitive``: how translate applies entries. ``rate_limit``:
-    requests a second in bursts of ``burst``, beyond it 40103 (or 429) with ``Retry-After``.
+    ``entries``: a count (ids 1..N), ids, ``Entry`` objects or dicts in the service's field
+    names. The variants' choices are ``CHOICES``; ``bulk``, ``update``, ``token``: the endpoint
+    exists. ``rate_limit``: requests a second in bursts of ``burst``, beyond it 40103 or 429.
     """
 
     def __init__(
@@ -125,7 +118,7 @@ class SandboxServer:
         self.bulk, self.update, self.token = bulk, update, token
         self.limit_unit, self.case_sensitive = limit_unit, case_sensitive
         self.access_key = access_key
-        # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
+        # A recognisable prefix makes a leaked sandbox secret easy to spot.
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency, self.add_delay, self.echo, self.tls = latency, add_delay, echo, tls
         self.retry_after, self.rate_limit_answer = retry_after, rate_limit_answer
@@ -150,7 +143,7 @@ class SandboxServer:
         return self._tokens.issued
 
     def revoke_tokens(self) -> None:
-        """Make every token issued so far invalid (40001 from now on), as a restart does."""
+        """Make every token issued so far invalid, as a restart does."""
         self._tokens.revoke_all()
 
     def __repr__(self) -> str:
@@ -219,8 +212,7 @@ class SandboxServer:
         return self._running().accepted
 
     def env(self) -> dict[str, str]:
-        """The variables that point a client at this sandbox; with TLS ``REQUESTS_CA_BUNDLE``
-        (it beats a session's own ``verify``) and ``SSL_CERT_FILE``; ``DICT_MAGICS_HOME``."""
+        """The variables that point a client at this sandbox (its CA and data folder too)."""
         env = {
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
@@ -245,7 +237,7 @@ class SandboxServer:
 
     @property
     def terms(self) -> list[tuple[str, str, str, str]]:
-        """Every entry's terms in id order: what a restore must bring back, whatever the ids."""
+        """Every entry's terms in id order (a restore brings them back under new ids)."""
         return [e.terms for e in self._store.sorted()]
 
     def add_entries(self, entries: EntrySpec) -> None:
@@ -260,8 +252,7 @@ class SandboxServer:
 
     @property
     def received(self) -> list[Received]:
-        """Every request that arrived, logged before anything is done (even while paused): a
-        request a killed client may have sent is here."""
+        """Every request that arrived, logged before anything is done (even while paused)."""
         with self._log_lock:
             return list(self._arrivals)
 
@@ -271,8 +262,8 @@ class SandboxServer:
             self._arrivals.clear()
 
     def inject(self, kind: str, count: int = 1, **options: Any) -> None:
-        """The next ``count`` requests the sandbox would take (of ``method``, if given) meet
-        fault ``kind`` (``FAULT_KINDS``); ``options``: ``Fault``'s other fields."""
+        """The next ``count`` requests the sandbox would take meet fault ``kind``
+        (``FAULT_KINDS``); ``options``: ``Fault``'s other fields."""
         self._faults.add(Fault(kind, count, **options))
 
     def fail_next(
@@ -329,12 +320,9 @@ class SandboxServer:
 
 
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
-    """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup).
-
-    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused; otherwise one is started
-    (and returned) with a temporary data folder, so its snapshots never reach the user's. The
-    session's profile and base URL are reset: no stored profile can send these deletes to a
-    real account.
+    """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup):
+    the one ``DICT_MAGICS_SANDBOX`` announces, else a new one (returned) with a temporary data
+    folder. The profile and base URL are reset, so no stored profile gets these deletes.
     """
     given = os.environ.get(SANDBOX_MARKER)
     sandbox = None

@@ -1,8 +1,6 @@
 """The sandbox's dictionary: entries by id under one lock, seeded with realistic terms.
 
-Entry ``n`` always gets the same terms (``generated_entry``), so tests and notebooks can name
-them; past the base pairs the terms repeat with a number (``会議 2``), so any count stays
-distinct. New ids are never reused, as a database sequence's are not.
+Entry ``n`` always gets the same terms, so tests and notebooks can name them.
 """
 
 from __future__ import annotations
@@ -153,8 +151,7 @@ def coerce_entries(spec: int | Iterable[str | Entry | Mapping[str, Any]]) -> lis
 
 
 class EntryStore:
-    """What the sandbox holds. A new entry gets one more than the highest numeric id ever
-    held, so a deleted id never comes back as another entry while a client remembers it."""
+    """What the sandbox holds. New ids are never reused, as a database sequence's are not."""
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
         self._lock = threading.Lock()
