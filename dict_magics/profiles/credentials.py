@@ -3,13 +3,14 @@
 A profile is three items of keyring service ``dict-magics``: ``<profile>:access_key``,
 ``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` variables override them
 for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``), so scripts and CI
-need no keyring. ``keyring`` is imported only when it is needed.
+need no keyring. Most backends cannot list their items, so item ``profiles`` keeps the names.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,9 @@ ENV_ACCESS_KEY = "DICT_MAGICS_ACCESS_KEY"
 ENV_SECRET_KEY = "DICT_MAGICS_SECRET_KEY"  # noqa: S105 (a variable name)
 ENV_PROFILE = "DICT_MAGICS_PROFILE"
 ITEMS = ("base_url", "access_key", "secret_key")
+REGISTRY_ITEM = "profiles"
+"""A JSON list of the stored profiles' names: an index, not the truth (each name is checked;
+two logins at the same instant may lose one). A name never holds ``:``, so it cannot collide."""
 _WORDS = {"base_url": "base URL", "access_key": "access key", "secret_key": "secret key"}
 _ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
 
@@ -313,3 +317,87 @@ def delete_profile(profile: str) -> list[str]:
             raise _translate(exc, "remove", profile) from None
         removed.append(item)
     return removed
+
+
+@dataclass(frozen=True)
+class StoredProfile:
+    """A profile found in the keyring: where it points and which items it has (no secret);
+    ``default``: the profile used when none is named."""
+
+    name: str
+    base_url: str | None
+    masked_access_key: str | None
+    items: dict[str, bool]
+    default: bool
+
+    @property
+    def complete(self) -> bool:
+        return all(self.items.values())
+
+    @property
+    def missing(self) -> list[str]:
+        return [item for item, present in self.items.items() if not present]
+
+
+def _registry(verb: str, action: str, *args: str) -> Any:
+    """``keyring.<action>(SERVICE, *args)``; a failure says it could not ``verb`` the list."""
+    try:
+        return getattr(_keyring(), action)(SERVICE, *args)
+    except Exception as exc:
+        raise CredentialsError(
+            f"cannot {verb} the list of profiles: the keyring backend failed "
+            f"({type(exc).__name__})."
+        ) from None
+
+
+def recorded() -> list[str]:
+    """The names in the index, as stored (an unreadable index counts as empty)."""
+    raw = _registry("read", "get_password", REGISTRY_ITEM)
+    try:
+        names = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
+
+
+def _save_registry(names: list[str]) -> None:
+    if names:
+        _registry("update", "set_password", REGISTRY_ITEM, json.dumps(sorted(set(names))))
+    elif _registry("update", "get_password", REGISTRY_ITEM) is not None:
+        _registry("update", "delete_password", REGISTRY_ITEM)
+
+
+def remember(profile: str) -> None:
+    """Record ``profile`` as stored (after a login)."""
+    profile, names = check_profile(profile), recorded()
+    if profile not in names:
+        _save_registry([*names, profile])
+
+
+def forget(profile: str) -> None:
+    """Drop ``profile`` from the index (after a logout)."""
+    profile, names = check_profile(profile), recorded()
+    if profile in names:
+        _save_registry([n for n in names if n != profile])
+
+
+def stored_profiles() -> list[StoredProfile]:
+    """Every profile with at least one item in the keyring (``default`` and the environment's
+    own looked at too), by name; ``CredentialsError`` when no keyring can be used."""
+    backend = backend_info()
+    if not backend.available:
+        raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")
+    current = default_profile()
+    found = []
+    for name in sorted(set(recorded()) | {"default", current}):
+        try:
+            name = check_profile(name)
+        except CredentialsError:
+            continue  # a name someone wrote into the index by hand
+        values = {item: _read(name, item) for item in ITEMS}
+        if any(values.values()):
+            key, url = values["access_key"], values["base_url"]
+            items = {item: bool(value) for item, value in values.items()}
+            masked = mask(key) if key else None
+            found.append(StoredProfile(name, url and str(url), masked, items, name == current))
+    return found
