@@ -121,17 +121,12 @@ class NonceBook:
 
     def admit(self, access_key: str, nonce: int) -> Rejected | None:
         """Accept ``nonce`` for ``access_key`` (and remember it), or say why not."""
-        if self.rule == "none":
+        if self.rule != "unique":
+            with self._lock:
+                if self.rule == "increasing" and nonce <= self._last.get(access_key, 0):
+                    return coded(codes.NONCE_TOO_SMALL)
+                self._last[access_key] = nonce
             return None
-        if self.rule == "unique":
-            return self._admit_unique(access_key, nonce)
-        with self._lock:
-            if nonce <= self._last.get(access_key, 0):
-                return coded(codes.NONCE_TOO_SMALL)
-            self._last[access_key] = nonce
-        return None
-
-    def _admit_unique(self, access_key: str, nonce: int) -> Rejected | None:
         now = time.time()
         if nonce / 1000 - now > NONCE_WINDOW_S:
             return coded(codes.NONCE_TOO_BIG, "more than 5 minutes ahead of the server's clock")

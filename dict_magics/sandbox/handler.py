@@ -193,18 +193,14 @@ class Handler(BaseHTTPRequestHandler):
             if not until_hangup:
                 time.sleep(min(0.05, left))
             elif select.select([self.connection], [], [], min(0.05, left))[0]:
-                if self._hung_up():
+                try:  # TLS cannot peek: read
+                    tls = isinstance(self.connection, ssl.SSLSocket)
+                    if not self.connection.recv(1, 0 if tls else socket.MSG_PEEK):
+                        return False  # hung up
+                except OSError:
                     return False
                 time.sleep(min(0.05, left))  # it sent something more: ignore it
         return False
-
-    def _hung_up(self) -> bool:
-        try:
-            if isinstance(self.connection, ssl.SSLSocket):  # TLS cannot peek: read
-                return not self.connection.recv(1)
-            return not self.connection.recv(1, socket.MSG_PEEK)
-        except OSError:
-            return True
 
     # -- handling --------------------------------------------------------------------------
 
@@ -258,7 +254,9 @@ class Handler(BaseHTTPRequestHandler):
         self.server.sandbox._log(
             self, operation, problem.status, problem.message, entry_id, code=problem.code
         )
-        if not self._skip_body():  # its body is unread: the connection is out of step
+        # Drop its unread body; a stream that cannot be brought back in step is closed.
+        skipped = self._body_read or not self._has_body()
+        if not skipped and self._read_body(max(MAX_BODY.values())) is None:
             self.close_connection = True
             extra["Connection"] = "close"
         self.answer(problem.status, problem.body(), extra)
@@ -369,12 +367,6 @@ class Handler(BaseHTTPRequestHandler):
             return None
         self._body_read = True
         return self.rfile.read(length)
-
-    def _skip_body(self) -> bool:
-        """Drop a refused request's unread body; False when the stream is out of step."""
-        if self._body_read or not self._has_body():
-            return True
-        return self._read_body(max(MAX_BODY.values())) is not None
 
 
 def head(

@@ -37,6 +37,7 @@ from ..models import (
     Entry,
     EntryList,
     UpdateResult,
+    codes,
 )
 from ..models.entry import check_id, is_int
 from ..models.secret import Secret, Unpicklable, mask, redact
@@ -730,7 +731,7 @@ class DictionaryClient(Unpicklable):
                     renewed = True
                     self._tokens.refused(auth.token)
                     continue
-            if verdict.nonce_too_small:
+            if verdict.code == codes.NONCE_TOO_SMALL:  # not acted on: a fresh nonce at once
                 nonce_refusals += 1
                 if stop():
                     return ended(_STOPPED)

@@ -531,11 +531,6 @@ class TokenState(Unpicklable):
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
 
-    def forget(self) -> None:
-        """Drop the token held (and a failure): the next request asks for a new one."""
-        with self._lock:
-            self._token = self.failure = None
-
 
 _KEY = secrets.token_bytes(32)
 _states: dict[str, TokenState] = {}
@@ -606,11 +601,6 @@ class Verdict:
     def rate_limited(self) -> bool:
         """429 or 40103: not acted on; every worker pauses and the request goes again."""
         return self.http_status == 429 or self.code == codes.FREQUENCY_LIMIT
-
-    @property
-    def nonce_too_small(self) -> bool:
-        """40005: not acted on; sent again at once with a fresh nonce."""
-        return self.code == codes.NONCE_TOO_SMALL
 
 
 def parse_retry_after(value: str | None) -> float | None:
