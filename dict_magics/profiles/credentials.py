@@ -1,9 +1,8 @@
 """Credential profiles: OS keyring items, environment overrides, and clear errors.
 
-A profile is three items of keyring service ``dict-magics``: ``<profile>:access_key``,
-``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` variables override them
-for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``), so scripts and CI
-need no keyring. Most backends cannot list their items, so item ``profiles`` keeps the names.
+A profile is three items of keyring service ``dict-magics`` (``<profile>:access_key`` ...);
+``DICT_MAGICS_*`` variables override them for the environment's profile, so scripts and CI need
+no keyring.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ ENV_SECRET_KEY = "DICT_MAGICS_SECRET_KEY"  # noqa: S105 (a variable name)
 ENV_PROFILE = "DICT_MAGICS_PROFILE"
 ITEMS = ("base_url", "access_key", "secret_key")
 REGISTRY_ITEM = "profiles"
-"""A JSON list of the stored profiles' names: an index, not the truth (each name is checked;
-two logins at the same instant may lose one). A name never holds ``:``, so it cannot collide."""
+"""The stored profiles' names (most backends cannot list their items): an index, not the truth
+(each name is checked). A name never holds ``:``, so it cannot collide with an item."""
 _WORDS = {"base_url": "base URL", "access_key": "access key", "secret_key": "secret key"}
 _ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
 
@@ -49,8 +48,8 @@ def check_profile(profile: str) -> str:
 
 @dataclass(frozen=True)
 class Credentials(Unpicklable):
-    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``).
-    The secret key is always a ``Secret``; no pickling (``%store`` would write it in clear)."""
+    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``);
+    no pickling (``%store`` would write the secret in clear)."""
 
     profile: str
     base_url: str
@@ -107,8 +106,7 @@ def _keyring() -> Any:
 
 
 def backend_info() -> BackendInfo:
-    """The active keyring backend, read without a secret; ``CredentialsError`` when none can
-    be loaded (a bad ``PYTHON_KEYRING_BACKEND``): a keyring that fails, not a missing one."""
+    """The active keyring backend; ``CredentialsError`` when none can be loaded."""
     keyring = _keyring()
     from keyring.backends import fail
 
@@ -180,8 +178,8 @@ def _read(profile: str, item: str, action: str = "read") -> Secret | None:
 
 
 def _checked(item: str, value: str, where: str) -> str:
-    """``value`` (still a ``Secret`` if it is the secret key), refused, unquoted, if it holds
-    bytes that are not UTF-8: left in, it would fail later in a traceback showing a byte."""
+    """``value``, refused (unquoted) if it holds bytes that are not UTF-8: left in, it would
+    fail later in a traceback showing a byte."""
     if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         raise CredentialsError(
             f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
@@ -192,8 +190,7 @@ def _checked(item: str, value: str, where: str) -> str:
 
 def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
     """Credentials for ``profile``; ``base_url`` (from configuration) overrides the stored one.
-    The environment applies to its own profile only (``-p other`` reads the keyring). No local
-    here holds the secret as a plain ``str`` (tracebacks show locals)."""
+    No local here holds the secret as a plain ``str`` (tracebacks show locals)."""
     profile = check_profile(profile or default_profile())
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -230,8 +227,7 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
 
 
 def env_items(profile: str | None = None) -> dict[str, str]:
-    """The items the environment sets for ``profile`` (item -> variable name), values not read;
-    only the environment's own profile takes them, as in ``load``."""
+    """The items the environment sets for ``profile`` (item -> variable name), as ``load``."""
     if check_profile(profile or default_profile()) != default_profile():
         return {}
     return {item: var for item, var in _ENV_OF.items() if os.environ.get(var, "").strip()}
@@ -250,9 +246,8 @@ def stored_items(profile: str) -> dict[str, bool]:
 
 
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
-    """Save a profile in the keyring after checking the base URL; returns what was saved.
-    All or nothing: the keys first, the base URL last (it completes a profile); if the keyring
-    fails part way, the items written are put back (or removed), never mixing old and new."""
+    """Save a profile in the keyring, all or nothing: the base URL last (it completes a
+    profile); if the keyring fails part way, the items written are put back."""
     secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
@@ -321,8 +316,7 @@ def delete_profile(profile: str) -> list[str]:
 
 @dataclass(frozen=True)
 class StoredProfile:
-    """A profile found in the keyring: where it points and which items it has (no secret);
-    ``default``: the profile used when none is named."""
+    """A profile found in the keyring: where it points and which items it has (no secret)."""
 
     name: str
     base_url: str | None
@@ -382,8 +376,7 @@ def forget(profile: str) -> None:
 
 
 def stored_profiles() -> list[StoredProfile]:
-    """Every profile with at least one item in the keyring (``default`` and the environment's
-    own looked at too), by name; ``CredentialsError`` when no keyring can be used."""
+    """Every profile with at least one item in the keyring, by name."""
     backend = backend_info()
     if not backend.available:
         raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")

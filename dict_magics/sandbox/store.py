@@ -142,8 +142,7 @@ def generated_entry(entry_id: str) -> Entry:
 
 
 def coerce_entries(spec: int | Iterable[str | Entry | Mapping[str, Any]]) -> list[Entry]:
-    """Entries from a count (ids ``"1"``..``"N"``), ids (terms generated), ``Entry`` objects,
-    or mappings in the service's field names."""
+    """Entries from a count, ids, ``Entry`` objects, or mappings in the service's names."""
     if isinstance(spec, int):
         return [generated_entry(str(i)) for i in range(1, spec + 1)]
     entries = [Entry.from_service(dict(e)) if isinstance(e, Mapping) else e for e in spec]
