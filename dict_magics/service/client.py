@@ -120,45 +120,37 @@ class RequestInterrupted(KeyboardInterrupt):
         return f"interrupted after the request in flight ended: {self.result}"
 
 
-class DeferredInterrupt:
-    """Ctrl-C deferred while one request runs on the main thread (it only sets ``stop``), then
+def defer_interrupt(send: Callable[[Callable[[], bool]], _R]) -> _R:
+    """``send(stop)`` with Ctrl-C deferred on the main thread (it only sets ``stop``), then
     delivered as ``RequestInterrupted(result)``. An ignored Ctrl-C stays ignored, but a
     SIGTERM a front end passes on as Ctrl-C still stops."""
+    found = None
+    if threading.current_thread() is threading.main_thread():
+        found = signal.getsignal(signal.SIGINT)
+    if found is None:
+        return send(lambda: False)
+    stop = threading.Event()
 
-    def __init__(self) -> None:
-        self.stop = threading.Event()
-        self.result: Any = None
-        self._found: Any = None
+    def noted(signum: int, frame: Any) -> None:
+        if signum != signal.SIGINT or found is not signal.SIG_IGN:
+            stop.set()
 
-    def __enter__(self) -> DeferredInterrupt:
-        if threading.current_thread() is threading.main_thread():
-            self._found = signal.getsignal(signal.SIGINT)
-            if self._found is not None:
-                signal.signal(signal.SIGINT, self._noted)
-        return self
-
-    def _noted(self, signum: int, frame: Any) -> None:
-        if signum != signal.SIGINT or self._found is not signal.SIG_IGN:
-            self.stop.set()
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        found, self._found = self._found, None
-        if found is None:
-            return
+    signal.signal(signal.SIGINT, noted)
+    try:
+        result = send(stop.is_set)
+    finally:
         signal.signal(signal.SIGINT, found)
-        if kind is not None or not self.stop.is_set():
-            return
-        interrupted = RequestInterrupted(self.result) if self.result is not None else None
-        if found is signal.default_int_handler or not callable(found):  # SIG_DFL, SIG_IGN
-            raise interrupted or KeyboardInterrupt()
-        try:
-            found(signal.SIGINT, None)
-        except KeyboardInterrupt:
-            raise interrupted or KeyboardInterrupt() from None
-        except BaseException as other:  # SystemExit, say: once the result is noted
-            if self.result is None:
-                raise
-            raise RequestInterrupted(self.result, then=other) from None
+    if not stop.is_set():
+        return result
+    if found is signal.default_int_handler or not callable(found):  # SIG_DFL, SIG_IGN
+        raise RequestInterrupted(result)
+    try:
+        found(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        raise RequestInterrupted(result) from None
+    except BaseException as other:  # SystemExit, say: once the result is noted
+        raise RequestInterrupted(result, then=other) from None
+    return result
 
 
 class RateLimit:
@@ -337,18 +329,12 @@ class DictionaryClient(Unpicklable):
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
         """Delete one entry; ``InvalidIdError`` (before any request) for a bad id."""
-        text = check_id(entry_id)
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._delete_one(text, deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._delete_one, check_id(entry_id), audit=audit))
 
     def delete_all(self, *, audit: Audit | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this."""
         make = partial(DeleteResult, entry_id=None)
-        with DeferredInterrupt() as deferred:
-            stop = deferred.stop.is_set
-            deferred.result = self._change("purge", PURGE_PATH, make, stop, audit)[1]
-        return deferred.result
+        return defer_interrupt(lambda stop: self._change("purge", PURGE_PATH, make, stop, audit)[1])
 
     def delete_entries(
         self,
@@ -388,9 +374,7 @@ class DictionaryClient(Unpicklable):
     def add_entry(self, entry: Entry, *, audit: Audit | None = None) -> AddResult:
         """Add ``entry`` with one ``POST``, never sent again once it may have arrived."""
         check_entries([entry])
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._add_one(entry, deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._add_one, entry, audit=audit))
 
     def add_entries(
         self,
@@ -460,9 +444,7 @@ class DictionaryClient(Unpicklable):
         """Replace entry ``entry_id``'s terms in place (``PUT``); ``old`` goes into the result."""
         text, new = _checked_update(entry_id, entry)
         self.check_update()
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._update_one((text, new, old), deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._update_one, (text, new, old), audit=audit))
 
     def update_entries(
         self,
