@@ -130,7 +130,12 @@ def atomic_write(path: Path, data: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    with contextlib.suppress(OSError):  # the rename made durable (best effort: not everywhere)
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     return path
 
 
@@ -152,13 +157,3 @@ def write_new(path: Path, data: bytes) -> Path:
     finally:
         os.close(fd)
     return path
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename itself durable (not possible on every platform; best effort there)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
