@@ -26,7 +26,6 @@ import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -140,21 +139,6 @@ class RetryPolicy:
         return random.uniform(0, min(self.max_backoff, self.backoff * 2 ** (retry - 1)))
 
 
-class FailureKind(str, Enum):
-    """Why no whole answer came back."""
-
-    DNS = "dns"
-    REFUSED = "refused"
-    CONNECT_TIMEOUT = "connect_timeout"
-    TLS = "tls"
-    PROXY = "proxy"
-    TIMEOUT = "timeout"
-    DROPPED = "dropped"
-    BROKEN = "broken"
-    TOO_LARGE = "too_large"
-    ERROR = "error"
-
-
 @dataclass(frozen=True)
 class Reply:
     """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` saying why."""
@@ -168,9 +152,11 @@ class Reply:
 
 @dataclass(frozen=True)
 class NetworkFailure:
-    """No whole answer. ``sent``: False only when the request certainly never left."""
+    """No whole answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
+    ``proxy``, ``timeout``, ``dropped``, ``broken``, ``too_large`` or ``error``). ``sent``:
+    False only when the request certainly never left."""
 
-    kind: FailureKind
+    kind: str
     sent: bool
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -223,7 +209,7 @@ class HTTP:
         except requests.RequestException as exc:
             return _failure(exc)
         except OSError as exc:  # pragma: no cover - requests wraps these
-            return NetworkFailure(FailureKind.ERROR, True, detail=type(exc).__name__)
+            return NetworkFailure("error", True, detail=type(exc).__name__)
         try:
             return _read(response, limit, time.monotonic() + timeout)
         finally:
@@ -239,7 +225,7 @@ class HTTP:
             if path:
                 if not os.path.exists(path):
                     detail = f"{variable} names {path}, which does not exist"
-                    return NetworkFailure(FailureKind.TLS, False, detail=detail)
+                    return NetworkFailure("tls", False, detail=detail)
                 return path
         return True
 
@@ -249,24 +235,24 @@ def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
     status, headers = response.status_code, dict(response.headers)
     common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
-        return NetworkFailure(FailureKind.BROKEN, detail=f"interim answer {status}", **common)
+        return NetworkFailure("broken", detail=f"interim answer {status}", **common)
     declared = headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
-        return NetworkFailure(FailureKind.TOO_LARGE, **common)
+        return NetworkFailure("too_large", **common)
     chunks, size = [], 0
     read = getattr(response.raw, "read1", response.raw.read)  # read1: what has come (urllib3 2)
     try:
         while chunk := read(min(_CHUNK, limit + 1 - size), decode_content=False):
             size += len(chunk)
             if size > limit:
-                return NetworkFailure(FailureKind.TOO_LARGE, **common)
+                return NetworkFailure("too_large", **common)
             if time.monotonic() > deadline:
-                return NetworkFailure(FailureKind.TIMEOUT, **common)
+                return NetworkFailure("timeout", **common)
             chunks.append(chunk)
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
-        return NetworkFailure(FailureKind.TIMEOUT, **common)
+        return NetworkFailure("timeout", **common)
     except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as exc:
-        return NetworkFailure(FailureKind.BROKEN, detail=type(exc).__name__, **common)
+        return NetworkFailure("broken", detail=type(exc).__name__, **common)
     data, problem, body = decode_json(b"".join(chunks), limit)
     return Reply(status, headers, body, data, problem)
 
@@ -301,22 +287,22 @@ def _failure(exc: BaseException) -> NetworkFailure:
         found = [e for e in chain if hasattr(e, "verify_message")]  # ssl.SSLCertVerificationError
         detail = str(getattr(found[0], "reason", None) or found[0]).lower() if found else ""
         detail = detail or "tls error"
-        return NetworkFailure(FailureKind.TLS, False, detail=detail.replace("_", " "))
+        return NetworkFailure("tls", False, detail=detail.replace("_", " "))
     if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
-        return NetworkFailure(FailureKind.DNS, False, proxy=proxy)
+        return NetworkFailure("dns", False, proxy=proxy)
     if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return NetworkFailure(FailureKind.CONNECT_TIMEOUT, False, proxy=proxy)
+        return NetworkFailure("connect_timeout", False, proxy=proxy)
     if any(isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
-        return NetworkFailure(FailureKind.REFUSED, False, proxy=proxy)
+        return NetworkFailure("refused", False, proxy=proxy)
     if proxy:
-        return NetworkFailure(FailureKind.PROXY, False, detail=type(exc).__name__, proxy=True)
+        return NetworkFailure("proxy", False, detail=type(exc).__name__, proxy=True)
     if isinstance(exc, requests.exceptions.ReadTimeout):
-        return NetworkFailure(FailureKind.TIMEOUT, True)
+        return NetworkFailure("timeout", True)
     if isinstance(exc, requests.exceptions.ConnectionError):
-        return NetworkFailure(FailureKind.DROPPED, True, detail=type(exc).__name__)
+        return NetworkFailure("dropped", True, detail=type(exc).__name__)
     if isinstance(exc, requests.exceptions.InvalidURL | requests.exceptions.InvalidHeader):
-        return NetworkFailure(FailureKind.ERROR, False, detail=type(exc).__name__)
-    return NetworkFailure(FailureKind.ERROR, True, detail=type(exc).__name__)
+        return NetworkFailure("error", False, detail=type(exc).__name__)
+    return NetworkFailure("error", True, detail=type(exc).__name__)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -626,7 +612,7 @@ def judge(
     if isinstance(answer, Reply):
         return _judge_answer(method, answer, limit, timeout)
     if answer.status is not None:  # the headers came, the body did not (whole)
-        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind.value)
+        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind)
         return _judge_answer(method, partial, limit, timeout)
     return _judge_failure(method, answer, host, timeout)
 
@@ -634,17 +620,11 @@ def judge(
 _CONNECT = "could not connect to {where}"
 _NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
-    FailureKind.DNS: (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
-    FailureKind.TLS: (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
-    FailureKind.REFUSED: (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
-    FailureKind.CONNECT_TIMEOUT: (
-        Cause.UNAVAILABLE,
-        f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}",
-    ),
-    FailureKind.PROXY: (
-        Cause.ERROR,
-        "the proxy for {host} would not open a connection; nothing was sent",
-    ),
+    "dns": (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
+    "tls": (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
+    "refused": (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
+    "connect_timeout": (Cause.UNAVAILABLE, f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}"),
+    "proxy": (Cause.ERROR, "the proxy for {host} would not open a connection; nothing was sent"),
 }
 
 
@@ -652,15 +632,15 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
     kind, where = failure.kind, f"the proxy for {host}" if failure.proxy else host
     if not failure.sent:
         # Certainly not sent: a read may always go again, the rest after the kinds that say so.
-        worth = kind in (FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT) or method == "GET"
+        worth = kind in ("refused", "connect_timeout") or method == "GET"
         cause, words = _NOT_SENT.get(
             kind, (Cause.ERROR, "the request could not be sent ({detail})")
         )
         reason = words.format(where=where, host=host, detail=failure.detail, timeout=timeout)
         return Verdict("failure", cause, reason, again=Retry() if worth else None)
-    if kind is FailureKind.TIMEOUT:
+    if kind == "timeout":
         return Verdict("unknown", Cause.TIMEOUT, f"no answer within the {timeout:g} s deadline")
-    if kind is FailureKind.DROPPED:
+    if kind == "dropped":
         again = Retry(maybe_applied=True) if method in IDEMPOTENT else None
         reason = "the connection was closed before an answer came"
         return Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
