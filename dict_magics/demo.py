@@ -139,8 +139,7 @@ def cell_text(cell: Any) -> str:
 
 
 def execute(client: Any, cell: Any, index: int) -> str | None:
-    """Run one cell; the name of the exception it raised (from the kernel's reply: a
-    ``UsageError`` shows as stderr), or ``None``."""
+    """Run one cell; the name of the exception it raised, or ``None``."""
     replies: list[dict[str, Any]] = []
     client.on_cell_executed = lambda **hook: replies.append(hook["execute_reply"]["content"])
     try:

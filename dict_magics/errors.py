@@ -88,8 +88,7 @@ class InvalidEntryError(UsageProblem, ValueError):
 
 
 class ServiceFailure(DictMagicsError):
-    """The service (or the way to it) did not give what was needed: a ``models.Cause``, and
-    the service's own ``code`` and ``vendor_message`` when it sent them."""
+    """The service (or the way to it) did not give what was needed; ``cause`` says why."""
 
     def __init__(
         self,

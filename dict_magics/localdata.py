@@ -94,8 +94,7 @@ def make_folders(path: Path) -> None:
 
 
 def open_private(path: Path, flags: int) -> int:
-    """A descriptor of ``path`` (created 0600), refusing anything but a regular file of this
-    user (a symbolic link too)."""
+    """A descriptor of ``path`` (created 0600), refusing all but a regular file of this user."""
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO put in its place must not block the open
     try:

@@ -38,7 +38,6 @@ AUTH = "signature"
 TOKEN_DURATION = 1800
 """Seconds a token is asked to last (the vendor documents 30 minutes; renewed before it ends)."""
 BULK_CHUNK = 500
-"""Entries per bulk ``POST``: few round trips, under 2 MB even for long CJK terms, and small
-enough that several workers share a large restore."""
+"""Entries per bulk ``POST``: few round trips, yet several workers share a large restore."""
 MAX_BULK_CHUNK = 5000
 """The largest chunk accepted."""

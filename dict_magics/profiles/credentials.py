@@ -178,8 +178,7 @@ def _read(profile: str, item: str, action: str = "read") -> Secret | None:
 
 
 def _checked(item: str, value: str, where: str) -> str:
-    """``value``, refused (unquoted) if it holds bytes that are not UTF-8: left in, it would
-    fail later in a traceback showing a byte."""
+    """``value``, refused (unquoted) if it holds bytes that are not UTF-8."""
     if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         raise CredentialsError(
             f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
@@ -246,8 +245,7 @@ def stored_items(profile: str) -> dict[str, bool]:
 
 
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
-    """Save a profile in the keyring, all or nothing: the base URL last (it completes a
-    profile); if the keyring fails part way, the items written are put back."""
+    """Save a profile in the keyring, all or nothing (a failure part way puts items back)."""
     secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)

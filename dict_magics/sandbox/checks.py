@@ -170,8 +170,7 @@ def check_signed(
 
 
 class TokenBook:
-    """Tokens issued by ``POST /api/v1/token``, kept as hashes; ``lifetime`` overrides every
-    requested duration."""
+    """Tokens issued by ``POST /api/v1/token``, kept as hashes."""
 
     def __init__(self, lifetime: float | None = None) -> None:
         self.lifetime = lifetime

@@ -262,8 +262,7 @@ class SandboxServer:
             self._arrivals.clear()
 
     def inject(self, kind: str, count: int = 1, **options: Any) -> None:
-        """The next ``count`` requests the sandbox would take meet fault ``kind``
-        (``FAULT_KINDS``); ``options``: ``Fault``'s other fields."""
+        """The next ``count`` requests the sandbox would take meet fault ``kind``."""
         self._faults.add(Fault(kind, count, **options))
 
     def fail_next(

@@ -22,8 +22,7 @@ AUTH_STOP_AFTER = 3
 
 @dataclass
 class BatchRun(Generic[R]):
-    """``results[i]`` for ``items[i]`` (``None``: never sent), and ``why`` the batch stopped
-    early (``interrupted``, ``cancelled``, ``error``, what ``refused`` said), if it did."""
+    """``results[i]`` for ``items[i]`` (``None``: never sent); ``why`` the batch stopped early."""
 
     results: list[R | None]
     why: str = ""

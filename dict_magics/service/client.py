@@ -346,8 +346,7 @@ class DictionaryClient(Unpicklable):
         *,
         audit: Audit | None = None,
     ) -> BatchResult:
-        """Delete several entries on ``workers`` threads, each id once, results in input
-        order; Ctrl-C, ``cancel`` or refused credentials start nothing new."""
+        """Delete several entries on ``workers`` threads, each id once, results in input order."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
             raise InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
@@ -387,8 +386,7 @@ class DictionaryClient(Unpicklable):
         on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> AddBatch:
-        """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads (one
-        POST an entry without a bulk endpoint); a chunk whose answer is lost is not resent."""
+        """Add many entries in bulk ``POST``s of ``chunk_size``; a lost answer is not resent."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -498,8 +496,7 @@ class DictionaryClient(Unpicklable):
         field_id: str = "1",
         contract_id: str | None = None,
     ) -> list[str]:
-        """Each element of ``texts`` as the engine translates it (billed), in as few requests
-        as the limits allow."""
+        """Each element of ``texts`` as the engine translates it (billed), in few requests."""
         sizes = check_translatable(texts)
         chunks: list[list[str]] = []
         total = MAX_TEXT_BYTES
@@ -552,8 +549,7 @@ class DictionaryClient(Unpicklable):
         about: str | None = None,
         entries: Sequence[Entry] = (),
     ) -> tuple[Verdict, _R]:
-        """Send one change (``kind``: a key of ``_UNKNOWN``) with ``entries`` as its body;
-        ``make(**fields)`` builds its result (or a list of them)."""
+        """Send one change (``kind``: a key of ``_UNKNOWN``); ``make`` builds its result."""
         data = [e.to_service(with_id=False) for e in entries]
         body = _body(data if kind == "bulk" else data[0]) if data else None
         method = {"delete": "DELETE", "purge": "DELETE", "update": "PUT"}.get(kind, "POST")
@@ -648,8 +644,7 @@ class DictionaryClient(Unpicklable):
                 listeners.remove(on_wait)
 
     def _refused(self, result: Any) -> str:
-        """What every later request would meet too: ``token`` (no token can be had: nothing
-        goes without one), ``auth`` (credentials or nonces refused), else empty."""
+        """What every later request would meet too (``token``, ``auth``), else empty."""
         if self._tokens is not None and self._tokens.failure:
             return "token"
         first = result[0] if isinstance(result, list) else result
@@ -839,8 +834,7 @@ def _final(
     key: str | None,
     hidden: tuple[str | None, ...] = (),
 ) -> Verdict:
-    """How a request ended: its last verdict, unknown when an earlier attempt may have acted;
-    the service's words without the ``hidden`` secrets (a service may quote them)."""
+    """How a request ended: unknown when an earlier attempt may have acted; secrets redacted."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
     if earlier is not None and outcome == "failure":

@@ -216,8 +216,7 @@ class HTTP:
             response.close()
 
     def _verify(self) -> Any:
-        """The CAs to trust: the session's, else the environment's (for loopback too, whose
-        session ignores the environment), else the system's."""
+        """The CAs to trust: the session's, else the environment's, else the system's."""
         if self.session.verify is not True or not self.base_url.startswith("https:"):
             return self.session.verify
         for variable in CA_VARIABLES:
@@ -258,8 +257,7 @@ def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
 
 
 def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
-    """``(data, problem, body)``: the JSON in ``body``, gzip (sent unasked) undone up to
-    ``limit`` bytes."""
+    """``(data, problem, body)``: the JSON in ``body``, gzip (sent unasked) undone."""
     if body[:2] == b"\x1f\x8b":
         unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
@@ -758,8 +756,7 @@ def _unreadable(
 
 
 def parse_listing(data: Any, where: str) -> list[Entry]:
-    """The entries under ``data.entries`` or a top-level ``entries`` (both documented);
-    ``ServiceError`` naming what is malformed."""
+    """The entries under ``data.entries`` or a top-level ``entries`` (both documented)."""
 
     def malformed(problem: str) -> ServiceError:
         text = excerpt(problem.encode("utf-8", "replace"))
