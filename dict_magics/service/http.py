@@ -727,26 +727,25 @@ def _vendor_error(data: Any) -> tuple[int, str] | None:
     return code, text or codes.MESSAGES.get(code, "")
 
 
+_UNREADABLE = {  # what kept an answer from being read: its cause and words
+    "too_large": (Cause.TOO_LARGE, "the answer is larger than {size}"),
+    "timeout": (Cause.TIMEOUT, "the answer began but did not arrive whole within {timeout}"),
+    "broken": (Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"),
+    "empty": (Cause.BAD_ANSWER, "the answer is empty"),
+    "bad_gzip": (Cause.BAD_ANSWER, "the answer is gzip data that does not unpack"),
+    "not_json": (Cause.BAD_ANSWER, "the answer is not JSON: {body!r}"),
+}
+
+
 def _unreadable(
     data: Any, problem: str | None, body: bytes, limit: int, timeout: float
 ) -> tuple[Cause, str]:
     """Why an answer says neither success nor failure, and its cause."""
-    if problem == "too_large":
+    if problem in _UNREADABLE:
+        cause, words = _UNREADABLE[problem]
         size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 1024} KiB"
-        return Cause.TOO_LARGE, f"the answer is larger than {size}"
-    if problem == "timeout":
-        return Cause.TIMEOUT, (
-            f"the answer began but did not arrive whole within the {timeout:g} s deadline"
-        )
-    if problem == "broken":
-        return Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"
-    words = {
-        "empty": "the answer is empty",
-        "bad_gzip": "the answer is gzip data that does not unpack",
-        "not_json": f"the answer is not JSON: {excerpt(body)!r}",
-    }
-    if problem in words:
-        return Cause.BAD_ANSWER, words[problem]
+        deadline = f"the {timeout:g} s deadline"
+        return cause, words.format(size=size, timeout=deadline, body=excerpt(body))
     if not isinstance(data, dict) or "status" not in data:
         return Cause.BAD_ANSWER, f"the JSON answer has no status: {excerpt(body)!r}"
     if data["status"] == "success":
