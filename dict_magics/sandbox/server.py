@@ -399,8 +399,21 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     # Whoever follows the printed exports keeps this run's snapshots and audit lines here.
     sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
     _on_sigterm(signal.default_int_handler)  # a kill stops it as Ctrl-C does, cleaning up
-    try:
-        _print_welcome(sandbox, args)  # a Ctrl-C while it prints stops cleanly too
+    try:  # a Ctrl-C while it prints stops cleanly too
+        print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
+        if sandbox.ca_path is not None:
+            print(f"Trust its throw-away CA (removed on stop): {sandbox.ca_path}")
+        if args.rate_limit is not None:
+            print(
+                f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to "
+                f"{args.burst}; {sandbox.rate_limit_answer} with Retry-After: "
+                f"{sandbox.retry_after} beyond."
+            )
+        print("Its demo credentials (for this sandbox only):")
+        for name, value in sandbox.env().items():
+            if name != SANDBOX_MARKER:
+                print(f"  export {name}={shlex.quote(value)}")
+        print("Press Ctrl-C to stop.", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
@@ -415,19 +428,3 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
 def _on_sigterm(handler: Any) -> None:
     with contextlib.suppress(ValueError):  # not the main thread: whoever runs us handles signals
         signal.signal(signal.SIGTERM, handler)
-
-
-def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
-    print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
-    if sandbox.ca_path is not None:
-        print(f"Trust its throw-away CA (removed on stop): {sandbox.ca_path}")
-    if args.rate_limit is not None:
-        print(
-            f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to {args.burst}; "
-            f"{sandbox.rate_limit_answer} with Retry-After: {sandbox.retry_after} beyond."
-        )
-    print("Its demo credentials (for this sandbox only):")
-    for name, value in sandbox.env().items():
-        if name != SANDBOX_MARKER:
-            print(f"  export {name}={shlex.quote(value)}")
-    print("Press Ctrl-C to stop.", flush=True)
