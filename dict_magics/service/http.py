@@ -515,6 +515,11 @@ class TokenState(Unpicklable):
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
 
+    def forget(self) -> None:
+        """Drop the token held (and a failure): the next request asks for a new one."""
+        with self._lock:
+            self._token = self.failure = None
+
 
 _KEY = secrets.token_bytes(32)
 _states: dict[str, TokenState] = {}
