@@ -64,7 +64,6 @@ from .http import (
     token_request_body,
 )
 
-_T = TypeVar("_T")
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
@@ -354,21 +353,12 @@ class DictionaryClient(Unpicklable):
             )
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
-        _check_workers(workers)
-        run = self._run_batch(
-            unique,
-            partial(self._delete_one, audit=audit),
-            workers=min(workers, max(1, len(unique))),
-            on_wait=on_wait,
-            progress=progress,
-            cancel=cancel,
+        send = partial(self._delete_one, audit=audit)
+        results, _, stopped = self._run_batch(
+            unique, send, DeleteResult, workers, on_wait, progress, cancel
         )
-        by_id = {
-            t: r if r is not None else _not_attempted(DeleteResult, run.why, entry_id=t)
-            for t, r in zip(unique, run.results, strict=True)
-        }
-        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
-        return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
+        by_id = dict(zip(unique, results, strict=True))
+        return BatchResult([by_id[t] for t in texts], interrupted=stopped)
 
     def add_entry(self, entry: Entry, *, audit: Audit | None = None) -> AddResult:
         """Add ``entry`` with one ``POST``, never sent again once it may have arrived."""
@@ -415,21 +405,13 @@ class DictionaryClient(Unpicklable):
                 if progress is not None:
                     progress(done, total, result)
 
-        run = self._run_batch(
-            chunks,
-            partial(self._add_chunk, audit=audit),
-            workers=min(workers, len(chunks)),
-            on_wait=on_wait,
-            progress=report,
-            cancel=cancel,
-            name="dict-magics-bulk",
+        send = partial(self._add_chunk, audit=audit)
+        outcomes, why, stopped = self._run_batch(
+            chunks, send, AddResult, workers, on_wait, report, cancel, "bulk"
         )
-        results: list[AddResult] = []
-        for chunk, outcome in zip(chunks, run.results, strict=True):
-            results.extend(outcome or (_not_attempted(AddResult, run.why, entry=e) for e in chunk))
-        sent = sum(1 for outcome in run.results if outcome is not None)
-        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
-        return AddBatch(results, interrupted=interrupted, why=run.why, requests=sent)
+        results = [result for outcome in outcomes for result in outcome]
+        sent = sum(1 for outcome in outcomes if outcome[0].attempts)
+        return AddBatch(results, interrupted=stopped, why=why, requests=sent)
 
     def update_entry(
         self,
@@ -460,23 +442,9 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
-        _check_workers(workers)
         self.check_update()
-        if not items:
-            return []
-        run = self._run_batch(
-            items,
-            partial(self._update_one, audit=audit),
-            workers=min(workers, len(items)),
-            on_wait=on_wait,
-            progress=progress,
-            cancel=cancel,
-            name="dict-magics-update",
-        )
-        return [
-            r or _not_attempted(UpdateResult, run.why, "update", entry_id=t, new=new, old=before)
-            for (t, new, before), r in zip(items, run.results, strict=True)
-        ]
+        send, kind = partial(self._update_one, audit=audit), UpdateResult
+        return self._run_batch(items, send, kind, workers, on_wait, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
@@ -624,24 +592,40 @@ class DictionaryClient(Unpicklable):
 
     def _run_batch(
         self,
-        items: Sequence[_T],
-        send: Callable[[_T, Callable[[], bool]], _R],
-        *,
+        items: Sequence[Any],
+        send: Callable[[Any, Callable[[], bool]], Any],
+        kind: type,
         workers: int,
         on_wait: WaitListener | None,
-        **options: Any,
-    ) -> batch.BatchRun[_R]:
-        """``batch.run``, ``on_wait`` told of rate-limit pauses meanwhile."""
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        name: str = "batch",
+    ) -> tuple[list[Any], str, bool]:
+        """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
+        item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
+        _check_workers(workers)
         listeners = self.rate_limit.listeners
         if on_wait is not None:
             listeners.append(on_wait)
         try:
-            return batch.run(
-                items, send, workers=workers, sent=_was_sent, refused=self._refused, **options
+            run = batch.run(
+                items,
+                send,
+                workers=min(workers, max(1, len(items))),
+                sent=_was_sent,
+                refused=self._refused,
+                progress=progress,
+                cancel=cancel,
+                name=f"dict-magics-{name}",
             )
         finally:
             if on_wait is not None:
                 listeners.remove(on_wait)
+        results = [
+            _not_attempted(kind, run.why, item) if result is None else result
+            for item, result in zip(items, run.results, strict=True)
+        ]
+        return results, run.why, run.interrupted or (cancel is not None and cancel.is_set())
 
     def _refused(self, result: Any) -> str:
         """What every later request would meet too (``token``, ``auth``), else empty."""
@@ -889,8 +873,9 @@ def _was_sent(result: Any) -> bool:
     return first.attempts > 0
 
 
-def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fields: Any) -> _R:
-    """The result of an item a batch never sent, saying why."""
+def _not_attempted(kind: type, why: str, item: Any) -> Any:
+    """The result of an item a batch never sent (a bulk chunk: one per entry), saying why."""
+    what = "update" if kind is UpdateResult else "entry"
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
@@ -902,7 +887,13 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
-    return kind("failure", reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED, **fields)
+    fields: dict[str, Any] = {"reason": reason, "attempts": 0, "cause": Cause.NOT_ATTEMPTED}
+    if kind is AddResult:
+        return [AddResult("failure", entry=entry, **fields) for entry in item]
+    if kind is UpdateResult:
+        entry_id, new, old = item
+        return UpdateResult("failure", entry_id, new, old, **fields)
+    return DeleteResult("failure", entry_id=item, **fields)
 
 
 class _NoToken(Exception):
