@@ -696,27 +696,23 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
 
 def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
     said = f"[{code}] {message}".rstrip()
-    extra: dict[str, Any] = {"code": code, "vendor_message": message}
+    cause, reason, again = Cause.REFUSED, f"the service answered status 'failure': {said}", None
     if code == codes.NONCE_TOO_SMALL:
+        cause = Cause.NONCE
         reason = f"the service refused the request's nonce as too small ({said}); not acted on"
-        return Verdict("failure", Cause.NONCE, reason, status, **extra)
-    if code == codes.NONCE_TOO_BIG:
-        return Verdict("failure", Cause.NONCE, f"{NONCE_TOO_BIG} ({said})", status, **extra)
-    if code == codes.FREQUENCY_LIMIT:
+    elif code == codes.NONCE_TOO_BIG:
+        cause, reason = Cause.NONCE, f"{NONCE_TOO_BIG} ({said})"
+    elif code == codes.FREQUENCY_LIMIT:
+        cause, reason = Cause.RATE_LIMITED, f"rate-limited by the service ({said})"
         again = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
-        reason = f"rate-limited by the service ({said})"
-        return Verdict("failure", Cause.RATE_LIMITED, reason, status, again, **extra)
-    if code in codes.AUTH_CODES:
+    elif code in codes.AUTH_CODES:
         check = "the access key and the secret key"
         if code == codes.ENGINE_AUTH:
             check = "the token (a new one is needed) and the keys"
-        reason = f"the service refused the credentials: {said} (check {check})"
-        return Verdict("failure", Cause.AUTH, reason, status, **extra)
-    if code in codes.DATA_CODES:
-        reason = f"the service refused the request's data: {said}"
-        return Verdict("failure", Cause.INVALID, reason, status, **extra)
-    reason = f"the service answered status 'failure': {said}"
-    return Verdict("failure", Cause.REFUSED, reason, status, **extra)
+        cause, reason = Cause.AUTH, f"the service refused the credentials: {said} (check {check})"
+    elif code in codes.DATA_CODES:
+        cause, reason = Cause.INVALID, f"the service refused the request's data: {said}"
+    return Verdict("failure", cause, reason, status, again, code=code, vendor_message=message)
 
 
 def _vendor_error(data: Any) -> tuple[int, str] | None:
