@@ -8,12 +8,6 @@ import threading
 from dataclasses import dataclass
 
 METHODS = ("GET", "POST", "PUT", "DELETE")
-ANSWERS_INSTEAD = frozenset(
-    {"status", "coded", "non_json", "no_status", "other_status", "html", "huge", "deep_json"}
-    | {"redirect", "drop_before"}
-)
-"""The kinds that answer in place of the service; every other kind lets it act first."""
-
 FAULT_KINDS = {
     "status": "answer `status` (a failure without code, optional Retry-After); nothing done",
     "coded": "answer `status` with the vendor's error `code` and its message (or `message`, in "
@@ -74,8 +68,8 @@ class Fault:
 
     @property
     def applied(self) -> bool:
-        """Whether the sandbox acts on the request before the fault takes over."""
-        return self.kind not in ANSWERS_INSTEAD
+        """Whether the sandbox acts first: the kinds that answer instead say "nothing done"."""
+        return not FAULT_KINDS[self.kind].endswith("nothing done")
 
 
 class FaultQueue:

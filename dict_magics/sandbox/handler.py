@@ -13,13 +13,11 @@ import shutil
 import socket
 import ssl
 import struct
-import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..models import codes
@@ -28,6 +26,9 @@ from .checks import Rejected, check_key, check_signed, coded, parse_terms, parse
 from .faults import Fault
 from .store import wire_id
 from .translate import parse_request, translate
+
+if TYPE_CHECKING:
+    from .server import SandboxServer
 
 COLLECTION_PATH = "/api/v1/dictionary"
 ENTRY_PREFIX = COLLECTION_PATH + "/"
@@ -86,58 +87,10 @@ class SandboxTLS:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
-    request_queue_size = 128
-    sandbox: Any
-    """The ``server.SandboxServer`` this serves (it imports this module)."""
-    tls: SandboxTLS | None = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self.accepted = 0
-        super().__init__(*args, **kwargs)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        if self.tls is not None:
-            try:
-                # No I/O here: the handshake is the handler's, on the connection's own thread.
-                request = self.tls.context.wrap_socket(
-                    request, server_side=True, do_handshake_on_connect=False
-                )
-            except OSError:
-                self.shutdown_request(request)
-                return
-        with self._lock:
-            self.connections.add(request)
-            self.accepted += 1
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._lock:
-                self.connections.discard(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hanging up or failing their TLS handshake are part of the game."""
-        if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-    def close_connections(self) -> None:
-        with self._lock:
-            for conn in list(self.connections):
-                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
-                # the feet of the thread still reading from it.
-                with contextlib.suppress(OSError):
-                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
-
-
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server: Server
+    server: SandboxServer
     server_version = "dict-magics-sandbox"
     sys_version = ""
 
@@ -146,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         """TLS handshake here, on this connection's own thread: a slow client holds up no one."""
-        if self.server.tls is not None:
+        if self.server.tls:
             self.request.settimeout(HANDSHAKE_TIMEOUT_S)
             self.request.do_handshake()
             self.request.settimeout(None)
@@ -168,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
         """The service's own answer (with ``errors="plain"``, a failure as plain text)."""
-        if self.server.sandbox.errors == "plain" and data.get("status") == "failure":
+        if self.server.errors == "plain" and data.get("status") == "failure":
             message = data.get("data", {}).get("message", "")
             self.send(code, message.encode("utf-8", "backslashreplace"), "text/plain", extra)
         else:
@@ -181,7 +134,7 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     def running(self) -> bool:
-        return self.server.sandbox._server is self.server
+        return self.server.serving
 
     def pause(self, seconds: float, *, until_hangup: bool = False) -> bool:
         """Wait ``seconds``; False at once if the sandbox stops (or the client hangs up)."""
@@ -205,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
     # -- handling --------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        sandbox = self.server.sandbox
+        sandbox = self.server
         self._body_read = False
         sandbox._received(self.command, self.path, self._named_entry())
         while not sandbox._open.wait(0.05):
@@ -251,7 +204,7 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse(
         self, problem: Rejected, entry_id: str | None, operation: str = "rejected", **extra: str
     ) -> None:
-        self.server.sandbox._log(
+        self.server._log(
             self, operation, problem.status, problem.message, entry_id, code=problem.code
         )
         # Drop its unread body; a stream that cannot be brought back in step is closed.
@@ -270,7 +223,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> tuple[str, str | None]:
         """The operation asked for and the entry it names; ``Rejected`` when there is none."""
-        sandbox, method = self.server.sandbox, self.command
+        sandbox, method = self.server, self.command
         path, query, _ = self.path.partition("?")
         entry_id = None
         if method == "POST" and path in POST_PATHS:
@@ -296,7 +249,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _check(self, name: str) -> Any:
         """Authenticate the request and read its body: what the operation needs from it."""
-        sandbox = self.server.sandbox
+        sandbox = self.server
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if content_type != JSON:
             raise coded(codes.INVALID_PARAMETERS, "Content-Type must be application/json")
@@ -326,7 +279,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _run(self, name: str, entry_id: str | None, payload: Any) -> tuple[int, dict, tuple]:
         """Do it: HTTP status, JSON answer, and the entries touched."""
-        sandbox = self.server.sandbox
+        sandbox = self.server
         store = sandbox._store
         if name == "list":
             listed = [{**e.to_service(), "id": wire_id(e.id, sandbox.ids)} for e in store.sorted()]

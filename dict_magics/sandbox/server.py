@@ -14,19 +14,23 @@ import secrets
 import shlex
 import shutil
 import signal
+import socket
+import ssl
+import sys
 import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ..models import Entry
 from .checks import NONCE_RULES, NonceBook, TokenBook, TokenBucket
 from .faults import Fault, FaultQueue
-from .handler import Handler, SandboxTLS, Server, TrustmeMissing, load_trustme
+from .handler import Handler, SandboxTLS, TrustmeMissing, load_trustme
 from .store import EntryStore, coerce_entries
 from .translate import LIMIT_UNITS
 
@@ -69,13 +73,18 @@ class LoggedRequest:
     code: int | None = None
 
 
-class SandboxServer:
+class SandboxServer(ThreadingHTTPServer):
     """The service on ``127.0.0.1``, with faults on demand; a context manager.
 
     ``entries``: a count (ids 1..N), ids, ``Entry`` objects or dicts in the service's field
     names. The variants' choices are ``CHOICES``; ``bulk``, ``update``, ``token``: the endpoint
     exists. ``rate_limit``: requests a second in bursts of ``burst``, beyond it 40103 or 429.
     """
+
+    daemon_threads = True
+    block_on_close = False
+    # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
+    request_queue_size = 128
 
     def __init__(
         self,
@@ -129,14 +138,17 @@ class SandboxServer:
         self._tokens = TokenBook(token_lifetime)
         self._store = EntryStore(coerce_entries(entries))
         self._faults = FaultQueue()
-        self._log_lock = threading.Lock()
+        self._lock = threading.Lock()  # the logs and the open connections
         self._log_records: deque[LoggedRequest] = deque(maxlen=max_log)
         self._arrivals: deque[Received] = deque(maxlen=max_log)
-        self._port = port
         self._open = threading.Event()  # cleared: requests wait (``pause``)
         self._open.set()
-        self._server: Server | None = None
         self._tls: SandboxTLS | None = None
+        self.serving = False
+        self.connections: set[socket.socket] = set()
+        self.connections_accepted = 0
+        """Connections accepted since start: kept-alive requests share one."""
+        super().__init__(("127.0.0.1", port), Handler, bind_and_activate=False)
 
     @property
     def tokens_issued(self) -> int:
@@ -147,39 +159,38 @@ class SandboxServer:
         self._tokens.revoke_all()
 
     def __repr__(self) -> str:
-        where = self.url if self._server else "stopped"
+        where = self.url if self.serving else "stopped"
         return f"SandboxServer({where}, entries={len(self.entries)})"
 
     # -- life cycle ------------------------------------------------------------------------
 
     def start(self) -> SandboxServer:
         """Bind 127.0.0.1 and serve on a background thread (with a new CA, for TLS)."""
-        if self._server is not None:
+        if self.serving:
             return self
-        server = Server(("127.0.0.1", self._port), Handler)
-        server.sandbox = self
-        if self.tls:
-            try:
-                server.tls = self._tls = SandboxTLS()
-            except BaseException:
-                server.server_close()
-                raise
-        self._server = server
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        try:
+            self.server_bind()
+            self.server_activate()
+            self._tls = SandboxTLS() if self.tls else None
+        except BaseException:
+            self.server_close()
+            raise
+        self.serving = True
+        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
         """Stop serving, close every open connection, remove the throw-away CA."""
-        server, self._server = self._server, None
-        if server is None:
+        if not self.serving:
             return
+        self.serving = False
         self._open.set()
-        server.shutdown()
-        server.close_connections()
-        server.server_close()
-        tls, self._tls = self._tls, None
-        if tls is not None:
-            tls.remove()
+        self.shutdown()
+        self.drop_connections()
+        self.server_close()
+        if self._tls is not None:
+            self._tls.remove()
+            self._tls = None
 
     def __enter__(self) -> SandboxServer:
         return self.start()
@@ -187,14 +198,35 @@ class SandboxServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _running(self) -> Server:
-        if self._server is None:
-            raise RuntimeError("the sandbox is not running")
-        return self._server
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        if self._tls is not None:
+            try:
+                # No I/O here: the handshake is the handler's, on the connection's own thread.
+                request = self._tls.context.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
+            except OSError:
+                self.shutdown_request(request)
+                return
+        with self._lock:
+            self.connections.add(request)
+            self.connections_accepted += 1
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                self.connections.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up or failing their TLS handshake are part of the game."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
+            super().handle_error(request, client_address)
 
     @property
     def port(self) -> int:
-        return self._running().server_address[1]
+        if not self.serving:
+            raise RuntimeError("the sandbox is not running")
+        return self.server_address[1]
 
     @property
     def url(self) -> str:
@@ -205,11 +237,6 @@ class SandboxServer:
     def ca_path(self) -> str | None:
         """The PEM file of the throw-away CA while a TLS sandbox runs (removed on stop)."""
         return self._tls.ca_path if self._tls is not None else None
-
-    @property
-    def connections_accepted(self) -> int:
-        """Connections accepted since start: kept-alive requests share one."""
-        return self._running().accepted
 
     def env(self) -> dict[str, str]:
         """The variables that point a client at this sandbox (its CA and data folder too)."""
@@ -247,17 +274,17 @@ class SandboxServer:
     @property
     def requests(self) -> list[LoggedRequest]:
         """Every request answered (or dropped), oldest first, once the sandbox acted on it."""
-        with self._log_lock:
+        with self._lock:
             return list(self._log_records)
 
     @property
     def received(self) -> list[Received]:
         """Every request that arrived, logged before anything is done (even while paused)."""
-        with self._log_lock:
+        with self._lock:
             return list(self._arrivals)
 
     def clear_log(self) -> None:
-        with self._log_lock:
+        with self._lock:
             self._log_records.clear()
             self._arrivals.clear()
 
@@ -283,13 +310,17 @@ class SandboxServer:
 
     def drop_connections(self) -> None:
         """Close every open (kept-alive) connection now, as a restart or an idle timeout does."""
-        if self._server is not None:
-            self._server.close_connections()
+        with self._lock:
+            for conn in list(self.connections):
+                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
+                # the feet of the thread still reading from it.
+                with contextlib.suppress(OSError):
+                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
 
     # -- called from the server's threads ----------------------------------------------------
 
     def _received(self, method: str, path: str, entry_id: str | None) -> None:
-        with self._log_lock:
+        with self._lock:
             self._arrivals.append(Received(method, path, entry_id))
 
     def _log(
@@ -312,7 +343,7 @@ class SandboxServer:
             handler.command, handler.path, headers, entry_id, operation, status, outcome,
             time.time(), touched[0] if one else None, () if one else touched, code,
         )  # fmt: skip
-        with self._log_lock:
+        with self._lock:
             self._log_records.append(record)
         if self.echo:
             print(f"{handler.command} {handler.path} -> {status or '-'} {outcome}", flush=True)
