@@ -73,15 +73,7 @@ def sandbox_only(base_url: str | None = None) -> None:
 
 def missing_packages() -> list[str]:
     """Which of the demo's own requirements cannot be imported."""
-    missing = []
-    for name in ("nbclient", "nbformat", "ipykernel"):
-        try:
-            found = util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
+    return [name for name in ("nbclient", "nbformat", "ipykernel") if util.find_spec(name) is None]
 
 
 def kernel_env(extra: dict[str, str], home: Path) -> dict[str, str]:
@@ -121,8 +113,7 @@ def cell_text(cell: Any) -> str:
     for out in cell.get("outputs", []):
         data, kind = out.get("data", {}), out.get("output_type")
         if kind == "stream":
-            text = out.get("text", "")
-            text = "".join(text) if isinstance(text, list) else text
+            text = "".join(out.get("text", ""))  # a list of lines, or one string
             if last_stream == out.get("name"):
                 parts[-1] += text
             else:

@@ -133,13 +133,10 @@ class Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
-    def running(self) -> bool:
-        return self.server.serving
-
     def pause(self, seconds: float, *, until_hangup: bool = False) -> bool:
         """Wait ``seconds``; False at once if the sandbox stops (or the client hangs up)."""
         end = time.monotonic() + seconds
-        while self.running():
+        while self.server.serving:
             left = end - time.monotonic()
             if left <= 0:
                 return True
@@ -162,7 +159,7 @@ class Handler(BaseHTTPRequestHandler):
         self._body_read = False
         sandbox._received(self.command, self.path, self._named_entry())
         while not sandbox._open.wait(0.05):
-            if not self.running():
+            if not self.server.serving:
                 return
         if sandbox.latency:
             time.sleep(sandbox.latency)
