@@ -9,7 +9,6 @@ import gzip
 import json
 import os
 import select
-import shutil
 import socket
 import ssl
 import struct
@@ -72,19 +71,15 @@ def load_trustme() -> ModuleType:
     return trustme
 
 
-class SandboxTLS:
-    """A new CA, a certificate it signed, and the server context presenting it."""
-
-    def __init__(self) -> None:
-        ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self.context)
-        self._folder = tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-")  # mode 0700
-        self.ca_path = os.path.join(self._folder, "ca.pem")
-        ca.cert_pem.write_to_path(self.ca_path)
-
-    def remove(self) -> None:
-        shutil.rmtree(self._folder, ignore_errors=True)
+def throwaway_ca() -> tuple[ssl.SSLContext, str]:
+    """A server context presenting a certificate of a new CA, and that CA's PEM file, alone in
+    a new private folder (the caller removes it)."""
+    ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    path = os.path.join(tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-"), "ca.pem")  # 0700
+    ca.cert_pem.write_to_path(path)
+    return context, path
 
 
 class Handler(BaseHTTPRequestHandler):

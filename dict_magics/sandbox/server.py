@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from ..models import Entry
 from .checks import NONCE_RULES, NonceBook, TokenBook, TokenBucket
 from .faults import Fault, FaultQueue
-from .handler import Handler, SandboxTLS, TrustmeMissing, load_trustme
+from .handler import Handler, TrustmeMissing, load_trustme, throwaway_ca
 from .store import EntryStore, coerce_entries
 from .translate import LIMIT_UNITS
 
@@ -143,7 +143,9 @@ class SandboxServer(ThreadingHTTPServer):
         self._arrivals: deque[Received] = deque(maxlen=max_log)
         self._open = threading.Event()  # cleared: requests wait (``pause``)
         self._open.set()
-        self._tls: SandboxTLS | None = None
+        self._context: ssl.SSLContext | None = None
+        self.ca_path: str | None = None
+        """The PEM file of the throw-away CA while a TLS sandbox runs (removed on stop)."""
         self.serving = False
         self.connections: set[socket.socket] = set()
         self.connections_accepted = 0
@@ -171,7 +173,8 @@ class SandboxServer(ThreadingHTTPServer):
         try:
             self.server_bind()
             self.server_activate()
-            self._tls = SandboxTLS() if self.tls else None
+            if self.tls:
+                self._context, self.ca_path = throwaway_ca()
         except BaseException:
             self.server_close()
             raise
@@ -188,9 +191,9 @@ class SandboxServer(ThreadingHTTPServer):
         self.shutdown()
         self.drop_connections()
         self.server_close()
-        if self._tls is not None:
-            self._tls.remove()
-            self._tls = None
+        if self.ca_path is not None:
+            shutil.rmtree(os.path.dirname(self.ca_path), ignore_errors=True)
+            self._context = self.ca_path = None
 
     def __enter__(self) -> SandboxServer:
         return self.start()
@@ -199,10 +202,10 @@ class SandboxServer(ThreadingHTTPServer):
         self.stop()
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
-        if self._tls is not None:
+        if self._context is not None:
             try:
                 # No I/O here: the handshake is the handler's, on the connection's own thread.
-                request = self._tls.context.wrap_socket(
+                request = self._context.wrap_socket(
                     request, server_side=True, do_handshake_on_connect=False
                 )
             except OSError:
@@ -232,11 +235,6 @@ class SandboxServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The base URL to give a client: ``http://127.0.0.1:<port>`` (``https``: TLS)."""
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
-
-    @property
-    def ca_path(self) -> str | None:
-        """The PEM file of the throw-away CA while a TLS sandbox runs (removed on stop)."""
-        return self._tls.ca_path if self._tls is not None else None
 
     def env(self) -> dict[str, str]:
         """The variables that point a client at this sandbox (its CA and data folder too)."""
