@@ -4,7 +4,6 @@ garbled, delayed or dropped after it acted, where a client must not claim a fail
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 METHODS = ("GET", "POST", "PUT", "DELETE")
@@ -70,30 +69,3 @@ class Fault:
     def applied(self) -> bool:
         """Whether the sandbox acts first: the kinds that answer instead say "nothing done"."""
         return not FAULT_KINDS[self.kind].endswith("nothing done")
-
-
-class FaultQueue:
-    """Pending faults, met in the order injected by the requests they apply to."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._faults: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    def take(self, method: str, kind: str | None = None) -> Fault | None:
-        """The first pending fault for ``method`` (if it is of ``kind``), counted as met."""
-        with self._lock:
-            fault = next((f for f in self._faults if f.method in (None, method)), None)
-            if fault is None or kind not in (None, fault.kind):
-                return None
-            fault.remaining -= 1
-            if fault.remaining <= 0:
-                self._faults.remove(fault)
-            return fault

@@ -166,7 +166,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             retry = {"Retry-After": str(sandbox.retry_after)}
             return self._refuse(refusal, self._named_entry(), "rate_limited", **retry)
-        if sandbox._faults.take(self.command, "drop_before"):
+        if sandbox._take_fault(self.command, "drop_before"):
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             return self.reset()
         name, entry_id = "rejected", None
@@ -176,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
         except Rejected as problem:
             return self._refuse(problem, entry_id)
         # Only a request the service would take meets a fault: a refused one leaves it.
-        fault = sandbox._faults.take(self.command)
+        fault = sandbox._take_fault(self.command)
         if fault is not None and not fault.applied:
             sandbox._log(self, name, None, f"fault {fault.kind}", entry_id)
             return write_fault(self, fault, 200, {})

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from ..models import Entry
 from .checks import NONCE_RULES, NonceBook, TokenBook, TokenBucket
-from .faults import Fault, FaultQueue
+from .faults import Fault
 from .handler import Handler, TrustmeMissing, load_trustme, throwaway_ca
 from .store import EntryStore, coerce_entries
 from .translate import LIMIT_UNITS
@@ -137,8 +137,8 @@ class SandboxServer(ThreadingHTTPServer):
         self._nonces = NonceBook(nonce_rule)
         self._tokens = TokenBook(token_lifetime)
         self._store = EntryStore(coerce_entries(entries))
-        self._faults = FaultQueue()
-        self._lock = threading.Lock()  # the logs and the open connections
+        self._lock = threading.Lock()  # the logs, the faults and the open connections
+        self._faults: list[Fault] = []
         self._log_records: deque[LoggedRequest] = deque(maxlen=max_log)
         self._arrivals: deque[Received] = deque(maxlen=max_log)
         self._open = threading.Event()  # cleared: requests wait (``pause``)
@@ -288,7 +288,9 @@ class SandboxServer(ThreadingHTTPServer):
 
     def inject(self, kind: str, count: int = 1, **options: Any) -> None:
         """The next ``count`` requests the sandbox would take meet fault ``kind``."""
-        self._faults.add(Fault(kind, count, **options))
+        fault = Fault(kind, count, **options)
+        with self._lock:
+            self._faults.append(fault)
 
     def fail_next(
         self, count: int = 1, status: int = 503, retry_after: Any = None, method: str | None = None
@@ -297,7 +299,8 @@ class SandboxServer(ThreadingHTTPServer):
         self.inject("status", count, status=status, retry_after=retry_after, method=method)
 
     def clear_faults(self) -> None:
-        self._faults.clear()
+        with self._lock:
+            self._faults.clear()
 
     def pause(self) -> None:
         """Hold every request that arrives from now on until ``resume()``."""
@@ -316,6 +319,18 @@ class SandboxServer(ThreadingHTTPServer):
                     socket.socket.shutdown(conn, socket.SHUT_RDWR)
 
     # -- called from the server's threads ----------------------------------------------------
+
+    def _take_fault(self, method: str, kind: str | None = None) -> Fault | None:
+        """The first pending fault for ``method`` (if it is of ``kind``), counted as met: faults
+        are met in the order injected by the requests they apply to."""
+        with self._lock:
+            fault = next((f for f in self._faults if f.method in (None, method)), None)
+            if fault is None or kind not in (None, fault.kind):
+                return None
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.remove(fault)
+            return fault
 
     def _received(self, method: str, path: str, entry_id: str | None) -> None:
         with self._lock:
