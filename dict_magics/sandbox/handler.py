@@ -16,7 +16,7 @@ import tempfile
 import time
 from http.server import BaseHTTPRequestHandler
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from ..models import codes
@@ -25,9 +25,6 @@ from .checks import Rejected, check_key, check_signed, coded, parse_terms, parse
 from .faults import Fault
 from .store import wire_id
 from .translate import parse_request, translate
-
-if TYPE_CHECKING:
-    from .server import SandboxServer
 
 COLLECTION_PATH = "/api/v1/dictionary"
 ENTRY_PREFIX = COLLECTION_PATH + "/"
@@ -85,7 +82,7 @@ def throwaway_ca() -> tuple[ssl.SSLContext, str]:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server: SandboxServer
+    server: Any  # the ``server.SandboxServer`` serving it (which imports this module)
     server_version = "dict-magics-sandbox"
     sys_version = ""
 
