@@ -123,7 +123,7 @@ class SandboxServer(ThreadingHTTPServer):
             raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
         if tls:
             load_trustme()  # TrustmeMissing now, rather than at start()
-        self.listing, self.ids, self.errors = listing, ids, errors
+        self.listing, self.ids, self.errors, self.nonce_rule = listing, ids, errors, nonce_rule
         self.bulk, self.update, self.token = bulk, update, token
         self.limit_unit, self.case_sensitive = limit_unit, case_sensitive
         self.access_key = access_key
@@ -133,7 +133,6 @@ class SandboxServer(ThreadingHTTPServer):
         self.retry_after, self.rate_limit_answer = retry_after, rate_limit_answer
         self.home: str | None = None  # a DICT_MAGICS_HOME for this run's clients (``env()``)
         self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
-        self.nonce_rule = nonce_rule
         self._nonces = NonceBook(nonce_rule)
         self._tokens = TokenBook(token_lifetime)
         self._store = EntryStore(coerce_entries(entries))
