@@ -1,8 +1,7 @@
 """``dict-magics demo``: run the quickstart notebook headlessly and check what each step did.
 
-A kernel of *this* interpreter runs the notebook against a sandbox started here, with a private
-data folder; after each cell the sandbox's entries and request log are compared with what the
-notebook says the cell does. Needs nbclient, nbformat and ipykernel (the ``demo`` extra).
+After each cell the sandbox's entries and request log are compared with what the notebook
+says the cell does. Needs the ``demo`` extra.
 """
 
 from __future__ import annotations
@@ -50,9 +49,8 @@ def load_notebook(name: str) -> Any:
 
 
 def sandbox_only(base_url: str | None = None) -> None:
-    """Return only if requests go to the sandbox this notebook started (``base_url``, by default
-    where the magics would send them); else raise ``UsageError``, so "Run All" stops there with
-    nothing sent: a demo cell deletes without asking."""
+    """Raise ``UsageError`` unless requests go to the sandbox this notebook started, so "Run
+    All" stops there with nothing sent: a demo cell deletes without asking."""
     from IPython import get_ipython
     from IPython.core.error import UsageError
 
@@ -75,20 +73,11 @@ def sandbox_only(base_url: str | None = None) -> None:
 
 def missing_packages() -> list[str]:
     """Which of the demo's own requirements cannot be imported."""
-    missing = []
-    for name in ("nbclient", "nbformat", "ipykernel"):
-        try:
-            found = util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
+    return [name for name in ("nbclient", "nbformat", "ipykernel") if util.find_spec(name) is None]
 
 
 def kernel_env(extra: dict[str, str], home: Path) -> dict[str, str]:
-    """This environment without the user's dict-magics settings (a profile there must not
-    redirect a demo) or IPython profile, plus ``extra``."""
+    """This environment without the user's dict-magics settings or IPython profile, + ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DICT_MAGICS_")}
     env.update(IPYTHONDIR=str(home / "ipython"), PYDEVD_DISABLE_FILE_VALIDATION="1")
     return env | extra
@@ -96,8 +85,7 @@ def kernel_env(extra: dict[str, str], home: Path) -> dict[str, str]:
 
 @contextmanager
 def running_kernel(nb: Any, env: dict[str, str], cwd: Path) -> Iterator[Any]:
-    """An ``nbclient.NotebookClient`` for ``nb`` with a kernel of ``sys.executable`` given
-    exactly ``env`` (Unix sockets: no TCP port), shut down when the block ends."""
+    """A ``NotebookClient`` for ``nb`` with a kernel of ``sys.executable`` given ``env``."""
     from ipykernel.kernelspec import write_kernel_spec
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
@@ -119,15 +107,13 @@ def running_kernel(nb: Any, env: dict[str, str], cwd: Path) -> Iterator[Any]:
 
 
 def cell_text(cell: Any) -> str:
-    """Everything a cell showed, as text: streams, plain-text results, errors; widgets named.
-    Consecutive pieces of one stream are joined first: one print may arrive split anywhere."""
+    """Everything a cell showed, as text (one print may arrive split: a stream's are joined)."""
     parts: list[str] = []
     last_stream = None
     for out in cell.get("outputs", []):
         data, kind = out.get("data", {}), out.get("output_type")
         if kind == "stream":
-            text = out.get("text", "")
-            text = "".join(text) if isinstance(text, list) else text
+            text = "".join(out.get("text", ""))  # a list of lines, or one string
             if last_stream == out.get("name"):
                 parts[-1] += text
             else:
@@ -144,8 +130,7 @@ def cell_text(cell: Any) -> str:
 
 
 def execute(client: Any, cell: Any, index: int) -> str | None:
-    """Run one cell; the name of the exception it raised, or ``None``. The kernel's reply
-    tells: a ``UsageError`` shows as one line of stderr, not as an error output."""
+    """Run one cell; the name of the exception it raised, or ``None``."""
     replies: list[dict[str, Any]] = []
     client.on_cell_executed = lambda **hook: replies.append(hook["execute_reply"]["content"])
     try:
@@ -159,10 +144,8 @@ def execute(client: Any, cell: Any, index: int) -> str | None:
 
 @dataclass(frozen=True)
 class Step:
-    """What the notebook says a cell does: its ``output``, the ``requests`` the sandbox gets
-    (any order), the ``error`` it raises. The entries afterwards: those before, minus the
-    deleted (all, for ``purges``), plus the added, which bring back exactly the terms that
-    step ``restores`` removed."""
+    """What the notebook says a cell does: its ``output``, the ``requests`` the sandbox gets,
+    the ``error`` it raises; the entries added bring back the terms step ``restores`` removed."""
 
     says: str
     output: str = ""
@@ -180,8 +163,7 @@ class Step:
         sent: list[Request],
         removed: Mapping[str, Counter[tuple[str, ...]]] | None = None,
     ) -> list[str]:
-        """Why the cell did not do what the notebook says (empty when it did); ``removed``:
-        the terms each earlier step removed, by cell id."""
+        """Why the cell did not do what the notebook says (empty when it did)."""
         done = {
             op: {str(e) for o, e, c in self.requests if (o, c) == (op, 200) and e}
             for op in ("delete", "add")
@@ -246,8 +228,7 @@ QUICKSTART_STEPS = {
     "history": Step("show the last requests from the audit log", "last 5 requests"),
 }
 # fmt: on
-"""What each quickstart cell does, as its text says (a restore's last listing names the new
-ids; the sandbox numbers new entries on from its highest id)."""
+"""What each quickstart cell does, as its text says."""
 UNKNOWN = Step("(no expectation known for this cell)", error="(no expectation)")
 
 
@@ -319,9 +300,8 @@ def run_demo(
     steps: dict[str, Step] | None = None,
     force: bool = False,
 ) -> int:
-    """Run the quickstart against a fresh sandbox; 0 only if every step did what ``steps``
-    (by default ``QUICKSTART_STEPS``) expects; 2, with nothing run, when a requirement is
-    missing or ``output`` exists (unless ``force``)."""
+    """Run the quickstart against a fresh sandbox: 0 only if every step did what ``steps``
+    expects; 2, with nothing run, if a requirement is missing or ``output`` exists."""
     out, steps = stream or sys.stdout, QUICKSTART_STEPS if steps is None else steps
     target = Path(output).resolve()
     refusal = ""

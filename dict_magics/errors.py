@@ -1,11 +1,9 @@
 """One tree of errors, so every front end can tell a user's mistake from an outage.
 
-``DictMagicsError`` is the root; its branches say who can fix it: ``UsageProblem`` (the user;
-nothing was sent; exit 2, a one-line ``UsageError`` in the magics), ``ServiceFailure`` (the
-service or the network; exit 1, trying later may work) and ``LocalDataError`` (this computer
-could not keep what must be kept first; exit 1, nothing was sent after it). Lower layers name
-what would help as a ``Remedy``; each front end words it its own way, so no message below the
-front ends names a magic, a subcommand or a flag.
+``DictMagicsError`` branches by who can fix it: ``UsageProblem`` (the user; exit 2),
+``ServiceFailure`` (the service or the network; exit 1) and ``LocalDataError`` (this computer
+could not keep a copy first; exit 1). Lower layers name what would help as a ``Remedy``; each
+front end words it, so no message below them names a magic, a subcommand or a flag.
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ EXIT_USAGE = 2
 
 
 class Remedy(str, Enum):
-    """What would help, named neutrally; each front end words it (``%dict_restore``,
-    ``dict-magics restore``, the panel's Undo). A ``str``, so ``exc.option == "yes"`` holds."""
+    """What would help, named neutrally for each front end to word (a ``str``)."""
 
     LOGIN = "login"  # log the profile in (``exc.profile`` names it)
     RELOGIN = "relogin"  # log out, then in again (a keyring write left it half changed)
@@ -44,8 +41,7 @@ class Remedy(str, Enum):
 
 
 class Notice(str):
-    """A warning (not an error) that names what would help as ``option``, like an error does:
-    the front end appends its own words for it. Everywhere else it is the plain text."""
+    """A warning naming what would help as ``option``, as an error does; else plain text."""
 
     option: str | None
     profile: str | None
@@ -58,9 +54,8 @@ class Notice(str):
 
 
 class DictMagicsError(Exception):
-    """The root of every error dict-magics raises on purpose; ``exit_code`` for the CLI.
-    ``option``: what would get past this (a ``Remedy``), for the front end to word as its
-    command, flag or button; ``profile``: the profile it is about, when the words need it."""
+    """The root of every error dict-magics raises on purpose. ``option``: what would get past
+    this (a ``Remedy``); ``profile``: the profile it is about, when the words need it."""
 
     exit_code = EXIT_FAILED
 
@@ -93,9 +88,7 @@ class InvalidEntryError(UsageProblem, ValueError):
 
 
 class ServiceFailure(DictMagicsError):
-    """The service (or the way to it) did not give what was needed. ``cause``: a
-    ``models.Cause``, ``reason`` the same in words; ``code`` and ``vendor_message``: the
-    service's own, when it sent them."""
+    """The service (or the way to it) did not give what was needed; ``cause`` says why."""
 
     def __init__(
         self,
@@ -115,8 +108,7 @@ class ServiceFailure(DictMagicsError):
         self.vendor_message = vendor_message
 
     def facts(self) -> dict[str, Any]:
-        """The cause, HTTP status and the vendor's code and words, to pass on to an error that
-        says what this failure meant for an operation."""
+        """The facts to pass on to an error that says what this meant for an operation."""
         return {k: getattr(self, k) for k in ("cause", "http_status", "code", "vendor_message")}
 
 
@@ -129,8 +121,7 @@ class ListingUnsupportedError(ServiceError):
 
 
 class OperationFailedError(ServiceFailure):
-    """An operation did not succeed, raised only on request (``raise_on_failure``); the
-    message is the rendered ``result`` (never a secret)."""
+    """An operation did not succeed, raised only on request (``raise_on_failure``)."""
 
     def __init__(self, result: Any) -> None:
         super().__init__(str(result))

@@ -1,11 +1,8 @@
 """Where dict-magics keeps its own files: snapshots, the audit log, the nonce state.
 
-``DICT_MAGICS_HOME`` names the folder; otherwise the platform's user data folder for
-``dict-magics`` (platformdirs). The folder and its sub-folders are 0700 (made one level at a time,
-tightened if found wider) and every file in it 0600, written atomically (temporary file, fsync,
-rename), so a crash leaves the old file or the new one, never half of one. Our files are opened
-without following a symbolic link: a link planted in their place would send our writes elsewhere.
-Nothing here ever holds a secret.
+``DICT_MAGICS_HOME`` names the folder, else the platform's user data folder. Folders are 0700,
+files 0600, written atomically, and opened without following a symbolic link (a planted link
+would send our writes elsewhere).
 """
 
 from __future__ import annotations
@@ -59,10 +56,8 @@ def _is_private_folder(path: Path, *, follow: bool = False) -> bool:
 
 
 def private_folder(path: Path) -> Path:
-    """``path`` as a folder only this user can enter: created 0700 (missing parents too, each
-    0700), or tightened to 0700; raises ``OSError``. A folder of ours inside the data folder
-    that is a symbolic link is refused, never followed (a planted link would send snapshots
-    elsewhere); the data folder itself may be one (the user chose it)."""
+    """``path`` as a folder only this user can enter (created or tightened to 0700); a symbolic
+    link is refused, except the data folder itself (the user chose it)."""
     make_folders(path)
     if Path(path) == location():
         if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
@@ -88,8 +83,7 @@ def private_folder(path: Path) -> Path:
 
 
 def make_folders(path: Path) -> None:
-    """Create the missing levels of ``path``, each 0700; folders already there are left as
-    they are (they may be the user's)."""
+    """Create the missing levels of ``path``, each 0700 (those there may be the user's)."""
     for level in [*reversed(path.parents), path]:
         if not level.is_dir():
             try:
@@ -100,8 +94,7 @@ def make_folders(path: Path) -> None:
 
 
 def open_private(path: Path, flags: int) -> int:
-    """A descriptor of ``path`` (created 0600 with ``os.O_CREAT``), refusing a symbolic link,
-    and anything but a regular file of this user; raises ``OSError`` saying which."""
+    """A descriptor of ``path`` (created 0600), refusing all but a regular file of this user."""
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO put in its place must not block the open
     try:
@@ -136,14 +129,18 @@ def atomic_write(path: Path, data: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    with contextlib.suppress(OSError):  # the rename made durable (best effort: not everywhere)
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     return path
 
 
 def write_new(path: Path, data: bytes) -> Path:
-    """Create ``path`` (0600; ``FileExistsError`` if anything is there, a link included) holding
-    ``data``, ``fdatasync``ed before returning: one journal commit, for files new by construction
-    (snapshots). A crash mid-write can leave a short file: readers check how it ends."""
+    """Create ``path`` (0600, never over anything) holding ``data``, ``fdatasync``ed: one
+    journal commit, for new files (snapshots); readers check how a file ends."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
@@ -159,13 +156,3 @@ def write_new(path: Path, data: bytes) -> Path:
     finally:
         os.close(fd)
     return path
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename itself durable (not possible on every platform; best effort there)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

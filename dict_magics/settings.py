@@ -1,8 +1,5 @@
-"""Every default and bound in one place, read by traitlets, argparse, the panel and the client.
-
-A limit stated twice drifts; here it is stated once. Standard library only, so the front ends
-can read it while ``%load_ext`` stays light.
-"""
+"""Every default and bound in one place (a limit stated twice drifts). Standard library only,
+so ``%load_ext`` stays light."""
 
 from __future__ import annotations
 
@@ -13,11 +10,9 @@ RETRIES = 3
 WORKERS = 4
 """Requests in flight for several ids."""
 LISTING_MAX_AGE = 0.0
-"""Seconds a delete may take its snapshot's terms from this process's own listing (kept current
-by its own deletes, adds and updates) instead of listing afresh: 0 = always list afresh, so the
-snapshot holds the service's terms at the moment of the delete. More saves a round trip per
-cell, at the price of missing an edit made elsewhere within that many seconds. A purge always
-lists afresh."""
+"""Seconds a delete may take its snapshot's terms from this process's own listing instead of
+listing afresh (0: always afresh). More saves a round trip per cell, at the price of missing an
+edit made elsewhere within that many seconds."""
 
 MIN_WORKERS = 1
 MAX_WORKERS = 64
@@ -39,13 +34,10 @@ def span(low: int, high: int) -> str:
 
 
 AUTH = "signature"
-"""How requests prove who sends them: ``signature`` (accessKey, nonce, signature on every
-request) or ``token`` (one ``POST /api/v1/token``, then ``Authorization: Bearer``)."""
+"""``signature`` (every request signed) or ``token`` (one token, sent as Bearer)."""
 TOKEN_DURATION = 1800
 """Seconds a token is asked to last (the vendor documents 30 minutes; renewed before it ends)."""
 BULK_CHUNK = 500
-"""Entries per bulk ``POST``: few round trips (10,000 entries in 20), under 2 MB even for long
-CJK terms, and small enough that several workers share a large restore. ``chunk_size``
-changes it (the vendor documents no limit)."""
+"""Entries per bulk ``POST``: few round trips, yet several workers share a large restore."""
 MAX_BULK_CHUNK = 5000
 """The largest chunk accepted."""

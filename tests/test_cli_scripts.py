@@ -25,7 +25,6 @@ import pytest
 from file_keyring import read_items
 from test_cli import BATCH_KEYS, CLI, RESULT_KEYS, Cli
 
-from dict_magics.profiles import registry
 from dict_magics.sandbox import SandboxServer
 
 ENTRY_KEYS = {"id", "fromLang", "fromText", "toLang", "toText"}
@@ -472,16 +471,16 @@ def test_profiles_with_a_keyring_that_fails_is_an_error(cli: Cli, broken: str) -
 def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch) -> None:
     from dict_magics.profiles import credentials
 
-    item = ("dict-magics", registry.ITEM)
-    registry.remember("work")
-    registry.remember("work")
-    registry.remember("lab")
+    item = ("dict-magics", credentials.REGISTRY_ITEM)
+    credentials.remember("work")
+    credentials.remember("work")
+    credentials.remember("lab")
     assert json.loads(memory_keyring.items[item]) == ["lab", "work"]
-    assert registry.recorded() == ["lab", "work"]
+    assert credentials.recorded() == ["lab", "work"]
     # Only "work" was stored for real; "default" was stored before the index existed.
     credentials.store("work", "https://api.example.com", "AK-work-1234", "s3cr3t-work")
     credentials.store("default", "https://other.example.com", "AK-default-1", "s3cr3t-default")
-    found = registry.stored_profiles()
+    found = credentials.stored_profiles()
     assert [(p.name, p.base_url, p.default) for p in found] == [
         ("default", "https://other.example.com", True),
         ("work", "https://api.example.com", False),
@@ -489,15 +488,15 @@ def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch
     assert found[1].masked_access_key == "AK-w\u202634" and found[1].complete
     assert all("s3cr3t" not in repr(p) for p in found)
     monkeypatch.setenv("DICT_MAGICS_PROFILE", "work")
-    assert [p.default for p in registry.stored_profiles()] == [False, True]
+    assert [p.default for p in credentials.stored_profiles()] == [False, True]
 
     memory_keyring.items.pop(("dict-magics", "work:secret_key"))
-    assert registry.stored_profiles()[1].missing == ["secret_key"]
-    registry.forget("lab")
-    registry.forget("work")
+    assert credentials.stored_profiles()[1].missing == ["secret_key"]
+    credentials.forget("lab")
+    credentials.forget("work")
     assert item not in memory_keyring.items
     memory_keyring.items[item] = "not json"
-    assert registry.recorded() == []
+    assert credentials.recorded() == []
 
 
 # -- --retry-failed --------------------------------------------------------------------------

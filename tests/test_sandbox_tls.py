@@ -162,7 +162,7 @@ def test_continue_flood_over_tls_ends_when_the_client_hangs_up(
     with tls_socket(tls_sandbox) as sock:
         sock.sendall(f"DELETE {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode())
         assert sock.recv(4096).startswith(b"HTTP/1.1 100 Continue")
-    open_connections = tls_sandbox._server.connections
+    open_connections = tls_sandbox.connections
     deadline = time.monotonic() + 3  # a bound, not a measurement
     while open_connections and time.monotonic() < deadline:
         time.sleep(0.01)

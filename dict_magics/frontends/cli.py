@@ -320,7 +320,7 @@ def cmd_logout(args: argparse.Namespace) -> int:
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
-    from ..profiles import credentials, registry
+    from ..profiles import credentials
 
     info = credentials.backend_info()
     if not info.available:
@@ -333,7 +333,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
             "DICT_MAGICS_SECRET_KEY / DICT_MAGICS_BASE_URL.",
         )
         return EXIT_OK
-    found = registry.stored_profiles()
+    found = credentials.stored_profiles()
     fields = ("name", "base_url", "masked_access_key", "complete", "missing", "default")
     listed = [{f.replace("masked_", ""): getattr(p, f) for f in fields} for p in found]
     data = {"profiles": listed, "keyring_backend": info.name, "keyring_available": True}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageProblem
 from ..models.secret import Secret
-from ..profiles import credentials, registry
+from ..profiles import credentials
 from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
 from .context import OperationSettings, profile_of
@@ -125,7 +125,7 @@ def login(
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
-    registry.remember(saved.profile)
+    credentials.remember(saved.profile)
     backend = credentials.backend_info()
     if check is None:
         check = _wants_check(prompter)
@@ -153,7 +153,7 @@ def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
-    registry.forget(profile)
+    credentials.forget(profile)
     from .context import forget
 
     forget(profile)  # no client keeps the old secret in memory

@@ -1,15 +1,15 @@
 """Credential profiles: OS keyring items, environment overrides, and clear errors.
 
-A profile is three items of keyring service ``dict-magics``: ``<profile>:access_key``,
-``<profile>:secret_key`` and ``<profile>:base_url``. ``DICT_MAGICS_*`` variables override them
-for the environment's profile (``DICT_MAGICS_PROFILE``, else ``default``), so scripts and CI
-need no keyring. ``keyring`` is imported only when it is needed.
+A profile is three items of keyring service ``dict-magics`` (``<profile>:access_key`` ...);
+``DICT_MAGICS_*`` variables override them for the environment's profile, so scripts and CI need
+no keyring.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +24,9 @@ ENV_ACCESS_KEY = "DICT_MAGICS_ACCESS_KEY"
 ENV_SECRET_KEY = "DICT_MAGICS_SECRET_KEY"  # noqa: S105 (a variable name)
 ENV_PROFILE = "DICT_MAGICS_PROFILE"
 ITEMS = ("base_url", "access_key", "secret_key")
+REGISTRY_ITEM = "profiles"
+"""The stored profiles' names (most backends cannot list their items): an index, not the truth
+(each name is checked). A name never holds ``:``, so it cannot collide with an item."""
 _WORDS = {"base_url": "base URL", "access_key": "access key", "secret_key": "secret key"}
 _ENV_OF = {"base_url": ENV_BASE_URL, "access_key": ENV_ACCESS_KEY, "secret_key": ENV_SECRET_KEY}
 
@@ -45,8 +48,8 @@ def check_profile(profile: str) -> str:
 
 @dataclass(frozen=True)
 class Credentials(Unpicklable):
-    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``).
-    The secret key is always a ``Secret``; no pickling (``%store`` would write it in clear)."""
+    """What a client needs, and where each part came from (``env``, ``keyring``, ``config``);
+    no pickling (``%store`` would write the secret in clear)."""
 
     profile: str
     base_url: str
@@ -103,8 +106,7 @@ def _keyring() -> Any:
 
 
 def backend_info() -> BackendInfo:
-    """The active keyring backend, read without a secret; ``CredentialsError`` when none can
-    be loaded (a bad ``PYTHON_KEYRING_BACKEND``): a keyring that fails, not a missing one."""
+    """The active keyring backend; ``CredentialsError`` when none can be loaded."""
     keyring = _keyring()
     from keyring.backends import fail
 
@@ -176,8 +178,7 @@ def _read(profile: str, item: str, action: str = "read") -> Secret | None:
 
 
 def _checked(item: str, value: str, where: str) -> str:
-    """``value`` (still a ``Secret`` if it is the secret key), refused, unquoted, if it holds
-    bytes that are not UTF-8: left in, it would fail later in a traceback showing a byte."""
+    """``value``, refused (unquoted) if it holds bytes that are not UTF-8."""
     if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         raise CredentialsError(
             f"the {_WORDS[item]} {where} is not valid UTF-8 text (it holds bytes that are "
@@ -188,8 +189,7 @@ def _checked(item: str, value: str, where: str) -> str:
 
 def load(profile: str | None = None, *, base_url: str | None = None) -> Credentials:
     """Credentials for ``profile``; ``base_url`` (from configuration) overrides the stored one.
-    The environment applies to its own profile only (``-p other`` reads the keyring). No local
-    here holds the secret as a plain ``str`` (tracebacks show locals)."""
+    No local here holds the secret as a plain ``str`` (tracebacks show locals)."""
     profile = check_profile(profile or default_profile())
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -226,8 +226,7 @@ def load(profile: str | None = None, *, base_url: str | None = None) -> Credenti
 
 
 def env_items(profile: str | None = None) -> dict[str, str]:
-    """The items the environment sets for ``profile`` (item -> variable name), values not read;
-    only the environment's own profile takes them, as in ``load``."""
+    """The items the environment sets for ``profile`` (item -> variable name), as ``load``."""
     if check_profile(profile or default_profile()) != default_profile():
         return {}
     return {item: var for item, var in _ENV_OF.items() if os.environ.get(var, "").strip()}
@@ -246,9 +245,7 @@ def stored_items(profile: str) -> dict[str, bool]:
 
 
 def store(profile: str, base_url: str, access_key: str, secret_key: str) -> Credentials:
-    """Save a profile in the keyring after checking the base URL; returns what was saved.
-    All or nothing: the keys first, the base URL last (it completes a profile); if the keyring
-    fails part way, the items written are put back (or removed), never mixing old and new."""
+    """Save a profile in the keyring, all or nothing (a failure part way puts items back)."""
     secret_key = Secret(secret_key)  # the plain str parameter is gone from this frame
     profile = check_profile(profile)
     base_url = normalize_base_url(base_url)
@@ -313,3 +310,85 @@ def delete_profile(profile: str) -> list[str]:
             raise _translate(exc, "remove", profile) from None
         removed.append(item)
     return removed
+
+
+@dataclass(frozen=True)
+class StoredProfile:
+    """A profile found in the keyring: where it points and which items it has (no secret)."""
+
+    name: str
+    base_url: str | None
+    masked_access_key: str | None
+    items: dict[str, bool]
+    default: bool
+
+    @property
+    def complete(self) -> bool:
+        return all(self.items.values())
+
+    @property
+    def missing(self) -> list[str]:
+        return [item for item, present in self.items.items() if not present]
+
+
+def _registry(verb: str, action: str, *args: str) -> Any:
+    """``keyring.<action>(SERVICE, *args)``; a failure says it could not ``verb`` the list."""
+    try:
+        return getattr(_keyring(), action)(SERVICE, *args)
+    except Exception as exc:
+        raise CredentialsError(
+            f"cannot {verb} the list of profiles: the keyring backend failed "
+            f"({type(exc).__name__})."
+        ) from None
+
+
+def recorded() -> list[str]:
+    """The names in the index, as stored (an unreadable index counts as empty)."""
+    raw = _registry("read", "get_password", REGISTRY_ITEM)
+    try:
+        names = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
+
+
+def _save_registry(names: list[str]) -> None:
+    if names:
+        _registry("update", "set_password", REGISTRY_ITEM, json.dumps(sorted(set(names))))
+    elif _registry("update", "get_password", REGISTRY_ITEM) is not None:
+        _registry("update", "delete_password", REGISTRY_ITEM)
+
+
+def remember(profile: str) -> None:
+    """Record ``profile`` as stored (after a login)."""
+    profile, names = check_profile(profile), recorded()
+    if profile not in names:
+        _save_registry([*names, profile])
+
+
+def forget(profile: str) -> None:
+    """Drop ``profile`` from the index (after a logout)."""
+    profile, names = check_profile(profile), recorded()
+    if profile in names:
+        _save_registry([n for n in names if n != profile])
+
+
+def stored_profiles() -> list[StoredProfile]:
+    """Every profile with at least one item in the keyring, by name."""
+    backend = backend_info()
+    if not backend.available:
+        raise CredentialsError(f"cannot list the stored profiles: {backend.warning}.")
+    current = default_profile()
+    found = []
+    for name in sorted(set(recorded()) | {"default", current}):
+        try:
+            name = check_profile(name)
+        except CredentialsError:
+            continue  # a name someone wrote into the index by hand
+        values = {item: _read(name, item) for item in ITEMS}
+        if any(values.values()):
+            key, url = values["access_key"], values["base_url"]
+            items = {item: bool(value) for item, value in values.items()}
+            masked = mask(key) if key else None
+            found.append(StoredProfile(name, url and str(url), masked, items, name == current))
+    return found

@@ -111,8 +111,7 @@ class ProfileStatus(Rendered):
 
 
 def profile_status(profile: str | None = None, *, base_url: str | None = None) -> ProfileStatus:
-    """Describe ``profile`` without sending anything; keyring trouble becomes ``problem``
-    (``DictMagicsError`` only for a profile name that cannot exist)."""
+    """Describe ``profile`` without sending anything; keyring trouble becomes ``problem``."""
     profile = credentials.check_profile(profile or credentials.default_profile())
     env_vars = credentials.env_items(profile)
     try:

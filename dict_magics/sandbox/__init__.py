@@ -1,6 +1,5 @@
-"""A real local stand-in for the translation service, for the demo, the notebooks and the tests.
+"""A local stand-in for the translation service, for the demo, the notebooks and the tests.
 
-``SandboxServer`` listens on 127.0.0.1 only; ``use_sandbox()`` points a notebook at one.
 Run ``python -m dict_magics.sandbox`` (or ``dict-magics sandbox``) to serve one until Ctrl-C.
 """
 

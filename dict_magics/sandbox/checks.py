@@ -1,9 +1,7 @@
-"""What the service checks before it acts: who may ask (signatures, nonce rules, Bearer
-tokens), how often (the rate limit), and what a request may carry; refusals in its shape.
+"""What the service checks before it acts: who may ask, how often, what a request may carry.
 
-The signature is written here, not imported from the client: a stand-in for the vendor that
-shared the client's code would hide the client's bugs. Tokens are kept only as hashes. The
-vendor does not document the HTTP status of a coded refusal: a client must judge by the code.
+The signature is written here, not imported from the client: sharing the client's code would
+hide the client's bugs. The HTTP status of a coded refusal is not documented (judge the code).
 """
 
 from __future__ import annotations
@@ -78,8 +76,7 @@ def _terms(data: Any, where: str = "") -> tuple[str, str, str, str]:
 
 
 def parse_terms(body: bytes, bulk: bool = False) -> list[tuple[str, str, str, str]]:
-    """A POST or PUT body's terms (a bulk POST's array: all valid, or the refusal naming the
-    first bad item, so nothing is added)."""
+    """A POST or PUT body's terms (a bulk array all valid, or nothing is added)."""
     if not bulk:
         return [_terms(parse_json(body, object))]
     items = parse_json(body, list)
@@ -112,9 +109,8 @@ def same(given: str, expected: str) -> bool:
 
 
 class NonceBook:
-    """The nonces accepted so far, per access key, under one rule: ``increasing`` (the
-    vendor's: each greater than the last accepted), ``unique`` (any unused one within 5
-    minutes of the clock) or ``none`` (any number, replays too)."""
+    """Nonces accepted per access key under one rule: ``increasing`` (the vendor's),
+    ``unique`` (unused, within 5 minutes of the clock) or ``none``."""
 
     def __init__(self, rule: str = "increasing") -> None:
         self.rule = rule
@@ -125,17 +121,12 @@ class NonceBook:
 
     def admit(self, access_key: str, nonce: int) -> Rejected | None:
         """Accept ``nonce`` for ``access_key`` (and remember it), or say why not."""
-        if self.rule == "none":
+        if self.rule != "unique":
+            with self._lock:
+                if self.rule == "increasing" and nonce <= self._last.get(access_key, 0):
+                    return coded(codes.NONCE_TOO_SMALL)
+                self._last[access_key] = nonce
             return None
-        if self.rule == "unique":
-            return self._admit_unique(access_key, nonce)
-        with self._lock:
-            if nonce <= self._last.get(access_key, 0):
-                return coded(codes.NONCE_TOO_SMALL)
-            self._last[access_key] = nonce
-        return None
-
-    def _admit_unique(self, access_key: str, nonce: int) -> Rejected | None:
         now = time.time()
         if nonce / 1000 - now > NONCE_WINDOW_S:
             return coded(codes.NONCE_TOO_BIG, "more than 5 minutes ahead of the server's clock")
@@ -162,8 +153,8 @@ def check_key(access_key: str, expected: str) -> Rejected | None:
 def check_signed(
     headers: Message, path: str, access_key: str, secret_key: str, nonces: NonceBook
 ) -> Rejected | None:
-    """Why a signed request is not authentic, or ``None``. The nonce rule comes last, so a
-    forged request cannot use up a nonce."""
+    """Why a signed request is not authentic, or ``None`` (the nonce last: a forged request
+    cannot use one up)."""
     names = ("accessKey", "nonce", "signature")
     sent_key, nonce, signature = (headers.get(name) or "" for name in names)
     if missing := [name for name in names if not headers.get(name)]:
@@ -179,8 +170,7 @@ def check_signed(
 
 
 class TokenBook:
-    """Tokens issued by ``POST /api/v1/token``: JWT-shaped, opaque, expiring. ``lifetime``
-    overrides every requested duration (1 s lets tests see tokens expire mid-batch)."""
+    """Tokens issued by ``POST /api/v1/token``, kept as hashes."""
 
     def __init__(self, lifetime: float | None = None) -> None:
         self.lifetime = lifetime
@@ -224,8 +214,7 @@ class TokenBook:
 
 
 class TokenBucket:
-    """The rate limit: ``rate`` tokens a second, at most ``burst`` held, one per request.
-    Starts full, so a burst right after start passes, as a real service allows."""
+    """The rate limit: ``rate`` tokens a second, at most ``burst`` held (full at start)."""
 
     def __init__(
         self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic

@@ -1,20 +1,12 @@
-"""Faults the sandbox can inject (``handler.write_fault`` puts each on the wire): an answer
-in place of the service's (nothing done), or one garbled, delayed or dropped after the service
-acted ("applied"): the cases where a client must not claim a failure it cannot prove.
+"""Faults the sandbox can inject: an answer in place of the service's (nothing done), or one
+garbled, delayed or dropped after it acted, where a client must not claim a failure.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 METHODS = ("GET", "POST", "PUT", "DELETE")
-ANSWERS_INSTEAD = frozenset(
-    {"status", "coded", "non_json", "no_status", "other_status", "html", "huge", "deep_json"}
-    | {"redirect", "drop_before"}
-)
-"""The kinds that answer in place of the service; every other kind lets it act first."""
-
 FAULT_KINDS = {
     "status": "answer `status` (a failure without code, optional Retry-After); nothing done",
     "coded": "answer `status` with the vendor's error `code` and its message (or `message`, in "
@@ -75,32 +67,5 @@ class Fault:
 
     @property
     def applied(self) -> bool:
-        """Whether the sandbox acts on the request before the fault takes over."""
-        return self.kind not in ANSWERS_INSTEAD
-
-
-class FaultQueue:
-    """Pending faults, met in the order injected by the requests they apply to."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._faults: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    def take(self, method: str, kind: str | None = None) -> Fault | None:
-        """The first pending fault for ``method`` (if it is of ``kind``), counted as met."""
-        with self._lock:
-            fault = next((f for f in self._faults if f.method in (None, method)), None)
-            if fault is None or kind not in (None, fault.kind):
-                return None
-            fault.remaining -= 1
-            if fault.remaining <= 0:
-                self._faults.remove(fault)
-            return fault
+        """Whether the sandbox acts first: the kinds that answer instead say "nothing done"."""
+        return not FAULT_KINDS[self.kind].endswith("nothing done")

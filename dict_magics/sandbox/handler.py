@@ -1,6 +1,5 @@
 """The sandbox's HTTP(S) side: what a request asks for, whether the service would take it, and
-the bytes of the answer, its own or a fault's (``write_fault``). HTTPS uses a throw-away CA
-(``trustme``), kept in a private temporary folder while the sandbox runs.
+the bytes of the answer, its own or a fault's. HTTPS uses a throw-away CA (``trustme``).
 """
 
 from __future__ import annotations
@@ -10,15 +9,12 @@ import gzip
 import json
 import os
 import select
-import shutil
 import socket
 import ssl
 import struct
-import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
@@ -40,13 +36,11 @@ POST_PATHS = {
     "/api/v1/translate": "translate",
 }
 JSON = "application/json"
-MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}
-"""Bodies larger than 64 KiB are refused, except these."""
+MAX_BODY = {"bulk": 8 << 20, "translate": 2 << 20}  # the rest: 64 KiB
 
 
 def entry_of(path: str) -> str | None:
-    """The entry a DELETE or PUT path names (``None``: the purge), as the contract routes it:
-    one percent-decoded segment after the prefix, and only ``dictionary-all`` is the purge."""
+    """The entry a DELETE or PUT path names: one percent-decoded segment (``None``: the purge)."""
     segment = path[len(ENTRY_PREFIX) :]
     if not path.startswith(ENTRY_PREFIX) or "/" in segment or not segment:
         raise Rejected(404, "no such endpoint")
@@ -62,7 +56,7 @@ TRUSTME_MISSING = "the TLS sandbox needs trustme: pip install trustme"
 
 
 class TrustmeMissing(RuntimeError):
-    """TLS was asked for, but ``trustme`` (in the project's test extra) is not installed."""
+    """TLS was asked for, but ``trustme`` is not installed."""
 
 
 def load_trustme() -> ModuleType:
@@ -74,73 +68,21 @@ def load_trustme() -> ModuleType:
     return trustme
 
 
-class SandboxTLS:
-    """A new CA, a certificate it signed, and the server context presenting it."""
-
-    def __init__(self) -> None:
-        ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self.context)
-        self._folder = tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-")  # mode 0700
-        self.ca_path = os.path.join(self._folder, "ca.pem")
-        ca.cert_pem.write_to_path(self.ca_path)
-
-    def remove(self) -> None:
-        shutil.rmtree(self._folder, ignore_errors=True)
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
-    request_queue_size = 128
-    sandbox: Any
-    """The ``server.SandboxServer`` this serves (it imports this module)."""
-    tls: SandboxTLS | None = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self.accepted = 0
-        super().__init__(*args, **kwargs)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        if self.tls is not None:
-            try:
-                # No I/O here: the handshake is the handler's, on the connection's own thread.
-                request = self.tls.context.wrap_socket(
-                    request, server_side=True, do_handshake_on_connect=False
-                )
-            except OSError:
-                self.shutdown_request(request)
-                return
-        with self._lock:
-            self.connections.add(request)
-            self.accepted += 1
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._lock:
-                self.connections.discard(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hanging up or failing their TLS handshake are part of the game."""
-        if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-    def close_connections(self) -> None:
-        with self._lock:
-            for conn in list(self.connections):
-                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
-                # the feet of the thread still reading from it.
-                with contextlib.suppress(OSError):
-                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
+def throwaway_ca() -> tuple[ssl.SSLContext, str]:
+    """A server context presenting a certificate of a new CA, and that CA's PEM file, alone in
+    a new private folder (the caller removes it)."""
+    ca = load_trustme().CA(organization_name="dict-magics sandbox (throw-away)")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    path = os.path.join(tempfile.mkdtemp(prefix="dict-magics-sandbox-ca-"), "ca.pem")  # 0700
+    ca.cert_pem.write_to_path(path)
+    return context, path
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server: Server
+    server: Any  # the ``server.SandboxServer`` serving it (which imports this module)
     server_version = "dict-magics-sandbox"
     sys_version = ""
 
@@ -149,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         """TLS handshake here, on this connection's own thread: a slow client holds up no one."""
-        if self.server.tls is not None:
+        if self.server.tls:
             self.request.settimeout(HANDSHAKE_TIMEOUT_S)
             self.request.do_handshake()
             self.request.settimeout(None)
@@ -170,9 +112,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send(code, body, extra=extra)
 
     def answer(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
-        """The service's own answer: a failure in the vendor's shape, or (``errors="plain"``)
-        only an HTTP status and a plain-text message."""
-        if self.server.sandbox.errors == "plain" and data.get("status") == "failure":
+        """The service's own answer (with ``errors="plain"``, a failure as plain text)."""
+        if self.server.errors == "plain" and data.get("status") == "failure":
             message = data.get("data", {}).get("message", "")
             self.send(code, message.encode("utf-8", "backslashreplace"), "text/plain", extra)
         else:
@@ -184,41 +125,33 @@ class Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
-    def running(self) -> bool:
-        return self.server.sandbox._server is self.server
-
     def pause(self, seconds: float, *, until_hangup: bool = False) -> bool:
-        """Wait ``seconds``; False (at once) when the sandbox stops or, with ``until_hangup``,
-        when the client hangs up."""
+        """Wait ``seconds``; False at once if the sandbox stops (or the client hangs up)."""
         end = time.monotonic() + seconds
-        while self.running():
+        while self.server.serving:
             left = end - time.monotonic()
             if left <= 0:
                 return True
             if not until_hangup:
                 time.sleep(min(0.05, left))
             elif select.select([self.connection], [], [], min(0.05, left))[0]:
-                if self._hung_up():
+                try:  # TLS cannot peek: read
+                    tls = isinstance(self.connection, ssl.SSLSocket)
+                    if not self.connection.recv(1, 0 if tls else socket.MSG_PEEK):
+                        return False  # hung up
+                except OSError:
                     return False
                 time.sleep(min(0.05, left))  # it sent something more: ignore it
         return False
 
-    def _hung_up(self) -> bool:
-        try:
-            if isinstance(self.connection, ssl.SSLSocket):  # TLS cannot peek: read
-                return not self.connection.recv(1)
-            return not self.connection.recv(1, socket.MSG_PEEK)
-        except OSError:
-            return True
-
     # -- handling --------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        sandbox = self.server.sandbox
+        sandbox = self.server
         self._body_read = False
         sandbox._received(self.command, self.path, self._named_entry())
         while not sandbox._open.wait(0.05):
-            if not self.running():
+            if not self.server.serving:
                 return
         if sandbox.latency:
             time.sleep(sandbox.latency)
@@ -230,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             retry = {"Retry-After": str(sandbox.retry_after)}
             return self._refuse(refusal, self._named_entry(), "rate_limited", **retry)
-        if sandbox._faults.take(self.command, "drop_before"):
+        if sandbox._take_fault(self.command, "drop_before"):
             sandbox._log(self, "dropped", None, "connection dropped before reading")
             return self.reset()
         name, entry_id = "rejected", None
@@ -240,7 +173,7 @@ class Handler(BaseHTTPRequestHandler):
         except Rejected as problem:
             return self._refuse(problem, entry_id)
         # Only a request the service would take meets a fault: a refused one leaves it.
-        fault = sandbox._faults.take(self.command)
+        fault = sandbox._take_fault(self.command)
         if fault is not None and not fault.applied:
             sandbox._log(self, name, None, f"fault {fault.kind}", entry_id)
             return write_fault(self, fault, 200, {})
@@ -260,10 +193,12 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse(
         self, problem: Rejected, entry_id: str | None, operation: str = "rejected", **extra: str
     ) -> None:
-        self.server.sandbox._log(
+        self.server._log(
             self, operation, problem.status, problem.message, entry_id, code=problem.code
         )
-        if not self._skip_body():  # its body is unread: the connection is out of step
+        # Drop its unread body; a stream that cannot be brought back in step is closed.
+        skipped = self._body_read or not self._has_body()
+        if not skipped and self._read_body(max(MAX_BODY.values())) is None:
             self.close_connection = True
             extra["Connection"] = "close"
         self.answer(problem.status, problem.body(), extra)
@@ -277,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> tuple[str, str | None]:
         """The operation asked for and the entry it names; ``Rejected`` when there is none."""
-        sandbox, method = self.server.sandbox, self.command
+        sandbox, method = self.server, self.command
         path, query, _ = self.path.partition("?")
         entry_id = None
         if method == "POST" and path in POST_PATHS:
@@ -303,7 +238,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _check(self, name: str) -> Any:
         """Authenticate the request and read its body: what the operation needs from it."""
-        sandbox = self.server.sandbox
+        sandbox = self.server
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if content_type != JSON:
             raise coded(codes.INVALID_PARAMETERS, "Content-Type must be application/json")
@@ -333,7 +268,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _run(self, name: str, entry_id: str | None, payload: Any) -> tuple[int, dict, tuple]:
         """Do it: HTTP status, JSON answer, and the entries touched."""
-        sandbox = self.server.sandbox
+        sandbox = self.server
         store = sandbox._store
         if name == "list":
             listed = [{**e.to_service(), "id": wire_id(e.id, sandbox.ids)} for e in store.sorted()]
@@ -375,13 +310,6 @@ class Handler(BaseHTTPRequestHandler):
         self._body_read = True
         return self.rfile.read(length)
 
-    def _skip_body(self) -> bool:
-        """Drop a refused request's unread body; False when the stream cannot be brought back
-        in step."""
-        if self._body_read or not self._has_body():
-            return True
-        return self._read_body(max(MAX_BODY.values())) is not None
-
 
 def head(
     code: int, length: int, content_type: str = JSON, extra: dict[str, str] | None = None
@@ -402,8 +330,7 @@ def _drip(h: Handler, delay: float, data: bytes) -> bool:
 
 
 def write_fault(h: Handler, f: Fault, code: int, data: dict[str, Any]) -> None:
-    """Answer (or not) as ``f`` says; ``code`` and ``data`` are the service's own answer when
-    the fault is applied."""
+    """Answer (or not) as ``f`` says; ``code`` and ``data``: the service's own answer."""
     body = json.dumps(data, ensure_ascii=False).encode("utf-8")
     retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
     quoted = (f.message or "").replace("{authorization}", h.headers.get("Authorization", ""))

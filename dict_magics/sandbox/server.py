@@ -1,8 +1,7 @@
 """A real local stand-in for the translation service: ``SandboxServer`` on 127.0.0.1 only.
 
-Every endpoint the vendor documents, checked and refused as the service does. Each documented
-variant is a keyword, named as ``probe`` reports it, so a client can be tested against services
-that differ in one rule; the defaults are the vendor's.
+Each documented variant is a keyword, named as ``probe`` reports it; the defaults are the
+vendor's.
 """
 
 from __future__ import annotations
@@ -15,19 +14,23 @@ import secrets
 import shlex
 import shutil
 import signal
+import socket
+import ssl
+import sys
 import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ..models import Entry
 from .checks import NONCE_RULES, NonceBook, TokenBook, TokenBucket
-from .faults import Fault, FaultQueue
-from .handler import Handler, SandboxTLS, Server, TrustmeMissing, load_trustme
+from .faults import Fault
+from .handler import Handler, TrustmeMissing, load_trustme, throwaway_ca
 from .store import EntryStore, coerce_entries
 from .translate import LIMIT_UNITS
 
@@ -55,9 +58,7 @@ class Received(NamedTuple):
 @dataclass(frozen=True)
 class LoggedRequest:
     """One request the sandbox answered (or dropped): its ``operation`` (``list``, ``add``,
-    ``bulk``, ``update``, ``delete``, ``purge``, ``token``, ``translate``, ``rejected``,
-    ``rate_limited``, ``dropped``), the ``entry`` or ``entries`` it touched, a refusal's
-    ``code``. Never a token."""
+    ``rejected``, ``dropped``...), the ``entry`` or ``entries`` it touched. Never a token."""
 
     method: str
     path: str
@@ -72,17 +73,18 @@ class LoggedRequest:
     code: int | None = None
 
 
-class SandboxServer:
+class SandboxServer(ThreadingHTTPServer):
     """The service on ``127.0.0.1``, with faults on demand; a context manager.
 
-    ``entries``: a count (ids 1..N), ids (terms generated), ``Entry`` objects or dicts in the
-    service's field names. Variants: ``listing`` ``"data.entries"`` | ``"entries"`` (top level)
-    | ``False`` (404); ``ids`` ``"integer"`` | ``"string"``; ``nonce_rule`` ``"increasing"`` |
-    ``"unique"`` | ``"none"``; ``errors`` ``"coded"`` | ``"plain"`` (a status and a text, no
-    code); ``bulk``, ``update``, ``token``: the endpoint exists (else 404, 405, 404);
-    ``limit_unit`` and ``case_sensitive``: how translate applies entries. ``rate_limit``:
-    requests a second in bursts of ``burst``, beyond it 40103 (or 429) with ``Retry-After``.
+    ``entries``: a count (ids 1..N), ids, ``Entry`` objects or dicts in the service's field
+    names. The variants' choices are ``CHOICES``; ``bulk``, ``update``, ``token``: the endpoint
+    exists. ``rate_limit``: requests a second in bursts of ``burst``, beyond it 40103 or 429.
     """
+
+    daemon_threads = True
+    block_on_close = False
+    # A batch's workers connect at once; the default backlog of 5 drops SYNs on a busy machine.
+    request_queue_size = 128
 
     def __init__(
         self,
@@ -121,72 +123,76 @@ class SandboxServer:
             raise ValueError(f"retry_after must be 0 seconds or more, not {retry_after!r}")
         if tls:
             load_trustme()  # TrustmeMissing now, rather than at start()
-        self.listing, self.ids, self.errors = listing, ids, errors
+        self.listing, self.ids, self.errors, self.nonce_rule = listing, ids, errors, nonce_rule
         self.bulk, self.update, self.token = bulk, update, token
         self.limit_unit, self.case_sensitive = limit_unit, case_sensitive
         self.access_key = access_key
-        # A recognisable prefix lets tests (and people) spot a leaked sandbox secret at once.
+        # A recognisable prefix makes a leaked sandbox secret easy to spot.
         self.secret_key = secret_key or "sandbox-secret-" + secrets.token_urlsafe(18)
         self.latency, self.add_delay, self.echo, self.tls = latency, add_delay, echo, tls
         self.retry_after, self.rate_limit_answer = retry_after, rate_limit_answer
         self.home: str | None = None  # a DICT_MAGICS_HOME for this run's clients (``env()``)
         self._bucket = None if rate_limit is None else TokenBucket(rate_limit, burst)
-        self.nonce_rule = nonce_rule
         self._nonces = NonceBook(nonce_rule)
         self._tokens = TokenBook(token_lifetime)
         self._store = EntryStore(coerce_entries(entries))
-        self._faults = FaultQueue()
-        self._log_lock = threading.Lock()
+        self._lock = threading.Lock()  # the logs, the faults and the open connections
+        self._faults: list[Fault] = []
         self._log_records: deque[LoggedRequest] = deque(maxlen=max_log)
         self._arrivals: deque[Received] = deque(maxlen=max_log)
-        self._port = port
         self._open = threading.Event()  # cleared: requests wait (``pause``)
         self._open.set()
-        self._server: Server | None = None
-        self._tls: SandboxTLS | None = None
+        self._context: ssl.SSLContext | None = None
+        self.ca_path: str | None = None
+        """The PEM file of the throw-away CA while a TLS sandbox runs (removed on stop)."""
+        self.serving = False
+        self.connections: set[socket.socket] = set()
+        self.connections_accepted = 0
+        """Connections accepted since start: kept-alive requests share one."""
+        super().__init__(("127.0.0.1", port), Handler, bind_and_activate=False)
 
     @property
     def tokens_issued(self) -> int:
         return self._tokens.issued
 
     def revoke_tokens(self) -> None:
-        """Make every token issued so far invalid (40001 from now on), as a restart does."""
+        """Make every token issued so far invalid, as a restart does."""
         self._tokens.revoke_all()
 
     def __repr__(self) -> str:
-        where = self.url if self._server else "stopped"
+        where = self.url if self.serving else "stopped"
         return f"SandboxServer({where}, entries={len(self.entries)})"
 
     # -- life cycle ------------------------------------------------------------------------
 
     def start(self) -> SandboxServer:
         """Bind 127.0.0.1 and serve on a background thread (with a new CA, for TLS)."""
-        if self._server is not None:
+        if self.serving:
             return self
-        server = Server(("127.0.0.1", self._port), Handler)
-        server.sandbox = self
-        if self.tls:
-            try:
-                server.tls = self._tls = SandboxTLS()
-            except BaseException:
-                server.server_close()
-                raise
-        self._server = server
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        try:
+            self.server_bind()
+            self.server_activate()
+            if self.tls:
+                self._context, self.ca_path = throwaway_ca()
+        except BaseException:
+            self.server_close()
+            raise
+        self.serving = True
+        threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
         """Stop serving, close every open connection, remove the throw-away CA."""
-        server, self._server = self._server, None
-        if server is None:
+        if not self.serving:
             return
+        self.serving = False
         self._open.set()
-        server.shutdown()
-        server.close_connections()
-        server.server_close()
-        tls, self._tls = self._tls, None
-        if tls is not None:
-            tls.remove()
+        self.shutdown()
+        self.drop_connections()
+        self.server_close()
+        if self.ca_path is not None:
+            shutil.rmtree(os.path.dirname(self.ca_path), ignore_errors=True)
+            self._context = self.ca_path = None
 
     def __enter__(self) -> SandboxServer:
         return self.start()
@@ -194,33 +200,43 @@ class SandboxServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _running(self) -> Server:
-        if self._server is None:
-            raise RuntimeError("the sandbox is not running")
-        return self._server
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        if self._context is not None:
+            try:
+                # No I/O here: the handshake is the handler's, on the connection's own thread.
+                request = self._context.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
+            except OSError:
+                self.shutdown_request(request)
+                return
+        with self._lock:
+            self.connections.add(request)
+            self.connections_accepted += 1
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                self.connections.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up or failing their TLS handshake are part of the game."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
+            super().handle_error(request, client_address)
 
     @property
     def port(self) -> int:
-        return self._running().server_address[1]
+        if not self.serving:
+            raise RuntimeError("the sandbox is not running")
+        return self.server_address[1]
 
     @property
     def url(self) -> str:
         """The base URL to give a client: ``http://127.0.0.1:<port>`` (``https``: TLS)."""
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
-    @property
-    def ca_path(self) -> str | None:
-        """The PEM file of the throw-away CA while a TLS sandbox runs (removed on stop)."""
-        return self._tls.ca_path if self._tls is not None else None
-
-    @property
-    def connections_accepted(self) -> int:
-        """Connections accepted since start: kept-alive requests share one."""
-        return self._running().accepted
-
     def env(self) -> dict[str, str]:
-        """The variables that point a client at this sandbox; with TLS ``REQUESTS_CA_BUNDLE``
-        (it beats a session's own ``verify``) and ``SSL_CERT_FILE``; ``DICT_MAGICS_HOME``."""
+        """The variables that point a client at this sandbox (its CA and data folder too)."""
         env = {
             "DICT_MAGICS_BASE_URL": self.url,
             "DICT_MAGICS_ACCESS_KEY": self.access_key,
@@ -245,7 +261,7 @@ class SandboxServer:
 
     @property
     def terms(self) -> list[tuple[str, str, str, str]]:
-        """Every entry's terms in id order: what a restore must bring back, whatever the ids."""
+        """Every entry's terms in id order (a restore brings them back under new ids)."""
         return [e.terms for e in self._store.sorted()]
 
     def add_entries(self, entries: EntrySpec) -> None:
@@ -255,25 +271,25 @@ class SandboxServer:
     @property
     def requests(self) -> list[LoggedRequest]:
         """Every request answered (or dropped), oldest first, once the sandbox acted on it."""
-        with self._log_lock:
+        with self._lock:
             return list(self._log_records)
 
     @property
     def received(self) -> list[Received]:
-        """Every request that arrived, logged before anything is done (even while paused): a
-        request a killed client may have sent is here."""
-        with self._log_lock:
+        """Every request that arrived, logged before anything is done (even while paused)."""
+        with self._lock:
             return list(self._arrivals)
 
     def clear_log(self) -> None:
-        with self._log_lock:
+        with self._lock:
             self._log_records.clear()
             self._arrivals.clear()
 
     def inject(self, kind: str, count: int = 1, **options: Any) -> None:
-        """The next ``count`` requests the sandbox would take (of ``method``, if given) meet
-        fault ``kind`` (``FAULT_KINDS``); ``options``: ``Fault``'s other fields."""
-        self._faults.add(Fault(kind, count, **options))
+        """The next ``count`` requests the sandbox would take meet fault ``kind``."""
+        fault = Fault(kind, count, **options)
+        with self._lock:
+            self._faults.append(fault)
 
     def fail_next(
         self, count: int = 1, status: int = 503, retry_after: Any = None, method: str | None = None
@@ -282,7 +298,8 @@ class SandboxServer:
         self.inject("status", count, status=status, retry_after=retry_after, method=method)
 
     def clear_faults(self) -> None:
-        self._faults.clear()
+        with self._lock:
+            self._faults.clear()
 
     def pause(self) -> None:
         """Hold every request that arrives from now on until ``resume()``."""
@@ -293,13 +310,29 @@ class SandboxServer:
 
     def drop_connections(self) -> None:
         """Close every open (kept-alive) connection now, as a restart or an idle timeout does."""
-        if self._server is not None:
-            self._server.close_connections()
+        with self._lock:
+            for conn in list(self.connections):
+                # socket.socket's own shutdown: SSLSocket.shutdown would drop its TLS state under
+                # the feet of the thread still reading from it.
+                with contextlib.suppress(OSError):
+                    socket.socket.shutdown(conn, socket.SHUT_RDWR)
 
     # -- called from the server's threads ----------------------------------------------------
 
+    def _take_fault(self, method: str, kind: str | None = None) -> Fault | None:
+        """The first pending fault for ``method`` (if it is of ``kind``), counted as met: faults
+        are met in the order injected by the requests they apply to."""
+        with self._lock:
+            fault = next((f for f in self._faults if f.method in (None, method)), None)
+            if fault is None or kind not in (None, fault.kind):
+                return None
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.remove(fault)
+            return fault
+
     def _received(self, method: str, path: str, entry_id: str | None) -> None:
-        with self._log_lock:
+        with self._lock:
             self._arrivals.append(Received(method, path, entry_id))
 
     def _log(
@@ -322,19 +355,16 @@ class SandboxServer:
             handler.command, handler.path, headers, entry_id, operation, status, outcome,
             time.time(), touched[0] if one else None, () if one else touched, code,
         )  # fmt: skip
-        with self._log_lock:
+        with self._lock:
             self._log_records.append(record)
         if self.echo:
             print(f"{handler.command} {handler.path} -> {status or '-'} {outcome}", flush=True)
 
 
 def use_sandbox(entries: int = 100) -> SandboxServer | None:
-    """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup).
-
-    A loopback sandbox announced by ``DICT_MAGICS_SANDBOX`` is reused; otherwise one is started
-    (and returned) with a temporary data folder, so its snapshots never reach the user's. The
-    session's profile and base URL are reset: no stored profile can send these deletes to a
-    real account.
+    """Point this IPython session at a sandbox and nothing else (the demo notebooks' setup):
+    the one ``DICT_MAGICS_SANDBOX`` announces, else a new one (returned) with a temporary data
+    folder. The profile and base URL are reset, so no stored profile gets these deletes.
     """
     given = os.environ.get(SANDBOX_MARKER)
     sandbox = None
@@ -412,8 +442,21 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
     # Whoever follows the printed exports keeps this run's snapshots and audit lines here.
     sandbox.home = tempfile.mkdtemp(prefix="dict-magics-sandbox-home-")
     _on_sigterm(signal.default_int_handler)  # a kill stops it as Ctrl-C does, cleaning up
-    try:
-        _print_welcome(sandbox, args)  # a Ctrl-C while it prints stops cleanly too
+    try:  # a Ctrl-C while it prints stops cleanly too
+        print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
+        if sandbox.ca_path is not None:
+            print(f"Trust its throw-away CA (removed on stop): {sandbox.ca_path}")
+        if args.rate_limit is not None:
+            print(
+                f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to "
+                f"{args.burst}; {sandbox.rate_limit_answer} with Retry-After: "
+                f"{sandbox.retry_after} beyond."
+            )
+        print("Its demo credentials (for this sandbox only):")
+        for name, value in sandbox.env().items():
+            if name != SANDBOX_MARKER:
+                print(f"  export {name}={shlex.quote(value)}")
+        print("Press Ctrl-C to stop.", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
@@ -428,19 +471,3 @@ def main(argv: list[str] | None = None, prog: str = "python -m dict_magics.sandb
 def _on_sigterm(handler: Any) -> None:
     with contextlib.suppress(ValueError):  # not the main thread: whoever runs us handles signals
         signal.signal(signal.SIGTERM, handler)
-
-
-def _print_welcome(sandbox: SandboxServer, args: argparse.Namespace) -> None:
-    print(f"Sandbox dictionary service at {sandbox.url} with {args.entries} entries.")
-    if sandbox.ca_path is not None:
-        print(f"Trust its throw-away CA (removed on stop): {sandbox.ca_path}")
-    if args.rate_limit is not None:
-        print(
-            f"Rate limit: {args.rate_limit:g} requests a second in bursts of up to {args.burst}; "
-            f"{sandbox.rate_limit_answer} with Retry-After: {sandbox.retry_after} beyond."
-        )
-    print("Its demo credentials (for this sandbox only):")
-    for name, value in sandbox.env().items():
-        if name != SANDBOX_MARKER:
-            print(f"  export {name}={shlex.quote(value)}")
-    print("Press Ctrl-C to stop.", flush=True)

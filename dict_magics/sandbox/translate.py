@@ -97,8 +97,7 @@ def apply_entries(
 
 
 def parse_request(body: bytes) -> dict[str, Any]:
-    """A translate request's body, checked as the vendor documents it, or a coded refusal
-    (40200 missing, 40201 wrong type, 40202 out of bounds)."""
+    """A translate request's body, checked as the vendor documents it."""
     data = parse_json(body)
     missing = [k for k in ("fieldId", "text", "sourceLang", "targetLang") if k not in data]
     if missing:

@@ -1,8 +1,7 @@
 """The one batch engine: deletes, bulk-add chunks and updates on worker threads.
 
 At most ``workers`` requests are in flight, so Ctrl-C, a cancel or refused credentials stop the
-batch right after them: nothing new starts, what was sent is waited for and reported, items
-never sent come back as ``None``. Results are in input order.
+batch right after them: what was sent is waited for, items never sent come back as ``None``.
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ AUTH_STOP_AFTER = 3
 
 @dataclass
 class BatchRun(Generic[R]):
-    """``results[i]`` for ``items[i]`` (``None``: never sent), and ``why`` the batch stopped
-    early: ``interrupted`` (Ctrl-C), ``cancelled``, ``error``, what ``refused`` said (``auth``),
-    or empty."""
+    """``results[i]`` for ``items[i]`` (``None``: never sent); ``why`` the batch stopped early."""
 
     results: list[R | None]
     why: str = ""
@@ -46,11 +43,9 @@ def run(
     cancel: threading.Event | None = None,
     name: str = "dict-magics-batch",
 ) -> BatchRun[R]:
-    """Send every item with ``send(item, stop)`` on ``workers`` threads. ``stop()`` turns
-    true once the batch stops (a ``send`` not yet sent returns a result ``sent`` says false
-    of); after ``AUTH_STOP_AFTER`` answers in a row that ``refused`` (its reason, or True for
-    ``auth``) nothing more is sent. An exception from ``send`` (a bug) stops the batch and is
-    raised once the requests in flight have ended."""
+    """Send every item with ``send(item, stop)`` on ``workers`` threads; ``stop()`` turns
+    true once the batch stops, as after ``AUTH_STOP_AFTER`` answers in a row that ``refused``.
+    An exception from ``send`` (a bug) is raised once the requests in flight have ended."""
     cancel = cancel or threading.Event()
     halt = threading.Event()
     why: list[str] = []

@@ -1,10 +1,7 @@
 """The client: one method per endpoint, with retries and honest results.
 
-A change comes back ``success`` only when the service said so, ``failure`` only when it
-certainly did not act, ``unknown`` otherwise; the client raises only for a caller's mistake
-(before any request) and for a listing or translation it cannot produce. Each change is noted
-in the caller's ``audit`` before its first attempt leaves. Ctrl-C during one request waits for
-its answer, then raises ``RequestInterrupted`` carrying the true result.
+It raises only for a caller's mistake (before any request) and for a listing or translation
+it cannot produce; a change comes back as a result, noted in ``audit`` before it leaves.
 """
 
 from __future__ import annotations
@@ -40,6 +37,7 @@ from ..models import (
     Entry,
     EntryList,
     UpdateResult,
+    codes,
 )
 from ..models.entry import check_id, is_int
 from ..models.secret import Secret, Unpicklable, mask, redact
@@ -66,7 +64,6 @@ from .http import (
     token_request_body,
 )
 
-_T = TypeVar("_T")
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
@@ -98,8 +95,7 @@ _STOPPED = "; not sent again: stopped (Ctrl-C or cancel)"
 
 
 class Audit(Protocol):
-    """Where a change is noted: ``sending`` (on disk) before the request's first attempt
-    leaves, returning a key; ``ended(key, results)`` once it has ended."""
+    """Where a change is noted: ``sending`` (on disk) before it leaves, ``ended`` after."""
 
     def sending(self, method: str, entry_id: str | None, entries: Sequence[Entry] = ()) -> str: ...
 
@@ -107,8 +103,8 @@ class Audit(Protocol):
 
 
 class RequestInterrupted(KeyboardInterrupt):
-    """Ctrl-C during one request, raised once it has ended: ``result`` is what it really did
-    (``then``: what another SIGINT handler raised, held until the result was noted)."""
+    """Ctrl-C during one request, raised once it has ended with what it really did (``then``:
+    what another SIGINT handler raised, held until the result was noted)."""
 
     def __init__(self, result: Any, then: BaseException | None = None) -> None:
         super().__init__()
@@ -123,58 +119,45 @@ class RequestInterrupted(KeyboardInterrupt):
         return f"interrupted after the request in flight ended: {self.result}"
 
 
-class DeferredInterrupt:
-    """Ctrl-C deferred while one request runs on the main thread: the SIGINT handler found is
-    swapped for one that sets ``stop`` (a request not sent yet is not sent); on leaving, the
-    handler comes back and the Ctrl-C is delivered as ``RequestInterrupted(result)``. Where
-    Ctrl-C is ignored it stays ignored, but a signal a front end passes on as Ctrl-C (with its
-    own number: SIGTERM) still stops. Off the main thread nothing changes."""
+def defer_interrupt(send: Callable[[Callable[[], bool]], _R]) -> _R:
+    """``send(stop)`` with Ctrl-C deferred on the main thread (it only sets ``stop``), then
+    delivered as ``RequestInterrupted(result)``. An ignored Ctrl-C stays ignored, but a
+    SIGTERM a front end passes on as Ctrl-C still stops."""
+    found = None
+    if threading.current_thread() is threading.main_thread():
+        found = signal.getsignal(signal.SIGINT)
+    if found is None:
+        return send(lambda: False)
+    stop = threading.Event()
 
-    def __init__(self) -> None:
-        self.stop = threading.Event()
-        self.result: Any = None
-        self._found: Any = None
+    def noted(signum: int, frame: Any) -> None:
+        if signum != signal.SIGINT or found is not signal.SIG_IGN:
+            stop.set()
 
-    def __enter__(self) -> DeferredInterrupt:
-        if threading.current_thread() is threading.main_thread():
-            self._found = signal.getsignal(signal.SIGINT)
-            if self._found is not None:
-                signal.signal(signal.SIGINT, self._noted)
-        return self
-
-    def _noted(self, signum: int, frame: Any) -> None:
-        if signum != signal.SIGINT or self._found is not signal.SIG_IGN:
-            self.stop.set()
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        found, self._found = self._found, None
-        if found is None:
-            return
+    signal.signal(signal.SIGINT, noted)
+    try:
+        result = send(stop.is_set)
+    finally:
         signal.signal(signal.SIGINT, found)
-        if kind is not None or not self.stop.is_set():
-            return
-        interrupted = RequestInterrupted(self.result) if self.result is not None else None
-        if found is signal.default_int_handler or not callable(found):  # SIG_DFL, SIG_IGN
-            raise interrupted or KeyboardInterrupt()
-        try:
-            found(signal.SIGINT, None)
-        except KeyboardInterrupt:
-            raise interrupted or KeyboardInterrupt() from None
-        except BaseException as other:  # SystemExit, say: once the result is noted
-            if self.result is None:
-                raise
-            raise RequestInterrupted(self.result, then=other) from None
+    if not stop.is_set():
+        return result
+    if found is signal.default_int_handler or not callable(found):  # SIG_DFL, SIG_IGN
+        raise RequestInterrupted(result)
+    try:
+        found(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        raise RequestInterrupted(result) from None
+    except BaseException as other:  # SystemExit, say: once the result is noted
+        raise RequestInterrupted(result, then=other) from None
+    return result
 
 
 class RateLimit:
     """The pace every worker of a client keeps to, learned from 429 / 40103 answers (AIMD).
 
-    Unpaced until the first. Each pauses every worker until its ``Retry-After`` (without one
-    0.5 s, doubling up to 8 s). Once per pause (a refusal of a request sent at the pace in force,
-    after some got through at it) the pace is halved, but not below a tenth under what got
-    through at it in the second before. Each answer let through then adds 1 / pace to it (one
-    request a second, each second); 2 after the first refusal, which may have followed a mere
-    burst (doubling the pace in a third of a second of use)."""
+    Each refusal pauses every worker until its ``Retry-After`` (else 0.5 s doubling to 8 s) and
+    halves the pace once per pause, not below 0.9 of what got through in the second before.
+    Each answer let through adds 1 / pace (2 after the first refusal: it may follow a burst)."""
 
     def __init__(self, on_wait: WaitListener | None = None) -> None:
         self._lock = threading.Lock()
@@ -242,32 +225,11 @@ class RateLimit:
             listener(retry_after, "the service's rate limit")
 
 
-def _fields(final: Verdict, kind: str) -> dict[str, Any]:
-    """What every result takes from how its request ended (``final``: over all attempts)."""
-    unknown = final.outcome == "unknown"
-    return {
-        "status": "success" if final.outcome == "success" else "failure",
-        "http_status": final.http_status,
-        "reason": f"{final.reason}. The request may have reached the service, so {_UNKNOWN[kind]}"
-        if unknown
-        else final.reason,
-        "outcome_unknown": unknown,
-        "attempts": final.attempts,
-        "elapsed": final.elapsed,
-        "cause": final.cause,
-        "code": final.code,
-        "vendor_message": final.vendor_message,
-    }
-
-
 class DictionaryClient(Unpicklable):
-    """Lists, deletes, adds (one or in bulk) and updates entries; translates. It cannot be
-    pickled: it holds the secret.
+    """Lists, deletes, adds and updates entries; translates. Not picklable: it holds the secret.
 
-    ``auth="token"`` sends one shared token as Bearer (renewed before it ends and once after a
-    refusal), ``"signature"`` signs every request. ``timeout`` is each of the connect and read
-    timeouts of one attempt; ``bulk`` and ``update``: whether the service has those endpoints
-    (``probe`` finds out)."""
+    ``auth="token"`` sends one shared token as Bearer, ``"signature"`` signs every request;
+    ``bulk`` and ``update``: whether the service has those endpoints (``probe`` finds out)."""
 
     def __init__(
         self,
@@ -351,8 +313,7 @@ class DictionaryClient(Unpicklable):
     # -- the endpoints ----------------------------------------------------------------------
 
     def list_entries(self) -> EntryList:
-        """Every entry (``GET``, retried like a DELETE). ``ListingUnsupportedError`` when the
-        service has no listing (404, 405, 501), ``ServiceError`` for one it cannot give."""
+        """Every entry; ``ListingUnsupportedError`` when the service has no listing."""
         final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, self.host), self.host)
@@ -367,18 +328,12 @@ class DictionaryClient(Unpicklable):
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
         """Delete one entry; ``InvalidIdError`` (before any request) for a bad id."""
-        text = check_id(entry_id)
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._delete_one(text, deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._delete_one, check_id(entry_id), audit=audit))
 
     def delete_all(self, *, audit: Audit | None = None) -> DeleteResult:
         """Delete every entry of this account. Front ends confirm before calling this."""
         make = partial(DeleteResult, entry_id=None)
-        with DeferredInterrupt() as deferred:
-            stop = deferred.stop.is_set
-            deferred.result = self._change("purge", PURGE_PATH, make, stop, audit)[1]
-        return deferred.result
+        return defer_interrupt(lambda stop: self._change("purge", PURGE_PATH, make, stop, audit)[1])
 
     def delete_entries(
         self,
@@ -390,9 +345,7 @@ class DictionaryClient(Unpicklable):
         *,
         audit: Audit | None = None,
     ) -> BatchResult:
-        """Delete several entries on ``workers`` threads, each id once, results in input
-        order; Ctrl-C, ``cancel`` or refused credentials start nothing new (ids never sent
-        come back ``not_attempted``)."""
+        """Delete several entries on ``workers`` threads, each id once, results in input order."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
             raise InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
@@ -400,29 +353,17 @@ class DictionaryClient(Unpicklable):
             )
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
-        _check_workers(workers)
-        run = self._run_batch(
-            unique,
-            partial(self._delete_one, audit=audit),
-            workers=min(workers, max(1, len(unique))),
-            on_wait=on_wait,
-            progress=progress,
-            cancel=cancel,
+        send = partial(self._delete_one, audit=audit)
+        results, _, stopped = self._run_batch(
+            unique, send, DeleteResult, workers, on_wait, progress, cancel
         )
-        by_id = {
-            t: r if r is not None else _not_attempted(DeleteResult, run.why, entry_id=t)
-            for t, r in zip(unique, run.results, strict=True)
-        }
-        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
-        return BatchResult([by_id[t] for t in texts], interrupted=interrupted)
+        by_id = dict(zip(unique, results, strict=True))
+        return BatchResult([by_id[t] for t in texts], interrupted=stopped)
 
     def add_entry(self, entry: Entry, *, audit: Audit | None = None) -> AddResult:
-        """Add ``entry`` with one ``POST`` (never sent twice once it may have reached the
-        service: such an outcome is ``unknown``)."""
+        """Add ``entry`` with one ``POST``, never sent again once it may have arrived."""
         check_entries([entry])
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._add_one(entry, deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._add_one, entry, audit=audit))
 
     def add_entries(
         self,
@@ -435,9 +376,7 @@ class DictionaryClient(Unpicklable):
         on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> AddBatch:
-        """Add many entries with bulk ``POST``s of ``chunk_size`` on ``workers`` threads, each
-        checked first; a chunk whose answer is lost is not sent again (``unknown``: a listing
-        settles it). Without a bulk endpoint (or after a 404/405 to it), one POST an entry."""
+        """Add many entries in bulk ``POST``s of ``chunk_size``; a lost answer is not resent."""
         if isinstance(entries, Entry | str | bytes | Mapping):
             raise DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
@@ -466,21 +405,13 @@ class DictionaryClient(Unpicklable):
                 if progress is not None:
                     progress(done, total, result)
 
-        run = self._run_batch(
-            chunks,
-            partial(self._add_chunk, audit=audit),
-            workers=min(workers, len(chunks)),
-            on_wait=on_wait,
-            progress=report,
-            cancel=cancel,
-            name="dict-magics-bulk",
+        send = partial(self._add_chunk, audit=audit)
+        outcomes, why, stopped = self._run_batch(
+            chunks, send, AddResult, workers, on_wait, report, cancel, "bulk"
         )
-        results: list[AddResult] = []
-        for chunk, outcome in zip(chunks, run.results, strict=True):
-            results.extend(outcome or (_not_attempted(AddResult, run.why, entry=e) for e in chunk))
-        sent = sum(1 for outcome in run.results if outcome is not None)
-        interrupted = run.interrupted or (cancel is not None and cancel.is_set())
-        return AddBatch(results, interrupted=interrupted, why=run.why, requests=sent)
+        results = [result for outcome in outcomes for result in outcome]
+        sent = sum(1 for outcome in outcomes if outcome[0].attempts)
+        return AddBatch(results, interrupted=stopped, why=why, requests=sent)
 
     def update_entry(
         self,
@@ -490,13 +421,10 @@ class DictionaryClient(Unpicklable):
         old: Entry | None = None,
         audit: Audit | None = None,
     ) -> UpdateResult:
-        """Replace entry ``entry_id``'s terms with ``entry``'s (``PUT``), in place; retried like
-        a DELETE. ``old`` (the entry as listed before) is carried into the result."""
+        """Replace entry ``entry_id``'s terms in place (``PUT``); ``old`` goes into the result."""
         text, new = _checked_update(entry_id, entry)
         self.check_update()
-        with DeferredInterrupt() as deferred:
-            deferred.result = self._update_one((text, new, old), deferred.stop.is_set, audit)
-        return deferred.result
+        return defer_interrupt(partial(self._update_one, (text, new, old), audit=audit))
 
     def update_entries(
         self,
@@ -514,27 +442,12 @@ class DictionaryClient(Unpicklable):
             raise DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
-        _check_workers(workers)
         self.check_update()
-        if not items:
-            return []
-        run = self._run_batch(
-            items,
-            partial(self._update_one, audit=audit),
-            workers=min(workers, len(items)),
-            on_wait=on_wait,
-            progress=progress,
-            cancel=cancel,
-            name="dict-magics-update",
-        )
-        return [
-            r or _not_attempted(UpdateResult, run.why, "update", entry_id=t, new=new, old=before)
-            for (t, new, before), r in zip(items, run.results, strict=True)
-        ]
+        send, kind = partial(self._update_one, audit=audit), UpdateResult
+        return self._run_batch(items, send, kind, workers, on_wait, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
-        """``UsageProblem`` when the service has no PUT (``probe`` found none): an entry cannot
-        be changed in place there, and a delete and an add would give it a new id."""
+        """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
         if not self.update:
             raise UsageProblem(
                 f"the service at {self.host} has no PUT (as the probe found), so an entry cannot "
@@ -551,9 +464,7 @@ class DictionaryClient(Unpicklable):
         field_id: str = "1",
         contract_id: str | None = None,
     ) -> list[str]:
-        """Each element of ``texts`` as the engine translates it (billed), in as few requests
-        as the limits allow; ``UsageProblem`` before sending for an element over them,
-        ``ServiceError`` for a request that fails."""
+        """Each element of ``texts`` as the engine translates it (billed), in few requests."""
         sizes = check_translatable(texts)
         chunks: list[list[str]] = []
         total = MAX_TEXT_BYTES
@@ -572,18 +483,20 @@ class DictionaryClient(Unpicklable):
             final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
-            if final.outcome != "success" or not _translations(found, len(chunk)):
+            if not isinstance(found, list) or len(found) != len(chunk):
+                found = None
+            if final.outcome != "success" or found is None or not all(map(_translated, found)):
                 why = final.reason or "the answer holds no translatedText for each element"
                 cause = final.cause if final.reason else Cause.BAD_ANSWER
                 raise _failed(final, f"could not translate at {self.host}: {why}", cause)
-            out += [item["translatedText"] for item in found]  # type: ignore[union-attr]
+            out += [item["translatedText"] for item in found]
         return out
 
     def attempt(
         self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
     ) -> tuple[Verdict, str]:
-        """One signed read-only attempt, never re-sent, and its nonce: how ``probe`` asks what
-        the service does with an old or reused ``nonce``, or a ``forged`` signature."""
+        """One signed attempt, never re-sent, and its nonce: how ``probe`` asks what the service
+        does with an old or reused ``nonce``, or a ``forged`` signature."""
         nonce = nonce or self._signature.nonces()
         secret = Secret(f"not-{self._secret}") if forged else self._secret
         auth = SignatureAuth(self.access_key, secret, lambda: nonce)
@@ -604,15 +517,27 @@ class DictionaryClient(Unpicklable):
         about: str | None = None,
         entries: Sequence[Entry] = (),
     ) -> tuple[Verdict, _R]:
-        """Send one change (``kind``: a key of ``_UNKNOWN``) with ``entries`` as its body, and
-        note it in ``audit``; ``make(**fields)`` builds its result (or a list of them)."""
+        """Send one change (``kind``: a key of ``_UNKNOWN``); ``make`` builds its result."""
         data = [e.to_service(with_id=False) for e in entries]
         body = _body(data if kind == "bulk" else data[0]) if data else None
         method = {"delete": "DELETE", "purge": "DELETE", "update": "PUT"}.get(kind, "POST")
         final = self._exchange(
             method, path, body=body, stop=stop, audit=audit, about=about, entries=entries
         )
-        result = make(**_fields(final, kind))
+        unknown = final.outcome == "unknown"
+        result = make(
+            status="success" if final.outcome == "success" else "failure",
+            http_status=final.http_status,
+            reason=f"{final.reason}. The request may have reached the service, so {_UNKNOWN[kind]}"
+            if unknown
+            else final.reason,
+            outcome_unknown=unknown,
+            attempts=final.attempts,
+            elapsed=final.elapsed,
+            cause=final.cause,
+            code=final.code,
+            vendor_message=final.vendor_message,
+        )
         if audit is not None and final.key is not None:
             audit.ended(final.key, result if isinstance(result, list) else [result])
         return final, result
@@ -641,8 +566,7 @@ class DictionaryClient(Unpicklable):
     def _add_chunk(
         self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
     ) -> list[AddResult]:
-        """One bulk POST: every entry of the chunk ends as the request did. Without a bulk
-        endpoint (a 404 or 405 to it: nothing was added), one POST per entry."""
+        """One bulk POST (every entry ends as it did); after a 404 or 405 to it, one POST each."""
         if self.bulk:
             final, results = self._change(
                 "bulk",
@@ -668,28 +592,43 @@ class DictionaryClient(Unpicklable):
 
     def _run_batch(
         self,
-        items: Sequence[_T],
-        send: Callable[[_T, Callable[[], bool]], _R],
-        *,
+        items: Sequence[Any],
+        send: Callable[[Any, Callable[[], bool]], Any],
+        kind: type,
         workers: int,
         on_wait: WaitListener | None,
-        **options: Any,
-    ) -> batch.BatchRun[_R]:
-        """``batch.run``, ``on_wait`` told of rate-limit pauses meanwhile."""
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        name: str = "batch",
+    ) -> tuple[list[Any], str, bool]:
+        """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
+        item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
+        _check_workers(workers)
         listeners = self.rate_limit.listeners
         if on_wait is not None:
             listeners.append(on_wait)
         try:
-            return batch.run(
-                items, send, workers=workers, sent=_was_sent, refused=self._refused, **options
+            run = batch.run(
+                items,
+                send,
+                workers=min(workers, max(1, len(items))),
+                sent=_was_sent,
+                refused=self._refused,
+                progress=progress,
+                cancel=cancel,
+                name=f"dict-magics-{name}",
             )
         finally:
             if on_wait is not None:
                 listeners.remove(on_wait)
+        results = [
+            _not_attempted(kind, run.why, item) if result is None else result
+            for item, result in zip(items, run.results, strict=True)
+        ]
+        return results, run.why, run.interrupted or (cancel is not None and cancel.is_set())
 
     def _refused(self, result: Any) -> str:
-        """What every later request would meet too: ``token`` (no token can be had: nothing
-        goes without one), ``auth`` (credentials or nonces refused), else empty."""
+        """What every later request would meet too (``token``, ``auth``), else empty."""
         if self._tokens is not None and self._tokens.failure:
             return "token"
         first = result[0] if isinstance(result, list) else result
@@ -710,10 +649,8 @@ class DictionaryClient(Unpicklable):
         entries: Sequence[Entry] = (),
         bare: bool = False,
     ) -> Verdict:
-        """Send until the answer is final, the retry policy is spent, or ``stop()``;
-        ``audit.sending(method, about, entries)`` right before the first attempt leaves. A 429
-        or 40103 spends the rate-limit patience, a 40005 is re-sent at once with a fresh nonce, a
-        refused token is renewed once. ``bare``: no credentials (the token request)."""
+        """Send until the answer is final, the retry policy is spent, or ``stop()``; noted in
+        ``audit`` right before the first attempt. ``bare``: no credentials (the token request)."""
         policy, started = self.retry, time.monotonic()
         attempts = retries = nonce_refusals = 0
         renewed = reused = False
@@ -755,7 +692,7 @@ class DictionaryClient(Unpicklable):
                     renewed = True
                     self._tokens.refused(auth.token)
                     continue
-            if verdict.nonce_too_small:
+            if verdict.code == codes.NONCE_TOO_SMALL:  # not acted on: a fresh nonce at once
                 nonce_refusals += 1
                 if stop():
                     return ended(_STOPPED)
@@ -794,8 +731,7 @@ class DictionaryClient(Unpicklable):
                 return ended(_STOPPED)
 
     def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
-        """A Bearer auth with a token good for a while yet, or how the token request failed
-        (then the request is not sent)."""
+        """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
         def fetch() -> tuple[str, float]:
@@ -822,8 +758,7 @@ class DictionaryClient(Unpicklable):
 
 
 def check_translatable(texts: Sequence[str]) -> list[int]:
-    """Each element's size in bytes; ``UsageProblem`` naming the first element over the
-    engine's limits (200 words; under 270 KB for a request)."""
+    """Each element's size in bytes; ``UsageProblem`` for the first over the engine's limits."""
     sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
     for number, (text, size) in enumerate(zip(texts, sizes, strict=True), 1):
         words = len(_WORD.findall(text))
@@ -862,8 +797,7 @@ def _problem(
 
 
 def check_entries(entries: Sequence[Entry]) -> None:
-    """``InvalidEntryError`` naming the first entry the service would refuse, and why (a
-    ``DictMagicsError`` for what is not an ``Entry`` at all)."""
+    """``InvalidEntryError`` naming the first entry the service would refuse, and why."""
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, Entry):
             raise DictMagicsError(f"an add or update needs an Entry, not {type(entry).__name__}.")
@@ -884,8 +818,7 @@ def _final(
     key: str | None,
     hidden: tuple[str | None, ...] = (),
 ) -> Verdict:
-    """How a request ended: its last verdict, unknown when an earlier attempt may have acted;
-    the service's words without a token or the ``hidden`` secrets (a service may quote them)."""
+    """How a request ended: unknown when an earlier attempt may have acted; secrets redacted."""
     outcome, cause = verdict.outcome, verdict.cause
     reason = None if outcome == "success" else f"{verdict.reason}{tail}"
     if earlier is not None and outcome == "failure":
@@ -920,13 +853,8 @@ def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
 
-def _translations(found: Any, count: int) -> bool:
-    """Whether ``found`` is a ``translationResult``: one ``translatedText`` per element."""
-    return (
-        isinstance(found, list)
-        and len(found) == count
-        and all(isinstance(i, dict) and isinstance(i.get("translatedText"), str) for i in found)
-    )
+def _translated(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("translatedText"), str)
 
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
@@ -945,8 +873,9 @@ def _was_sent(result: Any) -> bool:
     return first.attempts > 0
 
 
-def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fields: Any) -> _R:
-    """The result of an item a batch never sent, saying why (``BatchRun.why``)."""
+def _not_attempted(kind: type, why: str, item: Any) -> Any:
+    """The result of an item a batch never sent (a bulk chunk: one per entry), saying why."""
+    what = "update" if kind is UpdateResult else "entry"
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
@@ -958,7 +887,13 @@ def _not_attempted(kind: Callable[..., _R], why: str, what: str = "entry", **fie
         "error": "not attempted: the batch stopped on an unexpected error",
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
-    return kind("failure", reason=reason, attempts=0, cause=Cause.NOT_ATTEMPTED, **fields)
+    fields: dict[str, Any] = {"reason": reason, "attempts": 0, "cause": Cause.NOT_ATTEMPTED}
+    if kind is AddResult:
+        return [AddResult("failure", entry=entry, **fields) for entry in item]
+    if kind is UpdateResult:
+        entry_id, new, old = item
+        return UpdateResult("failure", entry_id, new, old, **fields)
+    return DeleteResult("failure", entry_id=item, **fields)
 
 
 class _NoToken(Exception):

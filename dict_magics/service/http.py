@@ -1,21 +1,10 @@
-"""The wire: one attempt on a ``requests.Session``, who signs it, and what its answer means.
+"""The wire: one attempt (``HTTP.send``), who signs it, and what its answer means (``judge``).
 
-``HTTP.send`` makes one attempt and returns a ``Reply`` (a whole answer, read up to a size
-limit) or a ``NetworkFailure`` saying whether the request may have reached the service; it never
-raises for the network. Credentials never follow a redirect, plain http goes only to loopback,
-and loopback traffic ignores proxies from the environment.
-
-``SignatureAuth`` signs as requests prepares the request: a fresh nonce from ``NonceSource``
-(each key's last nonce kept under ``flock`` in the data folder, so two processes with one key do
-not collide) and ``hex(HMAC-SHA256(secret, nonce + path))``. Token auth gets one token per
-service and keys in the process (``TokenState``) and sends it as Bearer. Neither the secret nor
-a token shows in a repr, a log, an exception or a pickle.
-
-``judge`` reads one attempt as a ``Verdict``: ``success`` only for a readable JSON ``status:
-success`` with a 2xx code; ``failure`` only when the answer says the service did not act or the
-request certainly never left; anything else after sending is ``unknown``. ``Verdict.again``
-says whether it may be sent again (a POST only when it certainly did not act);
-``RetryPolicy`` says how often and how long.
+``send`` never raises for the network: a ``NetworkFailure`` says whether the request may have
+left. Credentials never follow a redirect; plain http goes only to loopback. Nonces are kept
+under ``flock`` in the data folder, so two processes with one key do not collide. ``judge``
+says ``success`` only for a JSON ``status: success`` with a 2xx code, ``failure`` only when
+the service certainly did not act, else ``unknown``.
 """
 
 from __future__ import annotations
@@ -37,7 +26,6 @@ import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,8 +58,7 @@ _DEFAULT_PORT = {"https": 443, "http": 80}
 
 
 def is_loopback(host: str) -> bool:
-    """``localhost``, 127.0.0.0/8 and ``::1``: the only hosts plain http may go to (a trailing
-    dot makes a DNS name, which is looked up, not loopback)."""
+    """``localhost``, 127.0.0.0/8 and ``::1``: the only hosts plain http may go to."""
     host = host.strip("[]").lower()
     if host == "localhost":
         return True
@@ -134,10 +121,9 @@ def host_of(base_url: str) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to try again (what may be tried again is ``judge``'s call):
-    ``total`` re-sends with full-jitter exponential backoff, a ``Retry-After`` capped at
-    ``max_retry_after``. 429 and 40103 spend ``rate_limit_patience`` seconds instead, a 40005
-    is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
+    """How often and how long to try again: ``total`` re-sends with full-jitter backoff or a
+    capped ``Retry-After``. 429 / 40103 spend ``rate_limit_patience`` seconds instead, and a
+    40005 is re-sent at once up to ``nonce_resends`` times: neither counts against ``total``."""
 
     total: int = settings.RETRIES
     backoff: float = 0.5
@@ -153,25 +139,9 @@ class RetryPolicy:
         return random.uniform(0, min(self.max_backoff, self.backoff * 2 ** (retry - 1)))
 
 
-class FailureKind(str, Enum):
-    """Why no whole answer came back."""
-
-    DNS = "dns"
-    REFUSED = "refused"
-    CONNECT_TIMEOUT = "connect_timeout"
-    TLS = "tls"
-    PROXY = "proxy"
-    TIMEOUT = "timeout"
-    DROPPED = "dropped"
-    BROKEN = "broken"
-    TOO_LARGE = "too_large"
-    ERROR = "error"
-
-
 @dataclass(frozen=True)
 class Reply:
-    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` (``empty``,
-    ``not_json``, ``bad_gzip``, ``too_large``)."""
+    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` saying why."""
 
     status: int
     headers: Mapping[str, str]
@@ -182,10 +152,11 @@ class Reply:
 
 @dataclass(frozen=True)
 class NetworkFailure:
-    """No whole answer. ``sent`` is False only when the request certainly never left;
-    ``status`` and ``headers`` are set when the answer's headers did arrive."""
+    """No whole answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
+    ``proxy``, ``timeout``, ``dropped``, ``broken``, ``too_large`` or ``error``). ``sent``:
+    False only when the request certainly never left."""
 
-    kind: FailureKind
+    kind: str
     sent: bool
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -194,8 +165,7 @@ class NetworkFailure:
 
 
 class HTTP:
-    """One kept-alive ``requests.Session`` for one service (pooled for up to ``MAX_WORKERS``
-    threads at once); ``send`` makes one attempt."""
+    """One kept-alive ``requests.Session`` for one service, pooled for ``MAX_WORKERS``."""
 
     def __init__(self, base_url: str, session: Any = None) -> None:
         self.base_url = base_url
@@ -221,8 +191,7 @@ class HTTP:
         timeout: float,
         limit: int = ANSWER_LIMIT,
     ) -> Reply | NetworkFailure:
-        """One attempt: ``(connect, read)`` timeouts of ``timeout`` each, and the body read
-        until ``limit`` bytes or ``timeout`` seconds after its headers came."""
+        """One attempt; the body is read up to ``limit`` bytes, ``timeout`` after its head."""
         verify = self._verify()
         if isinstance(verify, NetworkFailure):
             return verify
@@ -240,15 +209,14 @@ class HTTP:
         except requests.RequestException as exc:
             return _failure(exc)
         except OSError as exc:  # pragma: no cover - requests wraps these
-            return NetworkFailure(FailureKind.ERROR, True, detail=type(exc).__name__)
+            return NetworkFailure("error", True, detail=type(exc).__name__)
         try:
             return _read(response, limit, time.monotonic() + timeout)
         finally:
             response.close()
 
     def _verify(self) -> Any:
-        """The CAs to trust: the session's, else the environment's (read for loopback too,
-        where the environment is not trusted for proxies), else the system's."""
+        """The CAs to trust: the session's, else the environment's, else the system's."""
         if self.session.verify is not True or not self.base_url.startswith("https:"):
             return self.session.verify
         for variable in CA_VARIABLES:
@@ -256,42 +224,40 @@ class HTTP:
             if path:
                 if not os.path.exists(path):
                     detail = f"{variable} names {path}, which does not exist"
-                    return NetworkFailure(FailureKind.TLS, False, detail=detail)
+                    return NetworkFailure("tls", False, detail=detail)
                 return path
         return True
 
 
 def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
-    """The body, at most ``limit`` bytes, before ``deadline``; the connection goes back to the
-    pool once the body is read whole."""
+    """The body, at most ``limit`` bytes, before ``deadline``."""
     status, headers = response.status_code, dict(response.headers)
     common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
-        return NetworkFailure(FailureKind.BROKEN, detail=f"interim answer {status}", **common)
+        return NetworkFailure("broken", detail=f"interim answer {status}", **common)
     declared = headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
-        return NetworkFailure(FailureKind.TOO_LARGE, **common)
+        return NetworkFailure("too_large", **common)
     chunks, size = [], 0
     read = getattr(response.raw, "read1", response.raw.read)  # read1: what has come (urllib3 2)
     try:
         while chunk := read(min(_CHUNK, limit + 1 - size), decode_content=False):
             size += len(chunk)
             if size > limit:
-                return NetworkFailure(FailureKind.TOO_LARGE, **common)
+                return NetworkFailure("too_large", **common)
             if time.monotonic() > deadline:
-                return NetworkFailure(FailureKind.TIMEOUT, **common)
+                return NetworkFailure("timeout", **common)
             chunks.append(chunk)
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
-        return NetworkFailure(FailureKind.TIMEOUT, **common)
+        return NetworkFailure("timeout", **common)
     except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as exc:
-        return NetworkFailure(FailureKind.BROKEN, detail=type(exc).__name__, **common)
+        return NetworkFailure("broken", detail=type(exc).__name__, **common)
     data, problem, body = decode_json(b"".join(chunks), limit)
     return Reply(status, headers, body, data, problem)
 
 
 def decode_json(body: bytes, limit: int) -> tuple[Any, str | None, bytes]:
-    """``(data, problem, body)``: the JSON in ``body``, gzip undone (sent although identity was
-    asked) up to ``limit`` bytes; ``json.loads`` reads UTF-8 (BOM or not), UTF-16 and UTF-32."""
+    """``(data, problem, body)``: the JSON in ``body``, gzip (sent unasked) undone."""
     if body[:2] == b"\x1f\x8b":
         unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
@@ -319,22 +285,22 @@ def _failure(exc: BaseException) -> NetworkFailure:
         found = [e for e in chain if hasattr(e, "verify_message")]  # ssl.SSLCertVerificationError
         detail = str(getattr(found[0], "reason", None) or found[0]).lower() if found else ""
         detail = detail or "tls error"
-        return NetworkFailure(FailureKind.TLS, False, detail=detail.replace("_", " "))
+        return NetworkFailure("tls", False, detail=detail.replace("_", " "))
     if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
-        return NetworkFailure(FailureKind.DNS, False, proxy=proxy)
+        return NetworkFailure("dns", False, proxy=proxy)
     if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return NetworkFailure(FailureKind.CONNECT_TIMEOUT, False, proxy=proxy)
+        return NetworkFailure("connect_timeout", False, proxy=proxy)
     if any(isinstance(e, urllib3.exceptions.NewConnectionError) for e in chain):
-        return NetworkFailure(FailureKind.REFUSED, False, proxy=proxy)
+        return NetworkFailure("refused", False, proxy=proxy)
     if proxy:
-        return NetworkFailure(FailureKind.PROXY, False, detail=type(exc).__name__, proxy=True)
+        return NetworkFailure("proxy", False, detail=type(exc).__name__, proxy=True)
     if isinstance(exc, requests.exceptions.ReadTimeout):
-        return NetworkFailure(FailureKind.TIMEOUT, True)
+        return NetworkFailure("timeout", True)
     if isinstance(exc, requests.exceptions.ConnectionError):
-        return NetworkFailure(FailureKind.DROPPED, True, detail=type(exc).__name__)
+        return NetworkFailure("dropped", True, detail=type(exc).__name__)
     if isinstance(exc, requests.exceptions.InvalidURL | requests.exceptions.InvalidHeader):
-        return NetworkFailure(FailureKind.ERROR, False, detail=type(exc).__name__)
-    return NetworkFailure(FailureKind.ERROR, True, detail=type(exc).__name__)
+        return NetworkFailure("error", False, detail=type(exc).__name__)
+    return NetworkFailure("error", True, detail=type(exc).__name__)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -357,15 +323,11 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 AUTH_MODES = ("signature", "token")
 TOKEN_PATH = "/api/v1/token"  # noqa: S105 - a path, not a secret
-RENEW_FRACTION = 0.2
-"""A token is renewed once less than this part of its life is left, or ``RENEW_AHEAD_S``."""
+RENEW_FRACTION = 0.2  # renewed with less than this part of its life left, or RENEW_AHEAD_S
 RENEW_AHEAD_S = 60.0
 PAUSE_S = 10.0
-"""After a token request failed, every request gets that failure for this long, unasked: a
-batch must not ask per entry (a lockout risk where the keys are refused)."""
-
+"""A failed token request is not repeated for this long: a batch must not ask per entry."""
 MAX_SKIP_MS = 60_000
-"""The most ``skip_ahead`` moves the values past the clock at once."""
 
 
 class NonceSource:
@@ -402,12 +364,12 @@ class NonceSource:
             return str(value)
 
     def skip_ahead(self, ms: int) -> None:
-        """Make the next values at least ``ms`` (at most ``MAX_SKIP_MS``) past the clock: the
-        service keeps refusing them as too small, so it accepted larger ones elsewhere."""
+        """Move the next values ``ms`` (at most ``MAX_SKIP_MS``) past the clock: the service
+        keeps refusing them as too small, so it accepted larger ones elsewhere."""
         self._floor = max(self._floor, time.time_ns() // 1_000_000 + min(ms, MAX_SKIP_MS))
 
     def _draw_shared(self, value: int) -> int:
-        """Above the state file's value too, written back (under ``flock``)."""
+        """Above the state file's value too, written back under ``flock``."""
         if self._fd is None or self._pid != os.getpid():  # a forked child opens its own
             localdata.home("nonces")
             self._fd = localdata.open_private(self.path, os.O_RDWR | os.O_CREAT)
@@ -476,7 +438,7 @@ class SignatureAuth(Unpicklable, AuthBase):
 
 
 class BearerAuth(Unpicklable, AuthBase):
-    """``Authorization: Bearer <token>`` (no token: the token request, keys in its body)."""
+    """``Authorization: Bearer <token>`` (none for the token request)."""
 
     def __init__(self, token: Secret | None = None) -> None:
         self.token = token
@@ -492,7 +454,7 @@ class BearerAuth(Unpicklable, AuthBase):
 
 
 class SecretBody(Unpicklable, bytes):
-    """The token request's body (it holds the secret): bytes that never show themselves."""
+    """The token request's body: it holds the secret, so it never shows itself."""
 
     def __repr__(self) -> str:
         return "<token request body hidden>"
@@ -529,8 +491,8 @@ class TokenState(Unpicklable):
         self._quiet_until = 0.0
 
     def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
-        """A token good for a while yet: the one held or a new one from ``fetch()``; a
-        failure is raised again, unasked, for ``PAUSE_S``. One thread fetches, the rest wait."""
+        """The token held if good for a while yet, else a new one from ``fetch()`` (one thread
+        fetches, the rest wait); a failure is raised again, unasked, for ``PAUSE_S``."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
@@ -548,8 +510,7 @@ class TokenState(Unpicklable):
             return self._token
 
     def refused(self, token: str) -> None:
-        """The service refused ``token``: the next request gets a new one (unless another
-        thread renewed it already)."""
+        """The service refused ``token``: the next request gets a new one."""
         with self._lock:
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
@@ -566,8 +527,8 @@ _states_lock = threading.Lock()
 
 
 def shared(base_url: str, access_key: str, secret_key: str) -> TokenState:
-    """The token state every client of ``base_url`` with these keys shares in this process,
-    found by a hash keyed with a random value of this process, never by the secret itself."""
+    """The token state the clients of ``base_url`` with these keys share, found by a hash
+    keyed with a random value of this process (never by the secret itself)."""
     digest = hmac.new(_KEY, digestmod=hashlib.sha256)
     for part in (base_url, access_key, str(secret_key)):
         data = part.encode("utf-8", "surrogatepass")
@@ -601,8 +562,8 @@ FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 
 @dataclass(frozen=True)
 class Retry:
-    """Send again. ``maybe_applied``: this attempt may have been acted on, so a later "no such
-    entry" proves nothing. ``after``: the server's ``Retry-After`` in seconds, if given."""
+    """Send again. ``maybe_applied``: this attempt may have acted, so a later "no such entry"
+    proves nothing. ``after``: the ``Retry-After`` in seconds."""
 
     maybe_applied: bool = False
     after: float | None = None
@@ -610,8 +571,7 @@ class Retry:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What one attempt's answer means; ``again`` when it may be tried again. The client's
-    verdict on a whole request also counts its ``attempts`` and time, and its audit ``key``."""
+    """What one attempt's answer means (or, from the client, a whole request's)."""
 
     outcome: Outcome
     cause: Cause
@@ -630,11 +590,6 @@ class Verdict:
     def rate_limited(self) -> bool:
         """429 or 40103: not acted on; every worker pauses and the request goes again."""
         return self.http_status == 429 or self.code == codes.FREQUENCY_LIMIT
-
-    @property
-    def nonce_too_small(self) -> bool:
-        """40005: not acted on; sent again at once with a fresh nonce."""
-        return self.code == codes.NONCE_TOO_SMALL
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -660,7 +615,7 @@ def judge(
     if isinstance(answer, Reply):
         return _judge_answer(method, answer, limit, timeout)
     if answer.status is not None:  # the headers came, the body did not (whole)
-        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind.value)
+        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind)
         return _judge_answer(method, partial, limit, timeout)
     return _judge_failure(method, answer, host, timeout)
 
@@ -668,17 +623,11 @@ def judge(
 _CONNECT = "could not connect to {where}"
 _NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
-    FailureKind.DNS: (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
-    FailureKind.TLS: (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
-    FailureKind.REFUSED: (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
-    FailureKind.CONNECT_TIMEOUT: (
-        Cause.UNAVAILABLE,
-        f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}",
-    ),
-    FailureKind.PROXY: (
-        Cause.ERROR,
-        "the proxy for {host} would not open a connection; nothing was sent",
-    ),
+    "dns": (Cause.DNS, "could not resolve the host name of {where}; nothing was sent"),
+    "tls": (Cause.TLS, "TLS handshake with {where} failed ({detail}); nothing was sent"),
+    "refused": (Cause.UNAVAILABLE, f"{_CONNECT} (connection refused){_NEVER_REACHED}"),
+    "connect_timeout": (Cause.UNAVAILABLE, f"{_CONNECT} within {{timeout:g}} s{_NEVER_REACHED}"),
+    "proxy": (Cause.ERROR, "the proxy for {host} would not open a connection; nothing was sent"),
 }
 
 
@@ -686,15 +635,15 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
     kind, where = failure.kind, f"the proxy for {host}" if failure.proxy else host
     if not failure.sent:
         # Certainly not sent: a read may always go again, the rest after the kinds that say so.
-        worth = kind in (FailureKind.REFUSED, FailureKind.CONNECT_TIMEOUT) or method == "GET"
+        worth = kind in ("refused", "connect_timeout") or method == "GET"
         cause, words = _NOT_SENT.get(
             kind, (Cause.ERROR, "the request could not be sent ({detail})")
         )
         reason = words.format(where=where, host=host, detail=failure.detail, timeout=timeout)
         return Verdict("failure", cause, reason, again=Retry() if worth else None)
-    if kind is FailureKind.TIMEOUT:
+    if kind == "timeout":
         return Verdict("unknown", Cause.TIMEOUT, f"no answer within the {timeout:g} s deadline")
-    if kind is FailureKind.DROPPED:
+    if kind == "dropped":
         again = Retry(maybe_applied=True) if method in IDEMPOTENT else None
         reason = "the connection was closed before an answer came"
         return Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
@@ -747,27 +696,23 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
 
 def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
     said = f"[{code}] {message}".rstrip()
-    extra: dict[str, Any] = {"code": code, "vendor_message": message}
+    cause, reason, again = Cause.REFUSED, f"the service answered status 'failure': {said}", None
     if code == codes.NONCE_TOO_SMALL:
+        cause = Cause.NONCE
         reason = f"the service refused the request's nonce as too small ({said}); not acted on"
-        return Verdict("failure", Cause.NONCE, reason, status, **extra)
-    if code == codes.NONCE_TOO_BIG:
-        return Verdict("failure", Cause.NONCE, f"{NONCE_TOO_BIG} ({said})", status, **extra)
-    if code == codes.FREQUENCY_LIMIT:
+    elif code == codes.NONCE_TOO_BIG:
+        cause, reason = Cause.NONCE, f"{NONCE_TOO_BIG} ({said})"
+    elif code == codes.FREQUENCY_LIMIT:
+        cause, reason = Cause.RATE_LIMITED, f"rate-limited by the service ({said})"
         again = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
-        reason = f"rate-limited by the service ({said})"
-        return Verdict("failure", Cause.RATE_LIMITED, reason, status, again, **extra)
-    if code in codes.AUTH_CODES:
+    elif code in codes.AUTH_CODES:
         check = "the access key and the secret key"
         if code == codes.ENGINE_AUTH:
             check = "the token (a new one is needed) and the keys"
-        reason = f"the service refused the credentials: {said} (check {check})"
-        return Verdict("failure", Cause.AUTH, reason, status, **extra)
-    if code in codes.DATA_CODES:
-        reason = f"the service refused the request's data: {said}"
-        return Verdict("failure", Cause.INVALID, reason, status, **extra)
-    reason = f"the service answered status 'failure': {said}"
-    return Verdict("failure", Cause.REFUSED, reason, status, **extra)
+        cause, reason = Cause.AUTH, f"the service refused the credentials: {said} (check {check})"
+    elif code in codes.DATA_CODES:
+        cause, reason = Cause.INVALID, f"the service refused the request's data: {said}"
+    return Verdict("failure", cause, reason, status, again, code=code, vendor_message=message)
 
 
 def _vendor_error(data: Any) -> tuple[int, str] | None:
@@ -783,26 +728,25 @@ def _vendor_error(data: Any) -> tuple[int, str] | None:
     return code, text or codes.MESSAGES.get(code, "")
 
 
+_UNREADABLE = {  # what kept an answer from being read: its cause and words
+    "too_large": (Cause.TOO_LARGE, "the answer is larger than {size}"),
+    "timeout": (Cause.TIMEOUT, "the answer began but did not arrive whole within {timeout}"),
+    "broken": (Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"),
+    "empty": (Cause.BAD_ANSWER, "the answer is empty"),
+    "bad_gzip": (Cause.BAD_ANSWER, "the answer is gzip data that does not unpack"),
+    "not_json": (Cause.BAD_ANSWER, "the answer is not JSON: {body!r}"),
+}
+
+
 def _unreadable(
     data: Any, problem: str | None, body: bytes, limit: int, timeout: float
 ) -> tuple[Cause, str]:
     """Why an answer says neither success nor failure, and its cause."""
-    if problem == "too_large":
+    if problem in _UNREADABLE:
+        cause, words = _UNREADABLE[problem]
         size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 1024} KiB"
-        return Cause.TOO_LARGE, f"the answer is larger than {size}"
-    if problem == "timeout":
-        return Cause.TIMEOUT, (
-            f"the answer began but did not arrive whole within the {timeout:g} s deadline"
-        )
-    if problem == "broken":
-        return Cause.CONNECTION_LOST, "the connection broke before the whole answer arrived"
-    words = {
-        "empty": "the answer is empty",
-        "bad_gzip": "the answer is gzip data that does not unpack",
-        "not_json": f"the answer is not JSON: {excerpt(body)!r}",
-    }
-    if problem in words:
-        return Cause.BAD_ANSWER, words[problem]
+        deadline = f"the {timeout:g} s deadline"
+        return cause, words.format(size=size, timeout=deadline, body=excerpt(body))
     if not isinstance(data, dict) or "status" not in data:
         return Cause.BAD_ANSWER, f"the JSON answer has no status: {excerpt(body)!r}"
     if data["status"] == "success":
@@ -812,8 +756,7 @@ def _unreadable(
 
 
 def parse_listing(data: Any, where: str) -> list[Entry]:
-    """The entries of a listing, under ``data.entries`` (the vendor's client) or a top-level
-    ``entries`` (its reference page); ``ServiceError`` naming what is malformed."""
+    """The entries under ``data.entries`` or a top-level ``entries`` (both documented)."""
 
     def malformed(problem: str) -> ServiceError:
         text = excerpt(problem.encode("utf-8", "replace"))
