@@ -78,9 +78,8 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
 
 
 def csv_cell(text: str) -> str:
-    """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
-    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
-    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
+    """``text`` with a leading ``'`` where a spreadsheet would run it as a formula, or where it
+    starts with ``'`` (so ``formats.base.unguard`` gives every term back exactly)."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
@@ -117,17 +116,14 @@ class EntryList(Rendered):
         return EntryList(kept, self.host)
 
     def lint(self) -> LintReport:
-        """Every problem the entries hold (duplicates, conflicts, near-duplicates, over-long
-        terms, bad language codes, stray spaces, control characters, overlaps); offline."""
+        """Every problem the entries hold (``lint.KINDS``); offline."""
         from .lint import lint_entries
 
         return lint_entries(self.entries, self.host)
 
     def check(self, texts: str | Sequence[str], **how: Any) -> CheckReport:
-        """Which entries would apply to each element of ``texts`` (a string: its lines; a
-        list: its items) under the limit of 3 per ``unit`` (``element``, ``request`` or
-        ``sentence``), of one language pair when given (``from_lang``, ``to_lang``), with
-        ``case_sensitive``; offline, nothing is sent."""
+        """Which entries would apply to each element of ``texts`` (``how``: the options of
+        ``textcheck.check_text``); offline, nothing is sent."""
         from .textcheck import check_text
 
         return check_text(self.entries, texts, host=self.host, **how)
@@ -137,12 +133,8 @@ class EntryList(Rendered):
         return dataframe((e.to_service() for e in self.entries), Entry.FIELDS, "EntryList")
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the entries as CSV with the service's column names; returns the path.
-
-        UTF-8 with a byte order mark (Excel then reads Japanese as such, not as mojibake); a
-        cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``, so no
-        spreadsheet reads a term as a formula (OWASP CSV injection); a lone surrogate, which
-        UTF-8 cannot hold, is written as its escape (``\\ud800``)."""
+        """Write the entries as CSV with the service's column names; returns the path. UTF-8
+        with a BOM (so Excel reads Japanese), cells formula-guarded, a lone surrogate escaped."""
         path = Path(path)
         with path.open("w", encoding="utf-8-sig", errors="backslashreplace", newline="") as handle:
             writer = csv.writer(handle)
@@ -198,8 +190,7 @@ class _Answered(Rendered):
 
     @property
     def ok(self) -> bool:
-        """True only when the change is known to have happened (the service said so, or a
-        listing showed it)."""
+        """True only when the service said so, or a listing showed it."""
         return self.status == "success"
 
     @property
@@ -220,8 +211,7 @@ class _Answered(Rendered):
         return f"{http}{count(self.attempts, 'attempt')}, {self.elapsed:.2f} s"
 
     def line(self, details: bool = True) -> str:
-        """Mark, what happened, the reason when it did not succeed, and how the request went
-        (``HTTP 200, 1 attempt, 0.03 s``)."""
+        """Mark, what happened, why not (if not), and ``HTTP 200, 1 attempt, 0.03 s``."""
         why = f" \u2014 {shown(self.reason)}" if self.reason and not self.ok else ""
         tail = f" ({self._details()})" if details else ""
         return f"{MARK[self.outcome]} {shown(self._headline())}{why}{tail}"
@@ -247,8 +237,7 @@ class _Answered(Rendered):
 
 
 def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
-    """Where the snapshot is and what puts the entries back, when ``gone`` (how many entries
-    may have gone: 0, 1, or more) is not 0; as text, or as HTML."""
+    """Where the snapshot is and what puts back the ``gone`` entries (0, 1 or more)."""
     if snapshot is None or not gone:
         return ""
     undo = f"{remedy(names, Remedy.RESTORE)} puts {'it' if gone == 1 else 'them'} back"
@@ -262,13 +251,9 @@ def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html
 
 @dataclass(frozen=True)
 class DeleteResult(_Answered):
-    """The outcome of one request: one entry, or the purge (``entry_id is None``).
-
-    ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
-    gone: ``verified``), ``failure`` only when the service certainly did not act, and
-    ``unknown`` otherwise (``outcome_unknown``). ``status`` keeps version 1's two values (its
-    ``--json`` says ``absent`` for an absent id).
-    """
+    """The outcome of one request: one entry, or the purge (``entry_id is None``). ``success``
+    only when the service said so (or a listing proved it: ``verified``), ``failure`` only when
+    it certainly did not act, else ``unknown``; ``status`` keeps version 1's two values."""
 
     status: Literal["success", "failure"]
     entry_id: str | None
@@ -283,18 +268,15 @@ class DeleteResult(_Answered):
     snapshot: str | None = None
     """The file that holds the entry as it was before the request (undo reads it)."""
     purged: int | None = None
-    """A purge that succeeded: how many entries the listing just before showed (all of them
-    in the snapshot); the service gives no count of what it deleted."""
+    """A purge that succeeded: how many entries the listing just before showed."""
     absent: bool = False
-    """A listing just before did not hold the entry (then nothing was sent), or the service
-    deleted nothing: not a failure (a script re-run after a partial run meets these)."""
+    """The entry was not there (nothing sent, or nothing deleted): not a failure."""
     code: int | None = None
     """The vendor's error code of the last answer (``40006``...)."""
     vendor_message: str | None = None
     """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """A front end's words for the remedies it names (by ``errors.Remedy``); ``None``:
-    neutral words."""
+    """A front end's words for the remedies it names (by ``errors.Remedy``)."""
 
     @property
     def done(self) -> bool:
@@ -337,9 +319,8 @@ class DeleteResult(_Answered):
 
 @dataclass(frozen=True)
 class AddResult(_Answered):
-    """The outcome of one POST that adds ``entry`` (the service does not return the new id).
-    ``unknown``: the request may have reached the service; a listing settles it, and such a
-    request is never re-sent blindly. Fields as ``DeleteResult``'s."""
+    """The outcome of one POST that adds ``entry`` (the service returns no new id); an
+    ``unknown`` one is settled by a listing, never re-sent blindly."""
 
     status: Literal["success", "failure"]
     entry: Entry
@@ -368,10 +349,8 @@ class AddResult(_Answered):
 
 @dataclass(frozen=True)
 class AddBatch(Outcomes):
-    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
-    the positions whose answer was lost and that a listing then decided (``after``, which names
-    the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
-    stopped an ``interrupted`` batch, if anything."""
+    """What ``add_entries`` did: one ``AddResult`` per entry, in order. ``settled``: positions
+    a listing (``after``) decided; ``why``: what stopped an ``interrupted`` batch."""
 
     results: list[AddResult] = field(default_factory=list)
     interrupted: bool = False
@@ -429,8 +408,6 @@ class AddBatch(Outcomes):
         return "unknown" if self.unknown and not self.failed else "failure"
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """The first entries added (with their ids when a listing named them), then those that
-        failed or may not have been added, with why."""
         items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
             first = results[: self._SHOWN]
@@ -442,9 +419,8 @@ class AddBatch(Outcomes):
 
 @dataclass(frozen=True)
 class UpdateResult(_Answered):
-    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s (``old``:
-    as listed before, when known). A PUT does the same however often it is sent, so it is
-    retried like a DELETE. Fields and outcomes as ``DeleteResult``'s."""
+    """The outcome of one PUT of ``new``'s terms under ``entry_id`` (``old``: as listed before).
+    A PUT does the same however often it is sent, so it is retried like a DELETE."""
 
     status: Literal["success", "failure"]
     entry_id: str
@@ -461,7 +437,6 @@ class UpdateResult(_Answered):
     code: int | None = None
     vendor_message: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
 
     def _kept(self, html: bool) -> str:
         return _kept(self.snapshot, self.gone, self.names, html)
@@ -479,9 +454,8 @@ class UpdateResult(_Answered):
 
 @dataclass(frozen=True)
 class BatchResult(Rendered):
-    """The outcomes of several deletions, in the order the ids were given. ``interrupted``:
-    Ctrl-C (or a cancel) stopped the batch; requests already sent were waited for, ids never
-    sent are ``not_attempted``. ``snapshot`` and ``names`` as ``DeleteResult``'s."""
+    """The outcomes of several deletions, in the order given. ``interrupted``: Ctrl-C (or a
+    cancel) stopped the batch after the requests sent; ids never sent are ``not_attempted``."""
 
     results: list[DeleteResult] = field(default_factory=list)
     interrupted: bool = False
@@ -527,8 +501,7 @@ class BatchResult(Rendered):
     def __len__(self) -> int:
         return len(self.results)
 
-    _EXAMPLES = 5
-    """Results shown for each group of failures: two thousand refusals read as a few lines."""
+    _EXAMPLES = 5  # results shown per group of failures
 
     def _summary(self) -> str:
         total = len(self.results)
@@ -550,14 +523,13 @@ class BatchResult(Rendered):
         return text
 
     def _deleted(self) -> tuple[list[DeleteResult], int]:
-        """The first deletions that happened (each id once, in input order), and how many
-        more."""
+        """The first deletions that happened (each id once), and how many more."""
         done = list({r.entry_id: r for r in self.results if r.ok}.values())
         return done[:SHOWN], len(done) - SHOWN
 
     def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
-        """(title, first results, how many more): the failures (each id once) by outcome and
-        cause, largest group first; absent ids last."""
+        """(title, first results, how many more) per outcome and cause, largest first, absent
+        last."""
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
@@ -576,15 +548,12 @@ class BatchResult(Rendered):
 
     @property
     def gone(self) -> int:
-        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
         return len({r.entry_id for r in self.results if r.gone})
 
     def _kept(self, html: bool = False) -> str:
         return _kept(self.snapshot, self.gone, self.names, html)
 
     def __str__(self) -> str:
-        """A summary line, what was deleted, the failures grouped by cause with a few examples
-        each, then where the snapshot is and what puts the entries back."""
         lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
         deleted, more = self._deleted()
         lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted]
@@ -613,12 +582,8 @@ class BatchResult(Rendered):
 
 @dataclass(frozen=True)
 class DryRunResult(Rendered, ImpactMixin):
-    """What a delete or purge would do, with nothing sent that changes the dictionary.
-
-    ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
-    ``listed`` is False when the service offers no listing (then only the ids are known, and
-    the deletion could not be undone).
-    """
+    """What a delete or purge would do, nothing sent: ``entries`` would go, ``missing`` ids are
+    not listed; ``listed`` is False when the service offers no listing (only ids are known)."""
 
     operation: Literal["delete", "purge"]
     host: str
@@ -627,8 +592,7 @@ class DryRunResult(Rendered, ImpactMixin):
     missing: list[str] = field(default_factory=list)
     listed: bool = True
     listing_age: float | None = None
-    """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
-    ``listing_max_age`` setting let this process's cached listing stand in)."""
+    """How old the listing the terms come from is (``listing_max_age`` may allow a cached one)."""
 
     _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
 
@@ -658,7 +622,6 @@ class DryRunResult(Rendered, ImpactMixin):
         return text
 
     def _lines(self) -> list[tuple[str, str]]:
-        """(kind, text) under the summary: entries that would go, then ids that are not there."""
         rows = [("entry", shown(f"{e.id}: {e.describe()}")) for e in self.entries[:SHOWN]]
         if len(self.entries) > SHOWN:
             rows.append(("more", f"\u2026 and {len(self.entries) - SHOWN:,} more"))
@@ -692,11 +655,10 @@ class DryRunResult(Rendered, ImpactMixin):
 
 @dataclass(frozen=True)
 class RestoreResult(Outcomes):
-    """What a restore did (or, in a dry run, would do): entries added back, put back under their
-    ids (``now``: what they read before, by id), removed (the change had added them), already as
-    they were (``skipped``), left as they are because someone changed them since (``changed``:
-    what it would put back, or the terms the change added; as it is now, ``None``: gone), and
-    those that did not go back. ``snapshot``: the restore's own, which undoes it."""
+    """What a restore did (or would do): entries added back, ``put_back`` under their ids
+    (``now``: what they read before), ``removed`` (the change had added them), ``skipped``
+    (already back), ``changed`` since (what it would put back, as it is now; ``None``: gone),
+    and those that did not go back. ``snapshot``: the restore's own, which undoes it."""
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
@@ -706,8 +668,7 @@ class RestoreResult(Outcomes):
     put_back: list[Entry] = field(default_factory=list)
     removed: list[Entry] = field(default_factory=list)
     listing_age: float | None = None
-    """From a delete's snapshot: how many seconds before the delete its terms were listed
-    (more than 0 only where the ``listing_max_age`` setting let a cached listing stand in)."""
+    """How long before the delete its terms were listed (``listing_max_age``)."""
     changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
     now: Mapping[str, Entry] = field(default_factory=dict)
     snapshot: str | None = None
@@ -755,8 +716,6 @@ class RestoreResult(Outcomes):
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """(kind, entry in words, note): failures, unknowns, entries left, the changes, then
-        the snapshot that undoes it."""
         items = [("failure", e.describe(), reason) for e, reason in self.failed]
         unknown = "outcome unknown: it may or may not have been added or put back (run the "
         unknown += "restore again: it sends only what is not back yet)"
