@@ -27,19 +27,6 @@ from .text import (
     shown,
 )
 
-__all__ = [
-    "ChangePreview",
-    "Conflict",
-    "ExportResult",
-    "Glossary",
-    "GlossaryRow",
-    "InvalidRow",
-    "NoChange",
-    "PlannedUpdate",
-    "SyncPlan",
-    "SyncResult",
-]
-
 
 @dataclass(frozen=True)
 class GlossaryRow:
@@ -69,17 +56,16 @@ class GlossaryRow:
 
 @dataclass(frozen=True)
 class Glossary:
-    """What a glossary file holds: its rows in file order, the format it was read as, and the
-    rows that could not be read as terms (a TBX concept with two terms in one language...)."""
+    """What a glossary file holds: its rows in file order, the rows that could not be read as
+    terms (a TBX concept with two terms in one language...), and an .xlsx's sheet read and the
+    other visible ones."""
 
     path: Path
     format: str
     rows: list[GlossaryRow] = field(default_factory=list)
     unreadable: list[InvalidRow] = field(default_factory=list)
     sheet: str | None = None
-    """The sheet read (an .xlsx)."""
     other_sheets: list[str] = field(default_factory=list)
-    """The workbook's other visible sheets, not read."""
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -90,11 +76,8 @@ class Glossary:
 
 @dataclass(frozen=True)
 class ChangePreview(Rendered, ImpactMixin):
-    """What an add or an update would send (a dry run): nothing was sent that changes anything.
-
-    ``old`` is the entry as listed (an update), ``None`` for an add; ``alongside`` are listed
-    entries with the same source term and pair (an add would make them a conflict).
-    """
+    """What an add or an update would send (a dry run). ``old``: the entry as listed (an
+    update); ``alongside``: listed entries with the same source term and pair."""
 
     operation: str
     host: str
@@ -106,7 +89,6 @@ class ChangePreview(Rendered, ImpactMixin):
     _css = "dry-run"
 
     def _text(self) -> str:
-        """What would be sent, and to where."""
         new = self.new.describe()
         if self.operation == "update" and self.old is not None:
             line = (
@@ -143,13 +125,8 @@ class ChangePreview(Rendered, ImpactMixin):
 
 @dataclass(frozen=True)
 class NoChange(Rendered):
-    """An add or an update with nothing to do: the dictionary already holds the terms asked
-    for, so nothing was sent (running the same command again is harmless, exit 0).
-
-    ``entry`` is the listed entry that already holds the terms asked for, with its id (so
-    ``result.entry.id`` reads as after an add or update that was sent); ``existing`` every such
-    entry (an update: that one; an add: every copy, in the listing's order).
-    """
+    """An add or an update with nothing to do: ``entry`` (with its id) already holds the terms,
+    so nothing was sent (exit 0); ``existing``: every such entry; ``asked``: an update's id."""
 
     operation: str
     host: str
@@ -157,7 +134,6 @@ class NoChange(Rendered):
     entry: Entry
     existing: list[Entry] = field(default_factory=list)
     asked: str = ""
-    """An update's entry id, when another entry already holds the terms asked for."""
 
     @property
     def ok(self) -> bool:
@@ -165,13 +141,11 @@ class NoChange(Rendered):
 
     @property
     def ids(self) -> list[str]:
-        """The ids of the entries that already hold the terms."""
         return [e.id for e in self.existing]
 
     _css = "unchanged"
 
     def __str__(self) -> str:
-        """Which entry already holds the terms: nothing was sent."""
         many = len(self.existing) != 1
         where = f"{named_ids(self.ids)} at {self.host} already"
         if self.operation == "add" or self.asked not in ("", self.entry.id):
@@ -206,9 +180,7 @@ class InvalidRow:
 
     row: int
     reason: str
-    terms: tuple[str, ...] = ()
-    """What a row that is not four terms holds (a TBX concept with three languages): a sync
-    deletes no entry whose source term is one of these, in any pair."""
+    terms: tuple[str, ...] = ()  # a sync deletes no entry with one of these source terms
 
 
 @dataclass(frozen=True)
@@ -231,11 +203,9 @@ class PlannedUpdate:
 
 @dataclass(frozen=True)
 class SyncPlan(Rendered, ImpactMixin):
-    """What a sync would change, computed from a file and one listing; nothing sent.
-
-    ``adds`` have no id yet; ``missing`` are the dictionary entries of the file's language
-    pairs that the file lacks: ``deletes`` holds them only when deletion was asked for.
-    """
+    """What a sync would change, from a file and one listing. ``missing``: the entries of the
+    file's pairs the file lacks (``deletes`` when asked); ``warnings``: what lint would report;
+    ``names``: a front end's words for the remedies it names (by ``errors.Remedy``)."""
 
     path: str
     host: str
@@ -251,28 +221,22 @@ class SyncPlan(Rendered, ImpactMixin):
     pairs: list[tuple[str, str]] = field(default_factory=list)
     delete_missing: bool = False
     sheet: str | None = None
-    """The sheet of an .xlsx the plan was made from."""
     other_sheets: list[str] = field(default_factory=list)
-    """The workbook's other visible sheets, not read."""
     warnings: list[str] = field(default_factory=list)
-    """What the changes would send that lint would then report (stray spaces), by row."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
-    to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
 
     @property
     def changes(self) -> int:
-        """How many requests' worth of change apply would make (adds, updates, deletes)."""
+        """How many requests' worth of change apply would make."""
         return len(self.adds) + len(self.updates) + len(self.deletes)
 
     @property
     def empty(self) -> bool:
-        """True when apply would change nothing."""
         return self.changes == 0
 
     @property
     def ok(self) -> bool:
-        """A plan is a preview; it is 'ok' when no row is invalid (apply would not refuse)."""
+        """No row is invalid (apply would not refuse)."""
         return not self.invalid
 
     def counts(self) -> dict[str, int]:
@@ -286,8 +250,7 @@ class SyncPlan(Rendered, ImpactMixin):
         }
 
     def to_pandas(self) -> Any:
-        """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
-        the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
+        """One row per planned change, conflict and invalid row."""
         columns = ("action", "row", *Entry.FIELDS, "oldToText", "reason")
         return dataframe(_plan_rows(self), columns, "SyncPlan")
 
@@ -344,23 +307,19 @@ def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class SyncResult(Outcomes):
-    """What applying a plan did: each request's result, the snapshot kept first, and what the
-    one listing afterwards proved (``verified``: ``True`` when the dictionary holds exactly
-    what the plan asked for, ``False`` when it does not, ``None`` when it could not be listed).
-    """
+    """What applying a plan did: each request's result (``updates``: ``UpdateResult``), the
+    snapshot, and whether a listing afterwards proved it (``verified``; ``None``: no listing)
+    or showed what was not asked for (``mismatches``)."""
 
     plan: SyncPlan
     adds: list[AddResult] = field(default_factory=list)
     updates: Sequence[Any] = field(default_factory=list)
-    """``UpdateResult`` values (old and new entry), in plan order."""
     deletes: list[DeleteResult] = field(default_factory=list)
     snapshot: str | None = None
     verified: bool | None = None
     mismatches: list[str] = field(default_factory=list)
-    """What the listing afterwards showed that the plan did not ask for, in words."""
     applied: bool = True
-    interrupted: bool = False
-    """Ctrl-C (or a cancel) stopped it: what was sent was waited for, the rest not sent."""
+    interrupted: bool = False  # Ctrl-C or a cancel: the rest was not sent
     _css = "sync"
 
     @property
@@ -381,8 +340,7 @@ class SyncResult(Outcomes):
 
     @property
     def ok(self) -> bool:
-        """Every change succeeded and a listing afterwards proved it (or nothing was to do):
-        without that listing the outcome is unknown."""
+        """Every change succeeded and a listing afterwards proved it (or nothing was to do)."""
         proved = self.verified is True or not self.plan.changes
         return self.failed == 0 and self.unknown == 0 and proved and not self.interrupted
 
@@ -437,8 +395,6 @@ class SyncResult(Outcomes):
         return text + "; the same sync run again finishes it" * self.interrupted
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """What did not succeed, with reasons (the requests never sent are counted, not
-        listed), and the snapshot that undoes it."""
         items = []
         for r in self.results:
             if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
