@@ -18,8 +18,8 @@ MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
 
 
 def read_corpus(path: str | Path) -> list[str]:
-    """The lines of the corpus at ``path`` (a byte-order mark dropped). Raises
-    ``UsageProblem`` for a missing, too large or not UTF-8 file, naming the line."""
+    """The lines of the corpus at ``path``; ``UsageProblem`` for a missing, too large or not
+    UTF-8 file."""
     path = Path(path).expanduser()
     try:
         if path.stat().st_size > MAX_CORPUS_BYTES:
@@ -63,18 +63,17 @@ class Impact(Rendered):
     _pretty = 20
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN's ``"impact"``: ``{"lines", "changed": [{"line", "text", "before", ...}]}``."""
+        """DESIGN's ``"impact"`` shape."""
         return {"lines": self.lines, "changed": [c.to_json() for c in self.changed]}
 
     def rows(self) -> list[tuple[int, str, str, str, str]]:
-        """(line, text, before, after, why) per changed line."""
         return [
             (c.line, c.text, _terms(c.before), _terms(c.after), "; ".join(c.reasons))
             for c in self.changed
         ]
 
     def to_pandas(self) -> Any:
-        """One row per changed line: ``line``, ``text``, ``before``, ``after``, ``why``."""
+        """One row per changed line."""
         return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
 
     def _title(self) -> str:
@@ -161,15 +160,13 @@ def after_change(
 @dataclass(frozen=True)
 class ImpactMixin:
     """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
-    showing its impact sends nothing; each record says what the listing becomes (``_after``).
-    ``corpus_impact``: its impact on the corpus a front end was given, shown after it."""
+    its impact sends nothing (``_after``: what the listing becomes); ``corpus_impact``: shown."""
 
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False, kw_only=True)
     corpus_impact: Impact | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     @property
     def ok(self) -> bool:
-        """A preview itself always succeeds: nothing was changed."""
         return True
 
     def _held(self) -> Sequence[Entry] | None:
@@ -186,8 +183,8 @@ class ImpactMixin:
         case_sensitive: bool = True,
         listing: Sequence[Entry] | None = None,
     ) -> Impact:
-        """Per line of ``corpus`` (a path, or its lines), the entries applied before and after
-        the change; nothing is sent. ``listing``: measure from it, not the record's own."""
+        """The entries applied before and after the change per line of ``corpus`` (a path, or
+        its lines), from ``listing`` or the record's own; nothing is sent."""
         held = self._held() if listing is None else listing
         if held is None:
             name = type(self).__name__
@@ -196,8 +193,7 @@ class ImpactMixin:
         return impact(before, self._after(before), corpus, unit=unit, case_sensitive=case_sensitive)
 
     def with_impact(self, corpus: str | Path | Sequence[str], **how: Any) -> Any:
-        """This record holding its impact on ``corpus`` (``corpus_impact``), shown after it:
-        what ``--corpus`` gives."""
+        """This record with its impact on ``corpus`` shown after it (``--corpus``)."""
         return replace(self, corpus_impact=self.impact(corpus, **how))
 
     def _impact_text(self) -> str:

@@ -18,9 +18,8 @@ _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'
 
 
 def shown(text: str) -> str:
-    """``text`` with every character a terminal would act on shown as an escape instead: control
-    characters (ESC, so no colour, OSC title or cursor sequence; CR; C1 such as CSI U+009B),
-    format characters (bidi overrides such as U+202E), lone surrogates and other unprintables."""
+    """``text`` with every character a terminal would act on (controls such as ESC, CR or CSI,
+    bidi overrides, lone surrogates, other unprintables) shown as an escape instead."""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
@@ -32,8 +31,8 @@ def clip(text: str, size: int = 200) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` for HTML: shown as in a terminal (a bidi override would reverse a path in a
-    notebook too), then every markup character escaped."""
+    """``text`` for HTML: ``shown`` (a bidi override would reverse a path in a notebook too),
+    then every markup character escaped."""
     return shown(str(text)).translate(_HTML)
 
 
@@ -66,12 +65,6 @@ NEUTRAL = {
 def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
     """A front end's words for ``which`` (``names``, by ``errors.Remedy``), else neutral ones."""
     return (names or {}).get(which) or NEUTRAL[which]
-
-
-def outcome_item(kind: str, what: str, note: str | None = None) -> str:
-    """One ``<li>`` of a result's list, marked and coloured by its outcome."""
-    tail = f" &mdash; {escape(note)}" if note else ""
-    return f'<li style="color:{COLOUR[kind]}">{MARK[kind]} {escape(what)}{tail}</li>'
 
 
 def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str = "") -> str:
@@ -149,16 +142,13 @@ def bounded(parts: Iterable[str]) -> list[str]:
 
 class Rendered:
     """A record that shows itself: ``str()`` in a terminal, ``_repr_html_`` in a notebook (by
-    default the text in a box named ``dict-magics-<_css>``), and IPython's ``_repr_pretty_``
-    (the text, unless a record prints less in a cell). IPython's printer stops at the first
-    class in the MRO that defines ``__repr__`` (a dataclass does), so each subclass gets
-    ``_repr_pretty_`` into its own namespace."""
+    default the text in a ``dict-magics-<_css>`` box), and ``_repr_pretty_`` in IPython (the
+    first ``_pretty`` rows of ``text``, if set). IPython's printer stops at the first class in
+    the MRO that defines ``__repr__`` (a dataclass does): each subclass gets its own copy."""
 
     __slots__ = ()
     _css = "result"
     _pretty: int | None = None
-    """How much of ``text`` IPython's printer shows (rows, findings of each kind...), if not
-    all of it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -181,8 +171,7 @@ class Rendered:
 
 class Outcomes(Rendered):
     """A result told as its summary, marked by its outcome (``_kind``), over one line per item
-    (``_items``: kind, what, note; kind ``""``: an unmarked line), alike in a terminal and a
-    notebook; ``_tail`` adds what follows (trusted HTML when ``html``)."""
+    (``_items``: kind, what, note; kind ``""``: unmarked), then ``_tail`` (trusted HTML)."""
 
     __slots__ = ()
 
@@ -207,7 +196,10 @@ class Outcomes(Rendered):
 
     def _repr_html_(self) -> str:
         items = "".join(
-            outcome_item(k, what, note) if k else f"<li>{escape(what)}</li>"
+            f'<li style="color:{COLOUR[k]}">{MARK[k]} {escape(what)}'
+            f"{f' &mdash; {escape(note)}' if note else ''}</li>"
+            if k
+            else f"<li>{escape(what)}</li>"
             for k, what, note in self._items()
         )
         return outcome_box(self._css, self._kind(), self._summary(), items, self._tail(True))
