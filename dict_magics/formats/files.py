@@ -23,9 +23,8 @@ def read_glossary(
     sheet: str | None = None,
 ) -> Glossary:
     """The rows of ``path`` (format from ``format`` or the extension); ``pair`` (``en:de``)
-    names the languages of a two-column file or picks two of a TBX; ``sheet``: an .xlsx's
-    sheet (default: the one it opens at). ``UsageProblem`` (one line) for a file it will not
-    read as its author meant (missing, too large, a zip bomb, entities, no columns known)."""
+    names the languages of a two-column file or picks two of a TBX; ``sheet``: an .xlsx's.
+    ``UsageProblem`` for a file it will not read as its author meant."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     languages = parse_pair(pair) if isinstance(pair, str) or pair is None else pair

@@ -39,11 +39,9 @@ _MEANS: dict[str, dict[Any, str]] = {
 
 @dataclass(frozen=True)
 class ProbeResult(Rendered):
-    """Each rule asked (``None``: not asked; ``limit_unit`` and ``case_sensitive`` need
-    ``--translate``), whether the dictionary ended as it began (``unchanged``), and the
-    ``requests`` sent. A probe that ``stopped`` early (Ctrl-C, a failure) names the marker
-    entries of its own it leaves behind (``left``: id ``""`` when unknown) and its ``marker``
-    word, which every one of them holds."""
+    """Each rule found (``None``: not asked), whether the dictionary ended as it began
+    (``unchanged``) and the ``requests`` sent; a probe that ``stopped`` early names the marker
+    entries it leaves behind (``left``; id ``""`` when unknown), each holding ``marker``."""
 
     listing: str | None = None
     ids: str | None = None
@@ -89,8 +87,7 @@ class ProbeResult(Rendered):
         return data
 
     def removal(self) -> str:
-        """What removes the markers left: a delete of their ids, and a listing that finds the
-        ones whose id is unknown."""
+        """What removes the markers left: a delete of their ids, or of those a listing finds."""
         names = {"delete": "`delete`", **self.names}
 
         def command(name: str, rest: str) -> str:  # `dict-magics delete 9 10`, %dict_delete 9 10

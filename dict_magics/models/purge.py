@@ -30,8 +30,8 @@ class PurgePlan(Rendered):
 
     @property
     def remedy(self) -> Remedy | None:
-        """What the warning points at: the restore that undoes it, the setting that chose no
-        copy (entries there, no snapshot), or nothing (nothing listed, or no listing at all)."""
+        """What the warning points at: the restore that undoes it, or the setting that chose no
+        copy of listed entries."""
         if self.undoable:
             return Remedy.RESTORE
         if self.count:
@@ -40,12 +40,10 @@ class PurgePlan(Rendered):
 
     @property
     def question(self) -> str:
-        """The prompt that asks for the confirmation."""
         return f"Type {self.word} (or {self.host}) to confirm, anything else cancels: "
 
     def accepts(self, answer: str) -> bool:
-        """A purge goes ahead only on the exact word, or the exact host it will hit (never on
-        an empty answer, whatever the plan holds)."""
+        """Only the exact word, or the exact host it will hit (never an empty answer)."""
         typed = answer.strip()
         return bool(typed) and typed in (self.word, self.host)
 

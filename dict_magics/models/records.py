@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -176,17 +176,26 @@ class EntryList(Rendered):
         )
 
 
+@dataclass(frozen=True)
 class _Answered(Rendered):
-    """What every one-request result reads from ``status`` and ``outcome_unknown`` (one rule
-    for deletions, additions and updates), and its one line of text or HTML."""
+    """What every one-request result (a deletion, an addition, an update) holds, and its one
+    line of text or HTML. ``code`` and ``vendor_message``: the vendor's error code and words of
+    the last answer (escape them where shown); ``snapshot``: the file holding the entry as it
+    was before (undo reads it); ``names``: a front end's words for the remedies it names."""
 
-    __slots__ = ()
     status: Literal["success", "failure"]
-    outcome_unknown: bool
-    reason: str | None
-    http_status: int | None
-    attempts: int
-    elapsed: float
+    _: KW_ONLY
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+    code: int | None = None
+    vendor_message: str | None = None
+    snapshot: str | None = None
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -226,7 +235,7 @@ class _Answered(Rendered):
         )
 
     def _kept(self, html: bool) -> str:
-        return ""
+        return _kept(self.snapshot, self.gone, self.names, html)
 
     def __str__(self) -> str:
         """The line, then where the snapshot holding the entry is and what puts it back."""
@@ -255,28 +264,13 @@ class DeleteResult(_Answered):
     only when the service said so (or a listing proved it: ``verified``), ``failure`` only when
     it certainly did not act, else ``unknown``; ``status`` keeps version 1's two values."""
 
-    status: Literal["success", "failure"]
     entry_id: str | None
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
+    _: KW_ONLY
     entry: Entry | None = None
-    verified: bool = False
-    cause: Cause = Cause.OK
-    snapshot: str | None = None
-    """The file that holds the entry as it was before the request (undo reads it)."""
     purged: int | None = None
     """A purge that succeeded: how many entries the listing just before showed."""
     absent: bool = False
     """The entry was not there (nothing sent, or nothing deleted): not a failure."""
-    code: int | None = None
-    """The vendor's error code of the last answer (``40006``...)."""
-    vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
-    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """A front end's words for the remedies it names (by ``errors.Remedy``)."""
 
     @property
     def done(self) -> bool:
@@ -322,17 +316,7 @@ class AddResult(_Answered):
     """The outcome of one POST that adds ``entry`` (the service returns no new id); an
     ``unknown`` one is settled by a listing, never re-sent blindly."""
 
-    status: Literal["success", "failure"]
     entry: Entry
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
-    verified: bool = False
-    cause: Cause = Cause.OK
-    code: int | None = None
-    vendor_message: str | None = None
 
     def _headline(self) -> str:
         what = self.entry.describe()
@@ -422,24 +406,10 @@ class UpdateResult(_Answered):
     """The outcome of one PUT of ``new``'s terms under ``entry_id`` (``old``: as listed before).
     A PUT does the same however often it is sent, so it is retried like a DELETE."""
 
-    status: Literal["success", "failure"]
     entry_id: str
     new: Entry
+    _: KW_ONLY
     old: Entry | None = None
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
-    verified: bool = False
-    cause: Cause = Cause.OK
-    snapshot: str | None = None
-    code: int | None = None
-    vendor_message: str | None = None
-    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-
-    def _kept(self, html: bool) -> str:
-        return _kept(self.snapshot, self.gone, self.names, html)
 
     def _headline(self) -> str:
         new = self.new.describe()
