@@ -134,8 +134,7 @@ class Columns:
         return set(_TERMS) <= names or {"source", "target"} <= names
 
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
-        """A ``GlossaryRow`` per record that is not blank, each cell unguarded, at most
-        ``MAX_ROWS``."""
+        """A ``GlossaryRow`` per record that is not blank, cells unguarded, ``MAX_ROWS`` at most."""
         guarded = _GUARDED
         count = 0
         for number, record in records:

@@ -77,8 +77,7 @@ def _text(value: Any) -> str:
 
 
 def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: str | None) -> Glossary:
-    """The rows of the sheet named, else of the active one (never a hidden one), numbered as
-    Excel shows them, whatever ``<dimension>`` says."""
+    """The rows of the sheet named, else of the active one, numbered as Excel shows them."""
     openpyxl = _openpyxl("reading .xlsx")
     check_zip(path)
     try:

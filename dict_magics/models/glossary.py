@@ -30,8 +30,7 @@ from .text import (
 
 @dataclass(frozen=True)
 class GlossaryRow:
-    """One row of a glossary file: the four terms, the id column when the file has one, and
-    where it was (``row``: 1 is the header of a table; a TBX counts its concept entries)."""
+    """One row of a glossary file, with the id column if any and its ``row`` (1: a header)."""
 
     row: int
     from_lang: str
@@ -75,7 +74,7 @@ class Glossary:
 
 
 @dataclass(frozen=True)
-class ChangePreview(Rendered, ImpactMixin):
+class ChangePreview(ImpactMixin):
     """What an add or an update would send (a dry run). ``old``: the entry as listed (an
     update); ``alongside``: listed entries with the same source term and pair."""
 
@@ -108,14 +107,6 @@ class ChangePreview(Rendered, ImpactMixin):
             has = "holds" if len(twins) == 1 else "hold"
             line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
         return shown(line + "; nothing was sent")
-
-    def __str__(self) -> str:
-        return self._text() + self._impact_text()
-
-    def _repr_html_(self) -> str:
-        return (
-            f'<div class="dict-magics-dry-run">{escape(self._text())}</div>' + self._impact_html()
-        )
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         if self.old is not None:
@@ -202,7 +193,7 @@ class PlannedUpdate:
 
 
 @dataclass(frozen=True)
-class SyncPlan(Rendered, ImpactMixin):
+class SyncPlan(ImpactMixin):
     """What a sync would change, from a file and one listing. ``missing``: the entries of the
     file's pairs the file lacks (``deletes`` when asked); ``warnings``: what lint would report;
     ``names``: a front end's words for the remedies it names (by ``errors.Remedy``)."""
@@ -258,18 +249,17 @@ class SyncPlan(Rendered, ImpactMixin):
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"SyncPlan({self.path!r}, host={self.host!r}, {counts})"
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         lines = [_headline(self)]
         lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(self)]
-        notes = [f"  ({shown(note)})" for note in _notes(self)]
-        return "\n".join(lines + notes) + self._impact_text()
+        return "\n".join(lines + [f"  ({shown(note)})" for note in _notes(self)])
 
-    def _repr_html_(self) -> str:
+    def _html(self) -> str:
         rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(self)]
         notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(self))
         return (
             f'<div class="dict-magics-sync-plan"><b>{escape(_headline(self))}</b>'
-            f"{html_table((), rows)}{notes}</div>" + self._impact_html()
+            f"{html_table((), rows)}{notes}</div>"
         )
 
     def _after(self, before: list[Entry]) -> list[Entry]:
@@ -353,7 +343,7 @@ class SyncResult(Outcomes):
         )
 
     def _tail(self, html: bool) -> str:
-        return self.plan._impact_html() if html else self.plan._impact_text()
+        return self.plan._tail(html)
 
     def _kind(self) -> str:
         if self.failed:

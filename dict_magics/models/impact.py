@@ -18,8 +18,7 @@ MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
 
 
 def read_corpus(path: str | Path) -> list[str]:
-    """The lines of the corpus at ``path``; ``UsageProblem`` for a missing, too large or not
-    UTF-8 file."""
+    """The lines of the corpus at ``path``; ``UsageProblem`` if it cannot be read."""
     path = Path(path).expanduser()
     try:
         if path.stat().st_size > MAX_CORPUS_BYTES:
@@ -54,8 +53,7 @@ class ChangedLine:
 
 @dataclass(frozen=True)
 class Impact(Rendered):
-    """Per line of a corpus, the entries applied before and after a change: only the lines
-    that change are listed, ``lines`` counts them all."""
+    """Per changed line of a corpus, the entries applied before and after a change."""
 
     lines: int
     changed: list[ChangedLine] = field(default_factory=list)
@@ -117,8 +115,7 @@ def impact(
     unit: str = "element",
     case_sensitive: bool = True,
 ) -> Impact:
-    """The impact on ``corpus`` (a path, or its lines) of the listing ``before`` becoming
-    ``after`` (entries to be added have no id: they rank after every listed one)."""
+    """The impact on ``corpus`` (a path, or its lines) of ``before`` becoming ``after``."""
     import ahocorasick
 
     lines = read_corpus(corpus) if isinstance(corpus, str | Path) else list(corpus)
@@ -150,15 +147,14 @@ def after_change(
     updates: Iterable[Entry] = (),
     deletes: Iterable[Entry] = (),
 ) -> list[Entry]:
-    """The listing once ``updates`` (new terms under their ids), ``deletes`` and ``adds`` (no
-    id yet, after every listed entry) are made."""
+    """The listing once ``updates``, ``deletes`` and ``adds`` (no id yet, last) are made."""
     new, gone = {e.id: e for e in updates}, {e.id for e in deletes}
     kept = [new.get(e.id, e) for e in listing if e.id not in gone]
     return kept + [replace(e, id="") for e in adds]
 
 
 @dataclass(frozen=True)
-class ImpactMixin:
+class ImpactMixin(Rendered):
     """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
     its impact sends nothing (``_after``: what the listing becomes); ``corpus_impact``: shown."""
 
@@ -183,8 +179,7 @@ class ImpactMixin:
         case_sensitive: bool = True,
         listing: Sequence[Entry] | None = None,
     ) -> Impact:
-        """The entries applied before and after the change per line of ``corpus`` (a path, or
-        its lines), from ``listing`` or the record's own; nothing is sent."""
+        """Per line of ``corpus``, the entries applied before and after; nothing is sent."""
         held = self._held() if listing is None else listing
         if held is None:
             name = type(self).__name__
@@ -196,11 +191,23 @@ class ImpactMixin:
         """This record with its impact on ``corpus`` shown after it (``--corpus``)."""
         return replace(self, corpus_impact=self.impact(corpus, **how))
 
-    def _impact_text(self) -> str:
-        return f"\n{self.corpus_impact}" if self.corpus_impact is not None else ""
+    def _text(self) -> str:
+        raise NotImplementedError
 
-    def _impact_html(self) -> str:
-        return self.corpus_impact._repr_html_() if self.corpus_impact is not None else ""
+    def _html(self) -> str:
+        return f'<div class="dict-magics-{self._css}">{escape(self._text())}</div>'
+
+    def _tail(self, html: bool) -> str:
+        """The impact on the corpus, shown after the record (trusted HTML when ``html``)."""
+        if self.corpus_impact is None:
+            return ""
+        return self.corpus_impact._repr_html_() if html else f"\n{self.corpus_impact}"
+
+    def __str__(self) -> str:
+        return self._text() + self._tail(False)
+
+    def _repr_html_(self) -> str:
+        return self._html() + self._tail(True)
 
 
 def _touched(before: list[Entry], after: list[Entry]) -> set[str]:

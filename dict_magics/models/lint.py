@@ -279,8 +279,7 @@ def _space_fix(text: str) -> str:
 
 
 def _suspect(text: str) -> bool:
-    """False for a term that surely breaks no term rule (printable, trimmed, single spaces,
-    short enough), as most do; True sends it through the rules themselves."""
+    """False for a term that surely breaks no rule, as most do (the rules are slow)."""
     if len(text) > MAX_TERM_CHARS or not text.isprintable():
         return True
     if text.isascii():  # the only space separator in ASCII is the space itself
@@ -318,8 +317,7 @@ def _term_rules(entries: list[Entry]) -> Iterator[Finding]:
 
 
 def spacing_findings(entry: Entry) -> list[Finding]:
-    """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
-    what lint would report right after it."""
+    """The ``whitespace`` and ``control`` findings of one entry (what a sync warns of)."""
     return [f for f in _term_findings(entry) if f.kind in ("whitespace", "control")]
 
 
@@ -367,8 +365,7 @@ def _one_term(entry: Entry, name: str, text: str) -> Iterator[Finding]:
 def _overlaps(
     by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
 ) -> Iterator[Finding]:
-    """Source terms inside other source terms of the same pair: where the longer is applied,
-    the shorter is covered; where it is not (past the limit), the shorter may apply instead."""
+    """Source terms inside other source terms of the same pair (covered where applied)."""
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
     for (from_lang, text, to_lang), group in by_source.items():
         if text:

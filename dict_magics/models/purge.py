@@ -30,8 +30,7 @@ class PurgePlan(Rendered):
 
     @property
     def remedy(self) -> Remedy | None:
-        """What the warning points at: the restore that undoes it, or the setting that chose no
-        copy of listed entries."""
+        """What the warning points at: the restore that undoes it, or the no-snapshot setting."""
         if self.undoable:
             return Remedy.RESTORE
         if self.count:
@@ -47,12 +46,6 @@ class PurgePlan(Rendered):
         typed = answer.strip()
         return bool(typed) and typed in (self.word, self.host)
 
-    def __repr__(self) -> str:
-        return (
-            f"PurgePlan(host={self.host!r}, profile={self.profile!r}, count={self.count!r}, "
-            f"snapshot={self.snapshot!r})"
-        )
-
     _css = "confirm"
 
     def __str__(self) -> str:
@@ -60,8 +53,7 @@ class PurgePlan(Rendered):
 
 
 def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
-    """How many entries go, where, and whether a snapshot keeps them (``names``: a front end's
-    words for the remedies, else neutral ones)."""
+    """How many entries go, where, and whether a snapshot keeps them, in ``names``' words."""
     host, profile = shown(plan.host), shown(plan.profile)
     if plan.count is None:
         return (

@@ -122,8 +122,7 @@ class EntryList(Rendered):
         return lint_entries(self.entries, self.host)
 
     def check(self, texts: str | Sequence[str], **how: Any) -> CheckReport:
-        """Which entries would apply to each element of ``texts`` (``how``: the options of
-        ``textcheck.check_text``); offline, nothing is sent."""
+        """Which entries would apply to each element of ``texts``; offline, nothing is sent."""
         from .textcheck import check_text
 
         return check_text(self.entries, texts, host=self.host, **how)
@@ -156,8 +155,7 @@ class EntryList(Rendered):
         return f"\u2026 and {len(self) - listed} more (total {len(self)})"
 
     def text(self, limit: int | None = None) -> str:
-        """A title, then one aligned row per entry (the first ``limit``): a newline in a term is
-        shown, not obeyed."""
+        """A title, then one aligned row per entry (the first ``limit``), shown safely."""
         listed = self.entries[:limit]
         if not listed:
             return self._title()
@@ -333,8 +331,7 @@ class AddResult(_Answered):
 
 @dataclass(frozen=True)
 class AddBatch(Outcomes):
-    """What ``add_entries`` did: one ``AddResult`` per entry, in order. ``settled``: positions
-    a listing (``after``) decided; ``why``: what stopped an ``interrupted`` batch."""
+    """What ``add_entries`` did: one ``AddResult`` per entry, in order."""
 
     results: list[AddResult] = field(default_factory=list)
     interrupted: bool = False
@@ -498,8 +495,7 @@ class BatchResult(Rendered):
         return done[:SHOWN], len(done) - SHOWN
 
     def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
-        """(title, first results, how many more) per outcome and cause, largest first, absent
-        last."""
+        """(title, first results, how many more) per outcome and cause, absent last."""
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
@@ -551,7 +547,7 @@ class BatchResult(Rendered):
 
 
 @dataclass(frozen=True)
-class DryRunResult(Rendered, ImpactMixin):
+class DryRunResult(ImpactMixin):
     """What a delete or purge would do, nothing sent: ``entries`` would go, ``missing`` ids are
     not listed; ``listed`` is False when the service offers no listing (only ids are known)."""
 
@@ -603,17 +599,16 @@ class DryRunResult(Rendered, ImpactMixin):
             rows.append(("missing", f"{label}: {ids}"))
         return rows
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         lines = [f"{self._NOTHING_SENT}: {self._summary()}"]
-        return "\n".join(lines + [f"  {text}" for _, text in self._lines()]) + self._impact_text()
+        return "\n".join(lines + [f"  {text}" for _, text in self._lines()])
 
-    def _repr_html_(self) -> str:
+    def _html(self) -> str:
         items = "".join(f'<li class="dict-magics-{k}">{escape(t)}</li>' for k, t in self._lines())
         listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
         return (
             f'<div class="dict-magics-dryrun" style="color:{GREY}">'
             f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
-            + self._impact_html()
         )
 
     def _held(self) -> Sequence[Entry] | None:

@@ -75,8 +75,7 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class AuditLine:
-    """One request that could change the dictionary, as the log recorded it (``entry``: the
-    terms when known)."""
+    """One request that could change the dictionary, as the log recorded it."""
 
     time: datetime
     profile: str
@@ -89,12 +88,6 @@ class AuditLine:
     attempts: int
     reason: str | None
     snapshot: str | None
-
-
-class AuditLines(list[AuditLine]):
-    """The lines ``read_audit`` found, oldest first; ``skipped`` counts unreadable ones."""
-
-    skipped: int = 0
 
 
 def _when(moment: datetime) -> str:
@@ -138,9 +131,10 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
         return f'<div class="dict-magics-snapshots">{table}</div>'
 
 
-class AuditTable(Rendered, AuditLines):
+class AuditTable(Rendered, list[AuditLine]):
     """The last audit lines, oldest first; ``skipped`` counts unreadable lines passed over."""
 
+    skipped: int = 0
     _HEADER = ("time", "profile", "host", "operation", "outcome", "HTTP", "tries", "target")
 
     @staticmethod
@@ -195,3 +189,6 @@ class AuditTable(Rendered, AuditLines):
         header = [*self._HEADER, "reason", "snapshot"]
         table = html_table(header, rows, self._caption()) if self else escape(self._caption())
         return f'<div class="dict-magics-audit">{table}</div>'
+
+
+AuditLines = AuditTable  # what read_audit returns

@@ -31,8 +31,7 @@ def clip(text: str, size: int = 200) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` for HTML: ``shown`` (a bidi override would reverse a path in a notebook too),
-    then every markup character escaped."""
+    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped."""
     return shown(str(text)).translate(_HTML)
 
 
@@ -68,8 +67,7 @@ def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
 
 
 def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str = "") -> str:
-    """A result as HTML: its summary marked and coloured by ``kind``, over the ``<li>`` items;
-    ``css`` names the kind of result (``dict-magics-<css>``), ``after`` is trusted HTML."""
+    """A result as HTML: its summary marked by ``kind`` over ``items``; ``after``: trusted HTML."""
     listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
     return (
         f'<div class="dict-magics-{css} dict-magics-{kind}">'
@@ -98,8 +96,7 @@ def _width(text: str) -> int:
 
 
 def text_table(rows: Sequence[Sequence[str]], right: int = -1, cap: int = 40) -> list[str]:
-    """``rows`` (safe text, the header first) as aligned columns, column ``right`` aligned
-    right; a cell wider than ``cap`` overflows its own row only."""
+    """``rows`` (safe text, the header first) as aligned columns, one aligned ``right``."""
     widths = [min(cap, max(_width(row[i]) for row in rows)) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -117,8 +114,7 @@ def html_row(cells: Iterable[object], attrs: str = "") -> str:
 
 
 def html_table(header: Sequence[str], rows: Sequence[str], caption: str = "") -> str:
-    """A plain table of ``html_row`` rows (no header row when ``header`` is empty); no rows,
-    no table."""
+    """A plain table of ``html_row`` rows (no header row if ``header`` is empty)."""
     if not rows:
         return ""
     head = "".join(f'<th style="text-align:left">{escape(h)}</th>' for h in header)
@@ -128,8 +124,7 @@ def html_table(header: Sequence[str], rows: Sequence[str], caption: str = "") ->
 
 
 def bounded(parts: Iterable[str]) -> list[str]:
-    """The first ``parts`` (rows, sentences) a notebook shows: at most ``HTML_ROWS`` of them,
-    and ``HTML_MAX_BYTES`` in all."""
+    """The first ``parts`` a notebook shows: ``HTML_ROWS`` at most, ``HTML_MAX_BYTES`` in all."""
     kept: list[str] = []
     size = 0
     for part in parts:

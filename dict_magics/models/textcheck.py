@@ -72,8 +72,7 @@ class Match(NamedTuple):
 
 @dataclass(frozen=True)
 class Segment:
-    """An element, or a sentence of one: its text, its element (from 0) and where in it, and
-    its matches in the order the service takes them."""
+    """An element, or a sentence of one (``start`` in the element), with its matches in order."""
 
     text: str
     element: int = 0
@@ -98,8 +97,7 @@ class Segment:
 
 
 class Engine(NamedTuple):
-    """What the engine made of one element: its ``translation``, and of the entries whose
-    source term occurs in the element, those it ``applied`` and those it did not."""
+    """The engine's ``translation`` of one element and which matching entries it applied."""
 
     translation: str
     applied: list[str]
@@ -107,8 +105,7 @@ class Engine(NamedTuple):
 
 
 class Matcher:
-    """Entries ready to be matched: one Aho-Corasick automaton over their source terms, so the
-    cost grows with the text and its matches, not with text x entries."""
+    """Entries ready to be matched: one Aho-Corasick automaton over their source terms."""
 
     def __init__(self, entries: Iterable[Entry], *, case_sensitive: bool = True) -> None:
         import ahocorasick
@@ -190,8 +187,7 @@ def check_text(
     to_lang: str | None = None,
     host: str = "",
 ) -> CheckReport:
-    """Play the limit of ``entries`` (of ``from_lang`` / ``to_lang`` when given) on ``texts``:
-    a string (each non-blank line an element) or a list of strings (each an element)."""
+    """Play the limit of ``entries`` on ``texts`` (a string: each non-blank line an element)."""
     elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else [*texts]
     chosen = [
         e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
@@ -204,8 +200,7 @@ def check_text(
 
 @dataclass(frozen=True)
 class CheckReport(Rendered):
-    """Each segment with the entries that match it, applied or not; ``entries``: those that
-    matched, by id; ``checked``: how many were matched against."""
+    """Each segment with the entries that match it; ``checked``: how many were matched against."""
 
     segments: list[Segment] = field(default_factory=list)
     unit: str = "element"
@@ -223,8 +218,7 @@ class CheckReport(Rendered):
         return [s for s in self.segments if s.matches]
 
     def with_engine(self, translations: Sequence[str], entries: Iterable[Entry]) -> CheckReport:
-        """This report with the engine's ``translations`` of its elements, judged against
-        ``entries`` (the listing this report was played on)."""
+        """This report with the engine's ``translations`` of its elements, judged on ``entries``."""
         pair = [e for e in entries if (e.from_lang, e.to_lang) == (self.from_lang, self.to_lang)]
         found = Matcher(pair, case_sensitive=False).segments(self.elements)
         engine, matched = [], dict(self.entries)
@@ -273,8 +267,7 @@ class CheckReport(Rendered):
         return self.outcomes()["never"]
 
     def to_json(self) -> dict[str, Any]:
-        """``check --json``: DESIGN's shape (each segment under ``sentences``, whatever the
-        unit); the engine's answer on each element's first segment."""
+        """``check --json``: DESIGN's shape (each segment under ``sentences``, any unit)."""
         sentences, first = [s.to_json() for s in self.segments], set()
         for shape, segment in zip(sentences, self.segments, strict=True):
             if self.engine is not None and segment.element not in first:
@@ -372,8 +365,7 @@ def _entry(entry: Entry) -> str:
 
 
 def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[str, str]]:
-    """The engine's part as (kind, line): per element, what the engine and the prediction
-    applied (``success`` where they agree) and the entries only one of them applied."""
+    """The engine's part as (kind, line): per element, what it and the prediction applied."""
     if report.engine is None:
         return []
     predicted, engine = report.predicted(), report.engine
@@ -403,8 +395,7 @@ def _ids(ids: list[str]) -> str:
 
 
 def highlighted(segment: Segment) -> str:
-    """The segment as HTML: applied spans green, spans matched only by entries not applied
-    struck through; each span's title names the entries."""
+    """The segment as HTML: applied spans green, the others struck through."""
     text, base = segment.text, segment.start
     marks: list[tuple[int, tuple[str, ...]]] = [(0, ())] * len(text)
     for m in segment.matches:
