@@ -268,30 +268,23 @@ class SyncPlan(ImpactMixin):
 
 
 def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-
-    def put(
-        action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""
-    ) -> None:
+    shared = "several entries share this source term"
+    add_rows: list[int | None] = [*plan.add_rows] or [None] * len(plan.adds)
+    found: list[tuple[str, int | None, Entry | None, str, str]] = [
+        *(("add", n, e, "", "") for e, n in zip(plan.adds, add_rows, strict=False)),
+        *(("update", u.row, u.new, u.old.to_text, "") for u in plan.updates),
+        *(("delete", None, e, "", "") for e in plan.deletes),
+        *(("conflict", c.row, e, "", shared) for c in plan.conflicts for e in c.entries),
+        *(("invalid", bad.row, None, "", bad.reason) for bad in plan.invalid),
+    ]
+    rows = []
+    for action, row, entry, old, why in found:
         terms: dict[str, Any] = dict.fromkeys(Entry.FIELDS, "")
         terms.update(entry.to_service() if entry is not None else {})
         terms["id"] = terms["id"] or None
         rows.append(
             dict(action=action, row=row, **terms, oldToText=old or None, reason=why or None)
         )
-
-    add_rows: list[int | None] = [*plan.add_rows] or [None] * len(plan.adds)
-    for entry, number in zip(plan.adds, add_rows, strict=False):
-        put("add", number, entry)
-    for update in plan.updates:
-        put("update", update.row, update.new, update.old.to_text)
-    for entry in plan.deletes:
-        put("delete", None, entry)
-    for conflict in plan.conflicts:
-        for entry in conflict.entries:
-            put("conflict", conflict.row, entry, why="several entries share this source term")
-    for bad in plan.invalid:
-        put("invalid", bad.row, None, why=bad.reason)
     return rows
 
 

@@ -148,6 +148,9 @@ class ProbeResult(Rendered):
         )
 
 
+_NOT_KEPT = ("left", "names", "stopped", "marker")  # a stored probe is a finished one
+
+
 def _path(profile: str, base_url: str) -> Any:
     from .. import localdata  # when it is used: importing the models reads no file
 
@@ -157,30 +160,20 @@ def _path(profile: str, base_url: str) -> Any:
 
 def save(result: ProbeResult) -> ProbeResult:
     """Keep a finished probe for its profile and service (stamped with the time); returned."""
-    stamped = ProbeResult(
-        **{**_plain(result), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    )
     from .. import localdata
 
+    data = {k: v for k, v in asdict(result).items() if k not in _NOT_KEPT}
+    data["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     localdata.home("probes")
-    localdata.atomic_write(
-        _path(result.profile, result.base_url), json.dumps(_plain(stamped)).encode()
-    )
-    return stamped
+    localdata.atomic_write(_path(result.profile, result.base_url), json.dumps(data).encode())
+    return ProbeResult(**data)
 
 
 def stored(profile: str, base_url: str) -> ProbeResult | None:
     """The last finished probe of this profile and service, if one is kept (and readable)."""
     try:
         data = json.loads(_path(profile, base_url).read_bytes())
-        known = {f.name for f in fields(ProbeResult)} - {"left", "names"}
+        known = {f.name for f in fields(ProbeResult)} - set(_NOT_KEPT)
         return ProbeResult(**{k: v for k, v in data.items() if k in known})
     except (OSError, ValueError, TypeError, AttributeError):
         return None
-
-
-def _plain(result: ProbeResult) -> dict[str, Any]:
-    data = asdict(result)
-    for name in ("left", "names", "stopped", "marker"):
-        data.pop(name)
-    return data

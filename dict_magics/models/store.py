@@ -100,20 +100,12 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
     _HEADER = ("when", "host", "profile", "operation", "holds", "path")
 
     def _rows(self) -> list[list[str]]:
-        def holds(info: SnapshotInfo) -> str:
-            return entries(info.count) + (f", {info.added} added" if info.added else "")
-
-        return [
-            [
-                _when(i.taken_at),
-                i.host,
-                i.profile,
-                "undo" if i.undoes else i.operation,
-                holds(i),
-                str(i.path),
-            ]
-            for i in self
-        ]
+        rows = []
+        for i in self:
+            holds = entries(i.count) + (f", {i.added} added" if i.added else "")
+            operation = "undo" if i.undoes else i.operation
+            rows.append([_when(i.taken_at), i.host, i.profile, operation, holds, str(i.path)])
+        return rows
 
     def _caption(self) -> str:
         return f"{count(len(self), 'snapshot')}, newest first"

@@ -3,6 +3,7 @@ through ``shown`` (text) or ``escape`` (HTML) wherever it is shown."""
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -14,7 +15,6 @@ COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "abs
 GREY = COLOUR["absent"]
 HTML_ROWS = 200  # a notebook cell is no place for 100,000 rows: HTML stops at this many,
 HTML_MAX_BYTES = 150_000  # or at this size
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 
 def shown(text: str) -> str:
@@ -32,7 +32,7 @@ def clip(text: str, size: int = 200) -> str:
 
 def escape(text: object) -> str:
     """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped."""
-    return shown(str(text)).translate(_HTML)
+    return html.escape(shown(str(text)))
 
 
 def count(number: int, one: str, many: str | None = None) -> str:
