@@ -11,6 +11,7 @@ from ..errors import Remedy, UsageProblem
 from ..models.glossary import GlossaryRow
 from ..models.records import Entry, csv_cell
 from ..models.terms import language_problem
+from ..models.text import clip
 
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
 MAX_FILE_BYTES = 64 * 1024 * 1024  # far beyond any user dictionary
@@ -91,8 +92,7 @@ _NAMES = ("id", *_TERMS, "source", "target")
 
 class Columns:
     """Where the terms are in a table, from its header row (any case): ``fromLang, fromText,
-    toLang, toText`` (and ``id``), or ``source, target`` with a pair; a term column named twice
-    is refused (which is meant?)."""
+    toLang, toText`` (and ``id``), or ``source, target`` with a pair; no column twice."""
 
     def __init__(self, path: Path, header: Sequence[str], pair: tuple[str, str] | None) -> None:
         self.path = path
@@ -170,7 +170,7 @@ def refuse_unwritable(
         for text in entry.terms:
             why = "a lone surrogate" if _SURROGATE.search(text) else cannot and cannot(text)
             if why:
-                found.append(f"entry {entry.id} ({shown(text)}: {why})")
+                found.append(f"entry {entry.id} ({clip(text, 40)!r}: {why})")
                 surrogates += why == "a lone surrogate"
                 break
     if found:
@@ -181,8 +181,3 @@ def refuse_unwritable(
             f"entr{'y holds' if len(found) == 1 else 'ies hold'}: "
             f"{'; '.join(found[:3])}{more}; nothing was written. Fix those entries{other}."
         )
-
-
-def shown(text: str) -> str:
-    """A term as a message quotes it: escaped (``repr``), at most 40 characters."""
-    return repr(text if len(text) <= 40 else text[:40] + "\u2026")

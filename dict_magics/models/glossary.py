@@ -55,9 +55,8 @@ class GlossaryRow:
 
 @dataclass(frozen=True)
 class Glossary:
-    """What a glossary file holds: its rows in file order, the rows that could not be read as
-    terms (a TBX concept with two terms in one language...), and an .xlsx's sheet read and the
-    other visible ones."""
+    """A glossary file's rows in file order, those that could not be read as terms (a TBX
+    concept with two terms in one language...), and an .xlsx's sheet read and its others."""
 
     path: Path
     format: str

@@ -1,6 +1,5 @@
 """What a change to the dictionary does to a user's own texts (``Impact`` on a corpus), played
-by ``check``'s own ``Matcher``; only lines holding a source term the change touches are
-matched again."""
+by ``check``'s ``Matcher`` on the lines holding a source term the change touches."""
 
 from __future__ import annotations
 

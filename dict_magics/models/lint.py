@@ -1,6 +1,5 @@
 """What is wrong in a dictionary, found from a listing alone: ``LintReport`` and its findings.
-Each rule is one pass over the entries; ``overlap`` runs an Aho-Corasick automaton per pair,
-so it stays linear in the size of the dictionary."""
+Each rule is one pass; ``overlap`` runs an Aho-Corasick automaton per pair, so it stays linear."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What ``probe`` found out about a service's rules (``ProbeResult``), and where it is kept: one
-small JSON file per profile and service in the data folder, which ``check``, impact, the
-client and ``status`` read."""
+"""What ``probe`` found out about a service's rules (``ProbeResult``), kept as one small JSON
+file per profile and service, which ``check``, impact, the client and ``status`` read."""
 
 from __future__ import annotations
 

@@ -13,9 +13,8 @@ from .text import Rendered, entries, remedy, shown
 
 @dataclass(frozen=True)
 class PurgePlan(Rendered):
-    """Every entry of ``profile`` at ``host`` is about to go. ``count``: the entries listed
-    (``None``: no listing); ``snapshot``: where the copy is kept, if any; ``word``: what to type
-    (or the host)."""
+    """Every entry of ``profile`` at ``host`` is about to go: ``count`` listed (``None``: no
+    listing), kept at ``snapshot`` if any; ``word``: what to type (or the host)."""
 
     host: str
     profile: str

@@ -1,6 +1,5 @@
-"""What the service accepts as an entry's terms and languages: the vendor's rules, and no more
-(terms of 1-255 characters, ISO 639-1 codes with ``zh-CN``/``zh-TW``). Checked before sending,
-so whatever the service took an undo can send back; invisible characters are warned about."""
+"""What the service accepts as an entry's terms and languages: the vendor's rules and no more,
+checked before sending, so whatever the service took an undo can send back."""
 
 from __future__ import annotations
 

@@ -328,7 +328,11 @@ def _title(report: CheckReport) -> str:
     pair = ""
     if report.from_lang or report.to_lang:
         pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
-    noun, matched, found = _noun(report), len(report.matched), report.outcomes()
+    noun, matched, found = (
+        _noun(report),
+        len(report.matched),
+        report.outcomes(),
+    )
     words = ("applied", f"applied in some {noun}s only", "never applied")
     parts = [f"{len(ids)} {w}" for ids, w in zip(found.values(), words, strict=True) if ids]
     return shown(
