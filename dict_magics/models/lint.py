@@ -9,7 +9,6 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -60,7 +59,6 @@ def id_order(entry_id: str) -> tuple[int, int, str]:
     return (1, 0, entry_id)
 
 
-@lru_cache(maxsize=1 << 16)  # near-duplicates and overlaps ask for the same terms
 def normalize_term(text: str) -> str:
     """``text`` as near-duplicates compare it: NFKC (folding widths), case folded, invisible
     characters dropped, whitespace collapsed and trimmed (full-width ``Invoice`` is ``invoice``)."""
@@ -196,11 +194,12 @@ def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
     by_source: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
     for entry in ordered:
         by_source[(entry.from_lang, entry.from_text, entry.to_lang)].append(entry)
+    norms: dict[str, str] = {}
     found = [
         *_duplicates_and_conflicts(by_source),
-        *_near_duplicates(by_source),
+        *_near_duplicates(by_source, norms),
         *_term_rules(ordered),
-        *_overlaps(by_source, rank),
+        *_overlaps(by_source, norms, rank),
     ]
     kinds = {kind: n for n, kind in enumerate(KINDS)}
     found.sort(key=lambda f: (kinds[f.kind], rank[f.entry_ids[0]]))
@@ -245,10 +244,18 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> Iterator[Fin
             )
 
 
-def _near_duplicates(by_source: dict[Any, list[Entry]]) -> Iterator[Finding]:
+def _normalized(text: str, norms: dict[str, str]) -> str:
+    """``normalize_term``, once per term per lint (near-duplicates and overlaps share it)."""
+    key = norms.get(text)
+    if key is None:
+        key = norms[text] = normalize_term(text)
+    return key
+
+
+def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -> Iterator[Finding]:
     groups: dict[tuple[str, str, str], list[list[Entry]]] = defaultdict(list)
     for (from_lang, text, to_lang), group in by_source.items():
-        key = normalize_term(text)
+        key = _normalized(text, norms)
         if key:
             groups[(from_lang, key, to_lang)].append(group)
     for spellings in groups.values():
@@ -356,7 +363,7 @@ def _one_term(entry: Entry, name: str, text: str) -> Iterator[Finding]:
 
 
 def _overlaps(
-    by_source: dict[tuple[str, str, str], list[Entry]], rank: dict[str, int]
+    by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
 ) -> Iterator[Finding]:
     """Source terms inside other source terms of the same pair (covered where applied)."""
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
@@ -369,7 +376,7 @@ def _overlaps(
             continue
         # ``terms`` is in the order of each term's lowest id: holders are listed in that order.
         position = {term: n for n, term in enumerate(terms)}
-        for inner, (holding, holders) in _contained(terms).items():
+        for inner, (holding, holders) in _contained(terms, norms).items():
             holders.sort(key=position.__getitem__)
             outer_ids = [i for t in holders for i in terms[t]]
             if len(outer_ids) > len(holders):  # a term with several entries: merge the ids
@@ -386,17 +393,20 @@ def _overlaps(
             )
 
 
-def _contained(terms: Iterable[str]) -> dict[str, tuple[int, list[str]]]:
+def _contained(
+    terms: Iterable[str], norms: dict[str, str] | None = None
+) -> dict[str, tuple[int, list[str]]]:
     """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of them
     (spelling variants are left to near-duplicates). Terms come longest first, so a chain of
     nested prefixes is scanned once, not pair by pair."""
     import ahocorasick
 
+    norms = {} if norms is None else norms
     automaton = ahocorasick.Automaton()
     groups: dict[str, list[str]] = defaultdict(list)
     for term in terms:
         automaton.add_word(term, term)
-        groups[normalize_term(term)].append(term)
+        groups[_normalized(term, norms)].append(term)
     automaton.make_automaton()
     variants = {t: set(group) for group in groups.values() if len(group) > 1 for t in group}
     inside: dict[str, tuple[int, list[str]]] = {}
