@@ -27,7 +27,7 @@ from .text import (
     escape,
     html_row,
     html_table,
-    outcome_box,
+    outline,
     remedy,
     shown,
     text_table,
@@ -217,11 +217,19 @@ class _Answered(Rendered):
         http = "" if self.http_status is None else f"HTTP {self.http_status}, "
         return f"{http}{count(self.attempts, 'attempt')}, {self.elapsed:.2f} s"
 
+    def item(self, details: bool = True) -> tuple[str, str, str]:
+        """(outcome, what happened, why not) for an outline, ``(HTTP 200, 1 attempt, 0.03 s)``
+        last."""
+        why, tail = self.reason if self.reason and not self.ok else "", ""
+        if details:
+            tail = f" ({self._details()})"
+        if why:
+            return self.outcome, self._headline(), why + tail
+        return self.outcome, self._headline() + tail, ""
+
     def line(self, details: bool = True) -> str:
         """Mark, what happened, why not (if not), and ``HTTP 200, 1 attempt, 0.03 s``."""
-        why = f" \u2014 {shown(self.reason)}" if self.reason and not self.ok else ""
-        tail = f" ({self._details()})" if details else ""
-        return f"{MARK[self.outcome]} {shown(self._headline())}{why}{tail}"
+        return outline([self.item(details)], "")[0]
 
     def line_html(self) -> str:
         kind = self.outcome
@@ -392,7 +400,7 @@ class AddBatch(Outcomes):
         items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
             first = results[: self._SHOWN]
-            items += [(r.outcome, r._headline(), (r.reason or "") * (not r.ok)) for r in first]
+            items += [r.item(details=False) for r in first]
             more = len(results) - self._SHOWN
             items += [("", f"\u2026 and {more:,} more", "")] * (more > 0)
         return items
@@ -420,7 +428,7 @@ class UpdateResult(_Answered):
 
 
 @dataclass(frozen=True)
-class BatchResult(Rendered):
+class BatchResult(Outcomes):
     """The outcomes of several deletions, in the order given. ``interrupted``: Ctrl-C (or a
     cancel) stopped the batch after the requests sent; ids never sent are ``not_attempted``."""
 
@@ -428,6 +436,7 @@ class BatchResult(Rendered):
     interrupted: bool = False
     snapshot: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    _css = "batch"
 
     @property
     def succeeded(self) -> int:
@@ -468,6 +477,10 @@ class BatchResult(Rendered):
     def __len__(self) -> int:
         return len(self.results)
 
+    @property
+    def gone(self) -> int:
+        return len({r.entry_id for r in self.results if r.gone})
+
     _EXAMPLES = 5  # results shown per group of failures
 
     def _summary(self) -> str:
@@ -489,61 +502,35 @@ class BatchResult(Rendered):
                 text += "; the same deletion run again finishes it"
         return text
 
-    def _deleted(self) -> tuple[list[DeleteResult], int]:
-        """The first deletions that happened (each id once), and how many more."""
-        done = list({r.entry_id: r for r in self.results if r.ok}.values())
-        return done[:SHOWN], len(done) - SHOWN
+    def _kind(self) -> str:
+        return "success" if self.ok else "failure"
 
-    def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
-        """(title, first results, how many more) per outcome and cause, absent last."""
+    def _items(self) -> list[tuple[Any, ...]]:
+        """What was deleted (each id once), then the rest grouped by outcome and cause, the
+        largest group first, absent last."""
+        done = list({r.entry_id: r for r in self.results if r.ok}.values())
+        items: list[tuple[Any, ...]] = [("success", r.target, "") for r in done[:SHOWN]]
+        items += [("", f"\u2026 and {len(done) - SHOWN} more deleted", "")] * (len(done) > SHOWN)
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
             if not (result.absent and result.entry_id in seen):
                 seen.add(result.entry_id)
                 groups.setdefault((result.outcome, result.cause), []).append(result)
-        ordered = sorted(groups.items(), key=lambda item: (item[0][0] == "absent", -len(item[1])))
-        titled = []
-        for (kind, cause), results in ordered:
+        for (kind, cause), results in sorted(
+            groups.items(), key=lambda group: (group[0][0] == "absent", -len(group[1]))
+        ):
             what = "absent: not in the dictionary" if kind == "absent" else cause.label
             if kind != "absent":
                 what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
-            first, more = results[: self._EXAMPLES], len(results) - self._EXAMPLES
-            titled.append((f"{MARK[kind]} {len(results)} {what}", first, more))
-        return titled
+            under = [r.item() for r in results[: self._EXAMPLES]]
+            more = len(results) - self._EXAMPLES
+            under += [("", f"\u2026 and {more} more", "")] * (more > 0)
+            items.append((kind, f"{len(results)} {what}", "", under))
+        return items
 
-    @property
-    def gone(self) -> int:
-        return len({r.entry_id for r in self.results if r.gone})
-
-    def _kept(self, html: bool = False) -> str:
+    def _tail(self, html: bool) -> str:
         return _kept(self.snapshot, self.gone, self.names, html)
-
-    def __str__(self) -> str:
-        lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
-        deleted, more = self._deleted()
-        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted]
-        lines += [f"    \u2026 and {more} more deleted"] * (more > 0)
-        for title, results, more in self._groups():
-            lines += [f"  {title}", *(f"    {r.line()}" for r in results)]
-            lines += [f"    \u2026 and {more} more"] * (more > 0)
-        return "\n".join(lines) + self._kept()
-
-    def _repr_html_(self) -> str:
-        deleted, more = self._deleted()
-        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted)
-        items += f"<li>&hellip; and {more} more deleted</li>" * (more > 0)
-        groups = ""
-        for title, results, more in self._groups():
-            lines = "".join(f"<li>{r.line_html()}</li>" for r in results)
-            lines += f"<li>&hellip; and {more} more</li>" * (more > 0)
-            groups += (
-                f'<div class="dict-magics-group" style="color:{COLOUR[results[0].outcome]}">'
-                f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
-            )
-        kind = "success" if self.ok else "failure"
-        after = groups + self._kept(html=True)
-        return outcome_box("batch", kind, self._summary(), items, after)
 
 
 @dataclass(frozen=True)

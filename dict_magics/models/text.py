@@ -66,16 +66,6 @@ def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
     return (names or {}).get(which) or NEUTRAL[which]
 
 
-def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str = "") -> str:
-    """A result as HTML: its summary marked by ``kind`` over ``items``; ``after``: trusted HTML."""
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
-        f'<div class="dict-magics-{css} dict-magics-{kind}">'
-        f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(summary)}</b>'
-        f"{listing}{after}</div>"
-    )
-
-
 def dataframe(rows: Iterable[Any], columns: Sequence[str], what: str, dtype: Any = object) -> Any:
     """A ``pandas.DataFrame`` of ``rows`` (pandas is optional: without it, how to get it)."""
     try:
@@ -165,8 +155,9 @@ class Rendered:
 
 
 class Outcomes(Rendered):
-    """A result told as its summary, marked by its outcome (``_kind``), over one line per item
-    (``_items``: kind, what, note; kind ``""``: unmarked), then ``_tail`` (trusted HTML)."""
+    """A result told as its summary, marked by its outcome (``_kind``), over an outline of items
+    (``_items``: kind, what, note and optionally the items under it; kind ``""``: unmarked),
+    then ``_tail`` (trusted HTML)."""
 
     __slots__ = ()
 
@@ -176,25 +167,41 @@ class Outcomes(Rendered):
     def _summary(self) -> str:
         raise NotImplementedError
 
-    def _items(self) -> list[tuple[str, str, str]]:
+    def _items(self) -> list[tuple[Any, ...]]:
         return []
 
     def _tail(self, html: bool) -> str:
         return ""
 
     def __str__(self) -> str:
-        lines = [f"{MARK[self._kind()]} {shown(self._summary())}"]
-        for kind, what, note in self._items():
-            mark = f"{MARK[kind]} " if kind else ""
-            lines.append(f"  {mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items())]
         return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
-        items = "".join(
-            f'<li style="color:{COLOUR[k]}">{MARK[k]} {escape(what)}'
-            f"{f' &mdash; {escape(note)}' if note else ''}</li>"
-            if k
-            else f"<li>{escape(what)}</li>"
-            for k, what, note in self._items()
+        kind, items = self._kind(), _outline_html(self._items())
+        listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+        return (
+            f'<div class="dict-magics-{self._css} dict-magics-{kind}">'
+            f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(self._summary())}</b>'
+            f"{listing}{self._tail(True)}</div>"
         )
-        return outcome_box(self._css, self._kind(), self._summary(), items, self._tail(True))
+
+
+def outline(items: list[tuple[Any, ...]], indent: str = "  ") -> list[str]:
+    """The items as lines of text, each level two spaces further in."""
+    lines = []
+    for kind, what, note, *under in items:
+        mark = f"{MARK[kind]} " if kind else ""
+        lines.append(f"{indent}{mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        lines += outline(under[0], indent + "  ") if under else []
+    return lines
+
+
+def _outline_html(items: list[tuple[Any, ...]]) -> str:
+    out = ""
+    for kind, what, note, *under in items:
+        said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
+        said += f" &mdash; {escape(note)}" if note else ""
+        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0])}</ul>' if under else ""
+        out += f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
+    return out
