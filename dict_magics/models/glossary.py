@@ -86,7 +86,7 @@ class ChangePreview(ImpactMixin):
 
     _css = "dry-run"
 
-    def _text(self) -> str:
+    def _summary(self) -> str:
         new = self.new.describe()
         if self.operation == "update" and self.old is not None:
             line = (
@@ -105,7 +105,7 @@ class ChangePreview(ImpactMixin):
         if twins:
             has = "holds" if len(twins) == 1 else "hold"
             line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
-        return shown(line + "; nothing was sent")
+        return line + "; nothing was sent"
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         if self.old is not None:
@@ -248,17 +248,18 @@ class SyncPlan(ImpactMixin):
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"SyncPlan({self.path!r}, host={self.host!r}, {counts})"
 
-    def _text(self) -> str:
+    def __str__(self) -> str:
         lines = [_headline(self)]
         lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(self)]
-        return "\n".join(lines + [f"  ({shown(note)})" for note in _notes(self)])
+        lines += [f"  ({shown(note)})" for note in _notes(self)]
+        return "\n".join(lines) + self._tail(False)
 
-    def _html(self) -> str:
+    def _repr_html_(self) -> str:
         rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(self)]
         notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(self))
         return (
             f'<div class="dict-magics-sync-plan"><b>{escape(_headline(self))}</b>'
-            f"{html_table((), rows)}{notes}</div>"
+            f"{html_table((), rows)}{notes}</div>{self._tail(True)}"
         )
 
     def _after(self, before: list[Entry]) -> list[Entry]:

@@ -10,7 +10,18 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import Rendered, bounded, clip, count, dataframe, escape, html_row, html_table, shown
+from .text import (
+    Outcomes,
+    Rendered,
+    bounded,
+    clip,
+    count,
+    dataframe,
+    escape,
+    html_row,
+    html_table,
+    shown,
+)
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
@@ -153,9 +164,10 @@ def after_change(
 
 
 @dataclass(frozen=True)
-class ImpactMixin(Rendered):
+class ImpactMixin(Outcomes):
     """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
-    its impact sends nothing (``_after``: what the listing becomes); ``corpus_impact``: shown."""
+    its impact sends nothing (``_after``: what the listing becomes); ``corpus_impact``: shown
+    after it. Nothing happened yet: its outcome is ``absent``."""
 
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False, kw_only=True)
     corpus_impact: Impact | None = field(default=None, repr=False, compare=False, kw_only=True)
@@ -190,23 +202,14 @@ class ImpactMixin(Rendered):
         """This record with its impact on ``corpus`` shown after it (``--corpus``)."""
         return replace(self, corpus_impact=self.impact(corpus, **how))
 
-    def _text(self) -> str:
-        raise NotImplementedError
-
-    def _html(self) -> str:
-        return f'<div class="dict-magics-{self._css}">{escape(self._text())}</div>'
+    def _kind(self) -> str:
+        return "absent"
 
     def _tail(self, html: bool) -> str:
         """The impact on the corpus, shown after the record (trusted HTML when ``html``)."""
         if self.corpus_impact is None:
             return ""
         return self.corpus_impact._repr_html_() if html else f"\n{self.corpus_impact}"
-
-    def __str__(self) -> str:
-        return self._text() + self._tail(False)
-
-    def _repr_html_(self) -> str:
-        return self._html() + self._tail(True)
 
 
 def _touched(before: list[Entry], after: list[Entry]) -> set[str]:

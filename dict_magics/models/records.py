@@ -547,10 +547,13 @@ class DryRunResult(ImpactMixin):
     listing_age: float | None = None
     """How old the listing the terms come from is (``listing_max_age`` may allow a cached one)."""
 
-    _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
+    _css = "dryrun"
 
     def _summary(self) -> str:
-        where = f"at {shown(self.host)} (profile {shown(self.profile)!r})"
+        return f"dry run: nothing that changes the dictionary was sent: {self._would()}"
+
+    def _would(self) -> str:
+        where = f"at {self.host} (profile {self.profile!r})"
         if self.operation == "purge":
             if not self.listed:
                 return (
@@ -574,29 +577,17 @@ class DryRunResult(ImpactMixin):
             )
         return text
 
-    def _lines(self) -> list[tuple[str, str]]:
-        rows = [("entry", shown(f"{e.id}: {e.describe()}")) for e in self.entries[:SHOWN]]
+    def _items(self) -> list[tuple[Any, ...]]:
+        items = [("", f"{e.id}: {e.describe()}", "") for e in self.entries[:SHOWN]]
         if len(self.entries) > SHOWN:
-            rows.append(("more", f"\u2026 and {len(self.entries) - SHOWN:,} more"))
+            items.append(("", f"\u2026 and {len(self.entries) - SHOWN:,} more", ""))
         if self.missing:
-            ids = ", ".join(repr(shown(i)) for i in self.missing[:SHOWN])
+            ids = ", ".join(repr(i) for i in self.missing[:SHOWN])
             if len(self.missing) > SHOWN:
                 ids += f", \u2026 ({len(self.missing):,} in all)"
             label = "not in the dictionary (nothing to delete)" if self.listed else "ids"
-            rows.append(("missing", f"{label}: {ids}"))
-        return rows
-
-    def _text(self) -> str:
-        lines = [f"{self._NOTHING_SENT}: {self._summary()}"]
-        return "\n".join(lines + [f"  {text}" for _, text in self._lines()])
-
-    def _html(self) -> str:
-        items = "".join(f'<li class="dict-magics-{k}">{escape(t)}</li>' for k, t in self._lines())
-        listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-        return (
-            f'<div class="dict-magics-dryrun" style="color:{GREY}">'
-            f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
-        )
+            items.append(("", f"{label}: {ids}", ""))
+        return items
 
     def _held(self) -> Sequence[Entry] | None:
         return self.entries if self.operation == "purge" else self.listing
