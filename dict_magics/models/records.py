@@ -14,9 +14,7 @@ from ..errors import Remedy
 from .entry import Entry
 from .impact import ImpactMixin, after_change
 from .text import (
-    COLOUR,
     GREY,
-    MARK,
     Outcomes,
     Rendered,
     bounded,
@@ -27,7 +25,6 @@ from .text import (
     escape,
     html_row,
     html_table,
-    outline,
     remedy,
     shown,
     text_table,
@@ -175,11 +172,11 @@ class EntryList(Rendered):
 
 
 @dataclass(frozen=True)
-class _Answered(Rendered):
-    """What every one-request result (a deletion, an addition, an update) holds, and its one
-    line of text or HTML. ``code`` and ``vendor_message``: the vendor's error code and words of
-    the last answer (escape them where shown); ``snapshot``: the file holding the entry as it
-    was before (undo reads it); ``names``: a front end's words for the remedies it names."""
+class _Answered(Outcomes):
+    """What every one-request result (a deletion, an addition, an update) holds, told in one
+    line. ``code`` and ``vendor_message``: the vendor's code and words of the last answer
+    (escape them where shown); ``snapshot``: the file holding the entry as it was before (undo
+    reads it); ``names``: a front end's words for the remedies it names."""
 
     status: Literal["success", "failure"]
     _: KW_ONLY
@@ -194,6 +191,7 @@ class _Answered(Rendered):
     vendor_message: str | None = None
     snapshot: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    _css = "result"
 
     @property
     def ok(self) -> bool:
@@ -227,28 +225,15 @@ class _Answered(Rendered):
             return self.outcome, self._headline(), why + tail
         return self.outcome, self._headline() + tail, ""
 
-    def line(self, details: bool = True) -> str:
-        """Mark, what happened, why not (if not), and ``HTTP 200, 1 attempt, 0.03 s``."""
-        return outline([self.item(details)], "")[0]
+    def _kind(self) -> str:
+        return self.outcome
 
-    def line_html(self) -> str:
-        kind = self.outcome
-        why = f" &mdash; {escape(self.reason)}" if self.reason and not self.ok else ""
-        return (
-            f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
-            f"<b>{MARK[kind]} {escape(self._headline())}</b>{why}"
-            f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
-        )
+    def _summary(self) -> str:
+        _, what, why = self.item()
+        return f"{what} \u2014 {why}" if why else what
 
-    def _kept(self, html: bool) -> str:
+    def _tail(self, html: bool) -> str:
         return _kept(self.snapshot, self.gone, self.names, html)
-
-    def __str__(self) -> str:
-        """The line, then where the snapshot holding the entry is and what puts it back."""
-        return self.line() + self._kept(False)
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + self._kept(True)
 
 
 def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
@@ -312,7 +297,7 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
-    def _kept(self, html: bool) -> str:
+    def _tail(self, html: bool) -> str:
         gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
 
@@ -332,9 +317,6 @@ class AddResult(_Answered):
         if self.outcome == "unknown":
             return f"outcome unknown: {what} may or may not have been added"
         return f"not added: {what}"
-
-    def __str__(self) -> str:
-        return self.line(details=False)
 
 
 @dataclass(frozen=True)
