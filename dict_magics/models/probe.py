@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .entry import Entry
-from .text import MARK, Rendered, escape, html_row, html_table, shown
+from .text import Outcomes, escape, shown
 
 FOUND = ("listing", "ids", "nonce_rule", "errors", "bulk", "update", "token")
 ASKED = ("limit_unit", "case_sensitive")
@@ -37,7 +37,7 @@ _MEANS: dict[str, dict[Any, str]] = {
 
 
 @dataclass(frozen=True)
-class ProbeResult(Rendered):
+class ProbeResult(Outcomes):
     """Each rule found (``None``: not asked), whether the dictionary ended as it began
     (``unchanged``) and the ``requests`` sent; a probe that ``stopped`` early names the marker
     entries it leaves behind (``left``; id ``""`` when unknown), each holding ``marker``."""
@@ -115,36 +115,26 @@ class ProbeResult(Rendered):
             rows.append((name.replace("_", " "), words))
         return rows
 
-    def _head(self) -> str:
+    def _kind(self) -> str:
+        return "success" if self.stopped is None and self.unchanged else "failure"
+
+    def _summary(self) -> str:
         where = f"{self.host} (profile {self.profile!r})" if self.profile else self.host
         if self.stopped is not None:
-            return f"{MARK['failure']} probe of {where} stopped: {self.stopped}"
+            return f"probe of {where} stopped: {self.stopped}"
         same = "unchanged" if self.unchanged else "NOT as it began"
         when = f", {self.date[:16].replace('T', ' ')} UTC" if self.date else ""
-        return (
-            f"{MARK['success' if self.unchanged else 'failure']} probe of {where}{when}: "
-            f"{self.requests} requests, the dictionary {same}"
-        )
+        return f"probe of {where}{when}: {self.requests} requests, the dictionary {same}"
 
-    def _tail(self) -> str:
+    def _items(self) -> list[tuple[Any, ...]]:
+        return [("", f"{label + ':':<16}{value}", "") for label, value in self.rows()]
+
+    def _tail(self, html: bool) -> str:
         if not self.left:
             return ""
-        return (
-            f"its own marker entries ({len(self.left)}, holding {self.marker!r}) are still "
-            f"there: remove them with {self.removal()}"
-        )
-
-    def __str__(self) -> str:
-        rows = self.rows()
-        lines = [self._head(), *(f"  {label + ':':<16}{value}" for label, value in rows)]
-        return "\n".join(shown(line) for line in [*lines, self._tail()] if line)
-
-    def _repr_html_(self) -> str:
-        tail = f"<div><b>{escape(self._tail())}</b></div>" if self.left else ""
-        return (
-            f'<div class="dict-magics-probe"><b>{escape(self._head())}</b>'
-            f"{html_table((), [html_row(row) for row in self.rows()])}{tail}</div>"
-        )
+        said = f"its own marker entries ({len(self.left)}, holding {self.marker!r}) are still "
+        said += f"there: remove them with {self.removal()}"
+        return f"<div><b>{escape(said)}</b></div>" if html else f"\n{shown(said)}"
 
 
 _NOT_KEPT = ("left", "names", "stopped", "marker")  # a stored probe is a finished one
