@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-__all__ = ["MAX_ID", "Entry", "check_id"]
-
 MAX_ID = 2**63 - 1  # a signed 64-bit integer, as the service's ids are
 
 

@@ -181,6 +181,3 @@ class AuditTable(Rendered, list[AuditLine]):
         header = [*self._HEADER, "reason", "snapshot"]
         table = html_table(header, rows, self._caption()) if self else escape(self._caption())
         return f'<div class="dict-magics-audit">{table}</div>'
-
-
-AuditLines = AuditTable  # what read_audit returns
