@@ -87,7 +87,7 @@ def test_a_conflict_warning_counts_the_entries_it_names(three: SandboxServer) ->
     add(ONE, "en", "Friday", "de", "Fr.", warn=said.append)
     assert said[0].startswith(f"entries {a.entry.id} and {b.entry.id} already translate 'Friday'")
     preview = add(ONE, "en", "Friday", "de", "Fri", dry_run=True)
-    assert "entries" in str(preview) and "already have this source term" in str(preview)
+    assert "entries" in str(preview) and "already hold this source term: a conflict" in str(preview)
 
 
 def displayed(ip, name: str) -> dict[str, str]:

@@ -95,16 +95,11 @@ class ChangePreview(ImpactMixin):
             )
         else:
             line = f"dry run: would add {new} at {self.host}"
-        others = [e.id for e in self.alongside if e.to_text != self.new.to_text]
-        twins = [e.id for e in self.alongside if e.to_text == self.new.to_text]
-        if others:
-            has = "has" if len(others) == 1 else "have"
-            line += (
-                f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
-            )
-        if twins:
-            has = "holds" if len(twins) == 1 else "hold"
-            line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
+        makes = {False: "this source term: a conflict", True: "these terms: a duplicate"}
+        for twin in (False, True):
+            ids = [e.id for e in self.alongside if (e.to_text == self.new.to_text) is twin]
+            holds = "holds" if len(ids) == 1 else "hold"
+            line += f" ({named_ids(ids)} already {holds} {makes[twin]})" * bool(ids)
         return line + "; nothing was sent"
 
     def _after(self, before: list[Entry]) -> list[Entry]:
@@ -378,12 +373,8 @@ class SyncResult(Outcomes):
         return text + "; the same sync run again finishes it" * self.interrupted
 
     def _items(self) -> list[tuple[str, str, str]]:
-        items = []
-        for r in self.results:
-            if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
-                entry = getattr(r, "entry", None) or getattr(r, "new", None)
-                what = entry.describe() if entry else f"entry {getattr(r, 'entry_id', '?')}"
-                items.append((r.outcome, what, r.reason or r.outcome))
+        sent = [r for r in self.results if r.cause is not Cause.NOT_ATTEMPTED]
+        items = [r.item(details=False) for r in sent if not r.ok]
         items += [("failure", mismatch, "") for mismatch in self.mismatches[:_SHOWN]]
         if self.snapshot:
             items.append(("", f"snapshot (restore it to undo): {self.snapshot}", ""))
