@@ -290,7 +290,7 @@ def test_an_add_batch_renders_in_a_real_shell_escaped(ip, sandbox: SandboxServer
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html and "<b>bold" not in html
     assert "&lt;i&gt;invalid" in html and "<i>" not in html
     assert "\u202e" not in html and "\u202e" not in text
-    assert repr(batch).startswith("AddBatch(1 added, 1 failed")  # repr: the summary, kept
+    assert repr(batch) == "AddBatch('added 1 of 2 entries, 1 not added (2 requests)')"
 
 
 # -- 7. a service that acts after our deadline ----------------------------------------------------

@@ -283,7 +283,7 @@ def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
     return rows
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SyncResult(Outcomes):
     """What applying a plan did: each request's result (``updates``: ``UpdateResult``), the
     snapshot, and whether a listing afterwards proved it (``verified``; ``None``: no listing)
@@ -321,14 +321,6 @@ class SyncResult(Outcomes):
         """Every change succeeded and a listing afterwards proved it (or nothing was to do)."""
         proved = self.verified is True or not self.plan.changes
         return self.failed == 0 and self.unknown == 0 and proved and not self.interrupted
-
-    def __repr__(self) -> str:
-        return (
-            f"SyncResult(applied={self.applied}, adds={len(self.adds)}, "
-            f"updates={len(self.updates)}, deletes={len(self.deletes)}, "
-            f"succeeded={self.succeeded}, failed={self.failed}, unknown={self.unknown}, "
-            f"verified={self.verified}, snapshot={self.snapshot!r})"
-        )
 
     def _tail(self, html: bool) -> str:
         return self.plan._tail(html)

@@ -319,7 +319,7 @@ class AddResult(_Answered):
         return f"not added: {what}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AddBatch(Outcomes):
     """What ``add_entries`` did: one ``AddResult`` per entry, in order."""
 
@@ -349,13 +349,6 @@ class AddBatch(Outcomes):
 
     def __len__(self) -> int:
         return len(self.results)
-
-    def __repr__(self) -> str:
-        return (
-            f"AddBatch({len(self.added)} added, {len(self.failed)} failed, "
-            f"{len(self.unknown)} unknown of {len(self.results)}; {self.requests} requests"
-            f"{', interrupted' if self.interrupted else ''})"
-        )
 
     _SHOWN = 50
 

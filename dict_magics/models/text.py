@@ -173,6 +173,10 @@ class Outcomes(Rendered):
     def _tail(self, html: bool) -> str:
         return ""
 
+    def __repr__(self) -> str:
+        """The summary (a subclass with big lists declares ``repr=False`` to get it)."""
+        return f"{type(self).__name__}({self._summary()!r})"
+
     def __str__(self) -> str:
         lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items())]
         return "\n".join(lines) + self._tail(False)
