@@ -601,36 +601,33 @@ class RestoreResult(Outcomes):
         return "failure" if self.failed else "unknown" if self.unknown else "success"
 
     def _summary(self) -> str:
-        added, skipped, would = len(self.added), len(self.skipped), "would " * self.dry_run
+        added, would = len(self.added), "would " * self.dry_run
         changed = len(self.put_back) + len(self.removed)
         total = added + len(self.failed) + len(self.unknown) + changed
-        if total + skipped + len(self.changed) == 0:
+        if total + len(self.skipped) + len(self.changed) == 0:
             return "nothing to restore: the snapshot holds no entries"
-        text = f"{would}add {entries(added)}" if self.dry_run else f"restored {entries(added)}"
+        text = f"{'would add' if would else 'restored'} {entries(added)}"
         text = text if total else "nothing to put back"
         if not self.ok:
             text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
-            plain = (
-                ("put back", "re-add", "remove") if would else ("put back", "re-added", "removed")
+            done = (
+                ("put back", self.put_back, " under their ids"),
+                ("re-add" if would else "re-added", self.added, ""),
+                ("remove" if would else "removed", self.removed, " the change had added"),
             )
-            verbs = [would + v for v in plain]
-            counts = (len(self.put_back), added, len(self.removed))
-            tails = (" under their ids", "", " the change had added")
-            parts = [
-                f"{v} {entries(n)}{t}" for v, n, t in zip(verbs, counts, tails, strict=True) if n
-            ]
-            text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(parts)
-        text += f"; {skipped} already present (skipped)" * bool(skipped)
+            said = [f"{would}{verb} {entries(len(es))}{tail}" for verb, es, tail in done if es]
+            text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(said)
         left = f"{entries(len(self.changed))} left as {'they are' if self.changed[1:] else 'it is'}"
-        text += f"; {left} (changed since)" * bool(self.changed)
-        text += f"; {len(self.failed)} not restored" * bool(self.failed)
-        text += f"; {len(self.unknown)} with unknown outcome" * bool(self.unknown)
-        if self.listing_age:
-            text += (
-                f"; terms as listed {self.listing_age:.1f} s before the delete (the "
-                "listing_max_age setting: an edit made elsewhere in between is not in them)"
-            )
+        notes = [
+            f"{len(self.skipped)} already present (skipped)" * bool(self.skipped),
+            f"{left} (changed since)" * bool(self.changed),
+            f"{len(self.failed)} not restored" * bool(self.failed),
+            f"{len(self.unknown)} with unknown outcome" * bool(self.unknown),
+            f"terms as listed {self.listing_age or 0:.1f} s before the delete (the listing_max_age"
+            " setting: an edit made elsewhere in between is not in them)" * bool(self.listing_age),
+        ]
+        text += "".join(f"; {note}" for note in notes if note)
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
