@@ -225,14 +225,8 @@ class SyncPlan(ImpactMixin):
         return not self.invalid
 
     def counts(self) -> dict[str, int]:
-        return {
-            "adds": len(self.adds),
-            "updates": len(self.updates),
-            "deletes": len(self.deletes),
-            "unchanged": self.unchanged,
-            "conflicts": len(self.conflicts),
-            "invalid": len(self.invalid),
-        }
+        named = ("adds", "updates", "deletes", "unchanged", "conflicts", "invalid")
+        return {n: self.unchanged if n == "unchanged" else len(getattr(self, n)) for n in named}
 
     def to_pandas(self) -> Any:
         """One row per planned change, conflict and invalid row."""
@@ -272,15 +266,12 @@ def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
         *(("conflict", c.row, e, "", shared) for c in plan.conflicts for e in c.entries),
         *(("invalid", bad.row, None, "", bad.reason) for bad in plan.invalid),
     ]
-    rows = []
-    for action, row, entry, old, why in found:
-        terms: dict[str, Any] = dict.fromkeys(Entry.FIELDS, "")
-        terms.update(entry.to_service() if entry is not None else {})
-        terms["id"] = terms["id"] or None
-        rows.append(
-            dict(action=action, row=row, **terms, oldToText=old or None, reason=why or None)
-        )
-    return rows
+    blank = dict.fromkeys(Entry.FIELDS, "")
+    return [
+        {"action": action, "row": row, **(entry.to_service() if entry else blank)}
+        | {"id": (entry and entry.id) or None, "oldToText": old or None, "reason": why or None}
+        for action, row, entry, old, why in found
+    ]
 
 
 @dataclass(frozen=True, repr=False)
