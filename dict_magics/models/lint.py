@@ -289,19 +289,11 @@ def _suspect(text: str) -> bool:
 
 def _term_rules(entries: list[Entry]) -> Iterator[Finding]:
     """too-long, control and whitespace per entry; bad-language once per wrong code."""
-    bad_codes: dict[str, list[str]] = {}
-    good_codes: set[str] = set()
+    bad_codes: dict[str, dict[str, None]] = defaultdict(dict)  # code -> its entries' ids
     for entry in entries:
         for code in (entry.from_lang, entry.to_lang):
-            if code in good_codes:
-                continue
-            if code in bad_codes:
-                if bad_codes[code][-1] != entry.id:
-                    bad_codes[code].append(entry.id)
-            elif language_problem(code) is None:
-                good_codes.add(code)
-            else:
-                bad_codes[code] = [entry.id]
+            if language_problem(code) is not None:  # a set lookup for a good code
+                bad_codes[code][entry.id] = None
         yield from _term_findings(entry)
     for code, ids in bad_codes.items():
         chinese = code.lower() == "zh"
