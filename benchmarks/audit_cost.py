@@ -23,14 +23,14 @@ ENTRY = Entry("17", "ja", "金曜日", "en", "FRI")
 
 def results_only() -> None:
     for i in range(N):
-        DeleteResult("success", str(i), 200, entry=ENTRY)
+        DeleteResult("success", str(i), http_status=200, entry=ENTRY)
 
 
 def audited(path: str) -> None:
     with AuditLog(profile="default", host="api.example", operation="delete", path=path) as log:
         for i in range(N):
             key = log.sending("DELETE", str(i))
-            log.ended(key, [DeleteResult("success", str(i), 200, entry=ENTRY)])
+            log.ended(key, [DeleteResult("success", str(i), http_status=200, entry=ENTRY)])
 
 
 def main() -> None:

@@ -64,7 +64,7 @@ def test_a_request_has_a_sending_line_then_its_outcome_paired_by_key() -> None:
     with _log(snapshot=snap, entries={"17": FRIDAY}) as log:
         key = log.sending("DELETE", "17")
         (sending,) = _lines()  # on disk before the request leaves
-        log.ended(key, [DeleteResult("success", "17", 200, attempts=2)])
+        log.ended(key, [DeleteResult("success", "17", http_status=200, attempts=2)])
     sending, ended = _lines()
     assert list(sending) == FIELDS and list(ended) == FIELDS
     assert sending["request"] == ended["request"] == key
@@ -94,7 +94,7 @@ def test_a_request_with_no_outcome_reads_as_unknown_the_process_ended() -> None:
     with _log() as log:
         log.sending("DELETE", "5")
         key = log.sending("DELETE", "6")
-        log.ended(key, [DeleteResult("success", "6", 200)])
+        log.ended(key, [DeleteResult("success", "6", http_status=200)])
     five, six = read_audit()
     assert (five.entry_id, five.outcome, five.reason) == ("5", "unknown", ENDED)
     assert (six.entry_id, six.outcome) == ("6", "success")
@@ -103,9 +103,15 @@ def test_a_request_with_no_outcome_reads_as_unknown_the_process_ended() -> None:
 def test_a_settled_outcome_replaces_the_unknown_one() -> None:
     with _log() as log:
         key = log.sending("DELETE", "9")
-        unknown = DeleteResult("failure", "9", None, "lost", outcome_unknown=True)
+        unknown = DeleteResult(
+            "failure", "9", http_status=None, reason="lost", outcome_unknown=True
+        )
         log.ended(key, [unknown])
-        log.record(DeleteResult("success", "9", None, "verified by listing", verified=True))
+        log.record(
+            DeleteResult(
+                "success", "9", http_status=None, reason="verified by listing", verified=True
+            )
+        )
     assert [x["outcome"] for x in _lines()] == ["sending", "unknown", "success"]
     [line] = read_audit()
     assert (line.outcome, line.reason) == ("success", "verified by listing")
@@ -116,7 +122,7 @@ def test_a_bulk_request_has_a_line_per_entry() -> None:
     with _log(operation="add") as log:
         key = log.sending("POST", None, added)
         assert len(_lines()) == 3  # one write, three lines
-        log.ended(key, [AddResult("success", e, 200) for e in added])
+        log.ended(key, [AddResult("success", e, http_status=200) for e in added])
     lines = read_audit()
     assert [x.entry.from_text for x in lines] == ["a", "b", "c"]
     assert {x.outcome for x in lines} == {"success"} and {x.entry_id for x in lines} == {None}
@@ -124,14 +130,27 @@ def test_a_bulk_request_has_a_line_per_entry() -> None:
 
 def test_unknown_purge_and_add_lines() -> None:
     unknown = DeleteResult(
-        "failure", "9", None, "no answer within 15 s", outcome_unknown=True, cause=Cause.TIMEOUT
+        "failure",
+        "9",
+        http_status=None,
+        reason="no answer within 15 s",
+        outcome_unknown=True,
+        cause=Cause.TIMEOUT,
     )
     with _log(snapshot="/snap/a.json") as log:
         log.record(unknown)
     with _log(operation="purge") as log:
-        log.record(DeleteResult("success", None, 200))
+        log.record(DeleteResult("success", None, http_status=200))
     with _log(operation="add", snapshot=Path("/snap/b.json")) as log:
-        log.record(AddResult("failure", FRIDAY, 400, "refused: bad language", cause=Cause.REFUSED))
+        log.record(
+            AddResult(
+                "failure",
+                FRIDAY,
+                http_status=400,
+                reason="refused: bad language",
+                cause=Cause.REFUSED,
+            )
+        )
     first, second, third = _lines()
     assert (first["entry_id"], first["entry"], first["outcome"]) == ("9", None, "unknown")
     assert (first["reason"], first["snapshot"]) == ("no answer within 15 s", "/snap/a.json")
@@ -158,7 +177,7 @@ def test_lines_of_version_3_stay_readable() -> None:
     }
     audit_path().write_text(json.dumps(old) + "\n" + json.dumps(old) + "\n")
     with _log() as log:
-        log.ended(log.sending("DELETE", "18"), [DeleteResult("success", "18", 200)])
+        log.ended(log.sending("DELETE", "18"), [DeleteResult("success", "18", http_status=200)])
     assert [(x.entry_id, x.outcome) for x in read_audit()] == [
         ("17", "success"),
         ("17", "success"),
@@ -169,7 +188,7 @@ def test_lines_of_version_3_stay_readable() -> None:
 def test_lone_surrogate_keeps_the_line_valid() -> None:
     odd = Entry("5", "ja", "a\ud800b", "en", "x")
     with _log() as log:
-        log.record(DeleteResult("success", "5", 200, entry=odd))
+        log.record(DeleteResult("success", "5", http_status=200, entry=odd))
     assert _lines()[0]["entry"]["fromText"] == "a\ud800b"
     assert read_audit()[0].entry == odd
 
@@ -258,7 +277,10 @@ def _check_whole(expected: dict[str, int]) -> None:
 
 def _one(log: AuditLog, writer: str, i: int) -> None:
     key = log.sending("DELETE", f"{writer}:{i}")
-    log.ended(key, [DeleteResult("failure", f"{writer}:{i}", 404, REASON, entry=FRIDAY)])
+    log.ended(
+        key,
+        [DeleteResult("failure", f"{writer}:{i}", http_status=404, reason=REASON, entry=FRIDAY)],
+    )
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["one-log", "log-per-thread"])
@@ -283,6 +305,7 @@ def test_eight_threads_append_whole_lines(shared: bool) -> None:
 PROCESS_WRITER = textwrap.dedent(
     """
     import sys
+    from dataclasses import replace
     from dict_magics.operations.audit import AuditLog
     from dict_magics.models import DeleteResult, Entry
 
@@ -292,7 +315,8 @@ PROCESS_WRITER = textwrap.dedent(
     with AuditLog(profile="default", host="api.example", operation="delete") as log:
         for i in range(300):
             key = log.sending("DELETE", f"{writer}:{i}")
-            log.ended(key, [DeleteResult("failure", f"{writer}:{i}", 404, reason, entry=entry)])
+            failed = DeleteResult("failure", f"{writer}:{i}", reason=reason, entry=entry)
+            log.ended(key, [replace(failed, http_status=404)])
     """
 )
 
@@ -327,7 +351,10 @@ def test_processes_and_threads_append_whole_lines_together() -> None:
 def _write_log(count: int, prefix: bytes = b"") -> None:
     """``count`` requests with ids 0.., each a sending and an outcome line."""
     with _log() as log:
-        log.ended(log.sending("DELETE", "ID"), [DeleteResult("success", "ID", 200, entry=FRIDAY)])
+        log.ended(
+            log.sending("DELETE", "ID"),
+            [DeleteResult("success", "ID", http_status=200, entry=FRIDAY)],
+        )
     two = audit_path().read_bytes()
     body = b"".join(
         two.replace(b'"ID"', b'"%d"' % i).replace(b'-1"', b'-%d"' % i) for i in range(count)
@@ -351,7 +378,7 @@ def test_read_audit_reads_only_the_end_of_a_long_log() -> None:
 def test_read_audit_skips_and_counts_garbled_lines() -> None:
     with _log() as log:
         for i in range(3):
-            log.record(DeleteResult("success", str(i), 200))
+            log.record(DeleteResult("success", str(i), http_status=200))
     good = audit_path().read_bytes().splitlines(keepends=True)
     wrong_types = json.loads(good[0])
     wrong_types["outcome"] = "maybe"
@@ -387,13 +414,28 @@ def test_read_audit_of_no_log_or_nothing_asked() -> None:
 
 def test_audit_text_and_html() -> None:
     with _log(snapshot="/s/one.json") as log:
-        log.record(DeleteResult("success", "17", 200, entry=FRIDAY))
+        log.record(DeleteResult("success", "17", http_status=200, entry=FRIDAY))
     with _log() as log:
-        log.record(DeleteResult("failure", "<i>9</i>", None, "timed out <b>", outcome_unknown=True))
+        log.record(
+            DeleteResult(
+                "failure",
+                "<i>9</i>",
+                http_status=None,
+                reason="timed out <b>",
+                outcome_unknown=True,
+            )
+        )
     with _log(operation="purge") as log:
-        log.record(DeleteResult("success", None, 200))
+        log.record(DeleteResult("success", None, http_status=200))
     with _log(operation="add") as log:
-        log.record(AddResult("failure", Entry("1", "en", "a\x1b[2Jb", "fr", "c"), 400, "refused"))
+        log.record(
+            AddResult(
+                "failure",
+                Entry("1", "en", "a\x1b[2Jb", "fr", "c"),
+                http_status=400,
+                reason="refused",
+            )
+        )
     with audit_path().open("ab") as handle:
         handle.write(b"garbage\n")
     lines = audit()

@@ -101,7 +101,7 @@ with AuditLog(profile="default", host="h", operation="delete", path=path, warn=s
             resource.setrlimit(resource.RLIMIT_FSIZE, (NONE, NONE))
         entry = Entry(str(i), "ja", "金曜日" * 5, "en", "FRI")
         key = log.sending("DELETE", str(i), [entry])
-        log.ended(key, [DeleteResult("success", str(i), 200, entry=entry)])
+        log.ended(key, [DeleteResult("success", str(i), http_status=200, entry=entry)])
 print(len(said))
 """
 

@@ -356,7 +356,7 @@ def test_an_update_is_retried_like_a_delete_and_a_lost_answer_is_settled_by_a_li
         assert settled.ok and settled.verified and "holds the new terms" in settled.reason
         # An unknown update of entry 4 that the listing shows unchanged did not happen.
         untouched = UpdateResult(
-            "failure", "4", Entry("4", "en", "z", "de", "Z"), listed["4"],
+            "failure", "4", Entry("4", "en", "z", "de", "Z"), old=listed["4"],
             outcome_unknown=True, cause=Cause.CONNECTION_LOST,
         )  # fmt: skip
         [settled] = settle_updates([untouched], after)

@@ -208,7 +208,7 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(
-        "dry run: nothing that changes the dictionary was sent: would delete 126 entries"
+        "\u2013 dry run: nothing that changes the dictionary was sent: would delete 126 entries"
     )
     assert run["meanwhile"].splitlines()[0] == "colleague: \u2713 deleted 3 of 3 entries"
     lines = run["bulk-delete"].splitlines()

@@ -56,18 +56,27 @@ def test_batch_summary_then_failures_grouped_by_cause() -> None:
         f"    {UNKNOWN}",
     ]
     html = batch._repr_html_()
-    assert html.count("<li>") == 4 and "<script>" not in html
-    assert html.count('class="dict-magics-group"') == 2
+    assert html.count("<li") == 6 and "<script>" not in html  # 2 deleted, 2 groups of 1
+    assert html.count("<ul") == 3 and "&lt;script&gt;" in html  # the groups' lists inside
     assert (batch.succeeded, batch.failed, batch.unknown, batch.ok) == (2, 2, 1, False)
 
 
 def test_two_thousand_failures_read_as_a_few_lines() -> None:
     refused = [
-        DeleteResult("failure", str(i), 404, "no such entry", cause=Cause.REFUSED)
+        DeleteResult(
+            "failure", str(i), http_status=404, reason="no such entry", cause=Cause.REFUSED
+        )
         for i in range(2000)
     ]
     late = [
-        DeleteResult("failure", f"t{i}", None, "no answer", True, cause=Cause.TIMEOUT)
+        DeleteResult(
+            "failure",
+            f"t{i}",
+            http_status=None,
+            reason="no answer",
+            outcome_unknown=True,
+            cause=Cause.TIMEOUT,
+        )
         for i in range(7)
     ]
     batch = BatchResult([*refused, *late, *refused[:10]])  # ids repeated: each shown once
@@ -78,7 +87,7 @@ def test_two_thousand_failures_read_as_a_few_lines() -> None:
     assert lines[8] == "  ? 7 outcome unknown: no answer in time"
     assert lines[-1] == "    \u2026 and 2 more"
     html = batch._repr_html_()
-    assert html.count("<li>") == 12 and len(html) < 10_000
+    assert html.count("<li") == 2 + 2 * (5 + 1) and len(html) < 10_000
     assert "and 1995 more" in html
 
 
@@ -108,7 +117,7 @@ def test_all_good_batch() -> None:
         f"  \u2713 {OK.target}",
         f"  \u2713 {OK2.target}",
     ]
-    assert 'class="dict-magics-group"' not in batch._repr_html_()
+    assert batch._repr_html_().count("<ul") == 1  # no group of failures
     assert not BatchResult([]).ok
 
 
@@ -121,7 +130,8 @@ def test_results_render_themselves() -> None:
 
 
 def test_repr_lists_the_fields_for_debugging() -> None:
-    assert repr(OK).startswith("DeleteResult(status='success', entry_id='42', http_status=200")
+    assert repr(OK).startswith("DeleteResult(status='success', http_status=200")
+    assert "entry_id='42'" in repr(OK)
     assert repr(BatchResult([OK])).startswith("BatchResult(results=[DeleteResult(")
 
 
@@ -200,7 +210,7 @@ def test_the_snapshot_line_neutralises_a_hostile_data_folder_in_text_and_html() 
     override is shown as an escape in HTML as in a terminal (an RLO would reverse the shown
     path in a notebook; found by review3)."""
     path = "/tmp/<script>x</script>\x1b[31m\u202etxt.json"
-    gone = DeleteResult("success", "1", None, snapshot=path)
+    gone = DeleteResult("success", "1", http_status=None, snapshot=path)
     batch = BatchResult([gone], snapshot=path)
     for shown in (gone._repr_html_(), batch._repr_html_()):
         assert "<script>" not in shown and "&lt;script&gt;" in shown
@@ -243,18 +253,31 @@ def _hostile_records() -> list[object]:
     plan = SyncPlan(BAD, BAD, BAD, adds=[bad], add_rows=[2], deletes=[bad], missing=[bad, bad])
     return [
         EntryList([bad], BAD),
-        DeleteResult("failure", BAD, None, BAD, entry=bad, snapshot=BAD, outcome_unknown=True),
+        DeleteResult(
+            "failure",
+            BAD,
+            http_status=None,
+            reason=BAD,
+            entry=bad,
+            snapshot=BAD,
+            outcome_unknown=True,
+        ),
         BatchResult([DeleteResult("success", BAD, entry=bad)], snapshot=BAD),
-        AddResult("failure", bad, None, BAD),
-        AddBatch([AddResult("success", bad), AddResult("failure", bad, None, BAD)], why=BAD),
-        UpdateResult("failure", BAD, bad, bad, None, BAD),
+        AddResult("failure", bad, http_status=None, reason=BAD),
+        AddBatch(
+            [AddResult("success", bad), AddResult("failure", bad, http_status=None, reason=BAD)],
+            why=BAD,
+        ),
+        UpdateResult("failure", BAD, bad, old=bad, http_status=None, reason=BAD),
         DryRunResult("delete", BAD, BAD, [bad], [BAD]),
         RestoreResult(added=[bad], failed=[(bad, BAD)], put_back=[bad]),
         SnapshotList([SnapshotInfo(Path(BAD), now, BAD, BAD, BAD, "delete", 1)]),
         AuditTable([AuditLine(now, BAD, BAD, "delete", BAD, bad, "failure", 404, 1, BAD, BAD)]),
         PurgePlan(BAD, BAD, 3, BAD),
         plan,
-        SyncResult(plan, adds=[AddResult("failure", bad, None, BAD)], mismatches=[BAD]),
+        SyncResult(
+            plan, adds=[AddResult("failure", bad, http_status=None, reason=BAD)], mismatches=[BAD]
+        ),
         ExportResult(Path(BAD), "csv", 1, BAD),
         ChangePreview("update", BAD, BAD, bad, bad, [bad]),
         NoChange("add", BAD, BAD, bad, [bad]),

@@ -87,7 +87,7 @@ def test_a_conflict_warning_counts_the_entries_it_names(three: SandboxServer) ->
     add(ONE, "en", "Friday", "de", "Fr.", warn=said.append)
     assert said[0].startswith(f"entries {a.entry.id} and {b.entry.id} already translate 'Friday'")
     preview = add(ONE, "en", "Friday", "de", "Fri", dry_run=True)
-    assert "entries" in str(preview) and "already have this source term" in str(preview)
+    assert "entries" in str(preview) and "already hold this source term: a conflict" in str(preview)
 
 
 def displayed(ip, name: str) -> dict[str, str]:
@@ -290,7 +290,7 @@ def test_an_add_batch_renders_in_a_real_shell_escaped(ip, sandbox: SandboxServer
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html and "<b>bold" not in html
     assert "&lt;i&gt;invalid" in html and "<i>" not in html
     assert "\u202e" not in html and "\u202e" not in text
-    assert repr(batch).startswith("AddBatch(1 added, 1 failed")  # repr: the summary, kept
+    assert repr(batch) == "AddBatch('added 1 of 2 entries, 1 not added (2 requests)')"
 
 
 # -- 7. a service that acts after our deadline ----------------------------------------------------

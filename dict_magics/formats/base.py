@@ -1,10 +1,5 @@
 """What every glossary format shares: names, limits, the formula guard and the column rules.
-
-Formula guard (csv, tsv, xlsx): a spreadsheet runs a cell starting with ``= + - @`` (or a tab
-or CR) as a formula, so on write such a cell, and one starting with ``'``, gets a leading ``'``;
-on read, one leading ``'`` before one of ``= + - @ ' \\t \\r`` is dropped. Round trips are
-exact (``'x`` is written ``''x``) and a hand-made ``'hello`` stays ``'hello``.
-"""
+The guard's round trips are exact (``'x`` is written ``''x``); a hand-made ``'hello`` stays."""
 
 from __future__ import annotations
 
@@ -16,12 +11,11 @@ from ..errors import Remedy, UsageProblem
 from ..models.glossary import GlossaryRow
 from ..models.records import Entry, csv_cell
 from ..models.terms import language_problem
+from ..models.text import clip
 
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
-MAX_FILE_BYTES = 64 * 1024 * 1024
-"""The largest glossary file read (64 MiB: far beyond any user dictionary)."""
+MAX_FILE_BYTES = 64 * 1024 * 1024  # far beyond any user dictionary
 MAX_ROWS = 200_000
-"""The most rows read from one file."""
 WRITE_COLUMNS = ("id", "fromLang", "fromText", "toLang", "toText")
 
 _FORMULA = frozenset("=+-@\t\r")
@@ -29,8 +23,7 @@ _GUARDED = _FORMULA | {"'"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-guard = csv_cell
-"""``text`` as a cell no spreadsheet runs (``EntryList.to_csv`` writes the same cells)."""
+guard = csv_cell  # as EntryList.to_csv writes cells
 
 
 def unguard(text: str) -> str:
@@ -98,9 +91,8 @@ _NAMES = ("id", *_TERMS, "source", "target")
 
 
 class Columns:
-    """Where the terms are in a table, from its header row (names in any case): ``fromLang,
-    fromText, toLang, toText`` (and optionally ``id``), or ``source, target`` with a pair.
-    Other columns are ignored; one we read that appears twice is refused (which is meant?)."""
+    """Where the terms are in a table, from its header row (any case): ``fromLang, fromText,
+    toLang, toText`` (and ``id``), or ``source, target`` with a pair; no column twice."""
 
     def __init__(self, path: Path, header: Sequence[str], pair: tuple[str, str] | None) -> None:
         self.path = path
@@ -142,8 +134,7 @@ class Columns:
         return set(_TERMS) <= names or {"source", "target"} <= names
 
     def rows(self, records: Iterable[tuple[int, Sequence[str]]]) -> Iterator[GlossaryRow]:
-        """A ``GlossaryRow`` per record that is not blank, each cell unguarded; more than
-        ``MAX_ROWS`` of them is refused (blank ones do not count)."""
+        """A ``GlossaryRow`` per record that is not blank, cells unguarded, ``MAX_ROWS`` at most."""
         guarded = _GUARDED
         count = 0
         for number, record in records:
@@ -172,15 +163,14 @@ def refuse_unwritable(
     cannot: Callable[[str], str] | None = None,
     instead: str = "",
 ) -> None:
-    """Refuse, writing nothing, when terms hold what a ``kind`` file cannot (a lone surrogate:
-    none can), naming each such entry by id and escaped term. ``cannot(term)`` says what else
-    that is, or ``""``; ``instead`` names the formats that can hold it."""
+    """Refuse, naming the entries, when terms hold what a ``kind`` file cannot: a lone surrogate,
+    or what ``cannot(term)`` names (``instead``: the formats that can hold it)."""
     found, surrogates = [], 0
     for entry in entries:
         for text in entry.terms:
             why = "a lone surrogate" if _SURROGATE.search(text) else cannot and cannot(text)
             if why:
-                found.append(f"entry {entry.id} ({shown(text)}: {why})")
+                found.append(f"entry {entry.id} ({clip(text, 40)!r}: {why})")
                 surrogates += why == "a lone surrogate"
                 break
     if found:
@@ -191,8 +181,3 @@ def refuse_unwritable(
             f"entr{'y holds' if len(found) == 1 else 'ies hold'}: "
             f"{'; '.join(found[:3])}{more}; nothing was written. Fix those entries{other}."
         )
-
-
-def shown(text: str) -> str:
-    """A term as a message quotes it: escaped (``repr``), at most 40 characters."""
-    return repr(text if len(text) <= 40 else text[:40] + "\u2026")

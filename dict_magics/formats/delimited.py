@@ -1,11 +1,6 @@
-"""CSV and TSV glossaries: UTF-8 with a BOM on write (Excel opens it right), ``utf-8-sig`` on
-read, every cell formula-guarded (``base.guard``).
-
-Read strictly: a quote that opens a cell and runs past its line (a stray quote swallowing the
-rows after it) or never closes refuses the file, naming the lines; no term holds a line break,
-so an export refuses one. A .csv may use ``;`` or a tab (Excel in many locales): the header
-line decides.
-"""
+"""CSV and TSV glossaries: UTF-8 with a BOM (Excel opens it right), cells formula-guarded.
+Read strictly: no term holds a line break, so a quoted cell running past its line (a stray
+quote swallowing rows) refuses the file. A .csv may use ``;`` or a tab: the header decides."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""TBX-Basic glossaries: one concept entry per dictionary entry, two language sections.
-
-Read with defusedxml: a document declaring an entity or referring outside itself is refused
-(a DOCTYPE alone is fine). TBX v3 (``conceptEntry``/``langSec``/``termSec``) and v2
-(``termEntry``/``langSet``/``tig``) are read, v3 written. Without a pair a concept's first
-language section is the source, its second the target. Rows count concept entries from 1.
-"""
+"""TBX-Basic glossaries: one concept entry per dictionary entry, two language sections; v3
+and v2 read, v3 written. Read with defusedxml: an entity or a reference outside the document
+is refused. Without a pair the first language section is the source."""
 
 from __future__ import annotations
 
@@ -50,8 +46,7 @@ def _parse(path: Path) -> Any:
 
 
 def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: None = None) -> Glossary:
-    """A TBX file's concept entries as rows, and those that cannot be one entry (a language
-    missing, several terms in one language)."""
+    """A TBX file's concept entries as rows (from 1), and those that cannot be one entry."""
     root = _parse(path)
     if _local(root.tag) not in ("tbx", "martif"):
         raise UsageProblem(f"{path} is not a TBX file (its root is <{_local(root.tag)}>).")

@@ -1,10 +1,6 @@
-"""Excel glossaries (openpyxl, the optional extra ``xlsx``): the active sheet (or one named),
-row 1 the header.
-
-Before openpyxl opens a file its zip directory is read: too many parts, or more than
-``MAX_UNCOMPRESSED`` inflated (a zip bomb), is refused at once (``zipfile`` never inflates a
-part past its declared size). openpyxl parses the sheets with defusedxml: no entity expanded.
-"""
+"""Excel glossaries (openpyxl, the optional extra ``xlsx``): the active sheet or one named.
+A zip bomb is refused from the zip's directory before openpyxl opens the file (``zipfile``
+never inflates a part past its declared size); openpyxl expands no entity (defusedxml)."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from ..models.glossary import Glossary
 from ..models.records import Entry
 from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
 
-MAX_UNCOMPRESSED = 128 * 1024 * 1024
-"""The most an xlsx may inflate to (all its parts together)."""
+MAX_UNCOMPRESSED = 128 * 1024 * 1024  # all parts together
 MAX_PARTS = 2_000
 _ESCAPED = re.compile("_x([0-9A-Fa-f]{4})_")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff]")
@@ -37,8 +32,7 @@ def _openpyxl(what: str) -> Any:
 
 
 def check_zip(path: Path) -> None:
-    """Refuse a file that is not a zip, has too many parts or inflates too far (read from the
-    zip's directory alone)."""
+    """Refuse a file that is not a zip, has too many parts or inflates too far."""
     try:
         with zipfile.ZipFile(path) as archive:
             parts = archive.infolist()
@@ -83,9 +77,7 @@ def _text(value: Any) -> str:
 
 
 def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: str | None) -> Glossary:
-    """The rows of the sheet named, else of the active one (the sheet Excel opens at, never a
-    hidden one), every row that is there whatever the ``<dimension>`` tag says, numbered as
-    Excel shows them; with that sheet's name and the other visible sheets."""
+    """The rows of the sheet named, else of the active one, numbered as Excel shows them."""
     openpyxl = _openpyxl("reading .xlsx")
     check_zip(path)
     try:
@@ -112,8 +104,7 @@ def read(path: Path, kind: str, pair: tuple[str, str] | None, sheet: str | None)
 
 
 def _sheet(path: Path, book: Any, name: str | None) -> Any:
-    """The sheet named (hidden or not: the user asked for it), else the active one, which must
-    be a visible worksheet."""
+    """The sheet named (even hidden), else the active one if it is a visible worksheet."""
     titles = ", ".join(repr(s.title) for s in book.worksheets) or "none"
     if name is not None:
         if name not in book.sheetnames or book[name] not in book.worksheets:

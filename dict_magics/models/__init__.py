@@ -33,45 +33,13 @@ from .records import (
     RestoreResult,
     UpdateResult,
 )
-from .store import AuditLine, AuditLines, AuditTable, Snapshot, SnapshotInfo, SnapshotList
+from .store import AuditLine, AuditTable, Snapshot, SnapshotInfo, SnapshotList
 from .text import Rendered
 from .textcheck import CheckReport, Match, Segment
 
-__all__ = [
-    "AddBatch",
-    "AddResult",
-    "AuditLine",
-    "AuditLines",
-    "AuditTable",
-    "BatchResult",
-    "Cause",
-    "ChangePreview",
-    "CheckReport",
-    "Conflict",
-    "DeleteResult",
-    "DryRunResult",
-    "Entry",
-    "EntryList",
-    "ExportResult",
-    "Finding",
-    "Glossary",
-    "GlossaryRow",
-    "Impact",
-    "InvalidRow",
-    "LintReport",
-    "Match",
-    "NoChange",
-    "Outcome",
-    "PlannedUpdate",
-    "ProbeResult",
-    "PurgePlan",
-    "Rendered",
-    "RestoreResult",
-    "Segment",
-    "Snapshot",
-    "SnapshotInfo",
-    "SnapshotList",
-    "SyncPlan",
-    "SyncResult",
-    "UpdateResult",
-]
+__all__ = ["AddBatch", "AddResult", "AuditLine", "AuditTable", "BatchResult", "Cause"]
+__all__ += ["ChangePreview", "CheckReport", "Conflict", "DeleteResult", "DryRunResult", "Entry"]
+__all__ += ["EntryList", "ExportResult", "Finding", "Glossary", "GlossaryRow", "Impact"]
+__all__ += ["InvalidRow", "LintReport", "Match", "NoChange", "Outcome", "PlannedUpdate"]
+__all__ += ["ProbeResult", "PurgePlan", "Rendered", "RestoreResult", "Segment", "Snapshot"]
+__all__ += ["SnapshotInfo", "SnapshotList", "SyncPlan", "SyncResult", "UpdateResult"]

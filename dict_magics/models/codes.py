@@ -3,25 +3,18 @@ not document the HTTP status that comes with one: an answer is judged by its cod
 
 from __future__ import annotations
 
-ENGINE_AUTH = 40001
-"""Engine authentication failed (also: a Bearer token that is invalid or expired)."""
+ENGINE_AUTH = 40001  # also: a Bearer token that is invalid or expired
 KEY_UNKNOWN = 40002
-"""The access key does not exist."""
-KEY_INVALID = 40003
-"""The key is invalid (malformed, disabled, or a secret that does not match)."""
-NONCE_TOO_SMALL = 40005
-"""The nonce is not greater than the last one accepted for the access key: not acted on."""
+KEY_INVALID = 40003  # malformed, disabled, or a secret that does not match
+NONCE_TOO_SMALL = 40005  # not above the last one accepted for the key: not acted on
 SIGNATURE_INCORRECT = 40006
-NONCE_TOO_BIG = 40008
-"""The nonce is not a number, or above ``MAX_NONCE``."""
-FREQUENCY_LIMIT = 40103
-"""Request frequency limit exceeded: re-send after a while (not acted on)."""
+NONCE_TOO_BIG = 40008  # not a number, or above MAX_NONCE
+FREQUENCY_LIMIT = 40103  # re-send after a while (not acted on)
 MISSING_ARGUMENT = 40200
 INVALID_TYPE = 40201
 INVALID_PARAMETERS = 40202
 
-MAX_NONCE = 9_223_372_036_854_775_807
-"""The largest nonce the service takes (a signed 64-bit integer)."""
+MAX_NONCE = 9_223_372_036_854_775_807  # a signed 64-bit integer
 
 MESSAGES: dict[int, str] = {
     ENGINE_AUTH: "Engine authentication failed",
@@ -34,10 +27,9 @@ MESSAGES: dict[int, str] = {
     MISSING_ARGUMENT: "Required argument missing",
     INVALID_TYPE: "Invalid argument type",
     INVALID_PARAMETERS: "Missing or invalid parameter(s)",
-}
-"""Every documented code with the vendor's words for it."""
+}  # every documented code with the vendor's words for it
 
+# The credentials (key, secret, signature, token) were refused:
 AUTH_CODES = frozenset({ENGINE_AUTH, KEY_UNKNOWN, KEY_INVALID, SIGNATURE_INCORRECT})
-"""Codes that say the credentials (key, secret, signature, token) were refused."""
+# The request's data is the caller's problem: never worth sending again.
 DATA_CODES = frozenset({MISSING_ARGUMENT, INVALID_TYPE, INVALID_PARAMETERS})
-"""Codes that say the request's data is the caller's problem: never worth sending again."""

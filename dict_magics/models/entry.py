@@ -1,15 +1,12 @@
-"""One dictionary entry, and the id rule; a module of its own so ``lint`` and ``textcheck`` can
-use it while ``records.EntryList`` offers them as methods."""
+"""One dictionary entry, and the id rule (a module of its own: ``lint`` and ``textcheck`` use
+it, and ``records.EntryList`` uses them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-__all__ = ["MAX_ID", "Entry", "check_id"]
-
-MAX_ID = 2**63 - 1
-"""The largest id taken (a signed 64-bit integer, as the service's ids are)."""
+MAX_ID = 2**63 - 1  # a signed 64-bit integer, as the service's ids are
 
 
 @dataclass(frozen=True)

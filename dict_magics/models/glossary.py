@@ -27,24 +27,10 @@ from .text import (
     shown,
 )
 
-__all__ = [
-    "ChangePreview",
-    "Conflict",
-    "ExportResult",
-    "Glossary",
-    "GlossaryRow",
-    "InvalidRow",
-    "NoChange",
-    "PlannedUpdate",
-    "SyncPlan",
-    "SyncResult",
-]
-
 
 @dataclass(frozen=True)
 class GlossaryRow:
-    """One row of a glossary file: the four terms, the id column when the file has one, and
-    where it was (``row``: 1 is the header of a table; a TBX counts its concept entries)."""
+    """One row of a glossary file, with the id column if any and its ``row`` (1: a header)."""
 
     row: int
     from_lang: str
@@ -69,17 +55,15 @@ class GlossaryRow:
 
 @dataclass(frozen=True)
 class Glossary:
-    """What a glossary file holds: its rows in file order, the format it was read as, and the
-    rows that could not be read as terms (a TBX concept with two terms in one language...)."""
+    """A glossary file's rows in file order, those that could not be read as terms (a TBX
+    concept with two terms in one language...), and an .xlsx's sheet read and its others."""
 
     path: Path
     format: str
     rows: list[GlossaryRow] = field(default_factory=list)
     unreadable: list[InvalidRow] = field(default_factory=list)
     sheet: str | None = None
-    """The sheet read (an .xlsx)."""
     other_sheets: list[str] = field(default_factory=list)
-    """The workbook's other visible sheets, not read."""
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -89,12 +73,9 @@ class Glossary:
 
 
 @dataclass(frozen=True)
-class ChangePreview(Rendered, ImpactMixin):
-    """What an add or an update would send (a dry run): nothing was sent that changes anything.
-
-    ``old`` is the entry as listed (an update), ``None`` for an add; ``alongside`` are listed
-    entries with the same source term and pair (an add would make them a conflict).
-    """
+class ChangePreview(ImpactMixin):
+    """What an add or an update would send (a dry run). ``old``: the entry as listed (an
+    update); ``alongside``: listed entries with the same source term and pair."""
 
     operation: str
     host: str
@@ -105,8 +86,7 @@ class ChangePreview(Rendered, ImpactMixin):
 
     _css = "dry-run"
 
-    def _text(self) -> str:
-        """What would be sent, and to where."""
+    def _summary(self) -> str:
         new = self.new.describe()
         if self.operation == "update" and self.old is not None:
             line = (
@@ -115,25 +95,12 @@ class ChangePreview(Rendered, ImpactMixin):
             )
         else:
             line = f"dry run: would add {new} at {self.host}"
-        others = [e.id for e in self.alongside if e.to_text != self.new.to_text]
-        twins = [e.id for e in self.alongside if e.to_text == self.new.to_text]
-        if others:
-            has = "has" if len(others) == 1 else "have"
-            line += (
-                f" ({named_ids(others)} already {has} this source term: it would make a conflict)"
-            )
-        if twins:
-            has = "holds" if len(twins) == 1 else "hold"
-            line += f" ({named_ids(twins)} already {has} these terms: it would make a duplicate)"
-        return shown(line + "; nothing was sent")
-
-    def __str__(self) -> str:
-        return self._text() + self._impact_text()
-
-    def _repr_html_(self) -> str:
-        return (
-            f'<div class="dict-magics-dry-run">{escape(self._text())}</div>' + self._impact_html()
-        )
+        makes = {False: "this source term: a conflict", True: "these terms: a duplicate"}
+        for twin in (False, True):
+            ids = [e.id for e in self.alongside if (e.to_text == self.new.to_text) is twin]
+            holds = "holds" if len(ids) == 1 else "hold"
+            line += f" ({named_ids(ids)} already {holds} {makes[twin]})" * bool(ids)
+        return line + "; nothing was sent"
 
     def _after(self, before: list[Entry]) -> list[Entry]:
         if self.old is not None:
@@ -143,13 +110,8 @@ class ChangePreview(Rendered, ImpactMixin):
 
 @dataclass(frozen=True)
 class NoChange(Rendered):
-    """An add or an update with nothing to do: the dictionary already holds the terms asked
-    for, so nothing was sent (running the same command again is harmless, exit 0).
-
-    ``entry`` is the listed entry that already holds the terms asked for, with its id (so
-    ``result.entry.id`` reads as after an add or update that was sent); ``existing`` every such
-    entry (an update: that one; an add: every copy, in the listing's order).
-    """
+    """An add or an update with nothing to do: ``entry`` (with its id) already holds the terms,
+    so nothing was sent (exit 0); ``existing``: every such entry; ``asked``: an update's id."""
 
     operation: str
     host: str
@@ -157,7 +119,6 @@ class NoChange(Rendered):
     entry: Entry
     existing: list[Entry] = field(default_factory=list)
     asked: str = ""
-    """An update's entry id, when another entry already holds the terms asked for."""
 
     @property
     def ok(self) -> bool:
@@ -165,13 +126,11 @@ class NoChange(Rendered):
 
     @property
     def ids(self) -> list[str]:
-        """The ids of the entries that already hold the terms."""
         return [e.id for e in self.existing]
 
     _css = "unchanged"
 
     def __str__(self) -> str:
-        """Which entry already holds the terms: nothing was sent."""
         many = len(self.existing) != 1
         where = f"{named_ids(self.ids)} at {self.host} already"
         if self.operation == "add" or self.asked not in ("", self.entry.id):
@@ -206,9 +165,7 @@ class InvalidRow:
 
     row: int
     reason: str
-    terms: tuple[str, ...] = ()
-    """What a row that is not four terms holds (a TBX concept with three languages): a sync
-    deletes no entry whose source term is one of these, in any pair."""
+    terms: tuple[str, ...] = ()  # a sync deletes no entry with one of these source terms
 
 
 @dataclass(frozen=True)
@@ -230,12 +187,10 @@ class PlannedUpdate:
 
 
 @dataclass(frozen=True)
-class SyncPlan(Rendered, ImpactMixin):
-    """What a sync would change, computed from a file and one listing; nothing sent.
-
-    ``adds`` have no id yet; ``missing`` are the dictionary entries of the file's language
-    pairs that the file lacks: ``deletes`` holds them only when deletion was asked for.
-    """
+class SyncPlan(ImpactMixin):
+    """What a sync would change, from a file and one listing. ``missing``: the entries of the
+    file's pairs the file lacks (``deletes`` when asked); ``warnings``: what lint would report;
+    ``names``: a front end's words for the remedies it names (by ``errors.Remedy``)."""
 
     path: str
     host: str
@@ -251,43 +206,30 @@ class SyncPlan(Rendered, ImpactMixin):
     pairs: list[tuple[str, str]] = field(default_factory=list)
     delete_missing: bool = False
     sheet: str | None = None
-    """The sheet of an .xlsx the plan was made from."""
     other_sheets: list[str] = field(default_factory=list)
-    """The workbook's other visible sheets, not read."""
     warnings: list[str] = field(default_factory=list)
-    """What the changes would send that lint would then report (stray spaces), by row."""
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """The words of the front end that shows it for what it names (by ``errors.Remedy``: how
-    to ask for the deletions it leaves out), set by that front end; ``None``: neutral words."""
 
     @property
     def changes(self) -> int:
-        """How many requests' worth of change apply would make (adds, updates, deletes)."""
+        """How many requests' worth of change apply would make."""
         return len(self.adds) + len(self.updates) + len(self.deletes)
 
     @property
     def empty(self) -> bool:
-        """True when apply would change nothing."""
         return self.changes == 0
 
     @property
     def ok(self) -> bool:
-        """A plan is a preview; it is 'ok' when no row is invalid (apply would not refuse)."""
+        """No row is invalid (apply would not refuse)."""
         return not self.invalid
 
     def counts(self) -> dict[str, int]:
-        return {
-            "adds": len(self.adds),
-            "updates": len(self.updates),
-            "deletes": len(self.deletes),
-            "unchanged": self.unchanged,
-            "conflicts": len(self.conflicts),
-            "invalid": len(self.invalid),
-        }
+        named = ("adds", "updates", "deletes", "unchanged", "conflicts", "invalid")
+        return {n: self.unchanged if n == "unchanged" else len(getattr(self, n)) for n in named}
 
     def to_pandas(self) -> Any:
-        """One row per planned change, conflict and invalid row: ``action``, ``row``, ``id``,
-        the four terms (the new ones for an update), ``oldToText`` and ``reason``."""
+        """One row per planned change, conflict and invalid row."""
         columns = ("action", "row", *Entry.FIELDS, "oldToText", "reason")
         return dataframe(_plan_rows(self), columns, "SyncPlan")
 
@@ -298,15 +240,15 @@ class SyncPlan(Rendered, ImpactMixin):
     def __str__(self) -> str:
         lines = [_headline(self)]
         lines += [f"  {m} {w + ': ' if w else ''}{what}" for m, w, what in _changes(self)]
-        notes = [f"  ({shown(note)})" for note in _notes(self)]
-        return "\n".join(lines + notes) + self._impact_text()
+        lines += [f"  ({shown(note)})" for note in _notes(self)]
+        return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
         rows = [html_row(c, f' style="color:{_MARK_COLOUR[c[0]]}"') for c in _changes(self)]
         notes = "".join(f"<div><i>{escape(n)}</i></div>" for n in _notes(self))
         return (
             f'<div class="dict-magics-sync-plan"><b>{escape(_headline(self))}</b>'
-            f"{html_table((), rows)}{notes}</div>" + self._impact_html()
+            f"{html_table((), rows)}{notes}</div>{self._tail(True)}"
         )
 
     def _after(self, before: list[Entry]) -> list[Entry]:
@@ -315,52 +257,38 @@ class SyncPlan(Rendered, ImpactMixin):
 
 
 def _plan_rows(plan: SyncPlan) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-
-    def put(
-        action: str, row: int | None, entry: Entry | None, old: str = "", why: str = ""
-    ) -> None:
-        terms: dict[str, Any] = dict.fromkeys(Entry.FIELDS, "")
-        terms.update(entry.to_service() if entry is not None else {})
-        terms["id"] = terms["id"] or None
-        rows.append(
-            dict(action=action, row=row, **terms, oldToText=old or None, reason=why or None)
-        )
-
+    shared = "several entries share this source term"
     add_rows: list[int | None] = [*plan.add_rows] or [None] * len(plan.adds)
-    for entry, number in zip(plan.adds, add_rows, strict=False):
-        put("add", number, entry)
-    for update in plan.updates:
-        put("update", update.row, update.new, update.old.to_text)
-    for entry in plan.deletes:
-        put("delete", None, entry)
-    for conflict in plan.conflicts:
-        for entry in conflict.entries:
-            put("conflict", conflict.row, entry, why="several entries share this source term")
-    for bad in plan.invalid:
-        put("invalid", bad.row, None, why=bad.reason)
-    return rows
+    found: list[tuple[str, int | None, Entry | None, str, str]] = [
+        *(("add", n, e, "", "") for e, n in zip(plan.adds, add_rows, strict=False)),
+        *(("update", u.row, u.new, u.old.to_text, "") for u in plan.updates),
+        *(("delete", None, e, "", "") for e in plan.deletes),
+        *(("conflict", c.row, e, "", shared) for c in plan.conflicts for e in c.entries),
+        *(("invalid", bad.row, None, "", bad.reason) for bad in plan.invalid),
+    ]
+    blank = dict.fromkeys(Entry.FIELDS, "")
+    return [
+        {"action": action, "row": row, **(entry.to_service() if entry else blank)}
+        | {"id": (entry and entry.id) or None, "oldToText": old or None, "reason": why or None}
+        for action, row, entry, old, why in found
+    ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SyncResult(Outcomes):
-    """What applying a plan did: each request's result, the snapshot kept first, and what the
-    one listing afterwards proved (``verified``: ``True`` when the dictionary holds exactly
-    what the plan asked for, ``False`` when it does not, ``None`` when it could not be listed).
-    """
+    """What applying a plan did: each request's result (``updates``: ``UpdateResult``), the
+    snapshot, and whether a listing afterwards proved it (``verified``; ``None``: no listing)
+    or showed what was not asked for (``mismatches``)."""
 
     plan: SyncPlan
     adds: list[AddResult] = field(default_factory=list)
     updates: Sequence[Any] = field(default_factory=list)
-    """``UpdateResult`` values (old and new entry), in plan order."""
     deletes: list[DeleteResult] = field(default_factory=list)
     snapshot: str | None = None
     verified: bool | None = None
     mismatches: list[str] = field(default_factory=list)
-    """What the listing afterwards showed that the plan did not ask for, in words."""
     applied: bool = True
-    interrupted: bool = False
-    """Ctrl-C (or a cancel) stopped it: what was sent was waited for, the rest not sent."""
+    interrupted: bool = False  # Ctrl-C or a cancel: the rest was not sent
     _css = "sync"
 
     @property
@@ -381,21 +309,12 @@ class SyncResult(Outcomes):
 
     @property
     def ok(self) -> bool:
-        """Every change succeeded and a listing afterwards proved it (or nothing was to do):
-        without that listing the outcome is unknown."""
+        """Every change succeeded and a listing afterwards proved it (or nothing was to do)."""
         proved = self.verified is True or not self.plan.changes
         return self.failed == 0 and self.unknown == 0 and proved and not self.interrupted
 
-    def __repr__(self) -> str:
-        return (
-            f"SyncResult(applied={self.applied}, adds={len(self.adds)}, "
-            f"updates={len(self.updates)}, deletes={len(self.deletes)}, "
-            f"succeeded={self.succeeded}, failed={self.failed}, unknown={self.unknown}, "
-            f"verified={self.verified}, snapshot={self.snapshot!r})"
-        )
-
     def _tail(self, html: bool) -> str:
-        return self.plan._impact_html() if html else self.plan._impact_text()
+        return self.plan._tail(html)
 
     def _kind(self) -> str:
         if self.failed:
@@ -437,14 +356,8 @@ class SyncResult(Outcomes):
         return text + "; the same sync run again finishes it" * self.interrupted
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """What did not succeed, with reasons (the requests never sent are counted, not
-        listed), and the snapshot that undoes it."""
-        items = []
-        for r in self.results:
-            if not r.ok and r.cause is not Cause.NOT_ATTEMPTED:
-                entry = getattr(r, "entry", None) or getattr(r, "new", None)
-                what = entry.describe() if entry else f"entry {getattr(r, 'entry_id', '?')}"
-                items.append((r.outcome, what, r.reason or r.outcome))
+        sent = [r for r in self.results if r.cause is not Cause.NOT_ATTEMPTED]
+        items = [r.item(details=False) for r in sent if not r.ok]
         items += [("failure", mismatch, "") for mismatch in self.mismatches[:_SHOWN]]
         if self.snapshot:
             items.append(("", f"snapshot (restore it to undo): {self.snapshot}", ""))

@@ -1,6 +1,5 @@
 """What a change to the dictionary does to a user's own texts (``Impact`` on a corpus), played
-by ``check``'s own ``Matcher``; only lines holding a source term the change touches are
-matched again."""
+by ``check``'s ``Matcher`` on the lines holding a source term the change touches."""
 
 from __future__ import annotations
 
@@ -11,15 +10,25 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import Rendered, bounded, clip, count, dataframe, escape, html_row, html_table, shown
+from .text import (
+    Outcomes,
+    Rendered,
+    bounded,
+    clip,
+    count,
+    dataframe,
+    escape,
+    html_row,
+    html_table,
+    shown,
+)
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
 
 
 def read_corpus(path: str | Path) -> list[str]:
-    """The lines of the corpus at ``path`` (a byte-order mark dropped). Raises
-    ``UsageProblem`` for a missing, too large or not UTF-8 file, naming the line."""
+    """The lines of the corpus at ``path``; ``UsageProblem`` if it cannot be read."""
     path = Path(path).expanduser()
     try:
         if path.stat().st_size > MAX_CORPUS_BYTES:
@@ -54,8 +63,7 @@ class ChangedLine:
 
 @dataclass(frozen=True)
 class Impact(Rendered):
-    """Per line of a corpus, the entries applied before and after a change: only the lines
-    that change are listed, ``lines`` counts them all."""
+    """Per changed line of a corpus, the entries applied before and after a change."""
 
     lines: int
     changed: list[ChangedLine] = field(default_factory=list)
@@ -63,18 +71,17 @@ class Impact(Rendered):
     _pretty = 20
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN's ``"impact"``: ``{"lines", "changed": [{"line", "text", "before", ...}]}``."""
+        """DESIGN's ``"impact"`` shape."""
         return {"lines": self.lines, "changed": [c.to_json() for c in self.changed]}
 
     def rows(self) -> list[tuple[int, str, str, str, str]]:
-        """(line, text, before, after, why) per changed line."""
         return [
             (c.line, c.text, _terms(c.before), _terms(c.after), "; ".join(c.reasons))
             for c in self.changed
         ]
 
     def to_pandas(self) -> Any:
-        """One row per changed line: ``line``, ``text``, ``before``, ``after``, ``why``."""
+        """One row per changed line."""
         return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
 
     def _title(self) -> str:
@@ -118,8 +125,7 @@ def impact(
     unit: str = "element",
     case_sensitive: bool = True,
 ) -> Impact:
-    """The impact on ``corpus`` (a path, or its lines) of the listing ``before`` becoming
-    ``after`` (entries to be added have no id: they rank after every listed one)."""
+    """The impact on ``corpus`` (a path, or its lines) of ``before`` becoming ``after``."""
     import ahocorasick
 
     lines = read_corpus(corpus) if isinstance(corpus, str | Path) else list(corpus)
@@ -151,25 +157,23 @@ def after_change(
     updates: Iterable[Entry] = (),
     deletes: Iterable[Entry] = (),
 ) -> list[Entry]:
-    """The listing once ``updates`` (new terms under their ids), ``deletes`` and ``adds`` (no
-    id yet, after every listed entry) are made."""
+    """The listing once ``updates``, ``deletes`` and ``adds`` (no id yet, last) are made."""
     new, gone = {e.id: e for e in updates}, {e.id for e in deletes}
     kept = [new.get(e.id, e) for e in listing if e.id not in gone]
     return kept + [replace(e, id="") for e in adds]
 
 
 @dataclass(frozen=True)
-class ImpactMixin:
+class ImpactMixin(Outcomes):
     """A change not yet made (a sync plan, a dry run) holding the listing it was made from, so
-    showing its impact sends nothing; each record says what the listing becomes (``_after``).
-    ``corpus_impact``: its impact on the corpus a front end was given, shown after it."""
+    its impact sends nothing (``_after``: what the listing becomes); ``corpus_impact``: shown
+    after it. Nothing happened yet: its outcome is ``absent``."""
 
     listing: Sequence[Entry] | None = field(default=None, repr=False, compare=False, kw_only=True)
     corpus_impact: Impact | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     @property
     def ok(self) -> bool:
-        """A preview itself always succeeds: nothing was changed."""
         return True
 
     def _held(self) -> Sequence[Entry] | None:
@@ -186,8 +190,7 @@ class ImpactMixin:
         case_sensitive: bool = True,
         listing: Sequence[Entry] | None = None,
     ) -> Impact:
-        """Per line of ``corpus`` (a path, or its lines), the entries applied before and after
-        the change; nothing is sent. ``listing``: measure from it, not the record's own."""
+        """Per line of ``corpus``, the entries applied before and after; nothing is sent."""
         held = self._held() if listing is None else listing
         if held is None:
             name = type(self).__name__
@@ -196,15 +199,17 @@ class ImpactMixin:
         return impact(before, self._after(before), corpus, unit=unit, case_sensitive=case_sensitive)
 
     def with_impact(self, corpus: str | Path | Sequence[str], **how: Any) -> Any:
-        """This record holding its impact on ``corpus`` (``corpus_impact``), shown after it:
-        what ``--corpus`` gives."""
+        """This record with its impact on ``corpus`` shown after it (``--corpus``)."""
         return replace(self, corpus_impact=self.impact(corpus, **how))
 
-    def _impact_text(self) -> str:
-        return f"\n{self.corpus_impact}" if self.corpus_impact is not None else ""
+    def _kind(self) -> str:
+        return "absent"
 
-    def _impact_html(self) -> str:
-        return self.corpus_impact._repr_html_() if self.corpus_impact is not None else ""
+    def _tail(self, html: bool) -> str:
+        """The impact on the corpus, shown after the record (trusted HTML when ``html``)."""
+        if self.corpus_impact is None:
+            return ""
+        return self.corpus_impact._repr_html_() if html else f"\n{self.corpus_impact}"
 
 
 def _touched(before: list[Entry], after: list[Entry]) -> set[str]:

@@ -1,6 +1,5 @@
 """What is wrong in a dictionary, found from a listing alone: ``LintReport`` and its findings.
-Each rule is one pass over the entries; ``overlap`` runs an Aho-Corasick automaton per pair,
-so it stays linear in the size of the dictionary."""
+Each rule is one pass; ``overlap`` runs an Aho-Corasick automaton per pair, so it stays linear."""
 
 from __future__ import annotations
 
@@ -29,16 +28,6 @@ from .text import (
     shown,
 )
 
-__all__ = [
-    "KINDS",
-    "Finding",
-    "LintReport",
-    "id_order",
-    "lint_entries",
-    "normalize_term",
-    "spacing_findings",
-]
-
 KINDS = (
     "duplicate",
     "conflict",
@@ -51,13 +40,10 @@ KINDS = (
 )
 """Every kind of finding, in the order a report lists them."""
 
-_SHOWN = 3
-"""How many other terms a message names before "and N more"."""
-_HOLDERS_NAMED = 10
-"""How many of the terms holding an inner term an overlap finding names by id (it counts all)."""
+_SHOWN = 3  # other terms a message names before "and N more"
+_HOLDERS_NAMED = 10  # terms holding an inner term an overlap finding names (it counts all)
 
-# Unicode's space separators (category Zs): what leading, trailing and doubled spaces are made
-# of. Tabs and newlines are control characters: the ``control`` kind reports them.
+# Unicode's space separators (Zs); tabs and newlines are ``control`` findings.
 _ZS = "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
 _LEAD = re.compile(f"^{_ZS}")
 _TRAIL = re.compile(f"{_ZS}\\Z")
@@ -66,19 +52,16 @@ _DOUBLE_SPACE = re.compile(f"({_ZS}){_ZS}+")
 
 
 def id_order(entry_id: str) -> tuple[int, int, str]:
-    """Sort key of an id: numerically when it is a number (``"9"`` before ``"10"``), else by
-    its text, after every number. The service numbers entries as it adds them, so the lowest
-    id of a group is its oldest entry."""
+    """Sort key of an id: numbers numerically (``"9"`` before ``"10"``), then text. The service
+    numbers entries as it adds them, so the lowest id is the oldest entry."""
     if entry_id.isascii() and entry_id.isdigit():
         return (0, int(entry_id), "")
     return (1, 0, entry_id)
 
 
 def normalize_term(text: str) -> str:
-    """``text`` as near-duplicates compare it: NFKC (which also folds full-width Latin letters
-    and half-width katakana to their usual width, and the ideographic space to a space), case
-    folded, invisible characters dropped, runs of whitespace collapsed to one space, trimmed.
-    ``invoice`` in full-width letters, ``Invoice`` and `` invoice `` all become ``invoice``."""
+    """``text`` as near-duplicates compare it: NFKC (folding widths), case folded, invisible
+    characters dropped, whitespace collapsed and trimmed (full-width ``Invoice`` is ``invoice``)."""
     if text.isascii() and text.isprintable():
         return " ".join(text.casefold().split())
     if not unicodedata.is_normalized("NFKC", text):
@@ -95,9 +78,8 @@ def normalize_term(text: str) -> str:
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem: its ``kind`` (one of ``KINDS``), the entries it concerns (lowest id first,
-    except ``overlap``: the inner term's entries, then those of up to ten terms holding it;
-    the message counts them all), what is wrong, and a suggested ``fix``."""
+    """One problem of a ``kind`` (``KINDS``), its entries (lowest id first; an ``overlap``: the
+    inner term's, then up to ten holding it), what is wrong, and a suggested ``fix``."""
 
     kind: str
     entry_ids: tuple[str, ...]
@@ -111,18 +93,13 @@ class Finding:
 
 @dataclass(frozen=True)
 class LintReport(Rendered):
-    """Every finding in a listing, grouped by kind in the order of ``KINDS``.
-
-    ``duplicate_ids`` are the entries that can go with nothing lost (each duplicate group keeps
-    its lowest id): ``%dict_delete --dry-run {report.duplicate_ids}`` previews deleting them.
-    """
+    """Every finding in a listing (``total``: entries checked), by kind in ``KINDS`` order;
+    ``entries``: those the findings name, by id."""
 
     findings: list[Finding] = field(default_factory=list)
     total: int = 0
-    """How many entries were checked."""
     host: str = ""
     entries: dict[str, Entry] = field(default_factory=dict, repr=False)
-    """The entries the findings name, by id (for display)."""
 
     @property
     def ok(self) -> bool:
@@ -131,7 +108,7 @@ class LintReport(Rendered):
 
     @property
     def duplicate_ids(self) -> list[str]:
-        """The ids of every duplicate but the lowest of its group, lowest first."""
+        """The ids of every duplicate but the lowest of its group: what can go, nothing lost."""
         ids = {
             i
             for f in self.findings
@@ -160,8 +137,7 @@ class LintReport(Rendered):
         return sorted(found, key=id_order)
 
     def to_json(self) -> dict[str, Any]:
-        """The shape ``dict-magics lint --json`` prints: ``findings``, ``counts``, and the
-        ``total`` checked and ``duplicate_ids``."""
+        """The shape ``dict-magics lint --json`` prints."""
         return {
             "findings": [f.to_json() for f in self.findings],
             "counts": self.counts,
@@ -170,8 +146,7 @@ class LintReport(Rendered):
         }
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame``, one row per finding: ``kind``, ``entry_ids`` (a list;
-        ``.explode("entry_ids")`` gives one row per entry), ``message``, ``fix``."""
+        """A ``pandas.DataFrame``, one row per finding (``.explode("entry_ids")``: per entry)."""
         rows = (f.to_json() for f in self.findings)
         return dataframe(rows, ("kind", "entry_ids", "message", "fix"), "LintReport")
 
@@ -188,8 +163,7 @@ class LintReport(Rendered):
     _pretty = 10  # a notebook shows the first findings of each kind
 
     def text(self, limit: int | None = None) -> str:
-        """The title with the counts, then each kind's findings with their fixes (the first
-        ``limit`` when given), and the ids a duplicate cleanup would delete."""
+        """The title, each kind's findings with fixes (the first ``limit``), the duplicates."""
         lines = [_title(self)]
         for kind, findings in self.by_kind().items():
             lines.append(f"{kind} ({len(findings)})")
@@ -221,11 +195,12 @@ def lint_entries(entries: Iterable[Entry], host: str = "") -> LintReport:
     for entry in ordered:
         by_source[(entry.from_lang, entry.from_text, entry.to_lang)].append(entry)
     norms: dict[str, str] = {}
-    found: list[Finding] = []
-    found += _duplicates_and_conflicts(by_source)
-    found += _near_duplicates(by_source, norms)
-    found += _term_rules(ordered)
-    found += _overlaps(by_source, norms, rank)
+    found = [
+        *_duplicates_and_conflicts(by_source),
+        *_near_duplicates(by_source, norms),
+        *_term_rules(ordered),
+        *_overlaps(by_source, norms, rank),
+    ]
     kinds = {kind: n for n, kind in enumerate(KINDS)}
     found.sort(key=lambda f: (kinds[f.kind], rank[f.entry_ids[0]]))
     named = {i for f in found for i in f.entry_ids}
@@ -240,9 +215,8 @@ def _more(names: list[str], total: int | None = None) -> str:
     return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
 
 
-def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding]:
+def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> Iterator[Finding]:
     """Entries with one source term in one pair: the same target (duplicates), or several."""
-    found = []
     for group in by_source.values():
         if len(group) < 2:
             continue
@@ -251,61 +225,53 @@ def _duplicates_and_conflicts(by_source: dict[Any, list[Entry]]) -> list[Finding
             targets.setdefault(entry.to_text, []).append(entry.id)
         for target, ids in targets.items():
             if len(ids) > 1:
-                found.append(
-                    Finding(
-                        "duplicate",
-                        tuple(ids),
-                        f"{len(ids)} entries hold the same terms: "
-                        f"{group[0].from_text} \u2192 {target} ({group[0].pair})",
-                        f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
-                    )
+                yield Finding(
+                    "duplicate",
+                    tuple(ids),
+                    f"{len(ids)} entries hold the same terms: "
+                    f"{group[0].from_text} \u2192 {target} ({group[0].pair})",
+                    f"keep {ids[0]} (the oldest) and delete {_more(ids[1:])}",
                 )
         if len(targets) > 1:
             listed = [f"{target!r} ({_more(ids)})" for target, ids in targets.items()]
-            found.append(
-                Finding(
-                    "conflict",
-                    tuple(e.id for e in group),
-                    f"{group[0].from_text!r} ({group[0].pair}) has {len(targets)} targets: "
-                    + _more(listed),
-                    "keep the entry with the right target and delete the others: which one "
-                    "the service applies is not defined",
-                )
+            yield Finding(
+                "conflict",
+                tuple(e.id for e in group),
+                f"{group[0].from_text!r} ({group[0].pair}) has {len(targets)} targets: "
+                + _more(listed),
+                "keep the entry with the right target and delete the others: which one "
+                "the service applies is not defined",
             )
-    return found
 
 
 def _normalized(text: str, norms: dict[str, str]) -> str:
+    """``normalize_term``, once per term per lint (near-duplicates and overlaps share it)."""
     key = norms.get(text)
     if key is None:
         key = norms[text] = normalize_term(text)
     return key
 
 
-def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -> list[Finding]:
+def _near_duplicates(by_source: dict[Any, list[Entry]], norms: dict[str, str]) -> Iterator[Finding]:
     groups: dict[tuple[str, str, str], list[list[Entry]]] = defaultdict(list)
     for (from_lang, text, to_lang), group in by_source.items():
         key = _normalized(text, norms)
         if key:
             groups[(from_lang, key, to_lang)].append(group)
-    found = []
     for spellings in groups.values():
         if len(spellings) < 2:
             continue
         spellings.sort(key=lambda group: id_order(group[0].id))
         listed = [f"{g[0].from_text!r} ({_more([e.id for e in g])})" for g in spellings]
         ids = sorted((e.id for g in spellings for e in g), key=id_order)
-        found.append(
-            Finding(
-                "near-duplicate",
-                tuple(ids),
-                f"{len(spellings)} spellings of one source term ({spellings[0][0].pair}) "
-                "differ only in width, case or spaces: " + _more(listed),
-                "keep one spelling and delete the others, unless each is meant (the service "
-                "matches source terms exactly, case included)",
-            )
+        yield Finding(
+            "near-duplicate",
+            tuple(ids),
+            f"{len(spellings)} spellings of one source term ({spellings[0][0].pair}) "
+            "differ only in width, case or spaces: " + _more(listed),
+            "keep one spelling and delete the others, unless each is meant (the service "
+            "matches source terms exactly, case included)",
         )
-    return found
 
 
 def _space_fix(text: str) -> str:
@@ -313,8 +279,7 @@ def _space_fix(text: str) -> str:
 
 
 def _suspect(text: str) -> bool:
-    """False for a term that surely breaks no term rule (printable, trimmed, single spaces,
-    short enough), as most do; True sends it through the rules themselves."""
+    """False for a term that surely breaks no rule, as most do (the rules are slow)."""
     if len(text) > MAX_TERM_CHARS or not text.isprintable():
         return True
     if text.isascii():  # the only space separator in ASCII is the space itself
@@ -322,120 +287,82 @@ def _suspect(text: str) -> bool:
     return _SPACE_TROUBLE.search(text) is not None
 
 
-def _term_rules(entries: list[Entry]) -> list[Finding]:
+def _term_rules(entries: list[Entry]) -> Iterator[Finding]:
     """too-long, control and whitespace per entry; bad-language once per wrong code."""
-    found = []
-    bad_codes: dict[str, list[str]] = {}
-    good_codes: set[str] = set()
+    bad_codes: dict[str, dict[str, None]] = defaultdict(dict)  # code -> its entries' ids
     for entry in entries:
         for code in (entry.from_lang, entry.to_lang):
-            if code in good_codes:
-                continue
-            if code in bad_codes:
-                if bad_codes[code][-1] != entry.id:
-                    bad_codes[code].append(entry.id)
-            elif language_problem(code) is None:
-                good_codes.add(code)
-            else:
-                bad_codes[code] = [entry.id]
-        found += _term_findings(entry)
+            if language_problem(code) is not None:  # a set lookup for a good code
+                bad_codes[code][entry.id] = None
+        yield from _term_findings(entry)
     for code, ids in bad_codes.items():
         chinese = code.lower() == "zh"
-        count = len(ids)
-        found.append(
-            Finding(
-                "bad-language",
-                tuple(sorted(ids, key=id_order)),
-                f"{code!r} is not a language code the service takes"
-                + (" (Chinese is zh-CN or zh-TW)" if chinese else "")
-                + f": {count} entr{'y' if count == 1 else 'ies'}",
-                f"add these entries again with {'zh-CN or zh-TW' if chinese else 'a valid code'} "
-                "and delete them",
-            )
+        yield Finding(
+            "bad-language",
+            tuple(sorted(ids, key=id_order)),
+            f"{code!r} is not a language code the service takes"
+            + (" (Chinese is zh-CN or zh-TW)" if chinese else "")
+            + f": {count(len(ids), 'entry', 'entries')}",
+            f"add these entries again with {'zh-CN or zh-TW' if chinese else 'a valid code'} "
+            "and delete them",
         )
-    return found
 
 
 def spacing_findings(entry: Entry) -> list[Finding]:
-    """The ``whitespace`` and ``control`` findings of one entry's terms: a sync plan warns of
-    what lint would report right after it."""
+    """The ``whitespace`` and ``control`` findings of one entry (what a sync warns of)."""
     return [f for f in _term_findings(entry) if f.kind in ("whitespace", "control")]
 
 
-def _term_findings(entry: Entry) -> list[Finding]:
+def _term_findings(entry: Entry) -> Iterator[Finding]:
     """The vendor's term rules (``terms.py``) and stray spaces, for each term of one entry."""
-    found = []
     for name, text in (("fromText", entry.from_text), ("toText", entry.to_text)):
         if _suspect(text):
-            found += _one_term(entry, name, text)
-    return found
+            yield from _one_term(entry, name, text)
 
 
-def _one_term(entry: Entry, name: str, text: str) -> list[Finding]:
-    found = []
-    where = entry.pair
+def _one_term(entry: Entry, name: str, text: str) -> Iterator[Finding]:
+    ids, where = (entry.id,), entry.pair
     problem = term_problem(text, name)
     if problem is not None and problem.kind == "too-long":
-        found.append(
-            Finding(
-                "too-long",
-                (entry.id,),
-                f"{problem.message} ({where})",
-                f"shorten {name} to at most {MAX_TERM_CHARS} characters",
-            )
-        )
+        fix = f"shorten {name} to at most {MAX_TERM_CHARS} characters"
+        yield Finding("too-long", ids, f"{problem.message} ({where})", fix)
     hidden = hidden_characters(text)
     if hidden:
         cleaned = _space_fix(
             "".join((" " if ch.isspace() else "") if hidden_characters(ch) else ch for ch in text)
         )
-        found.append(
-            Finding(
-                "control",
-                (entry.id,),
-                f"{name} {text!r} holds control or invisible characters "
-                f"({', '.join(hidden)}) ({where})",
-                f"change {name} to {cleaned!r}",
-            )
+        yield Finding(
+            "control",
+            ids,
+            f"{name} {text!r} holds control or invisible characters "
+            f"({', '.join(hidden)}) ({where})",
+            f"change {name} to {cleaned!r}",
         )
     if not text.strip():
-        found.append(
-            Finding(
-                "whitespace",
-                (entry.id,),
-                f"{name} is empty or only spaces ({where}, id {entry.id})",
-                "delete the entry" if name == "fromText" else "give it a target, or delete it",
-            )
+        fix = "delete the entry" if name == "fromText" else "give it a target, or delete it"
+        yield Finding(
+            "whitespace", ids, f"{name} is empty or only spaces ({where}, id {entry.id})", fix
         )
-        return found
+        return
     what = [
         word for word, pattern in (("leading", _LEAD), ("trailing", _TRAIL)) if pattern.search(text)
     ]
     if _DOUBLE_SPACE.search(text.strip()):
         what.append("doubled")
     if what:
-        found.append(
-            Finding(
-                "whitespace",
-                (entry.id,),
-                f"{name} {text!r} has {' and '.join(what)} spaces ({where})",
-                f"change {name} to {_space_fix(text)!r}",
-            )
-        )
-    return found
+        said = f"{name} {text!r} has {' and '.join(what)} spaces ({where})"
+        yield Finding("whitespace", ids, said, f"change {name} to {_space_fix(text)!r}")
 
 
 def _overlaps(
     by_source: dict[tuple[str, str, str], list[Entry]], norms: dict[str, str], rank: dict[str, int]
-) -> list[Finding]:
-    """Source terms inside other source terms of the same pair: where the longer is applied,
-    the shorter is covered; where it is not (past the limit), the shorter may apply instead."""
+) -> Iterator[Finding]:
+    """Source terms inside other source terms of the same pair (covered where applied)."""
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
     for (from_lang, text, to_lang), group in by_source.items():
         if text:
             ids = by_pair[(from_lang, to_lang)].setdefault(text, [])
             ids += [e.id for e in group]
-    found = []
     for (from_lang, to_lang), terms in by_pair.items():
         if len(terms) < 2:
             continue
@@ -447,18 +374,15 @@ def _overlaps(
             if len(outer_ids) > len(holders):  # a term with several entries: merge the ids
                 outer_ids.sort(key=rank.__getitem__)
             names = [repr(t) for t in holders[:_SHOWN]]
-            found.append(
-                Finding(
-                    "overlap",
-                    (*terms[inner], *outer_ids),
-                    f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {holding} other "
-                    f"source term{'s' if holding != 1 else ''}: {_more(names, holding)}",
-                    f"where {holders[0]!r} is applied, {inner!r} inside it is covered and not "
-                    "applied; where the longer term is past the limit of 3, the shorter one may "
-                    "apply instead: check a sample text, and delete whichever is not wanted",
-                )
+            yield Finding(
+                "overlap",
+                (*terms[inner], *outer_ids),
+                f"{inner!r} ({from_lang}\u2192{to_lang}) occurs inside {holding} other "
+                f"source term{'s' if holding != 1 else ''}: {_more(names, holding)}",
+                f"where {holders[0]!r} is applied, {inner!r} inside it is covered and not "
+                "applied; where the longer term is past the limit of 3, the shorter one may "
+                "apply instead: check a sample text, and delete whichever is not wanted",
             )
-    return found
 
 
 def _contained(

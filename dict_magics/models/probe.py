@@ -1,6 +1,5 @@
-"""What ``probe`` found out about a service's rules (``ProbeResult``), and where it is kept: one
-small JSON file per profile and service in the data folder, which ``check``, impact, the
-client and ``status`` read."""
+"""What ``probe`` found out about a service's rules (``ProbeResult``), kept as one small JSON
+file per profile and service, which ``check``, impact, the client and ``status`` read."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .entry import Entry
-from .text import MARK, Rendered, escape, html_row, html_table, shown
+from .text import Outcomes, escape, shown
 
 FOUND = ("listing", "ids", "nonce_rule", "errors", "bulk", "update", "token")
 ASKED = ("limit_unit", "case_sensitive")
@@ -38,12 +37,10 @@ _MEANS: dict[str, dict[Any, str]] = {
 
 
 @dataclass(frozen=True)
-class ProbeResult(Rendered):
-    """Each rule asked (``None``: not asked; ``limit_unit`` and ``case_sensitive`` need
-    ``--translate``), whether the dictionary ended as it began (``unchanged``), and the
-    ``requests`` sent. A probe that ``stopped`` early (Ctrl-C, a failure) names the marker
-    entries of its own it leaves behind (``left``: id ``""`` when unknown) and its ``marker``
-    word, which every one of them holds."""
+class ProbeResult(Outcomes):
+    """Each rule found (``None``: not asked), whether the dictionary ended as it began
+    (``unchanged``) and the ``requests`` sent; a probe that ``stopped`` early names the marker
+    entries it leaves behind (``left``; id ``""`` when unknown), each holding ``marker``."""
 
     listing: str | None = None
     ids: str | None = None
@@ -89,8 +86,7 @@ class ProbeResult(Rendered):
         return data
 
     def removal(self) -> str:
-        """What removes the markers left: a delete of their ids, and a listing that finds the
-        ones whose id is unknown."""
+        """What removes the markers left: a delete of their ids, or of those a listing finds."""
         names = {"delete": "`delete`", **self.names}
 
         def command(name: str, rest: str) -> str:  # `dict-magics delete 9 10`, %dict_delete 9 10
@@ -119,36 +115,29 @@ class ProbeResult(Rendered):
             rows.append((name.replace("_", " "), words))
         return rows
 
-    def _head(self) -> str:
+    def _kind(self) -> str:
+        return "success" if self.stopped is None and self.unchanged else "failure"
+
+    def _summary(self) -> str:
         where = f"{self.host} (profile {self.profile!r})" if self.profile else self.host
         if self.stopped is not None:
-            return f"{MARK['failure']} probe of {where} stopped: {self.stopped}"
+            return f"probe of {where} stopped: {self.stopped}"
         same = "unchanged" if self.unchanged else "NOT as it began"
         when = f", {self.date[:16].replace('T', ' ')} UTC" if self.date else ""
-        return (
-            f"{MARK['success' if self.unchanged else 'failure']} probe of {where}{when}: "
-            f"{self.requests} requests, the dictionary {same}"
-        )
+        return f"probe of {where}{when}: {self.requests} requests, the dictionary {same}"
 
-    def _tail(self) -> str:
+    def _items(self) -> list[tuple[Any, ...]]:
+        return [("", f"{label + ':':<16}{value}", "") for label, value in self.rows()]
+
+    def _tail(self, html: bool) -> str:
         if not self.left:
             return ""
-        return (
-            f"its own marker entries ({len(self.left)}, holding {self.marker!r}) are still "
-            f"there: remove them with {self.removal()}"
-        )
+        said = f"its own marker entries ({len(self.left)}, holding {self.marker!r}) are still "
+        said += f"there: remove them with {self.removal()}"
+        return f"<div><b>{escape(said)}</b></div>" if html else f"\n{shown(said)}"
 
-    def __str__(self) -> str:
-        rows = self.rows()
-        lines = [self._head(), *(f"  {label + ':':<16}{value}" for label, value in rows)]
-        return "\n".join(shown(line) for line in [*lines, self._tail()] if line)
 
-    def _repr_html_(self) -> str:
-        tail = f"<div><b>{escape(self._tail())}</b></div>" if self.left else ""
-        return (
-            f'<div class="dict-magics-probe"><b>{escape(self._head())}</b>'
-            f"{html_table((), [html_row(row) for row in self.rows()])}{tail}</div>"
-        )
+_NOT_KEPT = ("left", "names", "stopped", "marker")  # a stored probe is a finished one
 
 
 def _path(profile: str, base_url: str) -> Any:
@@ -160,30 +149,20 @@ def _path(profile: str, base_url: str) -> Any:
 
 def save(result: ProbeResult) -> ProbeResult:
     """Keep a finished probe for its profile and service (stamped with the time); returned."""
-    stamped = ProbeResult(
-        **{**_plain(result), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    )
     from .. import localdata
 
+    data = {k: v for k, v in asdict(result).items() if k not in _NOT_KEPT}
+    data["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     localdata.home("probes")
-    localdata.atomic_write(
-        _path(result.profile, result.base_url), json.dumps(_plain(stamped)).encode()
-    )
-    return stamped
+    localdata.atomic_write(_path(result.profile, result.base_url), json.dumps(data).encode())
+    return ProbeResult(**data)
 
 
 def stored(profile: str, base_url: str) -> ProbeResult | None:
     """The last finished probe of this profile and service, if one is kept (and readable)."""
     try:
         data = json.loads(_path(profile, base_url).read_bytes())
-        known = {f.name for f in fields(ProbeResult)} - {"left", "names"}
+        known = {f.name for f in fields(ProbeResult)} - set(_NOT_KEPT)
         return ProbeResult(**{k: v for k, v in data.items() if k in known})
     except (OSError, ValueError, TypeError, AttributeError):
         return None
-
-
-def _plain(result: ProbeResult) -> dict[str, Any]:
-    data = asdict(result)
-    for name in ("left", "names", "stopped", "marker"):
-        data.pop(name)
-    return data

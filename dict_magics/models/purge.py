@@ -13,9 +13,8 @@ from .text import Rendered, entries, remedy, shown
 
 @dataclass(frozen=True)
 class PurgePlan(Rendered):
-    """Every entry of ``profile`` at ``host`` is about to go. ``count``: the entries listed
-    (``None``: no listing); ``snapshot``: where the copy is kept, if any; ``word``: what to type
-    (or the host)."""
+    """Every entry of ``profile`` at ``host`` is about to go: ``count`` listed (``None``: no
+    listing), kept at ``snapshot`` if any; ``word``: what to type (or the host)."""
 
     host: str
     profile: str
@@ -30,8 +29,7 @@ class PurgePlan(Rendered):
 
     @property
     def remedy(self) -> Remedy | None:
-        """What the warning points at: the restore that undoes it, the setting that chose no
-        copy (entries there, no snapshot), or nothing (nothing listed, or no listing at all)."""
+        """What the warning points at: the restore that undoes it, or the no-snapshot setting."""
         if self.undoable:
             return Remedy.RESTORE
         if self.count:
@@ -40,20 +38,12 @@ class PurgePlan(Rendered):
 
     @property
     def question(self) -> str:
-        """The prompt that asks for the confirmation."""
         return f"Type {self.word} (or {self.host}) to confirm, anything else cancels: "
 
     def accepts(self, answer: str) -> bool:
-        """A purge goes ahead only on the exact word, or the exact host it will hit (never on
-        an empty answer, whatever the plan holds)."""
+        """Only the exact word, or the exact host it will hit (never an empty answer)."""
         typed = answer.strip()
         return bool(typed) and typed in (self.word, self.host)
-
-    def __repr__(self) -> str:
-        return (
-            f"PurgePlan(host={self.host!r}, profile={self.profile!r}, count={self.count!r}, "
-            f"snapshot={self.snapshot!r})"
-        )
 
     _css = "confirm"
 
@@ -62,8 +52,7 @@ class PurgePlan(Rendered):
 
 
 def purge_text(plan: PurgePlan, names: Mapping[str, str] | None = None) -> str:
-    """How many entries go, where, and whether a snapshot keeps them (``names``: a front end's
-    words for the remedies, else neutral ones)."""
+    """How many entries go, where, and whether a snapshot keeps them, in ``names``' words."""
     host, profile = shown(plan.host), shown(plan.profile)
     if plan.count is None:
         return (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,9 +14,7 @@ from ..errors import Remedy
 from .entry import Entry
 from .impact import ImpactMixin, after_change
 from .text import (
-    COLOUR,
     GREY,
-    MARK,
     Outcomes,
     Rendered,
     bounded,
@@ -27,7 +25,6 @@ from .text import (
     escape,
     html_row,
     html_table,
-    outcome_box,
     remedy,
     shown,
     text_table,
@@ -78,9 +75,8 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
 
 
 def csv_cell(text: str) -> str:
-    """``text`` as a spreadsheet must not read it as a formula: a leading ``'`` before ``= + -
-    @``, a tab or a carriage return; and before a leading ``'`` too, so that a reader that
-    drops one ``'`` before those (``formats.base.unguard``) gets every term back exactly."""
+    """``text`` with a leading ``'`` where a spreadsheet would run it as a formula, or where it
+    starts with ``'`` (so ``formats.base.unguard`` gives every term back exactly)."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
@@ -117,17 +113,13 @@ class EntryList(Rendered):
         return EntryList(kept, self.host)
 
     def lint(self) -> LintReport:
-        """Every problem the entries hold (duplicates, conflicts, near-duplicates, over-long
-        terms, bad language codes, stray spaces, control characters, overlaps); offline."""
+        """Every problem the entries hold (``lint.KINDS``); offline."""
         from .lint import lint_entries
 
         return lint_entries(self.entries, self.host)
 
     def check(self, texts: str | Sequence[str], **how: Any) -> CheckReport:
-        """Which entries would apply to each element of ``texts`` (a string: its lines; a
-        list: its items) under the limit of 3 per ``unit`` (``element``, ``request`` or
-        ``sentence``), of one language pair when given (``from_lang``, ``to_lang``), with
-        ``case_sensitive``; offline, nothing is sent."""
+        """Which entries would apply to each element of ``texts``; offline, nothing is sent."""
         from .textcheck import check_text
 
         return check_text(self.entries, texts, host=self.host, **how)
@@ -137,12 +129,8 @@ class EntryList(Rendered):
         return dataframe((e.to_service() for e in self.entries), Entry.FIELDS, "EntryList")
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the entries as CSV with the service's column names; returns the path.
-
-        UTF-8 with a byte order mark (Excel then reads Japanese as such, not as mojibake); a
-        cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``, so no
-        spreadsheet reads a term as a formula (OWASP CSV injection); a lone surrogate, which
-        UTF-8 cannot hold, is written as its escape (``\\ud800``)."""
+        """Write the entries as CSV with the service's column names; returns the path. UTF-8
+        with a BOM (so Excel reads Japanese), cells formula-guarded, a lone surrogate escaped."""
         path = Path(path)
         with path.open("w", encoding="utf-8-sig", errors="backslashreplace", newline="") as handle:
             writer = csv.writer(handle)
@@ -164,8 +152,7 @@ class EntryList(Rendered):
         return f"\u2026 and {len(self) - listed} more (total {len(self)})"
 
     def text(self, limit: int | None = None) -> str:
-        """A title, then one aligned row per entry (the first ``limit``): a newline in a term is
-        shown, not obeyed."""
+        """A title, then one aligned row per entry (the first ``limit``), shown safely."""
         listed = self.entries[:limit]
         if not listed:
             return self._title()
@@ -184,22 +171,31 @@ class EntryList(Rendered):
         )
 
 
-class _Answered(Rendered):
-    """What every one-request result reads from ``status`` and ``outcome_unknown`` (one rule
-    for deletions, additions and updates), and its one line of text or HTML."""
+@dataclass(frozen=True)
+class _Answered(Outcomes):
+    """What every one-request result (a deletion, an addition, an update) holds, told in one
+    line. ``code`` and ``vendor_message``: the vendor's code and words of the last answer
+    (escape them where shown); ``snapshot``: the file holding the entry as it was before (undo
+    reads it); ``names``: a front end's words for the remedies it names."""
 
-    __slots__ = ()
     status: Literal["success", "failure"]
-    outcome_unknown: bool
-    reason: str | None
-    http_status: int | None
-    attempts: int
-    elapsed: float
+    _: KW_ONLY
+    http_status: int | None = None
+    reason: str | None = None
+    outcome_unknown: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    verified: bool = False
+    cause: Cause = Cause.OK
+    code: int | None = None
+    vendor_message: str | None = None
+    snapshot: str | None = None
+    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    _css = "result"
 
     @property
     def ok(self) -> bool:
-        """True only when the change is known to have happened (the service said so, or a
-        listing showed it)."""
+        """True only when the service said so, or a listing showed it."""
         return self.status == "success"
 
     @property
@@ -219,36 +215,29 @@ class _Answered(Rendered):
         http = "" if self.http_status is None else f"HTTP {self.http_status}, "
         return f"{http}{count(self.attempts, 'attempt')}, {self.elapsed:.2f} s"
 
-    def line(self, details: bool = True) -> str:
-        """Mark, what happened, the reason when it did not succeed, and how the request went
-        (``HTTP 200, 1 attempt, 0.03 s``)."""
-        why = f" \u2014 {shown(self.reason)}" if self.reason and not self.ok else ""
-        tail = f" ({self._details()})" if details else ""
-        return f"{MARK[self.outcome]} {shown(self._headline())}{why}{tail}"
+    def item(self, details: bool = True) -> tuple[str, str, str]:
+        """(outcome, what happened, why not) for an outline, ``(HTTP 200, 1 attempt, 0.03 s)``
+        last."""
+        why, tail = self.reason if self.reason and not self.ok else "", ""
+        if details:
+            tail = f" ({self._details()})"
+        if why:
+            return self.outcome, self._headline(), why + tail
+        return self.outcome, self._headline() + tail, ""
 
-    def line_html(self) -> str:
-        kind = self.outcome
-        why = f" &mdash; {escape(self.reason)}" if self.reason and not self.ok else ""
-        return (
-            f'<div class="dict-magics-result dict-magics-{kind}" style="color:{COLOUR[kind]}">'
-            f"<b>{MARK[kind]} {escape(self._headline())}</b>{why}"
-            f' <span style="color:{GREY}">({escape(self._details())})</span></div>'
-        )
+    def _kind(self) -> str:
+        return self.outcome
 
-    def _kept(self, html: bool) -> str:
-        return ""
+    def _summary(self) -> str:
+        _, what, why = self.item()
+        return f"{what} \u2014 {why}" if why else what
 
-    def __str__(self) -> str:
-        """The line, then where the snapshot holding the entry is and what puts it back."""
-        return self.line() + self._kept(False)
-
-    def _repr_html_(self) -> str:
-        return self.line_html() + self._kept(True)
+    def _tail(self, html: bool) -> str:
+        return _kept(self.snapshot, self.gone, self.names, html)
 
 
 def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html: bool) -> str:
-    """Where the snapshot is and what puts the entries back, when ``gone`` (how many entries
-    may have gone: 0, 1, or more) is not 0; as text, or as HTML."""
+    """Where the snapshot is and what puts back the ``gone`` entries (0, 1 or more)."""
     if snapshot is None or not gone:
         return ""
     undo = f"{remedy(names, Remedy.RESTORE)} puts {'it' if gone == 1 else 'them'} back"
@@ -262,39 +251,17 @@ def _kept(snapshot: str | None, gone: int, names: Mapping[str, str] | None, html
 
 @dataclass(frozen=True)
 class DeleteResult(_Answered):
-    """The outcome of one request: one entry, or the purge (``entry_id is None``).
+    """The outcome of one request: one entry, or the purge (``entry_id is None``). ``success``
+    only when the service said so (or a listing proved it: ``verified``), ``failure`` only when
+    it certainly did not act, else ``unknown``; ``status`` keeps version 1's two values."""
 
-    ``outcome`` is ``success`` only when the service said so (or a listing proved the entry
-    gone: ``verified``), ``failure`` only when the service certainly did not act, and
-    ``unknown`` otherwise (``outcome_unknown``). ``status`` keeps version 1's two values (its
-    ``--json`` says ``absent`` for an absent id).
-    """
-
-    status: Literal["success", "failure"]
     entry_id: str | None
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
+    _: KW_ONLY
     entry: Entry | None = None
-    verified: bool = False
-    cause: Cause = Cause.OK
-    snapshot: str | None = None
-    """The file that holds the entry as it was before the request (undo reads it)."""
     purged: int | None = None
-    """A purge that succeeded: how many entries the listing just before showed (all of them
-    in the snapshot); the service gives no count of what it deleted."""
+    """A purge that succeeded: how many entries the listing just before showed."""
     absent: bool = False
-    """A listing just before did not hold the entry (then nothing was sent), or the service
-    deleted nothing: not a failure (a script re-run after a partial run meets these)."""
-    code: int | None = None
-    """The vendor's error code of the last answer (``40006``...)."""
-    vendor_message: str | None = None
-    """The vendor's words with ``code`` (printable, bounded; escape them where shown)."""
-    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """A front end's words for the remedies it names (by ``errors.Remedy``); ``None``:
-    neutral words."""
+    """The entry was not there (nothing sent, or nothing deleted): not a failure."""
 
     @property
     def done(self) -> bool:
@@ -330,28 +297,17 @@ class DeleteResult(_Answered):
             return f"{self.target} absent (not in the dictionary)"
         return f"{self.target} not deleted"
 
-    def _kept(self, html: bool) -> str:
+    def _tail(self, html: bool) -> str:
         gone = self.gone * (1 if self.entry_id is not None else 2)  # a purge's: "them"
         return _kept(self.snapshot, gone, self.names, html)
 
 
 @dataclass(frozen=True)
 class AddResult(_Answered):
-    """The outcome of one POST that adds ``entry`` (the service does not return the new id).
-    ``unknown``: the request may have reached the service; a listing settles it, and such a
-    request is never re-sent blindly. Fields as ``DeleteResult``'s."""
+    """The outcome of one POST that adds ``entry`` (the service returns no new id); an
+    ``unknown`` one is settled by a listing, never re-sent blindly."""
 
-    status: Literal["success", "failure"]
     entry: Entry
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
-    verified: bool = False
-    cause: Cause = Cause.OK
-    code: int | None = None
-    vendor_message: str | None = None
 
     def _headline(self) -> str:
         what = self.entry.describe()
@@ -362,16 +318,10 @@ class AddResult(_Answered):
             return f"outcome unknown: {what} may or may not have been added"
         return f"not added: {what}"
 
-    def __str__(self) -> str:
-        return self.line(details=False)
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AddBatch(Outcomes):
-    """What ``add_entries`` did: one ``AddResult`` per entry, in the order given. ``settled``:
-    the positions whose answer was lost and that a listing then decided (``after``, which names
-    the new ids); ``requests``: the bulk requests sent and the settling listing; ``why``: what
-    stopped an ``interrupted`` batch, if anything."""
+    """What ``add_entries`` did: one ``AddResult`` per entry, in order."""
 
     results: list[AddResult] = field(default_factory=list)
     interrupted: bool = False
@@ -400,13 +350,6 @@ class AddBatch(Outcomes):
     def __len__(self) -> int:
         return len(self.results)
 
-    def __repr__(self) -> str:
-        return (
-            f"AddBatch({len(self.added)} added, {len(self.failed)} failed, "
-            f"{len(self.unknown)} unknown of {len(self.results)}; {self.requests} requests"
-            f"{', interrupted' if self.interrupted else ''})"
-        )
-
     _SHOWN = 50
 
     def _summary(self) -> str:
@@ -429,12 +372,10 @@ class AddBatch(Outcomes):
         return "unknown" if self.unknown and not self.failed else "failure"
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """The first entries added (with their ids when a listing named them), then those that
-        failed or may not have been added, with why."""
         items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
             first = results[: self._SHOWN]
-            items += [(r.outcome, r._headline(), (r.reason or "") * (not r.ok)) for r in first]
+            items += [r.item(details=False) for r in first]
             more = len(results) - self._SHOWN
             items += [("", f"\u2026 and {more:,} more", "")] * (more > 0)
         return items
@@ -442,29 +383,13 @@ class AddBatch(Outcomes):
 
 @dataclass(frozen=True)
 class UpdateResult(_Answered):
-    """The outcome of one PUT that replaces entry ``entry_id``'s terms with ``new``'s (``old``:
-    as listed before, when known). A PUT does the same however often it is sent, so it is
-    retried like a DELETE. Fields and outcomes as ``DeleteResult``'s."""
+    """The outcome of one PUT of ``new``'s terms under ``entry_id`` (``old``: as listed before).
+    A PUT does the same however often it is sent, so it is retried like a DELETE."""
 
-    status: Literal["success", "failure"]
     entry_id: str
     new: Entry
+    _: KW_ONLY
     old: Entry | None = None
-    http_status: int | None = None
-    reason: str | None = None
-    outcome_unknown: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
-    verified: bool = False
-    cause: Cause = Cause.OK
-    snapshot: str | None = None
-    code: int | None = None
-    vendor_message: str | None = None
-    names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
-    """As ``DeleteResult``'s: a front end's words for the restore that undoes it."""
-
-    def _kept(self, html: bool) -> str:
-        return _kept(self.snapshot, self.gone, self.names, html)
 
     def _headline(self) -> str:
         new = self.new.describe()
@@ -478,15 +403,15 @@ class UpdateResult(_Answered):
 
 
 @dataclass(frozen=True)
-class BatchResult(Rendered):
-    """The outcomes of several deletions, in the order the ids were given. ``interrupted``:
-    Ctrl-C (or a cancel) stopped the batch; requests already sent were waited for, ids never
-    sent are ``not_attempted``. ``snapshot`` and ``names`` as ``DeleteResult``'s."""
+class BatchResult(Outcomes):
+    """The outcomes of several deletions, in the order given. ``interrupted``: Ctrl-C (or a
+    cancel) stopped the batch after the requests sent; ids never sent are ``not_attempted``."""
 
     results: list[DeleteResult] = field(default_factory=list)
     interrupted: bool = False
     snapshot: str | None = None
     names: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    _css = "batch"
 
     @property
     def succeeded(self) -> int:
@@ -527,8 +452,11 @@ class BatchResult(Rendered):
     def __len__(self) -> int:
         return len(self.results)
 
-    _EXAMPLES = 5
-    """Results shown for each group of failures: two thousand refusals read as a few lines."""
+    @property
+    def gone(self) -> int:
+        return len({r.entry_id for r in self.results if r.gone})
+
+    _EXAMPLES = 5  # results shown per group of failures
 
     def _summary(self) -> str:
         total = len(self.results)
@@ -549,76 +477,41 @@ class BatchResult(Rendered):
                 text += "; the same deletion run again finishes it"
         return text
 
-    def _deleted(self) -> tuple[list[DeleteResult], int]:
-        """The first deletions that happened (each id once, in input order), and how many
-        more."""
-        done = list({r.entry_id: r for r in self.results if r.ok}.values())
-        return done[:SHOWN], len(done) - SHOWN
+    def _kind(self) -> str:
+        return "success" if self.ok else "failure"
 
-    def _groups(self) -> list[tuple[str, list[DeleteResult], int]]:
-        """(title, first results, how many more): the failures (each id once) by outcome and
-        cause, largest group first; absent ids last."""
+    def _items(self) -> list[tuple[Any, ...]]:
+        """What was deleted (each id once), then the rest grouped by outcome and cause, the
+        largest group first, absent last."""
+        done = list({r.entry_id: r for r in self.results if r.ok}.values())
+        items: list[tuple[Any, ...]] = [("success", r.target, "") for r in done[:SHOWN]]
+        items += [("", f"\u2026 and {len(done) - SHOWN} more deleted", "")] * (len(done) > SHOWN)
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
             if not (result.absent and result.entry_id in seen):
                 seen.add(result.entry_id)
                 groups.setdefault((result.outcome, result.cause), []).append(result)
-        ordered = sorted(groups.items(), key=lambda item: (item[0][0] == "absent", -len(item[1])))
-        titled = []
-        for (kind, cause), results in ordered:
+        for (kind, cause), results in sorted(
+            groups.items(), key=lambda group: (group[0][0] == "absent", -len(group[1]))
+        ):
             what = "absent: not in the dictionary" if kind == "absent" else cause.label
             if kind != "absent":
                 what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
-            first, more = results[: self._EXAMPLES], len(results) - self._EXAMPLES
-            titled.append((f"{MARK[kind]} {len(results)} {what}", first, more))
-        return titled
+            under = [r.item() for r in results[: self._EXAMPLES]]
+            more = len(results) - self._EXAMPLES
+            under += [("", f"\u2026 and {more} more", "")] * (more > 0)
+            items.append((kind, f"{len(results)} {what}", "", under))
+        return items
 
-    @property
-    def gone(self) -> int:
-        """How many entries may have gone (deleted, or outcome unknown): its snapshot's."""
-        return len({r.entry_id for r in self.results if r.gone})
-
-    def _kept(self, html: bool = False) -> str:
+    def _tail(self, html: bool) -> str:
         return _kept(self.snapshot, self.gone, self.names, html)
-
-    def __str__(self) -> str:
-        """A summary line, what was deleted, the failures grouped by cause with a few examples
-        each, then where the snapshot is and what puts the entries back."""
-        lines = [f"{MARK['success' if self.ok else 'failure']} {self._summary()}"]
-        deleted, more = self._deleted()
-        lines += [f"  {MARK['success']} {shown(r.target)}" for r in deleted]
-        lines += [f"    \u2026 and {more} more deleted"] * (more > 0)
-        for title, results, more in self._groups():
-            lines += [f"  {title}", *(f"    {r.line()}" for r in results)]
-            lines += [f"    \u2026 and {more} more"] * (more > 0)
-        return "\n".join(lines) + self._kept()
-
-    def _repr_html_(self) -> str:
-        deleted, more = self._deleted()
-        items = "".join(f"<li>{escape(r.target)}</li>" for r in deleted)
-        items += f"<li>&hellip; and {more} more deleted</li>" * (more > 0)
-        groups = ""
-        for title, results, more in self._groups():
-            lines = "".join(f"<li>{r.line_html()}</li>" for r in results)
-            lines += f"<li>&hellip; and {more} more</li>" * (more > 0)
-            groups += (
-                f'<div class="dict-magics-group" style="color:{COLOUR[results[0].outcome]}">'
-                f'{escape(title)}<ul style="margin:0.2em 0">{lines}</ul></div>'
-            )
-        kind = "success" if self.ok else "failure"
-        after = groups + self._kept(html=True)
-        return outcome_box("batch", kind, self._summary(), items, after)
 
 
 @dataclass(frozen=True)
-class DryRunResult(Rendered, ImpactMixin):
-    """What a delete or purge would do, with nothing sent that changes the dictionary.
-
-    ``entries`` would go (terms from a listing); ``missing`` are ids the listing does not hold;
-    ``listed`` is False when the service offers no listing (then only the ids are known, and
-    the deletion could not be undone).
-    """
+class DryRunResult(ImpactMixin):
+    """What a delete or purge would do, nothing sent: ``entries`` would go, ``missing`` ids are
+    not listed; ``listed`` is False when the service offers no listing (only ids are known)."""
 
     operation: Literal["delete", "purge"]
     host: str
@@ -627,13 +520,15 @@ class DryRunResult(Rendered, ImpactMixin):
     missing: list[str] = field(default_factory=list)
     listed: bool = True
     listing_age: float | None = None
-    """Seconds old the listing the terms come from (0 or ``None``: listed afresh; more when the
-    ``listing_max_age`` setting let this process's cached listing stand in)."""
+    """How old the listing the terms come from is (``listing_max_age`` may allow a cached one)."""
 
-    _NOTHING_SENT = "dry run: nothing that changes the dictionary was sent"
+    _css = "dryrun"
 
     def _summary(self) -> str:
-        where = f"at {shown(self.host)} (profile {shown(self.profile)!r})"
+        return f"dry run: nothing that changes the dictionary was sent: {self._would()}"
+
+    def _would(self) -> str:
+        where = f"at {self.host} (profile {self.profile!r})"
         if self.operation == "purge":
             if not self.listed:
                 return (
@@ -657,31 +552,17 @@ class DryRunResult(Rendered, ImpactMixin):
             )
         return text
 
-    def _lines(self) -> list[tuple[str, str]]:
-        """(kind, text) under the summary: entries that would go, then ids that are not there."""
-        rows = [("entry", shown(f"{e.id}: {e.describe()}")) for e in self.entries[:SHOWN]]
+    def _items(self) -> list[tuple[Any, ...]]:
+        items = [("", f"{e.id}: {e.describe()}", "") for e in self.entries[:SHOWN]]
         if len(self.entries) > SHOWN:
-            rows.append(("more", f"\u2026 and {len(self.entries) - SHOWN:,} more"))
+            items.append(("", f"\u2026 and {len(self.entries) - SHOWN:,} more", ""))
         if self.missing:
-            ids = ", ".join(repr(shown(i)) for i in self.missing[:SHOWN])
+            ids = ", ".join(repr(i) for i in self.missing[:SHOWN])
             if len(self.missing) > SHOWN:
                 ids += f", \u2026 ({len(self.missing):,} in all)"
             label = "not in the dictionary (nothing to delete)" if self.listed else "ids"
-            rows.append(("missing", f"{label}: {ids}"))
-        return rows
-
-    def __str__(self) -> str:
-        lines = [f"{self._NOTHING_SENT}: {self._summary()}"]
-        return "\n".join(lines + [f"  {text}" for _, text in self._lines()]) + self._impact_text()
-
-    def _repr_html_(self) -> str:
-        items = "".join(f'<li class="dict-magics-{k}">{escape(t)}</li>' for k, t in self._lines())
-        listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-        return (
-            f'<div class="dict-magics-dryrun" style="color:{GREY}">'
-            f"<b>{self._NOTHING_SENT}:</b> {escape(self._summary())}{listing}</div>"
-            + self._impact_html()
-        )
+            items.append(("", f"{label}: {ids}", ""))
+        return items
 
     def _held(self) -> Sequence[Entry] | None:
         return self.entries if self.operation == "purge" else self.listing
@@ -692,11 +573,10 @@ class DryRunResult(Rendered, ImpactMixin):
 
 @dataclass(frozen=True)
 class RestoreResult(Outcomes):
-    """What a restore did (or, in a dry run, would do): entries added back, put back under their
-    ids (``now``: what they read before, by id), removed (the change had added them), already as
-    they were (``skipped``), left as they are because someone changed them since (``changed``:
-    what it would put back, or the terms the change added; as it is now, ``None``: gone), and
-    those that did not go back. ``snapshot``: the restore's own, which undoes it."""
+    """What a restore did (or would do): entries added back, ``put_back`` under their ids
+    (``now``: what they read before), ``removed`` (the change had added them), ``skipped``
+    (already back), ``changed`` since (what it would put back, as it is now; ``None``: gone),
+    and those that did not go back. ``snapshot``: the restore's own, which undoes it."""
 
     added: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
@@ -706,8 +586,7 @@ class RestoreResult(Outcomes):
     put_back: list[Entry] = field(default_factory=list)
     removed: list[Entry] = field(default_factory=list)
     listing_age: float | None = None
-    """From a delete's snapshot: how many seconds before the delete its terms were listed
-    (more than 0 only where the ``listing_max_age`` setting let a cached listing stand in)."""
+    """How long before the delete its terms were listed (``listing_max_age``)."""
     changed: list[tuple[Entry, Entry | None]] = field(default_factory=list)
     now: Mapping[str, Entry] = field(default_factory=dict)
     snapshot: str | None = None
@@ -722,41 +601,36 @@ class RestoreResult(Outcomes):
         return "failure" if self.failed else "unknown" if self.unknown else "success"
 
     def _summary(self) -> str:
-        added, skipped, would = len(self.added), len(self.skipped), "would " * self.dry_run
+        added, would = len(self.added), "would " * self.dry_run
         changed = len(self.put_back) + len(self.removed)
         total = added + len(self.failed) + len(self.unknown) + changed
-        if total + skipped + len(self.changed) == 0:
+        if total + len(self.skipped) + len(self.changed) == 0:
             return "nothing to restore: the snapshot holds no entries"
-        text = f"{would}add {entries(added)}" if self.dry_run else f"restored {entries(added)}"
+        text = f"{'would add' if would else 'restored'} {entries(added)}"
         text = text if total else "nothing to put back"
         if not self.ok:
             text = f"restored {added + changed} of {entries(total)}"
         if changed:  # the undo of an update or a sync: only what happens is said
-            plain = (
-                ("put back", "re-add", "remove") if would else ("put back", "re-added", "removed")
+            done = (
+                ("put back", self.put_back, " under their ids"),
+                ("re-add" if would else "re-added", self.added, ""),
+                ("remove" if would else "removed", self.removed, " the change had added"),
             )
-            verbs = [would + v for v in plain]
-            counts = (len(self.put_back), added, len(self.removed))
-            tails = (" under their ids", "", " the change had added")
-            parts = [
-                f"{v} {entries(n)}{t}" for v, n, t in zip(verbs, counts, tails, strict=True) if n
-            ]
-            text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(parts)
-        text += f"; {skipped} already present (skipped)" * bool(skipped)
+            said = [f"{would}{verb} {entries(len(es))}{tail}" for verb, es, tail in done if es]
+            text = ("undo: " if self.ok or self.dry_run else f"{text}; ") + ", ".join(said)
         left = f"{entries(len(self.changed))} left as {'they are' if self.changed[1:] else 'it is'}"
-        text += f"; {left} (changed since)" * bool(self.changed)
-        text += f"; {len(self.failed)} not restored" * bool(self.failed)
-        text += f"; {len(self.unknown)} with unknown outcome" * bool(self.unknown)
-        if self.listing_age:
-            text += (
-                f"; terms as listed {self.listing_age:.1f} s before the delete (the "
-                "listing_max_age setting: an edit made elsewhere in between is not in them)"
-            )
+        notes = [
+            f"{len(self.skipped)} already present (skipped)" * bool(self.skipped),
+            f"{left} (changed since)" * bool(self.changed),
+            f"{len(self.failed)} not restored" * bool(self.failed),
+            f"{len(self.unknown)} with unknown outcome" * bool(self.unknown),
+            f"terms as listed {self.listing_age or 0:.1f} s before the delete (the listing_max_age"
+            " setting: an edit made elsewhere in between is not in them)" * bool(self.listing_age),
+        ]
+        text += "".join(f"; {note}" for note in notes if note)
         return text + " (dry run: nothing that changes the dictionary was sent)" * self.dry_run
 
     def _items(self) -> list[tuple[str, str, str]]:
-        """(kind, entry in words, note): failures, unknowns, entries left, the changes, then
-        the snapshot that undoes it."""
         items = [("failure", e.describe(), reason) for e, reason in self.failed]
         unknown = "outcome unknown: it may or may not have been added or put back (run the "
         unknown += "restore again: it sends only what is not back yet)"

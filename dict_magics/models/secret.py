@@ -11,21 +11,12 @@ from urllib.parse import quote, quote_plus
 
 class Unpicklable:
     """Refuses pickling with a ``TypeError`` that says why; for objects that hold a secret
-    (each says how it is copied: copies do not pickle)."""
+    (each says how it is copied: copies do not pickle). Every pickler calls ``__reduce_ex__``."""
 
     __slots__ = ()
 
-    def _refuse_pickle(self) -> NoReturn:
-        raise TypeError(f"{type(self).__name__} cannot be pickled: it holds a secret key")
-
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
-        self._refuse_pickle()
-
-    def __reduce__(self) -> NoReturn:
-        self._refuse_pickle()
-
-    def __getstate__(self) -> NoReturn:
-        self._refuse_pickle()
+        raise TypeError(f"{type(self).__name__} cannot be pickled: it holds a secret key")
 
 
 class Secret(Unpicklable, str):

@@ -22,15 +22,15 @@ from .text import (
     text_table,
 )
 
-Operation = Literal["purge", "delete", "update", "sync"]
-"""What a snapshot was taken before (version 1 knows the first two only)."""
+Operation = Literal["purge", "delete", "update", "sync"]  # what a snapshot was taken before
 AuditOperation = Literal["delete", "purge", "add", "update"]
-"""What an audit line records."""
 
 
 @dataclass(frozen=True)
 class SnapshotInfo:
-    """One snapshot as the listing shows it: everything but the entries themselves."""
+    """One snapshot as the listing shows it, without its entries. ``sequence``: the order this
+    machine started them in (what "latest" follows, not a clock); ``added``: how many entries
+    the operation added; ``undoes``: a restore's own snapshot, the file it undid."""
 
     path: Path
     taken_at: datetime
@@ -40,17 +40,16 @@ class SnapshotInfo:
     operation: Operation
     count: int
     sequence: int | None = None
-    """The order in which this machine's snapshots were started (``None`` for older ones):
-    what "latest" follows, rather than a clock that may have been wrong."""
     added: int = 0
-    """How many entries the operation added (their terms: what a restore removes)."""
     undoes: str | None = None
-    """A restore's own snapshot: the file that restore undid ("latest" never picks it)."""
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot read back (or just written): where, when, from which service, and what."""
+    """A snapshot read back (or just written). ``entries``: each as it was before the change;
+    ``copies``: id -> how many entries held its terms then (where more than one), what a restore
+    aims for; ``added``: what the change added (a restore removes them); ``left``: what the
+    change left under the ids it changed (``None``: not recorded), what a restore expects."""
 
     path: Path
     taken_at: datetime
@@ -59,22 +58,12 @@ class Snapshot:
     base_url: str
     operation: Operation
     entries: list[Entry]
-    """Each entry as it was before it was deleted or changed (with its id)."""
     copies: dict[str, int] = field(default_factory=dict)
-    """Entry id -> entries with its four terms the dictionary held when this was taken (only
-    where more than one): what a restore aims for."""
     added: list[Entry] = field(default_factory=list)
-    """The four terms of each entry the operation added (no id: the service picks it);
-    a restore removes them."""
     format: str = "dict-magics-snapshot/2"
-    listing_age: float | None = None
-    """Seconds between the listing the entries' terms come from and this snapshot (a delete's
-    only; 0: listed afresh just before; ``None``: not recorded)."""
+    listing_age: float | None = None  # seconds from the listing the terms come from
     left: list[Entry] | None = None
-    """The versions the change left under the ids it changed (``[]`` for a deletion; ``None``:
-    not recorded, an older file): a restore puts back only what still reads so."""
     undoes: str | None = None
-    """A restore's own snapshot: the file it undid."""
 
     def __repr__(self) -> str:
         added = f", {len(self.added)} added" if self.added else ""
@@ -86,11 +75,7 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class AuditLine:
-    """One request that could change the dictionary, as the log recorded it.
-
-    ``entry`` holds the terms when they were known (its ``id`` is ``entry_id``, or empty for an
-    add, whose new id the service does not return).
-    """
+    """One request that could change the dictionary, as the log recorded it."""
 
     time: datetime
     profile: str
@@ -105,12 +90,6 @@ class AuditLine:
     snapshot: str | None
 
 
-class AuditLines(list[AuditLine]):
-    """The lines ``read_audit`` found, oldest first; ``skipped`` counts unreadable ones."""
-
-    skipped: int = 0
-
-
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -121,20 +100,12 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
     _HEADER = ("when", "host", "profile", "operation", "holds", "path")
 
     def _rows(self) -> list[list[str]]:
-        def holds(info: SnapshotInfo) -> str:
-            return entries(info.count) + (f", {info.added} added" if info.added else "")
-
-        return [
-            [
-                _when(i.taken_at),
-                i.host,
-                i.profile,
-                "undo" if i.undoes else i.operation,
-                holds(i),
-                str(i.path),
-            ]
-            for i in self
-        ]
+        rows = []
+        for i in self:
+            holds = entries(i.count) + (f", {i.added} added" if i.added else "")
+            operation = "undo" if i.undoes else i.operation
+            rows.append([_when(i.taken_at), i.host, i.profile, operation, holds, str(i.path)])
+        return rows
 
     def _caption(self) -> str:
         return f"{count(len(self), 'snapshot')}, newest first"
@@ -152,9 +123,10 @@ class SnapshotList(Rendered, list[SnapshotInfo]):
         return f'<div class="dict-magics-snapshots">{table}</div>'
 
 
-class AuditTable(Rendered, AuditLines):
+class AuditTable(Rendered, list[AuditLine]):
     """The last audit lines, oldest first; ``skipped`` counts unreadable lines passed over."""
 
+    skipped: int = 0
     _HEADER = ("time", "profile", "host", "operation", "outcome", "HTTP", "tries", "target")
 
     @staticmethod

@@ -1,14 +1,12 @@
-"""What the service accepts as an entry's terms and languages: the vendor's rules, and no more
-(terms of 1-255 characters, ISO 639-1 codes with ``zh-CN``/``zh-TW``). Checked before sending,
-so whatever the service took an undo can send back; invisible characters are warned about."""
+"""What the service accepts as an entry's terms and languages: the vendor's rules and no more,
+checked before sending, so whatever the service took an undo can send back."""
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
 
-MAX_TERM_CHARS = 255
-"""The longest ``fromText`` / ``toText`` the service takes (characters)."""
+MAX_TERM_CHARS = 255  # the longest fromText / toText the service takes
 
 _ISO_639_1 = """
 aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da
@@ -18,8 +16,7 @@ lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj
 pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti
 tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zu
 """
-LANGUAGE_CODES = frozenset(_ISO_639_1.split()) | {"zh-CN", "zh-TW"}
-"""Every language code the service accepts (ISO 639-1, ``zh`` only as ``zh-CN`` / ``zh-TW``)."""
+LANGUAGE_CODES = frozenset(_ISO_639_1.split()) | {"zh-CN", "zh-TW"}  # zh only as these
 
 # Characters that are invisible or steer the display: C0/C1 controls, format characters (zero
 # width, bidi overrides, BOM), line and paragraph separators, private use.
@@ -28,8 +25,8 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
 
 @dataclass(frozen=True)
 class Problem:
-    """One reason the service would refuse a term: ``field`` is the service's name
-    (``fromText``...), ``kind`` one of ``empty``, ``too-long``, ``bad-language``, ``not-text``."""
+    """One reason the service would refuse a term (``field``: the service's name; ``kind``:
+    ``empty``, ``too-long``, ``bad-language``, ``not-text``)."""
 
     field: str
     kind: str
@@ -57,13 +54,11 @@ def language_hint(code: object) -> str:
     return f" (did you mean {spelled}?)" if spelled is not None and spelled != code else ""
 
 
-_SPELLINGS = {code.lower(): code for code in LANGUAGE_CODES}
-"""Each code by its lower-case spelling: ``zh-cn``, ``EN`` and ``zh_CN`` are near misses."""
+_SPELLINGS = {code.lower(): code for code in LANGUAGE_CODES}  # zh-cn, EN: near misses
 
 
 def hidden_characters(text: str) -> list[str]:
-    """The invisible or control characters in ``text``, as ``U+XXXX`` (each once, in order):
-    what lint reports, never a reason to refuse."""
+    """The invisible or control characters in ``text`` as ``U+XXXX``: lint reports them."""
     if text.isprintable():  # the usual term: every hidden category is non-printable
         return []
     seen: dict[str, None] = {}
@@ -74,8 +69,7 @@ def hidden_characters(text: str) -> list[str]:
 
 
 def term_problem(text: object, field: str = "fromText") -> Problem | None:
-    """Why ``text`` cannot be sent as a term, or ``None``: empty (or only spaces), longer than
-    ``MAX_TERM_CHARS``, or holding a lone surrogate."""
+    """Why ``text`` cannot be sent as a term (empty, too long, a lone surrogate), or ``None``."""
     if not isinstance(text, str) or not text.strip():
         return Problem(field, "empty", f"{field} is empty")
     if len(text) > MAX_TERM_CHARS:

@@ -3,6 +3,7 @@ through ``shown`` (text) or ``escape`` (HTML) wherever it is shown."""
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -14,13 +15,11 @@ COLOUR = {"success": "#1a7f37", "failure": "#cf222e", "unknown": "#9a6700", "abs
 GREY = COLOUR["absent"]
 HTML_ROWS = 200  # a notebook cell is no place for 100,000 rows: HTML stops at this many,
 HTML_MAX_BYTES = 150_000  # or at this size
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 
 def shown(text: str) -> str:
-    """``text`` with every character a terminal would act on shown as an escape instead: control
-    characters (ESC, so no colour, OSC title or cursor sequence; CR; C1 such as CSI U+009B),
-    format characters (bidi overrides such as U+202E), lone surrogates and other unprintables."""
+    """``text`` with every character a terminal would act on (controls such as ESC, CR or CSI,
+    bidi overrides, lone surrogates, other unprintables) shown as an escape instead."""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
@@ -32,9 +31,8 @@ def clip(text: str, size: int = 200) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` for HTML: shown as in a terminal (a bidi override would reverse a path in a
-    notebook too), then every markup character escaped."""
-    return shown(str(text)).translate(_HTML)
+    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped."""
+    return html.escape(shown(str(text)))
 
 
 def count(number: int, one: str, many: str | None = None) -> str:
@@ -68,23 +66,6 @@ def remedy(names: Mapping[str, str] | None, which: Remedy) -> str:
     return (names or {}).get(which) or NEUTRAL[which]
 
 
-def outcome_item(kind: str, what: str, note: str | None = None) -> str:
-    """One ``<li>`` of a result's list, marked and coloured by its outcome."""
-    tail = f" &mdash; {escape(note)}" if note else ""
-    return f'<li style="color:{COLOUR[kind]}">{MARK[kind]} {escape(what)}{tail}</li>'
-
-
-def outcome_box(css: str, kind: str, summary: str, items: str = "", after: str = "") -> str:
-    """A result as HTML: its summary marked and coloured by ``kind``, over the ``<li>`` items;
-    ``css`` names the kind of result (``dict-magics-<css>``), ``after`` is trusted HTML."""
-    listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
-    return (
-        f'<div class="dict-magics-{css} dict-magics-{kind}">'
-        f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(summary)}</b>'
-        f"{listing}{after}</div>"
-    )
-
-
 def dataframe(rows: Iterable[Any], columns: Sequence[str], what: str, dtype: Any = object) -> Any:
     """A ``pandas.DataFrame`` of ``rows`` (pandas is optional: without it, how to get it)."""
     try:
@@ -105,8 +86,7 @@ def _width(text: str) -> int:
 
 
 def text_table(rows: Sequence[Sequence[str]], right: int = -1, cap: int = 40) -> list[str]:
-    """``rows`` (safe text, the header first) as aligned columns, column ``right`` aligned
-    right; a cell wider than ``cap`` overflows its own row only."""
+    """``rows`` (safe text, the header first) as aligned columns, one aligned ``right``."""
     widths = [min(cap, max(_width(row[i]) for row in rows)) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -124,8 +104,7 @@ def html_row(cells: Iterable[object], attrs: str = "") -> str:
 
 
 def html_table(header: Sequence[str], rows: Sequence[str], caption: str = "") -> str:
-    """A plain table of ``html_row`` rows (no header row when ``header`` is empty); no rows,
-    no table."""
+    """A plain table of ``html_row`` rows (no header row if ``header`` is empty)."""
     if not rows:
         return ""
     head = "".join(f'<th style="text-align:left">{escape(h)}</th>' for h in header)
@@ -135,8 +114,7 @@ def html_table(header: Sequence[str], rows: Sequence[str], caption: str = "") ->
 
 
 def bounded(parts: Iterable[str]) -> list[str]:
-    """The first ``parts`` (rows, sentences) a notebook shows: at most ``HTML_ROWS`` of them,
-    and ``HTML_MAX_BYTES`` in all."""
+    """The first ``parts`` a notebook shows: ``HTML_ROWS`` at most, ``HTML_MAX_BYTES`` in all."""
     kept: list[str] = []
     size = 0
     for part in parts:
@@ -149,16 +127,13 @@ def bounded(parts: Iterable[str]) -> list[str]:
 
 class Rendered:
     """A record that shows itself: ``str()`` in a terminal, ``_repr_html_`` in a notebook (by
-    default the text in a box named ``dict-magics-<_css>``), and IPython's ``_repr_pretty_``
-    (the text, unless a record prints less in a cell). IPython's printer stops at the first
-    class in the MRO that defines ``__repr__`` (a dataclass does), so each subclass gets
-    ``_repr_pretty_`` into its own namespace."""
+    default the text in a ``dict-magics-<_css>`` box), and ``_repr_pretty_`` in IPython (the
+    first ``_pretty`` rows of ``text``, if set). IPython's printer stops at the first class in
+    the MRO that defines ``__repr__`` (a dataclass does): each subclass gets its own copy."""
 
     __slots__ = ()
     _css = "result"
     _pretty: int | None = None
-    """How much of ``text`` IPython's printer shows (rows, findings of each kind...), if not
-    all of it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -180,9 +155,9 @@ class Rendered:
 
 
 class Outcomes(Rendered):
-    """A result told as its summary, marked by its outcome (``_kind``), over one line per item
-    (``_items``: kind, what, note; kind ``""``: an unmarked line), alike in a terminal and a
-    notebook; ``_tail`` adds what follows (trusted HTML when ``html``)."""
+    """A result told as its summary, marked by its outcome (``_kind``), over an outline of items
+    (``_items``: kind, what, note and optionally the items under it; kind ``""``: unmarked),
+    then ``_tail`` (trusted HTML)."""
 
     __slots__ = ()
 
@@ -192,22 +167,45 @@ class Outcomes(Rendered):
     def _summary(self) -> str:
         raise NotImplementedError
 
-    def _items(self) -> list[tuple[str, str, str]]:
+    def _items(self) -> list[tuple[Any, ...]]:
         return []
 
     def _tail(self, html: bool) -> str:
         return ""
 
+    def __repr__(self) -> str:
+        """The summary (a subclass with big lists declares ``repr=False`` to get it)."""
+        return f"{type(self).__name__}({self._summary()!r})"
+
     def __str__(self) -> str:
-        lines = [f"{MARK[self._kind()]} {shown(self._summary())}"]
-        for kind, what, note in self._items():
-            mark = f"{MARK[kind]} " if kind else ""
-            lines.append(f"  {mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items())]
         return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
-        items = "".join(
-            outcome_item(k, what, note) if k else f"<li>{escape(what)}</li>"
-            for k, what, note in self._items()
+        kind, items = self._kind(), _outline_html(self._items())
+        listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
+        return (
+            f'<div class="dict-magics-{self._css} dict-magics-{kind}">'
+            f'<b style="color:{COLOUR[kind]}">{MARK[kind]} {escape(self._summary())}</b>'
+            f"{listing}{self._tail(True)}</div>"
         )
-        return outcome_box(self._css, self._kind(), self._summary(), items, self._tail(True))
+
+
+def outline(items: list[tuple[Any, ...]], indent: str = "  ") -> list[str]:
+    """The items as lines of text, each level two spaces further in."""
+    lines = []
+    for kind, what, note, *under in items:
+        mark = f"{MARK[kind]} " if kind else ""
+        lines.append(f"{indent}{mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
+        lines += outline(under[0], indent + "  ") if under else []
+    return lines
+
+
+def _outline_html(items: list[tuple[Any, ...]]) -> str:
+    out = ""
+    for kind, what, note, *under in items:
+        said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
+        said += f" &mdash; {escape(note)}" if note else ""
+        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0])}</ul>' if under else ""
+        out += f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
+    return out

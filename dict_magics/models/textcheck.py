@@ -1,21 +1,8 @@
-"""Which entries the service would apply to a text: the ``Matcher`` that plays the rule, and
-the ``CheckReport`` it gives (``impact`` uses the same matcher: one rule, once). Offline:
-
-- The texts are cut into **segments** by ``unit``: ``element`` (a line of a text, an item of a
-  list), ``sentence`` (an element cut after each 。！？ and after . ! ? before whitespace or
-  the end), or ``request`` (every element, sharing one allowance).
-- An entry **matches** where its ``fromText`` occurs; ``case_sensitive=False`` compares case
-  folds character by character (``casefold``, else ``lower`` where one stays one character:
-  ẞ is ß, not ss; the Turkish ı and İ are i), as ``re.IGNORECASE`` does.
-- Per segment and language pair, matches are taken earliest first, at one position the longer
-  term first, then the lower id. The first 3 entries are **applied** (every occurrence), the
-  rest **not applied (limit 3)**; a match inside a term already applied is none: that text is
-  translated already. The vendor documents no tie-break; the sandbox agrees with this one.
-
-``check --translate`` sets the engine's answer beside the prediction (``with_engine``): an entry
-whose source term occurs in an element (in any case) is **applied by the engine** when its
-``toText`` occurs in the translation and not in the source.
-"""  # noqa: RUF002 (the full-width marks are meant)
+"""Which entries the service would apply to a text, offline: the ``Matcher`` that plays the
+limit (per segment and language pair the 3 earliest matches, at one position the longer term
+first, then the lower id; a match inside an applied term is covered), and the ``CheckReport``
+it gives. ``impact`` uses the same matcher. The rule as users read it: docs/lint-and-check.md.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +27,8 @@ _DOTTED_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
 
 
 def fold(text: str) -> str:
-    """``text`` with each character case-folded, one character for one (offsets stay)."""
+    """``text`` with each character case-folded, one character for one (offsets stay), as
+    ``re.IGNORECASE`` does: ẞ is ß, not ss; the Turkish ı and İ are i."""  # noqa: RUF002
     folded = text.casefold()
     if len(folded) != len(text):  # a character folds to several (ß, ẞ, İ): one by one
         one = (next((f for f in (c.casefold(), c.lower()) if len(f) == 1), c) for c in text)
@@ -84,8 +72,7 @@ class Match(NamedTuple):
 
 @dataclass(frozen=True)
 class Segment:
-    """An element, or a sentence of one: its text, its element (from 0) and where in it, and
-    its matches in the order the service takes them."""
+    """An element, or a sentence of one (``start`` in the element), with its matches in order."""
 
     text: str
     element: int = 0
@@ -110,20 +97,15 @@ class Segment:
 
 
 class Engine(NamedTuple):
-    """What the engine made of one element: its ``translation``, and of the entries whose
-    source term occurs in the element, those it ``applied`` and those it did not."""
+    """The engine's ``translation`` of one element and which matching entries it applied."""
 
     translation: str
     applied: list[str]
     not_applied: list[str]
 
-    def to_json(self) -> dict[str, Any]:
-        return self._asdict()
-
 
 class Matcher:
-    """Entries ready to be matched: one Aho-Corasick automaton over their source terms, so the
-    cost grows with the text and its matches, not with text x entries."""
+    """Entries ready to be matched: one Aho-Corasick automaton over their source terms."""
 
     def __init__(self, entries: Iterable[Entry], *, case_sensitive: bool = True) -> None:
         import ahocorasick
@@ -175,7 +157,7 @@ class Matcher:
         inside: dict[int, Match] = {}
         cover: dict[tuple[str, str], tuple[int, Entry]] = {}  # how far applied terms reach
         for at, minus, rank, entry, pair in found:
-            reach, by = cover.get(pair, _NOWHERE)
+            reach, by = cover.get(pair, (0, None))
             if at < reach:  # already translated as part of an applied term
                 if rank not in decided and rank not in inside:
                     inside[rank] = Match(entry, at, at - minus, "inside", by)
@@ -192,14 +174,7 @@ class Matcher:
                 decided[rank] = Match(entry, at, at - minus, "limit")
         # Both in the service's order; at one position a decided entry outranks a covered one.
         matches = [*decided.values(), *(m for r, m in inside.items() if r not in decided)]
-        return tuple(sorted(matches, key=_place))
-
-
-def _place(match: Match) -> tuple[int, int]:
-    return match.start, match.start - match.end
-
-
-_NOWHERE = (0, None)
+        return tuple(sorted(matches, key=lambda m: (m.start, m.start - m.end)))
 
 
 def check_text(
@@ -212,9 +187,7 @@ def check_text(
     to_lang: str | None = None,
     host: str = "",
 ) -> CheckReport:
-    """Play the limit of ``entries`` (those of ``from_lang`` / ``to_lang`` when given, exactly
-    as the service spells them) on ``texts``: a string (each non-blank line an element) or a
-    list of strings (each an element)."""
+    """Play the limit of ``entries`` on ``texts`` (a string: each non-blank line an element)."""
     elements = [t for t in split_lines(texts) if t.strip()] if isinstance(texts, str) else [*texts]
     chosen = [
         e for e in entries if from_lang in (None, e.from_lang) and to_lang in (None, e.to_lang)
@@ -227,8 +200,7 @@ def check_text(
 
 @dataclass(frozen=True)
 class CheckReport(Rendered):
-    """Each segment with the entries that match it, applied or not; ``entries``: those that
-    matched, by id; ``checked``: how many were matched against."""
+    """Each segment with the entries that match it; ``checked``: how many were matched against."""
 
     segments: list[Segment] = field(default_factory=list)
     unit: str = "element"
@@ -239,16 +211,14 @@ class CheckReport(Rendered):
     to_lang: str | None = None
     case_sensitive: bool = True
     elements: list[str] = field(default_factory=list, repr=False)
-    engine: list[Engine] | None = None
-    """With ``--translate``: the engine's answer for each element."""
+    engine: list[Engine] | None = None  # with --translate: the engine's answer per element
 
     @property
     def matched(self) -> list[Segment]:
         return [s for s in self.segments if s.matches]
 
     def with_engine(self, translations: Sequence[str], entries: Iterable[Entry]) -> CheckReport:
-        """This report with the engine's ``translations`` of its elements, judged against
-        ``entries`` (the listing this report was played on)."""
+        """This report with the engine's ``translations`` of its elements, judged on ``entries``."""
         pair = [e for e in entries if (e.from_lang, e.to_lang) == (self.from_lang, self.to_lang)]
         found = Matcher(pair, case_sensitive=False).segments(self.elements)
         engine, matched = [], dict(self.entries)
@@ -271,8 +241,7 @@ class CheckReport(Rendered):
 
     @property
     def disagreements(self) -> list[dict[str, Any]]:
-        """The elements (``index`` from 0) where the engine applied other entries than
-        predicted."""
+        """The elements (``index`` from 0) where the engine applied others than predicted."""
         pairs = zip(self.predicted(), self.engine or [], strict=False)
         return [
             {"index": i, "predicted": ids, "engine": e.applied}
@@ -281,8 +250,7 @@ class CheckReport(Rendered):
         ]
 
     def outcomes(self) -> dict[str, list[str]]:
-        """Matched ids by outcome, lowest first: ``applied`` wherever they match, in ``some``
-        segments only, or ``never``. Each is counted once, so the counts add up."""
+        """Matched ids by outcome (each once), lowest first: ``applied``, ``some``, ``never``."""
         seen: dict[str, set[bool]] = {}
         for segment in self.segments:
             for m in segment.matches:
@@ -299,14 +267,12 @@ class CheckReport(Rendered):
         return self.outcomes()["never"]
 
     def to_json(self) -> dict[str, Any]:
-        """``check --json``: DESIGN's shape (each segment under ``sentences``, whatever the
-        unit), the matched ``entries`` and the ``checked`` count; with the engine's answer,
-        ``engine`` on each element's first segment, and the ``disagreements``."""
+        """``check --json``: DESIGN's shape (each segment under ``sentences``, any unit)."""
         sentences, first = [s.to_json() for s in self.segments], set()
         for shape, segment in zip(sentences, self.segments, strict=True):
             if self.engine is not None and segment.element not in first:
                 first.add(segment.element)
-                shape["engine"] = self.engine[segment.element].to_json()
+                shape["engine"] = self.engine[segment.element]._asdict()
         extra = {} if self.engine is None else {"disagreements": self.disagreements}
         return {
             "unit": self.unit,
@@ -325,8 +291,7 @@ class CheckReport(Rendered):
     _pretty = 20  # a notebook shows the first segments
 
     def text(self, limit: int | None = None) -> str:
-        """The title, each segment with a match (the first ``limit`` when given) and its entries,
-        then the entries never applied."""
+        """The title, each segment with a match (the first ``limit``), the entries never applied."""
         lines = [_title(self)]
         numbered = _numbered(self)
         for label, segment in numbered[:limit]:
@@ -363,7 +328,11 @@ def _title(report: CheckReport) -> str:
     pair = ""
     if report.from_lang or report.to_lang:
         pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
-    noun, matched, found = _noun(report), len(report.matched), report.outcomes()
+    noun, matched, found = (
+        _noun(report),
+        len(report.matched),
+        report.outcomes(),
+    )
     words = ("applied", f"applied in some {noun}s only", "never applied")
     parts = [f"{len(ids)} {w}" for ids, w in zip(found.values(), words, strict=True) if ids]
     return shown(
@@ -375,8 +344,7 @@ def _title(report: CheckReport) -> str:
 
 
 def _numbered(report: CheckReport) -> list[tuple[str, Segment]]:
-    """The segments with a match and their labels: ``[2]``, or ``[2.3]`` for sentence 3 of
-    element 2."""
+    """The segments with a match, labelled ``[2]`` (or ``[2.3]``: sentence 3 of element 2)."""
     out, seen = [], Counter[int]()
     for segment in report.segments:
         seen[segment.element] += 1
@@ -401,9 +369,7 @@ def _entry(entry: Entry) -> str:
 
 
 def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[str, str]]:
-    """The engine's part, as (kind, line): a heading, then each element with a match or an
-    entry the engine applied (``success`` where it agrees with the prediction, else
-    ``failure``), what each applied, and the entries only one of them applied."""
+    """The engine's part as (kind, line): per element, what it and the prediction applied."""
     if report.engine is None:
         return []
     predicted, engine = report.predicted(), report.engine
@@ -433,8 +399,7 @@ def _ids(ids: list[str]) -> str:
 
 
 def highlighted(segment: Segment) -> str:
-    """The segment as HTML: applied spans green, spans matched only by entries not applied
-    struck through; each span's title names the entries."""
+    """The segment as HTML: applied spans green, the others struck through."""
     text, base = segment.text, segment.start
     marks: list[tuple[int, tuple[str, ...]]] = [(0, ())] * len(text)
     for m in segment.matches:
@@ -452,8 +417,7 @@ def highlighted(segment: Segment) -> str:
 
 
 def _report_html(report: CheckReport) -> str:
-    """The title, each segment with a match (highlighted, then its entries), the entries never
-    applied; within a notebook's bounds."""
+    """As ``text``, the segments highlighted, within a notebook's bounds."""
     numbered = _numbered(report)
     parts = bounded(
         f'<div><div>{label} {highlighted(s)}</div><ul style="margin:0 0 0.4em 0">'

@@ -148,7 +148,7 @@ class ApplyChanges:
                 "failure",
                 new.id,
                 new,
-                now,
+                old=now,
                 reason="not sent: stopped first (running it again sends it)",
                 attempts=0,
                 cause=Cause.NOT_ATTEMPTED,
