@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, Notice, Remedy, ServiceError, UsageProblem
 from ..models.entry import check_id
+from ..models.text import entries
+from ..service.client import RequestInterrupted
 from .audit import AuditLog
 from .context import (
     CACHE,
@@ -34,11 +36,6 @@ if TYPE_CHECKING:
 
     from ..models import BatchResult, DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
-
-
-def count(number: int, one: str, many: str) -> str:
-    """``1 entry``, ``2 entries``."""
-    return f"{number:,} {one if number == 1 else many}"
 
 
 def delete(
@@ -86,22 +83,29 @@ def delete(
                 listing_age=age,
             )
         known = before if before is not None else CACHE.cached(client, profile) or {}
-        audit = AuditLog(
+        path = None if kept is None else str(kept)
+
+        def named(result: DeleteResult) -> DeleteResult:
+            """The result with its entry's terms (when known) and the snapshot that holds it."""
+            entry = known.get(result.entry_id or "")
+            if entry is None and path is None:
+                return result
+            return replace(result, entry=entry, snapshot=path)
+
+        with AuditLog(
             profile=profile,
             host=client.host,
             operation="delete",
             snapshot=kept,
             entries=known,
             warn=warn,
-        )
-        with audit:
-            run = _Run(client, profile, known, kept, audit)
-            results, interrupted = run.send(sent, settings.workers, progress, cancel)
-            results, stopped = run.settle(results, before)
+        ) as audit:
+            results, interrupted = _send(
+                client, profile, sent, named, audit, settings, progress, cancel
+            )
+            results, stopped = _settle(client, profile, results, before, audit)
         result = _in_order(checked, results, absent, kept, interrupted)
     if stopped:  # Ctrl-C during the listing after: what was sent is audited, then shown
-        from ..service.client import RequestInterrupted
-
         raise RequestInterrupted(result)
     return finish(result, settings)
 
@@ -179,96 +183,76 @@ def _dry_run(
     )
 
 
-class _Run:
-    """One deletion's requests: results named as they come, unknowns settled and audited."""
-
-    def __init__(
-        self,
-        client: DictionaryClient,
-        profile: str,
-        known: dict[str, Entry],
-        kept: Path | None,
-        audit: AuditLog,
-    ) -> None:
-        self.client, self.profile, self.known, self.audit = client, profile, known, audit
-        self.path = None if kept is None else str(kept)
-
-    def named(self, result: DeleteResult) -> DeleteResult:
-        """The result with its entry's terms (when known) and the snapshot that holds it."""
-        entry = self.known.get(result.entry_id or "")
-        if entry is None and self.path is None:
-            return result
-        return replace(result, entry=entry, snapshot=self.path)
-
-    def send(
-        self,
-        ids: list[str],
-        workers: int,
-        progress: ProgressSink | None,
-        cancel: threading.Event | None,
-    ) -> tuple[list[DeleteResult], bool]:
-        """The results of deleting ``ids`` (in their order), and whether the batch was
-        interrupted; Ctrl-C during one request is passed on once its result is cached."""
-        from ..service.client import RequestInterrupted
-
-        if not ids:
-            return [], False
-        if len(ids) == 1:
-            try:
-                return [self.named(self.client.delete_entry(ids[0], audit=self.audit))], False
-            except RequestInterrupted as stopped:
-                result = self.named(stopped.result)
-                self._update_cache([result])
-                raise stopped.passed_on(result) from None
-        total = len(set(ids))
-        if progress is not None:
-            label = f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}"
-            progress.start(total, label)
-
-        def named(done: int, total: int, result: DeleteResult) -> None:
-            if progress is not None:
-                progress(done, total, self.named(result))
-
+def _send(
+    client: DictionaryClient,
+    profile: str,
+    ids: list[str],
+    named: Callable[[DeleteResult], DeleteResult],
+    audit: AuditLog,
+    settings: OperationSettings,
+    progress: ProgressSink | None,
+    cancel: threading.Event | None,
+) -> tuple[list[DeleteResult], bool]:
+    """The results of deleting ``ids`` (in their order), and whether the batch was
+    interrupted; Ctrl-C during one request is passed on once its result is cached."""
+    if not ids:
+        return [], False
+    if len(ids) == 1:
         try:
-            batch = self.client.delete_entries(
-                ids,
-                workers=workers,
-                progress=named,
-                cancel=cancel,
-                on_wait=getattr(progress, "waiting", None),
-                audit=self.audit,
-            )
-        finally:
-            if progress is not None:
-                progress.stop()
-        return [self.named(r) for r in batch.results], batch.interrupted
+            return [named(client.delete_entry(ids[0], audit=audit))], False
+        except RequestInterrupted as stopped:
+            result = named(stopped.result)
+            _update_cache(client, profile, [result])
+            raise stopped.passed_on(result) from None
+    if progress is not None:
+        progress.start(len(set(ids)), f"Deleting {entries(len(set(ids)))} at {client.host}")
 
-    def settle(
-        self, results: list[DeleteResult], before: dict[str, Entry] | None
-    ) -> tuple[list[DeleteResult], bool]:
-        """Unknown outcomes decided by one listing (when the service lists), then audited; and
-        whether Ctrl-C ended the wait for that listing."""
-        settled, stopped = results, False
-        if not results:
-            return results, False
-        unknown = {r.entry_id for r in results if r.outcome_unknown}
-        if unknown and not CACHE.unsupported(self.client, self.profile):
-            listing, stopped = listed_after(self.client, self.profile)
-            if listing is not None:
-                settled = settle_deletes(results, before, listing.by_id())
-                self.audit.record_all(
-                    {r.entry_id: r for r in settled if r.entry_id in unknown}.values()
-                )
-        self._update_cache(settled)
-        return settled, stopped
+    def report(done: int, total: int, result: DeleteResult) -> None:
+        if progress is not None:
+            progress(done, total, named(result))
 
-    def _update_cache(self, results: list[DeleteResult]) -> None:
-        if any(r.outcome_unknown for r in results):
-            CACHE.invalidate(self.client, self.profile)
-        else:
-            CACHE.deleted(
-                self.client, self.profile, [r.entry_id for r in results if r.ok and r.entry_id]
-            )
+    try:
+        batch = client.delete_entries(
+            ids,
+            workers=settings.workers,
+            progress=report,
+            cancel=cancel,
+            on_wait=getattr(progress, "waiting", None),
+            audit=audit,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+    return [named(r) for r in batch.results], batch.interrupted
+
+
+def _settle(
+    client: DictionaryClient,
+    profile: str,
+    results: list[DeleteResult],
+    before: dict[str, Entry] | None,
+    audit: AuditLog,
+) -> tuple[list[DeleteResult], bool]:
+    """Unknown outcomes decided by one listing (when the service lists), then audited; and
+    whether Ctrl-C ended the wait for that listing."""
+    stopped = False
+    if not results:
+        return results, False
+    unknown = {r.entry_id for r in results if r.outcome_unknown}
+    if unknown and not CACHE.unsupported(client, profile):
+        listing, stopped = listed_after(client, profile)
+        if listing is not None:
+            results = settle_deletes(results, before, listing.by_id())
+            audit.record_all({r.entry_id: r for r in results if r.entry_id in unknown}.values())
+    _update_cache(client, profile, results)
+    return results, stopped
+
+
+def _update_cache(client: DictionaryClient, profile: str, results: list[DeleteResult]) -> None:
+    if any(r.outcome_unknown for r in results):
+        CACHE.invalidate(client, profile)
+    else:
+        CACHE.deleted(client, profile, [r.entry_id for r in results if r.ok and r.entry_id])
 
 
 def interruption(result: DeleteResult | BatchResult) -> str | None:

@@ -29,9 +29,9 @@ from ..models.glossary import (
 )
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
+from ..models.text import entries as counted
 from .apply import Applied, ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect, say
-from .delete import count
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
 from .snapshots import write_snapshot
@@ -286,7 +286,7 @@ def _invalid_message(plan: SyncPlan) -> str:
 
 def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     """Deleting entries the file lacks goes ahead only once someone types yes."""
-    n = count(len(plan.deletes), "entry", "entries")
+    n = counted(len(plan.deletes))
     warning = (
         f"This sync deletes {n} at {plan.host} (profile {plan.profile!r}) that {plan.path} "
         f"lacks: {named(plan.deletes)}. A snapshot is kept first."
