@@ -19,6 +19,7 @@ from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn
 from .listing import CACHE
 from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
+from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry
@@ -36,6 +37,8 @@ class Applied:
     after: list[Entry] | None = None
     interrupted: bool = False
     unlisted: str = ""
+    snapshot: Path | None = None
+    """The snapshot that undoes the change, on disk before the first request."""
 
 
 class ApplyChanges:
@@ -61,7 +64,6 @@ class ApplyChanges:
 
     def run(
         self,
-        snapshot: Path,
         deletes: Sequence[Entry],
         updates: Sequence[tuple[Entry, Entry]],
         adds: Sequence[Entry],
@@ -69,10 +71,22 @@ class ApplyChanges:
         *,
         doing: str = "Applying",
         verify: bool = False,
+        undoes: Path | None = None,
     ) -> Applied:
-        """Send ``deletes`` (as listed just before in ``listing``), ``updates`` ((as listed, new)
-        pairs), then ``adds``, audited with ``snapshot`` (on disk already); list once afterwards
-        when something is unknown, a new id is to be named, or ``verify`` asks."""
+        """Keep a snapshot, then send ``deletes`` (as listed just before in ``listing``),
+        ``updates`` ((as listed, new) pairs), then ``adds``; list once afterwards when something
+        is unknown, a new id is to be named, or ``verify`` asks. ``undoes``: a restore's."""
+        listed = {e.id for e in listing}
+        self.result.snapshot = snapshot = write_snapshot(
+            [now for now, _ in updates if now.id in listed] + list(deletes),
+            profile=self.profile,
+            host=self.client.host,
+            base_url=self.client.base_url,
+            operation="sync",
+            added=adds,
+            left=[new for _, new in updates],
+            undoes=undoes,
+        )
         self.total = len(deletes) + len(updates) + len(adds)
         if self.progress is not None:
             self.progress.start(self.total, f"{doing} {counted(self.total)} at {self.client.host}")

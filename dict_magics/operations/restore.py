@@ -34,7 +34,7 @@ from .listing import CACHE
 from .locks import RestoreLock
 from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
 from .settle import name_added
-from .snapshots import Snapshot, latest_snapshot, read_snapshot, write_snapshot
+from .snapshots import Snapshot, latest_snapshot, read_snapshot
 
 if TYPE_CHECKING:
     from ..models import Entry
@@ -230,7 +230,6 @@ def _send(
 ) -> RestoreResult:
     """Its own snapshot first, then what the plan sends; an entry the service would refuse is
     not sent."""
-    client = run.client
     refused = {
         e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
     }
@@ -240,18 +239,8 @@ def _send(
     if not (put_back or readd or plan.remove):
         return replace(result, failed=failed)
     if put_back:
-        client.check_update()
-    kept = write_snapshot(
-        [now for now, _ in put_back] + plan.remove,
-        profile=run.profile,
-        host=client.host,
-        base_url=client.base_url,
-        operation="sync",
-        added=readd,
-        left=[old for _, old in put_back],
-        undoes=snapshot.path,
-    )
-    done = run.run(kept, plan.remove, put_back, readd, listing, doing="Restoring")
+        run.client.check_update()
+    done = run.run(plan.remove, put_back, readd, listing, doing="Restoring", undoes=snapshot.path)
     sent = (*done.deletes, *done.updates, *done.adds)
     return replace(
         result,
@@ -261,7 +250,7 @@ def _send(
         put_back=[r.new for r in done.updates if r.ok],
         removed=[_entry(r) for r in done.deletes if r.done],
         now={now.id: now for now, _ in put_back},
-        snapshot=str(kept),
+        snapshot=str(done.snapshot),
     )
 
 

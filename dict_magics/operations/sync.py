@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OperationFailedError, UsageProblem
-from ..formats import read_glossary
+from ..formats import parse_pair, read_glossary
 from ..models.glossary import (
     Conflict,
     Glossary,
@@ -34,47 +34,21 @@ from .apply import Applied, ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect, say
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
-from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
-    from ..models import AddResult, DeleteResult, Entry, UpdateResult
+    from ..models import DeleteResult, Entry
     from ..service.client import DictionaryClient
 
 
 Key = tuple[str, str, str]
 
 
-def plan_sync(
-    settings: OperationSettings,
-    path: str | Path,
-    *,
-    format: str | None = None,
-    pair: str | None = None,
-    sheet: str | None = None,
-    delete_missing: bool = False,
-    client: DictionaryClient | None = None,
-) -> SyncPlan:
+def plan_sync(settings: OperationSettings, path: str | Path, **options: Any) -> SyncPlan:
     """What a sync of ``path`` would change, from the file and one listing; sends nothing
     else (``UsageProblem`` for a file it will not read, ``ServiceError`` with no listing)."""
-    plan = sync(
-        settings,
-        path,
-        format=format,
-        pair=pair,
-        sheet=sheet,
-        delete_missing=delete_missing,
-        client=client,
-    )
+    plan = sync(settings, path, **options)
     assert isinstance(plan, SyncPlan)
     return plan
-
-
-def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
-    if pair is None or isinstance(pair, tuple):
-        return pair
-    from ..formats import parse_pair
-
-    return parse_pair(pair)
 
 
 def validate_rows(
@@ -232,7 +206,7 @@ def sync(
             host=client.host,
             profile=profile,
             delete_missing=delete_missing,
-            pair=_pair(pair),
+            pair=parse_pair(pair),
         )
         if not apply:
             return plan
@@ -246,21 +220,9 @@ def sync(
             _confirm(prompter, plan)  # a person took time to answer: list again
             before = list(CACHE.fetch(client, profile).entries)
         live = {e.id: e for e in before}
-        changed = [u.id for u in plan.updates] + [e.id for e in plan.deletes]
-        kept = write_snapshot(
-            [live[i] for i in changed if i in live],
-            profile=profile,
-            host=client.host,
-            base_url=client.base_url,
-            operation="sync",
-            added=plan.adds,
-            left=[u.new for u in plan.updates],
-        )
-        deletes = [live[e.id] for e in plan.deletes if e.id in live]
         run = ApplyChanges(client, profile, settings, progress=progress, cancel=cancel, warn=warn)
         done = run.run(
-            kept,
-            deletes,
+            [live[e.id] for e in plan.deletes if e.id in live],
             [(live.get(u.id, u.old), u.new) for u in plan.updates],
             plan.adds,
             before,
@@ -269,7 +231,7 @@ def sync(
         )
         if done.unlisted:
             say(warn, f"no listing after the sync could verify it ({done.unlisted})")
-        result = _verify(plan, before, done, _absent(plan.deletes, live, kept), kept)
+        result = _verify(plan, before, done, _absent(plan.deletes, live, done.snapshot))
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -304,7 +266,7 @@ def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
     )
 
 
-def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path) -> list[DeleteResult]:
+def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path | None) -> list[DeleteResult]:
     """The entries to delete that the listing just before no longer holds: not sent."""
     from ..models import DeleteResult
 
@@ -324,37 +286,31 @@ def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path) -> list[De
 
 
 def _verify(
-    plan: SyncPlan, before: list[Entry], done: Applied, absent: list[DeleteResult], kept: Path
+    plan: SyncPlan, before: list[Entry], done: Applied, absent: list[DeleteResult]
 ) -> SyncResult:
     """The result, checked against the listing afterwards: every change reported done."""
     deletes = absent + done.deletes
-    shown: Any = {"snapshot": str(kept), "interrupted": done.interrupted}
-    if done.after is None:
-        return SyncResult(plan, done.adds, done.updates, deletes, **shown)
-    mismatches = _mismatches(before, done.after, done.adds, done.updates, deletes)
+    found = None if done.after is None else _mismatches(before, done.after, done, deletes)
     return SyncResult(
         plan,
         done.adds,
         done.updates,
         deletes,
-        verified=not mismatches,
-        mismatches=mismatches,
-        **shown,
+        snapshot=str(done.snapshot),
+        verified=None if found is None else not found,
+        mismatches=found or [],
+        interrupted=done.interrupted,
     )
 
 
 def _mismatches(
-    before: list[Entry],
-    after: list[Entry],
-    adds: list[AddResult],
-    updates: list[UpdateResult],
-    deletes: list[DeleteResult],
+    before: list[Entry], after: list[Entry], done: Applied, deletes: list[DeleteResult]
 ) -> list[str]:
     """What the service reported done that the listing afterwards does not show, in words."""
     found: list[str] = []
     gained = Counter(e.terms for e in after)
     gained.subtract(Counter(e.terms for e in before))
-    for added in adds:
+    for added in done.adds:
         if not added.ok:
             continue
         if gained[added.entry.terms] > 0:
@@ -362,7 +318,7 @@ def _mismatches(
         else:
             found.append(f"added {added.entry.describe()}, but the listing does not hold it")
     by_id = {e.id: e for e in after}
-    for updated in updates:
+    for updated in done.updates:
         now = by_id.get(updated.entry_id)
         if updated.ok and (now is None or now.terms != updated.new.terms):
             shown = "no such entry" if now is None else now.describe()
