@@ -41,15 +41,6 @@ class Prompter(Protocol):
         ...
 
 
-class Plan(Protocol):
-    """A change shown before it is made: its question and the rule for the answer."""
-
-    @property
-    def question(self) -> str: ...
-
-    def accepts(self, answer: str) -> bool: ...
-
-
 def confirm(
     prompter: Prompter | None,
     warning: str,
@@ -63,34 +54,19 @@ def confirm(
     else ``UsageProblem``: ``unasked(why)`` when nobody can answer (``option`` names the setting
     that skips the question), ``declined`` for any other answer."""
     question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
-    answer = _answer(prompter, warning, question, unasked, option)
-    if answer.strip().lower() != CONFIRM_WORD:
+    if answer(prompter, warning, question, unasked, option).strip().lower() != CONFIRM_WORD:
         raise UsageProblem(declined)
 
 
-def confirm_plan(
-    prompter: Prompter | None,
-    plan: Plan,
-    *,
-    unasked: Callable[[str], str],
-    declined: str,
-    option: str | None = None,
-) -> None:
-    """Show ``plan`` (the front end renders it), ask its question and return only when the
-    plan accepts the answer; else ``UsageProblem`` as ``confirm`` raises it. The rule for
-    "yes" is the plan's, never the front end's."""
-    answer = _answer(prompter, plan, plan.question, unasked, option)
-    if not plan.accepts(answer):
-        raise UsageProblem(declined)
-
-
-def _answer(
+def answer(
     prompter: Prompter | None,
     warning: object,
     question: str,
     unasked: Callable[[str], str],
     option: str | None,
 ) -> str:
+    """What was typed at ``question`` after ``warning`` (text, or a plan the front end
+    renders); ``UsageProblem(unasked(why))`` when nobody can answer."""
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     try:
         return asker.confirm(warning, question)

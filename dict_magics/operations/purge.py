@@ -15,7 +15,7 @@ from ..errors import ListingUnsupportedError, Remedy, ServiceError, UsageProblem
 from ..models.purge import PurgePlan
 from .audit import AuditLog
 from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
-from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
+from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, answer, unanswerable
 from .settle import settle_purge
 from .snapshots import listing_failed, write_snapshot
 
@@ -39,16 +39,16 @@ def plan(
 
 
 def _ask(prompter: Prompter, stated: PurgePlan) -> None:
-    """Return only when the answer confirms, else raise ``UsageProblem`` (nothing sent)."""
-    confirm_plan(
-        prompter,
-        stated,
-        unasked=lambda why: _refusal(stated.profile, stated.host, why),
-        declined=(
+    """Return only when the plan accepts the answer (its rule, never the front end's), else
+    raise ``UsageProblem`` (nothing sent)."""
+
+    def unasked(why: str) -> str:
+        return _refusal(stated.profile, stated.host, why)
+
+    if not stated.accepts(answer(prompter, stated, stated.question, unasked, Remedy.YES)):
+        raise UsageProblem(
             f"purge not confirmed: nothing was deleted (profile {stated.profile!r}, {stated.host})."
-        ),
-        option=Remedy.YES,
-    )
+        )
 
 
 def _refusal(profile: str, host: str, reason: str) -> str:

@@ -32,7 +32,7 @@ from .apply import ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
+from .prompts import CONFIRM_WORD, Prompter, answer, confirm, named
 from .settle import name_added
 from .snapshots import Snapshot, latest_snapshot, read_snapshot
 
@@ -57,11 +57,10 @@ def restore(
     ``DictMagicsError`` before any change (no snapshot, no listing, another host's snapshot not
     confirmed); ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
     with connect(settings, client) as (client, profile):
-        snapshot = _snapshot(source, profile, client.host, client.base_url)
-        if not dry_run and yes and not _named(source):
-            _refuse_other_prefix(snapshot, client.base_url)
-        if not dry_run and not yes:
-            _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
+        named = source is not None and bool(str(source).strip())
+        snapshot = _snapshot(source if named else None, profile, client.host, client.base_url)
+        if not dry_run:
+            _confirm_elsewhere(prompter, snapshot, profile, client, yes=yes, named=named)
         if dry_run:
             return plan_restore(snapshot, _listing(client, profile, True)).result(snapshot, True)
         # One restore at a time per profile and host (threads and processes), its listing taken
@@ -204,16 +203,18 @@ def _ask(
         "a snapshot first."
     )
     question = f"Type {CONFIRM_WORD} to put these back too, anything else leaves them as they are: "
-    try:
-        answer = (prompter or ScriptedPrompter()).confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    reply = answer(
+        prompter,
+        warning,
+        question,
+        lambda why: (
             f"refusing to overwrite {counted(len(asked))} changed since the {what} at {host} "
-            f"without a confirmation, but {exc.reason}; yes leaves them as they are and puts "
-            "back the rest. Nothing was sent.",
-            option=Remedy.YES,
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
+            f"without a confirmation, but {why}; yes leaves them as they are and puts back the "
+            "rest. Nothing was sent."
+        ),
+        Remedy.YES,
+    )
+    if reply.strip().lower() != CONFIRM_WORD:
         return plan
     plan.put_back += [(now, back) for back, now in asked if now is not None]
     plan.readd += [back for back, now in asked if now is None]
@@ -270,26 +271,8 @@ def _stopped(result: Any) -> str:
     return result.reason or "not put back"
 
 
-def _named(source: str | Path | None) -> bool:
-    """Whether the person named the snapshot (else the default: this prefix's latest)."""
-    return source is not None and bool(str(source).strip())
-
-
-def _refuse_other_prefix(snapshot: Snapshot, base_url: str) -> None:
-    """The default falls back to another API prefix's snapshot (same host and profile) only
-    for someone to confirm: ``yes`` confirmed no file, so it is refused, naming the file."""
-    if same_base_url(snapshot.base_url, base_url):
-        return
-    raise UsageProblem(
-        f"no snapshot of {base_url} yet; the latest of this host, {shown(str(snapshot.path))}, "
-        f"was taken on {shown(snapshot.base_url)}, another API prefix (another dictionary). "
-        "Name it to restore it here. Nothing was sent.",
-        option=Remedy.SNAPSHOTS,
-    )
-
-
 def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
-    if _named(source):
+    if source is not None:
         return read_snapshot(str(source).strip())
     latest = latest_snapshot(profile, host, base_url)
     if latest is None:
@@ -302,12 +285,27 @@ def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str)
 
 
 def _confirm_elsewhere(
-    prompter: Prompter | None, snapshot: Snapshot, profile: str, host: str, base_url: str
+    prompter: Prompter | None,
+    snapshot: Snapshot,
+    profile: str,
+    client: DictionaryClient,
+    *,
+    yes: bool,
+    named: bool,
 ) -> None:
     """A snapshot of another host, API prefix or profile goes back only once someone types
-    yes (its host and profile are text from a file: shown, never acted on by a terminal)."""
+    yes (its host and profile are text from a file: shown, never acted on by a terminal).
+    ``yes`` confirms a named file, never the default's fall-back to another API prefix."""
+    host, base_url = client.host, client.base_url
     same_prefix = same_base_url(snapshot.base_url, base_url)
-    if (snapshot.host, snapshot.profile) == (host, profile) and same_prefix:
+    if yes and not named and not same_prefix:
+        raise UsageProblem(
+            f"no snapshot of {base_url} yet; the latest of this host, "
+            f"{shown(str(snapshot.path))}, was taken on {shown(snapshot.base_url)}, another API "
+            "prefix (another dictionary). Name it to restore it here. Nothing was sent.",
+            option=Remedy.SNAPSHOTS,
+        )
+    if yes or ((snapshot.host, snapshot.profile) == (host, profile) and same_prefix):
         return
     if snapshot.host == host and not same_prefix:  # name the prefixes apart
         host, there = base_url, shown(snapshot.base_url)
