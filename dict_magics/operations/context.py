@@ -76,17 +76,16 @@ class OperationSettings:
     (``0``: always list afresh first); ``None``: ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0."""
 
     def __post_init__(self) -> None:
-        if not is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
-            raise UsageProblem(
-                f"workers must be {span(MIN_WORKERS, MAX_WORKERS)}, not {self.workers!r}.",
-                option=Remedy.WORKERS,
-            )
-        if not is_int(self.max_retries) or not MIN_RETRIES <= self.max_retries <= MAX_RETRIES:
-            raise UsageProblem(
-                f"max retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}.",
-                option=Remedy.MAX_RETRIES,
-            )
-        object.__setattr__(self, "auth", auth_mode(self.auth))
+        for name, low, high, option in (
+            ("workers", MIN_WORKERS, MAX_WORKERS, Remedy.WORKERS),
+            ("max_retries", MIN_RETRIES, MAX_RETRIES, Remedy.MAX_RETRIES),
+        ):
+            value = getattr(self, name)
+            if not is_int(value) or not low <= value <= high:
+                what = name.replace("_", " ")
+                raise UsageProblem(
+                    f"{what} must be {span(low, high)}, not {value!r}.", option=option
+                )
         if not is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
             raise UsageProblem(
                 f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
@@ -96,46 +95,30 @@ class OperationSettings:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
             )
-        object.__setattr__(self, "listing_max_age", listing_max_age(self.listing_max_age))
+        auth = (self.auth or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
+        if auth not in ("signature", "token"):
+            shown = repr(self.auth) if self.auth else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
+            raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
+        age, shown = self.listing_max_age, repr(self.listing_max_age)
+        if age is None:
+            raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
+            shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
+            try:
+                age = float(raw) if raw else LISTING_MAX_AGE
+            except ValueError:
+                age = math.nan
+        if not _seconds(age):
+            raise UsageProblem(
+                f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
+                f"snapshot), not {shown}.",
+                option="listing_max_age",
+            )
+        object.__setattr__(self, "auth", auth)
+        object.__setattr__(self, "listing_max_age", float(age))
 
 
 AUTH_ENV = "DICT_MAGICS_AUTH"
-
-
-def auth_mode(value: str | None = None) -> str:
-    """The auth mode asked for: ``value``, else ``$DICT_MAGICS_AUTH``, else the default;
-    ``UsageProblem`` for anything but ``signature`` or ``token``."""
-    chosen = (value or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
-    if chosen not in ("signature", "token"):
-        shown = repr(value) if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
-        raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
-    return chosen
-
-
 LISTING_MAX_AGE_ENV = "DICT_MAGICS_LISTING_MAX_AGE"
-
-
-def listing_max_age(value: float | None = None) -> float:
-    """The listing age asked for: ``value``, else ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0;
-    ``UsageProblem`` for anything but a finite number of seconds >= 0."""
-    if value is None:
-        raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
-        if not raw:
-            return LISTING_MAX_AGE
-        try:
-            chosen = float(raw)
-        except ValueError:
-            chosen = math.nan
-        shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
-    else:
-        chosen, shown = value, repr(value)
-    if not _seconds(chosen):
-        raise UsageProblem(
-            f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
-            f"snapshot), not {shown}.",
-            option="listing_max_age",
-        )
-    return float(chosen)
 
 
 def _seconds(value: object) -> bool:
@@ -227,10 +210,8 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
 
 
 # -- what the process keeps: clients and listings ---------------------------------------------
-# One client per profile, service, credentials and settings, kept between cells (a new client
-# per command pays a new TCP and TLS handshake). Credentials are read again for every operation,
-# so a login, a logout or a ``%config`` change gets a fresh client and closes the profile's old
-# one. ``DICT_MAGICS_CLIENT_CACHE=off``: a client per operation, closed after.
+# A client is kept between cells (a new one pays a new TCP and TLS handshake); credentials are
+# read for every operation, so a login or a ``%config`` change gets a fresh client.
 
 
 def _credentials() -> Any:
@@ -432,7 +413,6 @@ class _Held:
     """By id, in the service's order; ``None`` when the service has no listing."""
     host: str
     taken: float
-    unsupported: bool = False
 
 
 class ListingCache:
@@ -462,7 +442,7 @@ class ListingCache:
             listing = client.list_entries()
         except ListingUnsupportedError:
             with self._lock:
-                self._held[key] = _Held(None, client.host, asked, unsupported=True)
+                self._held[key] = _Held(None, client.host, asked)
             raise
         except BaseException:
             self.forget(key)
@@ -482,11 +462,9 @@ class ListingCache:
         from ..models import EntryList
 
         held = self.cached(client, profile)
-        return (
-            self.fetch(client, profile)
-            if held is None
-            else EntryList([*held.values()], client.host)
-        )
+        if held is None:
+            return self.fetch(client, profile)
+        return EntryList([*held.values()], client.host)
 
     def recent(
         self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
@@ -513,10 +491,9 @@ class ListingCache:
 
     def unsupported(self, client: DictionaryClient, profile: str) -> bool:
         """True when this service was found to have no listing less than ``max_age`` ago."""
-        key = cache_key(client, profile)
         with self._lock:
-            held = self._fresh(key)
-            return held is not None and held.unsupported
+            held = self._fresh(cache_key(client, profile))
+            return held is not None and held.entries is None
 
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""
@@ -538,12 +515,9 @@ class ListingCache:
     def forget(self, key: Key | None = None) -> None:
         """Drop one listing (``None``: all): the next use lists again."""
         with self._lock:
-            for changed in {*self._held, *self._changes} if key is None else [key]:
+            for changed in [*{*self._held, *self._changes}] if key is None else [key]:
                 self._changed(changed)
-            if key is None:
-                self._held.clear()
-            else:
-                self._held.pop(key, None)
+                self._held.pop(changed, None)
 
     def _changed(self, key: Key) -> None:
         """A listing of ``key`` requested before now may predate a change (under the lock)."""
