@@ -277,20 +277,15 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
 def _from_json(data: Any) -> AuditLine | None:
     """One line read back, checked field by field; ``None`` for a line that is not ours."""
     try:
-        if not isinstance(data, dict):
-            return None
-        if (
-            not all(isinstance(data[k], str) for k in ("profile", "host", "time"))
-            or not all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
-            or data["operation"] not in OPERATIONS
-            or data["outcome"] not in OUTCOMES
-            or type(data["attempts"]) is not int
-            or not (data["http_status"] is None or type(data["http_status"]) is int)
-        ):
-            return None
         entry_id = data["entry_id"]
-        if entry_id is not None and (
-            isinstance(entry_id, bool) or not isinstance(entry_id, int | str)
+        if not (
+            all(isinstance(data[k], str) for k in ("profile", "host", "time"))
+            and all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
+            and data["operation"] in OPERATIONS
+            and data["outcome"] in OUTCOMES
+            and type(data["attempts"]) is int
+            and (data["http_status"] is None or type(data["http_status"]) is int)
+            and (entry_id is None or type(entry_id) in (int, str))
         ):
             return None
         entry_id = None if entry_id is None else str(entry_id)
@@ -298,6 +293,7 @@ def _from_json(data: Any) -> AuditLine | None:
         if data["entry"] is not None:
             terms = {k: data["entry"][k] for k in Entry.FIELDS[1:]}
             entry = Entry.from_service({"id": entry_id or "", **terms})
+        fields = ("outcome", "http_status", "attempts", "reason", "snapshot")
         return AuditLine(
             parse_time(data["time"]),
             data["profile"],
@@ -305,11 +301,7 @@ def _from_json(data: Any) -> AuditLine | None:
             data["operation"],
             entry_id,
             entry,
-            data["outcome"],
-            data["http_status"],
-            data["attempts"],
-            data["reason"],
-            data["snapshot"],
+            *(data[k] for k in fields),
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
