@@ -1,11 +1,8 @@
 """Make the dictionary match a glossary file: the plan first (nothing sent), then apply.
 
-A file row matches the entry with the same ``fromLang``, ``fromText`` and ``toLang`` (DESIGN,
-"Sync matching"): the same ``toText`` is unchanged, another an update (PUT, id kept), no match
-an add. Entries of the file's pairs whose source the file lacks are deleted only when asked.
-Several entries of one source are a conflict, left alone; rows the service would refuse or that
-give one source two targets are invalid and never sent. Applying keeps a snapshot first, sends
-deletions and PUTs, then bulk adds, each audited ahead, and verifies with one listing.
+A row matches the entry with its ``fromLang``, ``fromText`` and ``toLang`` (DESIGN, "Sync
+matching"): another ``toText`` is an update (PUT, id kept), no match an add; entries the file
+lacks are deleted only when asked. Several entries of one source are a conflict, left alone.
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import OperationFailedError, UsageProblem
 from ..formats import parse_pair, read_glossary
+from ..models import DeleteResult
 from ..models.glossary import (
     Conflict,
     Glossary,
@@ -36,7 +34,7 @@ from .listing import CACHE
 from .prompts import Prompter, confirm, named
 
 if TYPE_CHECKING:
-    from ..models import DeleteResult, Entry
+    from ..models import Entry
     from ..service.client import DictionaryClient
 
 
@@ -52,7 +50,7 @@ def plan_sync(settings: OperationSettings, path: str | Path, **options: Any) -> 
 
 
 def validate_rows(
-    rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]] | None = None
+    rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]]
 ) -> tuple[list[GlossaryRow], list[InvalidRow]]:
     """(rows to sync, invalid rows): the service's term rules, and one source with two
     targets in the file (which one is meant cannot be told), unless ``held`` (the dictionary's
@@ -63,14 +61,16 @@ def validate_rows(
     by_source: dict[Key, list[GlossaryRow]] = {}
     for row in rows:
         problems = entry_problems(*row.terms)
-        listed = (held or {}).get(row.source, ())
+        listed = held.get(row.source, ())
         if problems and not any(e.to_text == row.to_text for e in listed):
             invalid.append(InvalidRow(row.row, "; ".join(p.message for p in problems)))
             continue  # (a row that is exactly a listed entry asks nothing: an export of it)
         by_source.setdefault(row.source, []).append(row)
     for same in by_source.values():
         targets = {r.to_text for r in same}
-        if len(targets) == 1 or _mirrors(same, (held or {}).get(same[0].source, ())):
+        listed = held.get(same[0].source, ())  # the same targets: an export of a conflict
+        mirrored = Counter(r.to_text for r in same) == Counter(e.to_text for e in listed)
+        if len(targets) == 1 or mirrored:
             valid.append(same[0])
             continue
         targets_shown = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
@@ -86,11 +86,6 @@ def validate_rows(
     valid.sort(key=lambda r: r.row)
     invalid.sort(key=lambda r: r.row)
     return valid, invalid
-
-
-def _mirrors(rows: Sequence[GlossaryRow], entries: Sequence[Entry]) -> bool:
-    """Whether the dictionary's entries of one source hold exactly these rows' targets."""
-    return Counter(r.to_text for r in rows) == Counter(e.to_text for e in entries)
 
 
 def make_plan(
@@ -162,19 +157,15 @@ def make_plan(
         listing=tuple(entries),
         sheet=glossary.sheet,
         other_sheets=glossary.other_sheets,
-        warnings=_warnings(zip(add_rows, adds, strict=True), [(u.row, u.new) for u in updates]),
+        warnings=[  # what lint would report right after, in the terms sent
+            f"row {row}: {finding.message}; {finding.fix}"
+            for row, entry in [
+                *zip(add_rows, adds, strict=True),
+                *((u.row, u.new) for u in updates),
+            ]
+            for finding in spacing_findings(entry)
+        ],
     )
-
-
-def _warnings(*changes: Iterable[tuple[int, Entry]]) -> list[str]:
-    """What lint would report right after (stray spaces, invisible characters: its own rule)
-    in the terms the changes send, by row."""
-    return [
-        f"row {row}: {finding.message}; {finding.fix}"
-        for rows in changes
-        for row, entry in rows
-        for finding in spacing_findings(entry)
-    ]
 
 
 def sync(
@@ -211,14 +202,33 @@ def sync(
         if not apply:
             return plan
         if plan.invalid and not skip_invalid:
-            raise UsageProblem(_invalid_message(plan), option="skip_invalid")
+            bad = plan.invalid
+            shown = "; ".join(f"row {row.row}: {row.reason}" for row in bad[:3])
+            more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+            raise UsageProblem(
+                f"{plan.path} has {len(bad)} invalid row{'s' * (len(bad) != 1)}: {shown}{more}. "
+                "Fix them; nothing was sent.",
+                option="skip_invalid",
+            )
         if plan.empty:
             return SyncResult(plan, verified=True)
         if plan.updates:
             client.check_update()  # no PUT there (as `probe` found): refused before anything
-        if plan.deletes and not yes:
-            _confirm(prompter, plan)  # a person took time to answer: list again
-            before = list(CACHE.fetch(client, profile).entries)
+        if plan.deletes and not yes:  # deleting what the file lacks: once someone types yes
+            n = counted(len(plan.deletes))
+            confirm(
+                prompter,
+                f"This sync deletes {n} at {plan.host} (profile {profile!r}) that {plan.path} "
+                f"lacks: {named(plan.deletes)}. A snapshot is kept first.",
+                "apply the sync",
+                unasked=lambda why: (
+                    f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
+                    "Nothing was sent."
+                ),
+                declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
+                option="yes",
+            )
+            before = list(CACHE.fetch(client, profile).entries)  # a person took time to answer
         live = {e.id: e for e in before}
         run = ApplyChanges(client, profile, settings, progress=progress, cancel=cancel, warn=warn)
         done = run.run(
@@ -231,58 +241,23 @@ def sync(
         )
         if done.unlisted:
             say(warn, f"no listing after the sync could verify it ({done.unlisted})")
-        result = _verify(plan, before, done, _absent(plan.deletes, live, done.snapshot))
+        absent = [  # the listing just before no longer holds them: not sent
+            DeleteResult(
+                "failure",
+                e.id,
+                reason="the listing just before does not hold it: nothing was sent",
+                attempts=0,
+                entry=e,
+                absent=True,
+                snapshot=str(done.snapshot),
+            )
+            for e in plan.deletes
+            if e.id not in live
+        ]
+        result = _verify(plan, before, done, absent)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
-
-
-def _invalid_message(plan: SyncPlan) -> str:
-    shown = "; ".join(f"row {bad.row}: {bad.reason}" for bad in plan.invalid[:3])
-    more = f" (and {len(plan.invalid) - 3} more)" if len(plan.invalid) > 3 else ""
-    return (
-        f"{plan.path} has {len(plan.invalid)} invalid row{'s' * (len(plan.invalid) != 1)}: "
-        f"{shown}{more}. Fix them; nothing was sent."
-    )
-
-
-def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
-    """Deleting entries the file lacks goes ahead only once someone types yes."""
-    n = counted(len(plan.deletes))
-    warning = (
-        f"This sync deletes {n} at {plan.host} (profile {plan.profile!r}) that {plan.path} "
-        f"lacks: {named(plan.deletes)}. A snapshot is kept first."
-    )
-    confirm(
-        prompter,
-        warning,
-        "apply the sync",
-        unasked=lambda why: (
-            f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
-            "Nothing was sent."
-        ),
-        declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
-        option="yes",
-    )
-
-
-def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path | None) -> list[DeleteResult]:
-    """The entries to delete that the listing just before no longer holds: not sent."""
-    from ..models import DeleteResult
-
-    return [
-        DeleteResult(
-            "failure",
-            e.id,
-            reason="the listing just before does not hold it: nothing was sent",
-            attempts=0,
-            entry=e,
-            absent=True,
-            snapshot=str(kept),
-        )
-        for e in planned
-        if e.id not in live
-    ]
 
 
 def _verify(
