@@ -1,12 +1,9 @@
 """The audit log, written ahead: a line before each change leaves, a line with its outcome after.
 
-``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) holds JSON lines with DESIGN's fields (``time``,
-``profile``, ``host``, ``operation``, ``entry_id``, ``entry``, ``outcome``, ``http_status``,
-``attempts``, ``reason``, ``snapshot``, ``request``). ``outcome: sending`` is written, in one
-``write`` on an ``O_APPEND`` descriptor, before a request's first attempt leaves; the outcome
-line follows with the same ``request`` key (a later one, once a listing settled it, wins). A
-process killed at any point leaves a line for every request the service may have received;
-``read_audit`` reads a request with no outcome as unknown.
+``<DICT_MAGICS_HOME>/audit.jsonl`` (0600), DESIGN's fields. ``outcome: sending`` is written in
+one ``write`` (``O_APPEND``) before a request's first attempt; the outcome line follows with the
+same ``request`` key (a later one wins). A process killed at any point leaves a line for every
+request the service may have received; ``read_audit`` reads one with no outcome as unknown.
 """
 
 from __future__ import annotations

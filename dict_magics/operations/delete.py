@@ -1,8 +1,7 @@
 """Delete one entry or several: ids checked, entries looked up and kept, then the requests.
 
-The entries about to go are looked up in a fresh listing (or a cached one ``listing_max_age``
-allows) and written to a snapshot before the first DELETE; an id the listing lacks is not sent.
-Every request is audited ahead; outcomes left unknown are settled by one listing after.
+The entries about to go are looked up in a listing and written to a snapshot before the first
+DELETE; an id the listing lacks is not sent. Outcomes left unknown are settled by one listing.
 """
 
 from __future__ import annotations

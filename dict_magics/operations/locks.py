@@ -1,10 +1,8 @@
 """One restore at a time per profile and host, and none before an earlier one's additions land.
 
-Two restores at once would both list the same entries as missing and both add them: each holds
-``RestoreLock`` (a ``filelock`` file, released by the system when its process dies) from its
-listing to its last answer. A killed restore may leave POSTs in flight, so before each POST the
-holder notes when its answer is due in a file beside the lock; the next holder waits until then
-(at most one request deadline) before it lists.
+Two restores at once would both list the same entries as missing and both add them. A killed
+restore may leave POSTs in flight, so the holder notes when their answers are due in a file
+beside the lock; the next holder waits until then (at most one deadline) before it lists.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Ask the service what its rules are, changing nothing that was there.
 
-Requests that may be refused are read-only (listings signed with an old or reused nonce, or a
-wrong signature) or aimed at the probe's own marker entries: added, listed, one changed in
-place, deleted; the listings before and after must match. With ``translate`` a few marker words
-go to the engine (billed). A probe stopped early names the markers it leaves. It never purges.
+Requests that may be refused are read-only listings (an old or reused nonce, a wrong signature)
+or aimed at the probe's own marker entries; the listings before and after must match. A probe
+stopped early names the markers it leaves.
 """
 
 from __future__ import annotations

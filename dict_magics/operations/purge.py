@@ -1,9 +1,7 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here: the dictionary is listed and ``plan`` states it as a ``PurgePlan`` (the
-entries at stake, the snapshot that keeps them, the word that confirms); where the service has
-no listing, a purge is refused unless snapshots are off. Front ends render the plan and hand
-back what was typed; they decide nothing.
+The policy lives here: ``plan`` states the purge as a ``PurgePlan`` (the entries at stake, the
+snapshot, the word that confirms); front ends render it and hand back what was typed.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Undo a change from its snapshot: put back what it deleted or changed, remove what it added.
 
-Each entry is compared three ways under the restore lock: as it was (``entries``), as the change
-left it (``left``) and as a listing shows it now. Still as left: put back (PUT, same id); as it
-was: skipped; changed since: asked about. Deleted entries come back by their four terms,
-counted, so a restore run twice adds nothing the second time. A restore keeps its own snapshot
-first (``undoes``), audits every request ahead and settles lost answers with one listing.
+Each entry is compared as it was (``entries``), as the change left it (``left``) and as a
+listing shows it now: still as left is put back, changed since is asked about. Deleted entries
+come back by their four terms, counted, so a restore run twice adds nothing the second time.
 """
 
 from __future__ import annotations
@@ -70,18 +68,16 @@ def restore(
             plan = plan_restore(snapshot, listing)
             if not yes:
                 plan = _ask(prompter, plan, snapshot, client.host, profile)
-            result = plan.result(snapshot, False)
-            if plan.put_back or plan.readd or plan.remove:
-                run = ApplyChanges(
-                    client,
-                    profile,
-                    settings,
-                    progress=progress,
-                    sending=lock.sending,
-                    cancel=cancel,
-                    warn=warn,
-                )
-                result = _send(run, plan, snapshot, listing, result)
+            run = ApplyChanges(
+                client,
+                profile,
+                settings,
+                progress=progress,
+                sending=lock.sending,
+                cancel=cancel,
+                warn=warn,
+            )
+            result = _send(run, plan, snapshot, listing, plan.result(snapshot, False))
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result

@@ -1,10 +1,8 @@
 """Settling outcomes left unknown: one listing after the requests says what really happened.
 
-One rule for every change (``decide``): count each key in the listing as a multiset, subtract
-the listing before and the changes known, and give the difference out in input order to the
-requests whose outcome is unknown (a deletion claims one id fewer, an addition one more of its
-terms, so twins stay apart). A request that timed out stays unknown when the listing shows no
-effect yet: a slow service may still act on it.
+One rule for every change (``decide``): the listings' difference, counted as multisets, goes in
+input order to the requests whose outcome is unknown, so twins stay apart. A request that timed
+out stays unknown when the listing shows no effect yet: a slow service may still act on it.
 """
 
 from __future__ import annotations

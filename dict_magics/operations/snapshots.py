@@ -8,9 +8,8 @@ before anything is sent (``localdata.write_new``); the format is DESIGN.md's::
      "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
 and optionally ``left`` (the versions a change leaves), ``undoes`` (a restore's own snapshot),
-``copies`` and ``listing_age``. Format 1 is still read. The header is line 1 and each entry a
-line of its own, so a listing reads one line and counts the rest; a file that does not end as
-we write it (``]}``: cut short by a crash) is never listed nor restored.
+``copies`` and ``listing_age``. Format 1 is still read. The header is line 1, each entry a line;
+a file that does not end in ``]}`` (cut short by a crash) is never listed nor restored.
 """
 
 from __future__ import annotations
