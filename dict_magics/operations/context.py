@@ -427,11 +427,6 @@ class ListingCache:
         self._changes: dict[Key, int] = {}
         self._lock = threading.Lock()
 
-    def _fresh(self, key: Key) -> _Held | None:
-        """What is held for ``key`` while younger than ``max_age`` (call it under the lock)."""
-        held = self._held.get(key)
-        return held if held is not None and self._clock() - held.taken <= self.max_age else None
-
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
         """A fresh listing from the service, kept as the current one."""
         key = cache_key(client, profile)
@@ -459,19 +454,22 @@ class ListingCache:
     def current(self, client: DictionaryClient, profile: str) -> EntryList:
         """The whole listing: the cached one while it is fresh (kept current from what this
         tool deleted), else a new one. Raises as ``fetch`` does."""
-        from ..models import EntryList
-
-        held = self.cached(client, profile)
-        if held is None:
-            return self.fetch(client, profile)
-        return EntryList([*held.values()], client.host)
+        held = self.recent(client, profile)
+        return self.fetch(client, profile) if held is None else held[0]
 
     def recent(
-        self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
+        self,
+        client: DictionaryClient,
+        profile: str,
+        ids: Iterable[str] = (),
+        max_age: float | None = None,
     ) -> tuple[EntryList, float] | None:
-        """The cached listing and its age when at most ``max_age`` seconds old and holding
-        every one of ``ids`` (one it lacks may have been added since); else ``None``."""
+        """The cached listing and its age, without any request, when at most ``max_age``
+        seconds old (``None``: the cache's own) and holding every one of ``ids`` (one it lacks
+        may have been added since); else ``None``."""
         from ..models import EntryList
+
+        max_age = self.max_age if max_age is None else max_age
 
         key = cache_key(client, profile)
         with self._lock:
@@ -483,17 +481,13 @@ class ListingCache:
                 return None
             return EntryList(list(held.entries.values()), held.host), age
 
-    def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry] | None:
-        """The fresh cached listing by id, without any request (``None``: there is none)."""
-        with self._lock:
-            held = self._fresh(cache_key(client, profile))
-            return None if held is None or held.entries is None else dict(held.entries)
-
     def unsupported(self, client: DictionaryClient, profile: str) -> bool:
         """True when this service was found to have no listing less than ``max_age`` ago."""
         with self._lock:
-            held = self._fresh(cache_key(client, profile))
-            return held is not None and held.entries is None
+            held = self._held.get(cache_key(client, profile))
+            if held is None or held.entries is not None:
+                return False
+            return self._clock() - held.taken <= self.max_age
 
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""

@@ -81,7 +81,8 @@ def delete(
                 copies={e.id: counts[e.terms] for e in going if counts[e.terms] > 1},
                 listing_age=age,
             )
-        known = before if before is not None else CACHE.cached(client, profile) or {}
+        cached = CACHE.recent(client, profile) if before is None else None
+        known = before or (cached[0].by_id() if cached else {})
         path = None if kept is None else str(kept)
 
         def named(result: DeleteResult) -> DeleteResult:
