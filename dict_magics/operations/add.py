@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
 
+IN_PLACE = "an update changes an entry in place"
+
+
 def check_terms(entry: Entry) -> None:
     """``InvalidEntryError`` (one line, nothing sent) when the service would refuse ``entry``."""
     problems = entry_problems(*entry.terms)
@@ -69,20 +72,16 @@ def add(
                 "add", client.host, profile, entry, None, alongside, listing=before
             )
         others = [e.id for e in alongside if e.to_text != to_text]
-        if others:
-            say(
-                warn,
-                f"{named_ids(others)} already {'translates' if len(others) == 1 else 'translate'}"
-                f" {from_text!r} ({from_lang}\u2192{to_lang}) to another term; adding this one "
-                "makes a conflict (an update changes an entry in place)",
-            )
-        if twins:
-            say(
-                warn,
-                f"{named_ids([e.id for e in twins])} already "
-                f"{'holds' if len(twins) == 1 else 'hold'} these four terms; adding this one "
-                "makes a duplicate",
-            )
+        pair = f"{from_text!r} ({from_lang}\u2192{to_lang})"
+        for ids, verb, what, makes in (
+            (others, "translate", f"{pair} to another term", f"conflict ({IN_PLACE})"),
+            ([e.id for e in twins], "hold", "these four terms", "duplicate"),
+        ):
+            if ids:
+                verb += "s" if len(ids) == 1 else ""
+                say(
+                    warn, f"{named_ids(ids)} already {verb} {what}; adding this one makes a {makes}"
+                )
         with AuditLog(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
@@ -97,9 +96,7 @@ def add(
             if listing is not None:
                 after = list(listing.entries)
                 if result.outcome_unknown:
-                    (result,) = settle_adds(
-                        [result], before, after, again="adding it again is safe"
-                    )
+                    (result,) = settle_adds([result], before, after)
                 if result.ok:  # its new id, when exactly one new entry has its terms
                     result = replace(result, entry=name_added([result.entry], before, after)[0])
             trail.record(result)

@@ -68,7 +68,14 @@ def delete(
         sent = [i for i in checked if i not in set(absent)]
         kept: Path | None = None
         if keep and before is None:
-            say(warn, _cannot_undo(client.host))
+            say(
+                warn,
+                Notice(
+                    f"the service at {client.host} offers no listing, so no snapshot could be "
+                    "taken: this deletion cannot be undone",
+                    option=Remedy.QUIET_NO_COPY,
+                ),
+            )
         elif keep and sent:
             going = [before[i] for i in dict.fromkeys(sent)]  # type: ignore[index]
             counts = Counter(e.terms for e in before.values())  # type: ignore[union-attr]
@@ -155,14 +162,6 @@ def _in_order(
         return sent[0]
     path = None if snapshot is None else str(snapshot)
     return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
-
-
-def _cannot_undo(host: str) -> Notice:
-    return Notice(
-        f"the service at {host} offers no listing, so no snapshot could be taken: this "
-        "deletion cannot be undone",
-        option=Remedy.QUIET_NO_COPY,
-    )
 
 
 def _dry_run(

@@ -121,8 +121,6 @@ def settle_adds(
     results: Sequence[AddResult],
     before: Sequence[Entry],
     after: Sequence[Entry],
-    *,
-    again: str = "adding it again is safe",
 ) -> list[AddResult]:
     """Each unknown addition decided by how many entries with its terms the listing ``after``
     holds, beyond those listed ``before`` and those known to have been added (counted, so two
@@ -130,7 +128,8 @@ def settle_adds(
     claims = [(r.entry.terms, 1) if r.outcome_unknown else None for r in results]
     known = [(r.entry.terms, 1) for r in results if r.ok and not r.outcome_unknown]
     verdicts = decide(claims, (e.terms for e in before), (e.terms for e in after), known)
-    unseen = f", and a listing afterwards does not hold the entry: it was not added, so {again}"
+    unseen = ", and a listing afterwards does not hold the entry: it was not added, so adding it "
+    unseen += "again is safe"
     late = "list again before adding it again (or it may be added twice)"
     return [
         _settled(r, v, "holds the entry", unseen, late)
