@@ -13,7 +13,7 @@ from ..models.secret import Secret
 from ..profiles import credentials, registry
 from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
-from .context import OperationSettings, profile_of
+from .context import OperationSettings, forget, profile_of
 from .prompts import NoAnswer, Prompter
 
 CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
@@ -127,8 +127,11 @@ def login(
     saved = credentials.store(profile, base_url, access_key, secret_key)
     registry.remember(saved.profile)
     backend = credentials.backend_info()
-    if check is None:
-        check = _wants_check(prompter)
+    if check is None:  # Enter means yes; a front end that cannot ask means no
+        try:
+            check = prompter.ask(CHECK_QUESTION).strip().lower() in ("", "y", "yes")
+        except NoAnswer:
+            check = False
     return LoginResult(
         saved.profile,
         saved.base_url,
@@ -140,22 +143,11 @@ def login(
     )
 
 
-def _wants_check(prompter: Prompter) -> bool:
-    """Yes on Enter, y or yes; a front end that cannot ask means no (the profile is stored)."""
-    try:
-        answer = prompter.ask(CHECK_QUESTION)
-    except NoAnswer:
-        return False
-    return answer.strip().lower() in ("", "y", "yes")
-
-
 def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
     registry.forget(profile)
-    from .context import forget
-
     forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)
