@@ -264,9 +264,6 @@ class ClientCache:
         self._clients: OrderedDict[ClientKey, DictionaryClient] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._clients)
-
     def get(self, creds: Credentials, **options: Any) -> DictionaryClient:
         """The kept client for these credentials and settings (``timeout``, ``max_retries``,
         ``workers``, ``auth``), made on first use; the profile's clients made from other
