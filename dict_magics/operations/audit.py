@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import localdata
-from ..models import AuditLine, AuditLines, Entry
+from ..models import AuditLine, AuditTable, Entry
 from .snapshots import parse_time
 
 FILENAME = "audit.jsonl"
@@ -214,11 +214,11 @@ def _subject(entry_id: str | None, entry: Entry | None) -> Any:
     return entry_id if entry_id is not None else (entry.terms if entry is not None else None)
 
 
-def read_audit(n: int = 20, path: str | Path | None = None) -> AuditLines:
+def read_audit(n: int = 20, path: str | Path | None = None) -> AuditTable:
     """The last ``n`` requests, oldest first, read backwards from the end of the file: each
     once, with its latest outcome (unknown when none was noted)."""
     path = Path(path) if path is not None else audit_path()
-    found = AuditLines()
+    found = AuditTable()
     if n <= 0:
         return found
     seen: set[str] = set()
