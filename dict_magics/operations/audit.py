@@ -67,7 +67,12 @@ class AuditLog:
         self._prefix = secrets.token_hex(4)
         self._count = itertools.count(1)
         self._keys: dict[Any, str] = {}
-        self._fixed: tuple[str, str] | None = None
+        self._head = (  # the fields every line shares, encoded once
+            f', "profile": {_q(profile)}, "host": {_q(host)}, '
+            f'"operation": {_q(operation)}, "entry_id": '
+        )
+        shown = "null" if snapshot is None else _q(str(snapshot))
+        self._tail = f', "snapshot": {shown}, "request": '
 
     def __enter__(self) -> AuditLog:
         try:
@@ -145,14 +150,7 @@ class AuditLog:
     ) -> str:
         """One JSON line in DESIGN's field order, made around the C string encoder (a dict
         encoded per line costs several times as much)."""
-        if self._fixed is None:
-            snapshot = self.snapshot
-            self._fixed = (
-                f', "profile": {_q(self.profile)}, "host": {_q(self.host)}, '
-                f'"operation": {_q(self.operation)}, "entry_id": ',
-                f', "snapshot": {"null" if snapshot is None else _q(str(snapshot))}, "request": ',
-            )
-        head, tail = self._fixed
+        head, tail = self._head, self._tail
         terms = "null" if entry is None else _ENTRY % tuple(map(_q, entry.terms))
         return (
             f'{{"time": "{_now()}"{head}{"null" if entry_id is None else _q(entry_id)}, '
