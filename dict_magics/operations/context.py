@@ -123,12 +123,7 @@ LISTING_MAX_AGE_ENV = "DICT_MAGICS_LISTING_MAX_AGE"
 
 def _seconds(value: object) -> bool:
     """A finite number of seconds, 0 or more."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    return (is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
 
 
 class ProgressSink(Protocol):

@@ -254,28 +254,21 @@ def sync(
             for e in plan.deletes
             if e.id not in live
         ]
-        result = _verify(plan, before, done, absent)
+        deletes = absent + done.deletes  # checked against the listing afterwards
+        found = None if done.after is None else _mismatches(before, done.after, done, deletes)
+        result = SyncResult(
+            plan,
+            done.adds,
+            done.updates,
+            deletes,
+            snapshot=str(done.snapshot),
+            verified=None if found is None else not found,
+            mismatches=found or [],
+            interrupted=done.interrupted,
+        )
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
-
-
-def _verify(
-    plan: SyncPlan, before: list[Entry], done: Applied, absent: list[DeleteResult]
-) -> SyncResult:
-    """The result, checked against the listing afterwards: every change reported done."""
-    deletes = absent + done.deletes
-    found = None if done.after is None else _mismatches(before, done.after, done, deletes)
-    return SyncResult(
-        plan,
-        done.adds,
-        done.updates,
-        deletes,
-        snapshot=str(done.snapshot),
-        verified=None if found is None else not found,
-        mismatches=found or [],
-        interrupted=done.interrupted,
-    )
 
 
 def _mismatches(
