@@ -46,11 +46,8 @@ def add(
     warn: Warn = None,
 ) -> AddResult | ChangePreview | NoChange:
     """Add the entry ``from_text`` (``from_lang``) -> ``to_text`` (``to_lang``); the result's
-    ``entry.id`` is the new id when a listing shows it. Raises ``InvalidEntryError`` before any
-    request for terms the service would refuse, ``ServiceError`` when it cannot be listed.
-
-    An entry with the same four terms already listed: nothing is sent and a ``NoChange`` names
-    it, unless ``duplicate`` (a person confirmed a second copy, as the panel asks)."""
+    ``entry.id`` is the new id when a listing shows it. An entry with the same four terms is
+    not sent again (a ``NoChange`` names it) unless ``duplicate`` (a person confirmed it)."""
     entry = Entry("", from_lang, from_text, to_lang, to_text)
     check_terms(entry)
     with connect(settings, client) as (client, profile):

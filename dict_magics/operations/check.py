@@ -61,8 +61,7 @@ def check_credentials(
 
 def check_stored(settings: OperationSettings, stored: Credentials) -> CredentialsCheck:
     """``check_credentials`` for exactly ``stored`` (what a login just saved), whatever the
-    environment or ``%config`` would otherwise put in front of it, with the settings' auth (a
-    token when ``auth="token"``): the client comes the one way, ``connect.lease``."""
+    environment or ``%config`` would otherwise put in front of it, with the settings' auth."""
     with lease(
         stored,
         timeout=settings.timeout,

@@ -260,9 +260,8 @@ class ClientCache:
         self._lock = threading.Lock()
 
     def get(self, creds: Credentials, **options: Any) -> DictionaryClient:
-        """The kept client for these credentials and settings (``timeout``, ``max_retries``,
-        ``workers``, ``auth``), made on first use; the profile's clients made from other
-        credentials or for another base URL are closed. ``workers`` is no part of the key."""
+        """The kept client for these credentials and settings, made on first use; the profile's
+        clients of other credentials or another base URL are closed."""
         key = ClientKey.of(
             creds,
             timeout=options["timeout"],
@@ -456,9 +455,8 @@ class ListingCache:
         ids: Iterable[str] = (),
         max_age: float | None = None,
     ) -> tuple[EntryList, float] | None:
-        """The cached listing and its age, without any request, when at most ``max_age``
-        seconds old (``None``: the cache's own) and holding every one of ``ids`` (one it lacks
-        may have been added since); else ``None``."""
+        """The cached listing and its age when at most ``max_age`` seconds old (``None``: the
+        cache's) and holding every one of ``ids`` (one it lacks may be new); else ``None``."""
         from ..models import EntryList
 
         max_age = self.max_age if max_age is None else max_age
@@ -520,9 +518,8 @@ CACHE = ListingCache()
 
 
 def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
-    """A fresh listing to settle or name what was just sent (``None``: the service gives
-    none), and whether Ctrl-C ended the wait: the caller audits what it has, then passes the
-    interrupt on."""
+    """A fresh listing to settle or name what was just sent (``None``: none to be had), and
+    whether Ctrl-C ended the wait: the caller audits what it has, then passes it on."""
     try:
         return CACHE.fetch(client, profile), False
     except ServiceError:

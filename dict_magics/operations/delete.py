@@ -49,9 +49,8 @@ def delete(
     warn: Warn = None,
 ) -> DeleteResult | BatchResult | DryRunResult:
     """Delete ``ids`` (with a snapshot of them first unless ``snapshot`` or the settings say
-    not to); raises ``DictMagicsError`` (a bad id, no id, no credentials, no snapshot possible)
-    before any request, and ``DeletionFailedError`` for a failure only if
-    ``settings.raise_on_failure``."""
+    not to); ``DictMagicsError`` before any request, ``DeletionFailedError`` for a failure only
+    if ``settings.raise_on_failure``."""
     checked = [check_id(i) for i in ids]
     if not checked:
         raise UsageProblem("no entry ids given; nothing was sent.")

@@ -25,9 +25,8 @@ def export(
     overwrite: bool = False,
     client: DictionaryClient | None = None,
 ) -> ExportResult:
-    """List the dictionary and write it to ``path``; raises ``UsageProblem`` for a path or
-    format it cannot write, or a file already there unless ``overwrite`` (before the listing:
-    nothing written), and ``ServiceError`` for no listing."""
+    """List the dictionary and write it to ``path``; ``UsageProblem`` before the listing for a
+    path or format it cannot write, or a file already there unless ``overwrite``."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     _refuse_existing(path, overwrite)

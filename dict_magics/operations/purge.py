@@ -57,8 +57,7 @@ def purge(
     warn: Warn = None,
 ) -> DeleteResult | DryRunResult:
     """Delete every entry once confirmed (``yes`` skips the question), the listing kept in
-    a snapshot first unless ``snapshot`` or the settings say not to. ``DictMagicsError`` before
-    any change; ``DeletionFailedError`` only if ``settings.raise_on_failure``."""
+    a snapshot first unless ``snapshot`` or the settings say not to."""
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     with connect(settings, client) as (client, profile):

@@ -51,9 +51,8 @@ def restore(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> RestoreResult:
-    """Undo the change snapshot ``source`` kept (default: this profile and host's latest).
-    ``DictMagicsError`` before any change (no snapshot, no listing, another host's snapshot not
-    confirmed); ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
+    """Undo the change snapshot ``source`` kept (default: this profile and host's latest);
+    ``DictMagicsError`` before any change, ``OperationFailedError`` if ``raise_on_failure``."""
     with connect(settings, client) as (client, profile):
         named = source is not None and bool(str(source).strip())
         snapshot = _snapshot(source if named else None, profile, client.host, client.base_url)

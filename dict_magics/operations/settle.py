@@ -34,9 +34,8 @@ def decide(
     after: Iterable[Hashable],
     known: Iterable[Claim] = (),
 ) -> list[bool | None]:
-    """For each claim ``(key, +1 | -1)``: ``True`` when the listings show it happened,
-    ``False`` when not, ``None`` for no claim. ``before`` and ``after`` are multisets of keys;
-    ``known``: changes known to have happened meanwhile."""
+    """For each claim ``(key, +1 | -1)``: whether the listings (multisets of keys) show it
+    happened, beyond the ``known`` changes; ``None`` for no claim."""
     change = Counter(list(after))  # keys: a mapping counts each of its keys once
     change.subtract(Counter(list(before)))
     for key, delta in known:
@@ -158,8 +157,7 @@ def name_added(
     added: Sequence[Entry], before: Sequence[Entry], after: Sequence[Entry] | None
 ) -> list[Entry]:
     """``added`` each with its new id where the listing ``after`` tells it unambiguously
-    (as many new entries with its terms as copies added); else the id is empty, never an old
-    one."""
+    (as many new entries with its terms as copies added); else an empty id, never an old one."""
     old_ids = {e.id for e in before}
     fresh: dict[tuple[str, str, str, str], list[str]] = {}
     for entry in after or ():
@@ -185,8 +183,7 @@ def add_and_settle(
     **options: Any,
 ) -> AddBatch:
     """``client.add_entries``, then one listing settles the entries whose bulk answer was
-    lost. A bulk request acts on all its entries or none: a lost chunk the listing shows only in
-    part stays unknown (what it shows may be someone else's)."""
+    lost (a chunk acts on all its entries or none: one shown only in part stays unknown)."""
     from ..service.client import check_entries
 
     check_entries(list(entries))  # before the listing: nothing is sent for a bad entry

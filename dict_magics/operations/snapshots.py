@@ -125,9 +125,8 @@ def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
 
 
 def _next_sequence() -> int:
-    """A number above any snapshot's started before in this data folder, without a lock
-    or the clock: one byte appended (``O_APPEND``) to ``snapshot-sequence``, the offset after it
-    is unique and increasing; a sequence file gone missing starts above the snapshots there."""
+    """A number above any snapshot's started before here, without a lock or the clock: the
+    offset after one byte appended (``O_APPEND``) to ``snapshot-sequence``."""
     path = localdata.home() / SEQUENCE_FILE
     fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -144,9 +143,8 @@ def _next_sequence() -> int:
 
 
 def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
-    """The header and ``"entries": [`` on line 1, one entry per line (JSON escapes newlines
-    inside strings), then ``]}``; entries formatted around the C string encoder (3-4 times
-    faster than a dict each). A lone surrogate is written as its JSON escape."""
+    """The header and ``"entries": [`` on line 1, one entry per line, then ``]}``; entries
+    formatted around the C string encoder (3-4 times faster than a dict each)."""
     head = json.JSONEncoder(ensure_ascii=False).encode(header)[:-1] + ', "entries": ['
     body = ",\n".join(_ENTRY % (_q(str(e.id)), *map(_q, e.terms)) for e in entries)
     return (head + "\n" + body + _TAIL.decode()).encode("utf-8", "backslashreplace")

@@ -53,9 +53,8 @@ def validate_rows(
     rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]]
 ) -> tuple[list[GlossaryRow], list[InvalidRow]]:
     """(rows to sync, invalid rows): the service's term rules, and one source with two
-    targets in the file (which one is meant cannot be told), unless ``held`` (the dictionary's
-    entries by source) holds exactly those targets: an export of a conflict, reported and left
-    alone. Identical rows are kept once."""
+    targets in the file (which one is meant cannot be told) unless ``held`` (the dictionary's
+    entries by source) holds exactly those. Identical rows are kept once."""
     valid: list[GlossaryRow] = []
     invalid: list[InvalidRow] = []
     by_source: dict[Key, list[GlossaryRow]] = {}

@@ -34,9 +34,8 @@ def check_text(
     client: DictionaryClient | None = None,
 ) -> CheckReport:
     """``EntryList.check`` of ``text`` (a string: its lines; a list: its items) on the
-    listing; with ``translate``, also what the engine applied to each element. ``UsageProblem``
-    for an empty text, an unknown unit, or (with ``translate``) no language pair or an element
-    over the engine's limits, before any request."""
+    listing; with ``translate``, also what the engine applied to each element. A text it cannot
+    check or translate is a ``UsageProblem`` before any request."""
     from ..service.client import check_translatable
 
     check_unit(unit)

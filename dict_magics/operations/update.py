@@ -35,10 +35,9 @@ def update(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> UpdateResult | ChangePreview | NoChange:
-    """Replace the given fields of entry ``entry_id``. Raises ``UsageProblem`` (nothing sent)
-    for a bad id, no change asked for, no such entry, or terms the service would refuse. When
-    the entry (or another one: a duplicate) already reads as asked, nothing is sent and no
-    snapshot taken: the answer is a ``NoChange`` naming it (an update run twice is harmless)."""
+    """Replace the given fields of entry ``entry_id`` (``UsageProblem`` with nothing sent for
+    a bad id, no change, no such entry, refused terms). When an entry already reads as asked,
+    nothing is sent: a ``NoChange`` names it (an update run twice is harmless)."""
     text = check_id(entry_id)
     changes = (from_lang, from_text, to_lang, to_text)
     if all(c is None for c in changes):
