@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from ..errors import UsageProblem
+from ..errors import Remedy, UsageProblem
 
 NOBODY_ASKED = "nobody was asked (no prompter was given)"
 CONFIRM_WORD = "yes"
@@ -42,19 +42,17 @@ class Prompter(Protocol):
 
 
 def confirm(
-    prompter: Prompter | None,
-    warning: str,
-    action: str,
-    *,
-    unasked: Callable[[str], str],
-    declined: str,
-    option: str | None = None,
+    prompter: Prompter | None, warning: str, action: str, *, refusing: str, declined: str
 ) -> None:
     """Show ``warning``, ask "Type yes to ``action``" and return only when ``yes`` was typed;
-    else ``UsageProblem``: ``unasked(why)`` when nobody can answer (``option`` names the setting
-    that skips the question), ``declined`` for any other answer."""
+    else ``UsageProblem``: "refusing to ``refusing`` without a confirmation" when nobody can
+    answer (``--yes`` skips the question), ``declined`` for any other answer."""
     question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
-    if answer(prompter, warning, question, unasked, option).strip().lower() != CONFIRM_WORD:
+
+    def unasked(why: str) -> str:
+        return f"refusing to {refusing} without a confirmation, but {why}. Nothing was sent."
+
+    if answer(prompter, warning, question, unasked, Remedy.YES).strip().lower() != CONFIRM_WORD:
         raise UsageProblem(declined)
 
 

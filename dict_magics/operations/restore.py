@@ -177,12 +177,8 @@ def _ask(
             f"Undoing this {what} removes {n} it added at {host} (profile {profile!r}): "
             f"{named(plan.remove)}. They are kept in a snapshot first.",
             "undo it",
-            unasked=lambda why: (
-                f"refusing to remove {n} at {host} without a confirmation, but "
-                f"{why}. Nothing was sent."
-            ),
+            refusing=f"remove {n} at {host}",
             declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",
-            option=Remedy.YES,
         )
     asked = [(back, now) for back, now in plan.changed if back.id]
     if not asked:
@@ -312,13 +308,9 @@ def _confirm_elsewhere(
         f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r}).",
         "restore it there",
-        unasked=lambda why: (
-            f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
-            f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
-            "Nothing was sent."
-        ),
+        refusing=f"restore a snapshot of {there} (profile {theirs!r}) to {host} (profile "
+        f"{profile!r})",
         declined=f"restore not confirmed: nothing was added ({host}).",
-        option=Remedy.YES,
     )
 
 

@@ -220,12 +220,8 @@ def sync(
                 f"This sync deletes {n} at {plan.host} (profile {profile!r}) that {plan.path} "
                 f"lacks: {named(plan.deletes)}. A snapshot is kept first.",
                 "apply the sync",
-                unasked=lambda why: (
-                    f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
-                    "Nothing was sent."
-                ),
+                refusing=f"delete {n} at {plan.host}",
                 declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
-                option="yes",
             )
             before = list(CACHE.fetch(client, profile).entries)  # a person took time to answer
         live = {e.id: e for e in before}

@@ -75,17 +75,15 @@ def confirm_billed(prompter: Prompter | None, what: str, host: str) -> None:
     """Translation is billed: it goes ahead only once someone types yes (``--yes`` skips this);
     a front end that cannot ask says so before showing anything."""
     why = unanswerable(prompter)
-
-    def unasked(why: str) -> str:
-        return f"translation is billed, so it is asked first, but {why}. Nothing was sent."
-
     if why:
-        raise UsageProblem(unasked(why), option=Remedy.YES)
+        raise UsageProblem(
+            f"translation is billed, so it is asked first, but {why}. Nothing was sent.",
+            option=Remedy.YES,
+        )
     confirm(
         prompter,
         f"This sends {what} to the translation engine at {host}, which bills the translation.",
         "send it",
-        unasked=unasked,
+        refusing=f"send {what} to the translation engine",
         declined="Cancelled \u2014 nothing was sent.",
-        option=Remedy.YES,
     )
