@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import localdata
@@ -36,32 +35,29 @@ class RestoreLock:
         self.waited = 0.0
         """Seconds spent waiting for an earlier restore's additions to land."""
 
-    def _paths(self) -> tuple[Path, Path]:
-        folder = localdata.home("locks")
-        return folder / f"{self.name}.lock", folder / f"{self.name}.sending"
-
     def __enter__(self) -> RestoreLock:
         from filelock import FileLock, Timeout
 
-        lock_path, note_path = self._paths()
-        self._lock = lock = FileLock(str(lock_path), mode=0o600)
+        folder = localdata.home("locks")
+        self._note_path = folder / f"{self.name}.sending"
+        self._lock = lock = FileLock(str(folder / f"{self.name}.lock"), mode=0o600)
         try:
             lock.acquire(timeout=0.2)
         except Timeout:
             say(self._warn, "another restore of this profile and host is running: waiting for it")
             lock.acquire()
         try:
-            self._wait_for_an_earlier_run(note_path)
-            self._note = localdata.open_private(note_path, os.O_RDWR | os.O_CREAT)
+            self._wait_for_an_earlier_run()
+            self._note = localdata.open_private(self._note_path, os.O_RDWR | os.O_CREAT)
         except BaseException:
             lock.release()
             raise
         return self
 
-    def _wait_for_an_earlier_run(self, note_path: Path) -> None:
+    def _wait_for_an_earlier_run(self) -> None:
         """Sleep until the answers of a dead restore's last POSTs were due (bounded)."""
         try:
-            fd = localdata.open_private(note_path, os.O_RDONLY)
+            fd = localdata.open_private(self._note_path, os.O_RDONLY)
         except FileNotFoundError:
             return
         try:
@@ -84,11 +80,9 @@ class RestoreLock:
 
     def sending(self) -> None:
         """A POST is about to leave: its answer is due within one deadline from now."""
-        if self._note is None:
-            return
         due = time.time() + self.timeout + 1
-        if due - self._due < 0.05:
-            return  # noted a moment ago
+        if self._note is None or due - self._due < 0.05:  # none, or noted a moment ago
+            return
         self._due = due
         os.pwrite(self._note, f"{due:<{_WIDTH - 1}.3f}\n".encode("ascii"), 0)
 
@@ -98,7 +92,7 @@ class RestoreLock:
             if self._note is not None:
                 os.close(self._note)
                 self._note = None
-                self._paths()[1].unlink(missing_ok=True)
+                self._note_path.unlink(missing_ok=True)
         finally:
             if self._lock is not None:
                 self._lock.release()
