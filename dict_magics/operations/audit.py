@@ -52,14 +52,13 @@ class AuditLog:
         snapshot: str | Path | None = None,
         entries: dict[str, Entry] | None = None,
         warn: Warn = None,
-        path: str | Path | None = None,
     ) -> None:
         if operation not in OPERATIONS:
             raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
         self.profile, self.host, self.operation = profile, host, operation
         self.snapshot = snapshot
         self.entries = entries or {}
-        self.path = Path(path) if path is not None else None
+        self.path: Path | None = None
         self._warn = warn
         self._fd: int | None = None
         self._failed = False
@@ -89,8 +88,7 @@ class AuditLog:
     def _open(self) -> None:
         """The descriptor, a torn last line (a crash mid-write) ended first. Another process
         still writing may look torn here: that costs an empty line, which readers skip."""
-        if self.path is None:
-            self.path = audit_path()
+        self.path = audit_path()
         fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         self._fd = fd
         size = os.fstat(fd).st_size
@@ -212,10 +210,10 @@ def _subject(entry_id: str | None, entry: Entry | None) -> Any:
     return entry_id if entry_id is not None else (entry.terms if entry is not None else None)
 
 
-def read_audit(n: int = 20, path: str | Path | None = None) -> AuditTable:
+def read_audit(n: int = 20) -> AuditTable:
     """The last ``n`` requests, oldest first, read backwards from the end of the file: each
     once, with its latest outcome (unknown when none was noted)."""
-    path = Path(path) if path is not None else audit_path()
+    path = audit_path()
     found = AuditTable()
     if n <= 0:
         return found
