@@ -74,8 +74,13 @@ class AuditLog:
         self._tail = f', "snapshot": {shown}, "request": '
 
     def __enter__(self) -> AuditLog:
+        """Open the log, a torn last line (a crash mid-write) ended first. Another process
+        still writing may look torn here: that costs an empty line, which readers skip."""
         try:
-            self._open()
+            self.path = audit_path()
+            self._fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            size = os.fstat(self._fd).st_size
+            self._torn = bool(size) and os.pread(self._fd, 1, size - 1) != b"\n"
         except OSError as exc:
             self._warn_once(exc)
         return self
@@ -85,36 +90,22 @@ class AuditLog:
         if fd is not None:
             os.close(fd)
 
-    def _open(self) -> None:
-        """The descriptor, a torn last line (a crash mid-write) ended first. Another process
-        still writing may look torn here: that costs an empty line, which readers skip."""
-        self.path = audit_path()
-        fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-        self._fd = fd
-        size = os.fstat(fd).st_size
-        self._torn = bool(size) and os.pread(fd, 1, size - 1) != b"\n"
-
     def sending(self, method: str, entry_id: str | None, entries: Sequence[Entry] = ()) -> str:
         """Before a request's first attempt: its line(s), on disk when this returns."""
         key = f"{self._prefix}-{next(self._count)}"
         if len(entries) < 2:  # one entry: its key is the request's
-            entry = entries[0] if entries else self.entries.get(entry_id or "")
-            self._keys[_subject(entry_id, entry)] = key
-            self._write([self._line(key, entry_id, entry, "sending", None, 0, None)])
-            return key
-        lines = []
-        for number, entry in enumerate(entries):
-            self._keys[_subject(entry_id, entry)] = item_key = f"{key}.{number}"
-            lines.append(self._line(item_key, entry_id, entry, "sending", None, 0, None))
-        self._write(lines)
+            items = [(key, entries[0] if entries else self.entries.get(entry_id or ""))]
+        else:
+            items = [(f"{key}.{number}", entry) for number, entry in enumerate(entries)]
+        for item_key, entry in items:
+            self._keys[_subject(entry_id, entry)] = item_key
+        self._write([self._line(item_key, entry_id, entry) for item_key, entry in items])
         return key
 
     def ended(self, key: str, results: Sequence[Any]) -> None:
         """A request's outcome, paired with its ``sending`` line by ``key``."""
-        if len(results) == 1:
-            self._write([self._outcome(key, results[0])])
-        else:
-            self._write([self._outcome(f"{key}.{i}", r) for i, r in enumerate(results)])
+        keys = [key] if len(results) == 1 else [f"{key}.{i}" for i in range(len(results))]
+        self._write([self._outcome(k, r) for k, r in zip(keys, results, strict=True)])
 
     def record(self, result: Any) -> None:
         self.record_all([result])
@@ -131,50 +122,37 @@ class AuditLog:
 
     def _outcome(self, key: str, result: Any) -> str:
         entry_id = getattr(result, "entry_id", None)
-        entry = _entry(result) or self.entries.get(entry_id or "")
-        return self._line(
-            key, entry_id, entry, result.outcome, result.http_status, result.attempts, result.reason
-        )
+        return self._line(key, entry_id, _entry(result) or self.entries.get(entry_id or ""), result)
 
-    def _line(
-        self,
-        key: str,
-        entry_id: str | None,
-        entry: Entry | None,
-        outcome: str,
-        status: int | None,
-        attempts: int,
-        reason: str | None,
-    ) -> str:
-        """One JSON line in DESIGN's field order, made around the C string encoder (a dict
-        encoded per line costs several times as much)."""
-        head, tail = self._head, self._tail
+    def _line(self, key: str, entry_id: str | None, entry: Entry | None, result: Any = None) -> str:
+        """One JSON line in DESIGN's field order (no ``result``: ``sending``), made around the
+        C string encoder (a dict encoded per line costs several times as much)."""
         terms = "null" if entry is None else _ENTRY % tuple(map(_q, entry.terms))
+        status = None if result is None else result.http_status
+        reason = None if result is None else result.reason
         return (
-            f'{{"time": "{_now()}"{head}{"null" if entry_id is None else _q(entry_id)}, '
-            f'"entry": {terms}, "outcome": "{outcome}", '
+            f'{{"time": "{_now()}"{self._head}{"null" if entry_id is None else _q(entry_id)}, '
+            f'"entry": {terms}, "outcome": "{"sending" if result is None else result.outcome}", '
             f'"http_status": {"null" if status is None else int(status)}, '
-            f'"attempts": {int(attempts)}, "reason": {"null" if reason is None else _q(reason)}'
-            f'{tail}"{key}"}}\n'
+            f'"attempts": {0 if result is None else int(result.attempts)}, '
+            f'"reason": {"null" if reason is None else _q(reason)}{self._tail}"{key}"}}\n'
         )
 
     def _write(self, lines: list[str]) -> None:
-        if not lines or self._fd is None:
-            return
-        try:
-            self._append("".join(lines))
-        except OSError as exc:
-            self._warn_once(exc)
-
-    def _append(self, text: str) -> None:
         """One ``write`` (a lone surrogate goes as its JSON escape); after a write that failed
         part-way (a full disk), the next starts on a line of its own."""
-        data = ("\n" if self._torn else "") + text
+        if not lines or self._fd is None:
+            return
+        view = memoryview(
+            (("\n" if self._torn else "") + "".join(lines)).encode("utf-8", "backslashreplace")
+        )
         self._torn = False
-        view = memoryview(data.encode("utf-8", "backslashreplace"))
         try:
             while view:
-                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._torn = True
+            self._warn_once(exc)
         except BaseException:
             self._torn = True
             raise

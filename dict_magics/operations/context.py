@@ -14,7 +14,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,6 +79,7 @@ class OperationSettings:
         for name, low, high, option in (
             ("workers", MIN_WORKERS, MAX_WORKERS, Remedy.WORKERS),
             ("max_retries", MIN_RETRIES, MAX_RETRIES, Remedy.MAX_RETRIES),
+            ("chunk_size", 1, MAX_BULK_CHUNK, "chunk_size"),
         ):
             value = getattr(self, name)
             if not is_int(value) or not low <= value <= high:
@@ -86,11 +87,6 @@ class OperationSettings:
                 raise UsageProblem(
                     f"{what} must be {span(low, high)}, not {value!r}.", option=option
                 )
-        if not is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
-            raise UsageProblem(
-                f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
-                option="chunk_size",
-            )
         if not _seconds(self.timeout) or not self.timeout > 0:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
@@ -326,11 +322,6 @@ def lease(creds: Credentials, **options: Any) -> Iterator[DictionaryClient]:
         client.close()
 
 
-def forget(profile: str) -> int:
-    """Close the kept clients of ``profile``; returns how many."""
-    return CLIENTS.forget(profile)
-
-
 def close_all() -> None:
     """Close every kept client (``%unload_ext``)."""
     CLIENTS.forget()
@@ -415,7 +406,7 @@ class ListingCache:
         self._held: dict[Key, _Held] = {}
         # Bumped by every change this process knows of (a delete, a purge, an invalidation): a
         # listing requested before one may hold what it changed, so it is not kept.
-        self._changes: dict[Key, int] = {}
+        self._changes: Counter[Key] = Counter()
         self._lock = threading.Lock()
 
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
@@ -423,7 +414,7 @@ class ListingCache:
         key = cache_key(client, profile)
         with self._lock:
             # Its age counts from the request: the service may have answered any time after.
-            asked, seen = self._clock(), self._changes.get(key, 0)
+            asked, seen = self._clock(), self._changes[key]
         try:
             listing = client.list_entries()
         except ListingUnsupportedError:
@@ -434,7 +425,7 @@ class ListingCache:
             self.forget(key)
             raise
         with self._lock:
-            if self._changes.get(key, 0) == seen:
+            if self._changes[key] == seen:
                 self._held[key] = _Held(listing.by_id(), listing.host, asked)
             else:
                 # This process changed the dictionary while the listing was on its way: the
@@ -483,7 +474,7 @@ class ListingCache:
         """These entries are known to be gone (deleted, or never there)."""
         key = cache_key(client, profile)
         with self._lock:
-            self._changed(key)
+            self._changes[key] += 1
             held = self._held.get(key)
             if held is not None and held.entries is not None:
                 for entry_id in ids:
@@ -493,19 +484,15 @@ class ListingCache:
         """Every entry is known to be gone (a purge succeeded)."""
         key = cache_key(client, profile)
         with self._lock:
-            self._changed(key)
+            self._changes[key] += 1
             self._held[key] = _Held({}, client.host, self._clock())
 
     def forget(self, key: Key | None = None) -> None:
         """Drop one listing (``None``: all): the next use lists again."""
         with self._lock:
             for changed in [*{*self._held, *self._changes}] if key is None else [key]:
-                self._changed(changed)
+                self._changes[changed] += 1
                 self._held.pop(changed, None)
-
-    def _changed(self, key: Key) -> None:
-        """A listing of ``key`` requested before now may predate a change (under the lock)."""
-        self._changes[key] = self._changes.get(key, 0) + 1
 
     def invalidate(self, client: DictionaryClient, profile: str) -> None:
         """The listing of this client's dictionary can no longer be trusted (an addition, an

@@ -13,7 +13,7 @@ from ..models.secret import Secret
 from ..profiles import credentials, registry
 from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
-from .context import OperationSettings, forget, profile_of
+from .context import CLIENTS, OperationSettings, profile_of
 from .prompts import NoAnswer, Prompter
 
 CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
@@ -148,6 +148,6 @@ def logout(settings: OperationSettings) -> LogoutResult:
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
     registry.forget(profile)
-    forget(profile)  # no client keeps the old secret in memory
+    CLIENTS.forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

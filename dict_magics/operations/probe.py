@@ -108,7 +108,8 @@ class _Probe:
         self.left = list(self.markers)  # from here on they may be there
         with self.audit("add") as trail:
             added = client.add_entries(self.markers, workers=1, audit=trail)
-        _stop_if(added.interrupted)
+        if added.interrupted:  # Ctrl-C stopped the batch (it returns what it did): stop too
+            raise KeyboardInterrupt
         self.found["bulk"] = client.bulk
         verdict = self.attempt()[0]
         listed = {e.terms: e for e in self.listed(verdict)}
@@ -135,7 +136,8 @@ class _Probe:
         markers = {e.id: e for e in self.left}
         with self.audit("delete", markers) as trail:
             gone = client.delete_entries(list(markers), workers=1, audit=trail)
-            _stop_if(gone.interrupted)
+            if gone.interrupted:
+                raise KeyboardInterrupt
             after = client.list_entries()  # settles a deletion whose answer was lost
             held = {e.id: e for e in after}
             if any(r.outcome_unknown for r in gone.results):
@@ -201,9 +203,9 @@ class _Probe:
         self.found["limit_unit"] = unit
 
     def audit(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
-        host, profile = self.client.host, self.profile
+        host, warn = self.client.host, self.warn
         return AuditLog(
-            profile=profile, host=host, operation=operation, entries=entries, warn=self.warn
+            profile=self.profile, host=host, operation=operation, entries=entries, warn=warn
         )
 
     def result(self, **more: Any) -> ProbeResult:
@@ -226,12 +228,6 @@ class _Probe:
             self.left = [e for e in self.left if e.id != getattr(done, "entry_id", None)]
         why = "interrupted (Ctrl-C)" if isinstance(stop, KeyboardInterrupt) else str(stop)
         return self.result(stopped=why)
-
-
-def _stop_if(interrupted: bool) -> None:
-    """A batch Ctrl-C stopped (it returns what it did): the probe stops too."""
-    if interrupted:
-        raise KeyboardInterrupt
 
 
 def _inner(data: Any) -> Any:

@@ -28,7 +28,7 @@ from ..models.glossary import (
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
 from ..models.text import entries as counted
-from .apply import Applied, ApplyChanges
+from .apply import ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect, say
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
@@ -267,7 +267,7 @@ def sync(
 
 
 def _mismatches(
-    before: list[Entry], after: list[Entry], done: Applied, deletes: list[DeleteResult]
+    before: list[Entry], after: list[Entry], done: ApplyChanges, deletes: list[DeleteResult]
 ) -> list[str]:
     """What the service reported done that the listing afterwards does not show, in words."""
     found: list[str] = []
