@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
 
-IN_PLACE = "an update changes an entry in place"
-
-
 def check_terms(entry: Entry) -> None:
     """``InvalidEntryError`` (one line, nothing sent) when the service would refuse ``entry``."""
     problems = entry_problems(*entry.terms)
@@ -71,7 +68,12 @@ def add(
         others = [e.id for e in alongside if e.to_text != to_text]
         pair = f"{from_text!r} ({from_lang}\u2192{to_lang})"
         for ids, verb, what, makes in (
-            (others, "translate", f"{pair} to another term", f"conflict ({IN_PLACE})"),
+            (
+                others,
+                "translate",
+                f"{pair} to another term",
+                "conflict (an update changes an entry in place)",
+            ),
             ([e.id for e in twins], "hold", "these four terms", "duplicate"),
         ):
             if ids:

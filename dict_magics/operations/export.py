@@ -41,7 +41,4 @@ def export(
 def _refuse_existing(path: Path, overwrite: bool) -> None:
     """An export never replaces a file silently (it may be the user's edited glossary)."""
     if not overwrite and path.exists() and not path.is_dir():
-        raise UsageProblem(
-            f"{path} already exists; nothing was written.",
-            option="overwrite",
-        )
+        raise UsageProblem(f"{path} already exists; nothing was written.", option="overwrite")

@@ -47,23 +47,18 @@ class RestoreLock:
             say(self._warn, "another restore of this profile and host is running: waiting for it")
             lock.acquire()
         try:
-            self._wait_for_an_earlier_run()
             self._note = localdata.open_private(self._note_path, os.O_RDWR | os.O_CREAT)
-        except BaseException:
+            self._wait_for_an_earlier_run(os.pread(self._note, _WIDTH, 0))
+        except BaseException:  # the note stays: the next restore waits for it
+            if self._note is not None:
+                os.close(self._note)
             lock.release()
             raise
         return self
 
-    def _wait_for_an_earlier_run(self) -> None:
-        """Sleep until the answers of a dead restore's last POSTs were due (bounded)."""
-        try:
-            fd = localdata.open_private(self._note_path, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        try:
-            raw = os.read(fd, _WIDTH)
-        finally:
-            os.close(fd)
+    def _wait_for_an_earlier_run(self, raw: bytes) -> None:
+        """Sleep until the answers of a dead restore's last POSTs were due (bounded); ``raw``:
+        the note a restore that died left (empty: none)."""
         try:
             due = float(raw.decode("ascii").strip() or 0)
         except (UnicodeDecodeError, ValueError):

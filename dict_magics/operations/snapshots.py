@@ -181,7 +181,7 @@ def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
     first bad one."""
     raw = data.get(name, [])
     if not isinstance(raw, list):
-        raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is not a list.")
+        raise _invalid(path, f"{name!r} is not a list")
     found = []
     for number, item in enumerate(raw, start=1):
         try:
@@ -190,9 +190,7 @@ def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
             found.append(Entry.from_service(item))
         except ValueError as exc:
             what = "entry" if name == "entries" else name
-            raise UsageProblem(
-                f"{path} is not a valid snapshot: {what} #{number}: {exc}."
-            ) from None
+            raise _invalid(path, f"{what} #{number}: {exc}") from None
     return found
 
 
@@ -232,20 +230,14 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
         raise UsageProblem(f"{path} is not a dict-magics snapshot (no format {FORMAT!r}).")
     for name in ("taken_at", "profile", "host", "base_url", "operation"):
         if not isinstance(data.get(name), str):
-            raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is missing or not text.")
+            raise _invalid(path, f"{name!r} is missing or not text")
     if data["operation"] not in OPERATIONS[tag]:
         allowed = ", ".join(map(repr, OPERATIONS[tag]))
-        raise UsageProblem(
-            f"{path} is not a valid snapshot: operation {data['operation']!r} is not one of "
-            f"{allowed}."
-        )
+        raise _invalid(path, f"operation {data['operation']!r} is not one of {allowed}")
     try:
         taken_at = parse_time(data["taken_at"])
     except ValueError:
-        raise UsageProblem(
-            f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
-            "time."
-        ) from None
+        raise _invalid(path, f"taken_at {data['taken_at']!r} is not an ISO-8601 time") from None
     named = _SEQUENCE.search(path.name)
     added, undoes = data.get("added"), data.get("undoes")
     return SnapshotInfo(
@@ -260,6 +252,10 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
         added=len(added) if isinstance(added, list) else 0,
         undoes=undoes if isinstance(undoes, str) and undoes else None,
     )
+
+
+def _invalid(path: Path, why: str) -> UsageProblem:
+    return UsageProblem(f"{path} is not a valid snapshot: {why}.")
 
 
 def parse_time(text: str) -> datetime:
