@@ -1,7 +1,7 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here: a ``PurgePlan`` states the purge (the entries at stake, the snapshot, the
-word that confirms); front ends render it and hand back what was typed.
+The policy lives here: ``plan`` states the purge as a ``PurgePlan`` (the entries at stake, the
+snapshot, the word that confirms); front ends render it and hand back what was typed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 
     from ..models import DeleteResult, DryRunResult, Entry, EntryList
     from ..service.client import DictionaryClient
+
+
+def plan(
+    profile: str,
+    host: str,
+    entries: Iterable[Entry] | None,
+    snapshot: str | None = None,
+) -> PurgePlan:
+    """The purge of ``entries`` (the listing just taken; ``None``: the service cannot list),
+    kept at ``snapshot`` (``None``: no copy). A row a listing repeats counts once."""
+    count = None if entries is None else len(_unique(entries))
+    return PurgePlan(host=host, profile=profile, count=count, snapshot=snapshot)
 
 
 def _refusal(profile: str, host: str, reason: str) -> str:
@@ -61,11 +73,11 @@ def purge(
             return _dry_run(host, profile, listing)
         kept = _keep(client, profile, listing) if keep and listing is not None else None
         if not yes:
-            stated = PurgePlan(  # a row a listing repeats counts once
-                host=host,
-                profile=profile,
-                count=None if listing is None else len(_unique(listing.entries)),
-                snapshot=None if kept is None else str(kept),
+            stated = plan(
+                profile,
+                host,
+                None if listing is None else listing.entries,
+                None if kept is None else str(kept),
             )
             try:
                 unasked = partial(_refusal, profile, host)
