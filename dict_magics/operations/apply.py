@@ -195,17 +195,15 @@ class ApplyChanges:
             self.after, self.interrupted = None, True
             return
         by_id = {e.id: e for e in self.after}
-        settled = settle_deletes(self.deletes, {e.id: e for e in listing}, by_id)
-        self.logs[0].record_all(
-            s for r, s in zip(self.deletes, settled, strict=True) if r.outcome_unknown
+        settled: tuple[list[Any], ...] = (
+            settle_deletes(self.deletes, {e.id: e for e in listing}, by_id),
+            settle_updates(self.updates, by_id),
+            self.adds if adds_listed else settle_adds(self.adds, before, self.after),
         )
-        now = settle_updates(self.updates, by_id)
-        self.logs[1].record_all(
-            s for r, s in zip(self.updates, now, strict=True) if r.outcome_unknown
-        )
-        added = self.adds if adds_listed else settle_adds(self.adds, before, self.after)
-        self.logs[2].record_all(s for r, s in zip(self.adds, added, strict=True) if r is not s)
-        self.deletes, self.updates, self.adds = settled, now, added
+        sent: tuple[list[Any], ...] = (self.deletes, self.updates, self.adds)
+        for log, was, now in zip(self.logs, sent, settled, strict=True):
+            log.record_all(s for r, s in zip(was, now, strict=True) if r is not s)  # decided
+        self.deletes, self.updates, self.adds = settled
 
     def _tick(self, _done: int, _total: int, result: Any) -> None:
         self.answered += 1

@@ -202,7 +202,10 @@ def read_audit(n: int = 20) -> AuditTable:
         return found
     with handle:
         for raw in _lines_backwards(handle):
-            data = _json(raw)
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError):
+                data = None
             key = data.get("request") if isinstance(data, dict) else None
             if isinstance(key, str):
                 if key in seen:
@@ -219,13 +222,6 @@ def read_audit(n: int = 20) -> AuditTable:
                 break
     found.reverse()
     return found
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None
 
 
 def _lines_backwards(handle: Any) -> Iterator[bytes]:

@@ -205,14 +205,6 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
 # read for every operation, so a login or a ``%config`` change gets a fresh client.
 
 
-def _credentials() -> Any:
-    """The credentials module, imported on first use (``%load_ext`` stays light)."""
-    from ..profiles import credentials
-
-    return credentials
-
-
-MAX_CLIENTS = 8
 CACHE_ENV = "DICT_MAGICS_CLIENT_CACHE"
 _KEY = secrets.token_bytes(32)
 """Fingerprints are keyed with this random value of the process: one that leaked cannot be
@@ -250,7 +242,7 @@ class ClientKey:
 class ClientCache:
     """Clients by ``ClientKey``, least recently used first (at most ``size``); thread-safe."""
 
-    def __init__(self, size: int = MAX_CLIENTS) -> None:
+    def __init__(self, size: int = 8) -> None:
         self.size = size
         self._clients: OrderedDict[ClientKey, DictionaryClient] = OrderedDict()
         self._lock = threading.Lock()
@@ -329,7 +321,9 @@ def close_all() -> None:
 
 def profile_of(settings: OperationSettings) -> str:
     """The profile the settings name, else ``$DICT_MAGICS_PROFILE``, else ``default``; checked."""
-    return _credentials().check_profile(settings.profile or _credentials().default_profile())
+    from ..profiles import credentials  # on first use: ``%load_ext`` stays light
+
+    return credentials.check_profile(settings.profile or credentials.default_profile())
 
 
 def make_client(
@@ -337,7 +331,9 @@ def make_client(
 ) -> tuple[DictionaryClient, Credentials]:
     """A new client for ``profile`` (``base_url`` overrides the stored one) and its credentials;
     ``DictMagicsError`` before anything is sent. The caller closes the client."""
-    creds = _credentials().load(profile, base_url=base_url or None)
+    from ..profiles import credentials
+
+    creds = credentials.load(profile, base_url=base_url or None)
     return client_from(creds, **options), creds
 
 
@@ -364,7 +360,9 @@ def connect(
     if client is not None:
         yield client, profile
         return
-    creds = _credentials().load(profile, base_url=settings.base_url or None)
+    from ..profiles import credentials
+
+    creds = credentials.load(profile, base_url=settings.base_url or None)
     with lease(
         creds,
         timeout=settings.timeout,
@@ -376,9 +374,6 @@ def connect(
 
 
 # -- the listings kept for the operations --------------------------------------------------------
-
-MAX_AGE = 60.0
-"""Seconds a cached listing is trusted for."""
 
 Key = tuple[str, str, str]
 
@@ -398,9 +393,10 @@ class _Held:
 
 
 class ListingCache:
-    """One listing per (profile, base URL, access key), safe to share between threads."""
+    """One listing per (profile, base URL, access key), trusted for ``max_age`` seconds; safe
+    to share between threads."""
 
-    def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, max_age: float = 60.0, clock: Callable[[], float] = time.monotonic):
         self.max_age = max_age
         self._clock = clock
         self._held: dict[Key, _Held] = {}

@@ -62,7 +62,19 @@ def delete(
             listing, age = _listing(client, profile, unique, dry_run, settings.listing_max_age)
         before = listing.by_id() if listing is not None else None
         if dry_run:
-            return _dry_run(client.host, profile, unique, before, age)
+            from ..models import DryRunResult
+
+            if before is None:
+                return DryRunResult("delete", client.host, profile, missing=unique, listed=False)
+            return DryRunResult(
+                "delete",
+                client.host,
+                profile,
+                entries=[before[i] for i in unique if i in before],
+                missing=[i for i in unique if i not in before],
+                listing_age=age,
+                listing=tuple(before.values()),
+            )
         absent = [i for i in unique if i not in before] if keep and before is not None else []
         sent = [i for i in checked if i not in set(absent)]
         kept: Path | None = None
@@ -161,24 +173,6 @@ def _in_order(
         return sent[0]
     path = None if snapshot is None else str(snapshot)
     return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
-
-
-def _dry_run(
-    host: str, profile: str, ids: list[str], before: dict[str, Entry] | None, age: float | None
-) -> DryRunResult:
-    from ..models import DryRunResult
-
-    if before is None:
-        return DryRunResult("delete", host, profile, missing=ids, listed=False)
-    return DryRunResult(
-        "delete",
-        host,
-        profile,
-        entries=[before[i] for i in ids if i in before],
-        missing=[i for i in ids if i not in before],
-        listing_age=age,
-        listing=tuple(before.values()),
-    )
 
 
 def _send(

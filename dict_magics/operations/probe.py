@@ -98,7 +98,7 @@ class _Probe:
         before = self.listed(verdict)
         if any(self.word in e.from_text + e.to_text for e in before):
             raise UsageProblem(f"an entry already holds {self.word!r}: run the probe again.")
-        self.found["listing"] = "data.entries" if "entries" in _inner(verdict.data) else "entries"
+        self.found["listing"] = _entries(verdict.data)[0]
         below = self.attempt(str(int(nonce) - 1))[0].outcome == "success"
         reused = self.attempt(nonce)[0].outcome == "success"
         forged = self.attempt(forged=True)[0]
@@ -119,7 +119,10 @@ class _Probe:
         ]
         if not all(m.terms in listed for m in self.markers):
             raise ServiceError("the service did not add every marker entry")
-        self.found["ids"] = "integer" if _ids_are_ints(verdict.data) else "string"
+        ints = all(
+            type(e.get("id")) is int for e in _entries(verdict.data)[1] if isinstance(e, dict)
+        )
+        self.found["ids"] = "integer" if ints else "string"
         self.found["update"] = self.update()
         token = client.with_auth("token")
         try:
@@ -230,11 +233,9 @@ class _Probe:
         return self.result(stopped=why)
 
 
-def _inner(data: Any) -> Any:
+def _entries(data: Any) -> tuple[str, Any]:
+    """Where a listing's answer holds its entries (``data.entries`` or ``entries``), and them."""
     inner = data.get("data") if isinstance(data, dict) else None
-    return inner if isinstance(inner, dict) else {}
-
-
-def _ids_are_ints(data: Any) -> bool:
-    entries = _inner(data).get("entries", data.get("entries") if isinstance(data, dict) else [])
-    return all(type(e.get("id")) is int for e in entries if isinstance(e, dict))
+    if isinstance(inner, dict) and "entries" in inner:
+        return "data.entries", inner["entries"]
+    return "entries", data.get("entries", []) if isinstance(data, dict) else []

@@ -70,7 +70,11 @@ def purge(
         if keep or dry_run or not yes:
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
-            return _dry_run(host, profile, listing)
+            from ..models import DryRunResult
+
+            if listing is None:
+                return DryRunResult("purge", host, profile, listed=False)
+            return DryRunResult("purge", host, profile, entries=_unique(listing.entries))
         kept = _keep(client, profile, listing) if keep and listing is not None else None
         if not yes:
             stated = plan(
@@ -136,14 +140,6 @@ def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Path | 
     return write_snapshot(
         entries, profile=profile, host=client.host, base_url=client.base_url, operation="purge"
     )
-
-
-def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
-    from ..models import DryRunResult
-
-    if listing is None:
-        return DryRunResult("purge", host, profile, listed=False)
-    return DryRunResult("purge", host, profile, entries=_unique(listing.entries))
 
 
 def _send(

@@ -55,7 +55,14 @@ def restore(
     ``DictMagicsError`` before any change, ``OperationFailedError`` if ``raise_on_failure``."""
     with connect(settings, client) as (client, profile):
         named = source is not None and bool(str(source).strip())
-        snapshot = _snapshot(source if named else None, profile, client.host, client.base_url)
+        latest = None if named else latest_snapshot(profile, client.host, client.base_url)
+        if not named and latest is None:
+            raise UsageProblem(
+                f"no snapshot of profile {profile!r} at {client.host} yet (one is taken before "
+                "every delete and purge). Nothing was sent.",
+                option=Remedy.SNAPSHOTS,
+            )
+        snapshot = read_snapshot(latest.path if latest else str(source).strip())
         if not dry_run:
             _confirm_elsewhere(prompter, snapshot, profile, client, yes=yes, named=named)
         if dry_run:
@@ -222,9 +229,11 @@ def _send(
 ) -> RestoreResult:
     """Its own snapshot first, then what the plan sends; an entry the service would refuse is
     not sent."""
-    refused = {
-        e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
-    }
+    refused: dict[Entry, str] = {}
+    for entry in [old for _, old in plan.put_back] + plan.readd:
+        if problems := entry_problems(*entry.terms):
+            why = "; ".join(p.message for p in problems)
+            refused[entry] = f"not sent: the service would refuse it ({why})"
     failed = list(refused.items())
     put_back = [(now, old) for now, old in plan.put_back if old not in refused]
     readd = [e for e in plan.readd if e not in refused]
@@ -251,28 +260,10 @@ def _entry(result: Any) -> Entry:
     return getattr(result, "entry", None) or result.new
 
 
-def _unsendable(entry: Entry) -> str:
-    problems = "; ".join(p.message for p in entry_problems(*entry.terms))
-    return problems and f"not sent: the service would refuse it ({problems})"
-
-
 def _stopped(result: Any) -> str:
     if result.cause is Cause.NOT_ATTEMPTED:
         return "not sent: the restore was stopped first (running it again puts it back)"
     return result.reason or "not put back"
-
-
-def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
-    if source is not None:
-        return read_snapshot(str(source).strip())
-    latest = latest_snapshot(profile, host, base_url)
-    if latest is None:
-        raise UsageProblem(
-            f"no snapshot of profile {profile!r} at {host} yet (one is taken before every "
-            "delete and purge). Nothing was sent.",
-            option=Remedy.SNAPSHOTS,
-        )
-    return read_snapshot(latest.path)
 
 
 def _confirm_elsewhere(
