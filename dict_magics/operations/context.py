@@ -160,11 +160,6 @@ COMMENT = re.compile(r"(?:^|\s)#.*")
 BOM = "\ufeff"
 
 
-def split_ids(text: str) -> list[str]:
-    """The ids in ``text``, in order, each checked; raises ``InvalidIdError`` for a bad one."""
-    return [check_id(part) for part in ID_SEPARATORS.split(text) if part]
-
-
 def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
     """The ids in each argument; an empty argument is refused (whoever typed it meant an
     id). ``check=False``: split only (the caller checks later)."""
@@ -174,16 +169,15 @@ def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
                 f"the argument {value!r} is not an entry id: an entry id cannot be empty; "
                 "nothing was sent."
             )
-    if not check:
-        return [part for value in values for part in ID_SEPARATORS.split(value) if part]
-    return [i for value in values for i in split_ids(value)]
+    parts = [part for value in values for part in ID_SEPARATORS.split(value) if part]
+    return [check_id(part) for part in parts] if check else parts
 
 
 def ids_from_text(text: str) -> list[str]:
     """The ids in a file: one a line (spaces or commas also separate, as when typed); blank
     lines, ``#`` comments (at the start of a line or after a space) and a leading BOM skipped."""
-    text = text.removeprefix(BOM)
-    return [i for line in text.splitlines() for i in split_ids(COMMENT.sub("", line))]
+    lines = [COMMENT.sub("", line) for line in text.removeprefix(BOM).splitlines()]
+    return [check_id(part) for line in lines for part in ID_SEPARATORS.split(line) if part]
 
 
 def ids_from_bytes(data: bytes, source: str) -> list[str]:

@@ -200,7 +200,6 @@ def add_and_settle(
 
 def _whole_chunks(results: list[AddResult], size: int, lost: tuple[int, ...]) -> list[AddResult]:
     """A lost chunk a listing shows only in part: the entries it shows stay unknown."""
-    results = list(results)
     for start in range(0, len(results), size):
         span = [i for i in range(start, min(start + size, len(results))) if i in lost]
         seen = [results[i] for i in span]

@@ -72,16 +72,12 @@ def validate_rows(
         if len(targets) == 1 or mirrored:
             valid.append(same[0])
             continue
-        targets_shown = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
-        first = same[0]
-        for row in same:
-            invalid.append(
-                InvalidRow(
-                    row.row,
-                    f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has "
-                    f"{len(targets)} targets in the file: {targets_shown}",
-                )
-            )
+        first, listed_targets = same[0], ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
+        why = (
+            f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has {len(targets)} "
+            f"targets in the file: {listed_targets}"
+        )
+        invalid += [InvalidRow(row.row, why) for row in same]
     valid.sort(key=lambda r: r.row)
     invalid.sort(key=lambda r: r.row)
     return valid, invalid
