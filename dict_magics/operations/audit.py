@@ -13,13 +13,14 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _q
 from pathlib import Path
 from typing import Any
 
 from .. import localdata
 from ..models import AuditLine, AuditTable, Entry
+from .context import Warn
 from .snapshots import parse_time
 
 FILENAME = "audit.jsonl"
@@ -30,7 +31,6 @@ ENDED = (
     "shows whether the service acted on it"
 )
 _BLOCK = 64 * 1024
-Warn = Callable[[str], None] | None
 
 
 def audit_path() -> Path:

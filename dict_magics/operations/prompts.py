@@ -29,16 +29,13 @@ class Prompter(Protocol):
 
     def ask(self, question: str) -> str:
         """An answer that may be shown as it is typed (a base URL)."""
-        ...
 
     def ask_secret(self, question: str) -> str:
         """An answer that is never echoed (a key)."""
-        ...
 
     def confirm(self, warning: object, question: str) -> str:
         """Show what is at stake, ask, and return what was typed: the operation judges it.
         ``warning`` is text, or a plan (a model) the front end renders in its own words."""
-        ...
 
 
 def confirm(

@@ -63,10 +63,9 @@ def restore(
                 option=Remedy.SNAPSHOTS,
             )
         snapshot = read_snapshot(latest.path if latest else str(source).strip())
-        if not dry_run:
-            _confirm_elsewhere(prompter, snapshot, profile, client, yes=yes, named=named)
         if dry_run:
             return plan_restore(snapshot, _listing(client, profile, True)).result(snapshot, True)
+        _confirm_elsewhere(prompter, snapshot, profile, client, yes=yes, named=named)
         # One restore at a time per profile and host (threads and processes), its listing taken
         # once an earlier one's additions have landed: nothing is ever added twice.
         with RestoreLock(profile, client.host, client.timeout, warn) as lock:

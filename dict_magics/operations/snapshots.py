@@ -271,12 +271,8 @@ def parse_time(text: str) -> datetime:
 def list_snapshots(profile: str | None = None, host: str | None = None) -> list[SnapshotInfo]:
     """The snapshots on disk (of one profile and/or host), newest first by the order this
     machine started them; files that are not whole snapshots are left out."""
-    found = []
-    for path in snapshot_dir().glob("*.json"):
-        if not path.name.startswith(".") and path.is_file():
-            info = _info(path, profile, host)
-            if info is not None:
-                found.append(info)
+    paths = [p for p in snapshot_dir().glob("*.json") if not p.name.startswith(".") and p.is_file()]
+    found = [info for info in (_info(p, profile, host) for p in paths) if info is not None]
     found.sort(
         key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
         reverse=True,
