@@ -16,9 +16,6 @@ if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
 
-NO_LISTING = "this service has no listing; cannot check without deleting"
-
-
 @dataclass(frozen=True)
 class CredentialsCheck:
     """What the one listing said: ``works`` is True (listed), False (refused) or None (cannot
@@ -45,7 +42,8 @@ def check_credentials(
     try:
         listing = list_entries(settings, client=client)
     except ListingUnsupportedError as exc:
-        return CredentialsCheck(None, NO_LISTING, exc.http_status)
+        no_listing = "this service has no listing; cannot check without deleting"
+        return CredentialsCheck(None, no_listing, exc.http_status)
     except ServiceError as exc:
         cause = getattr(exc.cause, "value", exc.cause)
         if cause == "auth" or exc.http_status in (401, 403):

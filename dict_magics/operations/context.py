@@ -124,16 +124,14 @@ def _seconds(value: object) -> bool:
 
 class ProgressSink(Protocol):
     """Where a batch reports itself: ``start`` before the first request, ``sink(done,
-    total, result)`` after each result (one call at a time), ``stop`` after the last, always."""
+    total, result)`` after each result (one call at a time), ``stop`` after the last, always;
+    optionally ``waiting(seconds, reason)`` (from a worker thread) while the rate limit holds."""
 
     def start(self, total: int, label: str) -> None: ...
 
     def __call__(self, done: int, total: int, result: DeleteResult) -> None: ...
 
     def stop(self) -> None: ...
-
-    # Optional: ``waiting(seconds, reason)`` (from a worker thread): every worker pauses for the
-    # service's rate limit.
 
 
 Warn = Callable[[str], None] | None

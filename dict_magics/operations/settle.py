@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 _R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 
-_RETRY = "list again before retrying"
 Claim = tuple[Hashable, int]
 """``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
 
@@ -55,7 +54,11 @@ def decide(
 
 
 def _settled(
-    result: _R, verdict: bool | None, seen: str, unseen: str, late: str | None = _RETRY
+    result: _R,
+    verdict: bool | None,
+    seen: str,
+    unseen: str,
+    late: str | None = "list again before retrying",
 ) -> _R:
     """``result`` as the listing decided it (``None``: as it was). A timed-out request the
     listing shows no effect of stays unknown (``late`` says what to do) unless ``late`` is

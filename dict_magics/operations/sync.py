@@ -232,15 +232,11 @@ def sync(
         )
         if done.unlisted:
             say(warn, f"no listing after the sync could verify it ({done.unlisted})")
-        absent = [  # the listing just before no longer holds them: not sent
+        kept = str(done.snapshot)
+        gone = "the listing just before does not hold it: nothing was sent"
+        absent = [
             DeleteResult(
-                "failure",
-                e.id,
-                reason="the listing just before does not hold it: nothing was sent",
-                attempts=0,
-                entry=e,
-                absent=True,
-                snapshot=str(done.snapshot),
+                "failure", e.id, reason=gone, attempts=0, absent=True, snapshot=kept, entry=e
             )
             for e in plan.deletes
             if e.id not in live
@@ -252,7 +248,7 @@ def sync(
             done.adds,
             done.updates,
             deletes,
-            snapshot=str(done.snapshot),
+            snapshot=kept,
             verified=None if found is None else not found,
             mismatches=found or [],
             interrupted=done.interrupted,
