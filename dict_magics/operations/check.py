@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError
-from .context import OperationSettings, lease
+from .context import OperationSettings, connect
 from .listing import list_entries
 
 if TYPE_CHECKING:
@@ -60,11 +60,5 @@ def check_credentials(
 def check_stored(settings: OperationSettings, stored: Credentials) -> CredentialsCheck:
     """``check_credentials`` for exactly ``stored`` (what a login just saved), whatever the
     environment or ``%config`` would otherwise put in front of it, with the settings' auth."""
-    with lease(
-        stored,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        workers=1,
-        auth=settings.auth or "signature",
-    ) as client:
+    with connect(settings, creds=stored) as (client, _):
         return check_credentials(settings, client=client)

@@ -344,23 +344,26 @@ def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
 
 @contextmanager
 def connect(
-    settings: OperationSettings, client: DictionaryClient | None = None
+    settings: OperationSettings,
+    client: DictionaryClient | None = None,
+    creds: Credentials | None = None,
 ) -> Iterator[tuple[DictionaryClient, str]]:
     """``(client, profile)`` for one operation: ``client`` when the front end keeps its own,
-    else the one kept for the profile's current credentials and settings."""
+    else the one kept for ``creds`` (default: the profile's current ones) and the settings."""
     profile = profile_of(settings)
     if client is not None:
         yield client, profile
         return
-    from ..profiles import credentials
+    if creds is None:
+        from ..profiles import credentials
 
-    creds = credentials.load(profile, base_url=settings.base_url or None)
+        creds = credentials.load(profile, base_url=settings.base_url or None)
     with lease(
         creds,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         workers=settings.workers,
-        auth=settings.auth or "signature",
+        auth=settings.auth,
     ) as made:
         yield made, profile
 

@@ -82,7 +82,7 @@ def restore(
                 cancel=cancel,
                 warn=warn,
             )
-            result = _send(run, plan, snapshot, listing, plan.result(snapshot, False))
+            result = _send(run, plan, snapshot, listing)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -220,14 +220,11 @@ def _ask(
 
 
 def _send(
-    run: ApplyChanges,
-    plan: RestorePlan,
-    snapshot: Snapshot,
-    listing: list[Entry],
-    result: RestoreResult,
+    run: ApplyChanges, plan: RestorePlan, snapshot: Snapshot, listing: list[Entry]
 ) -> RestoreResult:
     """Its own snapshot first, then what the plan sends; an entry the service would refuse is
     not sent."""
+    result = plan.result(snapshot, False)
     refused: dict[Entry, str] = {}
     for entry in [old for _, old in plan.put_back] + plan.readd:
         if problems := entry_problems(*entry.terms):
