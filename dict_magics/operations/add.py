@@ -49,11 +49,7 @@ def add(
     check_terms(entry)
     with connect(settings, client) as (client, profile):
         before = list(CACHE.fetch(client, profile).entries)
-        alongside = [
-            e
-            for e in before
-            if (e.from_lang, e.from_text, e.to_lang) == (from_lang, from_text, to_lang)
-        ]
+        alongside = [e for e in before if e.terms[:3] == entry.terms[:3]]  # the same source
         twins = [e for e in alongside if e.to_text == to_text]
         if twins and not duplicate:
             from ..models import NoChange

@@ -61,8 +61,7 @@ class AuditLog:
         self.path: Path | None = None
         self._warn = warn
         self._fd: int | None = None
-        self._failed = False
-        self._torn = False
+        self._failed = self._torn = False
         self._prefix = secrets.token_hex(4)
         self._count = itertools.count(1)
         self._keys: dict[Any, str] = {}

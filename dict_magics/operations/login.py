@@ -119,8 +119,7 @@ def login(
     if not access_key.strip():
         raise UsageProblem("no access key given; nothing was stored.")
     if secret_key is None:
-        question = f"Secret key for {host} (hidden): "
-        secret_key = _ask(prompter.ask_secret, question, "secret key")
+        secret_key = _ask(prompter.ask_secret, f"Secret key for {host} (hidden): ", "secret key")
     secret_key = Secret(secret_key)
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")

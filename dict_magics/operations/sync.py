@@ -132,7 +132,7 @@ def make_plan(
         e
         for e in entries
         if (e.from_lang, e.to_lang) in pairs
-        and (e.from_lang, e.from_text, e.to_lang) not in named
+        and e.terms[:3] not in named
         and e.from_text not in anywhere
     ]
     return SyncPlan(
