@@ -1,6 +1,6 @@
 """What every operation is given (its settings, the ids as typed, where a batch reports) and
 what the process keeps for it: one client per credentials and settings, one listing per
-dictionary. Ids are read here once (``split_args``, ``ids_from_text``) so an id list means the
+dictionary. Ids are read here once (``split_args``, ``ids_from_bytes``) so an id list means the
 same wherever it is typed. Standard library only at import: the magics import it at load.
 """
 
@@ -171,15 +171,10 @@ def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
     return [check_id(part) for part in parts] if check else parts
 
 
-def ids_from_text(text: str) -> list[str]:
-    """The ids in a file: one a line (spaces or commas also separate, as when typed); blank
-    lines, ``#`` comments (at the start of a line or after a space) and a leading BOM skipped."""
-    lines = [COMMENT.sub("", line) for line in text.removeprefix(BOM).splitlines()]
-    return [check_id(part) for line in lines for part in ID_SEPARATORS.split(line) if part]
-
-
 def ids_from_bytes(data: bytes, source: str) -> list[str]:
-    """``ids_from_text`` of UTF-8 ``data``; other bytes are a ``UsageProblem`` naming ``source``."""
+    """The ids in a UTF-8 file (other bytes: a ``UsageProblem`` naming ``source``): one a line
+    (spaces or commas also separate, as when typed); blank lines, ``#`` comments (at the start
+    of a line or after a space) and a leading BOM skipped."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -189,7 +184,8 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
             f"cannot read ids from {source}: it is not UTF-8 text (byte 0x{bad} on line {line}). "
             "Nothing was sent."
         ) from None
-    return ids_from_text(text)
+    lines = [COMMENT.sub("", line) for line in text.removeprefix(BOM).splitlines()]
+    return [check_id(part) for line in lines for part in ID_SEPARATORS.split(line) if part]
 
 
 # -- what the process keeps: clients and listings ---------------------------------------------

@@ -122,7 +122,7 @@ def delete(
                 client, profile, sent, named, audit, settings, progress, cancel
             )
             results, stopped = _settle(client, profile, results, before, audit)
-        result = _in_order(checked, results, absent, kept, interrupted)
+        result = _in_order(checked, results, absent, path, interrupted)
     if stopped:  # Ctrl-C during the listing after: what was sent is audited, then shown
         raise RequestInterrupted(result)
     return finish(result, settings)
@@ -152,7 +152,7 @@ def _in_order(
     ids: list[str],
     sent: list[DeleteResult],
     absent: list[str],
-    snapshot: Path | None,
+    snapshot: str | None,
     interrupted: bool,
 ) -> DeleteResult | BatchResult:
     """The results in the order given, the ids not sent (not listed) in their places."""
@@ -171,8 +171,7 @@ def _in_order(
         sent = [made[i] if i in made else by_id[i] for i in ids]
     if len(ids) == 1:
         return sent[0]
-    path = None if snapshot is None else str(snapshot)
-    return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
+    return BatchResult(results=sent, interrupted=interrupted, snapshot=snapshot)
 
 
 def _send(

@@ -18,7 +18,7 @@ from ..models.probe import ProbeResult, save, stored
 from ..models.textcheck import fold
 from ..service.http import parse_listing
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect, profile_of
+from .context import OperationSettings, Warn, connect, profile_of, say
 from .listing import CACHE
 from .prompts import Prompter
 from .settle import settle_deletes
@@ -196,8 +196,7 @@ class _Probe:
         joined = fold(" ".join(texts))
         pair = [e for e in before if (e.from_lang, e.to_lang) == PAIR and e.from_text]
         if any(fold(e.from_text) in joined for e in pair):
-            if self.warn is not None:
-                self.warn("an entry of the dictionary matches the probe's words: not translated")
+            say(self.warn, "an entry of the dictionary matches the probe's words: not translated")
             return
         out = " ".join(self.client.translate(texts, *PAIR))
         applied = {e.from_text[-1] for e in self.left if e.to_text in out}
