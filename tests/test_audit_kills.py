@@ -89,11 +89,11 @@ _FULL_DISK = r"""
 import os, resource, signal, sys
 from dict_magics.models import DeleteResult, Entry
 from dict_magics.operations.audit import AuditLog
-path = sys.argv[1]
+path = os.path.join(os.environ["DICT_MAGICS_HOME"], "audit.jsonl")
 NONE = resource.RLIM_INFINITY
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death, as ENOSPC would be
 said = []
-with AuditLog(profile="default", host="h", operation="delete", path=path, warn=said.append) as log:
+with AuditLog(profile="default", host="h", operation="delete", warn=said.append) as log:
     for i in range(40):
         if i == 10:  # the disk fills up part-way through a line
             resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(path) + 100, NONE))
@@ -112,7 +112,8 @@ def test_a_disk_full_for_a_moment_warns_once_and_tears_no_later_line(tmp_path: P
     _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     assert hard == resource.RLIM_INFINITY or hard > 10**6
     proc = subprocess.run(
-        [sys.executable, "-c", _FULL_DISK, str(path)],
+        [sys.executable, "-c", _FULL_DISK],
+        env={**os.environ, "DICT_MAGICS_HOME": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=60,

@@ -59,7 +59,7 @@ def test_same_credentials_and_settings_share_one_client(
     assert cache.get(creds_for(sandbox), **SETTINGS) is first
     # More workers grow the kept client's pool: no second client, no second pool.
     assert cache.get(creds_for(sandbox), **{**SETTINGS, "workers": 8}) is first
-    assert not first.closed and len(cache) == 1
+    assert not first.closed and len(cache.kept()) == 1
     for number in ("1", "2", "3"):
         assert cache.get(creds_for(sandbox), **SETTINGS).delete_entry(number).ok
     assert sandbox.connections_accepted == 1
@@ -85,7 +85,7 @@ def test_a_credential_change_gives_a_fresh_client_and_closes_the_old(
 def test_other_profiles_keep_their_clients(cache: ClientCache, sandbox: SandboxServer) -> None:
     work = cache.get(creds_for(sandbox, "work"), **SETTINGS)
     home = cache.get(creds_for(sandbox, "home", secret_key="sandbox-secret-home"), **SETTINGS)
-    assert not work.closed and not home.closed and len(cache) == 2
+    assert not work.closed and not home.closed and len(cache.kept()) == 2
 
 
 def test_the_least_recently_used_client_is_closed_beyond_the_bound(
@@ -106,7 +106,7 @@ def test_forget_and_close_all_close_what_they_drop(
     assert cache.forget("a") == 1 and a.closed and not b.closed
     assert cache.forget("nobody") == 0
     cache.forget()
-    assert b.closed and len(cache) == 0
+    assert b.closed and len(cache.kept()) == 0
 
 
 def test_concurrent_callers_get_one_client(cache: ClientCache, sandbox: SandboxServer) -> None:
@@ -122,7 +122,7 @@ def test_concurrent_callers_get_one_client(cache: ClientCache, sandbox: SandboxS
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(got) == 16 and len({id(c) for c in got}) == 1 and len(cache) == 1
+    assert len(got) == 16 and len({id(c) for c in got}) == 1 and len(cache.kept()) == 1
 
 
 def test_keys_hold_a_keyed_hash_never_the_secret(sandbox: SandboxServer) -> None:
@@ -144,7 +144,7 @@ def test_with_the_cache_off_each_lease_is_a_new_client_closed_after(
             assert client.delete_entry(number).ok
             leased.append(client)
     assert leased[0] is not leased[1] and all(c.closed for c in leased)
-    assert len(kept) == 0 and sandbox.connections_accepted == 2
+    assert len(kept.kept()) == 0 and sandbox.connections_accepted == 2
     monkeypatch.delenv(clients.CACHE_ENV)
     with clients.lease(creds_for(sandbox), **SETTINGS) as client:
         assert client.delete_entry("3").ok

@@ -342,9 +342,10 @@ def test_the_cache_refreshes_when_old_or_when_an_id_is_missing(sandbox: SandboxS
         cache.current(client, "default")  # too old: listed again
         assert methods(sandbox) == ["GET"] * 3
         cache.deleted(client, "default", ["5"])
-        assert "5" not in (cache.cached(client, "default") or {"5": None})
+        held = cache.recent(client, "default")
+        assert held is not None and "5" not in held[0].by_id()
         cache.invalidate(client, "default")
-        assert cache.cached(client, "default") is None
+        assert cache.recent(client, "default") is None
         key = cache_key(client, "default")
         assert key == ("default", client.base_url, sandbox.access_key)  # plain: no secret in it
         other = cache_key(DictionaryClient(sandbox.url, "another-key", "x" * 8), "default")

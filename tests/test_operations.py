@@ -25,7 +25,6 @@ from dict_magics.models import BatchResult, DeleteResult, PurgePlan
 from dict_magics.operations.context import (
     OperationSettings,
     ids_from_bytes,
-    ids_from_text,
     split_args,
 )
 from dict_magics.operations.delete import delete, interruption
@@ -318,8 +317,7 @@ def test_an_argument_without_an_id_is_refused() -> None:
 
 def test_id_files_one_a_line_with_comments_blank_lines_and_a_bom() -> None:
     text = "\ufeff10\n# a comment\n\n  11  # trailing\r\n12, 13\n014\n   # indented\n"
-    assert ids_from_text(text) == ["10", "11", "12", "13", "14"]
-    assert ids_from_bytes(text.encode("utf-8"), "ids.txt") == ids_from_text(text)
+    assert ids_from_bytes(text.encode("utf-8"), "ids.txt") == ["10", "11", "12", "13", "14"]
     with pytest.raises(UsageProblem) as refused:
         ids_from_bytes(b"1\n2\n\xff3\n", "'ids.txt'")
     assert str(refused.value) == (
@@ -327,4 +325,4 @@ def test_id_files_one_a_line_with_comments_blank_lines_and_a_bom() -> None:
         "Nothing was sent."
     )
     with pytest.raises(InvalidIdError):
-        ids_from_text("1\ndictionary-all\n")
+        ids_from_bytes(b"1\ndictionary-all\n", "ids.txt")

@@ -151,7 +151,7 @@ def test_a_dead_restore_leaves_a_note_the_next_one_waits_on(
     lock = RestoreLock("default", "h", timeout=0.3)
     with lock:
         lock.sending()
-        note = lock._paths()[1]
+        note = lock._note_path
         kept = note.read_bytes()
     assert not note.exists()
     note.write_bytes(kept)  # as a process killed mid-restore leaves it

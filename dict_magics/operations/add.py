@@ -43,20 +43,13 @@ def add(
     warn: Warn = None,
 ) -> AddResult | ChangePreview | NoChange:
     """Add the entry ``from_text`` (``from_lang``) -> ``to_text`` (``to_lang``); the result's
-    ``entry.id`` is the new id when a listing shows it. Raises ``InvalidEntryError`` before any
-    request for terms the service would refuse, ``ServiceError`` when it cannot be listed.
-
-    An entry with the same four terms already listed: nothing is sent and a ``NoChange`` names
-    it, unless ``duplicate`` (a person confirmed a second copy, as the panel asks)."""
+    ``entry.id`` is the new id when a listing shows it. An entry with the same four terms is
+    not sent again (a ``NoChange`` names it) unless ``duplicate`` (a person confirmed it)."""
     entry = Entry("", from_lang, from_text, to_lang, to_text)
     check_terms(entry)
     with connect(settings, client) as (client, profile):
         before = list(CACHE.fetch(client, profile).entries)
-        alongside = [
-            e
-            for e in before
-            if (e.from_lang, e.from_text, e.to_lang) == (from_lang, from_text, to_lang)
-        ]
+        alongside = [e for e in before if e.terms[:3] == entry.terms[:3]]  # the same source
         twins = [e for e in alongside if e.to_text == to_text]
         if twins and not duplicate:
             from ..models import NoChange
@@ -69,20 +62,21 @@ def add(
                 "add", client.host, profile, entry, None, alongside, listing=before
             )
         others = [e.id for e in alongside if e.to_text != to_text]
-        if others:
-            say(
-                warn,
-                f"{named_ids(others)} already {'translates' if len(others) == 1 else 'translate'}"
-                f" {from_text!r} ({from_lang}\u2192{to_lang}) to another term; adding this one "
-                "makes a conflict (an update changes an entry in place)",
-            )
-        if twins:
-            say(
-                warn,
-                f"{named_ids([e.id for e in twins])} already "
-                f"{'holds' if len(twins) == 1 else 'hold'} these four terms; adding this one "
-                "makes a duplicate",
-            )
+        pair = f"{from_text!r} ({from_lang}\u2192{to_lang})"
+        for ids, verb, what, makes in (
+            (
+                others,
+                "translate",
+                f"{pair} to another term",
+                "conflict (an update changes an entry in place)",
+            ),
+            ([e.id for e in twins], "hold", "these four terms", "duplicate"),
+        ):
+            if ids:
+                verb += "s" if len(ids) == 1 else ""
+                say(
+                    warn, f"{named_ids(ids)} already {verb} {what}; adding this one makes a {makes}"
+                )
         with AuditLog(
             profile=profile, host=client.host, operation="add", snapshot=None, warn=warn
         ) as trail:
@@ -97,9 +91,7 @@ def add(
             if listing is not None:
                 after = list(listing.entries)
                 if result.outcome_unknown:
-                    (result,) = settle_adds(
-                        [result], before, after, again="adding it again is safe"
-                    )
+                    (result,) = settle_adds([result], before, after)
                 if result.ok:  # its new id, when exactly one new entry has its terms
                     result = replace(result, entry=name_added([result.entry], before, after)[0])
             trail.record(result)

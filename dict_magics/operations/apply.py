@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,28 +19,17 @@ from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn
 from .listing import CACHE
 from .settle import add_and_settle, settle_adds, settle_deletes, settle_updates
+from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
     from ..models import AddResult, DeleteResult, Entry
     from ..service.client import DictionaryClient
 
 
-@dataclass
-class Applied:
-    """What each request did; ``after``: the listing that settled them (``None``: none could be
-    had, ``unlisted`` says why)."""
-
-    deletes: list[DeleteResult] = field(default_factory=list)
-    updates: list[UpdateResult] = field(default_factory=list)
-    adds: list[AddResult] = field(default_factory=list)
-    after: list[Entry] | None = None
-    interrupted: bool = False
-    unlisted: str = ""
-
-
 class ApplyChanges:
-    """One change's requests; ``sending`` is told before each request leaves (a restore's
-    lock)."""
+    """One change's requests and what each did; ``sending`` is told before each request leaves
+    (a restore's lock). ``after``: the listing that settled them (``None``: none could be had,
+    ``unlisted`` says why); ``snapshot``: the one that undoes the change, on disk first."""
 
     def __init__(
         self,
@@ -56,12 +45,16 @@ class ApplyChanges:
         self.client, self.profile, self.settings = client, profile, settings
         self.progress, self.sending = progress, sending or (lambda: None)
         self.cancel, self.warn = cancel or threading.Event(), warn
-        self.done = self.total = 0
-        self.result = Applied()
+        self.answered = self.total = 0
+        self.deletes: list[DeleteResult] = []
+        self.updates: list[UpdateResult] = []
+        self.adds: list[AddResult] = []
+        self.after: list[Entry] | None = None
+        self.interrupted, self.unlisted = False, ""
+        self.snapshot: Path | None = None
 
     def run(
         self,
-        snapshot: Path,
         deletes: Sequence[Entry],
         updates: Sequence[tuple[Entry, Entry]],
         adds: Sequence[Entry],
@@ -69,10 +62,22 @@ class ApplyChanges:
         *,
         doing: str = "Applying",
         verify: bool = False,
-    ) -> Applied:
-        """Send ``deletes`` (as listed just before in ``listing``), ``updates`` ((as listed, new)
-        pairs), then ``adds``, audited with ``snapshot`` (on disk already); list once afterwards
-        when something is unknown, a new id is to be named, or ``verify`` asks."""
+        undoes: Path | None = None,
+    ) -> ApplyChanges:
+        """Keep a snapshot, then send ``deletes`` (as listed just before in ``listing``),
+        ``updates`` ((as listed, new) pairs), then ``adds``; list once afterwards when something
+        is unknown, a new id is to be named, or ``verify`` asks. ``undoes``: a restore's."""
+        listed = {e.id for e in listing}
+        self.snapshot = snapshot = write_snapshot(
+            [now for now, _ in updates if now.id in listed] + list(deletes),
+            profile=self.profile,
+            host=self.client.host,
+            base_url=self.client.base_url,
+            operation="sync",
+            added=adds,
+            left=[new for _, new in updates],
+            undoes=undoes,
+        )
         self.total = len(deletes) + len(updates) + len(adds)
         if self.progress is not None:
             self.progress.start(self.total, f"{doing} {counted(self.total)} at {self.client.host}")
@@ -95,8 +100,8 @@ class ApplyChanges:
             with self.logs[0], self.logs[1], self.logs[2]:
                 self._deletes(deletes)
                 self._updates(updates)
-                gone = {r.entry_id for r in self.result.deletes if r.ok}
-                new = {r.entry_id: r.new for r in self.result.updates if r.ok}
+                gone = {r.entry_id for r in self.deletes if r.ok}
+                new = {r.entry_id: r.new for r in self.updates if r.ok}
                 before = [new.get(e.id, e) for e in listing if e.id not in gone]
                 self._adds(adds, before)
                 self._settle(listing, before, verify)
@@ -106,7 +111,7 @@ class ApplyChanges:
                 listeners.remove(wait)
             if self.progress is not None:
                 self.progress.stop()
-        return self.result
+        return self
 
     def _deletes(self, deletes: Sequence[Entry]) -> None:
         if not deletes:
@@ -117,10 +122,10 @@ class ApplyChanges:
             list(by_id), self.settings.workers, self._tick, self.cancel, audit=log
         )
         path = str(log.snapshot)
-        self.result.deletes = [
+        self.deletes = [
             replace(r, entry=by_id[r.entry_id or ""], snapshot=path) for r in run.results
         ]
-        self._stop_if(run.interrupted, self.result.deletes)
+        self._stop_if(run.interrupted, self.deletes)
 
     def _updates(self, updates: Sequence[tuple[Entry, Entry]]) -> None:
         """The PUTs on the batch engine (at most ``workers`` in flight)."""
@@ -142,7 +147,7 @@ class ApplyChanges:
             cancel=self.cancel,
             name="dict-magics-update",
         )
-        self.result.updates = [
+        self.updates = [
             r
             or UpdateResult(
                 "failure",
@@ -155,7 +160,7 @@ class ApplyChanges:
             )
             for r, (now, new) in zip(run.results, updates, strict=True)
         ]
-        self._stop_if(run.interrupted, self.result.updates, bool(run.why))
+        self._stop_if(run.interrupted, self.updates, bool(run.why))
 
     def _adds(self, adds: Sequence[Entry], before: list[Entry]) -> None:
         if not adds:
@@ -172,45 +177,42 @@ class ApplyChanges:
             audit=self.logs[2],
         )
         self.logs[2].record_all(run.results[i] for i in run.settled)
-        self.result.adds, self.result.after = list(run.results), run.after
-        self.result.interrupted |= run.interrupted
+        self.adds, self.after = list(run.results), run.after
+        self.interrupted |= run.interrupted
 
     def _settle(self, listing: Sequence[Entry], before: list[Entry], verify: bool) -> None:
         """One listing settles what is unknown, each outcome audited in its request's log."""
-        done = self.result
-        unknown = any(r.outcome_unknown for r in (*done.deletes, *done.updates, *done.adds))
-        adds_listed = done.after is not None  # the adds' own listing settled them already
-        if not (verify or unknown or (not adds_listed and any(r.ok for r in done.adds))):
+        unknown = any(r.outcome_unknown for r in (*self.deletes, *self.updates, *self.adds))
+        adds_listed = self.after is not None  # the adds' own listing settled them already
+        if not (verify or unknown or (not adds_listed and any(r.ok for r in self.adds))):
             return
         try:
-            done.after = list(CACHE.fetch(self.client, self.profile).entries)
+            self.after = list(CACHE.fetch(self.client, self.profile).entries)
         except ServiceFailure as exc:
-            done.after, done.unlisted = None, str(exc)
+            self.after, self.unlisted = None, str(exc)
             return
         except KeyboardInterrupt:  # what was sent is shown all the same
-            done.after, done.interrupted = None, True
+            self.after, self.interrupted = None, True
             return
-        by_id = {e.id: e for e in done.after}
-        settled = settle_deletes(done.deletes, {e.id: e for e in listing}, by_id)
-        self.logs[0].record_all(
-            s for r, s in zip(done.deletes, settled, strict=True) if r.outcome_unknown
+        by_id = {e.id: e for e in self.after}
+        settled: tuple[list[Any], ...] = (
+            settle_deletes(self.deletes, {e.id: e for e in listing}, by_id),
+            settle_updates(self.updates, by_id),
+            self.adds if adds_listed else settle_adds(self.adds, before, self.after),
         )
-        now = settle_updates(done.updates, by_id)
-        self.logs[1].record_all(
-            s for r, s in zip(done.updates, now, strict=True) if r.outcome_unknown
-        )
-        added = done.adds if adds_listed else settle_adds(done.adds, before, done.after)
-        self.logs[2].record_all(s for r, s in zip(done.adds, added, strict=True) if r is not s)
-        done.deletes, done.updates, done.adds = settled, now, added
+        sent: tuple[list[Any], ...] = (self.deletes, self.updates, self.adds)
+        for log, was, now in zip(self.logs, sent, settled, strict=True):
+            log.record_all(s for r, s in zip(was, now, strict=True) if r is not s)  # decided
+        self.deletes, self.updates, self.adds = settled
 
     def _tick(self, _done: int, _total: int, result: Any) -> None:
-        self.done += 1
+        self.answered += 1
         self.sending()
         if self.progress is not None:
-            self.progress(self.done, self.total, result)
+            self.progress(self.answered, self.total, result)
 
     def _stop_if(self, interrupted: bool, results: Sequence[Any], refused: bool = False) -> None:
         """A batch that stopped stops what follows: nothing after it is sent."""
-        self.result.interrupted |= interrupted
+        self.interrupted |= interrupted
         if interrupted or refused or any(r.cause is Cause.NOT_ATTEMPTED for r in results):
             self.cancel.set()

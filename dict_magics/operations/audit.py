@@ -1,12 +1,9 @@
 """The audit log, written ahead: a line before each change leaves, a line with its outcome after.
 
-``<DICT_MAGICS_HOME>/audit.jsonl`` (0600) holds JSON lines with DESIGN's fields (``time``,
-``profile``, ``host``, ``operation``, ``entry_id``, ``entry``, ``outcome``, ``http_status``,
-``attempts``, ``reason``, ``snapshot``, ``request``). ``outcome: sending`` is written, in one
-``write`` on an ``O_APPEND`` descriptor, before a request's first attempt leaves; the outcome
-line follows with the same ``request`` key (a later one, once a listing settled it, wins). A
-process killed at any point leaves a line for every request the service may have received;
-``read_audit`` reads a request with no outcome as unknown.
+``<DICT_MAGICS_HOME>/audit.jsonl`` (0600), DESIGN's fields. ``outcome: sending`` is written in
+one ``write`` (``O_APPEND``) before a request's first attempt; the outcome line follows with the
+same ``request`` key (a later one wins). A process killed at any point leaves a line for every
+request the service may have received; ``read_audit`` reads one with no outcome as unknown.
 """
 
 from __future__ import annotations
@@ -16,13 +13,14 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _q
 from pathlib import Path
 from typing import Any
 
 from .. import localdata
 from ..models import AuditLine, AuditTable, Entry
+from .context import Warn
 from .snapshots import parse_time
 
 FILENAME = "audit.jsonl"
@@ -33,7 +31,6 @@ ENDED = (
     "shows whether the service acted on it"
 )
 _BLOCK = 64 * 1024
-Warn = Callable[[str], None] | None
 
 
 def audit_path() -> Path:
@@ -55,26 +52,34 @@ class AuditLog:
         snapshot: str | Path | None = None,
         entries: dict[str, Entry] | None = None,
         warn: Warn = None,
-        path: str | Path | None = None,
     ) -> None:
         if operation not in OPERATIONS:
             raise ValueError(f"operation must be one of {OPERATIONS}, not {operation!r}")
         self.profile, self.host, self.operation = profile, host, operation
         self.snapshot = snapshot
         self.entries = entries or {}
-        self.path = Path(path) if path is not None else None
+        self.path: Path | None = None
         self._warn = warn
         self._fd: int | None = None
-        self._failed = False
-        self._torn = False
+        self._failed = self._torn = False
         self._prefix = secrets.token_hex(4)
         self._count = itertools.count(1)
         self._keys: dict[Any, str] = {}
-        self._fixed: tuple[str, str] | None = None
+        self._head = (  # the fields every line shares, encoded once
+            f', "profile": {_q(profile)}, "host": {_q(host)}, '
+            f'"operation": {_q(operation)}, "entry_id": '
+        )
+        shown = "null" if snapshot is None else _q(str(snapshot))
+        self._tail = f', "snapshot": {shown}, "request": '
 
     def __enter__(self) -> AuditLog:
+        """Open the log, a torn last line (a crash mid-write) ended first. Another process
+        still writing may look torn here: that costs an empty line, which readers skip."""
         try:
-            self._open()
+            self.path = audit_path()
+            self._fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            size = os.fstat(self._fd).st_size
+            self._torn = bool(size) and os.pread(self._fd, 1, size - 1) != b"\n"
         except OSError as exc:
             self._warn_once(exc)
         return self
@@ -84,37 +89,22 @@ class AuditLog:
         if fd is not None:
             os.close(fd)
 
-    def _open(self) -> None:
-        """The descriptor, a torn last line (a crash mid-write) ended first. Another process
-        still writing may look torn here: that costs an empty line, which readers skip."""
-        if self.path is None:
-            self.path = audit_path()
-        fd = localdata.open_private(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-        self._fd = fd
-        size = os.fstat(fd).st_size
-        self._torn = bool(size) and os.pread(fd, 1, size - 1) != b"\n"
-
     def sending(self, method: str, entry_id: str | None, entries: Sequence[Entry] = ()) -> str:
         """Before a request's first attempt: its line(s), on disk when this returns."""
         key = f"{self._prefix}-{next(self._count)}"
         if len(entries) < 2:  # one entry: its key is the request's
-            entry = entries[0] if entries else self.entries.get(entry_id or "")
-            self._keys[_subject(entry_id, entry)] = key
-            self._write([self._line(key, entry_id, entry, "sending", None, 0, None)])
-            return key
-        lines = []
-        for number, entry in enumerate(entries):
-            self._keys[_subject(entry_id, entry)] = item_key = f"{key}.{number}"
-            lines.append(self._line(item_key, entry_id, entry, "sending", None, 0, None))
-        self._write(lines)
+            items = [(key, entries[0] if entries else self.entries.get(entry_id or ""))]
+        else:
+            items = [(f"{key}.{number}", entry) for number, entry in enumerate(entries)]
+        for item_key, entry in items:
+            self._keys[_subject(entry_id, entry)] = item_key
+        self._write([self._line(item_key, entry_id, entry) for item_key, entry in items])
         return key
 
     def ended(self, key: str, results: Sequence[Any]) -> None:
         """A request's outcome, paired with its ``sending`` line by ``key``."""
-        if len(results) == 1:
-            self._write([self._outcome(key, results[0])])
-        else:
-            self._write([self._outcome(f"{key}.{i}", r) for i, r in enumerate(results)])
+        keys = [key] if len(results) == 1 else [f"{key}.{i}" for i in range(len(results))]
+        self._write([self._outcome(k, r) for k, r in zip(keys, results, strict=True)])
 
     def record(self, result: Any) -> None:
         self.record_all([result])
@@ -131,57 +121,37 @@ class AuditLog:
 
     def _outcome(self, key: str, result: Any) -> str:
         entry_id = getattr(result, "entry_id", None)
-        entry = _entry(result) or self.entries.get(entry_id or "")
-        return self._line(
-            key, entry_id, entry, result.outcome, result.http_status, result.attempts, result.reason
-        )
+        return self._line(key, entry_id, _entry(result) or self.entries.get(entry_id or ""), result)
 
-    def _line(
-        self,
-        key: str,
-        entry_id: str | None,
-        entry: Entry | None,
-        outcome: str,
-        status: int | None,
-        attempts: int,
-        reason: str | None,
-    ) -> str:
-        """One JSON line in DESIGN's field order, made around the C string encoder (a dict
-        encoded per line costs several times as much)."""
-        if self._fixed is None:
-            snapshot = self.snapshot
-            self._fixed = (
-                f', "profile": {_q(self.profile)}, "host": {_q(self.host)}, '
-                f'"operation": {_q(self.operation)}, "entry_id": ',
-                f', "snapshot": {"null" if snapshot is None else _q(str(snapshot))}, "request": ',
-            )
-        head, tail = self._fixed
+    def _line(self, key: str, entry_id: str | None, entry: Entry | None, result: Any = None) -> str:
+        """One JSON line in DESIGN's field order (no ``result``: ``sending``), made around the
+        C string encoder (a dict encoded per line costs several times as much)."""
         terms = "null" if entry is None else _ENTRY % tuple(map(_q, entry.terms))
+        status = None if result is None else result.http_status
+        reason = None if result is None else result.reason
         return (
-            f'{{"time": "{_now()}"{head}{"null" if entry_id is None else _q(entry_id)}, '
-            f'"entry": {terms}, "outcome": "{outcome}", '
+            f'{{"time": "{_now()}"{self._head}{"null" if entry_id is None else _q(entry_id)}, '
+            f'"entry": {terms}, "outcome": "{"sending" if result is None else result.outcome}", '
             f'"http_status": {"null" if status is None else int(status)}, '
-            f'"attempts": {int(attempts)}, "reason": {"null" if reason is None else _q(reason)}'
-            f'{tail}"{key}"}}\n'
+            f'"attempts": {0 if result is None else int(result.attempts)}, '
+            f'"reason": {"null" if reason is None else _q(reason)}{self._tail}"{key}"}}\n'
         )
 
     def _write(self, lines: list[str]) -> None:
-        if not lines or self._fd is None:
-            return
-        try:
-            self._append("".join(lines))
-        except OSError as exc:
-            self._warn_once(exc)
-
-    def _append(self, text: str) -> None:
         """One ``write`` (a lone surrogate goes as its JSON escape); after a write that failed
         part-way (a full disk), the next starts on a line of its own."""
-        data = ("\n" if self._torn else "") + text
+        if not lines or self._fd is None:
+            return
+        view = memoryview(
+            (("\n" if self._torn else "") + "".join(lines)).encode("utf-8", "backslashreplace")
+        )
         self._torn = False
-        view = memoryview(data.encode("utf-8", "backslashreplace"))
         try:
             while view:
-                view = view[os.write(self._fd, view) :]  # type: ignore[arg-type]
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._torn = True
+            self._warn_once(exc)
         except BaseException:
             self._torn = True
             raise
@@ -217,10 +187,10 @@ def _subject(entry_id: str | None, entry: Entry | None) -> Any:
     return entry_id if entry_id is not None else (entry.terms if entry is not None else None)
 
 
-def read_audit(n: int = 20, path: str | Path | None = None) -> AuditTable:
+def read_audit(n: int = 20) -> AuditTable:
     """The last ``n`` requests, oldest first, read backwards from the end of the file: each
     once, with its latest outcome (unknown when none was noted)."""
-    path = Path(path) if path is not None else audit_path()
+    path = audit_path()
     found = AuditTable()
     if n <= 0:
         return found
@@ -231,7 +201,10 @@ def read_audit(n: int = 20, path: str | Path | None = None) -> AuditTable:
         return found
     with handle:
         for raw in _lines_backwards(handle):
-            data = _json(raw)
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError):
+                data = None
             key = data.get("request") if isinstance(data, dict) else None
             if isinstance(key, str):
                 if key in seen:
@@ -248,13 +221,6 @@ def read_audit(n: int = 20, path: str | Path | None = None) -> AuditTable:
                 break
     found.reverse()
     return found
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None
 
 
 def _lines_backwards(handle: Any) -> Iterator[bytes]:
@@ -277,20 +243,15 @@ def _lines_backwards(handle: Any) -> Iterator[bytes]:
 def _from_json(data: Any) -> AuditLine | None:
     """One line read back, checked field by field; ``None`` for a line that is not ours."""
     try:
-        if not isinstance(data, dict):
-            return None
-        if (
-            not all(isinstance(data[k], str) for k in ("profile", "host", "time"))
-            or not all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
-            or data["operation"] not in OPERATIONS
-            or data["outcome"] not in OUTCOMES
-            or type(data["attempts"]) is not int
-            or not (data["http_status"] is None or type(data["http_status"]) is int)
-        ):
-            return None
         entry_id = data["entry_id"]
-        if entry_id is not None and (
-            isinstance(entry_id, bool) or not isinstance(entry_id, int | str)
+        if not (
+            all(isinstance(data[k], str) for k in ("profile", "host", "time"))
+            and all(data[k] is None or isinstance(data[k], str) for k in ("reason", "snapshot"))
+            and data["operation"] in OPERATIONS
+            and data["outcome"] in OUTCOMES
+            and type(data["attempts"]) is int
+            and (data["http_status"] is None or type(data["http_status"]) is int)
+            and (entry_id is None or type(entry_id) in (int, str))
         ):
             return None
         entry_id = None if entry_id is None else str(entry_id)
@@ -298,6 +259,7 @@ def _from_json(data: Any) -> AuditLine | None:
         if data["entry"] is not None:
             terms = {k: data["entry"][k] for k in Entry.FIELDS[1:]}
             entry = Entry.from_service({"id": entry_id or "", **terms})
+        fields = ("outcome", "http_status", "attempts", "reason", "snapshot")
         return AuditLine(
             parse_time(data["time"]),
             data["profile"],
@@ -305,11 +267,7 @@ def _from_json(data: Any) -> AuditLine | None:
             data["operation"],
             entry_id,
             entry,
-            data["outcome"],
-            data["http_status"],
-            data["attempts"],
-            data["reason"],
-            data["snapshot"],
+            *(data[k] for k in fields),
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None

@@ -8,15 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, ServiceError
-from .context import OperationSettings, lease
+from .context import OperationSettings, connect
 from .listing import list_entries
 
 if TYPE_CHECKING:
     from ..profiles.credentials import Credentials
     from ..service.client import DictionaryClient
-
-
-NO_LISTING = "this service has no listing; cannot check without deleting"
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,8 @@ def check_credentials(
     try:
         listing = list_entries(settings, client=client)
     except ListingUnsupportedError as exc:
-        return CredentialsCheck(None, NO_LISTING, exc.http_status)
+        no_listing = "this service has no listing; cannot check without deleting"
+        return CredentialsCheck(None, no_listing, exc.http_status)
     except ServiceError as exc:
         cause = getattr(exc.cause, "value", exc.cause)
         if cause == "auth" or exc.http_status in (401, 403):
@@ -61,13 +59,6 @@ def check_credentials(
 
 def check_stored(settings: OperationSettings, stored: Credentials) -> CredentialsCheck:
     """``check_credentials`` for exactly ``stored`` (what a login just saved), whatever the
-    environment or ``%config`` would otherwise put in front of it, with the settings' auth (a
-    token when ``auth="token"``): the client comes the one way, ``connect.lease``."""
-    with lease(
-        stored,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        workers=1,
-        auth=settings.auth or "signature",
-    ) as client:
+    environment or ``%config`` would otherwise put in front of it, with the settings' auth."""
+    with connect(settings, creds=stored) as (client, _):
         return check_credentials(settings, client=client)

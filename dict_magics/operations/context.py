@@ -1,6 +1,6 @@
 """What every operation is given (its settings, the ids as typed, where a batch reports) and
 what the process keeps for it: one client per credentials and settings, one listing per
-dictionary. Ids are read here once (``split_args``, ``ids_from_text``) so an id list means the
+dictionary. Ids are read here once (``split_args``, ``ids_from_bytes``) so an id list means the
 same wherever it is typed. Standard library only at import: the magics import it at load.
 """
 
@@ -14,7 +14,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -76,90 +76,62 @@ class OperationSettings:
     (``0``: always list afresh first); ``None``: ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0."""
 
     def __post_init__(self) -> None:
-        if not is_int(self.workers) or not MIN_WORKERS <= self.workers <= MAX_WORKERS:
-            raise UsageProblem(
-                f"workers must be {span(MIN_WORKERS, MAX_WORKERS)}, not {self.workers!r}.",
-                option=Remedy.WORKERS,
-            )
-        if not is_int(self.max_retries) or not MIN_RETRIES <= self.max_retries <= MAX_RETRIES:
-            raise UsageProblem(
-                f"max retries must be {span(MIN_RETRIES, MAX_RETRIES)}, not {self.max_retries!r}.",
-                option=Remedy.MAX_RETRIES,
-            )
-        object.__setattr__(self, "auth", auth_mode(self.auth))
-        if not is_int(self.chunk_size) or not 1 <= self.chunk_size <= MAX_BULK_CHUNK:
-            raise UsageProblem(
-                f"the chunk size must be {span(1, MAX_BULK_CHUNK)}, not {self.chunk_size!r}.",
-                option="chunk_size",
-            )
+        for name, low, high, option in (
+            ("workers", MIN_WORKERS, MAX_WORKERS, Remedy.WORKERS),
+            ("max_retries", MIN_RETRIES, MAX_RETRIES, Remedy.MAX_RETRIES),
+            ("chunk_size", 1, MAX_BULK_CHUNK, "chunk_size"),
+        ):
+            value = getattr(self, name)
+            if not is_int(value) or not low <= value <= high:
+                what = name.replace("_", " ")
+                raise UsageProblem(
+                    f"{what} must be {span(low, high)}, not {value!r}.", option=option
+                )
         if not _seconds(self.timeout) or not self.timeout > 0:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
             )
-        object.__setattr__(self, "listing_max_age", listing_max_age(self.listing_max_age))
+        auth = (self.auth or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
+        if auth not in ("signature", "token"):
+            shown = repr(self.auth) if self.auth else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
+            raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
+        age, shown = self.listing_max_age, repr(self.listing_max_age)
+        if age is None:
+            raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
+            shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
+            try:
+                age = float(raw) if raw else LISTING_MAX_AGE
+            except ValueError:
+                age = math.nan
+        if not _seconds(age):
+            raise UsageProblem(
+                f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
+                f"snapshot), not {shown}.",
+                option="listing_max_age",
+            )
+        object.__setattr__(self, "auth", auth)
+        object.__setattr__(self, "listing_max_age", float(age))
 
 
 AUTH_ENV = "DICT_MAGICS_AUTH"
-
-
-def auth_mode(value: str | None = None) -> str:
-    """The auth mode asked for: ``value``, else ``$DICT_MAGICS_AUTH``, else the default;
-    ``UsageProblem`` for anything but ``signature`` or ``token``."""
-    chosen = (value or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
-    if chosen not in ("signature", "token"):
-        shown = repr(value) if value else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
-        raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
-    return chosen
-
-
 LISTING_MAX_AGE_ENV = "DICT_MAGICS_LISTING_MAX_AGE"
-
-
-def listing_max_age(value: float | None = None) -> float:
-    """The listing age asked for: ``value``, else ``$DICT_MAGICS_LISTING_MAX_AGE``, else 0;
-    ``UsageProblem`` for anything but a finite number of seconds >= 0."""
-    if value is None:
-        raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
-        if not raw:
-            return LISTING_MAX_AGE
-        try:
-            chosen = float(raw)
-        except ValueError:
-            chosen = math.nan
-        shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
-    else:
-        chosen, shown = value, repr(value)
-    if not _seconds(chosen):
-        raise UsageProblem(
-            f"listing_max_age must be a number of seconds >= 0 (0: list afresh before every "
-            f"snapshot), not {shown}.",
-            option="listing_max_age",
-        )
-    return float(chosen)
 
 
 def _seconds(value: object) -> bool:
     """A finite number of seconds, 0 or more."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    return (is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
 
 
 class ProgressSink(Protocol):
     """Where a batch reports itself: ``start`` before the first request, ``sink(done,
-    total, result)`` after each result (one call at a time), ``stop`` after the last, always."""
+    total, result)`` after each result (one call at a time), ``stop`` after the last, always;
+    optionally ``waiting(seconds, reason)`` (from a worker thread) while the rate limit holds."""
 
     def start(self, total: int, label: str) -> None: ...
 
     def __call__(self, done: int, total: int, result: DeleteResult) -> None: ...
 
     def stop(self) -> None: ...
-
-    # Optional: ``waiting(seconds, reason)`` (from a worker thread): every worker pauses for the
-    # service's rate limit.
 
 
 Warn = Callable[[str], None] | None
@@ -186,11 +158,6 @@ COMMENT = re.compile(r"(?:^|\s)#.*")
 BOM = "\ufeff"
 
 
-def split_ids(text: str) -> list[str]:
-    """The ids in ``text``, in order, each checked; raises ``InvalidIdError`` for a bad one."""
-    return [check_id(part) for part in ID_SEPARATORS.split(text) if part]
-
-
 def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
     """The ids in each argument; an empty argument is refused (whoever typed it meant an
     id). ``check=False``: split only (the caller checks later)."""
@@ -200,20 +167,14 @@ def split_args(values: Sequence[str], *, check: bool = True) -> list[str]:
                 f"the argument {value!r} is not an entry id: an entry id cannot be empty; "
                 "nothing was sent."
             )
-    if not check:
-        return [part for value in values for part in ID_SEPARATORS.split(value) if part]
-    return [i for value in values for i in split_ids(value)]
-
-
-def ids_from_text(text: str) -> list[str]:
-    """The ids in a file: one a line (spaces or commas also separate, as when typed); blank
-    lines, ``#`` comments (at the start of a line or after a space) and a leading BOM skipped."""
-    text = text.removeprefix(BOM)
-    return [i for line in text.splitlines() for i in split_ids(COMMENT.sub("", line))]
+    parts = [part for value in values for part in ID_SEPARATORS.split(value) if part]
+    return [check_id(part) for part in parts] if check else parts
 
 
 def ids_from_bytes(data: bytes, source: str) -> list[str]:
-    """``ids_from_text`` of UTF-8 ``data``; other bytes are a ``UsageProblem`` naming ``source``."""
+    """The ids in a UTF-8 file (other bytes: a ``UsageProblem`` naming ``source``): one a line
+    (spaces or commas also separate, as when typed); blank lines, ``#`` comments (at the start
+    of a line or after a space) and a leading BOM skipped."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -223,24 +184,15 @@ def ids_from_bytes(data: bytes, source: str) -> list[str]:
             f"cannot read ids from {source}: it is not UTF-8 text (byte 0x{bad} on line {line}). "
             "Nothing was sent."
         ) from None
-    return ids_from_text(text)
+    lines = [COMMENT.sub("", line) for line in text.removeprefix(BOM).splitlines()]
+    return [check_id(part) for line in lines for part in ID_SEPARATORS.split(line) if part]
 
 
 # -- what the process keeps: clients and listings ---------------------------------------------
-# One client per profile, service, credentials and settings, kept between cells (a new client
-# per command pays a new TCP and TLS handshake). Credentials are read again for every operation,
-# so a login, a logout or a ``%config`` change gets a fresh client and closes the profile's old
-# one. ``DICT_MAGICS_CLIENT_CACHE=off``: a client per operation, closed after.
+# A client is kept between cells (a new one pays a new TCP and TLS handshake); credentials are
+# read for every operation, so a login or a ``%config`` change gets a fresh client.
 
 
-def _credentials() -> Any:
-    """The credentials module, imported on first use (``%load_ext`` stays light)."""
-    from ..profiles import credentials
-
-    return credentials
-
-
-MAX_CLIENTS = 8
 CACHE_ENV = "DICT_MAGICS_CLIENT_CACHE"
 _KEY = secrets.token_bytes(32)
 """Fingerprints are keyed with this random value of the process: one that leaked cannot be
@@ -278,18 +230,14 @@ class ClientKey:
 class ClientCache:
     """Clients by ``ClientKey``, least recently used first (at most ``size``); thread-safe."""
 
-    def __init__(self, size: int = MAX_CLIENTS) -> None:
+    def __init__(self, size: int = 8) -> None:
         self.size = size
         self._clients: OrderedDict[ClientKey, DictionaryClient] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._clients)
-
     def get(self, creds: Credentials, **options: Any) -> DictionaryClient:
-        """The kept client for these credentials and settings (``timeout``, ``max_retries``,
-        ``workers``, ``auth``), made on first use; the profile's clients made from other
-        credentials or for another base URL are closed. ``workers`` is no part of the key."""
+        """The kept client for these credentials and settings, made on first use; the profile's
+        clients of other credentials or another base URL are closed."""
         key = ClientKey.of(
             creds,
             timeout=options["timeout"],
@@ -354,11 +302,6 @@ def lease(creds: Credentials, **options: Any) -> Iterator[DictionaryClient]:
         client.close()
 
 
-def forget(profile: str) -> int:
-    """Close the kept clients of ``profile``; returns how many."""
-    return CLIENTS.forget(profile)
-
-
 def close_all() -> None:
     """Close every kept client (``%unload_ext``)."""
     CLIENTS.forget()
@@ -366,7 +309,9 @@ def close_all() -> None:
 
 def profile_of(settings: OperationSettings) -> str:
     """The profile the settings name, else ``$DICT_MAGICS_PROFILE``, else ``default``; checked."""
-    return _credentials().check_profile(settings.profile or _credentials().default_profile())
+    from ..profiles import credentials  # on first use: ``%load_ext`` stays light
+
+    return credentials.check_profile(settings.profile or credentials.default_profile())
 
 
 def make_client(
@@ -374,7 +319,9 @@ def make_client(
 ) -> tuple[DictionaryClient, Credentials]:
     """A new client for ``profile`` (``base_url`` overrides the stored one) and its credentials;
     ``DictMagicsError`` before anything is sent. The caller closes the client."""
-    creds = _credentials().load(profile, base_url=base_url or None)
+    from ..profiles import credentials
+
+    creds = credentials.load(profile, base_url=base_url or None)
     return client_from(creds, **options), creds
 
 
@@ -393,29 +340,31 @@ def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
 
 @contextmanager
 def connect(
-    settings: OperationSettings, client: DictionaryClient | None = None
+    settings: OperationSettings,
+    client: DictionaryClient | None = None,
+    creds: Credentials | None = None,
 ) -> Iterator[tuple[DictionaryClient, str]]:
     """``(client, profile)`` for one operation: ``client`` when the front end keeps its own,
-    else the one kept for the profile's current credentials and settings."""
+    else the one kept for ``creds`` (default: the profile's current ones) and the settings."""
     profile = profile_of(settings)
     if client is not None:
         yield client, profile
         return
-    creds = _credentials().load(profile, base_url=settings.base_url or None)
+    if creds is None:
+        from ..profiles import credentials
+
+        creds = credentials.load(profile, base_url=settings.base_url or None)
     with lease(
         creds,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         workers=settings.workers,
-        auth=settings.auth or "signature",
+        auth=settings.auth,
     ) as made:
         yield made, profile
 
 
 # -- the listings kept for the operations --------------------------------------------------------
-
-MAX_AGE = 60.0
-"""Seconds a cached listing is trusted for."""
 
 Key = tuple[str, str, str]
 
@@ -432,43 +381,38 @@ class _Held:
     """By id, in the service's order; ``None`` when the service has no listing."""
     host: str
     taken: float
-    unsupported: bool = False
 
 
 class ListingCache:
-    """One listing per (profile, base URL, access key), safe to share between threads."""
+    """One listing per (profile, base URL, access key), trusted for ``max_age`` seconds; safe
+    to share between threads."""
 
-    def __init__(self, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, max_age: float = 60.0, clock: Callable[[], float] = time.monotonic):
         self.max_age = max_age
         self._clock = clock
         self._held: dict[Key, _Held] = {}
         # Bumped by every change this process knows of (a delete, a purge, an invalidation): a
         # listing requested before one may hold what it changed, so it is not kept.
-        self._changes: dict[Key, int] = {}
+        self._changes: Counter[Key] = Counter()
         self._lock = threading.Lock()
-
-    def _fresh(self, key: Key) -> _Held | None:
-        """What is held for ``key`` while younger than ``max_age`` (call it under the lock)."""
-        held = self._held.get(key)
-        return held if held is not None and self._clock() - held.taken <= self.max_age else None
 
     def fetch(self, client: DictionaryClient, profile: str) -> EntryList:
         """A fresh listing from the service, kept as the current one."""
         key = cache_key(client, profile)
         with self._lock:
             # Its age counts from the request: the service may have answered any time after.
-            asked, seen = self._clock(), self._changes.get(key, 0)
+            asked, seen = self._clock(), self._changes[key]
         try:
             listing = client.list_entries()
         except ListingUnsupportedError:
             with self._lock:
-                self._held[key] = _Held(None, client.host, asked, unsupported=True)
+                self._held[key] = _Held(None, client.host, asked)
             raise
         except BaseException:
             self.forget(key)
             raise
         with self._lock:
-            if self._changes.get(key, 0) == seen:
+            if self._changes[key] == seen:
                 self._held[key] = _Held(listing.by_id(), listing.host, asked)
             else:
                 # This process changed the dictionary while the listing was on its way: the
@@ -479,21 +423,21 @@ class ListingCache:
     def current(self, client: DictionaryClient, profile: str) -> EntryList:
         """The whole listing: the cached one while it is fresh (kept current from what this
         tool deleted), else a new one. Raises as ``fetch`` does."""
-        from ..models import EntryList
-
-        held = self.cached(client, profile)
-        return (
-            self.fetch(client, profile)
-            if held is None
-            else EntryList([*held.values()], client.host)
-        )
+        held = self.recent(client, profile)
+        return self.fetch(client, profile) if held is None else held[0]
 
     def recent(
-        self, client: DictionaryClient, profile: str, ids: Iterable[str], max_age: float
+        self,
+        client: DictionaryClient,
+        profile: str,
+        ids: Iterable[str] = (),
+        max_age: float | None = None,
     ) -> tuple[EntryList, float] | None:
-        """The cached listing and its age when at most ``max_age`` seconds old and holding
-        every one of ``ids`` (one it lacks may have been added since); else ``None``."""
+        """The cached listing and its age when at most ``max_age`` seconds old (``None``: the
+        cache's) and holding every one of ``ids`` (one it lacks may be new); else ``None``."""
         from ..models import EntryList
+
+        max_age = self.max_age if max_age is None else max_age
 
         key = cache_key(client, profile)
         with self._lock:
@@ -505,24 +449,19 @@ class ListingCache:
                 return None
             return EntryList(list(held.entries.values()), held.host), age
 
-    def cached(self, client: DictionaryClient, profile: str) -> dict[str, Entry] | None:
-        """The fresh cached listing by id, without any request (``None``: there is none)."""
-        with self._lock:
-            held = self._fresh(cache_key(client, profile))
-            return None if held is None or held.entries is None else dict(held.entries)
-
     def unsupported(self, client: DictionaryClient, profile: str) -> bool:
         """True when this service was found to have no listing less than ``max_age`` ago."""
-        key = cache_key(client, profile)
         with self._lock:
-            held = self._fresh(key)
-            return held is not None and held.unsupported
+            held = self._held.get(cache_key(client, profile))
+            if held is None or held.entries is not None:
+                return False
+            return self._clock() - held.taken <= self.max_age
 
     def deleted(self, client: DictionaryClient, profile: str, ids: Iterable[str]) -> None:
         """These entries are known to be gone (deleted, or never there)."""
         key = cache_key(client, profile)
         with self._lock:
-            self._changed(key)
+            self._changes[key] += 1
             held = self._held.get(key)
             if held is not None and held.entries is not None:
                 for entry_id in ids:
@@ -532,22 +471,15 @@ class ListingCache:
         """Every entry is known to be gone (a purge succeeded)."""
         key = cache_key(client, profile)
         with self._lock:
-            self._changed(key)
+            self._changes[key] += 1
             self._held[key] = _Held({}, client.host, self._clock())
 
     def forget(self, key: Key | None = None) -> None:
         """Drop one listing (``None``: all): the next use lists again."""
         with self._lock:
-            for changed in {*self._held, *self._changes} if key is None else [key]:
-                self._changed(changed)
-            if key is None:
-                self._held.clear()
-            else:
-                self._held.pop(key, None)
-
-    def _changed(self, key: Key) -> None:
-        """A listing of ``key`` requested before now may predate a change (under the lock)."""
-        self._changes[key] = self._changes.get(key, 0) + 1
+            for changed in [*{*self._held, *self._changes}] if key is None else [key]:
+                self._changes[changed] += 1
+                self._held.pop(changed, None)
 
     def invalidate(self, client: DictionaryClient, profile: str) -> None:
         """The listing of this client's dictionary can no longer be trusted (an addition, an
@@ -560,9 +492,8 @@ CACHE = ListingCache()
 
 
 def listed_after(client: DictionaryClient, profile: str) -> tuple[EntryList | None, bool]:
-    """A fresh listing to settle or name what was just sent (``None``: the service gives
-    none), and whether Ctrl-C ended the wait: the caller audits what it has, then passes the
-    interrupt on."""
+    """A fresh listing to settle or name what was just sent (``None``: none to be had), and
+    whether Ctrl-C ended the wait: the caller audits what it has, then passes it on."""
     try:
         return CACHE.fetch(client, profile), False
     except ServiceError:

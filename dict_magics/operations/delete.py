@@ -1,20 +1,21 @@
 """Delete one entry or several: ids checked, entries looked up and kept, then the requests.
 
-The entries about to go are looked up in a fresh listing (or a cached one ``listing_max_age``
-allows) and written to a snapshot before the first DELETE; an id the listing lacks is not sent.
-Every request is audited ahead; outcomes left unknown are settled by one listing after.
+The entries about to go are looked up in a listing and written to a snapshot before the first
+DELETE; an id the listing lacks is not sent. Outcomes left unknown are settled by one listing.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, Notice, Remedy, ServiceError, UsageProblem
 from ..models.entry import check_id
+from ..models.text import entries
+from ..service.client import RequestInterrupted
 from .audit import AuditLog
 from .context import (
     CACHE,
@@ -36,11 +37,6 @@ if TYPE_CHECKING:
     from ..service.client import DictionaryClient
 
 
-def count(number: int, one: str, many: str) -> str:
-    """``1 entry``, ``2 entries``."""
-    return f"{number:,} {one if number == 1 else many}"
-
-
 def delete(
     settings: OperationSettings,
     ids: Iterable[object],
@@ -53,9 +49,8 @@ def delete(
     warn: Warn = None,
 ) -> DeleteResult | BatchResult | DryRunResult:
     """Delete ``ids`` (with a snapshot of them first unless ``snapshot`` or the settings say
-    not to); raises ``DictMagicsError`` (a bad id, no id, no credentials, no snapshot possible)
-    before any request, and ``DeletionFailedError`` for a failure only if
-    ``settings.raise_on_failure``."""
+    not to); ``DictMagicsError`` before any request, ``DeletionFailedError`` for a failure only
+    if ``settings.raise_on_failure``."""
     checked = [check_id(i) for i in ids]
     if not checked:
         raise UsageProblem("no entry ids given; nothing was sent.")
@@ -67,12 +62,31 @@ def delete(
             listing, age = _listing(client, profile, unique, dry_run, settings.listing_max_age)
         before = listing.by_id() if listing is not None else None
         if dry_run:
-            return _dry_run(client.host, profile, unique, before, age)
+            from ..models import DryRunResult
+
+            if before is None:
+                return DryRunResult("delete", client.host, profile, missing=unique, listed=False)
+            return DryRunResult(
+                "delete",
+                client.host,
+                profile,
+                entries=[before[i] for i in unique if i in before],
+                missing=[i for i in unique if i not in before],
+                listing_age=age,
+                listing=tuple(before.values()),
+            )
         absent = [i for i in unique if i not in before] if keep and before is not None else []
         sent = [i for i in checked if i not in set(absent)]
         kept: Path | None = None
         if keep and before is None:
-            say(warn, _cannot_undo(client.host))
+            say(
+                warn,
+                Notice(
+                    f"the service at {client.host} offers no listing, so no snapshot could be "
+                    "taken: this deletion cannot be undone",
+                    option=Remedy.QUIET_NO_COPY,
+                ),
+            )
         elif keep and sent:
             going = [before[i] for i in dict.fromkeys(sent)]  # type: ignore[index]
             counts = Counter(e.terms for e in before.values())  # type: ignore[union-attr]
@@ -85,23 +99,31 @@ def delete(
                 copies={e.id: counts[e.terms] for e in going if counts[e.terms] > 1},
                 listing_age=age,
             )
-        known = before if before is not None else CACHE.cached(client, profile) or {}
-        audit = AuditLog(
+        cached = CACHE.recent(client, profile) if before is None else None
+        known = before or (cached[0].by_id() if cached else {})
+        path = None if kept is None else str(kept)
+
+        def named(result: DeleteResult) -> DeleteResult:
+            """The result with its entry's terms (when known) and the snapshot that holds it."""
+            entry = known.get(result.entry_id or "")
+            if entry is None and path is None:
+                return result
+            return replace(result, entry=entry, snapshot=path)
+
+        with AuditLog(
             profile=profile,
             host=client.host,
             operation="delete",
             snapshot=kept,
             entries=known,
             warn=warn,
-        )
-        with audit:
-            run = _Run(client, profile, known, kept, audit)
-            results, interrupted = run.send(sent, settings.workers, progress, cancel)
-            results, stopped = run.settle(results, before)
-        result = _in_order(checked, results, absent, kept, interrupted)
+        ) as audit:
+            results, interrupted = _send(
+                client, profile, sent, named, audit, settings, progress, cancel
+            )
+            results, stopped = _settle(client, profile, results, before, audit)
+        result = _in_order(checked, results, absent, path, interrupted)
     if stopped:  # Ctrl-C during the listing after: what was sent is audited, then shown
-        from ..service.client import RequestInterrupted
-
         raise RequestInterrupted(result)
     return finish(result, settings)
 
@@ -130,7 +152,7 @@ def _in_order(
     ids: list[str],
     sent: list[DeleteResult],
     absent: list[str],
-    snapshot: Path | None,
+    snapshot: str | None,
     interrupted: bool,
 ) -> DeleteResult | BatchResult:
     """The results in the order given, the ids not sent (not listed) in their places."""
@@ -149,126 +171,79 @@ def _in_order(
         sent = [made[i] if i in made else by_id[i] for i in ids]
     if len(ids) == 1:
         return sent[0]
-    path = None if snapshot is None else str(snapshot)
-    return BatchResult(results=sent, interrupted=interrupted, snapshot=path)
+    return BatchResult(results=sent, interrupted=interrupted, snapshot=snapshot)
 
 
-def _cannot_undo(host: str) -> Notice:
-    return Notice(
-        f"the service at {host} offers no listing, so no snapshot could be taken: this "
-        "deletion cannot be undone",
-        option=Remedy.QUIET_NO_COPY,
-    )
-
-
-def _dry_run(
-    host: str, profile: str, ids: list[str], before: dict[str, Entry] | None, age: float | None
-) -> DryRunResult:
-    from ..models import DryRunResult
-
-    if before is None:
-        return DryRunResult("delete", host, profile, missing=ids, listed=False)
-    return DryRunResult(
-        "delete",
-        host,
-        profile,
-        entries=[before[i] for i in ids if i in before],
-        missing=[i for i in ids if i not in before],
-        listing_age=age,
-        listing=tuple(before.values()),
-    )
-
-
-class _Run:
-    """One deletion's requests: results named as they come, unknowns settled and audited."""
-
-    def __init__(
-        self,
-        client: DictionaryClient,
-        profile: str,
-        known: dict[str, Entry],
-        kept: Path | None,
-        audit: AuditLog,
-    ) -> None:
-        self.client, self.profile, self.known, self.audit = client, profile, known, audit
-        self.path = None if kept is None else str(kept)
-
-    def named(self, result: DeleteResult) -> DeleteResult:
-        """The result with its entry's terms (when known) and the snapshot that holds it."""
-        entry = self.known.get(result.entry_id or "")
-        if entry is None and self.path is None:
-            return result
-        return replace(result, entry=entry, snapshot=self.path)
-
-    def send(
-        self,
-        ids: list[str],
-        workers: int,
-        progress: ProgressSink | None,
-        cancel: threading.Event | None,
-    ) -> tuple[list[DeleteResult], bool]:
-        """The results of deleting ``ids`` (in their order), and whether the batch was
-        interrupted; Ctrl-C during one request is passed on once its result is cached."""
-        from ..service.client import RequestInterrupted
-
-        if not ids:
-            return [], False
-        if len(ids) == 1:
-            try:
-                return [self.named(self.client.delete_entry(ids[0], audit=self.audit))], False
-            except RequestInterrupted as stopped:
-                result = self.named(stopped.result)
-                self._update_cache([result])
-                raise stopped.passed_on(result) from None
-        total = len(set(ids))
-        if progress is not None:
-            label = f"Deleting {count(total, 'entry', 'entries')} at {self.client.host}"
-            progress.start(total, label)
-
-        def named(done: int, total: int, result: DeleteResult) -> None:
-            if progress is not None:
-                progress(done, total, self.named(result))
-
+def _send(
+    client: DictionaryClient,
+    profile: str,
+    ids: list[str],
+    named: Callable[[DeleteResult], DeleteResult],
+    audit: AuditLog,
+    settings: OperationSettings,
+    progress: ProgressSink | None,
+    cancel: threading.Event | None,
+) -> tuple[list[DeleteResult], bool]:
+    """The results of deleting ``ids`` (in their order), and whether the batch was
+    interrupted; Ctrl-C during one request is passed on once its result is cached."""
+    if not ids:
+        return [], False
+    if len(ids) == 1:
         try:
-            batch = self.client.delete_entries(
-                ids,
-                workers=workers,
-                progress=named,
-                cancel=cancel,
-                on_wait=getattr(progress, "waiting", None),
-                audit=self.audit,
-            )
-        finally:
-            if progress is not None:
-                progress.stop()
-        return [self.named(r) for r in batch.results], batch.interrupted
+            return [named(client.delete_entry(ids[0], audit=audit))], False
+        except RequestInterrupted as stopped:
+            result = named(stopped.result)
+            _update_cache(client, profile, [result])
+            raise stopped.passed_on(result) from None
+    if progress is not None:
+        progress.start(len(set(ids)), f"Deleting {entries(len(set(ids)))} at {client.host}")
 
-    def settle(
-        self, results: list[DeleteResult], before: dict[str, Entry] | None
-    ) -> tuple[list[DeleteResult], bool]:
-        """Unknown outcomes decided by one listing (when the service lists), then audited; and
-        whether Ctrl-C ended the wait for that listing."""
-        settled, stopped = results, False
-        if not results:
-            return results, False
-        unknown = {r.entry_id for r in results if r.outcome_unknown}
-        if unknown and not CACHE.unsupported(self.client, self.profile):
-            listing, stopped = listed_after(self.client, self.profile)
-            if listing is not None:
-                settled = settle_deletes(results, before, listing.by_id())
-                self.audit.record_all(
-                    {r.entry_id: r for r in settled if r.entry_id in unknown}.values()
-                )
-        self._update_cache(settled)
-        return settled, stopped
+    def report(done: int, total: int, result: DeleteResult) -> None:
+        if progress is not None:
+            progress(done, total, named(result))
 
-    def _update_cache(self, results: list[DeleteResult]) -> None:
-        if any(r.outcome_unknown for r in results):
-            CACHE.invalidate(self.client, self.profile)
-        else:
-            CACHE.deleted(
-                self.client, self.profile, [r.entry_id for r in results if r.ok and r.entry_id]
-            )
+    try:
+        batch = client.delete_entries(
+            ids,
+            workers=settings.workers,
+            progress=report,
+            cancel=cancel,
+            on_wait=getattr(progress, "waiting", None),
+            audit=audit,
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+    return [named(r) for r in batch.results], batch.interrupted
+
+
+def _settle(
+    client: DictionaryClient,
+    profile: str,
+    results: list[DeleteResult],
+    before: dict[str, Entry] | None,
+    audit: AuditLog,
+) -> tuple[list[DeleteResult], bool]:
+    """Unknown outcomes decided by one listing (when the service lists), then audited; and
+    whether Ctrl-C ended the wait for that listing."""
+    stopped = False
+    if not results:
+        return results, False
+    unknown = {r.entry_id for r in results if r.outcome_unknown}
+    if unknown and not CACHE.unsupported(client, profile):
+        listing, stopped = listed_after(client, profile)
+        if listing is not None:
+            results = settle_deletes(results, before, listing.by_id())
+            audit.record_all({r.entry_id: r for r in results if r.entry_id in unknown}.values())
+    _update_cache(client, profile, results)
+    return results, stopped
+
+
+def _update_cache(client: DictionaryClient, profile: str, results: list[DeleteResult]) -> None:
+    if any(r.outcome_unknown for r in results):
+        CACHE.invalidate(client, profile)
+    else:
+        CACHE.deleted(client, profile, [r.entry_id for r in results if r.ok and r.entry_id])
 
 
 def interruption(result: DeleteResult | BatchResult) -> str | None:

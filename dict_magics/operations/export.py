@@ -25,9 +25,8 @@ def export(
     overwrite: bool = False,
     client: DictionaryClient | None = None,
 ) -> ExportResult:
-    """List the dictionary and write it to ``path``; raises ``UsageProblem`` for a path or
-    format it cannot write, or a file already there unless ``overwrite`` (before the listing:
-    nothing written), and ``ServiceError`` for no listing."""
+    """List the dictionary and write it to ``path``; ``UsageProblem`` before the listing for a
+    path or format it cannot write, or a file already there unless ``overwrite``."""
     path = Path(path).expanduser()
     kind = format_of(path, format)
     _refuse_existing(path, overwrite)
@@ -42,7 +41,4 @@ def export(
 def _refuse_existing(path: Path, overwrite: bool) -> None:
     """An export never replaces a file silently (it may be the user's edited glossary)."""
     if not overwrite and path.exists() and not path.is_dir():
-        raise UsageProblem(
-            f"{path} already exists; nothing was written.",
-            option="overwrite",
-        )
+        raise UsageProblem(f"{path} already exists; nothing was written.", option="overwrite")

@@ -21,7 +21,4 @@ def audit(n: int = 20) -> AuditTable:
     """The last ``n`` requests that could change the dictionary, oldest first."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise UsageProblem(f"-n must be a whole number of lines, 1 or more, not {n!r}.")
-    lines = read_audit(n)
-    table = AuditTable(lines)
-    table.skipped = lines.skipped
-    return table
+    return read_audit(n)

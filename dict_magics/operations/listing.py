@@ -37,18 +37,15 @@ def check_language_filter(listing: EntryList, from_lang: str | None, to_lang: st
     from ..models.terms import LANGUAGE_CODES, language_hint, language_problem
 
     known = {c.casefold() for c in LANGUAGE_CODES}
-    for code, field in ((from_lang, "fromLang"), (to_lang, "toLang")):
-        if not code or code.casefold() in known:
-            continue
-        if listing.filter(**{_FIELDS[field]: code}).entries:
+    for code, field, name in ((from_lang, "fromLang", "from_lang"), (to_lang, "toLang", "to_lang")):
+        if not code or code.casefold() in known or listing.filter(**{name: code}).entries:
             continue
         problem = language_problem(code, field)
         assert problem is not None
-        valid = _VALID_CODES if not language_hint(code) else ""
+        valid = "" if language_hint(code) else _VALID_CODES
         raise UsageProblem(f"{problem.message}{valid}; no entry has it, so none was listed.")
 
 
-_FIELDS = {"fromLang": "from_lang", "toLang": "to_lang"}
 _VALID_CODES = (
     ": the service takes ISO 639-1 codes (en, ja, de, ...), and zh-CN or zh-TW for Chinese"
 )

@@ -1,10 +1,8 @@
 """One restore at a time per profile and host, and none before an earlier one's additions land.
 
-Two restores at once would both list the same entries as missing and both add them: each holds
-``RestoreLock`` (a ``filelock`` file, released by the system when its process dies) from its
-listing to its last answer. A killed restore may leave POSTs in flight, so before each POST the
-holder notes when its answer is due in a file beside the lock; the next holder waits until then
-(at most one request deadline) before it lists.
+Two restores at once would both list the same entries as missing and both add them. A killed
+restore may leave POSTs in flight, so the holder notes when their answers are due in a file
+beside the lock; the next holder waits until then (at most one deadline) before it lists.
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import localdata
@@ -38,38 +35,30 @@ class RestoreLock:
         self.waited = 0.0
         """Seconds spent waiting for an earlier restore's additions to land."""
 
-    def _paths(self) -> tuple[Path, Path]:
-        folder = localdata.home("locks")
-        return folder / f"{self.name}.lock", folder / f"{self.name}.sending"
-
     def __enter__(self) -> RestoreLock:
         from filelock import FileLock, Timeout
 
-        lock_path, note_path = self._paths()
-        self._lock = lock = FileLock(str(lock_path), mode=0o600)
+        folder = localdata.home("locks")
+        self._note_path = folder / f"{self.name}.sending"
+        self._lock = lock = FileLock(str(folder / f"{self.name}.lock"), mode=0o600)
         try:
             lock.acquire(timeout=0.2)
         except Timeout:
             say(self._warn, "another restore of this profile and host is running: waiting for it")
             lock.acquire()
         try:
-            self._wait_for_an_earlier_run(note_path)
-            self._note = localdata.open_private(note_path, os.O_RDWR | os.O_CREAT)
-        except BaseException:
+            self._note = localdata.open_private(self._note_path, os.O_RDWR | os.O_CREAT)
+            self._wait_for_an_earlier_run(os.pread(self._note, _WIDTH, 0))
+        except BaseException:  # the note stays: the next restore waits for it
+            if self._note is not None:
+                os.close(self._note)
             lock.release()
             raise
         return self
 
-    def _wait_for_an_earlier_run(self, note_path: Path) -> None:
-        """Sleep until the answers of a dead restore's last POSTs were due (bounded)."""
-        try:
-            fd = localdata.open_private(note_path, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        try:
-            raw = os.read(fd, _WIDTH)
-        finally:
-            os.close(fd)
+    def _wait_for_an_earlier_run(self, raw: bytes) -> None:
+        """Sleep until the answers of a dead restore's last POSTs were due (bounded); ``raw``:
+        the note a restore that died left (empty: none)."""
         try:
             due = float(raw.decode("ascii").strip() or 0)
         except (UnicodeDecodeError, ValueError):
@@ -86,11 +75,9 @@ class RestoreLock:
 
     def sending(self) -> None:
         """A POST is about to leave: its answer is due within one deadline from now."""
-        if self._note is None:
-            return
         due = time.time() + self.timeout + 1
-        if due - self._due < 0.05:
-            return  # noted a moment ago
+        if self._note is None or due - self._due < 0.05:  # none, or noted a moment ago
+            return
         self._due = due
         os.pwrite(self._note, f"{due:<{_WIDTH - 1}.3f}\n".encode("ascii"), 0)
 
@@ -100,7 +87,7 @@ class RestoreLock:
             if self._note is not None:
                 os.close(self._note)
                 self._note = None
-                self._paths()[1].unlink(missing_ok=True)
+                self._note_path.unlink(missing_ok=True)
         finally:
             if self._lock is not None:
                 self._lock.release()

@@ -13,7 +13,7 @@ from ..models.secret import Secret
 from ..profiles import credentials
 from ..service.http import host_of, normalize_base_url
 from .check import CredentialsCheck, check_stored
-from .context import OperationSettings, profile_of
+from .context import CLIENTS, OperationSettings, profile_of
 from .prompts import NoAnswer, Prompter
 
 CHECK_QUESTION = "Check these credentials now with one read-only request? [Y/n] "
@@ -119,16 +119,18 @@ def login(
     if not access_key.strip():
         raise UsageProblem("no access key given; nothing was stored.")
     if secret_key is None:
-        question = f"Secret key for {host} (hidden): "
-        secret_key = _ask(prompter.ask_secret, question, "secret key")
+        secret_key = _ask(prompter.ask_secret, f"Secret key for {host} (hidden): ", "secret key")
     secret_key = Secret(secret_key)
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
     credentials.remember(saved.profile)
     backend = credentials.backend_info()
-    if check is None:
-        check = _wants_check(prompter)
+    if check is None:  # Enter means yes; a front end that cannot ask means no
+        try:
+            check = prompter.ask(CHECK_QUESTION).strip().lower() in ("", "y", "yes")
+        except NoAnswer:
+            check = False
     return LoginResult(
         saved.profile,
         saved.base_url,
@@ -140,22 +142,11 @@ def login(
     )
 
 
-def _wants_check(prompter: Prompter) -> bool:
-    """Yes on Enter, y or yes; a front end that cannot ask means no (the profile is stored)."""
-    try:
-        answer = prompter.ask(CHECK_QUESTION)
-    except NoAnswer:
-        return False
-    return answer.strip().lower() in ("", "y", "yes")
-
-
 def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
     credentials.forget(profile)
-    from .context import forget
-
-    forget(profile)  # no client keeps the old secret in memory
+    CLIENTS.forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

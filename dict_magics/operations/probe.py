@@ -1,9 +1,8 @@
 """Ask the service what its rules are, changing nothing that was there.
 
-Requests that may be refused are read-only (listings signed with an old or reused nonce, or a
-wrong signature) or aimed at the probe's own marker entries: added, listed, one changed in
-place, deleted; the listings before and after must match. With ``translate`` a few marker words
-go to the engine (billed). A probe stopped early names the markers it leaves. It never purges.
+Requests that may be refused are read-only listings (an old or reused nonce, a wrong signature)
+or aimed at the probe's own marker entries; the listings before and after must match. A probe
+stopped early names the markers it leaves.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from ..models.probe import ProbeResult, save, stored
 from ..models.textcheck import fold
 from ..service.http import parse_listing
 from .audit import AuditLog
-from .context import OperationSettings, Warn, connect, profile_of
+from .context import OperationSettings, Warn, connect, profile_of, say
 from .listing import CACHE
 from .prompts import Prompter
 from .settle import settle_deletes
@@ -99,7 +98,7 @@ class _Probe:
         before = self.listed(verdict)
         if any(self.word in e.from_text + e.to_text for e in before):
             raise UsageProblem(f"an entry already holds {self.word!r}: run the probe again.")
-        self.found["listing"] = "data.entries" if "entries" in _inner(verdict.data) else "entries"
+        self.found["listing"] = _entries(verdict.data)[0]
         below = self.attempt(str(int(nonce) - 1))[0].outcome == "success"
         reused = self.attempt(nonce)[0].outcome == "success"
         forged = self.attempt(forged=True)[0]
@@ -109,7 +108,8 @@ class _Probe:
         self.left = list(self.markers)  # from here on they may be there
         with self.audit("add") as trail:
             added = client.add_entries(self.markers, workers=1, audit=trail)
-        _stop_if(added.interrupted)
+        if added.interrupted:  # Ctrl-C stopped the batch (it returns what it did): stop too
+            raise KeyboardInterrupt
         self.found["bulk"] = client.bulk
         verdict = self.attempt()[0]
         listed = {e.terms: e for e in self.listed(verdict)}
@@ -119,7 +119,10 @@ class _Probe:
         ]
         if not all(m.terms in listed for m in self.markers):
             raise ServiceError("the service did not add every marker entry")
-        self.found["ids"] = "integer" if _ids_are_ints(verdict.data) else "string"
+        ints = all(
+            type(e.get("id")) is int for e in _entries(verdict.data)[1] if isinstance(e, dict)
+        )
+        self.found["ids"] = "integer" if ints else "string"
         self.found["update"] = self.update()
         token = client.with_auth("token")
         try:
@@ -136,7 +139,8 @@ class _Probe:
         markers = {e.id: e for e in self.left}
         with self.audit("delete", markers) as trail:
             gone = client.delete_entries(list(markers), workers=1, audit=trail)
-            _stop_if(gone.interrupted)
+            if gone.interrupted:
+                raise KeyboardInterrupt
             after = client.list_entries()  # settles a deletion whose answer was lost
             held = {e.id: e for e in after}
             if any(r.outcome_unknown for r in gone.results):
@@ -192,8 +196,7 @@ class _Probe:
         joined = fold(" ".join(texts))
         pair = [e for e in before if (e.from_lang, e.to_lang) == PAIR and e.from_text]
         if any(fold(e.from_text) in joined for e in pair):
-            if self.warn is not None:
-                self.warn("an entry of the dictionary matches the probe's words: not translated")
+            say(self.warn, "an entry of the dictionary matches the probe's words: not translated")
             return
         out = " ".join(self.client.translate(texts, *PAIR))
         applied = {e.from_text[-1] for e in self.left if e.to_text in out}
@@ -202,9 +205,9 @@ class _Probe:
         self.found["limit_unit"] = unit
 
     def audit(self, operation: str, entries: dict[str, Entry] | None = None) -> AuditLog:
-        host, profile = self.client.host, self.profile
+        host, warn = self.client.host, self.warn
         return AuditLog(
-            profile=profile, host=host, operation=operation, entries=entries, warn=self.warn
+            profile=self.profile, host=host, operation=operation, entries=entries, warn=warn
         )
 
     def result(self, **more: Any) -> ProbeResult:
@@ -229,17 +232,9 @@ class _Probe:
         return self.result(stopped=why)
 
 
-def _stop_if(interrupted: bool) -> None:
-    """A batch Ctrl-C stopped (it returns what it did): the probe stops too."""
-    if interrupted:
-        raise KeyboardInterrupt
-
-
-def _inner(data: Any) -> Any:
+def _entries(data: Any) -> tuple[str, Any]:
+    """Where a listing's answer holds its entries (``data.entries`` or ``entries``), and them."""
     inner = data.get("data") if isinstance(data, dict) else None
-    return inner if isinstance(inner, dict) else {}
-
-
-def _ids_are_ints(data: Any) -> bool:
-    entries = _inner(data).get("entries", data.get("entries") if isinstance(data, dict) else [])
-    return all(type(e.get("id")) is int for e in entries if isinstance(e, dict))
+    if isinstance(inner, dict) and "entries" in inner:
+        return "data.entries", inner["entries"]
+    return "entries", data.get("entries", []) if isinstance(data, dict) else []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from ..errors import UsageProblem
+from ..errors import Remedy, UsageProblem
 
 NOBODY_ASKED = "nobody was asked (no prompter was given)"
 CONFIRM_WORD = "yes"
@@ -29,68 +29,39 @@ class Prompter(Protocol):
 
     def ask(self, question: str) -> str:
         """An answer that may be shown as it is typed (a base URL)."""
-        ...
 
     def ask_secret(self, question: str) -> str:
         """An answer that is never echoed (a key)."""
-        ...
 
     def confirm(self, warning: object, question: str) -> str:
         """Show what is at stake, ask, and return what was typed: the operation judges it.
         ``warning`` is text, or a plan (a model) the front end renders in its own words."""
-        ...
-
-
-class Plan(Protocol):
-    """A change shown before it is made: its question and the rule for the answer."""
-
-    @property
-    def question(self) -> str: ...
-
-    def accepts(self, answer: str) -> bool: ...
 
 
 def confirm(
-    prompter: Prompter | None,
-    warning: str,
-    action: str,
-    *,
-    unasked: Callable[[str], str],
-    declined: str,
-    option: str | None = None,
+    prompter: Prompter | None, warning: str, action: str, *, refusing: str, declined: str
 ) -> None:
     """Show ``warning``, ask "Type yes to ``action``" and return only when ``yes`` was typed;
-    else ``UsageProblem``: ``unasked(why)`` when nobody can answer (``option`` names the setting
-    that skips the question), ``declined`` for any other answer."""
+    else ``UsageProblem``: "refusing to ``refusing`` without a confirmation" when nobody can
+    answer (``--yes`` skips the question), ``declined`` for any other answer."""
     question = f"Type {CONFIRM_WORD} to {action}, anything else cancels: "
-    answer = _answer(prompter, warning, question, unasked, option)
-    if answer.strip().lower() != CONFIRM_WORD:
+
+    def unasked(why: str) -> str:
+        return f"refusing to {refusing} without a confirmation, but {why}. Nothing was sent."
+
+    if answer(prompter, warning, question, unasked, Remedy.YES).strip().lower() != CONFIRM_WORD:
         raise UsageProblem(declined)
 
 
-def confirm_plan(
-    prompter: Prompter | None,
-    plan: Plan,
-    *,
-    unasked: Callable[[str], str],
-    declined: str,
-    option: str | None = None,
-) -> None:
-    """Show ``plan`` (the front end renders it), ask its question and return only when the
-    plan accepts the answer; else ``UsageProblem`` as ``confirm`` raises it. The rule for
-    "yes" is the plan's, never the front end's."""
-    answer = _answer(prompter, plan, plan.question, unasked, option)
-    if not plan.accepts(answer):
-        raise UsageProblem(declined)
-
-
-def _answer(
+def answer(
     prompter: Prompter | None,
     warning: object,
     question: str,
     unasked: Callable[[str], str],
     option: str | None,
 ) -> str:
+    """What was typed at ``question`` after ``warning`` (text, or a plan the front end
+    renders); ``UsageProblem(unasked(why))`` when nobody can answer."""
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     try:
         return asker.confirm(warning, question)

@@ -1,21 +1,22 @@
 """Delete every entry, after the one confirmation every front end asks for, with a copy kept.
 
-The policy lives here: the dictionary is listed and ``plan`` states it as a ``PurgePlan`` (the
-entries at stake, the snapshot that keeps them, the word that confirms); where the service has
-no listing, a purge is refused unless snapshots are off. Front ends render the plan and hand
-back what was typed; they decide nothing.
+The policy lives here: ``plan`` states the purge as a ``PurgePlan`` (the entries at stake, the
+snapshot, the word that confirms); front ends render it and hand back what was typed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..errors import ListingUnsupportedError, Remedy, ServiceError, UsageProblem
 from ..models.purge import PurgePlan
+from ..service.client import RequestInterrupted
 from .audit import AuditLog
 from .context import CACHE, OperationSettings, Warn, connect, finish, listed_after, say
-from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, confirm_plan, unanswerable
+from .prompts import NOBODY_ASKED, Prompter, ScriptedPrompter, answer, unanswerable
 from .settle import settle_purge
 from .snapshots import listing_failed, write_snapshot
 
@@ -38,19 +39,6 @@ def plan(
     return PurgePlan(host=host, profile=profile, count=count, snapshot=snapshot)
 
 
-def _ask(prompter: Prompter, stated: PurgePlan) -> None:
-    """Return only when the answer confirms, else raise ``UsageProblem`` (nothing sent)."""
-    confirm_plan(
-        prompter,
-        stated,
-        unasked=lambda why: _refusal(stated.profile, stated.host, why),
-        declined=(
-            f"purge not confirmed: nothing was deleted (profile {stated.profile!r}, {stated.host})."
-        ),
-        option=Remedy.YES,
-    )
-
-
 def _refusal(profile: str, host: str, reason: str) -> str:
     return (
         f"refusing to delete EVERY entry of profile {profile!r} at {host}: a typed "
@@ -69,8 +57,7 @@ def purge(
     warn: Warn = None,
 ) -> DeleteResult | DryRunResult:
     """Delete every entry once confirmed (``yes`` skips the question), the listing kept in
-    a snapshot first unless ``snapshot`` or the settings say not to. ``DictMagicsError`` before
-    any change; ``DeletionFailedError`` only if ``settings.raise_on_failure``."""
+    a snapshot first unless ``snapshot`` or the settings say not to."""
     keep = settings.snapshots if snapshot is None else snapshot
     asker = prompter or ScriptedPrompter(reason=NOBODY_ASKED)
     with connect(settings, client) as (client, profile):
@@ -83,10 +70,13 @@ def purge(
         if keep or dry_run or not yes:
             listing = _listing(client, profile, required=keep or dry_run, dry_run=dry_run)
         if dry_run:
-            return _dry_run(host, profile, listing)
-        kept: Path | None = None
+            from ..models import DryRunResult
+
+            if listing is None:
+                return DryRunResult("purge", host, profile, listed=False)
+            return DryRunResult("purge", host, profile, entries=_unique(listing.entries))
+        kept = _keep(client, profile, listing) if keep and listing is not None else None
         if not yes:
-            kept = _keep(client, profile, listing) if keep and listing is not None else None
             stated = plan(
                 profile,
                 host,
@@ -94,7 +84,12 @@ def purge(
                 None if kept is None else str(kept),
             )
             try:
-                _ask(asker, stated)
+                unasked = partial(_refusal, profile, host)
+                typed = answer(asker, stated, stated.question, unasked, Remedy.YES)
+                if not stated.accepts(typed):  # the plan's rule, never the front end's
+                    raise UsageProblem(
+                        f"purge not confirmed: nothing was deleted (profile {profile!r}, {host})."
+                    )
             except BaseException:
                 # Declined, nobody to ask, or Ctrl-C at the question: nothing was sent, and
                 # the plan said the copy goes if the person cancels.
@@ -107,8 +102,6 @@ def purge(
                 fresh = _listing(client, profile, required=True, dry_run=False)
                 if fresh is not None and (listing is None or fresh.entries != listing.entries):
                     listing, kept = fresh, _keep(client, profile, fresh)
-        elif keep and listing is not None:
-            kept = _keep(client, profile, listing)
         result = _send(client, profile, kept, listing, warn)
     return finish(result, settings)
 
@@ -126,9 +119,7 @@ def _listing(
     try:
         return CACHE.fetch(client, profile)
     except ListingUnsupportedError as exc:
-        if dry_run:
-            return None
-        if required:
+        if required and not dry_run:
             raise UsageProblem(
                 f"{exc}; so no snapshot of the entries can be taken, and a purge could not be "
                 "undone. Nothing was deleted.",
@@ -151,14 +142,6 @@ def _keep(client: DictionaryClient, profile: str, listing: EntryList) -> Path | 
     )
 
 
-def _dry_run(host: str, profile: str, listing: EntryList | None) -> DryRunResult:
-    from ..models import DryRunResult
-
-    if listing is None:
-        return DryRunResult("purge", host, profile, listed=False)
-    return DryRunResult("purge", host, profile, entries=_unique(listing.entries))
-
-
 def _send(
     client: DictionaryClient,
     profile: str,
@@ -168,29 +151,29 @@ def _send(
 ) -> DeleteResult:
     """The one delete-everything request, audited; then one listing, which settles an unknown
     outcome and shows entries added by someone else meanwhile."""
-    from dataclasses import replace
-
-    from ..service.client import RequestInterrupted
-
     listed = None if listing is None else len(_unique(listing.entries))
-    audit = AuditLog(profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn)
-    with audit:
+    path = str(kept) if kept is not None else None
+
+    def described(result: DeleteResult) -> DeleteResult:
+        """With its snapshot and how many entries the listing before showed."""
+        return replace(result, snapshot=path, purged=listed if result.ok else None)
+
+    with AuditLog(
+        profile=profile, host=client.host, operation="purge", snapshot=kept, warn=warn
+    ) as audit:
         try:
-            result = _described(client.delete_all(audit=audit), kept, listed)
+            result = described(client.delete_all(audit=audit))
         except RequestInterrupted as interrupted:
             CACHE.invalidate(client, profile)
             result = interrupted.result
-            if result.attempts:
-                result = _described(result, kept, listed)
-            raise interrupted.passed_on(result) from None
+            raise interrupted.passed_on(described(result) if result.attempts else result) from None
         after = None
         stopped = False
         if listing is not None and (result.ok or result.outcome_unknown):
             now, stopped = listed_after(client, profile)
             after = None if now is None else now.by_id()
         if result.outcome_unknown and listing is not None and after is not None:
-            result = settle_purge(result, list(listing.entries), after)
-            result = replace(result, purged=listed if result.ok else None)
+            result = described(settle_purge(result, list(listing.entries), after))
             audit.record(result)
         if stopped:  # Ctrl-C during the listing after: audited above, then shown
             CACHE.invalidate(client, profile)
@@ -208,11 +191,3 @@ def _send(
     elif result.outcome_unknown:
         CACHE.invalidate(client, profile)
     return result
-
-
-def _described(result: DeleteResult, kept: Path | None, listed: int | None) -> DeleteResult:
-    """The result with its snapshot and how many entries the listing before showed."""
-    from dataclasses import replace
-
-    path = str(kept) if kept is not None else None
-    return replace(result, snapshot=path, purged=listed if result.ok else None)

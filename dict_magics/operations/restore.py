@@ -1,10 +1,8 @@
 """Undo a change from its snapshot: put back what it deleted or changed, remove what it added.
 
-Each entry is compared three ways under the restore lock: as it was (``entries``), as the change
-left it (``left``) and as a listing shows it now. Still as left: put back (PUT, same id); as it
-was: skipped; changed since: asked about. Deleted entries come back by their four terms,
-counted, so a restore run twice adds nothing the second time. A restore keeps its own snapshot
-first (``undoes``), audits every request ahead and settles lost answers with one listing.
+Each entry is compared as it was (``entries``), as the change left it (``left``) and as a
+listing shows it now: still as left is put back, changed since is asked about. Deleted entries
+come back by their four terms, counted, so a restore run twice adds nothing the second time.
 """
 
 from __future__ import annotations
@@ -32,9 +30,9 @@ from .apply import ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect
 from .listing import CACHE
 from .locks import RestoreLock
-from .prompts import CONFIRM_WORD, NoAnswer, Prompter, ScriptedPrompter, confirm, named
+from .prompts import CONFIRM_WORD, Prompter, answer, confirm, named
 from .settle import name_added
-from .snapshots import Snapshot, latest_snapshot, read_snapshot, write_snapshot
+from .snapshots import Snapshot, latest_snapshot, read_snapshot
 
 if TYPE_CHECKING:
     from ..models import Entry
@@ -53,17 +51,21 @@ def restore(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> RestoreResult:
-    """Undo the change snapshot ``source`` kept (default: this profile and host's latest).
-    ``DictMagicsError`` before any change (no snapshot, no listing, another host's snapshot not
-    confirmed); ``OperationFailedError`` for a failure only if ``settings.raise_on_failure``."""
+    """Undo the change snapshot ``source`` kept (default: this profile and host's latest);
+    ``DictMagicsError`` before any change, ``OperationFailedError`` if ``raise_on_failure``."""
     with connect(settings, client) as (client, profile):
-        snapshot = _snapshot(source, profile, client.host, client.base_url)
-        if not dry_run and yes and not _named(source):
-            _refuse_other_prefix(snapshot, client.base_url)
-        if not dry_run and not yes:
-            _confirm_elsewhere(prompter, snapshot, profile, client.host, client.base_url)
+        named = source is not None and bool(str(source).strip())
+        latest = None if named else latest_snapshot(profile, client.host, client.base_url)
+        if not named and latest is None:
+            raise UsageProblem(
+                f"no snapshot of profile {profile!r} at {client.host} yet (one is taken before "
+                "every delete and purge). Nothing was sent.",
+                option=Remedy.SNAPSHOTS,
+            )
+        snapshot = read_snapshot(latest.path if latest else str(source).strip())
         if dry_run:
             return plan_restore(snapshot, _listing(client, profile, True)).result(snapshot, True)
+        _confirm_elsewhere(prompter, snapshot, profile, client, yes=yes, named=named)
         # One restore at a time per profile and host (threads and processes), its listing taken
         # once an earlier one's additions have landed: nothing is ever added twice.
         with RestoreLock(profile, client.host, client.timeout, warn) as lock:
@@ -71,18 +73,16 @@ def restore(
             plan = plan_restore(snapshot, listing)
             if not yes:
                 plan = _ask(prompter, plan, snapshot, client.host, profile)
-            result = plan.result(snapshot, False)
-            if plan.put_back or plan.readd or plan.remove:
-                run = ApplyChanges(
-                    client,
-                    profile,
-                    settings,
-                    progress=progress,
-                    sending=lock.sending,
-                    cancel=cancel,
-                    warn=warn,
-                )
-                result = _send(run, plan, snapshot, listing, result)
+            run = ApplyChanges(
+                client,
+                profile,
+                settings,
+                progress=progress,
+                sending=lock.sending,
+                cancel=cancel,
+                warn=warn,
+            )
+            result = _send(run, plan, snapshot, listing)
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
@@ -183,12 +183,8 @@ def _ask(
             f"Undoing this {what} removes {n} it added at {host} (profile {profile!r}): "
             f"{named(plan.remove)}. They are kept in a snapshot first.",
             "undo it",
-            unasked=lambda why: (
-                f"refusing to remove {n} at {host} without a confirmation, but "
-                f"{why}. Nothing was sent."
-            ),
+            refusing=f"remove {n} at {host}",
             declined=f"Cancelled \u2014 undo not confirmed: nothing was sent ({host}).",
-            option=Remedy.YES,
         )
     asked = [(back, now) for back, now in plan.changed if back.id]
     if not asked:
@@ -204,16 +200,18 @@ def _ask(
         "a snapshot first."
     )
     question = f"Type {CONFIRM_WORD} to put these back too, anything else leaves them as they are: "
-    try:
-        answer = (prompter or ScriptedPrompter()).confirm(warning, question)
-    except NoAnswer as exc:
-        raise UsageProblem(
+    reply = answer(
+        prompter,
+        warning,
+        question,
+        lambda why: (
             f"refusing to overwrite {counted(len(asked))} changed since the {what} at {host} "
-            f"without a confirmation, but {exc.reason}; yes leaves them as they are and puts "
-            "back the rest. Nothing was sent.",
-            option=Remedy.YES,
-        ) from None
-    if answer.strip().lower() != CONFIRM_WORD:
+            f"without a confirmation, but {why}; yes leaves them as they are and puts back the "
+            "rest. Nothing was sent."
+        ),
+        Remedy.YES,
+    )
+    if reply.strip().lower() != CONFIRM_WORD:
         return plan
     plan.put_back += [(now, back) for back, now in asked if now is not None]
     plan.readd += [back for back, now in asked if now is None]
@@ -222,36 +220,24 @@ def _ask(
 
 
 def _send(
-    run: ApplyChanges,
-    plan: RestorePlan,
-    snapshot: Snapshot,
-    listing: list[Entry],
-    result: RestoreResult,
+    run: ApplyChanges, plan: RestorePlan, snapshot: Snapshot, listing: list[Entry]
 ) -> RestoreResult:
     """Its own snapshot first, then what the plan sends; an entry the service would refuse is
     not sent."""
-    client = run.client
-    refused = {
-        e: why for e in [o for _, o in plan.put_back] + plan.readd if (why := _unsendable(e))
-    }
+    result = plan.result(snapshot, False)
+    refused: dict[Entry, str] = {}
+    for entry in [old for _, old in plan.put_back] + plan.readd:
+        if problems := entry_problems(*entry.terms):
+            why = "; ".join(p.message for p in problems)
+            refused[entry] = f"not sent: the service would refuse it ({why})"
     failed = list(refused.items())
     put_back = [(now, old) for now, old in plan.put_back if old not in refused]
     readd = [e for e in plan.readd if e not in refused]
     if not (put_back or readd or plan.remove):
         return replace(result, failed=failed)
     if put_back:
-        client.check_update()
-    kept = write_snapshot(
-        [now for now, _ in put_back] + plan.remove,
-        profile=run.profile,
-        host=client.host,
-        base_url=client.base_url,
-        operation="sync",
-        added=readd,
-        left=[old for _, old in put_back],
-        undoes=snapshot.path,
-    )
-    done = run.run(kept, plan.remove, put_back, readd, listing, doing="Restoring")
+        run.client.check_update()
+    done = run.run(plan.remove, put_back, readd, listing, doing="Restoring", undoes=snapshot.path)
     sent = (*done.deletes, *done.updates, *done.adds)
     return replace(
         result,
@@ -261,7 +247,7 @@ def _send(
         put_back=[r.new for r in done.updates if r.ok],
         removed=[_entry(r) for r in done.deletes if r.done],
         now={now.id: now for now, _ in put_back},
-        snapshot=str(kept),
+        snapshot=str(done.snapshot),
     )
 
 
@@ -270,55 +256,34 @@ def _entry(result: Any) -> Entry:
     return getattr(result, "entry", None) or result.new
 
 
-def _unsendable(entry: Entry) -> str:
-    problems = "; ".join(p.message for p in entry_problems(*entry.terms))
-    return problems and f"not sent: the service would refuse it ({problems})"
-
-
 def _stopped(result: Any) -> str:
     if result.cause is Cause.NOT_ATTEMPTED:
         return "not sent: the restore was stopped first (running it again puts it back)"
     return result.reason or "not put back"
 
 
-def _named(source: str | Path | None) -> bool:
-    """Whether the person named the snapshot (else the default: this prefix's latest)."""
-    return source is not None and bool(str(source).strip())
-
-
-def _refuse_other_prefix(snapshot: Snapshot, base_url: str) -> None:
-    """The default falls back to another API prefix's snapshot (same host and profile) only
-    for someone to confirm: ``yes`` confirmed no file, so it is refused, naming the file."""
-    if same_base_url(snapshot.base_url, base_url):
-        return
-    raise UsageProblem(
-        f"no snapshot of {base_url} yet; the latest of this host, {shown(str(snapshot.path))}, "
-        f"was taken on {shown(snapshot.base_url)}, another API prefix (another dictionary). "
-        "Name it to restore it here. Nothing was sent.",
-        option=Remedy.SNAPSHOTS,
-    )
-
-
-def _snapshot(source: str | Path | None, profile: str, host: str, base_url: str) -> Snapshot:
-    if _named(source):
-        return read_snapshot(str(source).strip())
-    latest = latest_snapshot(profile, host, base_url)
-    if latest is None:
-        raise UsageProblem(
-            f"no snapshot of profile {profile!r} at {host} yet (one is taken before every "
-            "delete and purge). Nothing was sent.",
-            option=Remedy.SNAPSHOTS,
-        )
-    return read_snapshot(latest.path)
-
-
 def _confirm_elsewhere(
-    prompter: Prompter | None, snapshot: Snapshot, profile: str, host: str, base_url: str
+    prompter: Prompter | None,
+    snapshot: Snapshot,
+    profile: str,
+    client: DictionaryClient,
+    *,
+    yes: bool,
+    named: bool,
 ) -> None:
     """A snapshot of another host, API prefix or profile goes back only once someone types
-    yes (its host and profile are text from a file: shown, never acted on by a terminal)."""
+    yes (its host and profile are text from a file: shown, never acted on by a terminal).
+    ``yes`` confirms a named file, never the default's fall-back to another API prefix."""
+    host, base_url = client.host, client.base_url
     same_prefix = same_base_url(snapshot.base_url, base_url)
-    if (snapshot.host, snapshot.profile) == (host, profile) and same_prefix:
+    if yes and not named and not same_prefix:
+        raise UsageProblem(
+            f"no snapshot of {base_url} yet; the latest of this host, "
+            f"{shown(str(snapshot.path))}, was taken on {shown(snapshot.base_url)}, another API "
+            "prefix (another dictionary). Name it to restore it here. Nothing was sent.",
+            option=Remedy.SNAPSHOTS,
+        )
+    if yes or ((snapshot.host, snapshot.profile) == (host, profile) and same_prefix):
         return
     if snapshot.host == host and not same_prefix:  # name the prefixes apart
         host, there = base_url, shown(snapshot.base_url)
@@ -330,13 +295,9 @@ def _confirm_elsewhere(
         f"The snapshot {shown(str(snapshot.path))} was taken on {there} (profile "
         f"{theirs!r}); this adds its missing entries to {host} (profile {profile!r}).",
         "restore it there",
-        unasked=lambda why: (
-            f"refusing to restore a snapshot of {there} (profile {theirs!r}) "
-            f"to {host} (profile {profile!r}) without a confirmation, but {why}. "
-            "Nothing was sent."
-        ),
+        refusing=f"restore a snapshot of {there} (profile {theirs!r}) to {host} (profile "
+        f"{profile!r})",
         declined=f"restore not confirmed: nothing was added ({host}).",
-        option=Remedy.YES,
     )
 
 

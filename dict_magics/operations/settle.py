@@ -1,10 +1,8 @@
 """Settling outcomes left unknown: one listing after the requests says what really happened.
 
-One rule for every change (``decide``): count each key in the listing as a multiset, subtract
-the listing before and the changes known, and give the difference out in input order to the
-requests whose outcome is unknown (a deletion claims one id fewer, an addition one more of its
-terms, so twins stay apart). A request that timed out stays unknown when the listing shows no
-effect yet: a slow service may still act on it.
+One rule for every change (``decide``): the listings' difference, counted as multisets, goes in
+input order to the requests whose outcome is unknown, so twins stay apart. A request that timed
+out stays unknown when the listing shows no effect yet: a slow service may still act on it.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
 
 _R = TypeVar("_R", "AddResult", "DeleteResult", "UpdateResult")
 
-_RETRY = "list again before retrying"
 Claim = tuple[Hashable, int]
 """``(key, change)``: what a request would have done had it been acted on (+1 / -1)."""
 
@@ -36,9 +33,8 @@ def decide(
     after: Iterable[Hashable],
     known: Iterable[Claim] = (),
 ) -> list[bool | None]:
-    """For each claim ``(key, +1 | -1)``: ``True`` when the listings show it happened,
-    ``False`` when not, ``None`` for no claim. ``before`` and ``after`` are multisets of keys;
-    ``known``: changes known to have happened meanwhile."""
+    """For each claim ``(key, +1 | -1)``: whether the listings (multisets of keys) show it
+    happened, beyond the ``known`` changes; ``None`` for no claim."""
     change = Counter(list(after))  # keys: a mapping counts each of its keys once
     change.subtract(Counter(list(before)))
     for key, delta in known:
@@ -58,7 +54,11 @@ def decide(
 
 
 def _settled(
-    result: _R, verdict: bool | None, seen: str, unseen: str, late: str | None = _RETRY
+    result: _R,
+    verdict: bool | None,
+    seen: str,
+    unseen: str,
+    late: str | None = "list again before retrying",
 ) -> _R:
     """``result`` as the listing decided it (``None``: as it was). A timed-out request the
     listing shows no effect of stays unknown (``late`` says what to do) unless ``late`` is
@@ -123,8 +123,6 @@ def settle_adds(
     results: Sequence[AddResult],
     before: Sequence[Entry],
     after: Sequence[Entry],
-    *,
-    again: str = "adding it again is safe",
 ) -> list[AddResult]:
     """Each unknown addition decided by how many entries with its terms the listing ``after``
     holds, beyond those listed ``before`` and those known to have been added (counted, so two
@@ -132,7 +130,8 @@ def settle_adds(
     claims = [(r.entry.terms, 1) if r.outcome_unknown else None for r in results]
     known = [(r.entry.terms, 1) for r in results if r.ok and not r.outcome_unknown]
     verdicts = decide(claims, (e.terms for e in before), (e.terms for e in after), known)
-    unseen = f", and a listing afterwards does not hold the entry: it was not added, so {again}"
+    unseen = ", and a listing afterwards does not hold the entry: it was not added, so adding it "
+    unseen += "again is safe"
     late = "list again before adding it again (or it may be added twice)"
     return [
         _settled(r, v, "holds the entry", unseen, late)
@@ -161,8 +160,7 @@ def name_added(
     added: Sequence[Entry], before: Sequence[Entry], after: Sequence[Entry] | None
 ) -> list[Entry]:
     """``added`` each with its new id where the listing ``after`` tells it unambiguously
-    (as many new entries with its terms as copies added); else the id is empty, never an old
-    one."""
+    (as many new entries with its terms as copies added); else an empty id, never an old one."""
     old_ids = {e.id for e in before}
     fresh: dict[tuple[str, str, str, str], list[str]] = {}
     for entry in after or ():
@@ -188,8 +186,7 @@ def add_and_settle(
     **options: Any,
 ) -> AddBatch:
     """``client.add_entries``, then one listing settles the entries whose bulk answer was
-    lost. A bulk request acts on all its entries or none: a lost chunk the listing shows only in
-    part stays unknown (what it shows may be someone else's)."""
+    lost (a chunk acts on all its entries or none: one shown only in part stays unknown)."""
     from ..service.client import check_entries
 
     check_entries(list(entries))  # before the listing: nothing is sent for a bad entry
@@ -206,7 +203,6 @@ def add_and_settle(
 
 def _whole_chunks(results: list[AddResult], size: int, lost: tuple[int, ...]) -> list[AddResult]:
     """A lost chunk a listing shows only in part: the entries it shows stay unknown."""
-    results = list(results)
     for start in range(0, len(results), size):
         span = [i for i in range(start, min(start + size, len(results))) if i in lost]
         seen = [results[i] for i in span]

@@ -8,9 +8,8 @@ before anything is sent (``localdata.write_new``); the format is DESIGN.md's::
      "entries": [{id, fromLang, fromText, toLang, toText}, ...]}
 
 and optionally ``left`` (the versions a change leaves), ``undoes`` (a restore's own snapshot),
-``copies`` and ``listing_age``. Format 1 is still read. The header is line 1 and each entry a
-line of its own, so a listing reads one line and counts the rest; a file that does not end as
-we write it (``]}``: cut short by a crash) is never listed nor restored.
+``copies`` and ``listing_age``. Format 1 is still read. The header is line 1, each entry a line;
+a file that does not end in ``]}`` (cut short by a crash) is never listed nor restored.
 """
 
 from __future__ import annotations
@@ -126,9 +125,8 @@ def listing_failed(exc: ServiceError, dry_run: bool) -> ServiceError:
 
 
 def _next_sequence() -> int:
-    """A number above any snapshot's started before in this data folder, without a lock
-    or the clock: one byte appended (``O_APPEND``) to ``snapshot-sequence``, the offset after it
-    is unique and increasing; a sequence file gone missing starts above the snapshots there."""
+    """A number above any snapshot's started before here, without a lock or the clock: the
+    offset after one byte appended (``O_APPEND``) to ``snapshot-sequence``."""
     path = localdata.home() / SEQUENCE_FILE
     fd = localdata.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -145,9 +143,8 @@ def _next_sequence() -> int:
 
 
 def _serialise(header: dict[str, Any], entries: list[Entry]) -> bytes:
-    """The header and ``"entries": [`` on line 1, one entry per line (JSON escapes newlines
-    inside strings), then ``]}``; entries formatted around the C string encoder (3-4 times
-    faster than a dict each). A lone surrogate is written as its JSON escape."""
+    """The header and ``"entries": [`` on line 1, one entry per line, then ``]}``; entries
+    formatted around the C string encoder (3-4 times faster than a dict each)."""
     head = json.JSONEncoder(ensure_ascii=False).encode(header)[:-1] + ', "entries": ['
     body = ",\n".join(_ENTRY % (_q(str(e.id)), *map(_q, e.terms)) for e in entries)
     return (head + "\n" + body + _TAIL.decode()).encode("utf-8", "backslashreplace")
@@ -184,7 +181,7 @@ def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
     first bad one."""
     raw = data.get(name, [])
     if not isinstance(raw, list):
-        raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is not a list.")
+        raise _invalid(path, f"{name!r} is not a list")
     found = []
     for number, item in enumerate(raw, start=1):
         try:
@@ -193,9 +190,7 @@ def _entries(path: Path, data: dict[str, Any], name: str) -> list[Entry]:
             found.append(Entry.from_service(item))
         except ValueError as exc:
             what = "entry" if name == "entries" else name
-            raise UsageProblem(
-                f"{path} is not a valid snapshot: {what} #{number}: {exc}."
-            ) from None
+            raise _invalid(path, f"{what} #{number}: {exc}") from None
     return found
 
 
@@ -235,20 +230,14 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
         raise UsageProblem(f"{path} is not a dict-magics snapshot (no format {FORMAT!r}).")
     for name in ("taken_at", "profile", "host", "base_url", "operation"):
         if not isinstance(data.get(name), str):
-            raise UsageProblem(f"{path} is not a valid snapshot: {name!r} is missing or not text.")
+            raise _invalid(path, f"{name!r} is missing or not text")
     if data["operation"] not in OPERATIONS[tag]:
         allowed = ", ".join(map(repr, OPERATIONS[tag]))
-        raise UsageProblem(
-            f"{path} is not a valid snapshot: operation {data['operation']!r} is not one of "
-            f"{allowed}."
-        )
+        raise _invalid(path, f"operation {data['operation']!r} is not one of {allowed}")
     try:
         taken_at = parse_time(data["taken_at"])
     except ValueError:
-        raise UsageProblem(
-            f"{path} is not a valid snapshot: taken_at {data['taken_at']!r} is not an ISO-8601 "
-            "time."
-        ) from None
+        raise _invalid(path, f"taken_at {data['taken_at']!r} is not an ISO-8601 time") from None
     named = _SEQUENCE.search(path.name)
     added, undoes = data.get("added"), data.get("undoes")
     return SnapshotInfo(
@@ -265,6 +254,10 @@ def _header(path: Path, data: dict[str, Any], count: int = 0) -> SnapshotInfo:
     )
 
 
+def _invalid(path: Path, why: str) -> UsageProblem:
+    return UsageProblem(f"{path} is not a valid snapshot: {why}.")
+
+
 def parse_time(text: str) -> datetime:
     """ISO-8601, ``Z`` accepted (Python 3.10 does not); a time without a zone is taken as UTC."""
     if text.endswith(("Z", "z")):
@@ -278,12 +271,8 @@ def parse_time(text: str) -> datetime:
 def list_snapshots(profile: str | None = None, host: str | None = None) -> list[SnapshotInfo]:
     """The snapshots on disk (of one profile and/or host), newest first by the order this
     machine started them; files that are not whole snapshots are left out."""
-    found = []
-    for path in snapshot_dir().glob("*.json"):
-        if not path.name.startswith(".") and path.is_file():
-            info = _info(path, profile, host)
-            if info is not None:
-                found.append(info)
+    paths = [p for p in snapshot_dir().glob("*.json") if not p.name.startswith(".") and p.is_file()]
+    found = [info for info in (_info(p, profile, host) for p in paths) if info is not None]
     found.sort(
         key=lambda i: (i.sequence is not None, i.sequence or 0, i.taken_at, i.path.name),
         reverse=True,

@@ -7,8 +7,6 @@ from .context import OperationSettings, profile_of
 
 
 def status(settings: OperationSettings) -> ProfileStatus:
-    """The status of the settings' profile, with the configured base URL applied.
-
-    Raises ``DictMagicsError`` only for a profile name that cannot exist.
-    """
+    """The status of the settings' profile, with the configured base URL applied;
+    ``DictMagicsError`` only for a profile name that cannot exist."""
     return profile_status(profile_of(settings), base_url=settings.base_url)

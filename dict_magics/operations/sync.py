@@ -1,11 +1,8 @@
 """Make the dictionary match a glossary file: the plan first (nothing sent), then apply.
 
-A file row matches the entry with the same ``fromLang``, ``fromText`` and ``toLang`` (DESIGN,
-"Sync matching"): the same ``toText`` is unchanged, another an update (PUT, id kept), no match
-an add. Entries of the file's pairs whose source the file lacks are deleted only when asked.
-Several entries of one source are a conflict, left alone; rows the service would refuse or that
-give one source two targets are invalid and never sent. Applying keeps a snapshot first, sends
-deletions and PUTs, then bulk adds, each audited ahead, and verifies with one listing.
+A row matches the entry with its ``fromLang``, ``fromText`` and ``toLang`` (DESIGN, "Sync
+matching"): another ``toText`` is an update (PUT, id kept), no match an add; entries the file
+lacks are deleted only when asked. Several entries of one source are a conflict, left alone.
 """
 
 from __future__ import annotations
@@ -17,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OperationFailedError, UsageProblem
-from ..formats import read_glossary
+from ..formats import parse_pair, read_glossary
+from ..models import DeleteResult
 from ..models.glossary import (
     Conflict,
     Glossary,
@@ -29,94 +27,60 @@ from ..models.glossary import (
 )
 from ..models.lint import spacing_findings
 from ..models.terms import entry_problems, language_problem
-from .apply import Applied, ApplyChanges
+from ..models.text import entries as counted
+from .apply import ApplyChanges
 from .context import OperationSettings, ProgressSink, Warn, connect, say
-from .delete import count
 from .listing import CACHE
 from .prompts import Prompter, confirm, named
-from .snapshots import write_snapshot
 
 if TYPE_CHECKING:
-    from ..models import AddResult, DeleteResult, Entry, UpdateResult
+    from ..models import Entry
     from ..service.client import DictionaryClient
 
 
 Key = tuple[str, str, str]
 
 
-def plan_sync(
-    settings: OperationSettings,
-    path: str | Path,
-    *,
-    format: str | None = None,
-    pair: str | None = None,
-    sheet: str | None = None,
-    delete_missing: bool = False,
-    client: DictionaryClient | None = None,
-) -> SyncPlan:
+def plan_sync(settings: OperationSettings, path: str | Path, **options: Any) -> SyncPlan:
     """What a sync of ``path`` would change, from the file and one listing; sends nothing
     else (``UsageProblem`` for a file it will not read, ``ServiceError`` with no listing)."""
-    plan = sync(
-        settings,
-        path,
-        format=format,
-        pair=pair,
-        sheet=sheet,
-        delete_missing=delete_missing,
-        client=client,
-    )
+    plan = sync(settings, path, **options)
     assert isinstance(plan, SyncPlan)
     return plan
 
 
-def _pair(pair: str | tuple[str, str] | None) -> tuple[str, str] | None:
-    if pair is None or isinstance(pair, tuple):
-        return pair
-    from ..formats import parse_pair
-
-    return parse_pair(pair)
-
-
 def validate_rows(
-    rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]] | None = None
+    rows: Iterable[GlossaryRow], held: Mapping[Key, Sequence[Entry]]
 ) -> tuple[list[GlossaryRow], list[InvalidRow]]:
     """(rows to sync, invalid rows): the service's term rules, and one source with two
-    targets in the file (which one is meant cannot be told), unless ``held`` (the dictionary's
-    entries by source) holds exactly those targets: an export of a conflict, reported and left
-    alone. Identical rows are kept once."""
+    targets in the file (which one is meant cannot be told) unless ``held`` (the dictionary's
+    entries by source) holds exactly those. Identical rows are kept once."""
     valid: list[GlossaryRow] = []
     invalid: list[InvalidRow] = []
     by_source: dict[Key, list[GlossaryRow]] = {}
     for row in rows:
         problems = entry_problems(*row.terms)
-        listed = (held or {}).get(row.source, ())
+        listed = held.get(row.source, ())
         if problems and not any(e.to_text == row.to_text for e in listed):
             invalid.append(InvalidRow(row.row, "; ".join(p.message for p in problems)))
             continue  # (a row that is exactly a listed entry asks nothing: an export of it)
         by_source.setdefault(row.source, []).append(row)
     for same in by_source.values():
         targets = {r.to_text for r in same}
-        if len(targets) == 1 or _mirrors(same, (held or {}).get(same[0].source, ())):
+        listed = held.get(same[0].source, ())  # the same targets: an export of a conflict
+        mirrored = Counter(r.to_text for r in same) == Counter(e.to_text for e in listed)
+        if len(targets) == 1 or mirrored:
             valid.append(same[0])
             continue
-        targets_shown = ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
-        first = same[0]
-        for row in same:
-            invalid.append(
-                InvalidRow(
-                    row.row,
-                    f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has "
-                    f"{len(targets)} targets in the file: {targets_shown}",
-                )
-            )
+        first, listed_targets = same[0], ", ".join(f"{r.to_text!r} (row {r.row})" for r in same)
+        why = (
+            f"{first.from_text!r} ({first.from_lang}\u2192{first.to_lang}) has {len(targets)} "
+            f"targets in the file: {listed_targets}"
+        )
+        invalid += [InvalidRow(row.row, why) for row in same]
     valid.sort(key=lambda r: r.row)
     invalid.sort(key=lambda r: r.row)
     return valid, invalid
-
-
-def _mirrors(rows: Sequence[GlossaryRow], entries: Sequence[Entry]) -> bool:
-    """Whether the dictionary's entries of one source hold exactly these rows' targets."""
-    return Counter(r.to_text for r in rows) == Counter(e.to_text for e in entries)
 
 
 def make_plan(
@@ -168,7 +132,7 @@ def make_plan(
         e
         for e in entries
         if (e.from_lang, e.to_lang) in pairs
-        and (e.from_lang, e.from_text, e.to_lang) not in named
+        and e.terms[:3] not in named
         and e.from_text not in anywhere
     ]
     return SyncPlan(
@@ -188,19 +152,15 @@ def make_plan(
         listing=tuple(entries),
         sheet=glossary.sheet,
         other_sheets=glossary.other_sheets,
-        warnings=_warnings(zip(add_rows, adds, strict=True), [(u.row, u.new) for u in updates]),
+        warnings=[  # what lint would report right after, in the terms sent
+            f"row {row}: {finding.message}; {finding.fix}"
+            for row, entry in [
+                *zip(add_rows, adds, strict=True),
+                *((u.row, u.new) for u in updates),
+            ]
+            for finding in spacing_findings(entry)
+        ],
     )
-
-
-def _warnings(*changes: Iterable[tuple[int, Entry]]) -> list[str]:
-    """What lint would report right after (stray spaces, invisible characters: its own rule)
-    in the terms the changes send, by row."""
-    return [
-        f"row {row}: {finding.message}; {finding.fix}"
-        for rows in changes
-        for row, entry in rows
-        for finding in spacing_findings(entry)
-    ]
 
 
 def sync(
@@ -232,35 +192,38 @@ def sync(
             host=client.host,
             profile=profile,
             delete_missing=delete_missing,
-            pair=_pair(pair),
+            pair=parse_pair(pair),
         )
         if not apply:
             return plan
         if plan.invalid and not skip_invalid:
-            raise UsageProblem(_invalid_message(plan), option="skip_invalid")
+            bad = plan.invalid
+            shown = "; ".join(f"row {row.row}: {row.reason}" for row in bad[:3])
+            more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+            raise UsageProblem(
+                f"{plan.path} has {len(bad)} invalid row{'s' * (len(bad) != 1)}: {shown}{more}. "
+                "Fix them; nothing was sent.",
+                option="skip_invalid",
+            )
         if plan.empty:
             return SyncResult(plan, verified=True)
         if plan.updates:
             client.check_update()  # no PUT there (as `probe` found): refused before anything
-        if plan.deletes and not yes:
-            _confirm(prompter, plan)  # a person took time to answer: list again
-            before = list(CACHE.fetch(client, profile).entries)
+        if plan.deletes and not yes:  # deleting what the file lacks: once someone types yes
+            n = counted(len(plan.deletes))
+            confirm(
+                prompter,
+                f"This sync deletes {n} at {plan.host} (profile {profile!r}) that {plan.path} "
+                f"lacks: {named(plan.deletes)}. A snapshot is kept first.",
+                "apply the sync",
+                refusing=f"delete {n} at {plan.host}",
+                declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
+            )
+            before = list(CACHE.fetch(client, profile).entries)  # a person took time to answer
         live = {e.id: e for e in before}
-        changed = [u.id for u in plan.updates] + [e.id for e in plan.deletes]
-        kept = write_snapshot(
-            [live[i] for i in changed if i in live],
-            profile=profile,
-            host=client.host,
-            base_url=client.base_url,
-            operation="sync",
-            added=plan.adds,
-            left=[u.new for u in plan.updates],
-        )
-        deletes = [live[e.id] for e in plan.deletes if e.id in live]
         run = ApplyChanges(client, profile, settings, progress=progress, cancel=cancel, warn=warn)
         done = run.run(
-            kept,
-            deletes,
+            [live[e.id] for e in plan.deletes if e.id in live],
             [(live.get(u.id, u.old), u.new) for u in plan.updates],
             plan.adds,
             before,
@@ -269,92 +232,40 @@ def sync(
         )
         if done.unlisted:
             say(warn, f"no listing after the sync could verify it ({done.unlisted})")
-        result = _verify(plan, before, done, _absent(plan.deletes, live, kept), kept)
+        kept = str(done.snapshot)
+        gone = "the listing just before does not hold it: nothing was sent"
+        absent = [
+            DeleteResult(
+                "failure", e.id, reason=gone, attempts=0, absent=True, snapshot=kept, entry=e
+            )
+            for e in plan.deletes
+            if e.id not in live
+        ]
+        deletes = absent + done.deletes  # checked against the listing afterwards
+        found = None if done.after is None else _mismatches(before, done.after, done, deletes)
+        result = SyncResult(
+            plan,
+            done.adds,
+            done.updates,
+            deletes,
+            snapshot=kept,
+            verified=None if found is None else not found,
+            mismatches=found or [],
+            interrupted=done.interrupted,
+        )
     if settings.raise_on_failure and not result.ok:
         raise OperationFailedError(result)
     return result
 
 
-def _invalid_message(plan: SyncPlan) -> str:
-    shown = "; ".join(f"row {bad.row}: {bad.reason}" for bad in plan.invalid[:3])
-    more = f" (and {len(plan.invalid) - 3} more)" if len(plan.invalid) > 3 else ""
-    return (
-        f"{plan.path} has {len(plan.invalid)} invalid row{'s' * (len(plan.invalid) != 1)}: "
-        f"{shown}{more}. Fix them; nothing was sent."
-    )
-
-
-def _confirm(prompter: Prompter | None, plan: SyncPlan) -> None:
-    """Deleting entries the file lacks goes ahead only once someone types yes."""
-    n = count(len(plan.deletes), "entry", "entries")
-    warning = (
-        f"This sync deletes {n} at {plan.host} (profile {plan.profile!r}) that {plan.path} "
-        f"lacks: {named(plan.deletes)}. A snapshot is kept first."
-    )
-    confirm(
-        prompter,
-        warning,
-        "apply the sync",
-        unasked=lambda why: (
-            f"refusing to delete {n} at {plan.host} without a confirmation, but {why}. "
-            "Nothing was sent."
-        ),
-        declined=f"Cancelled \u2014 sync not confirmed: nothing was sent ({plan.host}).",
-        option="yes",
-    )
-
-
-def _absent(planned: list[Entry], live: dict[str, Entry], kept: Path) -> list[DeleteResult]:
-    """The entries to delete that the listing just before no longer holds: not sent."""
-    from ..models import DeleteResult
-
-    return [
-        DeleteResult(
-            "failure",
-            e.id,
-            reason="the listing just before does not hold it: nothing was sent",
-            attempts=0,
-            entry=e,
-            absent=True,
-            snapshot=str(kept),
-        )
-        for e in planned
-        if e.id not in live
-    ]
-
-
-def _verify(
-    plan: SyncPlan, before: list[Entry], done: Applied, absent: list[DeleteResult], kept: Path
-) -> SyncResult:
-    """The result, checked against the listing afterwards: every change reported done."""
-    deletes = absent + done.deletes
-    shown: Any = {"snapshot": str(kept), "interrupted": done.interrupted}
-    if done.after is None:
-        return SyncResult(plan, done.adds, done.updates, deletes, **shown)
-    mismatches = _mismatches(before, done.after, done.adds, done.updates, deletes)
-    return SyncResult(
-        plan,
-        done.adds,
-        done.updates,
-        deletes,
-        verified=not mismatches,
-        mismatches=mismatches,
-        **shown,
-    )
-
-
 def _mismatches(
-    before: list[Entry],
-    after: list[Entry],
-    adds: list[AddResult],
-    updates: list[UpdateResult],
-    deletes: list[DeleteResult],
+    before: list[Entry], after: list[Entry], done: ApplyChanges, deletes: list[DeleteResult]
 ) -> list[str]:
     """What the service reported done that the listing afterwards does not show, in words."""
     found: list[str] = []
     gained = Counter(e.terms for e in after)
     gained.subtract(Counter(e.terms for e in before))
-    for added in adds:
+    for added in done.adds:
         if not added.ok:
             continue
         if gained[added.entry.terms] > 0:
@@ -362,7 +273,7 @@ def _mismatches(
         else:
             found.append(f"added {added.entry.describe()}, but the listing does not hold it")
     by_id = {e.id: e for e in after}
-    for updated in updates:
+    for updated in done.updates:
         now = by_id.get(updated.entry_id)
         if updated.ok and (now is None or now.terms != updated.new.terms):
             shown = "no such entry" if now is None else now.describe()

@@ -34,9 +34,8 @@ def check_text(
     client: DictionaryClient | None = None,
 ) -> CheckReport:
     """``EntryList.check`` of ``text`` (a string: its lines; a list: its items) on the
-    listing; with ``translate``, also what the engine applied to each element. ``UsageProblem``
-    for an empty text, an unknown unit, or (with ``translate``) no language pair or an element
-    over the engine's limits, before any request."""
+    listing; with ``translate``, also what the engine applied to each element. A text it cannot
+    check or translate is a ``UsageProblem`` before any request."""
     from ..service.client import check_translatable
 
     check_unit(unit)
@@ -76,17 +75,15 @@ def confirm_billed(prompter: Prompter | None, what: str, host: str) -> None:
     """Translation is billed: it goes ahead only once someone types yes (``--yes`` skips this);
     a front end that cannot ask says so before showing anything."""
     why = unanswerable(prompter)
-
-    def unasked(why: str) -> str:
-        return f"translation is billed, so it is asked first, but {why}. Nothing was sent."
-
     if why:
-        raise UsageProblem(unasked(why), option=Remedy.YES)
+        raise UsageProblem(
+            f"translation is billed, so it is asked first, but {why}. Nothing was sent.",
+            option=Remedy.YES,
+        )
     confirm(
         prompter,
         f"This sends {what} to the translation engine at {host}, which bills the translation.",
         "send it",
-        unasked=unasked,
+        refusing=f"send {what} to the translation engine",
         declined="Cancelled \u2014 nothing was sent.",
-        option=Remedy.YES,
     )

@@ -35,10 +35,9 @@ def update(
     client: DictionaryClient | None = None,
     warn: Warn = None,
 ) -> UpdateResult | ChangePreview | NoChange:
-    """Replace the given fields of entry ``entry_id``. Raises ``UsageProblem`` (nothing sent)
-    for a bad id, no change asked for, no such entry, or terms the service would refuse. When
-    the entry (or another one: a duplicate) already reads as asked, nothing is sent and no
-    snapshot taken: the answer is a ``NoChange`` naming it (an update run twice is harmless)."""
+    """Replace the given fields of entry ``entry_id`` (``UsageProblem`` with nothing sent for
+    a bad id, no change, no such entry, refused terms). When an entry already reads as asked,
+    nothing is sent: a ``NoChange`` names it (an update run twice is harmless)."""
     text = check_id(entry_id)
     changes = (from_lang, from_text, to_lang, to_text)
     if all(c is None for c in changes):
@@ -50,14 +49,27 @@ def update(
         if not dry_run:
             client.check_update()  # no PUT there (as `probe` found): refused before anything
         # A fresh listing, never the cache: the fields not named are sent as listed, and the
-        # snapshot must hold the entry as it is now (a cached copy up to a minute old would put
-        # back, and lose for good, what another client changed meanwhile).
-        old, listing = _listed(client, profile, text)
+        # snapshot must hold the entry as it is now (not what a cached copy says).
+        try:
+            listing = CACHE.fetch(client, profile)
+        except ServiceError as exc:
+            raise ServiceError(
+                f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
+                cause=exc.cause,
+            ) from None
+        old = listing.by_id().get(text)
+        if old is None:
+            raise UsageProblem(
+                f"entry {text} is not in the dictionary at {client.host}: there is nothing to "
+                "update; nothing was sent."
+            )
         new = Entry(
             text, *(c if c is not None else o for c, o in zip(changes, old.terms, strict=True))
         )
         check_terms(new)
-        twins = sorted((e for e in listing if e.terms == new.terms), key=lambda e: e.id != text)
+        twins = sorted(
+            (e for e in listing.entries if e.terms == new.terms), key=lambda e: e.id != text
+        )
         if twins:
             from ..models import NoChange
 
@@ -65,7 +77,7 @@ def update(
         if dry_run:
             from ..models import ChangePreview
 
-            return ChangePreview("update", client.host, profile, new, old, listing=listing)
+            return ChangePreview("update", client.host, profile, new, old, listing=listing.entries)
         kept = write_snapshot(
             [old],
             profile=profile,
@@ -94,22 +106,3 @@ def update(
             if stopped:  # Ctrl-C during the listing after: audited above, shown by the caller
                 raise RequestInterrupted(replace(result, snapshot=str(kept)))
     return replace(result, snapshot=str(kept))
-
-
-def _listed(client: DictionaryClient, profile: str, text: str) -> tuple[Entry, list[Entry]]:
-    """Entry ``text`` as a fresh listing shows it, and that listing; raises ``UsageProblem``
-    when there is none, ``ServiceError`` when it cannot be listed."""
-    try:
-        listing = CACHE.fetch(client, profile)
-        old = listing.by_id().get(text)
-    except ServiceError as exc:
-        raise ServiceError(
-            f"{exc}; the entry's old terms could not be kept first, so nothing was sent.",
-            cause=exc.cause,
-        ) from None
-    if old is None:
-        raise UsageProblem(
-            f"entry {text} is not in the dictionary at {client.host}: there is nothing to "
-            "update; nothing was sent."
-        )
-    return old, listing.entries

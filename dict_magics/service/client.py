@@ -892,7 +892,7 @@ def _not_attempted(kind: type, why: str, item: Any) -> Any:
         return [AddResult("failure", entry=entry, **fields) for entry in item]
     if kind is UpdateResult:
         entry_id, new, old = item
-        return UpdateResult("failure", entry_id, new, old, **fields)
+        return UpdateResult("failure", entry_id, new, old=old, **fields)
     return DeleteResult("failure", entry_id=item, **fields)
 
 
