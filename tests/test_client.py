@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.checks import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import API_PREFIX, NetworkFailure, Reply, judge, sign
+from dict_magics.service.http import API_PREFIX, NetworkFailure, Reply, judge
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
@@ -594,7 +595,7 @@ def test_a_batch_stops_when_the_credentials_are_refused(sandbox: SandboxServer) 
 
 
 def test_a_batch_on_many_workers_stops_after_those_in_flight(sandbox: SandboxServer) -> None:
-    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret", workers=4)
+    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
     batch = client.delete_entries([str(i) for i in range(1, 41)], workers=4)
     sent = len(taken(sandbox))
     # The first three answers, plus those in flight or handed out while they came back.

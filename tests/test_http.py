@@ -14,6 +14,7 @@ import time
 import pytest
 
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.checks import sign
 from dict_magics.service.http import (
     ANSWER_LIMIT,
     API_PREFIX,
@@ -24,7 +25,6 @@ from dict_magics.service.http import (
     SignatureAuth,
     decode_json,
     nonces_for,
-    sign,
 )
 
 TIMEOUT = 0.5

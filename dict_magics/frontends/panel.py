@@ -275,7 +275,7 @@ class DictPanel(widgets.VBox):
         is stored."""
         from ..operations.context import make_client
 
-        client, creds = make_client(profile, workers=workers, **client_options)
+        client, creds = make_client(profile, **client_options)
         try:
             return cls(
                 client,

@@ -288,8 +288,8 @@ class ClientCache:
 
     def get(self, creds: Credentials, **options: Any) -> DictionaryClient:
         """The kept client for these credentials and settings (``timeout``, ``max_retries``,
-        ``workers``, ``auth``), made on first use; the profile's clients made from other
-        credentials or for another base URL are closed. ``workers`` is no part of the key."""
+        ``auth``), made on first use; the profile's clients made from other credentials or for
+        another base URL are closed."""
         key = ClientKey.of(
             creds,
             timeout=options["timeout"],
@@ -343,7 +343,7 @@ if hasattr(os, "register_at_fork"):  # not on Windows
 @contextmanager
 def lease(creds: Credentials, **options: Any) -> Iterator[DictionaryClient]:
     """A client for one operation: the kept one, or (cache off) a new one closed afterwards.
-    ``options``: ``timeout``, ``max_retries``, ``workers``, ``auth``."""
+    ``options``: ``timeout``, ``max_retries``, ``auth``."""
     if os.environ.get(CACHE_ENV, "").strip().lower() not in ("0", "off", "no", "false"):
         yield CLIENTS.get(creds, **options)
         return
@@ -406,7 +406,6 @@ def connect(
         creds,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        workers=settings.workers,
         auth=settings.auth or "signature",
     ) as made:
         yield made, profile

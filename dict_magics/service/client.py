@@ -240,7 +240,6 @@ class DictionaryClient(Unpicklable):
         timeout: float = settings.TIMEOUT,
         max_retries: int = settings.RETRIES,
         session: Any = None,
-        workers: int = settings.WORKERS,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
         max_retry_after: float = settings.MAX_RETRY_AFTER,
@@ -483,13 +482,13 @@ class DictionaryClient(Unpicklable):
             final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
-            if not isinstance(found, list) or len(found) != len(chunk):
-                found = None
-            if final.outcome != "success" or found is None or not all(map(_translated, found)):
+            items = found if isinstance(found, list) else []
+            got = [i["translatedText"] for i in items if isinstance(i, dict) and _text(i)]
+            if final.outcome != "success" or len(got) != len(chunk):
                 why = final.reason or "the answer holds no translatedText for each element"
                 cause = final.cause if final.reason else Cause.BAD_ANSWER
                 raise _failed(final, f"could not translate at {self.host}: {why}", cause)
-            out += [item["translatedText"] for item in found]
+            out += got
         return out
 
     def attempt(
@@ -659,8 +658,27 @@ class DictionaryClient(Unpicklable):
         key: str | None = None
 
         def ended(tail: str) -> Verdict:
+            """How the request ended: unknown when an earlier attempt may have acted."""
+            assert verdict is not None
             hidden = (self._secret, getattr(auth, "token", None))  # a service may quote either
-            return _final(verdict, earlier, attempts, started, tail, key, hidden)  # type: ignore[arg-type]
+            outcome, cause = verdict.outcome, verdict.cause
+            reason = None if outcome == "success" else f"{verdict.reason}{tail}"
+            if earlier is not None and outcome == "failure":
+                number, first = earlier
+                what = f"HTTP {first.http_status}" if first.http_status else first.reason
+                outcome, cause = "unknown", first.cause
+                reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
+            said = verdict.vendor_message
+            return replace(
+                verdict,
+                outcome=outcome,
+                cause=cause,
+                reason=reason and redact(reason, *hidden),
+                attempts=attempts,
+                elapsed=time.monotonic() - started,
+                key=key,
+                vendor_message=said and redact(said, *hidden),
+            )
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
@@ -727,7 +745,10 @@ class DictionaryClient(Unpicklable):
             retries += 1
             if retries > policy.total:
                 return ended(f"; gave up after {attempts} attempt{'s' * (attempts != 1)}")
-            if stop_during(policy.wait(retries, again.after), stop):
+            end = time.monotonic() + policy.wait(retries, again.after)
+            while not stop() and time.monotonic() < end:
+                time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+            if stop():
                 return ended(_STOPPED)
 
     def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
@@ -809,36 +830,6 @@ def check_entries(entries: Sequence[Entry]) -> None:
             raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
-def _final(
-    verdict: Verdict,
-    earlier: tuple[int, Verdict] | None,
-    attempts: int,
-    started: float,
-    tail: str,
-    key: str | None,
-    hidden: tuple[str | None, ...] = (),
-) -> Verdict:
-    """How a request ended: unknown when an earlier attempt may have acted; secrets redacted."""
-    outcome, cause = verdict.outcome, verdict.cause
-    reason = None if outcome == "success" else f"{verdict.reason}{tail}"
-    if earlier is not None and outcome == "failure":
-        number, first = earlier
-        what = f"HTTP {first.http_status}" if first.http_status else first.reason
-        outcome, cause = "unknown", first.cause
-        reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
-    said = verdict.vendor_message
-    return replace(
-        verdict,
-        outcome=outcome,
-        cause=cause,
-        reason=reason and redact(reason, *hidden),
-        attempts=attempts,
-        elapsed=time.monotonic() - started,
-        key=key,
-        vendor_message=said and redact(said, *hidden),
-    )
-
-
 def _failed(final: Verdict, message: str, cause: Cause | None = None) -> ServiceError:
     return ServiceError(
         message,
@@ -849,12 +840,12 @@ def _failed(final: Verdict, message: str, cause: Cause | None = None) -> Service
     )
 
 
+def _text(item: dict[str, Any]) -> bool:
+    return isinstance(item.get("translatedText"), str)
+
+
 def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
-
-
-def _translated(item: Any) -> bool:
-    return isinstance(item, dict) and isinstance(item.get("translatedText"), str)
 
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
@@ -902,14 +893,3 @@ class _NoToken(Exception):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.reason)
         self.verdict = verdict
-
-
-def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:
-    """Sleep ``seconds``; True if ``stop()`` turned true first (checked every 50 ms)."""
-    end = time.monotonic() + seconds
-    while not stop():
-        left = end - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(0.05, left))
-    return True

@@ -402,12 +402,6 @@ def nonces_for(access_key: str) -> NonceSource:
         return source
 
 
-def sign(path: str, secret_key: str, nonce: str) -> str:
-    """Lowercase hex HMAC-SHA256 keyed by ``secret_key`` over ``nonce + path`` (UTF-8)."""
-    message = (nonce + path).encode("utf-8")
-    return hmac.new(secret_key.encode("utf-8"), message, hashlib.sha256).hexdigest()
-
-
 class SignatureAuth(Unpicklable, AuthBase):
     """accessKey, nonce and signature headers, drawn and signed as the request is prepared."""
 
