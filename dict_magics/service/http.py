@@ -25,7 +25,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -141,7 +141,8 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Reply:
-    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` saying why."""
+    """An answer: ``data`` its JSON, or ``None`` with ``problem`` saying why (a kind of
+    ``NetworkFailure`` when the head came but not the whole body)."""
 
     status: int
     headers: Mapping[str, str]
@@ -152,14 +153,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class NetworkFailure:
-    """No whole answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
+    """No answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
     ``proxy``, ``timeout``, ``dropped``, ``broken``, ``too_large`` or ``error``). ``sent``:
     False only when the request certainly never left."""
 
     kind: str
     sent: bool
-    status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
     detail: str = ""
     proxy: bool = False
 
@@ -229,29 +228,29 @@ class HTTP:
         return True
 
 
-def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
+def _read(response: Any, limit: int, deadline: float) -> Reply:
     """The body, at most ``limit`` bytes, before ``deadline``."""
     status, headers = response.status_code, dict(response.headers)
-    common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
+    cut_short = functools.partial(Reply, status, headers, b"")
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
-        return NetworkFailure("broken", detail=f"interim answer {status}", **common)
+        return cut_short(problem="broken")
     declared = headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
-        return NetworkFailure("too_large", **common)
+        return cut_short(problem="too_large")
     chunks, size = [], 0
     read = getattr(response.raw, "read1", response.raw.read)  # read1: what has come (urllib3 2)
     try:
         while chunk := read(min(_CHUNK, limit + 1 - size), decode_content=False):
             size += len(chunk)
             if size > limit:
-                return NetworkFailure("too_large", **common)
+                return cut_short(problem="too_large")
             if time.monotonic() > deadline:
-                return NetworkFailure("timeout", **common)
+                return cut_short(problem="timeout")
             chunks.append(chunk)
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
-        return NetworkFailure("timeout", **common)
-    except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as exc:
-        return NetworkFailure("broken", detail=type(exc).__name__, **common)
+        return cut_short(problem="timeout")
+    except (urllib3.exceptions.HTTPError, requests.RequestException, OSError):
+        return cut_short(problem="broken")
     data, problem, body = decode_json(b"".join(chunks), limit)
     return Reply(status, headers, body, data, problem)
 
@@ -608,9 +607,6 @@ def judge(
     """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
     if isinstance(answer, Reply):
         return _judge_answer(method, answer, limit, timeout)
-    if answer.status is not None:  # the headers came, the body did not (whole)
-        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind)
-        return _judge_answer(method, partial, limit, timeout)
     return _judge_failure(method, answer, host, timeout)
 
 
