@@ -125,7 +125,7 @@ def login(
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
-    credentials.remember(saved.profile)
+    credentials.record(saved.profile)
     backend = credentials.backend_info()
     if check is None:
         check = _wants_check(prompter)
@@ -153,7 +153,7 @@ def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
-    credentials.forget(profile)
+    credentials.record(profile, stored=False)
     from .context import forget
 
     forget(profile)  # no client keeps the old secret in memory
