@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from requests.structures import CaseInsensitiveDict
 
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
@@ -454,7 +455,7 @@ def test_retry_policy_after_network_failures(
 def test_retry_policy_after_statuses(
     method: str, status: int, again: bool, maybe_applied: bool
 ) -> None:
-    reply = Reply(status, {"retry-after": "2"}, b"", problem="empty")
+    reply = Reply(status, CaseInsensitiveDict({"retry-after": "2"}), b"", problem="empty")
     decision = judge(method, reply, 100, host="h", timeout=1).again
     assert (decision is not None) == again
     if decision is not None:

@@ -159,7 +159,7 @@ class RateLimit:
     halves the pace once per pause, not below 0.9 of what got through in the second before.
     Each answer let through adds 1 / pace (2 after the first refusal: it may follow a burst)."""
 
-    def __init__(self, on_wait: WaitListener | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.not_before = 0.0
         self.rate: float | None = None
@@ -170,7 +170,7 @@ class RateLimit:
         self._last = 0.0  # when the last request went
         self._passed: deque[float] = deque()
         self._streak = 0
-        self.listeners: list[WaitListener] = [on_wait] if on_wait else []
+        self.listeners: list[WaitListener] = []
 
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
@@ -245,7 +245,6 @@ class DictionaryClient(Unpicklable):
         max_retry_after: float = settings.MAX_RETRY_AFTER,
         nonces: Callable[[], str] | None = None,
         rate_limit_patience: float = 300.0,
-        on_wait: WaitListener | None = None,
         auth: str = settings.AUTH,
         token_duration: int = settings.TOKEN_DURATION,
         bulk: bool = True,
@@ -264,7 +263,7 @@ class DictionaryClient(Unpicklable):
         self.token_duration = token_duration
         self.bulk, self.update = bulk, update
         self.closed = False
-        self.rate_limit = RateLimit(on_wait)
+        self.rate_limit = RateLimit()
         self.requests_sent = 0
         """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
         self._said_single = False
@@ -372,7 +371,6 @@ class DictionaryClient(Unpicklable):
         workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> AddBatch:
         """Add many entries in bulk ``POST``s of ``chunk_size``; a lost answer is not resent."""
@@ -387,13 +385,9 @@ class DictionaryClient(Unpicklable):
                 f"{chunk_size!r}.",
                 option="chunk_size",
             )
-        _check_workers(workers)
         check_entries(entries)
-        if not entries:
-            return AddBatch([])
         if not self.bulk:
             chunk_size = 1
-            self._single_posts()
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
         total, done = len(entries), 0
 
@@ -406,7 +400,7 @@ class DictionaryClient(Unpicklable):
 
         send = partial(self._add_chunk, audit=audit)
         outcomes, why, stopped = self._run_batch(
-            chunks, send, AddResult, workers, on_wait, report, cancel, "bulk"
+            chunks, send, AddResult, workers, None, report, cancel, "bulk"
         )
         results = [result for outcome in outcomes for result in outcome]
         sent = sum(1 for outcome in outcomes if outcome[0].attempts)
@@ -433,7 +427,6 @@ class DictionaryClient(Unpicklable):
         workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> list[UpdateResult]:
         """Several ``(id, entry)`` updates on ``workers`` threads, as ``delete_entries``."""
@@ -443,7 +436,7 @@ class DictionaryClient(Unpicklable):
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
         send, kind = partial(self._update_one, audit=audit), UpdateResult
-        return self._run_batch(items, send, kind, workers, on_wait, progress, cancel, "update")[0]
+        return self._run_batch(items, send, kind, workers, None, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
@@ -578,16 +571,12 @@ class DictionaryClient(Unpicklable):
             if final.outcome != "failure" or final.http_status not in (404, 405):
                 return results
             self.bulk = False
-            self._single_posts()
-        return [self._add_one(entry, stop, audit) for entry in chunk]
-
-    def _single_posts(self) -> None:
-        """Said once per client: entries go one POST each (slower, not an error)."""
-        if not self._said_single:
+        if not self._said_single:  # said once per client: slower, not an error
             self._said_single = True
             log.warning(
                 "the service at %s has no bulk endpoint: adding one entry per POST", self.host
             )
+        return [self._add_one(entry, stop, audit) for entry in chunk]
 
     def _run_batch(
         self,
@@ -602,7 +591,8 @@ class DictionaryClient(Unpicklable):
     ) -> tuple[list[Any], str, bool]:
         """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
         item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
-        _check_workers(workers)
+        if not is_int(workers) or workers < 1:
+            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         listeners = self.rate_limit.listeners
         if on_wait is not None:
             listeners.append(on_wait)
@@ -611,7 +601,7 @@ class DictionaryClient(Unpicklable):
                 items,
                 send,
                 workers=min(workers, max(1, len(items))),
-                sent=_was_sent,
+                sent=lambda result: _first(result).attempts > 0,
                 refused=self._refused,
                 progress=progress,
                 cancel=cancel,
@@ -630,8 +620,7 @@ class DictionaryClient(Unpicklable):
         """What every later request would meet too (``token``, ``auth``), else empty."""
         if self._tokens is not None and self._tokens.failure:
             return "token"
-        first = result[0] if isinstance(result, list) else result
-        return "auth" if first.cause in (Cause.AUTH, Cause.NONCE) else ""
+        return "auth" if _first(result).cause in (Cause.AUTH, Cause.NONCE) else ""
 
     # -- one request, with retries ------------------------------------------------------------
 
@@ -854,14 +843,9 @@ def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
     return text, Entry(text, *entry.terms)
 
 
-def _check_workers(workers: object) -> None:
-    if not is_int(workers) or workers < 1:
-        raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
-
-
-def _was_sent(result: Any) -> bool:
-    first = result[0] if isinstance(result, list) else result
-    return first.attempts > 0
+def _first(result: Any) -> Any:
+    """A batch item's result (a bulk chunk's: its first entry's)."""
+    return result[0] if isinstance(result, list) else result
 
 
 def _not_attempted(kind: type, why: str, item: Any) -> Any:

@@ -145,7 +145,7 @@ class Reply:
     ``NetworkFailure`` when the head came but not the whole body)."""
 
     status: int
-    headers: Mapping[str, str]
+    headers: Mapping[str, str]  # case-insensitive, as requests gives them
     body: bytes
     data: Any = None
     problem: str | None = None
@@ -230,7 +230,7 @@ class HTTP:
 
 def _read(response: Any, limit: int, deadline: float) -> Reply:
     """The body, at most ``limit`` bytes, before ``deadline``."""
-    status, headers = response.status_code, dict(response.headers)
+    status, headers = response.status_code, response.headers
     cut_short = functools.partial(Reply, status, headers, b"")
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
         return cut_short(problem="broken")
@@ -644,7 +644,7 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
 def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:
     status, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
     if 300 <= status < 400:
-        target = host_of(_header(headers, "Location") or "") or "an unnamed location"
+        target = host_of(headers.get("Location") or "") or "an unnamed location"
         reason = (
             f"the service redirected to {target}; not followed, so the credentials went "
             "nowhere else"
@@ -663,7 +663,7 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
         reason += " (check the access key, the secret key, and this computer's clock)"
         return Verdict("failure", Cause.AUTH, reason, status)
     if status in (429, 503):
-        after = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
+        after = Retry(after=parse_retry_after(headers.get("Retry-After")))
         if status == 429:
             return Verdict("failure", Cause.RATE_LIMITED, "rate-limited by the service", 429, after)
         return Verdict("failure", Cause.UNAVAILABLE, "the service is unavailable", 503, after)
@@ -694,7 +694,7 @@ def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
         cause, reason = Cause.NONCE, f"{NONCE_TOO_BIG} ({said})"
     elif code == codes.FREQUENCY_LIMIT:
         cause, reason = Cause.RATE_LIMITED, f"rate-limited by the service ({said})"
-        again = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
+        again = Retry(after=parse_retry_after(headers.get("Retry-After")))
     elif code in codes.AUTH_CODES:
         check = "the access key and the secret key"
         if code == codes.ENGINE_AUTH:
@@ -790,11 +790,6 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
                 raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
         append(Entry(entry_id, *terms))
     return parsed
-
-
-def _header(headers: Any, name: str) -> str | None:
-    wanted = name.lower()
-    return next((v for k, v in headers.items() if k.lower() == wanted), None)
 
 
 def _message(data: Any) -> str:
