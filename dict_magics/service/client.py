@@ -67,10 +67,8 @@ from .http import (
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, Any], None]
-"""``progress(done, total, result)``, called on the calling thread after each result."""
-WaitListener = Callable[[float, str], None]
-"""``on_wait(seconds, reason)``: every worker now waits ``seconds`` for ``reason``."""
+Progress = Callable[[int, int, Any], None]  # (done, total, result), on the calling thread
+WaitListener = Callable[[float, str], None]  # (seconds, reason): every worker waits so long
 LIST_PATH = API_PREFIX.rstrip("/")
 BULK_PATH = LIST_PATH + "/bulk"
 PURGE_PATH = API_PREFIX + "dictionary-all"
@@ -795,9 +793,7 @@ def _problem(
     if not access_key or not secret_key:
         return "both an access key and a secret key are needed."
     for name, value in (("access key", access_key), ("secret key", secret_key)):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
+        if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
             return f"the {name} is not valid UTF-8 text."
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
         return f"timeout must be a positive number of seconds, not {timeout!r}."

@@ -1,10 +1,8 @@
 """The wire: one attempt (``HTTP.send``), who signs it, and what its answer means (``judge``).
 
 ``send`` never raises for the network: a ``NetworkFailure`` says whether the request may have
-left. Credentials never follow a redirect; plain http goes only to loopback. Nonces are kept
-under ``flock`` in the data folder, so two processes with one key do not collide. ``judge``
-says ``success`` only for a JSON ``status: success`` with a 2xx code, ``failure`` only when
-the service certainly did not act, else ``unknown``.
+left. ``judge`` says ``success`` only for a JSON ``status: success`` with a 2xx code,
+``failure`` only when the service certainly did not act, else ``unknown``.
 """
 
 from __future__ import annotations
@@ -507,11 +505,6 @@ class TokenState(Unpicklable):
         with self._lock:
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
-
-    def forget(self) -> None:
-        """Drop the token held (and a failure): the next request asks for a new one."""
-        with self._lock:
-            self._token = self.failure = None
 
 
 _KEY = secrets.token_bytes(32)
