@@ -67,7 +67,6 @@ def check_stored(settings: OperationSettings, stored: Credentials) -> Credential
         stored,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        workers=1,
         auth=settings.auth or "signature",
     ) as client:
         return check_credentials(settings, client=client)

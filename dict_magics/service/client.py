@@ -742,19 +742,13 @@ class DictionaryClient(Unpicklable):
         """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
-        def fetch() -> tuple[str, float]:
+        def fetch() -> tuple[str, float] | Verdict:
             body = token_request_body(self.access_key, self._secret, self.token_duration)
             final = self._exchange("POST", TOKEN_PATH, body=body, stop=stop, bare=True)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
                 return token.strip(), float(self.token_duration)
-            raise _NoToken(final)
-
-        try:
-            return BearerAuth(self._tokens.current(fetch))
-        except _NoToken as failed:
-            final = failed.verdict
             why = final.reason or "the answer holds no data.encodedJWT"
             return replace(
                 final,
@@ -763,6 +757,9 @@ class DictionaryClient(Unpicklable):
                 reason=f"could not get a token from {self.host}: {why}; this request was not sent",
                 data=None,
             )
+
+        got = self._tokens.current(fetch)
+        return got if isinstance(got, Verdict) else BearerAuth(got)
 
 
 def check_translatable(texts: Sequence[str]) -> list[int]:
@@ -865,11 +862,3 @@ def _not_attempted(kind: type, why: str, item: Any) -> Any:
         entry_id, new, old = item
         return UpdateResult("failure", entry_id, new, old, **fields)
     return DeleteResult("failure", entry_id=item, **fields)
-
-
-class _NoToken(Exception):
-    """The token request did not give a token (``verdict`` says why)."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.reason)
-        self.verdict = verdict

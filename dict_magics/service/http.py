@@ -477,23 +477,23 @@ class TokenState(Unpicklable):
         self._lock = threading.Lock()
         self._token: Secret | None = None
         self._renew_at = 0.0
-        self.failure: Exception | None = None
+        self.failure: Verdict | None = None
         """Why the last token request failed, until one succeeds."""
         self._quiet_until = 0.0
 
-    def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
+    def current(self, fetch: Callable[[], tuple[str, float] | Verdict]) -> Secret | Verdict:
         """The token held if good for a while yet, else a new one from ``fetch()`` (one thread
-        fetches, the rest wait); a failure is raised again, unasked, for ``PAUSE_S``."""
+        fetches, the rest wait); a failure is given again, unasked, for ``PAUSE_S``."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
             if self.failure is not None and time.monotonic() < self._quiet_until:
-                raise self.failure
-            try:
-                value, asked = fetch()
-            except Exception as exc:
-                self.failure, self._quiet_until = exc, time.monotonic() + PAUSE_S
-                raise
+                return self.failure
+            got = fetch()
+            if isinstance(got, Verdict):
+                self.failure, self._quiet_until = got, time.monotonic() + PAUSE_S
+                return got
+            value, asked = got
             self.failure = None
             life = _lifetime(value, asked)
             self._token = Secret(value)
