@@ -333,10 +333,11 @@ def test_non_retryable_statuses_are_not_retried(sandbox: SandboxServer) -> None:
 
 
 def test_retry_after_is_honoured_and_capped() -> None:
-    client = DictionaryClient("https://example.com", "a", "s", max_retry_after=30)
-    assert client.retry.wait(1, 7.0) == 7.0
-    assert client.retry.wait(1, 3600.0) == 30.0
-    assert client.retry.wait(5, 0.0) == 0.0
+    policy = DictionaryClient("https://example.com", "a", "s").retry
+    assert policy.max_retry_after == 30
+    assert policy.wait(1, 7.0) == 7.0
+    assert policy.wait(1, 3600.0) == 30.0
+    assert policy.wait(5, 0.0) == 0.0
 
 
 def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:

@@ -240,25 +240,22 @@ class DictionaryClient(Unpicklable):
         session: Any = None,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        max_retry_after: float = settings.MAX_RETRY_AFTER,
         nonces: Callable[[], str] | None = None,
         rate_limit_patience: float = 300.0,
         auth: str = settings.AUTH,
-        token_duration: int = settings.TOKEN_DURATION,
         bulk: bool = True,
         update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        problem = _problem(auth, token_duration, access_key, secret_key, timeout, max_retries)
+        problem = _problem(auth, access_key, secret_key, timeout, max_retries)
         if problem:
             raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
         self.access_key = access_key
         self.timeout = float(timeout)
         self.retry = RetryPolicy(
-            int(max_retries), backoff, max_backoff, max_retry_after, rate_limit_patience
+            int(max_retries), backoff, max_backoff, rate_limit_patience=rate_limit_patience
         )
         self.auth = auth
-        self.token_duration = token_duration
         self.bulk, self.update = bulk, update
         self.closed = False
         self.rate_limit = RateLimit()
@@ -281,7 +278,6 @@ class DictionaryClient(Unpicklable):
             session=self._http.session,
             nonces=self._signature.nonces,
             auth=auth,
-            token_duration=self.token_duration,
         )
 
     def __repr__(self) -> str:
@@ -743,12 +739,12 @@ class DictionaryClient(Unpicklable):
         assert self._tokens is not None
 
         def fetch() -> tuple[str, float] | Verdict:
-            body = token_request_body(self.access_key, self._secret, self.token_duration)
+            body = token_request_body(self.access_key, self._secret, settings.TOKEN_DURATION)
             final = self._exchange("POST", TOKEN_PATH, body=body, stop=stop, bare=True)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
-                return token.strip(), float(self.token_duration)
+                return token.strip(), float(settings.TOKEN_DURATION)
             why = final.reason or "the answer holds no data.encodedJWT"
             return replace(
                 final,
@@ -777,14 +773,10 @@ def check_translatable(texts: Sequence[str]) -> list[int]:
     return sizes
 
 
-def _problem(
-    auth: str, duration: Any, access_key: Any, secret_key: Any, timeout: Any, retries: int
-) -> str | None:
+def _problem(auth: str, access_key: Any, secret_key: Any, timeout: Any, retries: int) -> str | None:
     """What is wrong with a client's settings, in words, or ``None``."""
     if auth not in AUTH_MODES:
         return f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}."
-    if not isinstance(duration, int) or duration < 1:
-        return f"token_duration must be a whole number of seconds >= 1, not {duration!r}."
     if not isinstance(access_key, str) or not isinstance(secret_key, str):
         return "the access key and the secret key must be text (str)."
     if not access_key or not secret_key:
