@@ -289,7 +289,7 @@ class DictionaryClient(Unpicklable):
     def close(self) -> None:
         """Close the connections (a request made afterwards opens a new one)."""
         self.closed = True
-        self._http.close()
+        self._http.session.close()
 
     def __enter__(self) -> DictionaryClient:
         return self

@@ -175,9 +175,6 @@ class HTTP:
             self.session.mount("https://", adapter)
         self.session.headers["Accept-Encoding"] = "identity"
 
-    def close(self) -> None:
-        self.session.close()
-
     def send(
         self,
         method: str,
