@@ -6,6 +6,7 @@ it cannot produce; a change comes back as a result, noted in ``audit`` before it
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -310,12 +311,9 @@ class DictionaryClient(Unpicklable):
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, self.host), self.host)
         if final.http_status in (404, 405, 501):  # only "no such endpoint" means no listing
-            raise ListingUnsupportedError(
-                f"the service at {self.host} offers no listing of the dictionary "
-                f"(HTTP {final.http_status}: {final.reason})",
-                cause=final.cause,
-                http_status=final.http_status,
-            )
+            what = f"the service at {self.host} offers no listing of the dictionary"
+            why = f"HTTP {final.http_status}: {final.reason}"
+            raise _failed(final, f"{what} ({why})", kind=ListingUnsupportedError)
         raise _failed(final, f"could not list the dictionary at {self.host}: {final.reason}")
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
@@ -383,14 +381,12 @@ class DictionaryClient(Unpicklable):
         if not self.bulk:
             chunk_size = 1
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
-        total, done = len(entries), 0
+        done = itertools.count(1)
 
         def report(_: int, __: int, chunk: list[AddResult]) -> None:
-            nonlocal done
-            for result in chunk:
-                done += 1
+            for result in chunk:  # progress counts entries, not chunks
                 if progress is not None:
-                    progress(done, total, result)
+                    progress(next(done), len(entries), result)
 
         send = partial(self._add_chunk, audit=audit)
         outcomes, why, stopped = self._run_batch(
@@ -804,8 +800,10 @@ def check_entries(entries: Sequence[Entry]) -> None:
             raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
-def _failed(final: Verdict, message: str, cause: Cause | None = None) -> ServiceError:
-    return ServiceError(
+def _failed(
+    final: Verdict, message: str, cause: Cause | None = None, kind: type = ServiceError
+) -> ServiceError:
+    return kind(
         message,
         cause=cause or final.cause,
         http_status=final.http_status,
