@@ -108,7 +108,7 @@ def _hand_nonce() -> str:
 
 def hand_headers(path: str, access_key: str, secret_key: str) -> dict[str, str]:
     """The signed headers a user writes by hand (the floor every benchmark compares with)."""
-    from dict_magics.service.http import sign
+    from dict_magics.sandbox.checks import sign
 
     nonce = _hand_nonce()
     return {

@@ -128,7 +128,7 @@ def child_memory(count: int) -> None:
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     started = time.perf_counter()
-    client = DictionaryClient(url, access_key, secret_key, workers=8)
+    client = DictionaryClient(url, access_key, secret_key)
     batch = client.delete_entries(ids, workers=8)
     elapsed = time.perf_counter() - started
     peak = tracemalloc.get_traced_memory()[1] - base

@@ -472,9 +472,9 @@ def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch
     from dict_magics.profiles import credentials
 
     item = ("dict-magics", credentials.REGISTRY_ITEM)
-    credentials.remember("work")
-    credentials.remember("work")
-    credentials.remember("lab")
+    credentials.record("work")
+    credentials.record("work")
+    credentials.record("lab")
     assert json.loads(memory_keyring.items[item]) == ["lab", "work"]
     assert credentials.recorded() == ["lab", "work"]
     # Only "work" was stored for real; "default" was stored before the index existed.
@@ -492,8 +492,8 @@ def test_registry_in_the_keyring(memory_keyring, monkeypatch: pytest.MonkeyPatch
 
     memory_keyring.items.pop(("dict-magics", "work:secret_key"))
     assert credentials.stored_profiles()[1].missing == ["secret_key"]
-    credentials.forget("lab")
-    credentials.forget("work")
+    credentials.record("lab", stored=False)
+    credentials.record("work", stored=False)
     assert item not in memory_keyring.items
     memory_keyring.items[item] = "not json"
     assert credentials.recorded() == []

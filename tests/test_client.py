@@ -11,12 +11,14 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from requests.structures import CaseInsensitiveDict
 
 from dict_magics.errors import DictMagicsError, InvalidBaseUrlError, InvalidIdError
 from dict_magics.models import Cause
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.checks import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import API_PREFIX, NetworkFailure, Reply, judge, sign
+from dict_magics.service.http import API_PREFIX, NetworkFailure, Reply, judge
 
 
 def client_for(sandbox: SandboxServer, **options: object) -> DictionaryClient:
@@ -331,10 +333,11 @@ def test_non_retryable_statuses_are_not_retried(sandbox: SandboxServer) -> None:
 
 
 def test_retry_after_is_honoured_and_capped() -> None:
-    client = DictionaryClient("https://example.com", "a", "s", max_retry_after=30)
-    assert client.retry.wait(1, 7.0) == 7.0
-    assert client.retry.wait(1, 3600.0) == 30.0
-    assert client.retry.wait(5, 0.0) == 0.0
+    policy = DictionaryClient("https://example.com", "a", "s").retry
+    assert policy.max_retry_after == 30
+    assert policy.wait(1, 7.0) == 7.0
+    assert policy.wait(1, 3600.0) == 30.0
+    assert policy.wait(5, 0.0) == 0.0
 
 
 def test_backoff_grows_with_full_jitter_up_to_a_ceiling() -> None:
@@ -453,7 +456,7 @@ def test_retry_policy_after_network_failures(
 def test_retry_policy_after_statuses(
     method: str, status: int, again: bool, maybe_applied: bool
 ) -> None:
-    reply = Reply(status, {"retry-after": "2"}, b"", problem="empty")
+    reply = Reply(status, CaseInsensitiveDict({"retry-after": "2"}), b"", problem="empty")
     decision = judge(method, reply, 100, host="h", timeout=1).again
     assert (decision is not None) == again
     if decision is not None:
@@ -594,7 +597,7 @@ def test_a_batch_stops_when_the_credentials_are_refused(sandbox: SandboxServer) 
 
 
 def test_a_batch_on_many_workers_stops_after_those_in_flight(sandbox: SandboxServer) -> None:
-    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret", workers=4)
+    client = DictionaryClient(sandbox.url, sandbox.access_key, "wrong-secret")
     batch = client.delete_entries([str(i) for i in range(1, 41)], workers=4)
     sent = len(taken(sandbox))
     # The first three answers, plus those in flight or handed out while they came back.

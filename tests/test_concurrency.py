@@ -18,7 +18,7 @@ from dict_magics.service.client import DictionaryClient, RequestInterrupted
 
 def test_eight_threads_times_a_hundred_deletes_through_one_client() -> None:
     with SandboxServer(800) as sandbox:
-        client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key, workers=8)
+        client = DictionaryClient(sandbox.url, sandbox.access_key, sandbox.secret_key)
         results: list = []
         lock = threading.Lock()
         start = threading.Barrier(8)

@@ -25,8 +25,9 @@ from dict_magics.errors import (
 )
 from dict_magics.models import Cause, Entry, EntryList
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.checks import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import nonces_for, sign
+from dict_magics.service.http import nonces_for
 
 SATURDAY = Entry("", "ja", "土曜日", "en", "SAT")
 

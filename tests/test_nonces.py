@@ -20,7 +20,8 @@ import requests
 
 from dict_magics import localdata
 from dict_magics.sandbox import SandboxServer
-from dict_magics.service.http import NonceSource, SignatureAuth, nonces_for, sign
+from dict_magics.sandbox.checks import sign
+from dict_magics.service.http import NonceSource, SignatureAuth, nonces_for
 
 
 def test_rfc4231_case_2() -> None:

@@ -28,7 +28,8 @@ def test_no_pace_and_no_wait_until_the_service_says_429() -> None:
 
 def test_a_429_pauses_every_worker_until_its_retry_after() -> None:
     heard: list[float] = []
-    limit = RateLimit(on_wait=lambda seconds, reason: heard.append(seconds))
+    limit = RateLimit()
+    limit.listeners.append(lambda seconds, reason: heard.append(seconds))
     for _ in range(20):
         limit.passed(limit.wait(never))  # type: ignore[arg-type]
     limit.limit(time.monotonic(), 0.3, cap=30)
@@ -118,7 +119,7 @@ def test_a_429_storm_ends_with_every_entry_deleted_and_few_429s(
         heard.append((seconds, reason))
 
     client = DictionaryClient(
-        limited_sandbox.url, limited_sandbox.access_key, limited_sandbox.secret_key, workers=16
+        limited_sandbox.url, limited_sandbox.access_key, limited_sandbox.secret_key
     )
     batch = client.delete_entries([str(i) for i in range(1, 201)], workers=16, on_wait=waiting)
     assert batch.ok and batch.succeeded == 200 and limited_sandbox.entries == {}

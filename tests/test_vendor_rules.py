@@ -20,8 +20,9 @@ import requests
 
 from dict_magics.models import Cause, codes
 from dict_magics.sandbox import SandboxServer
+from dict_magics.sandbox.checks import sign
 from dict_magics.service.client import DictionaryClient
-from dict_magics.service.http import nonces_for, sign
+from dict_magics.service.http import nonces_for
 
 LIST = "/api/v1/dictionary"
 TERMS = {"fromLang": "en", "fromText": "invoice", "toLang": "de", "toText": "Rechnung"}

@@ -277,7 +277,7 @@ class DictPanel(widgets.VBox):
 
         mine = {k: options.pop(k) for k in ("snapshots", "listing_max_age") if k in options}
         workers = options.pop("workers", WORKERS)
-        client, creds = make_client(profile, workers=workers, **options)
+        client, creds = make_client(profile, **options)
         try:
             return cls(client, profile=creds.profile, workers=workers, corpus=corpus, **mine)
         except BaseException:

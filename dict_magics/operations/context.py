@@ -291,7 +291,7 @@ if hasattr(os, "register_at_fork"):  # not on Windows
 @contextmanager
 def lease(creds: Credentials, **options: Any) -> Iterator[DictionaryClient]:
     """A client for one operation: the kept one, or (cache off) a new one closed afterwards.
-    ``options``: ``timeout``, ``max_retries``, ``workers``, ``auth``."""
+    ``options``: ``timeout``, ``max_retries``, ``auth``."""
     if os.environ.get(CACHE_ENV, "").strip().lower() not in ("0", "off", "no", "false"):
         yield CLIENTS.get(creds, **options)
         return
@@ -358,7 +358,6 @@ def connect(
         creds,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        workers=settings.workers,
         auth=settings.auth,
     ) as made:
         yield made, profile

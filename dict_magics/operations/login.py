@@ -124,7 +124,7 @@ def login(
     if not secret_key:
         raise UsageProblem("no secret key given; nothing was stored.")
     saved = credentials.store(profile, base_url, access_key, secret_key)
-    credentials.remember(saved.profile)
+    credentials.record(saved.profile)
     backend = credentials.backend_info()
     if check is None:  # Enter means yes; a front end that cannot ask means no
         try:
@@ -146,7 +146,7 @@ def logout(settings: OperationSettings) -> LogoutResult:
     """Remove the profile's keyring items; raises ``DictMagicsError`` for keyring trouble."""
     profile = profile_of(settings)
     removed = credentials.delete_profile(profile)
-    credentials.forget(profile)
+    credentials.record(profile, stored=False)
     CLIENTS.forget(profile)  # no client keeps the old secret in memory
     overridden = tuple(sorted(credentials.env_items(profile).values()))
     return LogoutResult(profile, tuple(removed), overridden)

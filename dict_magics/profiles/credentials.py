@@ -352,25 +352,16 @@ def recorded() -> list[str]:
     return [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
 
 
-def _save_registry(names: list[str]) -> None:
+def record(profile: str, stored: bool = True) -> None:
+    """Add ``profile`` to the index (after a login), or drop it (``stored=False``, a logout)."""
+    profile, names = check_profile(profile), recorded()
+    if (profile in names) == stored:
+        return
+    names = [*names, profile] if stored else [n for n in names if n != profile]
     if names:
         _registry("update", "set_password", REGISTRY_ITEM, json.dumps(sorted(set(names))))
-    elif _registry("update", "get_password", REGISTRY_ITEM) is not None:
+    else:
         _registry("update", "delete_password", REGISTRY_ITEM)
-
-
-def remember(profile: str) -> None:
-    """Record ``profile`` as stored (after a login)."""
-    profile, names = check_profile(profile), recorded()
-    if profile not in names:
-        _save_registry([*names, profile])
-
-
-def forget(profile: str) -> None:
-    """Drop ``profile`` from the index (after a logout)."""
-    profile, names = check_profile(profile), recorded()
-    if profile in names:
-        _save_registry([n for n in names if n != profile])
 
 
 def stored_profiles() -> list[StoredProfile]:

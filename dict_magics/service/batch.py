@@ -62,20 +62,15 @@ def run(
             halt.set()
 
     def work(index: int) -> None:
+        finished = None  # the index of a result that was sent
         try:
-            if stopped():
-                done.put(None)
-                return
-            result = send(items[index], stopped)
+            if not stopped():
+                result = send(items[index], stopped)
+                if sent(result):
+                    results[index], finished = result, index
         except BaseException as exc:  # a bug: raised on the caller's thread
             errors.append(exc)
-            done.put(None)
-            return
-        if sent(result):
-            results[index] = result
-            done.put(index)
-        else:
-            done.put(None)
+        done.put(finished)
 
     total, submitted, received, reported, refusals = len(items), 0, 0, 0, 0
     pool = ThreadPoolExecutor(max(1, min(workers, total)), thread_name_prefix=name)

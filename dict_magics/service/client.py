@@ -6,6 +6,7 @@ it cannot produce; a change comes back as a result, noted in ``audit`` before it
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -67,10 +68,8 @@ from .http import (
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, Any], None]
-"""``progress(done, total, result)``, called on the calling thread after each result."""
-WaitListener = Callable[[float, str], None]
-"""``on_wait(seconds, reason)``: every worker now waits ``seconds`` for ``reason``."""
+Progress = Callable[[int, int, Any], None]  # (done, total, result), on the calling thread
+WaitListener = Callable[[float, str], None]  # (seconds, reason): every worker waits so long
 LIST_PATH = API_PREFIX.rstrip("/")
 BULK_PATH = LIST_PATH + "/bulk"
 PURGE_PATH = API_PREFIX + "dictionary-all"
@@ -159,7 +158,7 @@ class RateLimit:
     halves the pace once per pause, not below 0.9 of what got through in the second before.
     Each answer let through adds 1 / pace (2 after the first refusal: it may follow a burst)."""
 
-    def __init__(self, on_wait: WaitListener | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.not_before = 0.0
         self.rate: float | None = None
@@ -170,7 +169,7 @@ class RateLimit:
         self._last = 0.0  # when the last request went
         self._passed: deque[float] = deque()
         self._streak = 0
-        self.listeners: list[WaitListener] = [on_wait] if on_wait else []
+        self.listeners: list[WaitListener] = []
 
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
@@ -240,32 +239,27 @@ class DictionaryClient(Unpicklable):
         timeout: float = settings.TIMEOUT,
         max_retries: int = settings.RETRIES,
         session: Any = None,
-        workers: int = settings.WORKERS,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        max_retry_after: float = settings.MAX_RETRY_AFTER,
         nonces: Callable[[], str] | None = None,
         rate_limit_patience: float = 300.0,
-        on_wait: WaitListener | None = None,
         auth: str = settings.AUTH,
-        token_duration: int = settings.TOKEN_DURATION,
         bulk: bool = True,
         update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        problem = _problem(auth, token_duration, access_key, secret_key, timeout, max_retries)
+        problem = _problem(auth, access_key, secret_key, timeout, max_retries)
         if problem:
             raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
         self.access_key = access_key
         self.timeout = float(timeout)
         self.retry = RetryPolicy(
-            int(max_retries), backoff, max_backoff, max_retry_after, rate_limit_patience
+            int(max_retries), backoff, max_backoff, rate_limit_patience=rate_limit_patience
         )
         self.auth = auth
-        self.token_duration = token_duration
         self.bulk, self.update = bulk, update
         self.closed = False
-        self.rate_limit = RateLimit(on_wait)
+        self.rate_limit = RateLimit()
         self.requests_sent = 0
         """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
         self._said_single = False
@@ -285,7 +279,6 @@ class DictionaryClient(Unpicklable):
             session=self._http.session,
             nonces=self._signature.nonces,
             auth=auth,
-            token_duration=self.token_duration,
         )
 
     def __repr__(self) -> str:
@@ -297,7 +290,7 @@ class DictionaryClient(Unpicklable):
     def close(self) -> None:
         """Close the connections (a request made afterwards opens a new one)."""
         self.closed = True
-        self._http.close()
+        self._http.session.close()
 
     def __enter__(self) -> DictionaryClient:
         return self
@@ -318,12 +311,9 @@ class DictionaryClient(Unpicklable):
         if final.outcome == "success":
             return EntryList(parse_listing(final.data, self.host), self.host)
         if final.http_status in (404, 405, 501):  # only "no such endpoint" means no listing
-            raise ListingUnsupportedError(
-                f"the service at {self.host} offers no listing of the dictionary "
-                f"(HTTP {final.http_status}: {final.reason})",
-                cause=final.cause,
-                http_status=final.http_status,
-            )
+            what = f"the service at {self.host} offers no listing of the dictionary"
+            why = f"HTTP {final.http_status}: {final.reason}"
+            raise _failed(final, f"{what} ({why})", kind=ListingUnsupportedError)
         raise _failed(final, f"could not list the dictionary at {self.host}: {final.reason}")
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
@@ -373,7 +363,6 @@ class DictionaryClient(Unpicklable):
         workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> AddBatch:
         """Add many entries in bulk ``POST``s of ``chunk_size``; a lost answer is not resent."""
@@ -388,26 +377,20 @@ class DictionaryClient(Unpicklable):
                 f"{chunk_size!r}.",
                 option="chunk_size",
             )
-        _check_workers(workers)
         check_entries(entries)
-        if not entries:
-            return AddBatch([])
         if not self.bulk:
             chunk_size = 1
-            self._single_posts()
         chunks = [entries[i : i + chunk_size] for i in range(0, len(entries), chunk_size)]
-        total, done = len(entries), 0
+        done = itertools.count(1)
 
         def report(_: int, __: int, chunk: list[AddResult]) -> None:
-            nonlocal done
-            for result in chunk:
-                done += 1
+            for result in chunk:  # progress counts entries, not chunks
                 if progress is not None:
-                    progress(done, total, result)
+                    progress(next(done), len(entries), result)
 
         send = partial(self._add_chunk, audit=audit)
         outcomes, why, stopped = self._run_batch(
-            chunks, send, AddResult, workers, on_wait, report, cancel, "bulk"
+            chunks, send, AddResult, workers, None, report, cancel, "bulk"
         )
         results = [result for outcome in outcomes for result in outcome]
         sent = sum(1 for outcome in outcomes if outcome[0].attempts)
@@ -434,7 +417,6 @@ class DictionaryClient(Unpicklable):
         workers: int = settings.WORKERS,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        on_wait: WaitListener | None = None,
         audit: Audit | None = None,
     ) -> list[UpdateResult]:
         """Several ``(id, entry)`` updates on ``workers`` threads, as ``delete_entries``."""
@@ -444,7 +426,7 @@ class DictionaryClient(Unpicklable):
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
         send, kind = partial(self._update_one, audit=audit), UpdateResult
-        return self._run_batch(items, send, kind, workers, on_wait, progress, cancel, "update")[0]
+        return self._run_batch(items, send, kind, workers, None, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
@@ -483,13 +465,13 @@ class DictionaryClient(Unpicklable):
             final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
-            if not isinstance(found, list) or len(found) != len(chunk):
-                found = None
-            if final.outcome != "success" or found is None or not all(map(_translated, found)):
+            items = found if isinstance(found, list) else []
+            got = [i["translatedText"] for i in items if isinstance(i, dict) and _text(i)]
+            if final.outcome != "success" or len(got) != len(chunk):
                 why = final.reason or "the answer holds no translatedText for each element"
                 cause = final.cause if final.reason else Cause.BAD_ANSWER
                 raise _failed(final, f"could not translate at {self.host}: {why}", cause)
-            out += [item["translatedText"] for item in found]
+            out += got
         return out
 
     def attempt(
@@ -579,16 +561,12 @@ class DictionaryClient(Unpicklable):
             if final.outcome != "failure" or final.http_status not in (404, 405):
                 return results
             self.bulk = False
-            self._single_posts()
-        return [self._add_one(entry, stop, audit) for entry in chunk]
-
-    def _single_posts(self) -> None:
-        """Said once per client: entries go one POST each (slower, not an error)."""
-        if not self._said_single:
+        if not self._said_single:  # said once per client: slower, not an error
             self._said_single = True
             log.warning(
                 "the service at %s has no bulk endpoint: adding one entry per POST", self.host
             )
+        return [self._add_one(entry, stop, audit) for entry in chunk]
 
     def _run_batch(
         self,
@@ -603,7 +581,8 @@ class DictionaryClient(Unpicklable):
     ) -> tuple[list[Any], str, bool]:
         """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
         item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
-        _check_workers(workers)
+        if not is_int(workers) or workers < 1:
+            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         listeners = self.rate_limit.listeners
         if on_wait is not None:
             listeners.append(on_wait)
@@ -612,7 +591,7 @@ class DictionaryClient(Unpicklable):
                 items,
                 send,
                 workers=min(workers, max(1, len(items))),
-                sent=_was_sent,
+                sent=lambda result: _first(result).attempts > 0,
                 refused=self._refused,
                 progress=progress,
                 cancel=cancel,
@@ -631,8 +610,7 @@ class DictionaryClient(Unpicklable):
         """What every later request would meet too (``token``, ``auth``), else empty."""
         if self._tokens is not None and self._tokens.failure:
             return "token"
-        first = result[0] if isinstance(result, list) else result
-        return "auth" if first.cause in (Cause.AUTH, Cause.NONCE) else ""
+        return "auth" if _first(result).cause in (Cause.AUTH, Cause.NONCE) else ""
 
     # -- one request, with retries ------------------------------------------------------------
 
@@ -659,8 +637,27 @@ class DictionaryClient(Unpicklable):
         key: str | None = None
 
         def ended(tail: str) -> Verdict:
+            """How the request ended: unknown when an earlier attempt may have acted."""
+            assert verdict is not None
             hidden = (self._secret, getattr(auth, "token", None))  # a service may quote either
-            return _final(verdict, earlier, attempts, started, tail, key, hidden)  # type: ignore[arg-type]
+            outcome, cause = verdict.outcome, verdict.cause
+            reason = None if outcome == "success" else f"{verdict.reason}{tail}"
+            if earlier is not None and outcome == "failure":
+                number, first = earlier
+                what = f"HTTP {first.http_status}" if first.http_status else first.reason
+                outcome, cause = "unknown", first.cause
+                reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
+            said = verdict.vendor_message
+            return replace(
+                verdict,
+                outcome=outcome,
+                cause=cause,
+                reason=reason and redact(reason, *hidden),
+                attempts=attempts,
+                elapsed=time.monotonic() - started,
+                key=key,
+                vendor_message=said and redact(said, *hidden),
+            )
 
         while True:
             auth: Any = BearerAuth() if bare else self._signature
@@ -727,26 +724,23 @@ class DictionaryClient(Unpicklable):
             retries += 1
             if retries > policy.total:
                 return ended(f"; gave up after {attempts} attempt{'s' * (attempts != 1)}")
-            if stop_during(policy.wait(retries, again.after), stop):
+            end = time.monotonic() + policy.wait(retries, again.after)
+            while not stop() and time.monotonic() < end:
+                time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+            if stop():
                 return ended(_STOPPED)
 
     def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
         """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
-        def fetch() -> tuple[str, float]:
-            body = token_request_body(self.access_key, self._secret, self.token_duration)
+        def fetch() -> tuple[str, float] | Verdict:
+            body = token_request_body(self.access_key, self._secret, settings.TOKEN_DURATION)
             final = self._exchange("POST", TOKEN_PATH, body=body, stop=stop, bare=True)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
-                return token.strip(), float(self.token_duration)
-            raise _NoToken(final)
-
-        try:
-            return BearerAuth(self._tokens.current(fetch))
-        except _NoToken as failed:
-            final = failed.verdict
+                return token.strip(), float(settings.TOKEN_DURATION)
             why = final.reason or "the answer holds no data.encodedJWT"
             return replace(
                 final,
@@ -755,6 +749,9 @@ class DictionaryClient(Unpicklable):
                 reason=f"could not get a token from {self.host}: {why}; this request was not sent",
                 data=None,
             )
+
+        got = self._tokens.current(fetch)
+        return got if isinstance(got, Verdict) else BearerAuth(got)
 
 
 def check_translatable(texts: Sequence[str]) -> list[int]:
@@ -772,22 +769,16 @@ def check_translatable(texts: Sequence[str]) -> list[int]:
     return sizes
 
 
-def _problem(
-    auth: str, duration: Any, access_key: Any, secret_key: Any, timeout: Any, retries: int
-) -> str | None:
+def _problem(auth: str, access_key: Any, secret_key: Any, timeout: Any, retries: int) -> str | None:
     """What is wrong with a client's settings, in words, or ``None``."""
     if auth not in AUTH_MODES:
         return f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}."
-    if not isinstance(duration, int) or duration < 1:
-        return f"token_duration must be a whole number of seconds >= 1, not {duration!r}."
     if not isinstance(access_key, str) or not isinstance(secret_key, str):
         return "the access key and the secret key must be text (str)."
     if not access_key or not secret_key:
         return "both an access key and a secret key are needed."
     for name, value in (("access key", access_key), ("secret key", secret_key)):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
+        if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
             return f"the {name} is not valid UTF-8 text."
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
         return f"timeout must be a positive number of seconds, not {timeout!r}."
@@ -809,38 +800,10 @@ def check_entries(entries: Sequence[Entry]) -> None:
             raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
-def _final(
-    verdict: Verdict,
-    earlier: tuple[int, Verdict] | None,
-    attempts: int,
-    started: float,
-    tail: str,
-    key: str | None,
-    hidden: tuple[str | None, ...] = (),
-) -> Verdict:
-    """How a request ended: unknown when an earlier attempt may have acted; secrets redacted."""
-    outcome, cause = verdict.outcome, verdict.cause
-    reason = None if outcome == "success" else f"{verdict.reason}{tail}"
-    if earlier is not None and outcome == "failure":
-        number, first = earlier
-        what = f"HTTP {first.http_status}" if first.http_status else first.reason
-        outcome, cause = "unknown", first.cause
-        reason = f"attempt {number} ({what}) may have been acted on; then: {reason}"
-    said = verdict.vendor_message
-    return replace(
-        verdict,
-        outcome=outcome,
-        cause=cause,
-        reason=reason and redact(reason, *hidden),
-        attempts=attempts,
-        elapsed=time.monotonic() - started,
-        key=key,
-        vendor_message=said and redact(said, *hidden),
-    )
-
-
-def _failed(final: Verdict, message: str, cause: Cause | None = None) -> ServiceError:
-    return ServiceError(
+def _failed(
+    final: Verdict, message: str, cause: Cause | None = None, kind: type = ServiceError
+) -> ServiceError:
+    return kind(
         message,
         cause=cause or final.cause,
         http_status=final.http_status,
@@ -849,12 +812,12 @@ def _failed(final: Verdict, message: str, cause: Cause | None = None) -> Service
     )
 
 
+def _text(item: dict[str, Any]) -> bool:
+    return isinstance(item.get("translatedText"), str)
+
+
 def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
-
-
-def _translated(item: Any) -> bool:
-    return isinstance(item, dict) and isinstance(item.get("translatedText"), str)
 
 
 def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
@@ -863,14 +826,9 @@ def _checked_update(entry_id: str | int, entry: Entry) -> tuple[str, Entry]:
     return text, Entry(text, *entry.terms)
 
 
-def _check_workers(workers: object) -> None:
-    if not is_int(workers) or workers < 1:
-        raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
-
-
-def _was_sent(result: Any) -> bool:
-    first = result[0] if isinstance(result, list) else result
-    return first.attempts > 0
+def _first(result: Any) -> Any:
+    """A batch item's result (a bulk chunk's: its first entry's)."""
+    return result[0] if isinstance(result, list) else result
 
 
 def _not_attempted(kind: type, why: str, item: Any) -> Any:
@@ -894,22 +852,3 @@ def _not_attempted(kind: type, why: str, item: Any) -> Any:
         entry_id, new, old = item
         return UpdateResult("failure", entry_id, new, old=old, **fields)
     return DeleteResult("failure", entry_id=item, **fields)
-
-
-class _NoToken(Exception):
-    """The token request did not give a token (``verdict`` says why)."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.reason)
-        self.verdict = verdict
-
-
-def stop_during(seconds: float, stop: Callable[[], bool]) -> bool:
-    """Sleep ``seconds``; True if ``stop()`` turned true first (checked every 50 ms)."""
-    end = time.monotonic() + seconds
-    while not stop():
-        left = end - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(0.05, left))
-    return True

@@ -1,10 +1,8 @@
 """The wire: one attempt (``HTTP.send``), who signs it, and what its answer means (``judge``).
 
 ``send`` never raises for the network: a ``NetworkFailure`` says whether the request may have
-left. Credentials never follow a redirect; plain http goes only to loopback. Nonces are kept
-under ``flock`` in the data folder, so two processes with one key do not collide. ``judge``
-says ``success`` only for a JSON ``status: success`` with a 2xx code, ``failure`` only when
-the service certainly did not act, else ``unknown``.
+left. ``judge`` says ``success`` only for a JSON ``status: success`` with a 2xx code,
+``failure`` only when the service certainly did not act, else ``unknown``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -141,10 +139,11 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Reply:
-    """A whole answer: ``data`` its JSON, or ``None`` with ``problem`` saying why."""
+    """An answer: ``data`` its JSON, or ``None`` with ``problem`` saying why (a kind of
+    ``NetworkFailure`` when the head came but not the whole body)."""
 
     status: int
-    headers: Mapping[str, str]
+    headers: Mapping[str, str]  # case-insensitive, as requests gives them
     body: bytes
     data: Any = None
     problem: str | None = None
@@ -152,14 +151,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class NetworkFailure:
-    """No whole answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
+    """No answer, and why (``kind``: ``dns``, ``refused``, ``connect_timeout``, ``tls``,
     ``proxy``, ``timeout``, ``dropped``, ``broken``, ``too_large`` or ``error``). ``sent``:
     False only when the request certainly never left."""
 
     kind: str
     sent: bool
-    status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
     detail: str = ""
     proxy: bool = False
 
@@ -177,9 +174,6 @@ class HTTP:
             self.session.mount("http://", adapter)
             self.session.mount("https://", adapter)
         self.session.headers["Accept-Encoding"] = "identity"
-
-    def close(self) -> None:
-        self.session.close()
 
     def send(
         self,
@@ -229,29 +223,29 @@ class HTTP:
         return True
 
 
-def _read(response: Any, limit: int, deadline: float) -> Reply | NetworkFailure:
+def _read(response: Any, limit: int, deadline: float) -> Reply:
     """The body, at most ``limit`` bytes, before ``deadline``."""
-    status, headers = response.status_code, dict(response.headers)
-    common: dict[str, Any] = {"sent": True, "status": status, "headers": headers}
+    status, headers = response.status_code, response.headers
+    cut_short = functools.partial(Reply, status, headers, b"")
     if status < 200:  # an interim answer (103) taken for the final one: this one never came
-        return NetworkFailure("broken", detail=f"interim answer {status}", **common)
+        return cut_short(problem="broken")
     declared = headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > limit:
-        return NetworkFailure("too_large", **common)
+        return cut_short(problem="too_large")
     chunks, size = [], 0
     read = getattr(response.raw, "read1", response.raw.read)  # read1: what has come (urllib3 2)
     try:
         while chunk := read(min(_CHUNK, limit + 1 - size), decode_content=False):
             size += len(chunk)
             if size > limit:
-                return NetworkFailure("too_large", **common)
+                return cut_short(problem="too_large")
             if time.monotonic() > deadline:
-                return NetworkFailure("timeout", **common)
+                return cut_short(problem="timeout")
             chunks.append(chunk)
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
-        return NetworkFailure("timeout", **common)
-    except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as exc:
-        return NetworkFailure("broken", detail=type(exc).__name__, **common)
+        return cut_short(problem="timeout")
+    except (urllib3.exceptions.HTTPError, requests.RequestException, OSError):
+        return cut_short(problem="broken")
     data, problem, body = decode_json(b"".join(chunks), limit)
     return Reply(status, headers, body, data, problem)
 
@@ -402,12 +396,6 @@ def nonces_for(access_key: str) -> NonceSource:
         return source
 
 
-def sign(path: str, secret_key: str, nonce: str) -> str:
-    """Lowercase hex HMAC-SHA256 keyed by ``secret_key`` over ``nonce + path`` (UTF-8)."""
-    message = (nonce + path).encode("utf-8")
-    return hmac.new(secret_key.encode("utf-8"), message, hashlib.sha256).hexdigest()
-
-
 class SignatureAuth(Unpicklable, AuthBase):
     """accessKey, nonce and signature headers, drawn and signed as the request is prepared."""
 
@@ -486,23 +474,23 @@ class TokenState(Unpicklable):
         self._lock = threading.Lock()
         self._token: Secret | None = None
         self._renew_at = 0.0
-        self.failure: Exception | None = None
+        self.failure: Verdict | None = None
         """Why the last token request failed, until one succeeds."""
         self._quiet_until = 0.0
 
-    def current(self, fetch: Callable[[], tuple[str, float]]) -> Secret:
+    def current(self, fetch: Callable[[], tuple[str, float] | Verdict]) -> Secret | Verdict:
         """The token held if good for a while yet, else a new one from ``fetch()`` (one thread
-        fetches, the rest wait); a failure is raised again, unasked, for ``PAUSE_S``."""
+        fetches, the rest wait); a failure is given again, unasked, for ``PAUSE_S``."""
         with self._lock:
             if self._token is not None and time.monotonic() < self._renew_at:
                 return self._token
             if self.failure is not None and time.monotonic() < self._quiet_until:
-                raise self.failure
-            try:
-                value, asked = fetch()
-            except Exception as exc:
-                self.failure, self._quiet_until = exc, time.monotonic() + PAUSE_S
-                raise
+                return self.failure
+            got = fetch()
+            if isinstance(got, Verdict):
+                self.failure, self._quiet_until = got, time.monotonic() + PAUSE_S
+                return got
+            value, asked = got
             self.failure = None
             life = _lifetime(value, asked)
             self._token = Secret(value)
@@ -514,11 +502,6 @@ class TokenState(Unpicklable):
         with self._lock:
             if self._token is not None and hmac.compare_digest(self._token, token):
                 self._token = None
-
-    def forget(self) -> None:
-        """Drop the token held (and a failure): the next request asks for a new one."""
-        with self._lock:
-            self._token = self.failure = None
 
 
 _KEY = secrets.token_bytes(32)
@@ -614,9 +597,6 @@ def judge(
     """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
     if isinstance(answer, Reply):
         return _judge_answer(method, answer, limit, timeout)
-    if answer.status is not None:  # the headers came, the body did not (whole)
-        partial = Reply(answer.status, answer.headers, b"", problem=answer.kind)
-        return _judge_answer(method, partial, limit, timeout)
     return _judge_failure(method, answer, host, timeout)
 
 
@@ -654,7 +634,7 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
 def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:
     status, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
     if 300 <= status < 400:
-        target = host_of(_header(headers, "Location") or "") or "an unnamed location"
+        target = host_of(headers.get("Location") or "") or "an unnamed location"
         reason = (
             f"the service redirected to {target}; not followed, so the credentials went "
             "nowhere else"
@@ -673,7 +653,7 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
         reason += " (check the access key, the secret key, and this computer's clock)"
         return Verdict("failure", Cause.AUTH, reason, status)
     if status in (429, 503):
-        after = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
+        after = Retry(after=parse_retry_after(headers.get("Retry-After")))
         if status == 429:
             return Verdict("failure", Cause.RATE_LIMITED, "rate-limited by the service", 429, after)
         return Verdict("failure", Cause.UNAVAILABLE, "the service is unavailable", 503, after)
@@ -704,7 +684,7 @@ def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
         cause, reason = Cause.NONCE, f"{NONCE_TOO_BIG} ({said})"
     elif code == codes.FREQUENCY_LIMIT:
         cause, reason = Cause.RATE_LIMITED, f"rate-limited by the service ({said})"
-        again = Retry(after=parse_retry_after(_header(headers, "Retry-After")))
+        again = Retry(after=parse_retry_after(headers.get("Retry-After")))
     elif code in codes.AUTH_CODES:
         check = "the access key and the secret key"
         if code == codes.ENGINE_AUTH:
@@ -800,11 +780,6 @@ def parse_listing(data: Any, where: str) -> list[Entry]:
                 raise malformed(f"item {index + 1} of {len(entries)}: {exc}") from None
         append(Entry(entry_id, *terms))
     return parsed
-
-
-def _header(headers: Any, name: str) -> str | None:
-    wanted = name.lower()
-    return next((v for k, v in headers.items() if k.lower() == wanted), None)
 
 
 def _message(data: Any) -> str:
