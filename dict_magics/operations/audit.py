@@ -190,13 +190,12 @@ def _subject(entry_id: str | None, entry: Entry | None) -> Any:
 def read_audit(n: int = 20) -> AuditTable:
     """The last ``n`` requests, oldest first, read backwards from the end of the file: each
     once, with its latest outcome (unknown when none was noted)."""
-    path = audit_path()
     found = AuditTable()
     if n <= 0:
         return found
     seen: set[str] = set()
     try:
-        handle = path.open("rb")
+        handle = audit_path().open("rb")
     except FileNotFoundError:
         return found
     with handle:

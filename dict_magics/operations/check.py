@@ -49,9 +49,8 @@ def check_credentials(
         if cause == "auth" or exc.http_status in (401, 403):
             message = f"credentials refused (HTTP {exc.http_status}): {exc.reason}"
             return CredentialsCheck(False, message, exc.http_status)
-        return CredentialsCheck(
-            None, f"could not check the credentials: {exc.reason}", exc.http_status
-        )
+        message = f"could not check the credentials: {exc.reason}"
+        return CredentialsCheck(None, message, exc.http_status)
     count = len(listing)
     listed = f"listed {count:,} entr{'y' if count == 1 else 'ies'} at {listing.host}"
     return CredentialsCheck(True, f"credentials work: {listed}", 200, count)

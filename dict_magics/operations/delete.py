@@ -79,13 +79,12 @@ def delete(
         sent = [i for i in checked if i not in set(absent)]
         kept: Path | None = None
         if keep and before is None:
+            unkept = (
+                f"the service at {client.host} offers no listing, so no snapshot could be taken"
+            )
             say(
                 warn,
-                Notice(
-                    f"the service at {client.host} offers no listing, so no snapshot could be "
-                    "taken: this deletion cannot be undone",
-                    option=Remedy.QUIET_NO_COPY,
-                ),
+                Notice(f"{unkept}: this deletion cannot be undone", option=Remedy.QUIET_NO_COPY),
             )
         elif keep and sent:
             going = [before[i] for i in dict.fromkeys(sent)]  # type: ignore[index]

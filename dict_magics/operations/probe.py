@@ -143,10 +143,8 @@ class _Probe:
                 raise KeyboardInterrupt
             after = client.list_entries()  # settles a deletion whose answer was lost
             held = {e.id: e for e in after}
-            if any(r.outcome_unknown for r in gone.results):
-                settled = settle_deletes(gone.results, markers, held)
-                pairs = zip(gone.results, settled, strict=True)
-                trail.record_all(s for r, s in pairs if r.outcome_unknown)
+            settled = settle_deletes(gone.results, markers, held)  # what the listing decided
+            trail.record_all(s for r, s in zip(gone.results, settled, strict=True) if r is not s)
         self.left = [e for e in self.left if e.id in held]
         if self.left:
             raise ServiceError("the service did not delete every marker entry")

@@ -146,13 +146,12 @@ def settle_updates(
     success, with the old ones a failure; gone or other terms stay unknown."""
     settled = []
     unseen = ", and a listing afterwards still holds the old terms: it was not changed, so it "
+    unseen += "is safe to retry"
     for result in results:
         now = after.get(result.entry_id)
         old = result.old.terms if result.old is not None else None
         verdict = None if now is None else {result.new.terms: True, old: False}.get(now.terms)
-        settled.append(
-            _settled(result, verdict, "holds the new terms", unseen + "is safe to retry")
-        )
+        settled.append(_settled(result, verdict, "holds the new terms", unseen))
     return settled
 
 
