@@ -203,8 +203,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     ]
     assert run["find"].startswith(
         "\u2717 127 findings in 326 entries at 127.0.0.1:PORT: 120 duplicate, 6 conflict, "
-        "1 overlap\nduplicate (120)\n"
-        "  \u2022 1, 1001: 2 entries hold the same terms"
+        "1 overlap\n  duplicate (120)\n"
+        "    1, 1001: 2 entries hold the same terms"
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(

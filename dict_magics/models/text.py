@@ -177,12 +177,12 @@ class Outcomes(Rendered):
         """The summary (a subclass with big lists declares ``repr=False`` to get it)."""
         return f"{type(self).__name__}({self._summary()!r})"
 
-    def __str__(self) -> str:
-        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items())]
+    def text(self, limit: int | None = None) -> str:
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items(), limit)]
         return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
-        kind, items = self._kind(), _outline_html(self._items())
+        kind, items = self._kind(), _outline_html(self._items(), HTML_ROWS)
         listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
         return (
             f'<div class="dict-magics-{self._css} dict-magics-{kind}">'
@@ -191,21 +191,25 @@ class Outcomes(Rendered):
         )
 
 
-def outline(items: list[tuple[Any, ...]], indent: str = "  ") -> list[str]:
-    """The items as lines of text, each level two spaces further in."""
+def outline(
+    items: list[tuple[Any, ...]], limit: int | None = None, indent: str = "  "
+) -> list[str]:
+    """The items as lines of text (the first ``limit`` of each level), each level further in."""
     lines = []
-    for kind, what, note, *under in items:
+    for kind, what, note, *under in items[:limit]:
         mark = f"{MARK[kind]} " if kind else ""
         lines.append(f"{indent}{mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
-        lines += outline(under[0], indent + "  ") if under else []
+        lines += outline(under[0], limit, indent + "  ") if under else []
+    if limit is not None and len(items) > limit:
+        lines.append(f"{indent}\u2026 and {len(items) - limit:,} more")
     return lines
 
 
-def _outline_html(items: list[tuple[Any, ...]]) -> str:
+def _outline_html(items: list[tuple[Any, ...]], limit: int) -> str:
     out = ""
-    for kind, what, note, *under in items:
+    for kind, what, note, *under in items[:limit]:
         said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
         said += f" &mdash; {escape(note)}" if note else ""
-        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0])}</ul>' if under else ""
+        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0], limit)}</ul>' if under else ""
         out += f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
-    return out
+    return out + (f"<li>\u2026 and {len(items) - limit:,} more</li>" if len(items) > limit else "")
