@@ -31,7 +31,10 @@ def clip(text: str, size: int = 200) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped."""
+    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped;
+    a value that renders itself safely says so with ``__html__`` (markupsafe's convention)."""
+    if hasattr(text, "__html__"):
+        return str(text.__html__())
     return html.escape(shown(str(text)))
 
 
@@ -182,7 +185,7 @@ class Outcomes(Rendered):
         return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
-        kind, items = self._kind(), _outline_html(self._items(), HTML_ROWS)
+        kind, items = self._kind(), _outline_html(self._items())
         listing = f'<ul style="margin:0.2em 0">{items}</ul>' if items else ""
         return (
             f'<div class="dict-magics-{self._css} dict-magics-{kind}">'
@@ -205,11 +208,15 @@ def outline(
     return lines
 
 
-def _outline_html(items: list[tuple[Any, ...]], limit: int) -> str:
-    out = ""
-    for kind, what, note, *under in items[:limit]:
-        said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
-        said += f" &mdash; {escape(note)}" if note else ""
-        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0], limit)}</ul>' if under else ""
-        out += f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
-    return out + (f"<li>\u2026 and {len(items) - limit:,} more</li>" if len(items) > limit else "")
+def _outline_html(items: list[tuple[Any, ...]]) -> str:
+    """The items as HTML list items, each level within a notebook's bounds (``bounded``)."""
+    parts = bounded(_item_html(*item) for item in items)
+    more = len(items) - len(parts)
+    return "".join(parts) + (f"<li>\u2026 and {more:,} more</li>" if more else "")
+
+
+def _item_html(kind: str, what: Any, note: str, under: list[tuple[Any, ...]] | None = None) -> str:
+    said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
+    said += f" &mdash; {escape(note)}" if note else ""
+    said += f'<ul style="margin:0.2em 0">{_outline_html(under)}</ul>' if under else ""
+    return f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
