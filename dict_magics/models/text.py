@@ -194,17 +194,21 @@ class Outcomes(Rendered):
         )
 
 
+def capped(items: list[tuple[Any, ...]], limit: int | None, more: str = "more") -> list[Any]:
+    """The first ``limit`` outline items (all if None), then how many ``more`` there are."""
+    left = 0 if limit is None else len(items) - limit
+    return items[:limit] + [("", f"\u2026 and {left:,} {more}", "")] * (left > 0)
+
+
 def outline(
     items: list[tuple[Any, ...]], limit: int | None = None, indent: str = "  "
 ) -> list[str]:
     """The items as lines of text (the first ``limit`` of each level), each level further in."""
     lines = []
-    for kind, what, note, *under in items[:limit]:
+    for kind, what, note, *under in capped(items, limit):
         mark = f"{MARK[kind]} " if kind else ""
         lines.append(f"{indent}{mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
         lines += outline(under[0], limit, indent + "  ") if under else []
-    if limit is not None and len(items) > limit:
-        lines.append(f"{indent}\u2026 and {len(items) - limit:,} more")
     return lines
 
 
