@@ -271,7 +271,10 @@ def check_glossary(run: NotebookRun, state: dict) -> None:
         "  x row 14: fromText has 300 characters; the service takes at most 255",
     ]
     impact = run["impact"].splitlines()  # the plan on the notebook's three sample lines
-    assert impact[0] == "impact on 3 sample lines (limit 3 per element): 2 lines change, 1 does not"
+    assert (
+        impact[0]
+        == "\u2013 impact on 3 sample lines (limit 3 per element): 2 lines change, 1 does not"
+    )
     assert impact[4:] == [
         "    ~ \u4f1a\u8b70 \u2192 conference (ja\u2192en), entry 10: target changed: meeting "
         "\u2192 conference",
