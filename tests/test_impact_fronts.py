@@ -116,7 +116,8 @@ def test_cli_dry_runs_show_the_impact(
     monkeypatch.setenv("DICT_MAGICS_CORPUS", texts["corpus"])
     text = run_cli(animals, *args, "--dry-run")
     assert (
-        text.returncode == 0 and "\nimpact on 3 sample lines (limit 3 per element): " in text.stdout
+        text.returncode == 0
+        and "\n\u2013 impact on 3 sample lines (limit 3 per element): " in text.stdout
     )
     assert all(r.operation == "list" for r in animals.requests)
 
@@ -193,7 +194,7 @@ def test_magic_dry_runs_take_the_configured_corpus(
     result, _, _ = run_cell(ip, f"%dict_{command} {' '.join(args[1:])} --dry-run")
     assert isinstance(result, DryRunResult | ChangePreview)
     assert [c.line for c in result.corpus_impact.changed] == lines
-    assert "\nimpact on 3 sample lines" in str(result)
+    assert "\n\u2013 impact on 3 sample lines" in str(result)
     # --corpus overrides the setting; a change that is not a dry run leaves the setting alone
     with pytest.raises(UsageError, match="cannot read the corpus"):
         run_cell(ip, f"%dict_{command} {' '.join(args[1:])} --dry-run --corpus {texts['missing']}")

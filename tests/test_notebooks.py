@@ -203,8 +203,8 @@ def check_bulk(run: NotebookRun, state: dict) -> None:
     ]
     assert run["find"].startswith(
         "\u2717 127 findings in 326 entries at 127.0.0.1:PORT: 120 duplicate, 6 conflict, "
-        "1 overlap\nduplicate (120)\n"
-        "  \u2022 1, 1001: 2 entries hold the same terms"
+        "1 overlap\n  duplicate (120)\n"
+        "    1, 1001: 2 entries hold the same terms"
     )
     assert run["decide"] == ("126 entries to delete: 1001, 1002, 1003, 1004 ... 1204, 1205, 1206")
     assert run["dry-run"].startswith(
@@ -271,7 +271,10 @@ def check_glossary(run: NotebookRun, state: dict) -> None:
         "  x row 14: fromText has 300 characters; the service takes at most 255",
     ]
     impact = run["impact"].splitlines()  # the plan on the notebook's three sample lines
-    assert impact[0] == "impact on 3 sample lines (limit 3 per element): 2 lines change, 1 does not"
+    assert (
+        impact[0]
+        == "\u2013 impact on 3 sample lines (limit 3 per element): 2 lines change, 1 does not"
+    )
     assert impact[4:] == [
         "    ~ \u4f1a\u8b70 \u2192 conference (ja\u2192en), entry 10: target changed: meeting "
         "\u2192 conference",

@@ -83,12 +83,12 @@ def test_two_thousand_failures_read_as_a_few_lines() -> None:
     lines = str(batch).splitlines()
     assert len(lines) == 1 + (1 + 5 + 1) + (1 + 5 + 1)
     assert lines[1] == "  \u2717 2000 not deleted: refused by the service"
-    assert lines[7] == "    \u2026 and 1995 more"
+    assert lines[7] == "    \u2026 and 1,995 more"
     assert lines[8] == "  ? 7 outcome unknown: no answer in time"
     assert lines[-1] == "    \u2026 and 2 more"
     html = batch._repr_html_()
     assert html.count("<li") == 2 + 2 * (5 + 1) and len(html) < 10_000
-    assert "and 1995 more" in html
+    assert "and 1,995 more" in html
 
 
 def test_an_interrupted_batch_says_so() -> None:

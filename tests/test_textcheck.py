@@ -95,10 +95,10 @@ def test_the_default_unit_is_one_element_a_line_of_a_string() -> None:
     assert report.unit == "element" and len(report.segments) == 2  # a blank line is no element
     assert [s.applied for s in report.segments] == [["1", "2", "3"], ["3", "4"]]
     assert str(report).startswith(
-        "2 of 2 elements match 4 entries (of 4 checked): 3 applied, 1 applied in some elements "
-        "only (limit 3 per element)"
+        "\u2013 2 of 2 elements match 4 entries (of 4 checked): 3 applied, 1 applied in some "
+        "elements only (limit 3 per element)"
     )
-    assert "  not applied (limit 3 per element)" in str(report)
+    assert " \u2014 not applied (limit 3 per element)" in str(report)
 
 
 def test_the_counts_add_up_whatever_the_unit() -> None:
@@ -109,7 +109,7 @@ def test_the_counts_add_up_whatever_the_unit() -> None:
         report = EntryList(ENTRIES).check(texts, unit=unit)
         title = str(report).splitlines()[0]
         matched, parts = re.match(
-            r"\d+ of \d+ \w+ match\w* (\d+) entries .*?: (.*) \(limit", title
+            r"\u2013 \d+ of \d+ \w+ match\w* (\d+) entries .*?: (.*) \(limit", title
         ).groups()
         numbers = [int(n) for n in re.findall(r"(\d+) (?:applied|never)", parts)]
         assert sum(numbers) == int(matched) == len(report.entries), title
@@ -122,8 +122,8 @@ def test_the_counts_add_up_whatever_the_unit() -> None:
         "never": [],
     }
     assert str(report).startswith(
-        "3 of 4 elements match 7 entries (of 9 checked): 5 applied, 2 applied in some elements "
-        "only (limit 3 per element)"
+        "\u2013 3 of 4 elements match 7 entries (of 9 checked): 5 applied, 2 applied in some "
+        "elements only (limit 3 per element)"
     )
 
 
@@ -278,7 +278,8 @@ def test_text_and_html_show_applied_and_skipped_and_escape_everything() -> None:
     text, html = str(report), report._repr_html_()
     assert "  [1] " + FIVE in text
     assert (
-        "\u2717 11: 取締役 \u2192 director (ja\u2192en)  not applied (limit 3 per element)" in text
+        "\u2717 11: 取締役 \u2192 director (ja\u2192en) \u2014 not applied (limit 3 per element)"
+        in text
     )
     assert "never applied in these texts (2)" in text
     assert "\x1b" not in text and "\u202e" not in text and "\\x1b" in text
@@ -305,7 +306,7 @@ def test_a_long_text_stays_within_a_fixed_size() -> None:
     assert len(report._repr_html_().encode()) < 200_000
     from IPython.lib.pretty import pretty
 
-    assert "\u2026 and 4980 more elements with matches" in pretty(report)
+    assert "\n    \u2026 and 4,980 more\n" in pretty(report)
 
 
 def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
@@ -317,8 +318,8 @@ def test_a_notebook_names_the_first_never_applied_entries_only() -> None:
 
     shown = pretty(report)
     assert len(shown) < 20_000, len(shown)
-    assert "\u2026 and 2977 more never applied" in shown
-    assert "\u2026 and 2980 more entries" in shown
+    assert "\n    \u2026 and 2,977 more" in shown
+    assert "\n      \u2026 and 2,980 more\n" in shown
     assert str(report).count("w2999 \u2192 x") == 2  # the element's list and the summary
 
 
@@ -419,12 +420,12 @@ def test_cli_check_text_and_usage_errors(seeded: SandboxServer, tmp_path: Path) 
     proc = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(
-        "1 of 1 element matches 5 entries (of 7 ja\u2192* checked at 127.0.0.1:"
+        "\u2013 1 of 1 element matches 5 entries (of 7 ja\u2192* checked at 127.0.0.1:"
     )
     assert "): 3 applied, 2 never applied (limit 3 per element)" in proc.stdout.splitlines()[0]
     two = cli(seeded, "check", "-", "--from-lang", "ja", stdin=FIVE + "\n" + FIVE + "\nNone.\n")
     assert two.returncode == 0, two.stderr
-    assert two.stdout.startswith("2 of 3 elements match 5 entries (of 7 ja\u2192* checked")
+    assert two.stdout.startswith("\u2013 2 of 3 elements match 5 entries (of 7 ja\u2192* checked")
     missing = cli(seeded, "check", str(tmp_path / "nope.txt"), "--json")
     assert missing.returncode == 2 and json.loads(missing.stdout)["exit"] == 2
     binary = tmp_path / "binary.txt"

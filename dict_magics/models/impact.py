@@ -12,14 +12,9 @@ from ..errors import UsageProblem
 from .entry import Entry
 from .text import (
     Outcomes,
-    Rendered,
-    bounded,
     clip,
     count,
     dataframe,
-    escape,
-    html_row,
-    html_table,
     shown,
 )
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
@@ -62,7 +57,7 @@ class ChangedLine:
 
 
 @dataclass(frozen=True)
-class Impact(Rendered):
+class Impact(Outcomes):
     """Per changed line of a corpus, the entries applied before and after a change."""
 
     lines: int
@@ -84,7 +79,12 @@ class Impact(Rendered):
         """One row per changed line."""
         return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
 
-    def _title(self) -> str:
+    _css = "impact"
+
+    def _kind(self) -> str:
+        return "absent"  # a measure: nothing was sent
+
+    def _summary(self) -> str:
         changed, same = len(self.changed), self.lines - len(self.changed)
         return (
             f"impact on {count(self.lines, 'sample line')} (limit {LIMIT} per {self.unit}): "
@@ -92,26 +92,24 @@ class Impact(Rendered):
             f"{same:,} {'does' if same == 1 else 'do'} not"
         )
 
-    def text(self, limit: int | None = 50) -> str:
-        """The title, then each changed line (the first ``limit``): before, after, why."""
-        lines = [self._title()]
-        for c in self.changed[:limit]:
-            lines.append(f"  line {c.line}: {clip(c.text, 120)}")
-            lines.append(f"    before: {_terms(c.before) or '(none)'}")
-            lines.append(f"    after:  {_terms(c.after) or '(none)'}")
-            lines += [f"    {why}" for why in c.reasons]
-        if len(self.changed[:limit]) < len(self.changed):
-            lines.append(f"  \u2026 and {len(self.changed[limit:])} more changed lines")
-        return "\n".join(shown(line) for line in lines)
+    def _items(self) -> list[tuple[Any, ...]]:
+        """Each changed line: the entries applied before and after, and why they differ."""
+        return [
+            (
+                "",
+                f"line {c.line}: {clip(c.text, 120)}",
+                "",
+                [
+                    ("", f"before: {_terms(c.before) or '(none)'}", ""),
+                    ("", f"after:  {_terms(c.after) or '(none)'}", ""),
+                    *[("", why, "") for why in c.reasons],
+                ],
+            )
+            for c in self.changed
+        ]
 
-    def _repr_html_(self) -> str:
-        rows = bounded(html_row((n, clip(t, 120), b, a, w)) for n, t, b, a, w in self.rows())
-        more = len(self.changed) - len(rows)
-        tail = f"<div>\u2026 and {more} more changed lines</div>" if more else ""
-        return (
-            f'<div class="dict-magics-impact"><b>{escape(self._title())}</b>'
-            f"{html_table(_HEADINGS, rows)}{tail}</div>"
-        )
+    def text(self, limit: int | None = 50) -> str:
+        return super().text(limit)
 
 
 _HEADINGS = ("line", "text", "before", "after", "why")

@@ -14,19 +14,7 @@ from typing import Any
 
 from .entry import Entry
 from .terms import MAX_TERM_CHARS, hidden_characters, language_problem, term_problem
-from .text import (
-    COLOUR,
-    MARK,
-    Rendered,
-    bounded,
-    count,
-    dataframe,
-    entries,
-    escape,
-    html_row,
-    html_table,
-    shown,
-)
+from .text import Outcomes, count, dataframe, entries
 
 KINDS = (
     "duplicate",
@@ -92,7 +80,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class LintReport(Rendered):
+class LintReport(Outcomes):
     """Every finding in a listing (``total``: entries checked), by kind in ``KINDS`` order;
     ``entries``: those the findings name, by id."""
 
@@ -160,27 +148,33 @@ class LintReport(Rendered):
         counts = ", ".join(f"{k}={n}" for k, n in self.counts.items() if n)
         return f"LintReport({len(self.findings)} findings in {self.total} entries: {counts})"
 
-    _pretty = 10  # a notebook shows the first findings of each kind
+    _css, _pretty = "lint", 10  # a notebook shows the first findings of each kind
 
-    def text(self, limit: int | None = None) -> str:
-        """The title, each kind's findings with fixes (the first ``limit``), the duplicates."""
-        lines = [_title(self)]
-        for kind, findings in self.by_kind().items():
-            lines.append(f"{kind} ({len(findings)})")
-            for f in findings[:limit]:
-                lines += [f"  \u2022 {shown(_ids(f.entry_ids))}: {shown(f.message)}"]
-                lines += [f"      fix: {shown(f.fix)}"]
-            if len(findings[:limit]) < len(findings):
-                lines.append(f"  \u2026 and {len(findings[limit:])} more {kind} findings")
-        if self.duplicate_ids:
-            lines.append(
-                f"duplicate_ids: {entries(len(self.duplicate_ids))} can go with nothing lost "
-                "(each group keeps its lowest id)"
+    def _kind(self) -> str:
+        return "success" if self.ok else "failure"
+
+    def _summary(self) -> str:
+        checked = f"{entries(self.total)}{f' at {self.host}' if self.host else ''}"
+        if self.ok:
+            return f"no problems found in {checked}"
+        counts = ", ".join(f"{n:,} {kind}" for kind, n in self.counts.items() if n)
+        return f"{count(len(self), 'finding')} in {checked}: {counts}"
+
+    def _items(self) -> list[tuple[Any, ...]]:
+        """Each kind's findings with their fixes, then what the duplicates allow."""
+        items: list[tuple[Any, ...]] = [
+            (
+                "",
+                f"{kind} ({len(found)})",
+                "",
+                [("", f"{_ids(f)}: {f.message}", f"fix: {f.fix}") for f in found],
             )
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        return _report_html(self)
+            for kind, found in self.by_kind().items()
+        ]
+        if self.duplicate_ids:
+            said = f"{entries(len(self.duplicate_ids))} can go with nothing lost"
+            items.append(("", f"duplicate_ids: {said}", "each group keeps its lowest id"))
+        return items
 
 
 # -- the analysis ------------------------------------------------------------------------------
@@ -443,31 +437,7 @@ def _words_in(automaton: Any, text: str) -> tuple[list[str], list[int]]:
     return sorted(first_end, key=first_end.__getitem__), sorted(first_end.values())
 
 
-# -- how a report shows itself ------------------------------------------------------------------
-
-
-def _ids(ids: tuple[str, ...], shown_ids: int = 8) -> str:
+def _ids(finding: Finding, shown_ids: int = 8) -> str:
+    ids = finding.entry_ids
     listed = ", ".join(ids[:shown_ids])
     return listed + (f" \u2026 ({len(ids)} entries)" if len(ids) > shown_ids else "")
-
-
-def _title(report: LintReport) -> str:
-    checked = f"{entries(report.total)}{f' at {report.host}' if report.host else ''}"
-    if report.ok:
-        return shown(f"{MARK['success']} no problems found in {checked}")
-    counts = ", ".join(f"{n:,} {kind}" for kind, n in report.counts.items() if n)
-    return shown(f"{MARK['failure']} {count(len(report), 'finding')} in {checked}: {counts}")
-
-
-def _report_html(report: LintReport) -> str:
-    """The title, then one row per finding, within a notebook's bounds."""
-    rows = bounded(html_row((f.kind, _ids(f.entry_ids), f.message, f.fix)) for f in report)
-    more = len(report) - len(rows)
-    colour = COLOUR["success" if report.ok else "failure"]
-    return (
-        f'<div class="dict-magics-lint"><div style="color:{colour}"><b>'
-        f"{escape(_title(report))}</b></div>"
-        f"{html_table(('kind', 'entries', 'problem', 'fix'), rows)}"
-        + (f"<div>\u2026 and {more} more (report.findings has them all)</div>" if more else "")
-        + "</div>"
-    )

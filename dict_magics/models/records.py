@@ -18,6 +18,7 @@ from .text import (
     Outcomes,
     Rendered,
     bounded,
+    capped,
     clip,
     count,
     dataframe,
@@ -374,10 +375,7 @@ class AddBatch(Outcomes):
     def _items(self) -> list[tuple[str, str, str]]:
         items: list[tuple[str, str, str]] = []
         for results in ([r for r in self.results if r.ok], self.failed, self.unknown):
-            first = results[: self._SHOWN]
-            items += [r.item(details=False) for r in first]
-            more = len(results) - self._SHOWN
-            items += [("", f"\u2026 and {more:,} more", "")] * (more > 0)
+            items += capped([r.item(details=False) for r in results], self._SHOWN)
         return items
 
 
@@ -484,8 +482,7 @@ class BatchResult(Outcomes):
         """What was deleted (each id once), then the rest grouped by outcome and cause, the
         largest group first, absent last."""
         done = list({r.entry_id: r for r in self.results if r.ok}.values())
-        items: list[tuple[Any, ...]] = [("success", r.target, "") for r in done[:SHOWN]]
-        items += [("", f"\u2026 and {len(done) - SHOWN} more deleted", "")] * (len(done) > SHOWN)
+        items = capped([("success", r.target, "") for r in done], SHOWN, "more deleted")
         groups: dict[tuple[str, Cause], list[DeleteResult]] = {}
         seen: set[str | None] = set()
         for result in [*self.failures, *(r for r in self.results if r.absent)]:
@@ -498,9 +495,7 @@ class BatchResult(Outcomes):
             what = "absent: not in the dictionary" if kind == "absent" else cause.label
             if kind != "absent":
                 what = f"{'outcome unknown' if kind == 'unknown' else 'not deleted'}: {what}"
-            under = [r.item() for r in results[: self._EXAMPLES]]
-            more = len(results) - self._EXAMPLES
-            under += [("", f"\u2026 and {more} more", "")] * (more > 0)
+            under = capped([r.item() for r in results], self._EXAMPLES)
             items.append((kind, f"{len(results)} {what}", "", under))
         return items
 
@@ -553,9 +548,7 @@ class DryRunResult(ImpactMixin):
         return text
 
     def _items(self) -> list[tuple[Any, ...]]:
-        items = [("", f"{e.id}: {e.describe()}", "") for e in self.entries[:SHOWN]]
-        if len(self.entries) > SHOWN:
-            items.append(("", f"\u2026 and {len(self.entries) - SHOWN:,} more", ""))
+        items = capped([("", f"{e.id}: {e.describe()}", "") for e in self.entries], SHOWN)
         if self.missing:
             ids = ", ".join(repr(i) for i in self.missing[:SHOWN])
             if len(self.missing) > SHOWN:

@@ -31,7 +31,10 @@ def clip(text: str, size: int = 200) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped."""
+    """``text`` for HTML: ``shown`` (a bidi override acts in a notebook too), then escaped;
+    a value that renders itself safely says so with ``__html__`` (markupsafe's convention)."""
+    if hasattr(text, "__html__"):
+        return str(text.__html__())
     return html.escape(shown(str(text)))
 
 
@@ -177,8 +180,8 @@ class Outcomes(Rendered):
         """The summary (a subclass with big lists declares ``repr=False`` to get it)."""
         return f"{type(self).__name__}({self._summary()!r})"
 
-    def __str__(self) -> str:
-        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items())]
+    def text(self, limit: int | None = None) -> str:
+        lines = [f"{MARK[self._kind()]} {shown(self._summary())}", *outline(self._items(), limit)]
         return "\n".join(lines) + self._tail(False)
 
     def _repr_html_(self) -> str:
@@ -191,21 +194,33 @@ class Outcomes(Rendered):
         )
 
 
-def outline(items: list[tuple[Any, ...]], indent: str = "  ") -> list[str]:
-    """The items as lines of text, each level two spaces further in."""
+def capped(items: list[tuple[Any, ...]], limit: int | None, more: str = "more") -> list[Any]:
+    """The first ``limit`` outline items (all if None), then how many ``more`` there are."""
+    left = 0 if limit is None else len(items) - limit
+    return items[:limit] + [("", f"\u2026 and {left:,} {more}", "")] * (left > 0)
+
+
+def outline(
+    items: list[tuple[Any, ...]], limit: int | None = None, indent: str = "  "
+) -> list[str]:
+    """The items as lines of text (the first ``limit`` of each level), each level further in."""
     lines = []
-    for kind, what, note, *under in items:
+    for kind, what, note, *under in capped(items, limit):
         mark = f"{MARK[kind]} " if kind else ""
         lines.append(f"{indent}{mark}{shown(what)}" + (f" \u2014 {shown(note)}" if note else ""))
-        lines += outline(under[0], indent + "  ") if under else []
+        lines += outline(under[0], limit, indent + "  ") if under else []
     return lines
 
 
 def _outline_html(items: list[tuple[Any, ...]]) -> str:
-    out = ""
-    for kind, what, note, *under in items:
-        said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
-        said += f" &mdash; {escape(note)}" if note else ""
-        said += f'<ul style="margin:0.2em 0">{_outline_html(under[0])}</ul>' if under else ""
-        out += f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"
-    return out
+    """The items as HTML list items, each level within a notebook's bounds (``bounded``)."""
+    parts = bounded(_item_html(*item) for item in items)
+    more = len(items) - len(parts)
+    return "".join(parts) + (f"<li>\u2026 and {more:,} more</li>" if more else "")
+
+
+def _item_html(kind: str, what: Any, note: str, under: list[tuple[Any, ...]] | None = None) -> str:
+    said = f"{MARK[kind]} {escape(what)}" if kind else escape(what)
+    said += f" &mdash; {escape(note)}" if note else ""
+    said += f'<ul style="margin:0.2em 0">{_outline_html(under)}</ul>' if under else ""
+    return f'<li style="color:{COLOUR[kind]}">{said}</li>' if kind else f"<li>{said}</li>"

@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 from ..errors import UsageProblem
 from .entry import Entry
 from .lint import id_order
-from .text import COLOUR, HTML_ROWS, MARK, Rendered, bounded, count, entries, escape, shown
+from .text import Outcomes, count, entries, escape
 
 LIMIT = 3  # entries the service applies per unit, the earliest matches
 UNITS = ("element", "request", "sentence")
@@ -199,7 +199,7 @@ def check_text(
 
 
 @dataclass(frozen=True)
-class CheckReport(Rendered):
+class CheckReport(Outcomes):
     """Each segment with the entries that match it; ``checked``: how many were matched against."""
 
     segments: list[Segment] = field(default_factory=list)
@@ -288,59 +288,41 @@ class CheckReport(Rendered):
         counts = ", ".join(f"{len(v)} {k}" for k, v in self.outcomes().items())
         return f"CheckReport({len(self.segments)} per {self.unit}, {counts})"
 
-    _pretty = 20  # a notebook shows the first segments
+    _css, _pretty = "check", 20  # a notebook shows the first segments
 
-    def text(self, limit: int | None = None) -> str:
-        """The title, each segment with a match (the first ``limit``), the entries never applied."""
-        lines = [_title(self)]
-        numbered = _numbered(self)
-        for label, segment in numbered[:limit]:
-            lines.append(f"  {label} {shown(segment.text.strip())}")
-            lines += [f"    {_line(self, m)}" for m in segment.matches[:limit]]
-            if len(segment.matches[:limit]) < len(segment.matches):
-                lines.append(f"    \u2026 and {len(segment.matches[limit:])} more entries")
-        if len(numbered[:limit]) < len(numbered):
-            lines.append(f"  \u2026 and {len(numbered[limit:])} more {_noun(self)}s with matches")
-        never = self.never_applied
-        if never:
-            lines.append(f"never applied in these texts ({len(never)})")
-            lines += [f"  {MARK['failure']} {_entry(self.entries[i])}" for i in never[:limit]]
-        if len(never[:limit]) < len(never):
-            lines.append(f"  \u2026 and {len(never[limit:])} more never applied")
-        return "\n".join(lines + [line for _, line in _engine_lines(self, limit)])
+    def _kind(self) -> str:
+        return "absent"  # a prediction: nothing was changed
 
-    def _repr_html_(self) -> str:
-        return _report_html(self)
+    def _summary(self) -> str:
+        where = f" at {self.host}" if self.host else ""
+        pair = f" {self.from_lang or '*'}\u2192{self.to_lang or '*'}" * bool(
+            self.from_lang or self.to_lang
+        )
+        noun, matched = _noun(self), len(self.matched)
+        words = ("applied", f"applied in some {noun}s only", "never applied")
+        found = zip(self.outcomes().values(), words, strict=True)
+        parts = ", ".join(f"{len(ids)} {w}" for ids, w in found if ids) or "none applied"
+        return (
+            f"{matched:,} of {count(len(self.segments), noun)} "
+            f"{'matches' if matched == 1 else 'match'} {entries(len(self.entries))} "
+            f"(of {self.checked:,}{pair} checked{where}): {parts} (limit {LIMIT} per {self.unit})"
+        )
 
-
-# -- how a report shows itself: the segments with a match, each with its entries ----------------
-
-_APPLIED = "background:#c6f6d5"
-_SKIPPED = "background:#fde2c8;text-decoration:line-through"
+    def _items(self) -> list[tuple[Any, ...]]:
+        """The segments with a match (each with its entries), the entries never applied, and
+        with ``--translate`` what the engine and the prediction applied per element."""
+        items: list[tuple[Any, ...]] = [
+            ("", f"{_noun(self)}s with a match", "", [_segment(self, *n) for n in _numbered(self)])
+        ]
+        never = [("failure", _entry(self.entries[i]), "") for i in self.never_applied]
+        items += [("", f"never applied in these texts ({len(never)})", "", never)] * bool(never)
+        if self.engine is not None:
+            items.append(_engine(self))
+        return items
 
 
 def _noun(report: CheckReport) -> str:
     return "sentence" if report.unit == "sentence" else "element"
-
-
-def _title(report: CheckReport) -> str:
-    where = f" at {report.host}" if report.host else ""
-    pair = ""
-    if report.from_lang or report.to_lang:
-        pair = f" {report.from_lang or '*'}\u2192{report.to_lang or '*'}"
-    noun, matched, found = (
-        _noun(report),
-        len(report.matched),
-        report.outcomes(),
-    )
-    words = ("applied", f"applied in some {noun}s only", "never applied")
-    parts = [f"{len(ids)} {w}" for ids, w in zip(found.values(), words, strict=True) if ids]
-    return shown(
-        f"{matched:,} of {count(len(report.segments), noun)} "
-        f"{'matches' if matched == 1 else 'match'} {entries(len(report.entries))} "
-        f"(of {report.checked:,}{pair} checked{where}): {', '.join(parts) or 'none applied'} "
-        f"(limit {LIMIT} per {report.unit})"
-    )
 
 
 def _numbered(report: CheckReport) -> list[tuple[str, Segment]]:
@@ -354,48 +336,59 @@ def _numbered(report: CheckReport) -> list[tuple[str, Segment]]:
     return out
 
 
-def _line(report: CheckReport, match: Match) -> str:
-    """``✓ 4: クマ → Teddy (ja→en)`` and, when not applied, why."""
-    line = f"{MARK['success' if match.applied else 'failure']} {_entry(match.entry)}"
-    if match.status == "limit":
-        return f"{line}  not applied (limit {LIMIT} per {report.unit})"
-    if match.by is not None:
-        return f"{line}  not applied (covered by entry {match.by.id}: {match.by.from_text})"
-    return line
+class _Highlighted(str):
+    """A segment's label and text; in HTML (``__html__``), its matches highlighted."""
+
+    html = ""
+
+    def __html__(self) -> str:
+        return self.html
+
+
+def _segment(report: CheckReport, label: str, segment: Segment) -> tuple[Any, ...]:
+    """``[2] text`` over ``✓ 4: クマ → Teddy (ja→en)``, each entry not applied saying why."""
+    what = _Highlighted(f"{label} {segment.text.strip()}")
+    what.html = f"{label} {highlighted(segment)}"
+    under = []
+    for m in segment.matches:
+        why = ""
+        if m.status == "limit":
+            why = f"not applied (limit {LIMIT} per {report.unit})"
+        elif m.by is not None:
+            why = f"not applied (covered by entry {m.by.id}: {m.by.from_text})"
+        under.append(("success" if m.applied else "failure", _entry(m.entry), why))
+    return ("", what, "", under)
+
+
+def _engine(report: CheckReport) -> tuple[Any, ...]:
+    """Per element, what the engine and the prediction applied (and who alone applied what)."""
+    predicted, engine, differ = report.predicted(), report.engine or [], len(report.disagreements)
+    said = []
+    for i, (ids, answer) in enumerate(zip(predicted, engine, strict=False)):
+        if answer.applied or ids:
+            only = sorted(set(answer.applied) ^ set(ids), key=id_order)
+            who = [("", f"{_who(e, answer)} only: {_entry(report.entries[e])}", "") for e in only]
+            note = f"engine applied {_ids(answer.applied)}; predicted {_ids(ids)}"
+            kind = "success" if answer.applied == ids else "failure"
+            said.append((kind, f"[{i + 1}] {answer.translation}", note, who))
+    head = f"the engine's translations: {differ} of {count(len(engine), 'element')} "
+    return ("", f"{head}differ{'s' * (differ == 1)} from the prediction", "", said)
+
+
+def _who(entry_id: str, answer: Engine) -> str:
+    return "the engine" if entry_id in answer.applied else "predicted"
 
 
 def _entry(entry: Entry) -> str:
-    return shown(f"{entry.id}: {entry.describe()}")
-
-
-def _engine_lines(report: CheckReport, limit: int | None = None) -> list[tuple[str, str]]:
-    """The engine's part as (kind, line): per element, what it and the prediction applied."""
-    if report.engine is None:
-        return []
-    predicted, engine = report.predicted(), report.engine
-    differ = len(report.disagreements)
-    head = (
-        f"the engine's translations: {differ} of {count(len(engine), 'element')} "
-        f"differ{'s' * (differ == 1)} from the prediction"
-    )
-    lines, said = [("head", head)], [i for i, e in enumerate(engine) if e.applied or predicted[i]]
-    for i in said[:limit]:
-        applied, agrees = engine[i].applied, engine[i].applied == predicted[i]
-        kind = "success" if agrees else "failure"
-        lines.append((kind, shown(f"  {MARK[kind]} [{i + 1}] {engine[i].translation}")))
-        lines.append(
-            (kind, f"      engine applied {_ids(applied)}; predicted {_ids(predicted[i])}")
-        )
-        for entry_id in sorted(set(applied) ^ set(predicted[i]), key=id_order):
-            who = "the engine only" if entry_id in applied else "predicted only"
-            lines.append((kind, f"      {who}: {_entry(report.entries[entry_id])}"))
-    if len(said[:limit]) < len(said):
-        lines.append(("head", f"  \u2026 and {len(said) - len(said[:limit])} more elements"))
-    return lines
+    return f"{entry.id}: {entry.describe()}"
 
 
 def _ids(ids: list[str]) -> str:
     return ", ".join(ids) or "none"
+
+
+_APPLIED = "background:#c6f6d5"
+_SKIPPED = "background:#fde2c8;text-decoration:line-through"
 
 
 def highlighted(segment: Segment) -> str:
@@ -414,35 +407,3 @@ def highlighted(segment: Segment) -> str:
             piece = f'<mark style="{style}" title="entries {title}">{piece}</mark>'
         out.append(piece)
     return "".join(out)
-
-
-def _report_html(report: CheckReport) -> str:
-    """As ``text``, the segments highlighted, within a notebook's bounds."""
-    numbered = _numbered(report)
-    parts = bounded(
-        f'<div><div>{label} {highlighted(s)}</div><ul style="margin:0 0 0.4em 0">'
-        + "".join(
-            f'<li style="color:{COLOUR["success" if m.applied else "unknown"]}">'
-            f"{escape(_line(report, m))}</li>"
-            for m in s.matches
-        )
-        + "</ul></div>"
-        for label, s in numbered
-    )
-    if len(parts) < len(numbered):
-        more = len(numbered) - len(parts)
-        parts.append(f"<div>\u2026 and {more} more {_noun(report)}s with matches</div>")
-    never = [f"<li>{escape(_entry(report.entries[i]))}</li>" for i in report.never_applied]
-    if never:
-        parts.append(f"<div><b>never applied in these texts ({len(never)})</b><ul>")
-        parts += [*never[:HTML_ROWS], "</ul></div>"]
-    engine = [
-        f"<div><b>{escape(line)}</b></div>"
-        if kind == "head"
-        else f'<div style="color:{COLOUR[kind]};white-space:pre">{escape(line)}</div>'
-        for kind, line in _engine_lines(report, HTML_ROWS)
-    ]
-    return (
-        f'<div class="dict-magics-check"><div><b>{escape(_title(report))}</b></div>'
-        f"{''.join(parts + engine)}</div>"
-    )
