@@ -68,6 +68,8 @@ from .http import (
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
+Stop = Callable[[], bool]  # true once a request must not be sent (again)
+UpdateItem = tuple[str, Entry, Entry | None]  # (id, new terms, old terms if known)
 Progress = Callable[[int, int, Any], None]  # (done, total, result), on the calling thread
 WaitListener = Callable[[float, str], None]  # (seconds, reason): every worker waits so long
 LIST_PATH = API_PREFIX.rstrip("/")
@@ -118,7 +120,7 @@ class RequestInterrupted(KeyboardInterrupt):
         return f"interrupted after the request in flight ended: {self.result}"
 
 
-def defer_interrupt(send: Callable[[Callable[[], bool]], _R]) -> _R:
+def defer_interrupt(send: Callable[[Stop], _R]) -> _R:
     """``send(stop)`` with Ctrl-C deferred on the main thread (it only sets ``stop``), then
     delivered as ``RequestInterrupted(result)``. An ignored Ctrl-C stays ignored, but a
     SIGTERM a front end passes on as Ctrl-C still stops."""
@@ -175,7 +177,7 @@ class RateLimit:
         """Seconds every worker still waits (0: not paused)."""
         return max(0.0, self.not_before - time.monotonic())
 
-    def wait(self, stop: Callable[[], bool]) -> float | None:
+    def wait(self, stop: Stop) -> float | None:
         """When this request may go (waited for); ``None`` if ``stop()`` came first."""
         while not stop():
             with self._lock:
@@ -248,6 +250,8 @@ class DictionaryClient(Unpicklable):
         update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        self.host = host_of(self.base_url)
+        """Where requests go, for messages and confirmations."""
         problem = _problem(auth, access_key, secret_key, timeout, max_retries)
         if problem:
             raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
@@ -297,11 +301,6 @@ class DictionaryClient(Unpicklable):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def host(self) -> str:
-        """Where requests go, for messages and confirmations."""
-        return host_of(self.base_url)
 
     # -- the endpoints ----------------------------------------------------------------------
 
@@ -466,7 +465,8 @@ class DictionaryClient(Unpicklable):
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
             items = found if isinstance(found, list) else []
-            got = [i["translatedText"] for i in items if isinstance(i, dict) and _text(i)]
+            said = [i.get("translatedText") for i in items if isinstance(i, dict)]
+            got = [text for text in said if isinstance(text, str)]
             if final.outcome != "success" or len(got) != len(chunk):
                 why = final.reason or "the answer holds no translatedText for each element"
                 cause = final.cause if final.reason else Cause.BAD_ANSWER
@@ -493,7 +493,7 @@ class DictionaryClient(Unpicklable):
         kind: str,
         path: str,
         make: Callable[..., _R],
-        stop: Callable[[], bool],
+        stop: Stop,
         audit: Audit | None,
         *,
         about: str | None = None,
@@ -524,29 +524,22 @@ class DictionaryClient(Unpicklable):
             audit.ended(final.key, result if isinstance(result, list) else [result])
         return final, result
 
-    def _delete_one(
-        self, text: str, stop: Callable[[], bool], audit: Audit | None = None
-    ) -> DeleteResult:
+    def _delete_one(self, text: str, stop: Stop, audit: Audit | None) -> DeleteResult:
         make = partial(DeleteResult, entry_id=text)
         return self._change("delete", API_PREFIX + text, make, stop, audit, about=text)[1]
 
-    def _update_one(
-        self,
-        item: tuple[str, Entry, Entry | None],
-        stop: Callable[[], bool],
-        audit: Audit | None = None,
-    ) -> UpdateResult:
+    def _update_one(self, item: UpdateItem, stop: Stop, audit: Audit | None) -> UpdateResult:
         text, new, old = item
         make = partial(UpdateResult, entry_id=text, new=new, old=old)
         path = API_PREFIX + text
         return self._change("update", path, make, stop, audit, about=text, entries=[new])[1]
 
-    def _add_one(self, entry: Entry, stop: Callable[[], bool], audit: Audit | None) -> AddResult:
+    def _add_one(self, entry: Entry, stop: Stop, audit: Audit | None) -> AddResult:
         make = partial(AddResult, entry=entry)
         return self._change("add", LIST_PATH, make, stop, audit, entries=[entry])[1]
 
     def _add_chunk(
-        self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
+        self, chunk: list[Entry], stop: Stop, audit: Audit | None = None
     ) -> list[AddResult]:
         """One bulk POST (every entry ends as it did); after a 404 or 405 to it, one POST each."""
         if self.bulk:
@@ -571,7 +564,7 @@ class DictionaryClient(Unpicklable):
     def _run_batch(
         self,
         items: Sequence[Any],
-        send: Callable[[Any, Callable[[], bool]], Any],
+        send: Callable[[Any, Stop], Any],
         kind: type,
         workers: int,
         on_wait: WaitListener | None,
@@ -621,7 +614,7 @@ class DictionaryClient(Unpicklable):
         *,
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
-        stop: Callable[[], bool] = lambda: False,
+        stop: Stop = lambda: False,
         audit: Audit | None = None,
         about: str | None = None,
         entries: Sequence[Entry] = (),
@@ -730,7 +723,7 @@ class DictionaryClient(Unpicklable):
             if stop():
                 return ended(_STOPPED)
 
-    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
+    def _bearer(self, stop: Stop) -> BearerAuth | Verdict:
         """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
@@ -810,10 +803,6 @@ def _failed(
         code=final.code,
         vendor_message=final.vendor_message,
     )
-
-
-def _text(item: dict[str, Any]) -> bool:
-    return isinstance(item.get("translatedText"), str)
 
 
 def _body(data: Any) -> bytes:

@@ -591,15 +591,6 @@ def parse_retry_after(value: str | None) -> float | None:
     return None if when.tzinfo is None else max(0.0, when.timestamp() - time.time())
 
 
-def judge(
-    method: str, answer: Reply | NetworkFailure, limit: int, *, host: str, timeout: float
-) -> Verdict:
-    """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
-    if isinstance(answer, Reply):
-        return _judge_answer(method, answer, limit, timeout)
-    return _judge_failure(method, answer, host, timeout)
-
-
 _CONNECT = "could not connect to {where}"
 _NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
@@ -631,7 +622,13 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
     return Verdict("unknown", Cause.ERROR, reason)
 
 
-def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:
+def judge(
+    method: str, answer: Reply | NetworkFailure, limit: int, *, host: str, timeout: float
+) -> Verdict:
+    """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
+    if isinstance(answer, NetworkFailure):
+        return _judge_failure(method, answer, host, timeout)
+    reply = answer
     status, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
     if 300 <= status < 400:
         target = host_of(headers.get("Location") or "") or "an unnamed location"
