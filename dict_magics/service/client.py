@@ -673,8 +673,7 @@ class DictionaryClient(Unpicklable):
             )
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
             if verdict.rate_limited:
-                after = verdict.again.after if verdict.again else None
-                self.rate_limit.limit(sent_at, after, policy.max_retry_after)
+                self.rate_limit.limit(sent_at, verdict.retry_after, policy.max_retry_after)
             elif verdict.http_status is not None:
                 self.rate_limit.passed(sent_at)
             if isinstance(auth, BearerAuth) and self._tokens and auth.token and not bare:
@@ -698,10 +697,9 @@ class DictionaryClient(Unpicklable):
                 if method in IDEMPOTENT:
                     continue
                 return ended("")
-            again = verdict.again
-            if again is None:
+            if not verdict.again:
                 return ended("")
-            if again.maybe_applied:
+            if verdict.outcome == "unknown":  # it may have been acted on
                 earlier = (attempts, verdict)
             if stop():
                 return ended(_STOPPED)
@@ -717,7 +715,7 @@ class DictionaryClient(Unpicklable):
             retries += 1
             if retries > policy.total:
                 return ended(f"; gave up after {attempts} attempt{'s' * (attempts != 1)}")
-            end = time.monotonic() + policy.wait(retries, again.after)
+            end = time.monotonic() + policy.wait(retries, verdict.retry_after)
             while not stop() and time.monotonic() < end:
                 time.sleep(min(0.05, max(0.0, end - time.monotonic())))
             if stop():
