@@ -343,9 +343,7 @@ class DictionaryClient(Unpicklable):
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
         send = partial(self._delete_one, audit=audit)
-        results, _, stopped = self._run_batch(
-            unique, send, DeleteResult, workers, on_wait, progress, cancel
-        )
+        results, _, stopped = self._run_batch(unique, send, workers, on_wait, progress, cancel)
         by_id = dict(zip(unique, results, strict=True))
         return BatchResult([by_id[t] for t in texts], interrupted=stopped)
 
@@ -389,7 +387,7 @@ class DictionaryClient(Unpicklable):
 
         send = partial(self._add_chunk, audit=audit)
         outcomes, why, stopped = self._run_batch(
-            chunks, send, AddResult, workers, None, report, cancel, "bulk"
+            chunks, send, workers, None, report, cancel, "bulk"
         )
         results = [result for outcome in outcomes for result in outcome]
         sent = sum(1 for outcome in outcomes if outcome[0].attempts)
@@ -424,8 +422,8 @@ class DictionaryClient(Unpicklable):
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
-        send, kind = partial(self._update_one, audit=audit), UpdateResult
-        return self._run_batch(items, send, kind, workers, None, progress, cancel, "update")[0]
+        send = partial(self._update_one, audit=audit)
+        return self._run_batch(items, send, workers, None, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
@@ -565,7 +563,6 @@ class DictionaryClient(Unpicklable):
         self,
         items: Sequence[Any],
         send: Callable[[Any, Stop], Any],
-        kind: type,
         workers: int,
         on_wait: WaitListener | None,
         progress: Progress | None,
@@ -573,7 +570,7 @@ class DictionaryClient(Unpicklable):
         name: str = "batch",
     ) -> tuple[list[Any], str, bool]:
         """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
-        item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
+        item never sent: not attempted), why it stopped, whether it was stopped."""
         if not is_int(workers) or workers < 1:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         listeners = self.rate_limit.listeners
@@ -594,7 +591,7 @@ class DictionaryClient(Unpicklable):
             if on_wait is not None:
                 listeners.remove(on_wait)
         results = [
-            _not_attempted(kind, run.why, item) if result is None else result
+            _not_attempted(run.why, item) if result is None else result
             for item, result in zip(items, run.results, strict=True)
         ]
         return results, run.why, run.interrupted or (cancel is not None and cancel.is_set())
@@ -818,9 +815,9 @@ def _first(result: Any) -> Any:
     return result[0] if isinstance(result, list) else result
 
 
-def _not_attempted(kind: type, why: str, item: Any) -> Any:
+def _not_attempted(why: str, item: Any) -> Any:
     """The result of an item a batch never sent (a bulk chunk: one per entry), saying why."""
-    what = "update" if kind is UpdateResult else "entry"
+    what = "update" if isinstance(item, tuple) else "entry"  # an update is (id, new, old)
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
@@ -833,9 +830,8 @@ def _not_attempted(kind: type, why: str, item: Any) -> Any:
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
     fields: dict[str, Any] = {"reason": reason, "attempts": 0, "cause": Cause.NOT_ATTEMPTED}
-    if kind is AddResult:
+    if isinstance(item, list):  # a bulk chunk
         return [AddResult("failure", entry=entry, **fields) for entry in item]
-    if kind is UpdateResult:
-        entry_id, new, old = item
-        return UpdateResult("failure", entry_id, new, old, **fields)
+    if isinstance(item, tuple):
+        return UpdateResult("failure", *item, **fields)
     return DeleteResult("failure", entry_id=item, **fields)
