@@ -158,7 +158,7 @@ class _Probe:
             verdict, sent = self.client.attempt("GET", LIST_PATH, nonce=nonce, forged=forged)
             if not verdict.rate_limited:
                 break
-            time.sleep(min(verdict.again.after or 1.0, 10.0) if verdict.again else 1.0)
+            time.sleep(min(verdict.retry_after or 1.0, 10.0))
         if verdict.outcome == "unknown" or verdict.http_status is None:
             raise ServiceError(f"the probe's listing failed: {verdict.reason}", cause=verdict.cause)
         return verdict, sent

@@ -68,6 +68,8 @@ from .http import (
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
 
+Stop = Callable[[], bool]  # true once a request must not be sent (again)
+UpdateItem = tuple[str, Entry, Entry | None]  # (id, new terms, old terms if known)
 Progress = Callable[[int, int, Any], None]  # (done, total, result), on the calling thread
 WaitListener = Callable[[float, str], None]  # (seconds, reason): every worker waits so long
 LIST_PATH = API_PREFIX.rstrip("/")
@@ -118,7 +120,7 @@ class RequestInterrupted(KeyboardInterrupt):
         return f"interrupted after the request in flight ended: {self.result}"
 
 
-def defer_interrupt(send: Callable[[Callable[[], bool]], _R]) -> _R:
+def defer_interrupt(send: Callable[[Stop], _R]) -> _R:
     """``send(stop)`` with Ctrl-C deferred on the main thread (it only sets ``stop``), then
     delivered as ``RequestInterrupted(result)``. An ignored Ctrl-C stays ignored, but a
     SIGTERM a front end passes on as Ctrl-C still stops."""
@@ -175,7 +177,7 @@ class RateLimit:
         """Seconds every worker still waits (0: not paused)."""
         return max(0.0, self.not_before - time.monotonic())
 
-    def wait(self, stop: Callable[[], bool]) -> float | None:
+    def wait(self, stop: Stop) -> float | None:
         """When this request may go (waited for); ``None`` if ``stop()`` came first."""
         while not stop():
             with self._lock:
@@ -248,6 +250,8 @@ class DictionaryClient(Unpicklable):
         update: bool = True,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
+        self.host = host_of(self.base_url)
+        """Where requests go, for messages and confirmations."""
         problem = _problem(auth, access_key, secret_key, timeout, max_retries)
         if problem:
             raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
@@ -298,11 +302,6 @@ class DictionaryClient(Unpicklable):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def host(self) -> str:
-        """Where requests go, for messages and confirmations."""
-        return host_of(self.base_url)
-
     # -- the endpoints ----------------------------------------------------------------------
 
     def list_entries(self) -> EntryList:
@@ -344,9 +343,7 @@ class DictionaryClient(Unpicklable):
         texts = [check_id(i) for i in ids]
         unique = list(dict.fromkeys(texts))
         send = partial(self._delete_one, audit=audit)
-        results, _, stopped = self._run_batch(
-            unique, send, DeleteResult, workers, on_wait, progress, cancel
-        )
+        results, _, stopped = self._run_batch(unique, send, workers, on_wait, progress, cancel)
         by_id = dict(zip(unique, results, strict=True))
         return BatchResult([by_id[t] for t in texts], interrupted=stopped)
 
@@ -390,7 +387,7 @@ class DictionaryClient(Unpicklable):
 
         send = partial(self._add_chunk, audit=audit)
         outcomes, why, stopped = self._run_batch(
-            chunks, send, AddResult, workers, None, report, cancel, "bulk"
+            chunks, send, workers, None, report, cancel, "bulk"
         )
         results = [result for outcome in outcomes for result in outcome]
         sent = sum(1 for outcome in outcomes if outcome[0].attempts)
@@ -425,8 +422,8 @@ class DictionaryClient(Unpicklable):
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
-        send, kind = partial(self._update_one, audit=audit), UpdateResult
-        return self._run_batch(items, send, kind, workers, None, progress, cancel, "update")[0]
+        send = partial(self._update_one, audit=audit)
+        return self._run_batch(items, send, workers, None, progress, cancel, "update")[0]
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
@@ -466,7 +463,8 @@ class DictionaryClient(Unpicklable):
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
             items = found if isinstance(found, list) else []
-            got = [i["translatedText"] for i in items if isinstance(i, dict) and _text(i)]
+            said = [i.get("translatedText") for i in items if isinstance(i, dict)]
+            got = [text for text in said if isinstance(text, str)]
             if final.outcome != "success" or len(got) != len(chunk):
                 why = final.reason or "the answer holds no translatedText for each element"
                 cause = final.cause if final.reason else Cause.BAD_ANSWER
@@ -493,7 +491,7 @@ class DictionaryClient(Unpicklable):
         kind: str,
         path: str,
         make: Callable[..., _R],
-        stop: Callable[[], bool],
+        stop: Stop,
         audit: Audit | None,
         *,
         about: str | None = None,
@@ -524,29 +522,22 @@ class DictionaryClient(Unpicklable):
             audit.ended(final.key, result if isinstance(result, list) else [result])
         return final, result
 
-    def _delete_one(
-        self, text: str, stop: Callable[[], bool], audit: Audit | None = None
-    ) -> DeleteResult:
+    def _delete_one(self, text: str, stop: Stop, audit: Audit | None) -> DeleteResult:
         make = partial(DeleteResult, entry_id=text)
         return self._change("delete", API_PREFIX + text, make, stop, audit, about=text)[1]
 
-    def _update_one(
-        self,
-        item: tuple[str, Entry, Entry | None],
-        stop: Callable[[], bool],
-        audit: Audit | None = None,
-    ) -> UpdateResult:
+    def _update_one(self, item: UpdateItem, stop: Stop, audit: Audit | None) -> UpdateResult:
         text, new, old = item
         make = partial(UpdateResult, entry_id=text, new=new, old=old)
         path = API_PREFIX + text
         return self._change("update", path, make, stop, audit, about=text, entries=[new])[1]
 
-    def _add_one(self, entry: Entry, stop: Callable[[], bool], audit: Audit | None) -> AddResult:
+    def _add_one(self, entry: Entry, stop: Stop, audit: Audit | None) -> AddResult:
         make = partial(AddResult, entry=entry)
         return self._change("add", LIST_PATH, make, stop, audit, entries=[entry])[1]
 
     def _add_chunk(
-        self, chunk: list[Entry], stop: Callable[[], bool], audit: Audit | None = None
+        self, chunk: list[Entry], stop: Stop, audit: Audit | None = None
     ) -> list[AddResult]:
         """One bulk POST (every entry ends as it did); after a 404 or 405 to it, one POST each."""
         if self.bulk:
@@ -571,8 +562,7 @@ class DictionaryClient(Unpicklable):
     def _run_batch(
         self,
         items: Sequence[Any],
-        send: Callable[[Any, Callable[[], bool]], Any],
-        kind: type,
+        send: Callable[[Any, Stop], Any],
         workers: int,
         on_wait: WaitListener | None,
         progress: Progress | None,
@@ -580,7 +570,7 @@ class DictionaryClient(Unpicklable):
         name: str = "batch",
     ) -> tuple[list[Any], str, bool]:
         """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
-        item never sent as a ``kind`` not attempted), why it stopped, whether it was stopped."""
+        item never sent: not attempted), why it stopped, whether it was stopped."""
         if not is_int(workers) or workers < 1:
             raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         listeners = self.rate_limit.listeners
@@ -601,7 +591,7 @@ class DictionaryClient(Unpicklable):
             if on_wait is not None:
                 listeners.remove(on_wait)
         results = [
-            _not_attempted(kind, run.why, item) if result is None else result
+            _not_attempted(run.why, item) if result is None else result
             for item, result in zip(items, run.results, strict=True)
         ]
         return results, run.why, run.interrupted or (cancel is not None and cancel.is_set())
@@ -621,7 +611,7 @@ class DictionaryClient(Unpicklable):
         *,
         body: bytes | None = None,
         limit: int = ANSWER_LIMIT,
-        stop: Callable[[], bool] = lambda: False,
+        stop: Stop = lambda: False,
         audit: Audit | None = None,
         about: str | None = None,
         entries: Sequence[Entry] = (),
@@ -680,8 +670,7 @@ class DictionaryClient(Unpicklable):
             )
             verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
             if verdict.rate_limited:
-                after = verdict.again.after if verdict.again else None
-                self.rate_limit.limit(sent_at, after, policy.max_retry_after)
+                self.rate_limit.limit(sent_at, verdict.retry_after, policy.max_retry_after)
             elif verdict.http_status is not None:
                 self.rate_limit.passed(sent_at)
             if isinstance(auth, BearerAuth) and self._tokens and auth.token and not bare:
@@ -705,10 +694,9 @@ class DictionaryClient(Unpicklable):
                 if method in IDEMPOTENT:
                     continue
                 return ended("")
-            again = verdict.again
-            if again is None:
+            if not verdict.again:
                 return ended("")
-            if again.maybe_applied:
+            if verdict.outcome == "unknown":  # it may have been acted on
                 earlier = (attempts, verdict)
             if stop():
                 return ended(_STOPPED)
@@ -724,13 +712,13 @@ class DictionaryClient(Unpicklable):
             retries += 1
             if retries > policy.total:
                 return ended(f"; gave up after {attempts} attempt{'s' * (attempts != 1)}")
-            end = time.monotonic() + policy.wait(retries, again.after)
+            end = time.monotonic() + policy.wait(retries, verdict.retry_after)
             while not stop() and time.monotonic() < end:
                 time.sleep(min(0.05, max(0.0, end - time.monotonic())))
             if stop():
                 return ended(_STOPPED)
 
-    def _bearer(self, stop: Callable[[], bool]) -> BearerAuth | Verdict:
+    def _bearer(self, stop: Stop) -> BearerAuth | Verdict:
         """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
@@ -812,10 +800,6 @@ def _failed(
     )
 
 
-def _text(item: dict[str, Any]) -> bool:
-    return isinstance(item.get("translatedText"), str)
-
-
 def _body(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
@@ -831,9 +815,9 @@ def _first(result: Any) -> Any:
     return result[0] if isinstance(result, list) else result
 
 
-def _not_attempted(kind: type, why: str, item: Any) -> Any:
+def _not_attempted(why: str, item: Any) -> Any:
     """The result of an item a batch never sent (a bulk chunk: one per entry), saying why."""
-    what = "update" if kind is UpdateResult else "entry"
+    what = "update" if isinstance(item, tuple) else "entry"  # an update is (id, new, old)
     reasons = {
         "interrupted": f"not attempted: the batch was interrupted (Ctrl-C) before this {what} "
         "was sent",
@@ -846,9 +830,9 @@ def _not_attempted(kind: type, why: str, item: Any) -> Any:
     }
     reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
     fields: dict[str, Any] = {"reason": reason, "attempts": 0, "cause": Cause.NOT_ATTEMPTED}
-    if kind is AddResult:
+    if isinstance(item, list):  # a bulk chunk
         return [AddResult("failure", entry=entry, **fields) for entry in item]
-    if kind is UpdateResult:
+    if isinstance(item, tuple):
         entry_id, new, old = item
         return UpdateResult("failure", entry_id, new, old=old, **fields)
     return DeleteResult("failure", entry_id=item, **fields)

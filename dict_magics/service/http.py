@@ -544,23 +544,17 @@ FROM_LANG, FROM_TEXT, TO_LANG, TO_TEXT = Entry.FIELDS[1:]
 
 
 @dataclass(frozen=True)
-class Retry:
-    """Send again. ``maybe_applied``: this attempt may have acted, so a later "no such entry"
-    proves nothing. ``after``: the ``Retry-After`` in seconds."""
-
-    maybe_applied: bool = False
-    after: float | None = None
-
-
-@dataclass(frozen=True)
 class Verdict:
-    """What one attempt's answer means (or, from the client, a whole request's)."""
+    """What one attempt's answer means (or, from the client, a whole request's). ``again``:
+    send it again (after ``retry_after`` seconds, if the service said); an ``unknown`` one may
+    have been acted on, so a later "no such entry" proves nothing."""
 
     outcome: Outcome
     cause: Cause
     reason: str | None = None
     http_status: int | None = None
-    again: Retry | None = None
+    again: bool = False
+    retry_after: float | None = None
     nonce_reused: bool = False
     data: Any = None
     code: int | None = None
@@ -591,15 +585,6 @@ def parse_retry_after(value: str | None) -> float | None:
     return None if when.tzinfo is None else max(0.0, when.timestamp() - time.time())
 
 
-def judge(
-    method: str, answer: Reply | NetworkFailure, limit: int, *, host: str, timeout: float
-) -> Verdict:
-    """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
-    if isinstance(answer, Reply):
-        return _judge_answer(method, answer, limit, timeout)
-    return _judge_failure(method, answer, host, timeout)
-
-
 _CONNECT = "could not connect to {where}"
 _NEVER_REACHED = ", so the request never reached the service"
 _NOT_SENT = {  # why a request certainly never left, by kind: its cause and words
@@ -620,18 +605,23 @@ def _judge_failure(method: str, failure: NetworkFailure, host: str, timeout: flo
             kind, (Cause.ERROR, "the request could not be sent ({detail})")
         )
         reason = words.format(where=where, host=host, detail=failure.detail, timeout=timeout)
-        return Verdict("failure", cause, reason, again=Retry() if worth else None)
+        return Verdict("failure", cause, reason, again=worth)
     if kind == "timeout":
         return Verdict("unknown", Cause.TIMEOUT, f"no answer within the {timeout:g} s deadline")
     if kind == "dropped":
-        again = Retry(maybe_applied=True) if method in IDEMPOTENT else None
         reason = "the connection was closed before an answer came"
-        return Verdict("unknown", Cause.CONNECTION_LOST, reason, again=again)
+        return Verdict("unknown", Cause.CONNECTION_LOST, reason, again=method in IDEMPOTENT)
     reason = f"the request failed after it may have been sent ({failure.detail})"
     return Verdict("unknown", Cause.ERROR, reason)
 
 
-def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verdict:
+def judge(
+    method: str, answer: Reply | NetworkFailure, limit: int, *, host: str, timeout: float
+) -> Verdict:
+    """What one attempt's answer (or failure) means for a ``method`` request to ``host``."""
+    if isinstance(answer, NetworkFailure):
+        return _judge_failure(method, answer, host, timeout)
+    reply = answer
     status, headers, data, problem = reply.status, reply.headers, reply.data, reply.problem
     if 300 <= status < 400:
         target = host_of(headers.get("Location") or "") or "an unnamed location"
@@ -653,14 +643,14 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
         reason += " (check the access key, the secret key, and this computer's clock)"
         return Verdict("failure", Cause.AUTH, reason, status)
     if status in (429, 503):
-        after = Retry(after=parse_retry_after(headers.get("Retry-After")))
-        if status == 429:
-            return Verdict("failure", Cause.RATE_LIMITED, "rate-limited by the service", 429, after)
-        return Verdict("failure", Cause.UNAVAILABLE, "the service is unavailable", 503, after)
+        after = parse_retry_after(headers.get("Retry-After"))
+        cause, reason = Cause.RATE_LIMITED, "rate-limited by the service"
+        if status == 503:
+            cause, reason = Cause.UNAVAILABLE, "the service is unavailable"
+        return Verdict("failure", cause, reason, status, again=True, retry_after=after)
     if status in (502, 504):
-        again = Retry(maybe_applied=True) if method in IDEMPOTENT else None
         reason = "a gateway answered instead of the service, which may have acted"
-        return Verdict("unknown", Cause.GATEWAY, reason, status, again)
+        return Verdict("unknown", Cause.GATEWAY, reason, status, method in IDEMPOTENT)
     said = data.get("status") if isinstance(data, dict) and problem is None else None
     if said == "failure":
         reason = "the service answered status 'failure'" + (f": {message}" if message else "")
@@ -676,7 +666,7 @@ def _judge_answer(method: str, reply: Reply, limit: int, timeout: float) -> Verd
 
 def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
     said = f"[{code}] {message}".rstrip()
-    cause, reason, again = Cause.REFUSED, f"the service answered status 'failure': {said}", None
+    cause, reason, after = Cause.REFUSED, f"the service answered status 'failure': {said}", None
     if code == codes.NONCE_TOO_SMALL:
         cause = Cause.NONCE
         reason = f"the service refused the request's nonce as too small ({said}); not acted on"
@@ -684,7 +674,7 @@ def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
         cause, reason = Cause.NONCE, f"{NONCE_TOO_BIG} ({said})"
     elif code == codes.FREQUENCY_LIMIT:
         cause, reason = Cause.RATE_LIMITED, f"rate-limited by the service ({said})"
-        again = Retry(after=parse_retry_after(headers.get("Retry-After")))
+        after = parse_retry_after(headers.get("Retry-After"))
     elif code in codes.AUTH_CODES:
         check = "the access key and the secret key"
         if code == codes.ENGINE_AUTH:
@@ -692,7 +682,10 @@ def _judge_code(status: int, headers: Any, code: int, message: str) -> Verdict:
         cause, reason = Cause.AUTH, f"the service refused the credentials: {said} (check {check})"
     elif code in codes.DATA_CODES:
         cause, reason = Cause.INVALID, f"the service refused the request's data: {said}"
-    return Verdict("failure", cause, reason, status, again, code=code, vendor_message=message)
+    again = code == codes.FREQUENCY_LIMIT
+    return Verdict(
+        "failure", cause, reason, status, again, after, code=code, vendor_message=message
+    )
 
 
 def _vendor_error(data: Any) -> tuple[int, str] | None:
