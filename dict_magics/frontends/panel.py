@@ -50,8 +50,6 @@ __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
 PAGE = 50
 """Rows of the table per page."""
-TERM_NAMES = ("from_lang", "from_text", "to_lang", "to_text")
-"""The keyword names of an entry's terms, in ``Entry.terms`` order."""
 FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}
 """The widths of the columns that do not share what is left."""
 NAMES = PANEL.names
@@ -63,17 +61,6 @@ ALREADY_ASKED = "the panel asked already"
 def parse_ids(text: str) -> list[str]:
     """Split what the user typed on spaces and commas, keeping the first of any duplicates."""
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
-
-
-def invalid(ids: list[str]) -> list[str]:
-    """Why each id that is not one is not (before anything is armed)."""
-    problems = []
-    for entry_id in ids:
-        try:
-            check_id(entry_id)
-        except InvalidIdError as exc:
-            problems.append(PANEL.message(exc))
-    return problems
 
 
 def show(widget: widgets.Widget, visible: bool) -> None:
@@ -364,7 +351,7 @@ class DictPanel(widgets.VBox):
 
     def select(self, ids: Sequence[str]) -> None:
         """Tick ``ids`` (as clicking their rows would)."""
-        self.rows.select(str(i) for i in ids)
+        self.rows.select([*self.rows.selected, *map(str, ids)])
         self._selection_changed()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -432,7 +419,7 @@ class DictPanel(widgets.VBox):
         self.select([self._index.entries[i].id for i in self._matches])
 
     def _on_clear(self, _button: widgets.Button) -> None:
-        self.rows.clear()
+        self.rows.select(())
         self._selection_changed()
 
     def _ticked_entries(self) -> list[Entry]:
@@ -441,16 +428,21 @@ class DictPanel(widgets.VBox):
             return [by_id[i] for i in self.rows.selected if i in by_id]
 
     def _on_delete(self, _button: widgets.Button) -> None:
+        problems: list[str] = []
         if self.listing_supported:
             going = self._ticked_entries()
-            ids, problems, missing = [e.id for e in going], [], "Tick one or more entries first."
+            ids, missing = [e.id for e in going], "Tick one or more entries first."
         else:
             going, ids = [], parse_ids(self.ids_text.value)
-            problems, missing = invalid(ids), "Type one or more entry ids first."
+            missing = "Type one or more entry ids first."
+            for entry_id in ids:
+                try:
+                    check_id(entry_id)
+                except InvalidIdError as exc:
+                    problems.append(PANEL.message(exc))
         if problems or not ids:
-            self._set_status(
-                "Nothing armed: " + " ".join(problems) if problems else missing, "error"
-            )
+            said = "Nothing armed: " + " ".join(problems) if problems else missing
+            self._set_status(said, "error")
             return
         message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
         message += self._impact_html(deletes=going) if going else ""
@@ -501,7 +493,7 @@ class DictPanel(widgets.VBox):
         if len(chosen) != 1:
             self._set_status("Tick exactly one entry to edit it.", "error")
             return
-        self.edit_form.load(chosen[0], view.edit_title_html(chosen[0]))
+        self.edit_form.load(chosen[0])
         show(self.edit_form, True)
         self._set_status("Change the terms, then press Review change\u2026", "info")
         self._refresh()
@@ -566,8 +558,8 @@ class DictPanel(widgets.VBox):
         self._begin("lint", what, self._work_lint)
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
-        self.rows.clear()
-        self.select(ids)
+        self.rows.select(ids)
+        self._selection_changed()
         selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
@@ -683,18 +675,15 @@ class DictPanel(widgets.VBox):
         self._changed(result, note=self._cancelled())
 
     def _work_update(self, old: Entry, new: Entry) -> None:
-        """PUT the terms that changed (the operation keeps the entry as the service holds it
-        in a snapshot first). A ``NoChange``: the entry already reads so."""
-        changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
-        terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
+        """PUT the terms that changed (the languages stay)."""
+        texts = ("from_text", "to_text")
+        terms = {k: getattr(new, k) for k in texts if getattr(new, k) != getattr(old, k)}
         result = update(self._settings, old.id, **terms, **self._operation_args())
         if result.ok:
             show(self.edit_form, False)
         self._changed(result, f"the old terms of entry {old.id}" if result.ok else None)
 
     def _work_add(self, new: Entry, duplicate: bool) -> None:
-        """Add ``new`` (a listing after names its id). An entry with the same terms that
-        appeared since the panel's listing makes a ``NoChange``, nothing sent."""
         result = add(self._settings, *new.terms, duplicate=duplicate, **self._operation_args())
         if result.ok:
             self.add_form.from_text.value = self.add_form.to_text.value = ""
@@ -744,24 +733,21 @@ class DictPanel(widgets.VBox):
         self._set_status(f"Found {found} in {view.entries(report.total)}.", "info")
 
     def _show_problems(self) -> LintReport:
-        """Lint the entries listed (offline); show the findings and a button per kind. For
-        duplicates it ticks every copy but the lowest id of each group (what can go with
-        nothing lost), else every entry the kind names."""
+        """Lint the entries listed (offline); show the findings and a button per kind that ticks
+        its entries (for duplicates every copy but the lowest id: what can go, nothing lost)."""
         report = EntryList(self._index.entries, self.host).lint()
         self.problems.report_html.value = report._repr_html_()
         buttons = {}
         for kind in report.by_kind():
-            ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
-            if not ids:
-                continue
+            duplicate = kind == "duplicate"
+            ids = report.duplicate_ids if duplicate else report.ids(kind)
             tip = f"Tick every entry with a {kind} finding"
-            if kind == "duplicate":
+            if duplicate:
                 tip = "Tick every duplicate but the lowest id of each group"
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            idle = self.state == "idle"
-            buttons[kind] = self._button(
-                f"Select {kind} ({len(ids):,})", tip, select, disabled=not idle
-            )
+            if ids:
+                text, idle = f"Select {kind} ({len(ids):,})", self.state == "idle"
+                buttons[kind] = self._button(text, tip, select, disabled=not idle)
         self.problems.set_buttons(buttons)
         return report
 
@@ -832,7 +818,8 @@ class DictPanel(widgets.VBox):
                 self.pair_dropdown.value = chosen if chosen in values else ALL_PAIRS
             finally:
                 self._quiet = False
-            self.rows.keep_only(e.id for e in index.entries)
+            present = {e.id for e in index.entries}
+            self.rows.select(i for i in self.rows.selected if i in present)
             show(self.search_box, listed)
             show(self.ids_text, not listed)
             self._redraw()

@@ -8,6 +8,7 @@ import ipywidgets as widgets
 
 from ..models import Entry
 from ..models.terms import LANGUAGE_CODES, MAX_TERM_CHARS
+from .panel_html import escape, pair
 
 GLOSSARY_SUFFIXES = (".csv", ".tsv", ".xlsx", ".tbx")
 COMMON_LANGUAGES = ["ja", "en", "zh-CN", "zh-TW", "ko", "de", "fr", "es"]
@@ -42,8 +43,12 @@ class EditForm(widgets.VBox):
         )
         self.add_class("dict-magics-edit")
 
-    def load(self, entry: Entry, title_html: str) -> None:
-        self.entry, self.title.value = entry, title_html
+    def load(self, entry: Entry) -> None:
+        langs = escape(pair(entry.from_lang, entry.to_lang))
+        self.entry, self.title.value = (
+            entry,
+            (f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"),
+        )
         self.source_text.value, self.target_text.value = entry.from_text, entry.to_text
 
     def typed(self) -> Entry | None:

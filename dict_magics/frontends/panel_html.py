@@ -87,16 +87,13 @@ def confirm(asked: str, where: str, host: str, rest: str) -> str:
     )
 
 
-def of(profile: str) -> str:
-    return f"of profile <code>{escape(profile)}</code>"
-
-
 def confirm_delete_html(
     going: Sequence[Entry], ids: Sequence[str], profile: str, host: str, snapshots: bool
 ) -> str:
     """A deletion: how many, where, and their terms (``going``); or, where the service has no
     listing, the typed ``ids`` (no terms, no snapshot)."""
     asked = f"<b>Delete {entries(len(ids))}</b>"
+    where = f"of profile <code>{escape(profile)}</code>"
     more = f"&hellip; and {len(ids) - CONFIRM_SHOWN:,} more" if len(ids) > CONFIRM_SHOWN else ""
     if not going:
         listed = ", ".join(f"<code>{escape(repr(i))}</code>" for i in ids[:CONFIRM_SHOWN])
@@ -104,7 +101,7 @@ def confirm_delete_html(
             "This service offers no listing, so their terms are unknown and no snapshot can be "
             f'kept: this cannot be undone.<div style="{BOX}">{listed} {more}</div>'
         )
-        return confirm(asked, of(profile), host, said)
+        return confirm(asked, where, host, said)
     items = "".join(
         f"<li>{escape(e.describe())} <span style='color:{GREY}'>id {escape(e.id)}</span></li>"
         for e in going[:CONFIRM_SHOWN]
@@ -112,7 +109,7 @@ def confirm_delete_html(
     keep = "A snapshot of them is saved first: <b>Undo</b> puts them back."
     items += f"<li>{more}</li>" if more else ""
     going_html = f'<ul class="dict-magics-going" style="{BOX}">{items}</ul>'
-    return confirm(asked, of(profile), host, (keep if snapshots else NO_UNDO) + going_html)
+    return confirm(asked, where, host, (keep if snapshots else NO_UNDO) + going_html)
 
 
 def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
@@ -123,11 +120,6 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
         f'<div class="dict-magics-confirm">{escape(purge_text(plan, names))} To enable Confirm, '
         f"type <code>{word}</code> (or <code>{host}</code>) below.</div>"
     )
-
-
-def edit_title_html(entry: Entry) -> str:
-    langs = escape(pair(entry.from_lang, entry.to_lang))
-    return f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"
 
 
 def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapshots: bool) -> str:
@@ -146,9 +138,8 @@ def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapsho
             )
     keep = "The entry as it is now is saved in a snapshot first: <b>Undo</b> puts it back."
     asked = f"<b>Change entry <code>{escape(old.id)}</code></b>"
-    return confirm(
-        asked, of(profile), host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>"
-    )
+    where = f"of profile <code>{escape(profile)}</code>"
+    return confirm(asked, where, host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>")
 
 
 def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry]) -> str:

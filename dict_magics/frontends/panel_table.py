@@ -168,25 +168,11 @@ class EntryRows(widgets.VBox):
         self.on_change()
 
     def select(self, ids: Iterable[str]) -> None:
+        """Tick exactly ``ids``, in this order."""
         with self.lock:
-            self.selected.update(dict.fromkeys(ids))
-            self._tick_shown()
-
-    def clear(self) -> None:
-        with self.lock:
-            self.selected.clear()
-            self._tick_shown()
-
-    def keep_only(self, present: Iterable[str]) -> None:
-        """Forget selected ids that are no longer in the dictionary."""
-        with self.lock:
-            still = set(present)
-            self.selected = {i: None for i in self.selected if i in still}
-            self._tick_shown()
-
-    def _tick_shown(self) -> None:
-        for entry, box in self.shown:
-            box.value = entry.id in self.selected
+            self.selected = dict.fromkeys(ids)
+            for entry, box in self.shown:
+                box.value = entry.id in self.selected
 
     def close(self) -> None:
         """Close every row made (shown or not), its parts, and the shared layouts."""
