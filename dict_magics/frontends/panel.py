@@ -1,7 +1,6 @@
-"""The curation panel (``%dict_panel``): find, tick, change or delete after a confirmation, undo.
-
-A click only arms a confirmation; Confirm runs the operation on a worker thread that only sets
-widget traits. ipywidgets hides callback exceptions, so every handler shows its own."""
+"""The curation panel (``%dict_panel``): a click only arms a confirmation; Confirm runs the
+operation on a worker thread that only sets widget traits. ipywidgets hides callback
+exceptions, so every handler shows its own."""
 
 from __future__ import annotations
 
@@ -93,18 +92,15 @@ class Armed:
 
 @dataclass(frozen=True)
 class Undo:
-    """What the Undo button puts back: the snapshot the last change kept (a restore of it
-    re-adds deleted entries and puts changed ones back under their ids), and what it took."""
+    """What the Undo button puts back: the snapshot the last change kept, and what it took."""
 
     snapshot: str
     what: str
 
 
 class DictPanel(widgets.VBox):
-    """Curate a dictionary: search, tick, change or delete after confirming, undo, restore.
-
-    ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks until background work ends.
-    The panel owns ``client`` and closes it in ``close()``."""
+    """Curate a dictionary: ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks
+    until background work ends. The panel owns ``client`` and closes it in ``close()``."""
 
     def __init__(
         self,
@@ -121,7 +117,6 @@ class DictPanel(widgets.VBox):
             profile=profile, workers=workers, snapshots=snapshots, listing_max_age=listing_max_age
         )
         self._corpus = corpus  # lines a confirmation shows the change's impact on
-        self._keeps = snapshots  # a change keeps a snapshot first (so Undo can put it back)
         self._client = client
         self.profile, self.workers = profile, workers
         self.state: Literal["idle", "armed", "running"] = "idle"
@@ -363,8 +358,7 @@ class DictPanel(widgets.VBox):
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for running work, close the client and every widget of the panel, and delete
-        the files uploaded to it."""
+        """Wait for running work; close the client and every widget; delete the uploads."""
         self.wait()
         uploads = getattr(self, "_uploads", None)
         if uploads is not None:
@@ -378,10 +372,8 @@ class DictPanel(widgets.VBox):
     # -- handlers (main thread) ----------------------------------------------------------------
 
     def _guard(self, handler: Callable[..., Any], idle: bool = False) -> Callable[..., None]:
-        """``handler``, any exception of it shown in the status line (the panel stays usable:
-        idle again, unless background work still runs). With ``idle`` it runs only while the
-        panel is idle: a click that arrives while a confirmation or work is showing does nothing.
-        """
+        """``handler``, its exceptions shown in the status line (the panel idle again unless work
+        runs); with ``idle``, a click while a confirmation or work shows does nothing."""
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
@@ -444,7 +436,9 @@ class DictPanel(widgets.VBox):
             said = "Nothing armed: " + " ".join(problems) if problems else missing
             self._set_status(said, "error")
             return
-        message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
+        message = view.confirm_delete_html(
+            going, ids, self.profile, self.host, self._settings.snapshots
+        )
         message += self._impact_html(deletes=going) if going else ""
         what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
@@ -463,13 +457,11 @@ class DictPanel(widgets.VBox):
         # The plan (count, copy, word) comes from the listing shown; once confirmed the
         # operation lists again and keeps the snapshot itself.
         listed = self._index.entries if self._listed else None
-        folder = str(snapshot_dir()) if self._keeps else None
+        folder = str(snapshot_dir()) if self._settings.snapshots else None
         plan = purging.plan(self.profile, self.host, listed, folder)
         message = view.confirm_purge_html(plan, NAMES)
         what = f"Deleting every entry on {self.host}\u2026"
-        if self._arm(Armed("purge", message, what, self._work_purge, plan=plan)):
-            self.purge_word_text.placeholder = f"type {plan.word}"
-            self.purge_word_text.tooltip = f"type {plan.word} to enable Confirm"
+        self._arm(Armed("purge", message, what, self._work_purge, plan=plan))
 
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
@@ -513,7 +505,9 @@ class DictPanel(widgets.VBox):
         if new.terms == old.terms:
             self._set_status("Nothing changed: the terms are as listed.", "info")
             return
-        message = view.confirm_update_html(old, new, self.profile, self.host, self._keeps)
+        message = view.confirm_update_html(
+            old, new, self.profile, self.host, self._settings.snapshots
+        )
         message += self._impact_html(updates=[new])
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
@@ -640,8 +634,7 @@ class DictPanel(widgets.VBox):
     # The operations, called on the worker thread (which only sets traits).
 
     def _operation_args(self, batch: bool = False) -> dict[str, Any]:
-        """What every operation gets: the panel's client and where its warnings go; a batch
-        also the progress bar and what Cancel sets."""
+        """The panel's client and warnings; for a batch also the progress bar and Cancel."""
         args = {"client": self._client, "warn": self._warnings.append}
         return {**args, "progress": self.progress, "cancel": self._cancel} if batch else args
 
@@ -711,7 +704,9 @@ class DictPanel(widgets.VBox):
             if self._corpus is not None:
                 unit = limit_unit(self._settings)
                 shown += view.impact_html(plan.impact(self._corpus, unit=unit))
-            message = view.confirm_sync_html(shown, self.profile, self.host, self._keeps)
+            message = view.confirm_sync_html(
+                shown, self.profile, self.host, self._settings.snapshots
+            )
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
@@ -748,7 +743,10 @@ class DictPanel(widgets.VBox):
             if ids:
                 text, idle = f"Select {kind} ({len(ids):,})", self.state == "idle"
                 buttons[kind] = self._button(text, tip, select, disabled=not idle)
-        self.problems.set_buttons(buttons)
+        old, self.problems.select_buttons = self.problems.select_buttons, buttons
+        self.problems.select_box.children = tuple(buttons.values())
+        for button in old.values():
+            button.close()
         return report
 
     def _work_check(self, text: str) -> None:
@@ -858,11 +856,11 @@ class DictPanel(widgets.VBox):
 
     # -- the controls -----------------------------------------------------------------------
 
-    def _arm(self, armed: Armed) -> bool:
+    def _arm(self, armed: Armed) -> None:
         """Show the confirmation of ``armed``; only from idle."""
         with self._lock:
             if self.state != "idle":
-                return False
+                return
             self.state, self._armed = "armed", armed
             self.confirm_message.value = armed.message
             self.purge_word_text.value = ""
@@ -870,9 +868,10 @@ class DictPanel(widgets.VBox):
             hint = f"Check {armed.check}, then press Confirm or Cancel."
             if armed.plan is not None:
                 hint = f"Type {armed.plan.word} (or the host) to enable Confirm, or press Cancel."
+                self.purge_word_text.placeholder = f"type {armed.plan.word}"
+                self.purge_word_text.tooltip = f"type {armed.plan.word} to enable Confirm"
             self._set_status(hint, "info")
             self._refresh()
-        return True
 
     def _refresh(self) -> None:
         """Make every control match the state: the one place that enables or disables them."""
@@ -886,7 +885,7 @@ class DictPanel(widgets.VBox):
             self.clear_button.disabled = not idle or not selected
             self.delete_button.disabled = not idle or (listing and not selected)
             # Without a listing no snapshot can be taken, and the purge refuses to go without.
-            self.delete_all_button.disabled = not idle or (not listing and self._keeps)
+            self.delete_all_button.disabled = not idle or (not listing and self._settings.snapshots)
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value

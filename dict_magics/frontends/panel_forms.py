@@ -119,16 +119,9 @@ class ProblemsView(widgets.VBox):
         self.find_button = _button("Find problems", looks)
         self.report_html = widgets.HTML()
         self.select_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
-        self.select_buttons: dict[str, widgets.Button] = {}
+        self.select_buttons: dict[str, widgets.Button] = {}  # the panel sets them
         super().__init__([self.find_button, self.select_box, self.report_html])
         self.add_class("dict-magics-problems")
-
-    def set_buttons(self, buttons: dict[str, widgets.Button]) -> None:
-        """Show ``buttons`` instead of the old ones (closed)."""
-        old, self.select_buttons = self.select_buttons, buttons
-        self.select_box.children = tuple(buttons.values())
-        for button in old.values():
-            button.close()
 
 
 class CheckForm(widgets.VBox):
