@@ -142,27 +142,24 @@ class DictPanel(widgets.VBox):
         self._history_html: list[str] = []  # the recent results, newest first
         button = self._button
 
-        self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
+        self.header = widgets.HTML(
+            '<div class="dict-magics-header"><b>Dictionary entries</b> &mdash; profile <code>'
+            f"{view.escape(profile)}</code>, host <code>{view.escape(client.host)}</code>, "
+            f"access key <code>{view.escape(mask(client.access_key))}</code></div>"
+        )
         self.refresh_button = button("Refresh", "List the entries again", self._list)
         self.search_text = text_input("Search", "search either term", "24em")
         self.pair_dropdown = widgets.Dropdown(options=[("all", ALL_PAIRS)], description="Languages")
         self.count_html = widgets.HTML()
         self.select_all_button = button("Select all matches", "Tick them all", self._on_select_all)
         self.clear_button = button("Clear selection", "Untick every entry", self._on_clear)
-        self.sort_buttons = {
-            column: button(
-                column,
-                f"Sort by {column} (again: the other way)",
-                functools.partial(self._on_sort, column),
-                idle=False,
-                layout=widgets.Layout(
-                    margin="0 0.3em 0 0",
-                    width=FIXED.get(column, "auto"),
-                    flex="0 0 auto" if column in FIXED else "1 1 0",
-                ),
-            )
-            for column in COLUMNS
-        }
+        self.sort_buttons = {}
+        for column in COLUMNS:
+            width, flex = FIXED.get(column, "auto"), "0 0 auto" if column in FIXED else "1 1 0"
+            layout = widgets.Layout(margin="0 0.3em 0 0", width=width, flex=flex)
+            tip = f"Sort by {column} (again: the other way)"
+            on_click = functools.partial(self._on_sort, column)
+            self.sort_buttons[column] = button(column, tip, on_click, idle=False, layout=layout)
         style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
         table_header = widgets.HBox([*self.sort_buttons.values(), style])
         table_header.add_class("dict-magics-table-header")
@@ -184,10 +181,9 @@ class DictPanel(widgets.VBox):
         self.ids_text = text_input("Entry ids", "entry ids, separated by spaces or commas", "28em")
         self.delete_button = button("Delete selected (0)", "Asks first", self._on_delete)
         self.edit_button = button("Edit selected\u2026", "One ticked entry", self._on_edit)
+        danger: dict[str, Any] = {"button_style": "danger"}
         every = "Delete every entry (asks for a typed word)"
-        self.delete_all_button = button(
-            "Delete all\u2026", every, self._on_delete_all, button_style="danger"
-        )
+        self.delete_all_button = button("Delete all\u2026", every, self._on_delete_all, **danger)
         self.undo_button = button("Undo", "Put back what the last change took", self._on_undo)
         self.edit_form, self.add_form, self.sync_form = EditForm(), AddForm(), SyncForm()
         self.problems, self.check_form = ProblemsView(), CheckForm()
@@ -211,9 +207,7 @@ class DictPanel(widgets.VBox):
         self.restore_button = button("Restore\u2026", "Asks first", self._on_restore)
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
-        self.confirm_button = button(
-            "Confirm", "", self._on_confirm, idle=False, button_style="danger"
-        )
+        self.confirm_button = button("Confirm", "", self._on_confirm, False, **danger)
         self.cancel_button = button("Cancel", "", self._on_cancel, idle=False)
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
@@ -685,13 +679,12 @@ class DictPanel(widgets.VBox):
     def _work_plan(self, path: Path, name: str, options: dict[str, Any]) -> None:
         """Plan the sync of ``path`` (uploaded as ``name``); arm its confirmation if it changes
         anything and no invalid row stops it."""
-        skip_invalid = options["skip_invalid"]
-        planned = {k: v for k, v in options.items() if k != "skip_invalid"}
+        planned = {k: options[k] for k in ("pair", "delete_missing")}
         plan = plan_sync(self._settings, path, client=self._client, **planned)
         plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
         shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
-        if plan.invalid and not skip_invalid:
+        if plan.invalid and not options["skip_invalid"]:
             self._set_status(
                 f"{name} has invalid rows (listed in the plan): fix them, or tick "
                 "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",

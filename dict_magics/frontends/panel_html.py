@@ -30,14 +30,6 @@ BOX = "max-height:12em;overflow:auto;margin:0.2em 0"
 NO_UNDO = "Snapshots are off: this cannot be undone."
 
 
-def header_html(profile: str, host: str, masked_key: str) -> str:
-    return (
-        '<div class="dict-magics-header"><b>Dictionary entries</b> &mdash; '
-        f"profile <code>{escape(profile)}</code>, host <code>{escape(host)}</code>, "
-        f"access key <code>{escape(masked_key)}</code></div>"
-    )
-
-
 def id_label(entry_id: str) -> str:
     """An id in its column: plain text, clipped."""
     text = clean(entry_id)
