@@ -47,12 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
-PAGE = 50
-"""Rows of the table per page."""
-FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}
-"""The widths of the columns that do not share what is left."""
-NAMES = PANEL.names
-"""The panel's words for what a result or plan names (its Undo button, ...)."""
+PAGE = 50  # rows of the table per page
+FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}  # the other columns share the rest
 ALREADY_ASKED = "the panel asked already"
 """Why an operation the panel runs may not ask a question of its own: Confirm was it."""
 
@@ -453,7 +449,7 @@ class DictPanel(widgets.VBox):
         listed = self._index.entries if self._listed else None
         folder = str(snapshot_dir()) if self._settings.snapshots else None
         plan = purging.plan(self.profile, self.host, listed, folder)
-        message = view.confirm_purge_html(plan, NAMES)
+        message = view.confirm_purge_html(plan, PANEL.names)
         what = f"Deleting every entry on {self.host}\u2026"
         self._arm(Armed("purge", message, what, self._work_purge, plan=plan))
 
@@ -681,7 +677,7 @@ class DictPanel(widgets.VBox):
         anything and no invalid row stops it."""
         planned = {k: options[k] for k in ("pair", "delete_missing")}
         plan = plan_sync(self._settings, path, client=self._client, **planned)
-        plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
+        plan = replace(plan, path=name, names=PANEL.names)  # the name the user knows, not our copy
         shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
         if plan.invalid and not options["skip_invalid"]:
@@ -893,10 +889,8 @@ class DictPanel(widgets.VBox):
             show(self.purge_word_text, plan is not None)
             self.purge_word_text.disabled = plan is None
             show(self.confirm_button, armed)
-            typed = self.purge_word_text.value
-            self.confirm_button.disabled = not armed or (
-                plan is not None and not plan.accepts(typed)
-            )
+            typed = plan is None or plan.accepts(self.purge_word_text.value)
+            self.confirm_button.disabled = not armed or not typed
             self.cancel_button.disabled = idle
 
     def _set_status(self, message: str, kind: str) -> None:

@@ -12,13 +12,10 @@ from ..models.text import shown as clean
 if TYPE_CHECKING:
     from ..models import Entry, Impact, PurgePlan, SnapshotInfo
 
-CONFIRM_SHOWN = 200
-"""Terms a confirmation lists before "and N more" (the count is always stated)."""
-ID_CHARS = 24
-"""An id is clipped here in its column (the whole id is in confirmations)."""
+CONFIRM_SHOWN = 200  # terms a confirmation lists before "and N more" (it states the count)
+ID_CHARS = 24  # an id is clipped here in its column (confirmations show it whole)
 ID_WIDTH = "9em"
-LANG_WIDTH = "7.5em"
-"""The languages column (``zh-CN→zh-TW`` fits)."""
+LANG_WIDTH = "7.5em"  # zh-CN→zh-TW fits
 TABLE_CSS = (
     f"<style>.dict-magics-row{{display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;"
     "column-gap:0.6em}.dict-magics-row>span{overflow:hidden;text-overflow:ellipsis;"

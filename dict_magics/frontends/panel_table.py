@@ -17,8 +17,7 @@ from ..models.lint import id_order
 from .panel_html import ID_WIDTH, id_label, row_cells_html
 
 Pair = tuple[str, str]
-COLUMNS = ("id", "languages", "source", "target")
-"""The table's columns, in the order shown; each can be sorted by."""
+COLUMNS = ("id", "languages", "source", "target")  # in the order shown; each sorts
 ALL_PAIRS = "all"
 SEPARATOR = "\x1f"
 """Joins the two terms of a key; a search holding it is tested against each term alone."""
