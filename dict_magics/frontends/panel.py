@@ -59,9 +59,8 @@ def parse_ids(text: str) -> list[str]:
 
 
 def show(widget: widgets.Widget, visible: bool) -> None:
-    """Show or hide ``widget`` (one message, only when it changes)."""
-    if widget.layout.display != ("" if visible else "none"):
-        widget.layout.display = "" if visible else "none"
+    """Show or hide ``widget`` (traitlets sends a message only when it changes)."""
+    widget.layout.display = "" if visible else "none"
 
 
 def descendants(box: widgets.Box) -> list[widgets.Widget]:
@@ -739,8 +738,8 @@ class DictPanel(widgets.VBox):
         return report
 
     def _work_check(self, text: str) -> None:
-        unit = limit_unit(self._settings)
-        report = EntryList(self._index.entries, self.host).check(text, unit=unit)
+        listed = EntryList(self._index.entries, self.host)
+        report = listed.check(text, unit=limit_unit(self._settings))
         self.check_form.report_html.value = report._repr_html_()
         self._set_status("", "info")
 
