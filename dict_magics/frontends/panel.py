@@ -112,7 +112,8 @@ class DictPanel(widgets.VBox):
             profile=profile, workers=workers, snapshots=snapshots, listing_max_age=listing_max_age
         )
         self._corpus = corpus  # lines a confirmation shows the change's impact on
-        self._client = client
+        self._keeps = snapshots  # a change keeps a snapshot first (so Undo can put it back)
+        self._client, self.host = client, client.host
         self.profile, self.workers = profile, workers
         self.state: Literal["idle", "armed", "running"] = "idle"
         self.running: str | None = None
@@ -273,10 +274,6 @@ class DictPanel(widgets.VBox):
         """What Confirm will do (``delete``, ``purge``, ``restore``, ...), when armed."""
         return self._armed.kind if self._armed else None
 
-    @property
-    def host(self) -> str:
-        return self._client.host
-
     def __repr__(self) -> str:
         # What a page that cannot run widgets (GitHub, nbviewer, a terminal) shows.
         return (
@@ -425,9 +422,7 @@ class DictPanel(widgets.VBox):
             said = "Nothing armed: " + " ".join(problems) if problems else missing
             self._set_status(said, "error")
             return
-        message = view.confirm_delete_html(
-            going, ids, self.profile, self.host, self._settings.snapshots
-        )
+        message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
         message += self._impact_html(deletes=going) if going else ""
         what = f"Deleting {view.entries(len(ids))} on {self.host}\u2026"
         work = functools.partial(self._work_delete, tuple(ids))
@@ -446,7 +441,7 @@ class DictPanel(widgets.VBox):
         # The plan (count, copy, word) comes from the listing shown; once confirmed the
         # operation lists again and keeps the snapshot itself.
         listed = self._index.entries if self._listed else None
-        folder = str(snapshot_dir()) if self._settings.snapshots else None
+        folder = str(snapshot_dir()) if self._keeps else None
         plan = purging.plan(self.profile, self.host, listed, folder)
         message = view.confirm_purge_html(plan, PANEL.names)
         what = f"Deleting every entry on {self.host}\u2026"
@@ -494,9 +489,7 @@ class DictPanel(widgets.VBox):
         if new.terms == old.terms:
             self._set_status("Nothing changed: the terms are as listed.", "info")
             return
-        message = view.confirm_update_html(
-            old, new, self.profile, self.host, self._settings.snapshots
-        )
+        message = view.confirm_update_html(old, new, self.profile, self.host, self._keeps)
         message += self._impact_html(updates=[new])
         what = f"Changing entry {old.id} on {self.host}\u2026"
         work = functools.partial(self._work_update, old, new)
@@ -692,9 +685,7 @@ class DictPanel(widgets.VBox):
             if self._corpus is not None:
                 unit = limit_unit(self._settings)
                 shown += view.impact_html(plan.impact(self._corpus, unit=unit))
-            message = view.confirm_sync_html(
-                shown, self.profile, self.host, self._settings.snapshots
-            )
+            message = view.confirm_sync_html(shown, self.profile, self.host, self._keeps)
             what = f"Applying the sync of {name} to {self.host}\u2026"
             work = functools.partial(self._work_sync, path, name, options)
             total = len(plan.adds) + len(plan.updates) + len(plan.deletes)
@@ -827,8 +818,7 @@ class DictPanel(widgets.VBox):
             self.rows.draw([self._index.entries[i] for i in found[start : start + PAGE]])
             for name, sort_button in self.sort_buttons.items():
                 arrow = (" \u25bc" if descending else " \u25b2") if name == column else ""
-                if sort_button.description != name + arrow:
-                    sort_button.description = name + arrow
+                sort_button.description = name + arrow  # a message only when it changes
             self._redraw_counts()
             self._refresh()
 
@@ -873,7 +863,7 @@ class DictPanel(widgets.VBox):
             self.clear_button.disabled = not idle or not selected
             self.delete_button.disabled = not idle or (listing and not selected)
             # Without a listing no snapshot can be taken, and the purge refuses to go without.
-            self.delete_all_button.disabled = not idle or (not listing and self._settings.snapshots)
+            self.delete_all_button.disabled = not idle or (not listing and self._keeps)
             self.undo_button.disabled = not idle or self.undo is None
             self.snapshot_dropdown.disabled = not idle or not self._snapshots
             self.restore_button.disabled = not idle or not self.snapshot_dropdown.value
