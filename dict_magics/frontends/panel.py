@@ -759,9 +759,8 @@ class DictPanel(widgets.VBox):
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
             # As `restore` picks "latest": never a restore's own snapshot (that undoes it).
-            latest = next((str(info.path) for info in found if info.undoes is None), None)
-            if latest is not None:
-                self.snapshot_dropdown.value = latest
+            latest = (str(info.path) for info in found if info.undoes is None)
+            self.snapshot_dropdown.value = next(latest, self.snapshot_dropdown.value)
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:

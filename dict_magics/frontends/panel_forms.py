@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import PurePath
 
 import ipywidgets as widgets
@@ -53,11 +54,9 @@ class EditForm(widgets.VBox):
 
     def typed(self) -> Entry | None:
         """The entry with the terms as typed (``None``: no entry loaded)."""
-        old = self.entry
-        if old is None:
+        if self.entry is None:
             return None
-        source, target = self.source_text.value, self.target_text.value
-        return Entry(old.id, old.from_lang, source, old.to_lang, target)
+        return replace(self.entry, from_text=self.source_text.value, to_text=self.target_text.value)
 
 
 class AddForm(widgets.VBox):
