@@ -167,13 +167,9 @@ class DictPanel(widgets.VBox):
         self.next_button = button("Next \u25b6", "", lambda _: turn(self.page + 1), idle=False)
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
-        self.search_box = widgets.VBox(
-            [
-                widgets.HBox([self.search_text, self.pair_dropdown]),
-                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
-                *(table_header, self.rows, self.pager),
-            ]
-        )
+        filters = widgets.HBox([self.search_text, self.pair_dropdown])
+        counts = widgets.HBox([self.count_html, self.select_all_button, self.clear_button])
+        self.search_box = widgets.VBox([filters, counts, table_header, self.rows, self.pager])
         self.ids_text = text_input("Entry ids", "entry ids, separated by spaces or commas", "28em")
         self.delete_button = button("Delete selected (0)", "Asks first", self._on_delete)
         self.edit_button = button("Edit selected\u2026", "One ticked entry", self._on_edit)
@@ -215,16 +211,11 @@ class DictPanel(widgets.VBox):
         self.pair_dropdown.observe(self._guard(self._on_search), names="value")
         self.purge_word_text.observe(self._guard(lambda _change: self._refresh()), names="value")
         actions = [self.delete_button, self.edit_button, self.delete_all_button, self.undo_button]
-        super().__init__(
-            [
-                widgets.HBox([self.header, self.refresh_button]),
-                *(self.search_box, self.ids_text, widgets.HBox(actions), self.edit_form),
-                self.tools,
-                widgets.HBox([self.snapshot_dropdown, self.restore_button]),
-                *(self.confirm_box, self.progress, self.status, self.result, self.history_view),
-            ],
-            **kwargs,
-        )
+        top = widgets.HBox([self.header, self.refresh_button])
+        restoring = widgets.HBox([self.snapshot_dropdown, self.restore_button])
+        parts = [top, self.search_box, self.ids_text, widgets.HBox(actions), self.edit_form]
+        parts += [self.tools, restoring, self.confirm_box, self.progress, self.status]
+        super().__init__([*parts, self.result, self.history_view], **kwargs)
         for hidden in (self.progress, self.ids_text, self.edit_form):
             show(hidden, False)
         with self._lock:
@@ -260,12 +251,10 @@ class DictPanel(widgets.VBox):
     def from_settings(cls, settings: OperationSettings, corpus: str | None = None) -> DictPanel:
         """The panel for ``settings`` (what ``%dict_panel`` shows); ``corpus``: a file of
         sample texts, read before anything is sent."""
-        names = ("base_url", "timeout", "max_retries", "auth", "workers", "snapshots")
-        options = {name: getattr(settings, name) for name in names}
+        names = ["base_url", "timeout", "max_retries", "auth", "workers", "snapshots"]
+        options = {name: getattr(settings, name) for name in [*names, "listing_max_age"]}
         lines = read_corpus(corpus) if corpus else None
-        return cls.from_profile(
-            settings.profile, listing_max_age=settings.listing_max_age, corpus=lines, **options
-        )
+        return cls.from_profile(settings.profile, corpus=lines, **options)
 
     # -- public ------------------------------------------------------------------------------
 
