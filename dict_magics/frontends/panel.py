@@ -72,9 +72,8 @@ def descendants(box: widgets.Box) -> list[widgets.Widget]:
 
 @dataclass(frozen=True)
 class Armed:
-    """What Confirm will start: ``work`` on the worker thread, saying ``what`` while it runs.
-    ``message`` is the confirmation, ``check`` what to check in it; a purge runs only once the
-    word its ``plan`` accepts is typed."""
+    """What Confirm starts: ``work`` on the worker thread, saying ``what``, after ``message``
+    (``check``: what to check in it); a purge only once its ``plan`` accepts the typed word."""
 
     kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
     message: str
@@ -122,8 +121,7 @@ class DictPanel(widgets.VBox):
         self.listing_supported = True  # False once the service says it has none
         self.page = 0  # counted from 0
         self.sorted_by: tuple[str | None, bool] = (None, False)  # column (None: as listed), desc.
-        # Guards the state, the listing and the controls that show them; re-entrant because
-        # setting a trait calls observers that take it again.
+        # Guards the state, the listing and their controls; re-entrant: observers take it too.
         self._lock = threading.RLock()
         self._armed: Armed | None = None
         self._follow: Armed | None = None  # armed once the background work ends
@@ -188,11 +186,9 @@ class DictPanel(widgets.VBox):
             (self.check_form.check_button, self._on_check),
         ]:
             clicked.on_click(self._guard(handler, idle=True))
-        self.tools = widgets.Accordion(
-            children=[self.add_form, self.sync_form, self.problems, self.check_form],
-            titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
-            selected_index=None,
-        )
+        tools = [self.add_form, self.sync_form, self.problems, self.check_form]
+        titles = ("Add an entry", "Sync a glossary file", "Problems", "Check a text")
+        self.tools = widgets.Accordion(children=tools, titles=titles, selected_index=None)
         self.snapshot_dropdown = widgets.Dropdown(
             options=[("no snapshots yet", "")], description="Snapshot", layout={"width": "30em"}
         )
@@ -662,11 +658,9 @@ class DictPanel(widgets.VBox):
         shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
         if plan.invalid and not options["skip_invalid"]:
-            self._set_status(
-                f"{name} has invalid rows (listed in the plan): fix them, or tick "
-                "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",
-                "error",
-            )
+            fix = "fix them, or tick \u201cskip invalid rows\u201d and plan again"
+            said = f"{name} has invalid rows (listed in the plan): {fix}. Nothing was sent."
+            self._set_status(said, "error")
         elif not (plan.adds or plan.updates or plan.deletes):
             self._set_status(f"Nothing to change: the dictionary matches {name}.", "info")
         else:
@@ -692,7 +686,7 @@ class DictPanel(widgets.VBox):
     def _work_lint(self) -> None:
         self._linted = True
         report = self._show_problems()
-        found = f"{len(report.findings):,} problem{'' if len(report.findings) == 1 else 's'}"
+        found = view.count(len(report.findings), "problem")
         self._set_status(f"Found {found} in {view.entries(report.total)}.", "info")
 
     def _show_problems(self) -> LintReport:
@@ -724,8 +718,7 @@ class DictPanel(widgets.VBox):
         self._set_status("", "info")
 
     def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
-        """Show ``result``; when it kept a snapshot of what it took, Undo puts back ``undo``
-        (what it took, in words); then list again and say what there is to say."""
+        """Show ``result``; Undo puts back ``undo`` (in words) if it kept a snapshot; list again."""
         self._record(result)
         snapshot = getattr(result, "snapshot", None)
         if undo is not None and snapshot and getattr(result, "gone", True):
@@ -754,11 +747,9 @@ class DictPanel(widgets.VBox):
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
             self._use_listing(None)
-            self._set_status(
-                f"{exc} Type the ids of the entries to delete instead; without a listing their "
-                "terms are unknown and a deletion cannot be undone.",
-                "warning",
-            )
+            why = "without a listing their terms are unknown and a deletion cannot be undone."
+            said = f"{exc} Type the ids of the entries to delete instead; {why}"
+            self._set_status(said, "warning")
             return False
         except ServiceError as exc:
             self._set_status(f"Could not list the entries: {exc}. Press Refresh to retry.", "error")
@@ -889,8 +880,7 @@ class DictPanel(widgets.VBox):
 
 
 class ProgressBar(widgets.IntProgress):
-    """The panel's bar, and the progress sink of its operations: set from the worker thread
-    (traits only); it stays at its last value, beside the result."""
+    """The panel's bar and its operations' progress sink (set from the worker: traits only)."""
 
     def start(self, total: int, label: str) -> None:
         self(0, total, None)

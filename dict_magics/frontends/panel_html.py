@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..models.purge import purge_text
-from ..models.text import GREY, entries, escape
+from ..models.text import GREY, count, entries, escape
 from ..models.text import shown as clean
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def count_html(total: int, matches: int, first: int, last: int, selected: int, h
     elif matches == total:
         text = f"{entries(total)} at {escape(host)}"
     else:
-        text = f"{matches:,} match{'' if matches == 1 else 'es'} of {entries(total)}"
+        text = f"{count(matches, 'match', 'matches')} of {entries(total)}"
     if matches and (first > 1 or last < matches):
         text += f" &mdash; rows {first:,}\u2013{last:,}"
     return f'<div class="dict-magics-count">{text} &middot; <b>{selected:,} selected</b></div>'
@@ -162,7 +162,7 @@ def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) 
 
 def impact_html(impact: Impact) -> str:
     """A change's impact on the corpus: "changes N of M sample lines", the lines a click away."""
-    lines = f"{impact.lines:,} sample line{'' if impact.lines == 1 else 's'}"
+    lines = count(impact.lines, "sample line")
     return (
         f'<details class="dict-magics-panel-impact"><summary>changes {len(impact.changed):,} of '
         f"{lines}</summary>{impact._repr_html_()}</details>"

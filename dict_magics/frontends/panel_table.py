@@ -49,10 +49,8 @@ class EntryIndex:
     def search(self, text: str = "", pair: Pair | str = ALL_PAIRS) -> list[int]:
         """Positions of the entries of ``pair`` (``ALL_PAIRS``: any) whose terms hold ``text``."""
         needle = text.strip().casefold()
-        pool: Sequence[int]
-        if pair == ALL_PAIRS:
-            pool = range(len(self.entries))
-        else:
+        pool: Sequence[int] = range(len(self.entries))
+        if pair != ALL_PAIRS:
             pool = self.by_pair.get(pair, [])  # type: ignore[arg-type]
         last = self.last
         if needle and last is not None and last[1] == pair and needle.startswith(last[0]):
