@@ -1,7 +1,6 @@
-"""The curation panel (``%dict_panel``): find, tick, change or delete after a confirmation, undo.
-
-A click only arms a confirmation; Confirm runs the operation on a worker thread that only sets
-widget traits. ipywidgets hides callback exceptions, so every handler shows its own."""
+"""The curation panel (``%dict_panel``): a click only arms a confirmation; Confirm runs the
+operation on a worker thread that only sets widget traits. ipywidgets hides callback
+exceptions, so every handler shows its own."""
 
 from __future__ import annotations
 
@@ -48,14 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PAGE", "Armed", "DictPanel", "Undo", "parse_ids"]
 
-PAGE = 50
-"""Rows of the table per page."""
-TERM_NAMES = ("from_lang", "from_text", "to_lang", "to_text")
-"""The keyword names of an entry's terms, in ``Entry.terms`` order."""
-FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}
-"""The widths of the columns that do not share what is left."""
-NAMES = PANEL.names
-"""The panel's words for what a result or plan names (its Undo button, ...)."""
+PAGE = 50  # rows of the table per page
+FIXED = {"id": view.ID_WIDTH, "languages": view.LANG_WIDTH}  # the other columns share the rest
 ALREADY_ASKED = "the panel asked already"
 """Why an operation the panel runs may not ask a question of its own: Confirm was it."""
 
@@ -65,21 +58,9 @@ def parse_ids(text: str) -> list[str]:
     return list(dict.fromkeys(part for part in ID_SEPARATORS.split(text) if part))
 
 
-def invalid(ids: list[str]) -> list[str]:
-    """Why each id that is not one is not (before anything is armed)."""
-    problems = []
-    for entry_id in ids:
-        try:
-            check_id(entry_id)
-        except InvalidIdError as exc:
-            problems.append(PANEL.message(exc))
-    return problems
-
-
 def show(widget: widgets.Widget, visible: bool) -> None:
-    """Show or hide ``widget`` (one message, only when it changes)."""
-    if widget.layout.display != ("" if visible else "none"):
-        widget.layout.display = "" if visible else "none"
+    """Show or hide ``widget`` (traitlets sends a message only when it changes)."""
+    widget.layout.display = "" if visible else "none"
 
 
 def descendants(box: widgets.Box) -> list[widgets.Widget]:
@@ -91,9 +72,8 @@ def descendants(box: widgets.Box) -> list[widgets.Widget]:
 
 @dataclass(frozen=True)
 class Armed:
-    """What Confirm will start: ``work`` on the worker thread, saying ``what`` while it runs.
-    ``message`` is the confirmation, ``check`` what to check in it; a purge runs only once the
-    word its ``plan`` accepts is typed."""
+    """What Confirm starts: ``work`` on the worker thread, saying ``what``, after ``message``
+    (``check``: what to check in it); a purge only once its ``plan`` accepts the typed word."""
 
     kind: Literal["delete", "purge", "restore", "update", "add", "sync"]
     message: str
@@ -106,18 +86,15 @@ class Armed:
 
 @dataclass(frozen=True)
 class Undo:
-    """What the Undo button puts back: the snapshot the last change kept (a restore of it
-    re-adds deleted entries and puts changed ones back under their ids), and what it took."""
+    """What the Undo button puts back: the snapshot the last change kept, and what it took."""
 
     snapshot: str
     what: str
 
 
 class DictPanel(widgets.VBox):
-    """Curate a dictionary: search, tick, change or delete after confirming, undo, restore.
-
-    ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks until background work ends.
-    The panel owns ``client`` and closes it in ``close()``."""
+    """Curate a dictionary: ``state`` is ``idle``, ``armed`` or ``running``; ``wait()`` blocks
+    until background work ends. The panel owns ``client`` and closes it in ``close()``."""
 
     def __init__(
         self,
@@ -135,7 +112,7 @@ class DictPanel(widgets.VBox):
         )
         self._corpus = corpus  # lines a confirmation shows the change's impact on
         self._keeps = snapshots  # a change keeps a snapshot first (so Undo can put it back)
-        self._client = client
+        self._client, self.host = client, client.host
         self.profile, self.workers = profile, workers
         self.state: Literal["idle", "armed", "running"] = "idle"
         self.running: str | None = None
@@ -144,8 +121,7 @@ class DictPanel(widgets.VBox):
         self.listing_supported = True  # False once the service says it has none
         self.page = 0  # counted from 0
         self.sorted_by: tuple[str | None, bool] = (None, False)  # column (None: as listed), desc.
-        # Guards the state, the listing and the controls that show them; re-entrant because
-        # setting a trait calls observers that take it again.
+        # Guards the state, the listing and their controls; re-entrant: observers take it too.
         self._lock = threading.RLock()
         self._armed: Armed | None = None
         self._follow: Armed | None = None  # armed once the background work ends
@@ -160,27 +136,24 @@ class DictPanel(widgets.VBox):
         self._history_html: list[str] = []  # the recent results, newest first
         button = self._button
 
-        self.header = widgets.HTML(view.header_html(profile, client.host, mask(client.access_key)))
+        self.header = widgets.HTML(
+            '<div class="dict-magics-header"><b>Dictionary entries</b> &mdash; profile <code>'
+            f"{view.escape(profile)}</code>, host <code>{view.escape(client.host)}</code>, "
+            f"access key <code>{view.escape(mask(client.access_key))}</code></div>"
+        )
         self.refresh_button = button("Refresh", "List the entries again", self._list)
         self.search_text = text_input("Search", "search either term", "24em")
         self.pair_dropdown = widgets.Dropdown(options=[("all", ALL_PAIRS)], description="Languages")
         self.count_html = widgets.HTML()
         self.select_all_button = button("Select all matches", "Tick them all", self._on_select_all)
         self.clear_button = button("Clear selection", "Untick every entry", self._on_clear)
-        self.sort_buttons = {
-            column: button(
-                column,
-                f"Sort by {column} (again: the other way)",
-                functools.partial(self._on_sort, column),
-                idle=False,
-                layout=widgets.Layout(
-                    margin="0 0.3em 0 0",
-                    width=FIXED.get(column, "auto"),
-                    flex="0 0 auto" if column in FIXED else "1 1 0",
-                ),
-            )
-            for column in COLUMNS
-        }
+        self.sort_buttons = {}
+        for column in COLUMNS:
+            width, flex = FIXED.get(column, "auto"), "0 0 auto" if column in FIXED else "1 1 0"
+            layout = widgets.Layout(margin="0 0.3em 0 0", width=width, flex=flex)
+            tip = f"Sort by {column} (again: the other way)"
+            on_click = functools.partial(self._on_sort, column)
+            self.sort_buttons[column] = button(column, tip, on_click, idle=False, layout=layout)
         style = widgets.HTML(view.TABLE_CSS, layout=widgets.Layout(display="none"))
         table_header = widgets.HBox([*self.sort_buttons.values(), style])
         table_header.add_class("dict-magics-table-header")
@@ -192,20 +165,15 @@ class DictPanel(widgets.VBox):
         self.next_button = button("Next \u25b6", "", lambda _: turn(self.page + 1), idle=False)
         self.page_html = widgets.HTML()
         self.pager = widgets.HBox([self.prev_button, self.page_html, self.next_button])
-        self.search_box = widgets.VBox(
-            [
-                widgets.HBox([self.search_text, self.pair_dropdown]),
-                widgets.HBox([self.count_html, self.select_all_button, self.clear_button]),
-                *(table_header, self.rows, self.pager),
-            ]
-        )
+        filters = widgets.HBox([self.search_text, self.pair_dropdown])
+        counts = widgets.HBox([self.count_html, self.select_all_button, self.clear_button])
+        self.search_box = widgets.VBox([filters, counts, table_header, self.rows, self.pager])
         self.ids_text = text_input("Entry ids", "entry ids, separated by spaces or commas", "28em")
         self.delete_button = button("Delete selected (0)", "Asks first", self._on_delete)
         self.edit_button = button("Edit selected\u2026", "One ticked entry", self._on_edit)
+        danger: dict[str, Any] = {"button_style": "danger"}
         every = "Delete every entry (asks for a typed word)"
-        self.delete_all_button = button(
-            "Delete all\u2026", every, self._on_delete_all, button_style="danger"
-        )
+        self.delete_all_button = button("Delete all\u2026", every, self._on_delete_all, **danger)
         self.undo_button = button("Undo", "Put back what the last change took", self._on_undo)
         self.edit_form, self.add_form, self.sync_form = EditForm(), AddForm(), SyncForm()
         self.problems, self.check_form = ProblemsView(), CheckForm()
@@ -218,20 +186,16 @@ class DictPanel(widgets.VBox):
             (self.check_form.check_button, self._on_check),
         ]:
             clicked.on_click(self._guard(handler, idle=True))
-        self.tools = widgets.Accordion(
-            children=[self.add_form, self.sync_form, self.problems, self.check_form],
-            titles=("Add an entry", "Sync a glossary file", "Problems", "Check a text"),
-            selected_index=None,
-        )
+        tools = [self.add_form, self.sync_form, self.problems, self.check_form]
+        titles = ("Add an entry", "Sync a glossary file", "Problems", "Check a text")
+        self.tools = widgets.Accordion(children=tools, titles=titles, selected_index=None)
         self.snapshot_dropdown = widgets.Dropdown(
             options=[("no snapshots yet", "")], description="Snapshot", layout={"width": "30em"}
         )
         self.restore_button = button("Restore\u2026", "Asks first", self._on_restore)
         self.confirm_message = widgets.HTML()
         self.purge_word_text = widgets.Text(layout=widgets.Layout(width="14em"))
-        self.confirm_button = button(
-            "Confirm", "", self._on_confirm, idle=False, button_style="danger"
-        )
+        self.confirm_button = button("Confirm", "", self._on_confirm, False, **danger)
         self.cancel_button = button("Cancel", "", self._on_cancel, idle=False)
         answer = widgets.HBox([self.purge_word_text, self.confirm_button, self.cancel_button])
         red = widgets.Layout(border="1px solid #cf222e", padding="0.3em 0.6em")
@@ -243,16 +207,11 @@ class DictPanel(widgets.VBox):
         self.pair_dropdown.observe(self._guard(self._on_search), names="value")
         self.purge_word_text.observe(self._guard(lambda _change: self._refresh()), names="value")
         actions = [self.delete_button, self.edit_button, self.delete_all_button, self.undo_button]
-        super().__init__(
-            [
-                widgets.HBox([self.header, self.refresh_button]),
-                *(self.search_box, self.ids_text, widgets.HBox(actions), self.edit_form),
-                self.tools,
-                widgets.HBox([self.snapshot_dropdown, self.restore_button]),
-                *(self.confirm_box, self.progress, self.status, self.result, self.history_view),
-            ],
-            **kwargs,
-        )
+        top = widgets.HBox([self.header, self.refresh_button])
+        restoring = widgets.HBox([self.snapshot_dropdown, self.restore_button])
+        parts = [top, self.search_box, self.ids_text, widgets.HBox(actions), self.edit_form]
+        parts += [self.tools, restoring, self.confirm_box, self.progress, self.status]
+        super().__init__([*parts, self.result, self.history_view], **kwargs)
         for hidden in (self.progress, self.ids_text, self.edit_form):
             show(hidden, False)
         with self._lock:
@@ -288,12 +247,10 @@ class DictPanel(widgets.VBox):
     def from_settings(cls, settings: OperationSettings, corpus: str | None = None) -> DictPanel:
         """The panel for ``settings`` (what ``%dict_panel`` shows); ``corpus``: a file of
         sample texts, read before anything is sent."""
-        names = ("base_url", "timeout", "max_retries", "auth", "workers", "snapshots")
-        options = {name: getattr(settings, name) for name in names}
+        names = ["base_url", "timeout", "max_retries", "auth", "workers", "snapshots"]
+        options = {name: getattr(settings, name) for name in [*names, "listing_max_age"]}
         lines = read_corpus(corpus) if corpus else None
-        return cls.from_profile(
-            settings.profile, listing_max_age=settings.listing_max_age, corpus=lines, **options
-        )
+        return cls.from_profile(settings.profile, corpus=lines, **options)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -301,10 +258,6 @@ class DictPanel(widgets.VBox):
     def armed(self) -> str | None:
         """What Confirm will do (``delete``, ``purge``, ``restore``, ...), when armed."""
         return self._armed.kind if self._armed else None
-
-    @property
-    def host(self) -> str:
-        return self._client.host
 
     def __repr__(self) -> str:
         # What a page that cannot run widgets (GitHub, nbviewer, a terminal) shows.
@@ -364,7 +317,7 @@ class DictPanel(widgets.VBox):
 
     def select(self, ids: Sequence[str]) -> None:
         """Tick ``ids`` (as clicking their rows would)."""
-        self.rows.select(str(i) for i in ids)
+        self.rows.select([*self.rows.selected, *map(str, ids)])
         self._selection_changed()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -376,8 +329,7 @@ class DictPanel(widgets.VBox):
         return not worker.is_alive()
 
     def close(self) -> None:
-        """Wait for running work, close the client and every widget of the panel, and delete
-        the files uploaded to it."""
+        """Wait for running work; close the client and every widget; delete the uploads."""
         self.wait()
         uploads = getattr(self, "_uploads", None)
         if uploads is not None:
@@ -391,10 +343,8 @@ class DictPanel(widgets.VBox):
     # -- handlers (main thread) ----------------------------------------------------------------
 
     def _guard(self, handler: Callable[..., Any], idle: bool = False) -> Callable[..., None]:
-        """``handler``, any exception of it shown in the status line (the panel stays usable:
-        idle again, unless background work still runs). With ``idle`` it runs only while the
-        panel is idle: a click that arrives while a confirmation or work is showing does nothing.
-        """
+        """``handler``, its exceptions shown in the status line (the panel idle again unless work
+        runs); with ``idle``, a click while a confirmation or work shows does nothing."""
 
         @functools.wraps(handler)
         def guarded(*args: Any) -> None:
@@ -432,7 +382,7 @@ class DictPanel(widgets.VBox):
         self.select([self._index.entries[i].id for i in self._matches])
 
     def _on_clear(self, _button: widgets.Button) -> None:
-        self.rows.clear()
+        self.rows.select(())
         self._selection_changed()
 
     def _ticked_entries(self) -> list[Entry]:
@@ -441,16 +391,21 @@ class DictPanel(widgets.VBox):
             return [by_id[i] for i in self.rows.selected if i in by_id]
 
     def _on_delete(self, _button: widgets.Button) -> None:
+        problems: list[str] = []
         if self.listing_supported:
             going = self._ticked_entries()
-            ids, problems, missing = [e.id for e in going], [], "Tick one or more entries first."
+            ids, missing = [e.id for e in going], "Tick one or more entries first."
         else:
             going, ids = [], parse_ids(self.ids_text.value)
-            problems, missing = invalid(ids), "Type one or more entry ids first."
+            missing = "Type one or more entry ids first."
+            for entry_id in ids:
+                try:
+                    check_id(entry_id)
+                except InvalidIdError as exc:
+                    problems.append(PANEL.message(exc))
         if problems or not ids:
-            self._set_status(
-                "Nothing armed: " + " ".join(problems) if problems else missing, "error"
-            )
+            said = "Nothing armed: " + " ".join(problems) if problems else missing
+            self._set_status(said, "error")
             return
         message = view.confirm_delete_html(going, ids, self.profile, self.host, self._keeps)
         message += self._impact_html(deletes=going) if going else ""
@@ -473,11 +428,9 @@ class DictPanel(widgets.VBox):
         listed = self._index.entries if self._listed else None
         folder = str(snapshot_dir()) if self._keeps else None
         plan = purging.plan(self.profile, self.host, listed, folder)
-        message = view.confirm_purge_html(plan, NAMES)
+        message = view.confirm_purge_html(plan, PANEL.names)
         what = f"Deleting every entry on {self.host}\u2026"
-        if self._arm(Armed("purge", message, what, self._work_purge, plan=plan)):
-            self.purge_word_text.placeholder = f"type {plan.word}"
-            self.purge_word_text.tooltip = f"type {plan.word} to enable Confirm"
+        self._arm(Armed("purge", message, what, self._work_purge, plan=plan))
 
     def _on_restore(self, _button: widgets.Button) -> None:
         info = self._snapshots.get(self.snapshot_dropdown.value)
@@ -501,7 +454,7 @@ class DictPanel(widgets.VBox):
         if len(chosen) != 1:
             self._set_status("Tick exactly one entry to edit it.", "error")
             return
-        self.edit_form.load(chosen[0], view.edit_title_html(chosen[0]))
+        self.edit_form.load(chosen[0])
         show(self.edit_form, True)
         self._set_status("Change the terms, then press Review change\u2026", "info")
         self._refresh()
@@ -566,8 +519,8 @@ class DictPanel(widgets.VBox):
         self._begin("lint", what, self._work_lint)
 
     def _on_select_problem(self, kind: str, ids: Sequence[str], _button: widgets.Button) -> None:
-        self.rows.clear()
-        self.select(ids)
+        self.rows.select(ids)
+        self._selection_changed()
         selected = f"Selected {view.entries(len(ids))} ({kind})"
         self._set_status(f"{selected}: Delete selected, or Edit selected\u2026 for one.", "info")
 
@@ -648,8 +601,7 @@ class DictPanel(widgets.VBox):
     # The operations, called on the worker thread (which only sets traits).
 
     def _operation_args(self, batch: bool = False) -> dict[str, Any]:
-        """What every operation gets: the panel's client and where its warnings go; a batch
-        also the progress bar and what Cancel sets."""
+        """The panel's client and warnings; for a batch also the progress bar and Cancel."""
         args = {"client": self._client, "warn": self._warnings.append}
         return {**args, "progress": self.progress, "cancel": self._cancel} if batch else args
 
@@ -683,18 +635,15 @@ class DictPanel(widgets.VBox):
         self._changed(result, note=self._cancelled())
 
     def _work_update(self, old: Entry, new: Entry) -> None:
-        """PUT the terms that changed (the operation keeps the entry as the service holds it
-        in a snapshot first). A ``NoChange``: the entry already reads so."""
-        changed = zip(TERM_NAMES, old.terms, new.terms, strict=True)
-        terms: dict[str, Any] = {name: new for name, old, new in changed if old != new}
+        """PUT the terms that changed (the languages stay)."""
+        texts = ("from_text", "to_text")
+        terms = {k: getattr(new, k) for k in texts if getattr(new, k) != getattr(old, k)}
         result = update(self._settings, old.id, **terms, **self._operation_args())
         if result.ok:
             show(self.edit_form, False)
         self._changed(result, f"the old terms of entry {old.id}" if result.ok else None)
 
     def _work_add(self, new: Entry, duplicate: bool) -> None:
-        """Add ``new`` (a listing after names its id). An entry with the same terms that
-        appeared since the panel's listing makes a ``NoChange``, nothing sent."""
         result = add(self._settings, *new.terms, duplicate=duplicate, **self._operation_args())
         if result.ok:
             self.add_form.from_text.value = self.add_form.to_text.value = ""
@@ -703,18 +652,15 @@ class DictPanel(widgets.VBox):
     def _work_plan(self, path: Path, name: str, options: dict[str, Any]) -> None:
         """Plan the sync of ``path`` (uploaded as ``name``); arm its confirmation if it changes
         anything and no invalid row stops it."""
-        skip_invalid = options["skip_invalid"]
-        planned = {k: v for k, v in options.items() if k != "skip_invalid"}
+        planned = {k: options[k] for k in ("pair", "delete_missing")}
         plan = plan_sync(self._settings, path, client=self._client, **planned)
-        plan = replace(plan, path=name, names=NAMES)  # the name the user knows, not our copy
+        plan = replace(plan, path=name, names=PANEL.names)  # the name the user knows, not our copy
         shown = plan._repr_html_()
         self.sync_form.plan_html.value = shown
-        if plan.invalid and not skip_invalid:
-            self._set_status(
-                f"{name} has invalid rows (listed in the plan): fix them, or tick "
-                "\u201cskip invalid rows\u201d and plan again. Nothing was sent.",
-                "error",
-            )
+        if plan.invalid and not options["skip_invalid"]:
+            fix = "fix them, or tick \u201cskip invalid rows\u201d and plan again"
+            said = f"{name} has invalid rows (listed in the plan): {fix}. Nothing was sent."
+            self._set_status(said, "error")
         elif not (plan.adds or plan.updates or plan.deletes):
             self._set_status(f"Nothing to change: the dictionary matches {name}.", "info")
         else:
@@ -740,40 +686,39 @@ class DictPanel(widgets.VBox):
     def _work_lint(self) -> None:
         self._linted = True
         report = self._show_problems()
-        found = f"{len(report.findings):,} problem{'' if len(report.findings) == 1 else 's'}"
+        found = view.count(len(report.findings), "problem")
         self._set_status(f"Found {found} in {view.entries(report.total)}.", "info")
 
     def _show_problems(self) -> LintReport:
-        """Lint the entries listed (offline); show the findings and a button per kind. For
-        duplicates it ticks every copy but the lowest id of each group (what can go with
-        nothing lost), else every entry the kind names."""
+        """Lint the entries listed (offline); show the findings and a button per kind that ticks
+        its entries (for duplicates every copy but the lowest id: what can go, nothing lost)."""
         report = EntryList(self._index.entries, self.host).lint()
         self.problems.report_html.value = report._repr_html_()
         buttons = {}
         for kind in report.by_kind():
-            ids = report.duplicate_ids if kind == "duplicate" else report.ids(kind)
-            if not ids:
-                continue
+            duplicate = kind == "duplicate"
+            ids = report.duplicate_ids if duplicate else report.ids(kind)
             tip = f"Tick every entry with a {kind} finding"
-            if kind == "duplicate":
+            if duplicate:
                 tip = "Tick every duplicate but the lowest id of each group"
             select = functools.partial(self._on_select_problem, kind, tuple(ids))
-            idle = self.state == "idle"
-            buttons[kind] = self._button(
-                f"Select {kind} ({len(ids):,})", tip, select, disabled=not idle
-            )
-        self.problems.set_buttons(buttons)
+            if ids:
+                text, idle = f"Select {kind} ({len(ids):,})", self.state == "idle"
+                buttons[kind] = self._button(text, tip, select, disabled=not idle)
+        old, self.problems.select_buttons = self.problems.select_buttons, buttons
+        self.problems.select_box.children = tuple(buttons.values())
+        for button in old.values():
+            button.close()
         return report
 
     def _work_check(self, text: str) -> None:
-        unit = limit_unit(self._settings)
-        report = EntryList(self._index.entries, self.host).check(text, unit=unit)
+        listed = EntryList(self._index.entries, self.host)
+        report = listed.check(text, unit=limit_unit(self._settings))
         self.check_form.report_html.value = report._repr_html_()
         self._set_status("", "info")
 
     def _changed(self, result: Any, undo: str | None = None, note: str | None = None) -> None:
-        """Show ``result``; when it kept a snapshot of what it took, Undo puts back ``undo``
-        (what it took, in words); then list again and say what there is to say."""
+        """Show ``result``; Undo puts back ``undo`` (in words) if it kept a snapshot; list again."""
         self._record(result)
         snapshot = getattr(result, "snapshot", None)
         if undo is not None and snapshot and getattr(result, "gone", True):
@@ -796,18 +741,15 @@ class DictPanel(widgets.VBox):
             options = [(view.snapshot_label(info), str(info.path)) for info in found]
             self.snapshot_dropdown.options = options or [("no snapshots yet", "")]
             # As `restore` picks "latest": never a restore's own snapshot (that undoes it).
-            latest = next((str(info.path) for info in found if info.undoes is None), None)
-            if latest is not None:
-                self.snapshot_dropdown.value = latest
+            latest = (str(info.path) for info in found if info.undoes is None)
+            self.snapshot_dropdown.value = next(latest, self.snapshot_dropdown.value)
         try:
             listing = list_entries(self._settings, client=self._client)
         except ListingUnsupportedError as exc:
             self._use_listing(None)
-            self._set_status(
-                f"{exc} Type the ids of the entries to delete instead; without a listing their "
-                "terms are unknown and a deletion cannot be undone.",
-                "warning",
-            )
+            why = "without a listing their terms are unknown and a deletion cannot be undone."
+            said = f"{exc} Type the ids of the entries to delete instead; {why}"
+            self._set_status(said, "warning")
             return False
         except ServiceError as exc:
             self._set_status(f"Could not list the entries: {exc}. Press Refresh to retry.", "error")
@@ -832,7 +774,8 @@ class DictPanel(widgets.VBox):
                 self.pair_dropdown.value = chosen if chosen in values else ALL_PAIRS
             finally:
                 self._quiet = False
-            self.rows.keep_only(e.id for e in index.entries)
+            present = {e.id for e in index.entries}
+            self.rows.select(i for i in self.rows.selected if i in present)
             show(self.search_box, listed)
             show(self.ids_text, not listed)
             self._redraw()
@@ -854,8 +797,7 @@ class DictPanel(widgets.VBox):
             self.rows.draw([self._index.entries[i] for i in found[start : start + PAGE]])
             for name, sort_button in self.sort_buttons.items():
                 arrow = (" \u25bc" if descending else " \u25b2") if name == column else ""
-                if sort_button.description != name + arrow:
-                    sort_button.description = name + arrow
+                sort_button.description = name + arrow  # a message only when it changes
             self._redraw_counts()
             self._refresh()
 
@@ -871,11 +813,11 @@ class DictPanel(widgets.VBox):
 
     # -- the controls -----------------------------------------------------------------------
 
-    def _arm(self, armed: Armed) -> bool:
+    def _arm(self, armed: Armed) -> None:
         """Show the confirmation of ``armed``; only from idle."""
         with self._lock:
             if self.state != "idle":
-                return False
+                return
             self.state, self._armed = "armed", armed
             self.confirm_message.value = armed.message
             self.purge_word_text.value = ""
@@ -883,9 +825,10 @@ class DictPanel(widgets.VBox):
             hint = f"Check {armed.check}, then press Confirm or Cancel."
             if armed.plan is not None:
                 hint = f"Type {armed.plan.word} (or the host) to enable Confirm, or press Cancel."
+                self.purge_word_text.placeholder = f"type {armed.plan.word}"
+                self.purge_word_text.tooltip = f"type {armed.plan.word} to enable Confirm"
             self._set_status(hint, "info")
             self._refresh()
-        return True
 
     def _refresh(self) -> None:
         """Make every control match the state: the one place that enables or disables them."""
@@ -914,10 +857,8 @@ class DictPanel(widgets.VBox):
             show(self.purge_word_text, plan is not None)
             self.purge_word_text.disabled = plan is None
             show(self.confirm_button, armed)
-            typed = self.purge_word_text.value
-            self.confirm_button.disabled = not armed or (
-                plan is not None and not plan.accepts(typed)
-            )
+            typed = plan is None or plan.accepts(self.purge_word_text.value)
+            self.confirm_button.disabled = not armed or not typed
             self.cancel_button.disabled = idle
 
     def _set_status(self, message: str, kind: str) -> None:
@@ -939,8 +880,7 @@ class DictPanel(widgets.VBox):
 
 
 class ProgressBar(widgets.IntProgress):
-    """The panel's bar, and the progress sink of its operations: set from the worker thread
-    (traits only); it stays at its last value, beside the result."""
+    """The panel's bar and its operations' progress sink (set from the worker: traits only)."""
 
     def start(self, total: int, label: str) -> None:
         self(0, total, None)

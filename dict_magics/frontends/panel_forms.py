@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import PurePath
 
 import ipywidgets as widgets
 
 from ..models import Entry
 from ..models.terms import LANGUAGE_CODES, MAX_TERM_CHARS
+from .panel_html import escape, pair
 
 GLOSSARY_SUFFIXES = (".csv", ".tsv", ".xlsx", ".tbx")
 COMMON_LANGUAGES = ["ja", "en", "zh-CN", "zh-TW", "ko", "de", "fr", "es"]
@@ -42,17 +44,19 @@ class EditForm(widgets.VBox):
         )
         self.add_class("dict-magics-edit")
 
-    def load(self, entry: Entry, title_html: str) -> None:
-        self.entry, self.title.value = entry, title_html
+    def load(self, entry: Entry) -> None:
+        langs = escape(pair(entry.from_lang, entry.to_lang))
+        self.entry, self.title.value = (
+            entry,
+            (f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"),
+        )
         self.source_text.value, self.target_text.value = entry.from_text, entry.to_text
 
     def typed(self) -> Entry | None:
         """The entry with the terms as typed (``None``: no entry loaded)."""
-        old = self.entry
-        if old is None:
+        if self.entry is None:
             return None
-        source, target = self.source_text.value, self.target_text.value
-        return Entry(old.id, old.from_lang, source, old.to_lang, target)
+        return replace(self.entry, from_text=self.source_text.value, to_text=self.target_text.value)
 
 
 class AddForm(widgets.VBox):
@@ -114,16 +118,9 @@ class ProblemsView(widgets.VBox):
         self.find_button = _button("Find problems", looks)
         self.report_html = widgets.HTML()
         self.select_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
-        self.select_buttons: dict[str, widgets.Button] = {}
+        self.select_buttons: dict[str, widgets.Button] = {}  # the panel sets them
         super().__init__([self.find_button, self.select_box, self.report_html])
         self.add_class("dict-magics-problems")
-
-    def set_buttons(self, buttons: dict[str, widgets.Button]) -> None:
-        """Show ``buttons`` instead of the old ones (closed)."""
-        old, self.select_buttons = self.select_buttons, buttons
-        self.select_box.children = tuple(buttons.values())
-        for button in old.values():
-            button.close()
 
 
 class CheckForm(widgets.VBox):

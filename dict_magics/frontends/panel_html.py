@@ -6,19 +6,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..models.purge import purge_text
-from ..models.text import GREY, entries, escape
+from ..models.text import GREY, count, entries, escape
 from ..models.text import shown as clean
 
 if TYPE_CHECKING:
     from ..models import Entry, Impact, PurgePlan, SnapshotInfo
 
-CONFIRM_SHOWN = 200
-"""Terms a confirmation lists before "and N more" (the count is always stated)."""
-ID_CHARS = 24
-"""An id is clipped here in its column (the whole id is in confirmations)."""
+CONFIRM_SHOWN = 200  # terms a confirmation lists before "and N more" (it states the count)
+ID_CHARS = 24  # an id is clipped here in its column (confirmations show it whole)
 ID_WIDTH = "9em"
-LANG_WIDTH = "7.5em"
-"""The languages column (``zh-CN→zh-TW`` fits)."""
+LANG_WIDTH = "7.5em"  # zh-CN→zh-TW fits
 TABLE_CSS = (
     f"<style>.dict-magics-row{{display:grid;grid-template-columns:{LANG_WIDTH} 1fr 1fr;"
     "column-gap:0.6em}.dict-magics-row>span{overflow:hidden;text-overflow:ellipsis;"
@@ -28,14 +25,6 @@ TABLE_CSS = (
 COLOURS = {"info": GREY, "warning": "#9a6700", "error": "#cf222e", "busy": "#0969da"}
 BOX = "max-height:12em;overflow:auto;margin:0.2em 0"
 NO_UNDO = "Snapshots are off: this cannot be undone."
-
-
-def header_html(profile: str, host: str, masked_key: str) -> str:
-    return (
-        '<div class="dict-magics-header"><b>Dictionary entries</b> &mdash; '
-        f"profile <code>{escape(profile)}</code>, host <code>{escape(host)}</code>, "
-        f"access key <code>{escape(masked_key)}</code></div>"
-    )
 
 
 def id_label(entry_id: str) -> str:
@@ -74,7 +63,7 @@ def count_html(total: int, matches: int, first: int, last: int, selected: int, h
     elif matches == total:
         text = f"{entries(total)} at {escape(host)}"
     else:
-        text = f"{matches:,} match{'' if matches == 1 else 'es'} of {entries(total)}"
+        text = f"{count(matches, 'match', 'matches')} of {entries(total)}"
     if matches and (first > 1 or last < matches):
         text += f" &mdash; rows {first:,}\u2013{last:,}"
     return f'<div class="dict-magics-count">{text} &middot; <b>{selected:,} selected</b></div>'
@@ -87,16 +76,13 @@ def confirm(asked: str, where: str, host: str, rest: str) -> str:
     )
 
 
-def of(profile: str) -> str:
-    return f"of profile <code>{escape(profile)}</code>"
-
-
 def confirm_delete_html(
     going: Sequence[Entry], ids: Sequence[str], profile: str, host: str, snapshots: bool
 ) -> str:
     """A deletion: how many, where, and their terms (``going``); or, where the service has no
     listing, the typed ``ids`` (no terms, no snapshot)."""
     asked = f"<b>Delete {entries(len(ids))}</b>"
+    where = f"of profile <code>{escape(profile)}</code>"
     more = f"&hellip; and {len(ids) - CONFIRM_SHOWN:,} more" if len(ids) > CONFIRM_SHOWN else ""
     if not going:
         listed = ", ".join(f"<code>{escape(repr(i))}</code>" for i in ids[:CONFIRM_SHOWN])
@@ -104,7 +90,7 @@ def confirm_delete_html(
             "This service offers no listing, so their terms are unknown and no snapshot can be "
             f'kept: this cannot be undone.<div style="{BOX}">{listed} {more}</div>'
         )
-        return confirm(asked, of(profile), host, said)
+        return confirm(asked, where, host, said)
     items = "".join(
         f"<li>{escape(e.describe())} <span style='color:{GREY}'>id {escape(e.id)}</span></li>"
         for e in going[:CONFIRM_SHOWN]
@@ -112,7 +98,7 @@ def confirm_delete_html(
     keep = "A snapshot of them is saved first: <b>Undo</b> puts them back."
     items += f"<li>{more}</li>" if more else ""
     going_html = f'<ul class="dict-magics-going" style="{BOX}">{items}</ul>'
-    return confirm(asked, of(profile), host, (keep if snapshots else NO_UNDO) + going_html)
+    return confirm(asked, where, host, (keep if snapshots else NO_UNDO) + going_html)
 
 
 def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
@@ -123,11 +109,6 @@ def confirm_purge_html(plan: PurgePlan, names: Mapping[str, str]) -> str:
         f'<div class="dict-magics-confirm">{escape(purge_text(plan, names))} To enable Confirm, '
         f"type <code>{word}</code> (or <code>{host}</code>) below.</div>"
     )
-
-
-def edit_title_html(entry: Entry) -> str:
-    langs = escape(pair(entry.from_lang, entry.to_lang))
-    return f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"
 
 
 def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapshots: bool) -> str:
@@ -146,9 +127,8 @@ def confirm_update_html(old: Entry, new: Entry, profile: str, host: str, snapsho
             )
     keep = "The entry as it is now is saved in a snapshot first: <b>Undo</b> puts it back."
     asked = f"<b>Change entry <code>{escape(old.id)}</code></b>"
-    return confirm(
-        asked, of(profile), host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>"
-    )
+    where = f"of profile <code>{escape(profile)}</code>"
+    return confirm(asked, where, host, f"{keep if snapshots else NO_UNDO}<table>{rows}</table>")
 
 
 def confirm_add_html(new: Entry, profile: str, host: str, same: Sequence[Entry]) -> str:
@@ -182,7 +162,7 @@ def confirm_sync_html(plan_html: str, profile: str, host: str, snapshots: bool) 
 
 def impact_html(impact: Impact) -> str:
     """A change's impact on the corpus: "changes N of M sample lines", the lines a click away."""
-    lines = f"{impact.lines:,} sample line{'' if impact.lines == 1 else 's'}"
+    lines = count(impact.lines, "sample line")
     return (
         f'<details class="dict-magics-panel-impact"><summary>changes {len(impact.changed):,} of '
         f"{lines}</summary>{impact._repr_html_()}</details>"

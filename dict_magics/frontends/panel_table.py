@@ -17,8 +17,7 @@ from ..models.lint import id_order
 from .panel_html import ID_WIDTH, id_label, row_cells_html
 
 Pair = tuple[str, str]
-COLUMNS = ("id", "languages", "source", "target")
-"""The table's columns, in the order shown; each can be sorted by."""
+COLUMNS = ("id", "languages", "source", "target")  # in the order shown; each sorts
 ALL_PAIRS = "all"
 SEPARATOR = "\x1f"
 """Joins the two terms of a key; a search holding it is tested against each term alone."""
@@ -50,10 +49,8 @@ class EntryIndex:
     def search(self, text: str = "", pair: Pair | str = ALL_PAIRS) -> list[int]:
         """Positions of the entries of ``pair`` (``ALL_PAIRS``: any) whose terms hold ``text``."""
         needle = text.strip().casefold()
-        pool: Sequence[int]
-        if pair == ALL_PAIRS:
-            pool = range(len(self.entries))
-        else:
+        pool: Sequence[int] = range(len(self.entries))
+        if pair != ALL_PAIRS:
             pool = self.by_pair.get(pair, [])  # type: ignore[arg-type]
         last = self.last
         if needle and last is not None and last[1] == pair and needle.startswith(last[0]):
@@ -168,25 +165,11 @@ class EntryRows(widgets.VBox):
         self.on_change()
 
     def select(self, ids: Iterable[str]) -> None:
+        """Tick exactly ``ids``, in this order."""
         with self.lock:
-            self.selected.update(dict.fromkeys(ids))
-            self._tick_shown()
-
-    def clear(self) -> None:
-        with self.lock:
-            self.selected.clear()
-            self._tick_shown()
-
-    def keep_only(self, present: Iterable[str]) -> None:
-        """Forget selected ids that are no longer in the dictionary."""
-        with self.lock:
-            still = set(present)
-            self.selected = {i: None for i in self.selected if i in still}
-            self._tick_shown()
-
-    def _tick_shown(self) -> None:
-        for entry, box in self.shown:
-            box.value = entry.id in self.selected
+            self.selected = dict.fromkeys(ids)
+            for entry, box in self.shown:
+                box.value = entry.id in self.selected
 
     def close(self) -> None:
         """Close every row made (shown or not), its parts, and the shared layouts."""
