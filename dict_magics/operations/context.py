@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .. import settings as limits
 from ..errors import (
     DeletionFailedError,
     InvalidIdError,
@@ -29,20 +30,6 @@ from ..errors import (
     UsageProblem,
 )
 from ..models.entry import check_id, is_int
-from ..settings import (
-    AUTH,
-    BULK_CHUNK,
-    LISTING_MAX_AGE,
-    MAX_BULK_CHUNK,
-    MAX_RETRIES,
-    MAX_WORKERS,
-    MIN_RETRIES,
-    MIN_WORKERS,
-    RETRIES,
-    TIMEOUT,
-    WORKERS,
-    span,
-)
 
 if TYPE_CHECKING:
     from ..models import BatchResult, DeleteResult, Entry, EntryList
@@ -60,16 +47,16 @@ class OperationSettings:
 
     profile: str | None = None
     base_url: str | None = None
-    timeout: float = TIMEOUT
-    max_retries: int = RETRIES
-    workers: int = WORKERS
+    timeout: float = limits.TIMEOUT
+    max_retries: int = limits.RETRIES
+    workers: int = limits.WORKERS
     raise_on_failure: bool = False
     snapshots: bool = True
     """Keep the entries about to be deleted in a snapshot file before the first deletion."""
     auth: str | None = None
     """``signature`` (every request signed) or ``token`` (one token request, then Bearer);
     ``None``: ``$DICT_MAGICS_AUTH``, else ``signature``."""
-    chunk_size: int = BULK_CHUNK
+    chunk_size: int = limits.BULK_CHUNK
     """Entries per bulk addition request (restore, sync)."""
     listing_max_age: float | None = None
     """Seconds a delete's snapshot may take its terms from this process's cached listing
@@ -77,21 +64,21 @@ class OperationSettings:
 
     def __post_init__(self) -> None:
         for name, low, high, option in (
-            ("workers", MIN_WORKERS, MAX_WORKERS, Remedy.WORKERS),
-            ("max_retries", MIN_RETRIES, MAX_RETRIES, Remedy.MAX_RETRIES),
-            ("chunk_size", 1, MAX_BULK_CHUNK, "chunk_size"),
+            ("workers", limits.MIN_WORKERS, limits.MAX_WORKERS, Remedy.WORKERS),
+            ("max_retries", limits.MIN_RETRIES, limits.MAX_RETRIES, Remedy.MAX_RETRIES),
+            ("chunk_size", 1, limits.MAX_BULK_CHUNK, "chunk_size"),
         ):
             value = getattr(self, name)
             if not is_int(value) or not low <= value <= high:
                 what = name.replace("_", " ")
                 raise UsageProblem(
-                    f"{what} must be {span(low, high)}, not {value!r}.", option=option
+                    f"{what} must be {limits.span(low, high)}, not {value!r}.", option=option
                 )
         if not _seconds(self.timeout) or not self.timeout > 0:
             raise UsageProblem(
                 f"the timeout must be > 0 seconds, not {self.timeout!r}.", option=Remedy.TIMEOUT
             )
-        auth = (self.auth or os.environ.get(AUTH_ENV, "") or AUTH).strip().lower()
+        auth = (self.auth or os.environ.get(AUTH_ENV, "") or limits.AUTH).strip().lower()
         if auth not in ("signature", "token"):
             shown = repr(self.auth) if self.auth else f"${AUTH_ENV}={os.environ.get(AUTH_ENV)!r}"
             raise UsageProblem(f"auth must be 'signature' or 'token', not {shown}.", option="auth")
@@ -100,7 +87,7 @@ class OperationSettings:
             raw = os.environ.get(LISTING_MAX_AGE_ENV, "").strip()
             shown = f"${LISTING_MAX_AGE_ENV}={raw!r}"
             try:
-                age = float(raw) if raw else LISTING_MAX_AGE
+                age = float(raw) if raw else limits.LISTING_MAX_AGE
             except ValueError:
                 age = math.nan
         if not _seconds(age):

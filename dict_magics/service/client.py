@@ -20,15 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from .. import settings
-from ..errors import (
-    DictMagicsError,
-    InvalidEntryError,
-    InvalidIdError,
-    ListingUnsupportedError,
-    ServiceError,
-    UsageProblem,
-)
+from .. import errors, settings
 from ..models import (
     AddBatch,
     AddResult,
@@ -43,27 +35,7 @@ from ..models import (
 from ..models.entry import check_id, is_int
 from ..models.secret import Secret, Unpicklable, mask, redact
 from ..models.terms import entry_problems
-from . import batch
-from .http import (
-    ANSWER_LIMIT,
-    API_PREFIX,
-    AUTH_MODES,
-    HTTP,
-    IDEMPOTENT,
-    LISTING_LIMIT,
-    TOKEN_PATH,
-    BearerAuth,
-    RetryPolicy,
-    SignatureAuth,
-    Verdict,
-    host_of,
-    judge,
-    nonces_for,
-    normalize_base_url,
-    parse_listing,
-    shared,
-    token_request_body,
-)
+from . import batch, http
 
 _R = TypeVar("_R")
 log = logging.getLogger(__name__)
@@ -72,9 +44,9 @@ Stop = Callable[[], bool]  # true once a request must not be sent (again)
 UpdateItem = tuple[str, Entry, Entry | None]  # (id, new terms, old terms if known)
 Progress = Callable[[int, int, Any], None]  # (done, total, result), on the calling thread
 WaitListener = Callable[[float, str], None]  # (seconds, reason): every worker waits so long
-LIST_PATH = API_PREFIX.rstrip("/")
+LIST_PATH = http.API_PREFIX.rstrip("/")
 BULK_PATH = LIST_PATH + "/bulk"
-PURGE_PATH = API_PREFIX + "dictionary-all"
+PURGE_PATH = http.API_PREFIX + "dictionary-all"
 TRANSLATE_PATH = "/api/v1/translate"
 MAX_WORDS = 200
 """Words in one element of a translation request (the vendor's limit)."""
@@ -249,15 +221,17 @@ class DictionaryClient(Unpicklable):
         bulk: bool = True,
         update: bool = True,
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
-        self.host = host_of(self.base_url)
+        self.base_url = http.normalize_base_url(base_url)
+        self.host = http.host_of(self.base_url)
         """Where requests go, for messages and confirmations."""
         problem = _problem(auth, access_key, secret_key, timeout, max_retries)
         if problem:
-            raise DictMagicsError(problem, option="auth" if problem.startswith("auth") else None)
+            raise errors.DictMagicsError(
+                problem, option="auth" if problem.startswith("auth") else None
+            )
         self.access_key = access_key
         self.timeout = float(timeout)
-        self.retry = RetryPolicy(
+        self.retry = http.RetryPolicy(
             int(max_retries), backoff, max_backoff, rate_limit_patience=rate_limit_patience
         )
         self.auth = auth
@@ -268,9 +242,13 @@ class DictionaryClient(Unpicklable):
         """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
         self._said_single = False
         self._secret = Secret(secret_key)
-        self._tokens = shared(self.base_url, access_key, self._secret) if auth == "token" else None
-        self._signature = SignatureAuth(access_key, self._secret, nonces or nonces_for(access_key))
-        self._http = HTTP(self.base_url, session)
+        self._tokens = (
+            http.shared(self.base_url, access_key, self._secret) if auth == "token" else None
+        )
+        self._signature = http.SignatureAuth(
+            access_key, self._secret, nonces or http.nonces_for(access_key)
+        )
+        self._http = http.HTTP(self.base_url, session)
 
     def with_auth(self, auth: str) -> DictionaryClient:
         """A client for the same service and keys, on the same connections, sending ``auth``."""
@@ -306,13 +284,13 @@ class DictionaryClient(Unpicklable):
 
     def list_entries(self) -> EntryList:
         """Every entry; ``ListingUnsupportedError`` when the service has no listing."""
-        final = self._exchange("GET", LIST_PATH, limit=LISTING_LIMIT)
+        final = self._exchange("GET", LIST_PATH, limit=http.LISTING_LIMIT)
         if final.outcome == "success":
-            return EntryList(parse_listing(final.data, self.host), self.host)
+            return EntryList(http.parse_listing(final.data, self.host), self.host)
         if final.http_status in (404, 405, 501):  # only "no such endpoint" means no listing
             what = f"the service at {self.host} offers no listing of the dictionary"
             why = f"HTTP {final.http_status}: {final.reason}"
-            raise _failed(final, f"{what} ({why})", kind=ListingUnsupportedError)
+            raise _failed(final, f"{what} ({why})", kind=errors.ListingUnsupportedError)
         raise _failed(final, f"could not list the dictionary at {self.host}: {final.reason}")
 
     def delete_entry(self, entry_id: str | int, *, audit: Audit | None = None) -> DeleteResult:
@@ -336,7 +314,7 @@ class DictionaryClient(Unpicklable):
     ) -> BatchResult:
         """Delete several entries on ``workers`` threads, each id once, results in input order."""
         if isinstance(ids, str | bytes | bytearray | Mapping):
-            raise InvalidIdError(
+            raise errors.InvalidIdError(
                 f"delete_entries takes a list of ids, not {type(ids).__name__}; "
                 "use delete_entry for one id."
             )
@@ -364,12 +342,12 @@ class DictionaryClient(Unpicklable):
     ) -> AddBatch:
         """Add many entries in bulk ``POST``s of ``chunk_size``; a lost answer is not resent."""
         if isinstance(entries, Entry | str | bytes | Mapping):
-            raise DictMagicsError(
+            raise errors.DictMagicsError(
                 "add_entries takes a list of Entry objects; use add_entry for one."
             )
         entries = list(entries)
         if not (is_int(chunk_size) and 1 <= chunk_size <= settings.MAX_BULK_CHUNK):
-            raise DictMagicsError(
+            raise errors.DictMagicsError(
                 f"chunk_size must be {settings.span(1, settings.MAX_BULK_CHUNK)}, not "
                 f"{chunk_size!r}.",
                 option="chunk_size",
@@ -418,7 +396,7 @@ class DictionaryClient(Unpicklable):
     ) -> list[UpdateResult]:
         """Several ``(id, entry)`` updates on ``workers`` threads, as ``delete_entries``."""
         if isinstance(updates, str | bytes | Mapping):
-            raise DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
+            raise errors.DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
@@ -428,7 +406,7 @@ class DictionaryClient(Unpicklable):
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
         if not self.update:
-            raise UsageProblem(
+            raise errors.UsageProblem(
                 f"the service at {self.host} has no PUT (as the probe found), so an entry cannot "
                 "be changed in place: a delete and an add would give it a new id. Nothing was "
                 "sent."
@@ -459,7 +437,7 @@ class DictionaryClient(Unpicklable):
         out: list[str] = []
         for chunk in chunks:
             body = _body({**asked, "text": chunk})
-            final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=LISTING_LIMIT)
+            final = self._exchange("POST", TRANSLATE_PATH, body=body, limit=http.LISTING_LIMIT)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             found = inner.get("translationResult") if isinstance(inner, dict) else None
             items = found if isinstance(found, list) else []
@@ -474,15 +452,17 @@ class DictionaryClient(Unpicklable):
 
     def attempt(
         self, method: str, path: str, *, nonce: str | None = None, forged: bool = False
-    ) -> tuple[Verdict, str]:
+    ) -> tuple[http.Verdict, str]:
         """One signed attempt, never re-sent, and its nonce: how ``probe`` asks what the service
         does with an old or reused ``nonce``, or a ``forged`` signature."""
         nonce = nonce or self._signature.nonces()
         secret = Secret(f"not-{self._secret}") if forged else self._secret
-        auth = SignatureAuth(self.access_key, secret, lambda: nonce)
+        auth = http.SignatureAuth(self.access_key, secret, lambda: nonce)
         self.requests_sent += 1
-        answer = self._http.send(method, path, auth, timeout=self.timeout, limit=LISTING_LIMIT)
-        return judge(method, answer, LISTING_LIMIT, host=self.host, timeout=self.timeout), nonce
+        answer = self._http.send(method, path, auth, timeout=self.timeout, limit=http.LISTING_LIMIT)
+        return http.judge(
+            method, answer, http.LISTING_LIMIT, host=self.host, timeout=self.timeout
+        ), nonce
 
     # -- one request of each kind ------------------------------------------------------------
 
@@ -496,7 +476,7 @@ class DictionaryClient(Unpicklable):
         *,
         about: str | None = None,
         entries: Sequence[Entry] = (),
-    ) -> tuple[Verdict, _R]:
+    ) -> tuple[http.Verdict, _R]:
         """Send one change (``kind``: a key of ``_UNKNOWN``); ``make`` builds its result."""
         data = [e.to_service(with_id=False) for e in entries]
         body = _body(data if kind == "bulk" else data[0]) if data else None
@@ -524,12 +504,12 @@ class DictionaryClient(Unpicklable):
 
     def _delete_one(self, text: str, stop: Stop, audit: Audit | None) -> DeleteResult:
         make = partial(DeleteResult, entry_id=text)
-        return self._change("delete", API_PREFIX + text, make, stop, audit, about=text)[1]
+        return self._change("delete", http.API_PREFIX + text, make, stop, audit, about=text)[1]
 
     def _update_one(self, item: UpdateItem, stop: Stop, audit: Audit | None) -> UpdateResult:
         text, new, old = item
         make = partial(UpdateResult, entry_id=text, new=new, old=old)
-        path = API_PREFIX + text
+        path = http.API_PREFIX + text
         return self._change("update", path, make, stop, audit, about=text, entries=[new])[1]
 
     def _add_one(self, entry: Entry, stop: Stop, audit: Audit | None) -> AddResult:
@@ -572,7 +552,7 @@ class DictionaryClient(Unpicklable):
         """``batch.run`` (``on_wait`` told of rate-limit pauses meanwhile): the results (an
         item never sent: not attempted), why it stopped, whether it was stopped."""
         if not is_int(workers) or workers < 1:
-            raise DictMagicsError(f"workers must be at least 1, not {workers!r}.")
+            raise errors.DictMagicsError(f"workers must be at least 1, not {workers!r}.")
         listeners = self.rate_limit.listeners
         if on_wait is not None:
             listeners.append(on_wait)
@@ -610,23 +590,23 @@ class DictionaryClient(Unpicklable):
         path: str,
         *,
         body: bytes | None = None,
-        limit: int = ANSWER_LIMIT,
+        limit: int = http.ANSWER_LIMIT,
         stop: Stop = lambda: False,
         audit: Audit | None = None,
         about: str | None = None,
         entries: Sequence[Entry] = (),
         bare: bool = False,
-    ) -> Verdict:
+    ) -> http.Verdict:
         """Send until the answer is final, the retry policy is spent, or ``stop()``; noted in
         ``audit`` right before the first attempt. ``bare``: no credentials (the token request)."""
         policy, started = self.retry, time.monotonic()
         attempts = retries = nonce_refusals = 0
         renewed = reused = False
-        earlier: tuple[int, Verdict] | None = None  # an attempt that may have been acted on
-        verdict: Verdict | None = None
+        earlier: tuple[int, http.Verdict] | None = None  # an attempt that may have been acted on
+        verdict: http.Verdict | None = None
         key: str | None = None
 
-        def ended(tail: str) -> Verdict:
+        def ended(tail: str) -> http.Verdict:
             """How the request ended: unknown when an earlier attempt may have acted."""
             assert verdict is not None
             hidden = (self._secret, getattr(auth, "token", None))  # a service may quote either
@@ -650,16 +630,16 @@ class DictionaryClient(Unpicklable):
             )
 
         while True:
-            auth: Any = BearerAuth() if bare else self._signature
+            auth: Any = http.BearerAuth() if bare else self._signature
             if self._tokens is not None and not bare:
                 auth = self._bearer(stop)
-                if isinstance(auth, Verdict):
+                if isinstance(auth, http.Verdict):
                     return auth if verdict is None else ended(f"; then {auth.reason}")
             sent_at = self.rate_limit.wait(stop)
             if sent_at is None:
                 if verdict is None:
                     reason = "not attempted: stopped (Ctrl-C or cancel) before it was sent"
-                    return Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
+                    return http.Verdict("failure", Cause.NOT_ATTEMPTED, reason, attempts=0)
                 return ended(_STOPPED)
             if audit is not None and key is None:
                 key = audit.sending(method, about, entries)
@@ -668,12 +648,12 @@ class DictionaryClient(Unpicklable):
             answer = self._http.send(
                 method, path, auth, body=body, timeout=self.timeout, limit=limit
             )
-            verdict = judge(method, answer, limit, host=self.host, timeout=self.timeout)
+            verdict = http.judge(method, answer, limit, host=self.host, timeout=self.timeout)
             if verdict.rate_limited:
                 self.rate_limit.limit(sent_at, verdict.retry_after, policy.max_retry_after)
             elif verdict.http_status is not None:
                 self.rate_limit.passed(sent_at)
-            if isinstance(auth, BearerAuth) and self._tokens and auth.token and not bare:
+            if isinstance(auth, http.BearerAuth) and self._tokens and auth.token and not bare:
                 if verdict.cause is Cause.AUTH and not renewed:
                     renewed = True
                     self._tokens.refused(auth.token)
@@ -691,7 +671,7 @@ class DictionaryClient(Unpicklable):
             if verdict.nonce_reused and not reused:
                 reused = True  # maybe a gateway replayed it after the service acted
                 earlier = (attempts, verdict)
-                if method in IDEMPOTENT:
+                if method in http.IDEMPOTENT:
                     continue
                 return ended("")
             if not verdict.again:
@@ -718,13 +698,13 @@ class DictionaryClient(Unpicklable):
             if stop():
                 return ended(_STOPPED)
 
-    def _bearer(self, stop: Stop) -> BearerAuth | Verdict:
+    def _bearer(self, stop: Stop) -> http.BearerAuth | http.Verdict:
         """A Bearer auth with a good token, or how the token request failed."""
         assert self._tokens is not None
 
-        def fetch() -> tuple[str, float] | Verdict:
-            body = token_request_body(self.access_key, self._secret, settings.TOKEN_DURATION)
-            final = self._exchange("POST", TOKEN_PATH, body=body, stop=stop, bare=True)
+        def fetch() -> tuple[str, float] | http.Verdict:
+            body = http.token_request_body(self.access_key, self._secret, settings.TOKEN_DURATION)
+            final = self._exchange("POST", http.TOKEN_PATH, body=body, stop=stop, bare=True)
             inner = final.data.get("data") if isinstance(final.data, dict) else None
             token = inner.get("encodedJWT") if isinstance(inner, dict) else None
             if final.outcome == "success" and isinstance(token, str) and token.strip():
@@ -739,7 +719,7 @@ class DictionaryClient(Unpicklable):
             )
 
         got = self._tokens.current(fetch)
-        return got if isinstance(got, Verdict) else BearerAuth(got)
+        return got if isinstance(got, http.Verdict) else http.BearerAuth(got)
 
 
 def check_translatable(texts: Sequence[str]) -> list[int]:
@@ -749,7 +729,7 @@ def check_translatable(texts: Sequence[str]) -> list[int]:
         words = len(_WORD.findall(text))
         if words > MAX_WORDS or size >= MAX_TEXT_BYTES:
             what = f"{words} words" if words > MAX_WORDS else f"{size:,} bytes"
-            raise UsageProblem(
+            raise errors.UsageProblem(
                 f"element {number} has {what}: the engine takes at most {MAX_WORDS} words an "
                 f"element, under {MAX_TEXT_BYTES // 1024} KB a request. Split it; nothing was "
                 "sent."
@@ -759,8 +739,8 @@ def check_translatable(texts: Sequence[str]) -> list[int]:
 
 def _problem(auth: str, access_key: Any, secret_key: Any, timeout: Any, retries: int) -> str | None:
     """What is wrong with a client's settings, in words, or ``None``."""
-    if auth not in AUTH_MODES:
-        return f"auth must be {' or '.join(map(repr, AUTH_MODES))}, not {auth!r}."
+    if auth not in http.AUTH_MODES:
+        return f"auth must be {' or '.join(map(repr, http.AUTH_MODES))}, not {auth!r}."
     if not isinstance(access_key, str) or not isinstance(secret_key, str):
         return "the access key and the secret key must be text (str)."
     if not access_key or not secret_key:
@@ -779,18 +759,20 @@ def check_entries(entries: Sequence[Entry]) -> None:
     """``InvalidEntryError`` naming the first entry the service would refuse, and why."""
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, Entry):
-            raise DictMagicsError(f"an add or update needs an Entry, not {type(entry).__name__}.")
+            raise errors.DictMagicsError(
+                f"an add or update needs an Entry, not {type(entry).__name__}."
+            )
         problems = entry_problems(*entry.terms)
         if problems:
             where = f"entry {number} of {len(entries)}" if len(entries) > 1 else "the entry"
             shown = f"{entry.from_lang!r:.20} {entry.from_text!r:.40} -> {entry.to_lang!r:.20}"
             why = "; ".join(p.message for p in problems)
-            raise InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
+            raise errors.InvalidEntryError(f"{where} ({shown}): {why}. Nothing was sent.")
 
 
 def _failed(
-    final: Verdict, message: str, cause: Cause | None = None, kind: type = ServiceError
-) -> ServiceError:
+    final: http.Verdict, message: str, cause: Cause | None = None, kind: type = errors.ServiceError
+) -> errors.ServiceError:
     return kind(
         message,
         cause=cause or final.cause,
