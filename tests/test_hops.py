@@ -21,10 +21,8 @@ FRONT_ENDS = ["dict_magics.frontends.magics", "dict_magics.frontends.commands"]
 """The front ends' share: the magic, and its row of the commands table (parser, operation)."""
 
 
-def test_one_delete_calls_nothing_back_and_stays_within_its_modules(
-    _shell: Any, memory_keyring: Any
-) -> None:
-    order, back = trace_delete("17", shell=_shell)
+def test_one_delete_calls_nothing_back_and_stays_within_its_modules(ip: Any) -> None:
+    order, back = trace_delete("17", shell=ip)
     assert order[0] == "dict_magics.frontends.magics", order
     assert [name for name in order if ".frontends." in name] == FRONT_ENDS, order
     for part in ("operations.delete", "service.http", "operations.snapshots", "operations.audit"):
@@ -35,10 +33,10 @@ def test_one_delete_calls_nothing_back_and_stays_within_its_modules(
     assert len(order) - len(below) <= 2, order  # the front ends' share
 
 
-def test_the_tracer_sees_the_call_backs_a_batch_makes(_shell: Any, memory_keyring: Any) -> None:
+def test_the_tracer_sees_the_call_backs_a_batch_makes(ip: Any) -> None:
     """A test of the test: a batch hands its requests (``service.client``) and its progress
     sink (``operations.delete``) to the batch engine, which calls them back, and the tracer
     says so (by design there: a batch reports each result as it comes)."""
-    order, back = trace_delete("17 18 19", shell=_shell)
+    order, back = trace_delete("17 18 19", shell=ip)
     assert ("dict_magics.service.batch", "dict_magics.service.client") in back, back
     assert "dict_magics.frontends.output" in order  # the bar a batch shows
