@@ -6,19 +6,27 @@ against the limit ``n / rate`` and against what a naive thread pool does (plain 
 threads, a 429 retried after its ``Retry-After``, at most 3 retries). Each run gets a fresh
 sandbox process, so each starts with a full bucket; the sandbox's own log counts the 429s and
 the entries left.
+
+``kept``: two batches through ``operations.delete`` against one service (a fresh sandbox on
+the same port, a fresh client each, as two processes would be): the first finds the limit, the
+second starts at the pace the first kept in the data folder. Both are timed.
 """
 
 from __future__ import annotations
 
 import inspect
+import socket
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchlib import (
     RESULTS,
+    WORK,
     Mode,
     SandboxSpec,
+    environ,
     hand_headers,
     median,
     ratio_line,
@@ -42,14 +50,25 @@ def bench_rate_limit(mode: Mode) -> None:
         f"[6] rate limit: {n} ids on {WORKERS} workers, sandbox at {RATE:g}/s "
         f"(burst {BURST}, 429 + Retry-After: {RETRY_AFTER})"
     )
-    runs: dict[str, list[dict[str, Any]]] = {"client": [], "naive": []}
-    for order in rotations(list(runs), mode.limited_rounds):
+    runs: dict[str, list[dict[str, Any]]] = {"client": [], "naive": [], "first": [], "kept": []}
+    for order in rotations(["client", "naive", "kept"], mode.limited_rounds):
         for variant in order:
-            runs[variant].append(_run(variant, n))
+            if variant == "kept":
+                first, kept = kept_pace(n)
+                runs["first"].append(first)
+                runs["kept"].append(kept)
+            else:
+                runs[variant].append(_run(variant, n))
     limit = n / RATE
     print(f"  {mode.limited_rounds} interleaved round(s), a fresh sandbox each; limit n/rate")
     RESULTS["rate_limit"] = {"limit": limit}
-    for variant, label in (("client", "DictionaryClient.delete_entries"), ("naive", "naive pool")):
+    labels = {
+        "client": "DictionaryClient.delete_entries",
+        "naive": "naive pool",
+        "first": "delete, first batch",
+        "kept": "delete, next batch (pace kept)",
+    }
+    for variant, label in labels.items():
         rows = runs[variant]
         took = median([r["seconds"] for r in rows])
         share = median([r["limited"] / r["requests"] for r in rows])
@@ -58,7 +77,7 @@ def bench_rate_limit(mode: Mode) -> None:
             f"  {label:32s} {took:6.2f} s  (limit {limit:.2f} s); 429s {share:6.1%} of requests; "
             f"entries left {left}; worst {max(r['seconds'] for r in rows):.2f} s"
         )
-        targets = (TIME_TARGET, SHARE_TARGET) if variant == "client" else (None, None)
+        targets = (TIME_TARGET, SHARE_TARGET) if variant != "naive" else (None, None)
         ratio = median([r["seconds"] / limit for r in rows])
         print(ratio_line(f"{variant}_time/limit", ratio, targets[0]))
         print(ratio_line(f"{variant}_429_share", max(share, 1e-6), targets[1]))
@@ -71,7 +90,17 @@ def bench_rate_limit(mode: Mode) -> None:
         }
 
 
-def _run(variant: str, n: int) -> dict[str, Any]:
+def kept_pace(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two batches of ``n`` ids against one service, in one fresh data folder: the first finds
+    the limit, the second starts at the pace the first kept."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with environ({"DICT_MAGICS_HOME": tempfile.mkdtemp(prefix="pace-", dir=WORK)}):
+        return _run("kept", n, port), _run("kept", n, port)
+
+
+def _run(variant: str, n: int, port: int = 0) -> dict[str, Any]:
     # The lenient nonce rule: this section compares rate-limit handling; the naive pool's
     # hand-signed threads would also lose requests to the vendor's nonce rule (section 9).
     spec = SandboxSpec(
@@ -81,11 +110,13 @@ def _run(variant: str, n: int) -> dict[str, Any]:
         retry_after=RETRY_AFTER,
         max_log=10 * n,
         nonce_rule="unique",
+        port=port,
     )
     ids = [str(i) for i in range(1, n + 1)]
+    run = {"client": _client, "naive": _naive, "kept": _kept}[variant]
     with sandbox_process(spec) as sandbox:
         started = time.perf_counter()
-        pauses = _client(sandbox, ids) if variant == "client" else _naive(sandbox, ids)
+        pauses = run(sandbox, ids)
         seconds = time.perf_counter() - started
         stats = sandbox.stats()
     operations = stats["operations"]
@@ -110,6 +141,29 @@ def _client(sandbox: Any, ids: list[str]) -> int:
             options["on_wait"] = lambda seconds, reason: waits.append(seconds)
         batch = client.delete_entries(ids, workers=WORKERS, **options)
     if batch.succeeded != len(ids) and options:
+        raise RuntimeError(f"{batch.failed} of {len(ids)} deletions failed under the rate limit")
+    return len(waits)
+
+
+def _kept(sandbox: Any, ids: list[str]) -> int:
+    """``operations.delete`` with a client of its own (as a new process has): it starts at the
+    pace kept in the data folder, if one is."""
+    from dict_magics.operations.context import OperationSettings
+    from dict_magics.operations.delete import delete
+
+    waits: list[float] = []
+
+    class Pauses:
+        def start(self, total: int, title: str) -> None: ...
+        def __call__(self, done: int, total: int, result: Any) -> None: ...
+        def stop(self) -> None: ...
+        def waiting(self, seconds: float, reason: str) -> None:
+            waits.append(seconds)
+
+    with environ({**sandbox.env(), "DICT_MAGICS_CLIENT_CACHE": "off"}):
+        settings = OperationSettings(workers=WORKERS, snapshots=False)
+        batch = delete(settings, ids, progress=Pauses())
+    if batch.succeeded != len(ids):  # type: ignore[union-attr]
         raise RuntimeError(f"{batch.failed} of {len(ids)} deletions failed under the rate limit")
     return len(waits)
 

@@ -175,6 +175,7 @@ class SandboxSpec:
     retry_after: int = 1
     max_log: int = 1000
     nonce_rule: str = "increasing"
+    port: int = 0
 
 
 @dataclass
@@ -262,6 +263,7 @@ def child_sandbox(spec_json: str) -> None:
         burst=spec.burst,
         retry_after=spec.retry_after,
         nonce_rule=spec.nonce_rule,
+        port=spec.port,
     )
     with sandbox, contextlib.ExitStack() as stack:
         url = sandbox.url

@@ -72,6 +72,18 @@ def test_the_pace_set_after_a_burst_doubles_with_use_then_grows_additively() -> 
     assert limit.rate == lowered
     limit.passed(time.monotonic())  # from now on one request a second, each second
     assert limit.rate == pytest.approx(lowered + 1 / lowered)
+    assert limit.found == limit.rate  # a pace a refusal set: worth remembering
+
+
+def test_no_pace_is_worth_remembering_while_it_still_doubles_or_was_never_needed() -> None:
+    limit = RateLimit()
+    for _ in range(20):
+        limit.passed(limit.wait(never))  # type: ignore[arg-type]
+    assert limit.found is None
+    limit.limit(time.monotonic(), 0.0, cap=30)
+    limit.passed(time.monotonic())
+    assert limit.rate == 18 + 2 and limit.found is None  # the limit is not reached yet
+    assert RateLimit(42.0).found == 42.0  # given: an earlier batch found it
 
 
 def test_a_refusal_before_any_request_got_through_at_the_pace_only_pauses() -> None:
@@ -198,3 +210,54 @@ def test_the_text_bar_says_it_is_waiting_until_the_next_result() -> None:
     bar(4, 4, DeleteResult("success", "1"))
     bar.stop()
     assert "waiting" not in stream.getvalue().splitlines()[-1]
+
+
+def test_a_later_process_keeps_to_the_pace_the_service_allowed_from_its_first_request() -> None:
+    """The pace a limited batch found is kept per profile and service: the next process starts
+    at it instead of finding the limit again with a burst of refusals and a pause."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with SandboxServer(140, rate_limit=50, burst=5, retry_after=1, nonce_rule="unique") as sandbox:
+        env = {**os.environ, **sandbox.env()}
+
+        def delete(first: int, last: int) -> subprocess.CompletedProcess[str]:
+            ids = [str(i) for i in range(first, last + 1)]
+            command = [sys.executable, "-m", "dict_magics", "delete", "-w", "8", "--no-snapshot"]
+            return subprocess.run(
+                command + ids, capture_output=True, text=True, env=env, timeout=120
+            )
+
+        def refused() -> int:
+            return sum(r.operation == "rate_limited" for r in sandbox.requests)
+
+        first = delete(1, 100)
+        refused_first = refused()
+        kept = list(Path(env["DICT_MAGICS_HOME"], "paces").iterdir())
+        second = delete(101, 140)
+        refused_second = refused() - refused_first
+        left = sandbox.entries
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert refused_first > 0 and len(kept) == 1, "the first batch found no pace to keep"
+    assert 1 <= json.loads(kept[0].read_text())["rate"] <= 50
+    assert refused_second == 0 and "rate limit" not in second.stderr
+    assert left == {}
+
+
+def test_a_kept_pace_is_one_services_and_trusted_for_a_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dict_magics.models import probe
+    from dict_magics.operations.context import client_from
+    from dict_magics.profiles.credentials import Credentials
+
+    creds = Credentials("work", "http://127.0.0.1:9", "ak", "sk")
+    probe.save_pace("work", creds.base_url, 37.5)
+    with client_from(creds) as client:
+        assert client.rate_limit.rate == 37.5
+    assert probe.stored_pace("work", "http://127.0.0.1:10") is None
+    assert probe.stored_pace("home", creds.base_url) is None
+    later = time.time() + probe.PACE_KEPT + 1
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert probe.stored_pace("work", creds.base_url) is None

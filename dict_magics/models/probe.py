@@ -1,10 +1,12 @@
 """What ``probe`` found out about a service's rules (``ProbeResult``), kept as one small JSON
-file per profile and service, which ``check``, impact, the client and ``status`` read."""
+file per profile and service, which ``check``, impact, the client and ``status`` read; and the
+pace its rate limit allowed the last batch it slowed, which the next client starts at."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -140,11 +142,11 @@ class ProbeResult(Outcomes):
 _NOT_KEPT = ("left", "names", "stopped", "marker")  # a stored probe is a finished one
 
 
-def _path(profile: str, base_url: str) -> Any:
+def _path(profile: str, base_url: str, folder: str = "probes") -> Any:
     from .. import localdata  # when it is used: importing the models reads no file
 
     digest = hashlib.sha256(f"{profile}\0{base_url}".encode("utf-8", "surrogatepass"))
-    return localdata.location("probes", digest.hexdigest()[:24] + ".json")
+    return localdata.location(folder, digest.hexdigest()[:24] + ".json")
 
 
 def save(result: ProbeResult) -> ProbeResult:
@@ -166,3 +168,28 @@ def stored(profile: str, base_url: str) -> ProbeResult | None:
         return ProbeResult(**{k: v for k, v in data.items() if k in known})
     except (OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+PACE_KEPT = 86_400.0
+"""Seconds a learned pace is trusted: a service may allow more later, and a client only ever
+creeps above the pace it starts at."""
+
+
+def stored_pace(profile: str, base_url: str) -> float | None:
+    """Requests a second the service's rate limit let through for this profile's last limited
+    batch (learned within ``PACE_KEPT``), else ``None``: the limit is found again."""
+    try:
+        data = json.loads(_path(profile, base_url, "paces").read_bytes())
+        if 0 <= time.time() - data["at"] < PACE_KEPT:
+            return max(1.0, float(data["rate"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    return None
+
+
+def save_pace(profile: str, base_url: str, rate: float) -> None:
+    from .. import localdata
+
+    localdata.home("paces")
+    data = json.dumps({"rate": round(rate, 2), "at": time.time()}).encode()
+    localdata.atomic_write(_path(profile, base_url, "paces"), data)

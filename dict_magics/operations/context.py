@@ -16,7 +16,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -315,13 +315,14 @@ def make_client(
 def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
     """A new client for ``creds``, told whether its service has bulk and PUT when ``probe``
     found out; ``options`` go to ``DictionaryClient``."""
-    from ..models.probe import stored
+    from ..models.probe import stored, stored_pace
     from ..service.client import DictionaryClient
 
     found = stored(creds.profile, creds.base_url)
     if found is not None:
         options.setdefault("bulk", found.bulk is not False)
         options.setdefault("update", found.update is not False)
+    options.setdefault("pace", stored_pace(creds.profile, creds.base_url))
     return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
 
 
@@ -347,7 +348,16 @@ def connect(
         max_retries=settings.max_retries,
         auth=settings.auth,
     ) as made:
-        yield made, profile
+        limited = made.rate_limit.limited
+        try:
+            yield made, profile
+        finally:  # a pace learned from the service's rate limit: the next client starts at it
+            found = made.rate_limit.found
+            if made.rate_limit.limited != limited and found is not None:
+                from ..models.probe import save_pace
+
+                with suppress(OSError):
+                    save_pace(creds.profile, creds.base_url, found)
 
 
 # -- the listings kept for the operations --------------------------------------------------------

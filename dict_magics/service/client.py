@@ -130,12 +130,13 @@ class RateLimit:
 
     Each refusal pauses every worker until its ``Retry-After`` (else 0.5 s doubling to 8 s) and
     halves the pace once per pause, not below 0.9 of what got through in the second before.
-    Each answer let through adds 1 / pace (2 after the first refusal: it may follow a burst)."""
+    Each answer let through adds 1 / pace (2 after the first refusal: it may follow a burst).
+    ``rate``: a pace an earlier batch learned, kept to from the first request."""
 
-    def __init__(self) -> None:
+    def __init__(self, rate: float | None = None) -> None:
         self._lock = threading.Lock()
         self.not_before = 0.0
-        self.rate: float | None = None
+        self.rate = rate
         self.limited = 0
         self._growing = False  # since the first refusal: the pace doubles while used
         self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
@@ -144,6 +145,12 @@ class RateLimit:
         self._passed: deque[float] = deque()
         self._streak = 0
         self.listeners: list[WaitListener] = []
+
+    @property
+    def found(self) -> float | None:
+        """The pace worth remembering: one a refusal set (then grown), or the one given; not
+        while the pace still doubles towards a limit not yet reached."""
+        return None if self._growing else self.rate
 
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
@@ -202,7 +209,8 @@ class DictionaryClient(Unpicklable):
     """Lists, deletes, adds and updates entries; translates. Not picklable: it holds the secret.
 
     ``auth="token"`` sends one shared token as Bearer, ``"signature"`` signs every request;
-    ``bulk`` and ``update``: whether the service has those endpoints (``probe`` finds out)."""
+    ``bulk`` and ``update``: whether the service has those endpoints (``probe`` finds out);
+    ``pace``: the requests a second its rate limit allowed an earlier batch."""
 
     def __init__(
         self,
@@ -220,6 +228,7 @@ class DictionaryClient(Unpicklable):
         auth: str = settings.AUTH,
         bulk: bool = True,
         update: bool = True,
+        pace: float | None = None,
     ) -> None:
         self.base_url = http.normalize_base_url(base_url)
         self.host = http.host_of(self.base_url)
@@ -237,7 +246,7 @@ class DictionaryClient(Unpicklable):
         self.auth = auth
         self.bulk, self.update = bulk, update
         self.closed = False
-        self.rate_limit = RateLimit()
+        self.rate_limit = RateLimit(pace)
         self.requests_sent = 0
         """Attempts sent so far (counted without a lock: exact for one thread at a time)."""
         self._said_single = False
