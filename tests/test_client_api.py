@@ -401,9 +401,10 @@ def test_update_entries_run_on_the_batch_engine_in_input_order() -> None:
         changes = [(str(i), Entry("", "en", f"changed {i}", "de", f"G {i}")) for i in (5, 1, 3)]
         changes.append(("404", Entry("", "en", "nobody", "de", "niemand")))
         seen: list[int] = []
-        results = client.update_entries(
+        results, why, stopped = client.update_entries(
             changes, old=old, workers=3, progress=lambda d, t, r: seen.append(d)
         )
+        assert why == "" and not stopped
         assert [r.entry_id for r in results] == ["5", "1", "3", "404"]
         assert [r.outcome for r in results] == ["success"] * 3 + ["failure"]
         assert results[0].old == old["5"] and results[3].old is None

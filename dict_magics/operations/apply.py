@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ServiceFailure
 from ..models import Cause, UpdateResult
 from ..models.text import entries as counted
-from ..service import batch
 from .audit import AuditLog
 from .context import OperationSettings, ProgressSink, Warn
 from .listing import CACHE
@@ -128,39 +127,18 @@ class ApplyChanges:
         self._stop_if(run.interrupted, self.deletes)
 
     def _updates(self, updates: Sequence[tuple[Entry, Entry]]) -> None:
-        """The PUTs on the batch engine (at most ``workers`` in flight)."""
-
-        def send(update: tuple[Entry, Entry], stop: object) -> UpdateResult:
-            self.sending()
-            now, new = update
-            return self.client.update_entry(new.id, new, old=now, audit=self.logs[1])
-
         if not updates:
             return
-        run = batch.run(
-            updates,
-            send,
-            workers=min(self.settings.workers, len(updates)),
-            sent=lambda r: r.attempts > 0,
-            refused=lambda r: r.cause in (Cause.AUTH, Cause.NONCE),
+        self.sending()
+        self.updates, why, stopped = self.client.update_entries(
+            [(new.id, new) for _, new in updates],
+            old={new.id: now for now, new in updates},
+            workers=self.settings.workers,
             progress=self._tick,
             cancel=self.cancel,
-            name="dict-magics-update",
+            audit=self.logs[1],
         )
-        self.updates = [
-            r
-            or UpdateResult(
-                "failure",
-                new.id,
-                new,
-                old=now,
-                reason="not sent: stopped first (running it again sends it)",
-                attempts=0,
-                cause=Cause.NOT_ATTEMPTED,
-            )
-            for r, (now, new) in zip(run.results, updates, strict=True)
-        ]
-        self._stop_if(run.interrupted, self.updates, bool(run.why))
+        self._stop_if(stopped, self.updates, bool(why))
 
     def _adds(self, adds: Sequence[Entry], before: list[Entry]) -> None:
         if not adds:

@@ -402,15 +402,16 @@ class DictionaryClient(Unpicklable):
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
         audit: Audit | None = None,
-    ) -> list[UpdateResult]:
-        """Several ``(id, entry)`` updates on ``workers`` threads, as ``delete_entries``."""
+    ) -> tuple[list[UpdateResult], str, bool]:
+        """Several ``(id, entry)`` updates on ``workers`` threads: the results, why the batch
+        stopped early (``""``: it did not) and whether it was stopped."""
         if isinstance(updates, str | bytes | Mapping):
             raise errors.DictMagicsError("update_entries takes a list of (id, Entry) pairs.")
         old = old or {}
         items = [(t, new, old.get(t)) for t, new in (_checked_update(i, e) for i, e in updates)]
         self.check_update()
         send = partial(self._update_one, audit=audit)
-        return self._run_batch(items, send, workers, None, progress, cancel, "update")[0]
+        return self._run_batch(items, send, workers, None, progress, cancel, "update")
 
     def check_update(self) -> None:
         """``UsageProblem`` when the service has no PUT (a delete and an add change the id)."""
