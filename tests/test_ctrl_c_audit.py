@@ -33,10 +33,13 @@ def _stopped_mid_request(
     signum: int,
     home: Path,
     preexec: Callable[[], object] | None = None,
+    no_listing: bool = False,
 ) -> tuple[int, str, list[dict], SandboxServer]:
     """(exit code, output, audit lines, sandbox) of ``argv`` signalled while the sandbox holds
-    its ``method`` request."""
+    its ``method`` request (``no_listing``: the first listing answers 404, a warning)."""
     with SandboxServer(10) as box:
+        if no_listing:
+            box.inject("status", 1, status=404, method="GET")
         box.inject("hang", delay=HELD, method=method)
         proc, _ = _started(argv, box, home, method, preexec)
         assert proc.poll() is None
@@ -199,12 +202,14 @@ def test_ctrl_c_during_one_delete_with_jsonl_prints_result_lines_and_a_summary(
     tmp_path: Path,
 ) -> None:
     """``--jsonl`` keeps its shape when Ctrl-C stops a one-id delete: a line for the result,
-    then the summary (before: one ``--json``-shaped document, no summary line)."""
+    then the summary (before: one ``--json``-shaped document, no summary line), which holds the
+    warnings said before the Ctrl-C (before: none)."""
     code, out, lines, _ = _stopped_mid_request(
-        _cli("delete", "--jsonl", "7"), "DELETE", signal.SIGINT, tmp_path
+        _cli("delete", "--jsonl", "7"), "DELETE", signal.SIGINT, tmp_path, no_listing=True
     )
     assert code == 130
     printed = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [(x["entry_id"], x["outcome"]) for x in printed[:-1]] == [("7", "success")]
     assert "summary" in printed[-1] and printed[-1]["summary"]["deleted"] == 1
+    assert any("offers no listing" in w for w in printed[-1]["summary"]["warnings"]), out
     assert [(x["entry_id"], x["outcome"]) for x in lines] == [("7", "success")]

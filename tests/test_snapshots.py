@@ -428,9 +428,13 @@ def test_restore_dry_run_says_would_add_and_long_lists_are_cut() -> None:
         "(dry run: nothing that changes the dictionary was sent)"
     )
     assert lines[1] == "  \u2713 would add 語0 \u2192 w0 (ja\u2192en)"
-    assert len(lines) == 1 + 20 + 1 and lines[-1] == "  ... and 5 entries more"
+    assert len(lines) == 1 + 20 + 1 and lines[-1] == "  \u2026 and 5 more"
     assert "restored" not in text and "added " not in text
     assert "would add 25 entries" in RestoreResult(added=many, dry_run=True)._repr_html_()
+    # Put-backs and removals are counted past the first 20 too (they were cut silently).
+    undo = str(RestoreResult(put_back=many, removed=many[:22])).splitlines()
+    assert undo.count("  \u2026 and 5 more") == 1 and undo.count("  \u2026 and 2 more") == 1
+    assert len(undo) == 1 + 20 + 1 + 20 + 1
 
 
 # -- format 2 ------------------------------------------------------------------------------------

@@ -390,12 +390,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 # -- the dictionary ----------------------------------------------------------------------
 
 
-def _run(args: argparse.Namespace, **context: Any) -> tuple[Any, list[str]]:
+def _run(
+    args: argparse.Namespace, said: list[str] | None = None, **context: Any
+) -> tuple[Any, list[str]]:
     """Call the command's operation (``commands.COMMANDS[name].run``); its result, and the
-    warnings it said."""
+    warnings it said (into ``said`` as they come: a caller stopped by Ctrl-C keeps them)."""
     from .commands import Context
 
-    said: list[str] = []
+    said = [] if said is None else said
 
     def warn(message: str) -> None:
         said.append(CLI.message(message))
@@ -492,7 +494,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     stream = shapes.JsonlResults(out, _progress(args)) if out.mode == "jsonl" else None
     said: list[str] = []
     try:
-        result, said = _run(args, progress=stream or _progress(args))
+        result, said = _run(args, said, progress=stream or _progress(args))
     except KeyboardInterrupt as stopped:
         done = getattr(stopped, "result", None)
         if stream is None or done is None:

@@ -652,8 +652,8 @@ class RestoreResult(Outcomes):
                 elif was is not None:
                     text += f" (was {was.describe()})"
                 items.append(("success", text, ""))
-        if len(self.added) > SHOWN:
-            items.append(("", f"... and {entries(len(self.added) - SHOWN)} more", ""))
+            if len(done) > SHOWN:
+                items.append(("", f"\u2026 and {len(done) - SHOWN:,} more", ""))
         if self.snapshot:
             kept = f"Kept first at {self.snapshot}: restoring that file undoes this restore."
             items.append(("", kept, ""))
