@@ -136,12 +136,14 @@ def _cells(shell: Any, spec: SandboxSpec, template: str, quick: bool) -> float:
     snapshot = "--no-snapshot" not in template
     spec = replace(spec, entries=calls * 2 * (rounds + 1) + 10)
     times: dict[str, list[float]] = {"magic": [], "hand": []}
-    with sandbox_process(spec) as sandbox, environ(sandbox.env()):
+    inside: dict[str, list[float]] = {"magic": [], "hand": []}  # in the call, not IPython's
+    with sandbox_process(spec) as sandbox, environ(sandbox.env()), _timed_calls(shell) as spent:
         session = requests.Session()
         if spec.tls:
             session.verify = sandbox.ca_path
         next_id = iter(range(1, spec.entries)).__next__
 
+        @_timed(spent)
         def hand(entry_id: int) -> None:
             if snapshot:
                 path = PREFIX.rstrip("/")
@@ -159,20 +161,49 @@ def _cells(shell: Any, spec: SandboxSpec, template: str, quick: bool) -> float:
         with capture_output():
             for order in rotations(["magic", "hand"], rounds + 1):
                 for name in order:
+                    spent[0] = 0.0
                     started = time.perf_counter()
                     for _ in range(calls):
                         outcome = shell.run_cell(cells[name].format(next_id()))
                         if not outcome.success:
                             raise RuntimeError(f"cell failed: {outcome.error_in_exec}")
                     times[name].append((time.perf_counter() - started) / calls)
+                    inside[name].append(spent[0] / calls)
         session.close()
     times = {k: v[1:] for k, v in times.items()}
     where = "TLS + 20 ms" if spec.tls else "loopback"
-    print(
-        f"  {where}: {template.format('ID')} {median(times['magic']) * 1e3:.2f} ms, "
-        f"hand {median(times['hand']) * 1e3:.2f} ms"
-    )
+    print(f"  {where}: {template.format('ID')} against the hand cell, per cell:")
+    for name in times:
+        cell, call = median(times[name]) * 1e3, median(inside[name][1:]) * 1e3
+        print(f"    {name:5s} {cell:6.2f} ms = the call {call:6.2f} + IPython {cell - call:.2f}")
     return median([m / h for m, h in zip(times["magic"], times["hand"], strict=True)])
+
+
+@contextlib.contextmanager
+def _timed_calls(shell: Any) -> Any:
+    """``spent[0]``: seconds inside ``run_line_magic`` (and whatever ``_timed(spent)`` wraps):
+    the rest of a cell's time is IPython's (reading, compiling, showing what it returns)."""
+    spent = [0.0]
+    original = shell.run_line_magic
+    shell.run_line_magic = _timed(spent)(original)
+    try:
+        yield spent
+    finally:
+        shell.run_line_magic = original
+
+
+def _timed(spent: list[float]) -> Any:
+    def wrap(function: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - started
+
+        return timed
+
+    return wrap
 
 
 def _rate_limit(mode: Mode) -> tuple[float, float]:
