@@ -3,6 +3,7 @@ Retry-After, and keeps to a pace learned from them (``service.client.RateLimit``
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -237,12 +238,19 @@ def test_a_later_process_keeps_to_the_pace_the_service_allowed_from_its_first_re
         first = delete(1, 100)
         refused_first = refused()
         kept = list(Path(env["DICT_MAGICS_HOME"], "paces").iterdir())
+        command = [sys.executable, "-m", "dict_magics", "status"]
+        shown = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        said = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
         second = delete(101, 140)
         refused_second = refused() - refused_first
         left = sandbox.entries
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert refused_first > 0 and len(kept) == 1, "the first batch found no pace to keep"
-    assert 1 <= json.loads(kept[0].read_text())["rate"] <= 50
+    pace = json.loads(kept[0].read_text())["rate"]
+    assert 1 <= pace <= 50 and json.loads(said.stdout)["pace"] == pace
+    assert re.search(
+        rf"\n  rate limit: +{pace:g} requests a second, kept for a day\n", shown.stdout
+    )
     assert refused_second == 0 and "rate limit" not in second.stderr
     assert left == {}
 

@@ -369,6 +369,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "keyring_plaintext": backend.plaintext if backend else False,
         **shapes.pick(found, "problem", "warnings"),
         "probe": found.probe and {**found.probe.to_json(), "date": found.probe.date},
+        "pace": found.pace,
     }
     text = str(found)
     code = EXIT_OK if found.ready else EXIT_USAGE

@@ -357,7 +357,7 @@ _COMMANDS = (
         "they are refused or cannot be checked",
         json='{"profile", "ready", "base_url", "access_key", "sources", "secret_key", '
         '"keyring_backend", "keyring_available", "keyring_plaintext", "problem", "warnings", '
-        '"check": {"works", "message", "http_status", "entries"}}',
+        '"probe", "pace", "check": {"works", "message", "http_status", "entries"}}',
     ),
     Command(
         "profiles", "list the profiles stored in the keyring (never a secret)",

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import DictMagicsError, Notice
-from ..models.probe import ProbeResult, stored
+from ..models.probe import ProbeResult, stored, stored_pace
 from ..models.text import COLOUR, MARK, Rendered, escape, html_row, html_table, shown
 from . import credentials
 
@@ -25,6 +25,7 @@ class ProfileStatus(Rendered):
     backend: credentials.BackendInfo | None = None
     problem: str | None = None
     probe: ProbeResult | None = None  # what ``probe`` last found here, if it ran
+    pace: float | None = None  # requests a second a limited batch found (``stored_pace``)
 
     @property
     def ready(self) -> bool:
@@ -77,6 +78,8 @@ class ProfileStatus(Rendered):
         ]
         if self.probe is not None:
             rows.append(("probe", self.probe.summary()))
+        if self.pace is not None:
+            rows.append(("rate limit", f"{self.pace:g} requests a second, kept for a day"))
         rows.append(("keyring backend", backend))
         if self.problem:
             rows.append(("problem", self.problem))
@@ -125,5 +128,7 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         problem = Notice(str(exc), option=exc.option, profile=exc.profile)
         return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
     key, sources = creds.masked_access_key, dict(creds.sources)
-    found = stored(profile, creds.base_url)
-    return ProfileStatus(profile, creds.base_url, key, sources, env_vars, backend, probe=found)
+    found, pace = stored(profile, creds.base_url), stored_pace(profile, creds.base_url)
+    return ProfileStatus(
+        profile, creds.base_url, key, sources, env_vars, backend, probe=found, pace=pace
+    )
