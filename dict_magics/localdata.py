@@ -111,6 +111,16 @@ def open_private(path: Path, flags: int) -> int:
     return fd
 
 
+def read_private(path: Path, limit: int = 1 << 20) -> bytes:
+    """At most ``limit`` bytes of ``path``, a regular file of this user (a FIFO or a link put
+    in its place is refused, never waited on or followed)."""
+    fd = open_private(path, os.O_RDONLY)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def _uid() -> int:
     return os.getuid() if hasattr(os, "getuid") else 0
 

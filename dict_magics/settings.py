@@ -20,6 +20,8 @@ MAX_WORKERS = 64
 MIN_RETRIES = 0
 MAX_RETRIES = 10
 """The most re-sends any front end accepts: beyond that, waiting only hides an outage."""
+MAX_PACE = 10_000
+"""The fastest pace (requests a second) a client starts at: more is no pace a service keeps."""
 MAX_RETRY_AFTER = 30.0
 """The longest ``Retry-After`` the client honours before it waits this long instead."""
 VERSION = "4.0.0"

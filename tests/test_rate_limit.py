@@ -73,7 +73,7 @@ def test_the_pace_set_after_a_burst_doubles_with_use_then_grows_additively() -> 
     assert limit.rate == lowered
     limit.passed(time.monotonic())  # from now on one request a second, each second
     assert limit.rate == pytest.approx(lowered + 1 / lowered)
-    assert limit.found == limit.rate  # a pace a refusal set: worth remembering
+    assert limit.found == lowered  # the pace the refusal set, not the one crept up since
 
 
 def test_no_pace_is_worth_remembering_while_it_still_doubles_or_was_never_needed() -> None:
@@ -84,7 +84,20 @@ def test_no_pace_is_worth_remembering_while_it_still_doubles_or_was_never_needed
     limit.limit(time.monotonic(), 0.0, cap=30)
     limit.passed(time.monotonic())
     assert limit.rate == 18 + 2 and limit.found is None  # the limit is not reached yet
-    assert RateLimit(42.0).found == 42.0  # given: an earlier batch found it
+    given = RateLimit(42.0)  # an earlier batch's: kept to, found again only by a refusal
+    for _ in range(30):
+        given.passed(time.monotonic())
+    assert given.found is None and given.most == 30
+    given.limit(time.monotonic(), 0.0, cap=30)
+    assert given.rate == given.found == 0.9 * 30
+
+
+def test_a_client_refuses_a_pace_no_service_keeps() -> None:
+    from dict_magics.errors import DictMagicsError
+
+    for pace in (0, 0.5, -5, float("nan"), float("inf"), 1e9):
+        with pytest.raises(DictMagicsError, match=r"pace must be 1\.\.10000 requests a second"):
+            DictionaryClient("http://127.0.0.1:9", "ak", "sk", pace=pace)
 
 
 def test_a_refusal_before_any_request_got_through_at_the_pace_only_pauses() -> None:
@@ -238,6 +251,7 @@ def test_a_later_process_keeps_to_the_pace_the_service_allowed_from_its_first_re
         first = delete(1, 100)
         refused_first = refused()
         kept = list(Path(env["DICT_MAGICS_HOME"], "paces").iterdir())
+        pace = json.loads(kept[0].read_text())["rate"] if kept else None
         command = [sys.executable, "-m", "dict_magics", "status"]
         shown = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
         said = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
@@ -246,8 +260,7 @@ def test_a_later_process_keeps_to_the_pace_the_service_allowed_from_its_first_re
         left = sandbox.entries
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert refused_first > 0 and len(kept) == 1, "the first batch found no pace to keep"
-    pace = json.loads(kept[0].read_text())["rate"]
-    assert 1 <= pace <= 50 and json.loads(said.stdout)["pace"] == pace
+    assert pace is not None and 1 <= pace <= 50 and json.loads(said.stdout)["pace"] == pace
     assert re.search(
         rf"\n  rate limit: +{pace:g} requests a second, kept for a day\n", shown.stdout
     )
@@ -255,17 +268,77 @@ def test_a_later_process_keeps_to_the_pace_the_service_allowed_from_its_first_re
     assert left == {}
 
 
-def test_a_kept_pace_is_one_services_and_trusted_for_a_day(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kept_pace_is_one_keys_at_one_service_and_trusted_for_a_day(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from dict_magics.models import probe
     from dict_magics.operations.context import client_from
     from dict_magics.profiles.credentials import Credentials
 
     creds = Credentials("work", "http://127.0.0.1:9", "ak", "sk")
-    probe.save_pace("work", creds.base_url, 37.5)
+    probe.save_pace("work", creds.base_url, "ak", 37.5)
     with client_from(creds) as client:
         assert client.rate_limit.rate == 37.5
-    assert probe.stored_pace("work", "http://127.0.0.1:10") is None
-    assert probe.stored_pace("home", creds.base_url) is None
+    assert probe.stored_pace("work", "http://127.0.0.1:10", "ak") is None
+    assert probe.stored_pace("home", creds.base_url, "ak") is None
+    assert probe.stored_pace("work", creds.base_url, "another key") is None
     later = time.time() + probe.PACE_KEPT + 1
     monkeypatch.setattr(time, "time", lambda: later)
-    assert probe.stored_pace("work", creds.base_url) is None
+    assert probe.stored_pace("work", creds.base_url, "ak") is None
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        b'{"rate": NaN, "at": 0}',
+        b'{"rate": Infinity, "at": 0}',
+        b'{"rate": 1e400, "at": 0}',
+        b'{"rate": 0, "at": 0}',
+        b'{"rate": -5, "at": 0}',
+        b'{"rate": 123456, "at": 0}',
+        b'{"rate": true, "at": 0}',
+        b'{"rate": "90", "at": 0}',
+        b'{"rate": 90, "at": 1e400}',
+        b'{"rate": 9' + b"9" * 400 + b', "at": 0}',
+        b"[" * 100_000 + b"]" * 100_000,
+        b"",
+        b"{}",
+    ],
+)
+def test_a_pace_file_that_is_not_a_pace_we_wrote_is_ignored(kept: bytes) -> None:
+    """Never a pace of 1 a second for a day, nor one no refusal can lower, nor a crash."""
+    import os
+
+    from dict_magics.models import probe
+
+    probe.save_pace("work", "http://127.0.0.1:9", "ak", 90.0)
+    path = probe._path("work", "http://127.0.0.1:9\0ak", "paces")
+    now = str(time.time()).encode()
+    path.write_bytes(kept.replace(b'"at": 0', b'"at": ' + now))
+    assert probe.stored_pace("work", "http://127.0.0.1:9", "ak") is None
+    path.unlink()
+    os.mkfifo(path)  # a FIFO in its place: refused, not waited on
+    assert probe.stored_pace("work", "http://127.0.0.1:9", "ak") is None
+
+
+def test_a_pace_kept_too_low_rises_with_what_the_service_let_through() -> None:
+    """A batch that starts at a kept pace and is never refused keeps the most it got through
+    in one second (a pace learned while another process shared the key is not kept a day)."""
+    from dict_magics.models import probe
+    from dict_magics.operations.context import OperationSettings, connect
+
+    with SandboxServer(5) as sandbox:
+        os_env = sandbox.env()
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in {**os_env, "DICT_MAGICS_CLIENT_CACHE": "off"}.items():
+                patch.setenv(name, value)  # a new client each time, as a new process has
+            probe.save_pace("default", sandbox.url, sandbox.access_key, 20.0)
+            with connect(OperationSettings()) as (client, _):
+                assert client.rate_limit.rate == 20.0
+                for _ in range(20):  # at the kept pace: not enough to keep
+                    client.rate_limit.passed(time.monotonic())
+            assert probe.stored_pace("default", sandbox.url, sandbox.access_key) == 20.0
+            with connect(OperationSettings()) as (client, _):
+                for _ in range(40):
+                    client.rate_limit.passed(time.monotonic())
+            assert probe.stored_pace("default", sandbox.url, sandbox.access_key) == 40.0

@@ -162,11 +162,13 @@ def save(result: ProbeResult) -> ProbeResult:
 
 def stored(profile: str, base_url: str) -> ProbeResult | None:
     """The last finished probe of this profile and service, if one is kept (and readable)."""
+    from .. import localdata
+
     try:
-        data = json.loads(_path(profile, base_url).read_bytes())
+        data = json.loads(localdata.read_private(_path(profile, base_url)))
         known = {f.name for f in fields(ProbeResult)} - set(_NOT_KEPT)
         return ProbeResult(**{k: v for k, v in data.items() if k in known})
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
         return None
 
 
@@ -175,21 +177,27 @@ PACE_KEPT = 86_400.0
 creeps above the pace it starts at."""
 
 
-def stored_pace(profile: str, base_url: str) -> float | None:
-    """Requests a second the service's rate limit let through for this profile's last limited
-    batch (learned within ``PACE_KEPT``), else ``None``: the limit is found again."""
+def stored_pace(profile: str, base_url: str, access_key: str) -> float | None:
+    """Requests a second the service's rate limit let through for this profile and key
+    (learned within ``PACE_KEPT``), else ``None``: the limit is found again."""
+    from .. import localdata, settings
+
     try:
-        data = json.loads(_path(profile, base_url, "paces").read_bytes())
-        if 0 <= time.time() - data["at"] < PACE_KEPT:
-            return max(1.0, float(data["rate"]))
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    return None
+        data = json.loads(
+            localdata.read_private(_path(profile, f"{base_url}\0{access_key}", "paces"))
+        )
+        rate, at = data["rate"], data["at"]
+        if not {type(rate), type(at)} <= {int, float}:
+            return None
+        age = time.time() - at
+    except (OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError):
+        return None
+    return float(rate) if 1 <= rate <= settings.MAX_PACE and 0 <= age < PACE_KEPT else None
 
 
-def save_pace(profile: str, base_url: str, rate: float) -> None:
+def save_pace(profile: str, base_url: str, access_key: str, rate: float) -> None:
     from .. import localdata
 
     localdata.home("paces")
     data = json.dumps({"rate": round(rate, 2), "at": time.time()}).encode()
-    localdata.atomic_write(_path(profile, base_url, "paces"), data)
+    localdata.atomic_write(_path(profile, f"{base_url}\0{access_key}", "paces"), data)

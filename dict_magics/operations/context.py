@@ -322,7 +322,7 @@ def client_from(creds: Credentials, **options: Any) -> DictionaryClient:
     if found is not None:
         options.setdefault("bulk", found.bulk is not False)
         options.setdefault("update", found.update is not False)
-    options.setdefault("pace", stored_pace(creds.profile, creds.base_url))
+    options.setdefault("pace", stored_pace(creds.profile, creds.base_url, creds.access_key))
     return DictionaryClient(creds.base_url, creds.access_key, creds.secret_key, **options)
 
 
@@ -348,16 +348,19 @@ def connect(
         max_retries=settings.max_retries,
         auth=settings.auth,
     ) as made:
-        limited = made.rate_limit.limited
+        limit = made.rate_limit
+        limited, pace = limit.limited, limit.rate
         try:
             yield made, profile
-        finally:  # a pace learned from the service's rate limit: the next client starts at it
-            found = made.rate_limit.found
-            if made.rate_limit.limited != limited and found is not None:
+        finally:  # what the service's rate limit allowed: the next client starts at it
+            found = limit.found if limit.limited != limited else None
+            if found is None and pace and limit.most >= 1.05 * pace:
+                found = float(limit.most)  # let through, never refused: a pace kept too low rises
+            if found is not None:
                 from ..models.probe import save_pace
 
                 with suppress(OSError):
-                    save_pace(creds.profile, creds.base_url, found)
+                    save_pace(creds.profile, creds.base_url, creds.access_key, found)
 
 
 # -- the listings kept for the operations --------------------------------------------------------

@@ -128,7 +128,8 @@ def profile_status(profile: str | None = None, *, base_url: str | None = None) -
         problem = Notice(str(exc), option=exc.option, profile=exc.profile)
         return ProfileStatus(profile, env_vars=env_vars, backend=backend, problem=problem)
     key, sources = creds.masked_access_key, dict(creds.sources)
-    found, pace = stored(profile, creds.base_url), stored_pace(profile, creds.base_url)
+    found = stored(profile, creds.base_url)
+    pace = stored_pace(profile, creds.base_url, creds.access_key)
     return ProfileStatus(
         profile, creds.base_url, key, sources, env_vars, backend, probe=found, pace=pace
     )

@@ -138,6 +138,11 @@ class RateLimit:
         self.not_before = 0.0
         self.rate = rate
         self.limited = 0
+        self.most = 0
+        """The most answers let through in one second."""
+        self.found: float | None = None
+        """The pace to remember: the one each refusal of a pace in force set (not the first,
+        which may follow a mere burst), at most 0.9 of ``most``; never the pace crept up since."""
         self._growing = False  # since the first refusal: the pace doubles while used
         self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
         self._through = 0  # answers let through of requests sent at the pace in force
@@ -145,12 +150,6 @@ class RateLimit:
         self._passed: deque[float] = deque()
         self._streak = 0
         self.listeners: list[WaitListener] = []
-
-    @property
-    def found(self) -> float | None:
-        """The pace worth remembering: one a refusal set (then grown), or the one given; not
-        while the pace still doubles towards a limit not yet reached."""
-        return None if self._growing else self.rate
 
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
@@ -177,6 +176,7 @@ class RateLimit:
             self._passed.append(now)
             while self._passed[0] < now - 1.0:
                 self._passed.popleft()
+            self.most = max(self.most, len(self._passed))
             if sent_at >= self._set_at:
                 self._through += 1
                 if self.rate is not None:
@@ -198,6 +198,8 @@ class RateLimit:
                 passed = sum(1 for t in self._passed if t >= since)
                 self._growing = self.rate is None
                 self.rate = max(1.0, 0.9 * passed, (self.rate or 0.0) / 2)
+                if not self._growing:
+                    self.found = max(1.0, min(self.rate, 0.9 * self.most))
                 self._set_at = self.not_before
                 self._through = 0
             listeners = list(self.listeners) if told else []
@@ -233,7 +235,7 @@ class DictionaryClient(Unpicklable):
         self.base_url = http.normalize_base_url(base_url)
         self.host = http.host_of(self.base_url)
         """Where requests go, for messages and confirmations."""
-        problem = _problem(auth, access_key, secret_key, timeout, max_retries)
+        problem = _problem(auth, access_key, secret_key, timeout, max_retries, pace)
         if problem:
             raise errors.DictMagicsError(
                 problem, option="auth" if problem.startswith("auth") else None
@@ -747,7 +749,9 @@ def check_translatable(texts: Sequence[str]) -> list[int]:
     return sizes
 
 
-def _problem(auth: str, access_key: Any, secret_key: Any, timeout: Any, retries: int) -> str | None:
+def _problem(
+    auth: str, access_key: Any, secret_key: Any, timeout: Any, retries: int, pace: Any = None
+) -> str | None:
     """What is wrong with a client's settings, in words, or ``None``."""
     if auth not in http.AUTH_MODES:
         return f"auth must be {' or '.join(map(repr, http.AUTH_MODES))}, not {auth!r}."
@@ -762,6 +766,10 @@ def _problem(auth: str, access_key: Any, secret_key: Any, timeout: Any, retries:
         return f"timeout must be a positive number of seconds, not {timeout!r}."
     if retries < 0:
         return f"max_retries must be 0 or more, not {retries!r}."
+    if pace is not None and not (isinstance(pace, int | float) and 1 <= pace <= settings.MAX_PACE):
+        return (
+            f"pace must be {settings.span(1, settings.MAX_PACE)} requests a second, not {pace!r}."
+        )
     return None
 
 
@@ -820,7 +828,7 @@ def _not_attempted(why: str, item: Any) -> Any:
         "a row (the token endpoint is not asked again at once), so the rest were not sent",
         "error": "not attempted: the batch stopped on an unexpected error",
     }
-    reason = reasons.get(why, f"not attempted: the batch was cancelled before this {what} was sent")
+    reason = reasons.get(why, f"not attempted: the batch stopped before this {what} was sent")
     fields: dict[str, Any] = {"reason": reason, "attempts": 0, "cause": Cause.NOT_ATTEMPTED}
     if isinstance(item, list):  # a bulk chunk
         return [AddResult("failure", entry=entry, **fields) for entry in item]
