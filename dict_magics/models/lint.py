@@ -162,15 +162,10 @@ class LintReport(Outcomes):
 
     def _items(self) -> list[tuple[Any, ...]]:
         """Each kind's findings with their fixes, then what the duplicates allow."""
-        items: list[tuple[Any, ...]] = [
-            (
-                "",
-                f"{kind} ({len(found)})",
-                "",
-                [("", f"{_ids(f)}: {f.message}", f"fix: {f.fix}") for f in found],
-            )
-            for kind, found in self.by_kind().items()
-        ]
+        items: list[tuple[Any, ...]] = []
+        for kind, found in self.by_kind().items():
+            fixes = [("", f"{_ids(f)}: {f.message}", f"fix: {f.fix}") for f in found]
+            items.append(("", f"{kind} ({len(found)})", "", fixes))
         if self.duplicate_ids:
             said = f"{entries(len(self.duplicate_ids))} can go with nothing lost"
             items.append(("", f"duplicate_ids: {said}", "each group keeps its lowest id"))
@@ -379,15 +374,12 @@ def _overlaps(
             )
 
 
-def _contained(
-    terms: Iterable[str], norms: dict[str, str] | None = None
-) -> dict[str, tuple[int, list[str]]]:
+def _contained(terms: Iterable[str], norms: dict[str, str]) -> dict[str, tuple[int, list[str]]]:
     """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of them
     (spelling variants are left to near-duplicates). Terms come longest first, so a chain of
     nested prefixes is scanned once, not pair by pair."""
     import ahocorasick
 
-    norms = {} if norms is None else norms
     automaton = ahocorasick.Automaton()
     groups: dict[str, list[str]] = defaultdict(list)
     for term in terms:
