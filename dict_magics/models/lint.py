@@ -412,12 +412,10 @@ def _prefix_chains(descending: list[str]) -> Iterator[list[str]]:
     """Runs of terms each a prefix of the run's first (longest) one."""
     chain: list[str] = []
     for term in descending:
-        if chain and chain[0].startswith(term):
-            chain.append(term)
-            continue
-        if chain:
+        if chain and not chain[0].startswith(term):
             yield chain
-        chain = [term]
+            chain = []
+        chain.append(term)
     if chain:
         yield chain
 
