@@ -290,14 +290,14 @@ BAR_WIDTH = 30
 # ``waiting(seconds, reason)`` when every worker pauses for the rate limit, ``stop()`` at the end.
 
 
-def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
+def progress_for(shell: Any) -> Any:
     """A widget bar in a kernel (where ipywidgets is installed), else a text one."""
     if getattr(shell, "kernel", None) is not None:
         from importlib.util import find_spec
 
         if find_spec("ipywidgets") is not None:
             return WidgetProgress()
-    return TextProgress(stream)
+    return TextProgress()
 
 
 class TextProgress:

@@ -71,7 +71,8 @@ class Impact(Outcomes):
 
     def to_pandas(self) -> Any:
         """One row per changed line."""
-        return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
+        headings = ("line", "text", "before", "after", "why")
+        return dataframe(self.rows(), headings, "Impact", dtype=None)
 
     _css = "impact"
 
@@ -98,9 +99,6 @@ class Impact(Outcomes):
 
     def text(self, limit: int | None = 50) -> str:
         return super().text(limit)
-
-
-_HEADINGS = ("line", "text", "before", "after", "why")
 
 
 def impact(
