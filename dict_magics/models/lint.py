@@ -276,25 +276,21 @@ def _suspect(text: str) -> bool:
     return _SPACE_TROUBLE.search(text) is not None
 
 
-def _term_rules(entries: list[Entry]) -> Iterator[Finding]:
+def _term_rules(ordered: list[Entry]) -> Iterator[Finding]:
     """too-long, control and whitespace per entry; bad-language once per wrong code."""
     bad_codes: dict[str, dict[str, None]] = defaultdict(dict)  # code -> its entries' ids
-    for entry in entries:
+    for entry in ordered:
         for code in (entry.from_lang, entry.to_lang):
             if language_problem(code) is not None:  # a set lookup for a good code
                 bad_codes[code][entry.id] = None
         yield from _term_findings(entry)
     for code, ids in bad_codes.items():
-        chinese = code.lower() == "zh"
-        yield Finding(
-            "bad-language",
-            tuple(sorted(ids, key=id_order)),
-            f"{code!r} is not a language code the service takes"
-            + (" (Chinese is zh-CN or zh-TW)" if chinese else "")
-            + f": {count(len(ids), 'entry', 'entries')}",
-            f"add these entries again with {'zh-CN or zh-TW' if chinese else 'a valid code'} "
-            "and delete them",
-        )
+        hint, valid = "", "a valid code"
+        if code.lower() == "zh":
+            hint, valid = " (Chinese is zh-CN or zh-TW)", "zh-CN or zh-TW"
+        said = f"{code!r} is not a language code the service takes{hint}: {entries(len(ids))}"
+        fix = f"add these entries again with {valid} and delete them"
+        yield Finding("bad-language", tuple(sorted(ids, key=id_order)), said, fix)
 
 
 def spacing_findings(entry: Entry) -> list[Finding]:
@@ -320,18 +316,12 @@ def _one_term(entry: Entry, name: str, text: str) -> Iterator[Finding]:
         cleaned = _space_fix(
             "".join((" " if ch.isspace() else "") if hidden_characters(ch) else ch for ch in text)
         )
-        yield Finding(
-            "control",
-            ids,
-            f"{name} {text!r} holds control or invisible characters "
-            f"({', '.join(hidden)}) ({where})",
-            f"change {name} to {cleaned!r}",
-        )
+        said = f"{name} {text!r} holds control or invisible characters ({', '.join(hidden)})"
+        yield Finding("control", ids, f"{said} ({where})", f"change {name} to {cleaned!r}")
     if not text.strip():
         fix = "delete the entry" if name == "fromText" else "give it a target, or delete it"
-        yield Finding(
-            "whitespace", ids, f"{name} is empty or only spaces ({where}, id {entry.id})", fix
-        )
+        said = f"{name} is empty or only spaces ({where}, id {entry.id})"
+        yield Finding("whitespace", ids, said, fix)
         return
     what = [
         word for word, pattern in (("leading", _LEAD), ("trailing", _TRAIL)) if pattern.search(text)
