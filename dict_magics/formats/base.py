@@ -16,10 +16,8 @@ from ..models.text import clip
 FORMATS = ("csv", "tsv", "xlsx", "tbx")
 MAX_FILE_BYTES = 64 * 1024 * 1024  # far beyond any user dictionary
 MAX_ROWS = 200_000
-WRITE_COLUMNS = ("id", "fromLang", "fromText", "toLang", "toText")
 
-_FORMULA = frozenset("=+-@\t\r")
-_GUARDED = _FORMULA | {"'"}
+_GUARDED = frozenset("=+-@\t\r'")  # what a leading ' guards (csv_cell's formula starts and ')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

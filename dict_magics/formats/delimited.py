@@ -12,7 +12,7 @@ from pathlib import Path
 from ..errors import UsageProblem
 from ..models.glossary import Glossary
 from ..models.records import Entry
-from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
+from .base import Columns, guard, refuse_unwritable
 
 _DELIMITERS = {"csv": (",", ";", "\t"), "tsv": ("\t",)}
 _NAMED = {",": "commas", ";": "semicolons", "\t": "tabs"}
@@ -81,6 +81,6 @@ def to_bytes(entries: list[Entry], kind: str) -> bytes:
     refuse_unwritable(entries, kind, _line_break, ".xlsx or .tbx")
     out = io.StringIO(newline="")
     writer = csv.writer(out, delimiter=_DELIMITERS[kind][0], lineterminator="\r\n")
-    writer.writerow(WRITE_COLUMNS)
+    writer.writerow(Entry.FIELDS)
     writer.writerows([guard(c) for c in (e.id, *e.terms)] for e in entries)
     return out.getvalue().encode("utf-8-sig")

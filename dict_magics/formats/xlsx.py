@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import Remedy, UsageProblem
 from ..models.glossary import Glossary
 from ..models.records import Entry
-from .base import WRITE_COLUMNS, Columns, guard, refuse_unwritable
+from .base import Columns, guard, refuse_unwritable
 
 MAX_UNCOMPRESSED = 128 * 1024 * 1024  # all parts together
 MAX_PARTS = 2_000
@@ -127,7 +127,7 @@ def to_bytes(entries: list[Entry], kind: str = "xlsx") -> bytes:
     refuse_unwritable(entries, "xlsx")
     book = openpyxl.Workbook(write_only=True)
     sheet = book.create_sheet("dictionary")
-    sheet.append(list(WRITE_COLUMNS))
+    sheet.append(list(Entry.FIELDS))
     for entry in entries:
         sheet.append([escape(guard(c)) for c in (entry.id, *entry.terms)])
     out = io.BytesIO()

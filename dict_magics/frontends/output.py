@@ -65,23 +65,21 @@ def result_json(r: m.DeleteResult) -> dict[str, Any]:
 def batch_json(result: m.DeleteResult | m.BatchResult, warnings: list[str] | None = None) -> dict:
     """One shape for one id, several ids and the purge: every result in input order, the
     counts, the snapshot that holds what was deleted, and ``interrupted`` after Ctrl-C."""
-    results = list(getattr(result, "results", [result]))
-    succeeded = sum(1 for r in results if r.ok)
-    absent = sum(1 for r in results if r.absent)
+    from ..models import BatchResult
+
+    batch = result if isinstance(result, BatchResult) else BatchResult([result])
+    results = batch.results
     purge = results[0] if len(results) == 1 and results[0].entry_id is None else None
     return {
         "results": [result_json(r) for r in results],
-        "ok": bool(results) and succeeded + absent == len(results),
-        "succeeded": succeeded,
-        "failed": len(results) - succeeded - absent,
-        "unknown": sum(1 for r in results if r.outcome_unknown),
+        **pick(batch, "ok", "succeeded", "failed", "unknown"),
         # A purge's one request deletes every entry listed just before; an id repeated
         # counts once.
         "deleted": (purge.purged if purge.ok else 0)
         if purge
         else len({r.entry_id for r in results if r.ok}),
         "absent": len({r.entry_id for r in results if r.absent}),
-        "interrupted": bool(getattr(result, "interrupted", False)),
+        "interrupted": batch.interrupted,
         "snapshot": result.snapshot,
         "warnings": list(warnings or []),
     }
@@ -292,14 +290,14 @@ BAR_WIDTH = 30
 # ``waiting(seconds, reason)`` when every worker pauses for the rate limit, ``stop()`` at the end.
 
 
-def progress_for(shell: Any = None, stream: IO[str] | None = None) -> Any:
+def progress_for(shell: Any) -> Any:
     """A widget bar in a kernel (where ipywidgets is installed), else a text one."""
     if getattr(shell, "kernel", None) is not None:
         from importlib.util import find_spec
 
         if find_spec("ipywidgets") is not None:
             return WidgetProgress()
-    return TextProgress(stream)
+    return TextProgress()
 
 
 class TextProgress:

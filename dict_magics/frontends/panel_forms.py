@@ -45,11 +45,9 @@ class EditForm(widgets.VBox):
         self.add_class("dict-magics-edit")
 
     def load(self, entry: Entry) -> None:
-        langs = escape(pair(entry.from_lang, entry.to_lang))
-        self.entry, self.title.value = (
-            entry,
-            (f"<b>Edit entry <code>{escape(entry.id)}</code></b> ({langs}; the languages stay)"),
-        )
+        self.entry, langs = entry, escape(pair(entry.from_lang, entry.to_lang))
+        edit = f"<b>Edit entry <code>{escape(entry.id)}</code></b>"
+        self.title.value = f"{edit} ({langs}; the languages stay)"
         self.source_text.value, self.target_text.value = entry.from_text, entry.to_text
 
     def typed(self) -> Entry | None:

@@ -369,9 +369,8 @@ class SyncResult(Outcomes):
 # old -> new, ``-`` delete, ``!`` conflict, ``x`` invalid row), the first ``_SHOWN`` of each.
 
 _SHOWN = 50
-_PURPLE = "#8250df"
 _MARK_COLOUR = {"+": COLOUR["success"], "~": COLOUR["unknown"], "-": COLOUR["failure"]}
-_MARK_COLOUR |= {"!": _PURPLE, "x": COLOUR["failure"], "?": COLOUR["unknown"]}
+_MARK_COLOUR |= {"!": "#8250df", "x": COLOUR["failure"], "?": COLOUR["unknown"]}
 
 
 def _terms(entry: Entry) -> str:

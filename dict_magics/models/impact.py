@@ -10,13 +10,7 @@ from typing import Any
 
 from ..errors import UsageProblem
 from .entry import Entry
-from .text import (
-    Outcomes,
-    clip,
-    count,
-    dataframe,
-    shown,
-)
+from .text import Outcomes, clip, count, dataframe, shown
 from .textcheck import LIMIT, Match, Matcher, Segment, check_unit, split_lines
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # as glossary files: a corpus is a sample
@@ -77,7 +71,8 @@ class Impact(Outcomes):
 
     def to_pandas(self) -> Any:
         """One row per changed line."""
-        return dataframe(self.rows(), _HEADINGS, "Impact", dtype=None)
+        headings = ("line", "text", "before", "after", "why")
+        return dataframe(self.rows(), headings, "Impact", dtype=None)
 
     _css = "impact"
 
@@ -94,25 +89,16 @@ class Impact(Outcomes):
 
     def _items(self) -> list[tuple[Any, ...]]:
         """Each changed line: the entries applied before and after, and why they differ."""
-        return [
-            (
-                "",
-                f"line {c.line}: {clip(c.text, 120)}",
-                "",
-                [
-                    ("", f"before: {_terms(c.before) or '(none)'}", ""),
-                    ("", f"after:  {_terms(c.after) or '(none)'}", ""),
-                    *[("", why, "") for why in c.reasons],
-                ],
-            )
-            for c in self.changed
-        ]
+        items: list[tuple[Any, ...]] = []
+        for c in self.changed:
+            before, after = _terms(c.before) or "(none)", _terms(c.after) or "(none)"
+            under = [("", f"before: {before}", ""), ("", f"after:  {after}", "")]
+            under += [("", why, "") for why in c.reasons]
+            items.append(("", f"line {c.line}: {clip(c.text, 120)}", "", under))
+        return items
 
     def text(self, limit: int | None = 50) -> str:
         return super().text(limit)
-
-
-_HEADINGS = ("line", "text", "before", "after", "why")
 
 
 def impact(

@@ -162,15 +162,10 @@ class LintReport(Outcomes):
 
     def _items(self) -> list[tuple[Any, ...]]:
         """Each kind's findings with their fixes, then what the duplicates allow."""
-        items: list[tuple[Any, ...]] = [
-            (
-                "",
-                f"{kind} ({len(found)})",
-                "",
-                [("", f"{_ids(f)}: {f.message}", f"fix: {f.fix}") for f in found],
-            )
-            for kind, found in self.by_kind().items()
-        ]
+        items: list[tuple[Any, ...]] = []
+        for kind, found in self.by_kind().items():
+            fixes = [("", f"{_ids(f)}: {f.message}", f"fix: {f.fix}") for f in found]
+            items.append(("", f"{kind} ({len(found)})", "", fixes))
         if self.duplicate_ids:
             said = f"{entries(len(self.duplicate_ids))} can go with nothing lost"
             items.append(("", f"duplicate_ids: {said}", "each group keeps its lowest id"))
@@ -281,25 +276,21 @@ def _suspect(text: str) -> bool:
     return _SPACE_TROUBLE.search(text) is not None
 
 
-def _term_rules(entries: list[Entry]) -> Iterator[Finding]:
+def _term_rules(ordered: list[Entry]) -> Iterator[Finding]:
     """too-long, control and whitespace per entry; bad-language once per wrong code."""
     bad_codes: dict[str, dict[str, None]] = defaultdict(dict)  # code -> its entries' ids
-    for entry in entries:
+    for entry in ordered:
         for code in (entry.from_lang, entry.to_lang):
             if language_problem(code) is not None:  # a set lookup for a good code
                 bad_codes[code][entry.id] = None
         yield from _term_findings(entry)
     for code, ids in bad_codes.items():
-        chinese = code.lower() == "zh"
-        yield Finding(
-            "bad-language",
-            tuple(sorted(ids, key=id_order)),
-            f"{code!r} is not a language code the service takes"
-            + (" (Chinese is zh-CN or zh-TW)" if chinese else "")
-            + f": {count(len(ids), 'entry', 'entries')}",
-            f"add these entries again with {'zh-CN or zh-TW' if chinese else 'a valid code'} "
-            "and delete them",
-        )
+        hint, valid = "", "a valid code"
+        if code.lower() == "zh":
+            hint, valid = " (Chinese is zh-CN or zh-TW)", "zh-CN or zh-TW"
+        said = f"{code!r} is not a language code the service takes{hint}: {entries(len(ids))}"
+        fix = f"add these entries again with {valid} and delete them"
+        yield Finding("bad-language", tuple(sorted(ids, key=id_order)), said, fix)
 
 
 def spacing_findings(entry: Entry) -> list[Finding]:
@@ -325,18 +316,12 @@ def _one_term(entry: Entry, name: str, text: str) -> Iterator[Finding]:
         cleaned = _space_fix(
             "".join((" " if ch.isspace() else "") if hidden_characters(ch) else ch for ch in text)
         )
-        yield Finding(
-            "control",
-            ids,
-            f"{name} {text!r} holds control or invisible characters "
-            f"({', '.join(hidden)}) ({where})",
-            f"change {name} to {cleaned!r}",
-        )
+        said = f"{name} {text!r} holds control or invisible characters ({', '.join(hidden)})"
+        yield Finding("control", ids, f"{said} ({where})", f"change {name} to {cleaned!r}")
     if not text.strip():
         fix = "delete the entry" if name == "fromText" else "give it a target, or delete it"
-        yield Finding(
-            "whitespace", ids, f"{name} is empty or only spaces ({where}, id {entry.id})", fix
-        )
+        said = f"{name} is empty or only spaces ({where}, id {entry.id})"
+        yield Finding("whitespace", ids, said, fix)
         return
     what = [
         word for word, pattern in (("leading", _LEAD), ("trailing", _TRAIL)) if pattern.search(text)
@@ -379,15 +364,12 @@ def _overlaps(
             )
 
 
-def _contained(
-    terms: Iterable[str], norms: dict[str, str] | None = None
-) -> dict[str, tuple[int, list[str]]]:
+def _contained(terms: Iterable[str], norms: dict[str, str]) -> dict[str, tuple[int, list[str]]]:
     """For each term inside others: how many others hold it, and up to ``_HOLDERS_NAMED`` of them
     (spelling variants are left to near-duplicates). Terms come longest first, so a chain of
     nested prefixes is scanned once, not pair by pair."""
     import ahocorasick
 
-    norms = {} if norms is None else norms
     automaton = ahocorasick.Automaton()
     groups: dict[str, list[str]] = defaultdict(list)
     for term in terms:
@@ -420,12 +402,10 @@ def _prefix_chains(descending: list[str]) -> Iterator[list[str]]:
     """Runs of terms each a prefix of the run's first (longest) one."""
     chain: list[str] = []
     for term in descending:
-        if chain and chain[0].startswith(term):
-            chain.append(term)
-            continue
-        if chain:
+        if chain and not chain[0].startswith(term):
             yield chain
-        chain = [term]
+            chain = []
+        chain.append(term)
     if chain:
         yield chain
 

@@ -30,11 +30,7 @@ class PurgePlan(Rendered):
     @property
     def remedy(self) -> Remedy | None:
         """What the warning points at: the restore that undoes it, or the no-snapshot setting."""
-        if self.undoable:
-            return Remedy.RESTORE
-        if self.count:
-            return Remedy.NO_SNAPSHOT
-        return None
+        return Remedy.RESTORE if self.undoable else Remedy.NO_SNAPSHOT if self.count else None
 
     @property
     def question(self) -> str:

@@ -219,9 +219,8 @@ class _Answered(Outcomes):
     def item(self, details: bool = True) -> tuple[str, str, str]:
         """(outcome, what happened, why not) for an outline, ``(HTTP 200, 1 attempt, 0.03 s)``
         last."""
-        why, tail = self.reason if self.reason and not self.ok else "", ""
-        if details:
-            tail = f" ({self._details()})"
+        why = self.reason if self.reason and not self.ok else ""
+        tail = f" ({self._details()})" if details else ""
         if why:
             return self.outcome, self._headline(), why + tail
         return self.outcome, self._headline() + tail, ""

@@ -167,17 +167,11 @@ class AuditTable(Rendered, list[AuditLine]):
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
-        rows = [
-            html_row(
-                [
-                    *self._row(line),
-                    line.reason or "" if line.outcome != "success" else "",
-                    line.snapshot or "",
-                ],
-                f' class="dict-magics-{line.outcome}" style="color:{COLOUR[line.outcome]}"',
-            )
-            for line in self
-        ]
+        rows = []
+        for line in self:
+            reason = line.reason or "" if line.outcome != "success" else ""
+            css = f' class="dict-magics-{line.outcome}" style="color:{COLOUR[line.outcome]}"'
+            rows.append(html_row([*self._row(line), reason, line.snapshot or ""], css))
         header = [*self._HEADER, "reason", "snapshot"]
         table = html_table(header, rows, self._caption()) if self else escape(self._caption())
         return f'<div class="dict-magics-audit">{table}</div>'

@@ -73,19 +73,13 @@ def term_problem(text: object, field: str = "fromText") -> Problem | None:
     if not isinstance(text, str) or not text.strip():
         return Problem(field, "empty", f"{field} is empty")
     if len(text) > MAX_TERM_CHARS:
-        return Problem(
-            field,
-            "too-long",
-            f"{field} has {len(text)} characters; the service takes at most {MAX_TERM_CHARS}",
-        )
+        said = f"{field} has {len(text)} characters; the service takes at most {MAX_TERM_CHARS}"
+        return Problem(field, "too-long", said)
     lone = [f"U+{ord(ch):04X}" for ch in text if 0xD800 <= ord(ch) <= 0xDFFF]
     if lone:
-        return Problem(
-            field,
-            "not-text",
-            f"{field} holds a lone surrogate ({', '.join(dict.fromkeys(lone))}), which is not "
-            "text: no request can carry it as UTF-8",
-        )
+        why = "which is not text: no request can carry it as UTF-8"
+        said = f"{field} holds a lone surrogate ({', '.join(dict.fromkeys(lone))}), {why}"
+        return Problem(field, "not-text", said)
     return None
 
 

@@ -48,12 +48,12 @@ def entries(number: int) -> str:
     return count(number, "entry", "entries")
 
 
-def named_ids(ids: list[str], one: str = "entry", many: str = "entries") -> str:
+def named_ids(ids: list[str]) -> str:
     """``entry 4``, ``entries 4 and 5``, ``entries 4, 5 and 6`` (each id shown safely)."""
     safe = [shown(str(i)) for i in ids]
     if len(safe) < 2:
-        return f"{one} {safe[0]}" if safe else f"no {many}"
-    return f"{many} {', '.join(safe[:-1])} and {safe[-1]}"
+        return f"entry {safe[0]}" if safe else "no entries"
+    return f"entries {', '.join(safe[:-1])} and {safe[-1]}"
 
 
 NEUTRAL = {

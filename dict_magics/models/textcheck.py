@@ -295,9 +295,8 @@ class CheckReport(Outcomes):
 
     def _summary(self) -> str:
         where = f" at {self.host}" if self.host else ""
-        pair = f" {self.from_lang or '*'}\u2192{self.to_lang or '*'}" * bool(
-            self.from_lang or self.to_lang
-        )
+        langs = self.from_lang or self.to_lang
+        pair = f" {self.from_lang or '*'}\u2192{self.to_lang or '*'}" * bool(langs)
         noun, matched = _noun(self), len(self.matched)
         words = ("applied", f"applied in some {noun}s only", "never applied")
         found = zip(self.outcomes().values(), words, strict=True)

@@ -51,10 +51,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 def apply_entries(
-    texts: list[str],
-    entries: Iterable[Entry],
-    unit: str = "element",
-    case_sensitive: bool = True,
+    texts: list[str], entries: Iterable[Entry], unit: str, case_sensitive: bool
 ) -> tuple[list[str], tuple[Entry, ...]]:
     """Each text translated by the entries alone, and the entries applied (once, in order)."""
     flags = 0 if case_sensitive else re.IGNORECASE
