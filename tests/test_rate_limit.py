@@ -90,6 +90,11 @@ def test_no_pace_is_worth_remembering_while_it_still_doubles_or_was_never_needed
     assert given.found is None and given.most == 30
     given.limit(time.monotonic(), 0.0, cap=30)
     assert given.rate == given.found == 0.9 * 30
+    grown = RateLimit(5000.0)  # far above what the service ever let through: not kept so
+    for _ in range(25):
+        grown.passed(time.monotonic())
+    grown.limit(time.monotonic(), 0.0, cap=30)
+    assert grown.rate == pytest.approx(2500, abs=1) and grown.found == 25
 
 
 def test_a_client_refuses_a_pace_no_service_keeps() -> None:

@@ -140,9 +140,7 @@ class RateLimit:
         self.limited = 0
         self.most = 0
         """The most answers let through in one second."""
-        self.found: float | None = None
-        """The pace to remember: the one each refusal of a pace in force set (not the first,
-        which may follow a mere burst), at most 0.9 of ``most``; never the pace crept up since."""
+        self._cut: float | None = None  # the pace the last refusal of a pace in force set
         self._growing = False  # since the first refusal: the pace doubles while used
         self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
         self._through = 0  # answers let through of requests sent at the pace in force
@@ -150,6 +148,12 @@ class RateLimit:
         self._passed: deque[float] = deque()
         self._streak = 0
         self.listeners: list[WaitListener] = []
+
+    @property
+    def found(self) -> float | None:
+        """The pace to remember: the one the last refusal of a pace in force set (not a first
+        refusal, which may follow a mere burst), never more than ever got through in a second."""
+        return None if self._cut is None else max(1.0, min(self._cut, self.most))
 
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
@@ -199,7 +203,7 @@ class RateLimit:
                 self._growing = self.rate is None
                 self.rate = max(1.0, 0.9 * passed, (self.rate or 0.0) / 2)
                 if not self._growing:
-                    self.found = max(1.0, min(self.rate, 0.9 * self.most))
+                    self._cut = self.rate
                 self._set_at = self.not_before
                 self._through = 0
             listeners = list(self.listeners) if told else []
