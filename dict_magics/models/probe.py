@@ -186,13 +186,11 @@ def stored_pace(profile: str, base_url: str, access_key: str) -> float | None:
         data = json.loads(
             localdata.read_private(_path(profile, f"{base_url}\0{access_key}", "paces"))
         )
-        rate, at = data["rate"], data["at"]
-        if not {type(rate), type(at)} <= {int, float}:
-            return None
-        age = time.time() - at
+        rate, age = data["rate"], time.time() - data["at"]
     except (OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError):
         return None
-    return float(rate) if 1 <= rate <= settings.MAX_PACE and 0 <= age < PACE_KEPT else None
+    ok = type(rate) in (int, float) and 1 <= rate <= settings.MAX_PACE and 0 <= age < PACE_KEPT
+    return float(rate) if ok else None
 
 
 def save_pace(profile: str, base_url: str, access_key: str, rate: float) -> None:

@@ -138,8 +138,7 @@ class RateLimit:
         self.not_before = 0.0
         self.rate = rate
         self.limited = 0
-        self.most = 0
-        """The most answers let through in one second."""
+        self.most = 0  # the most answers let through in one second
         self._cut: float | None = None  # the pace the last refusal of a pace in force set
         self._growing = False  # since the first refusal: the pace doubles while used
         self._set_at = 0.0  # when the pace in force took effect (the end of its pause)
