@@ -580,7 +580,7 @@ def test_batch_cancel_reports_what_was_not_attempted(sandbox: SandboxServer) -> 
     assert len(attempted) == 3 and batch.failed == 47 and batch.interrupted
     skipped = [r for r in batch.results if r.attempts == 0]
     assert all(r.cause is Cause.NOT_ATTEMPTED for r in skipped)
-    assert all("not attempted: the batch was cancelled" in r.reason for r in skipped)
+    assert all("not attempted: the batch stopped before this entry" in r.reason for r in skipped)
     assert len(sandbox.entries) == 97 and len(taken(sandbox)) == 3
 
 
