@@ -26,8 +26,10 @@ def results_only() -> None:
         DeleteResult("success", str(i), http_status=200, entry=ENTRY)
 
 
-def audited(path: str) -> None:
-    with AuditLog(profile="default", host="api.example", operation="delete", path=path) as log:
+def audited(home: str) -> None:
+    """Into ``<home>/audit.jsonl``: the log is always the data folder's."""
+    os.environ["DICT_MAGICS_HOME"] = home
+    with AuditLog(profile="default", host="api.example", operation="delete") as log:
         for i in range(N):
             key = log.sending("DELETE", str(i))
             log.ended(key, [DeleteResult("success", str(i), http_status=200, entry=ENTRY)])
@@ -37,10 +39,10 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="dict-magics-audit-cost-")
     times: dict[str, list[float]] = {"results": [], "audited": []}
     for round_ in range(ROUNDS):
-        path = os.path.join(folder, f"audit-{round_}.jsonl")
+        home = os.path.join(folder, f"round-{round_}")  # a fresh log each round
         for name in ("results", "audited") if round_ % 2 else ("audited", "results"):
             started = time.perf_counter()
-            results_only() if name == "results" else audited(path)
+            results_only() if name == "results" else audited(home)
             times[name].append((time.perf_counter() - started) / N)
     base, with_log = statistics.median(times["results"]), statistics.median(times["audited"])
     print(f"results alone:        {base * 1e6:6.2f} us per request")
