@@ -317,7 +317,7 @@ def test_a_pace_file_that_is_not_a_pace_we_wrote_is_ignored(kept: bytes) -> None
     from dict_magics.models import probe
 
     probe.save_pace("work", "http://127.0.0.1:9", "ak", 90.0)
-    path = probe._path("work", "http://127.0.0.1:9\0ak", "paces")
+    path = probe._path("paces", "work", "http://127.0.0.1:9", "ak")
     now = str(time.time()).encode()
     path.write_bytes(kept.replace(b'"at": 0', b'"at": ' + now))
     assert probe.stored_pace("work", "http://127.0.0.1:9", "ak") is None

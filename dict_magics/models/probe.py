@@ -142,10 +142,10 @@ class ProbeResult(Outcomes):
 _NOT_KEPT = ("left", "names", "stopped", "marker")  # a stored probe is a finished one
 
 
-def _path(profile: str, base_url: str, folder: str = "probes") -> Any:
+def _path(folder: str, *key: str) -> Any:
     from .. import localdata  # when it is used: importing the models reads no file
 
-    digest = hashlib.sha256(f"{profile}\0{base_url}".encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256("\0".join(key).encode("utf-8", "surrogatepass"))
     return localdata.location(folder, digest.hexdigest()[:24] + ".json")
 
 
@@ -156,7 +156,9 @@ def save(result: ProbeResult) -> ProbeResult:
     data = {k: v for k, v in asdict(result).items() if k not in _NOT_KEPT}
     data["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     localdata.home("probes")
-    localdata.atomic_write(_path(result.profile, result.base_url), json.dumps(data).encode())
+    localdata.atomic_write(
+        _path("probes", result.profile, result.base_url), json.dumps(data).encode()
+    )
     return ProbeResult(**data)
 
 
@@ -165,7 +167,7 @@ def stored(profile: str, base_url: str) -> ProbeResult | None:
     from .. import localdata
 
     try:
-        data = json.loads(localdata.read_private(_path(profile, base_url)))
+        data = json.loads(localdata.read_private(_path("probes", profile, base_url)))
         known = {f.name for f in fields(ProbeResult)} - set(_NOT_KEPT)
         return ProbeResult(**{k: v for k, v in data.items() if k in known})
     except (OSError, ValueError, TypeError, AttributeError, RecursionError):
@@ -183,9 +185,7 @@ def stored_pace(profile: str, base_url: str, access_key: str) -> float | None:
     from .. import localdata, settings
 
     try:
-        data = json.loads(
-            localdata.read_private(_path(profile, f"{base_url}\0{access_key}", "paces"))
-        )
+        data = json.loads(localdata.read_private(_path("paces", profile, base_url, access_key)))
         rate, age = data["rate"], time.time() - data["at"]
     except (OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError):
         return None
@@ -198,4 +198,4 @@ def save_pace(profile: str, base_url: str, access_key: str, rate: float) -> None
 
     localdata.home("paces")
     data = json.dumps({"rate": round(rate, 2), "at": time.time()}).encode()
-    localdata.atomic_write(_path(profile, f"{base_url}\0{access_key}", "paces"), data)
+    localdata.atomic_write(_path("paces", profile, base_url, access_key), data)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class ApplyChanges:
-    """One change's requests and what each did; ``sending`` is told before each request leaves
+    """One change's requests and what each did; ``sending`` is told as each step starts sending
     (a restore's lock). ``after``: the listing that settled them (``None``: none could be had,
     ``unlisted`` says why); ``snapshot``: the one that undoes the change, on disk first."""
 

@@ -353,9 +353,7 @@ def connect(
         try:
             yield made, profile
         finally:  # what the service's rate limit allowed: the next client starts at it
-            found = limit.found if limit.limited != limited else None
-            if found is None and pace and limit.most >= 1.05 * pace:
-                found = float(limit.most)  # let through, never refused: a pace kept too low rises
+            found = limit.kept(limited, pace)
             if found is not None:
                 from ..models.probe import save_pace
 

@@ -154,6 +154,12 @@ class RateLimit:
         refusal, which may follow a mere burst), never more than ever got through in a second."""
         return None if self._cut is None else max(1.0, min(self._cut, self.most))
 
+    def kept(self, limited: int, pace: float | None) -> float | None:
+        """The pace to keep after an operation begun at ``limited`` refusals and ``pace``."""
+        if self.limited != limited and self.found is not None:
+            return self.found  # what its refusals found
+        return float(self.most) if pace and self.most >= 1.05 * pace else None  # a low pace rises
+
     def waiting(self) -> float:
         """Seconds every worker still waits (0: not paused)."""
         return max(0.0, self.not_before - time.monotonic())
