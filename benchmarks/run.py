@@ -211,7 +211,7 @@ def bench_load_ext(mode: Mode) -> None:
         f"  CPU time alone (less exposed to a busy machine): %load_ext {cpu * 1e3:.2f} ms "
         f"(an empty extension {floor_cpu * 1e3:.2f} ms)"
     )
-    print(ratio_line("load_ext/instance, CPU time", ratio_cpu))
+    print(ratio_line("load_ext_cpu/instance_cpu", ratio_cpu))
     print(ratio_line("load_ext/shell_startup", ratio))
     print(ratio_line("empty_extension_load_ext/shell_startup", ratio_floor))
     print(f"  modules %load_ext dict_magics imported: {len(new)}")
